@@ -1,0 +1,84 @@
+/**
+ * The change event: what the publisher puts on the crumbs bus for every breadcrumb write, and what compiled
+ * selector patterns match. Events are references plus routing fields, not a second copy of the truth: a context
+ * too large for one event is left out (`context_omitted: true`) and executors read the breadcrumb instead.
+ *
+ * Envelope (EventBridge):
+ *   source:      "crumbs"
+ *   detail-type: "Breadcrumb Created" | "Breadcrumb Updated" | "Breadcrumb Deleted"
+ *   detail:      ChangeDetail (below)
+ *
+ * `tag_map` exists because EventBridge has no "all of" operator for arrays: `all_tags: [a, b]` compiles to
+ * `{"tag_map": {"<enc a>": [true], "<enc b>": [true]}}`. In an event pattern a key containing "." is read as a
+ * path, so tag keys are encoded with `encodeTagKey` (percent-encoding of `%`, `.`, `$` and whitespace).
+ */
+import { z } from 'zod';
+
+export const CHANGE_SOURCE = 'crumbs';
+
+export const DETAIL_TYPES = {
+  created: 'Breadcrumb Created',
+  updated: 'Breadcrumb Updated',
+  deleted: 'Breadcrumb Deleted',
+} as const;
+export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
+
+/** Serialized `context` above this many bytes is left out of the event (one 64 KB EventBridge billing chunk). */
+export const MAX_EVENT_CONTEXT_BYTES = 48 * 1024;
+
+export const CausationSchema = z.object({
+  caused_by: z.string().regex(/^[^@\s]+@\d+$/, 'expected "<breadcrumb id>@<version>"'),
+  thread: z.string().min(1).max(128),
+  hop: z.number().int().min(0),
+});
+export type Causation = z.infer<typeof CausationSchema>;
+
+export const ChangeDetailSchema = z.object({
+  workspace: z.string(),
+  id: z.string(),
+  version: z.number().int(),
+  schema_name: z.string(),
+  title: z.string(),
+  tags: z.array(z.string()),
+  /** Encoded tag → true, for `all_tags` matching. */
+  tag_map: z.record(z.string(), z.literal(true)),
+  created_by: z.string(),
+  updated_by: z.string(),
+  updated_at: z.string(),
+  causation: CausationSchema.nullable(),
+  /** Present unless `context_omitted` is true. */
+  context: z.record(z.string(), z.unknown()).optional(),
+  context_omitted: z.boolean(),
+  checksum: z.string(),
+});
+export type ChangeDetail = z.infer<typeof ChangeDetailSchema>;
+
+export const ChangeEventSchema = z.object({
+  version: z.string().optional(),
+  id: z.string().optional(),
+  source: z.literal(CHANGE_SOURCE),
+  'detail-type': z.enum([DETAIL_TYPES.created, DETAIL_TYPES.updated, DETAIL_TYPES.deleted]),
+  account: z.string().optional(),
+  region: z.string().optional(),
+  time: z.string().optional(),
+  resources: z.array(z.string()).optional(),
+  detail: ChangeDetailSchema,
+});
+export type ChangeEvent = z.infer<typeof ChangeEventSchema>;
+
+const TAG_KEY_ESCAPES = /[%.$\s]/g;
+
+/** Encodes a tag for use as a key in `tag_map` (and in compiled patterns). Reversible, stable. */
+export function encodeTagKey(tag: string): string {
+  return tag.replace(TAG_KEY_ESCAPES, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+export function decodeTagKey(key: string): string {
+  return key.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+export function tagMap(tags: readonly string[]): Record<string, true> {
+  const map: Record<string, true> = {};
+  for (const tag of tags) map[encodeTagKey(tag)] = true;
+  return map;
+}

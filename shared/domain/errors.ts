@@ -1,0 +1,124 @@
+/**
+ * The error hierarchy of crumbs. Every error says whether it is retriable (an SQS redelivery or a client retry
+ * may succeed) and which HTTP status it maps to at the API edge. Catch only to translate or classify.
+ */
+
+export interface FieldIssue {
+  /** JSON-pointer-like path of the offending field, e.g. `tags[3]` or `context`. */
+  readonly path: string;
+  readonly message: string;
+}
+
+export abstract class CrumbsError extends Error {
+  abstract readonly status: number;
+  abstract readonly code: string;
+  readonly retriable: boolean = false;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A request or record that does not satisfy the model. Changes nothing. */
+export class ValidationError extends CrumbsError {
+  readonly status = 422;
+  readonly code = 'validation-failed';
+  readonly issues: readonly FieldIssue[];
+
+  constructor(issues: readonly FieldIssue[], message?: string, options?: { cause?: unknown }) {
+    super(message ?? issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; '), options);
+    this.issues = issues;
+  }
+}
+
+/** A body that is not JSON at all, a bad header or query parameter. */
+export class BadRequestError extends CrumbsError {
+  readonly status = 400;
+  readonly code = 'bad-request';
+  readonly issues: readonly FieldIssue[];
+
+  constructor(message: string, issues: readonly FieldIssue[] = []) {
+    super(message);
+    this.issues = issues;
+  }
+}
+
+export class NotFoundError extends CrumbsError {
+  readonly status = 404;
+  readonly code = 'not-found';
+}
+
+/** The expected version (If-Match) is not the stored one. */
+export class VersionConflictError extends CrumbsError {
+  readonly status = 412;
+  readonly code = 'version-conflict';
+
+  constructor(
+    readonly expected: number,
+    readonly actual: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      actual === undefined
+        ? `expected version ${expected}, but the breadcrumb changed concurrently`
+        : `expected version ${expected}, but the stored version is ${actual}`,
+      options,
+    );
+  }
+}
+
+/** The same Idempotency-Key was used for a different request. */
+export class IdempotencyKeyReuseError extends CrumbsError {
+  readonly status = 422;
+  readonly code = 'idempotency-key-reused';
+}
+
+export class PayloadTooLargeError extends CrumbsError {
+  readonly status = 413;
+  readonly code = 'payload-too-large';
+}
+
+export class UnauthorizedError extends CrumbsError {
+  readonly status = 401;
+  readonly code = 'unauthorized';
+}
+
+export class ForbiddenError extends CrumbsError {
+  readonly status = 403;
+  readonly code = 'forbidden';
+}
+
+export class MethodNotAllowedError extends CrumbsError {
+  readonly status = 405;
+  readonly code = 'method-not-allowed';
+
+  constructor(
+    message: string,
+    readonly allow: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+export class UnsupportedMediaTypeError extends CrumbsError {
+  readonly status = 415;
+  readonly code = 'unsupported-media-type';
+}
+
+/** Throttling, timeouts, transient service faults: try again later. */
+export class RetriableError extends CrumbsError {
+  readonly status = 503;
+  readonly code = 'temporarily-unavailable';
+  override readonly retriable = true;
+}
+
+/** A failure that will not go away on retry (bad definition, tool bug): answer with an error breadcrumb. */
+export class NonRetriableError extends CrumbsError {
+  readonly status = 500;
+  readonly code = 'execution-failed';
+}
+
+export function isCrumbsError(error: unknown): error is CrumbsError {
+  return error instanceof CrumbsError;
+}

@@ -1,0 +1,216 @@
+/**
+ * The topology of crumbs, declared once. The CDK app (`infra/`) builds AWS resources from it and the local stack
+ * (`shared/local/`) builds emulated ones from it, so names, keys, queues, batch sizes and timeouts cannot drift
+ * between the two. Handlers read what they need from environment variables whose names are declared here too.
+ */
+
+export const EXECUTOR_KINDS = ['agent', 'tool', 'workflow', 'context-builder'] as const;
+export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
+
+/** Which executor kind runs each definition schema. */
+export const DEFINITION_SCHEMAS = {
+  'agent.def.v1': 'agent',
+  'tool.def.v1': 'tool',
+  'workflow.def.v1': 'workflow',
+  'context.config.v1': 'context-builder',
+  /** The older RCRT agent shape (seed 002: `triggers`, `llm_config`); loads unchanged, runs as an agent. */
+  'agent.definition.v1': 'agent',
+} as const satisfies Record<string, ExecutorKind>;
+export type DefinitionSchema = keyof typeof DEFINITION_SCHEMAS;
+
+export interface GsiDeclaration {
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+}
+
+export interface TableDeclaration {
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+  readonly ttlAttribute: string;
+  readonly gsis: readonly GsiDeclaration[];
+}
+
+export interface QueueDeclaration {
+  readonly name: string;
+  /** Seconds; at least 6 × the consuming function's timeout (AWS guidance for SQS event sources). */
+  readonly visibilityTimeoutSeconds: number;
+  /** Receives before a message moves to the DLQ. */
+  readonly maxReceiveCount: number;
+  readonly dlqName: string;
+}
+
+export interface SqsTrigger {
+  readonly kind: 'sqs';
+  readonly queue: QueueDeclaration;
+  readonly batchSize: number;
+  readonly maxBatchingWindowSeconds: number;
+  /** Lambda's SQS `ScalingConfig.MaximumConcurrency` (2..1000). */
+  readonly maxConcurrency: number;
+}
+
+export interface StreamTrigger {
+  readonly kind: 'dynamodb-stream';
+  readonly batchSize: number;
+  readonly maxBatchingWindowSeconds: number;
+  readonly retryAttempts: number;
+  readonly bisectBatchOnError: boolean;
+  readonly parallelizationFactor: number;
+}
+
+export interface HttpTrigger {
+  readonly kind: 'http';
+}
+
+export interface FunctionDeclaration {
+  /** Stable logical name: used for CDK ids, local logs and bundle names. */
+  readonly name: string;
+  /** Handler module, relative to the repository root; it exports `handler`. */
+  readonly entry: string;
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+  readonly trigger: SqsTrigger | StreamTrigger | HttpTrigger;
+  /** Which resources the handler uses; drives env vars and least-privilege grants. */
+  readonly uses: {
+    readonly table?: 'read' | 'read-write';
+    readonly stream?: boolean;
+    readonly bus?: 'put-events' | 'manage-rules';
+    readonly executorQueues?: 'target';
+    readonly secrets?: boolean;
+  };
+}
+
+function queue(name: string, functionTimeoutSeconds: number, maxReceiveCount = 5): QueueDeclaration {
+  return {
+    name: `crumbs-${name}`,
+    visibilityTimeoutSeconds: functionTimeoutSeconds * 6,
+    maxReceiveCount,
+    dlqName: `crumbs-${name}-dlq`,
+  };
+}
+
+const EXECUTOR_TIMEOUT_SECONDS: Record<ExecutorKind, number> = {
+  agent: 120,
+  tool: 60,
+  workflow: 60,
+  'context-builder': 30,
+};
+
+export function executorFunction(kind: ExecutorKind): FunctionDeclaration {
+  const timeoutSeconds = EXECUTOR_TIMEOUT_SECONDS[kind];
+  return {
+    name: `executor-${kind}`,
+    entry: `functions/executor-${kind}/handler.ts`,
+    timeoutSeconds,
+    memoryMb: kind === 'agent' ? 1024 : 512,
+    trigger: {
+      kind: 'sqs',
+      queue: queue(kind, timeoutSeconds),
+      batchSize: kind === 'agent' ? 5 : 10,
+      maxBatchingWindowSeconds: 0,
+      maxConcurrency: kind === 'agent' ? 20 : 50,
+    },
+    uses: { table: 'read-write', secrets: kind === 'agent' || kind === 'tool' },
+  };
+}
+
+export const topology = {
+  table: {
+    name: 'crumbs-breadcrumbs',
+    partitionKey: 'id',
+    sortKey: 'workspace',
+    ttlAttribute: 'expires_at',
+    gsis: [
+      { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+      { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+    ],
+  } satisfies TableDeclaration,
+
+  bus: {
+    name: 'crumbs',
+    /** Rules the rule manager creates all start with this, so IAM can scope it to `rule/crumbs/crumbs-def-*`. */
+    ruleNamePrefix: 'crumbs-def-',
+    /** The rule manager's own static rule (definition schemas → rule-manager queue). */
+    ruleManagerRuleName: 'crumbs-system-rule-manager',
+    archiveRetentionDays: 14,
+    source: 'crumbs',
+  },
+
+  functions: {
+    api: {
+      name: 'api',
+      entry: 'functions/api/handler.ts',
+      timeoutSeconds: 15,
+      memoryMb: 512,
+      trigger: { kind: 'http' },
+      uses: { table: 'read-write' },
+    },
+    publisher: {
+      name: 'publisher',
+      entry: 'functions/publisher/handler.ts',
+      timeoutSeconds: 60,
+      memoryMb: 512,
+      trigger: {
+        kind: 'dynamodb-stream',
+        batchSize: 100,
+        maxBatchingWindowSeconds: 0,
+        retryAttempts: 10,
+        bisectBatchOnError: true,
+        parallelizationFactor: 1,
+      },
+      uses: { table: 'read-write', stream: true, bus: 'put-events' },
+    },
+    ruleManager: {
+      name: 'rule-manager',
+      entry: 'functions/rule-manager/handler.ts',
+      timeoutSeconds: 30,
+      memoryMb: 512,
+      trigger: {
+        kind: 'sqs',
+        queue: queue('rule-manager', 30),
+        batchSize: 10,
+        maxBatchingWindowSeconds: 0,
+        maxConcurrency: 5,
+      },
+      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target' },
+    },
+    executors: {
+      agent: executorFunction('agent'),
+      tool: executorFunction('tool'),
+      workflow: executorFunction('workflow'),
+      'context-builder': executorFunction('context-builder'),
+    } satisfies Record<ExecutorKind, FunctionDeclaration>,
+    dlqHandler: {
+      name: 'dlq-handler',
+      entry: 'functions/dlq-handler/handler.ts',
+      timeoutSeconds: 30,
+      memoryMb: 256,
+      /** One event source per executor DLQ; the queue is given at wiring time. */
+      batchSize: 10,
+      uses: { table: 'read-write' },
+    },
+  },
+} as const;
+
+export type Topology = typeof topology;
+
+/** Names of the environment variables handlers read; set by CDK on AWS and by the local stack locally. */
+export const ENV = {
+  tableName: 'CRUMBS_TABLE_NAME',
+  busName: 'CRUMBS_EVENT_BUS_NAME',
+  ruleNamePrefix: 'CRUMBS_RULE_NAME_PREFIX',
+  /** JSON object: executor kind → SQS queue ARN (rule manager targets). */
+  executorQueueArns: 'CRUMBS_EXECUTOR_QUEUE_ARNS',
+  /** Local mode only: JSON of local endpoints for `/health`. Absent on AWS. */
+  localEndpoints: 'CRUMBS_LOCAL_ENDPOINTS',
+  /** Local mode only: the bearer token the local API accepts. */
+  localToken: 'CRUMBS_TOKEN',
+  /** On AWS: the JWT claim that lists the workspaces a caller may use. */
+  workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
+} as const;
+
+export function allFunctions(): FunctionDeclaration[] {
+  const f = topology.functions;
+  return [f.api, f.publisher, f.ruleManager, ...Object.values(f.executors)];
+}
