@@ -1,0 +1,26 @@
+/**
+ * HTTP API. Triggered by API Gateway HTTP API (payload 2.0, JWT authorizer) — and locally by the local stack's
+ * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
+import { createApi } from '#shared/core/api/api.ts';
+import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
+import { observability } from '#shared/core/observability.ts';
+import { ENV } from '#shared/topology.ts';
+
+const env = parseEnv(ApiEnvSchema);
+const { logger } = observability('crumbs-api');
+const localEndpoints = env[ENV.localEndpoints];
+
+const api = createApi({
+  store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),
+  health: () => (localEndpoints ? { local: localEndpoints } : {}),
+  onUnexpectedError: (error, request) => logger.error('unexpected error', { error, method: request.method, path: request.path }),
+});
+
+export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
+  return api(toHttpRequest(event, env[ENV.workspacesClaim]));
+}).use(injectLambdaContext(logger));

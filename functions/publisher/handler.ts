@@ -1,0 +1,27 @@
+/**
+ * Publisher. Triggered by the breadcrumbs table's DynamoDB stream (batch, bisect on error, partial batch
+ * failures). Reads stream images; adopts plain puts into the table; puts change events on the crumbs bus.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
+import { parseEnv, PublisherEnvSchema } from '#shared/config.ts';
+import { observability } from '#shared/core/observability.ts';
+import { publishStreamBatch } from '#shared/core/publisher.ts';
+import { ENV } from '#shared/topology.ts';
+
+const env = parseEnv(PublisherEnvSchema);
+const { logger, metrics } = observability('crumbs-publisher');
+const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
+const bus = new EventBridgeBus(env[ENV.busName]);
+
+export const handler = middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  const outcome = await publishStreamBatch(event.Records, { bus, adopter: store, log: logger });
+  metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);
+  metrics.addMetric('PlainPutsAdopted', 'Count', outcome.adopted);
+  metrics.addMetric('PlainPutsRejected', 'Count', outcome.rejected);
+  metrics.publishStoredMetrics();
+  return { batchItemFailures: outcome.batchItemFailures };
+}).use(injectLambdaContext(logger));

@@ -1,0 +1,695 @@
+/**
+ * DynamoDB adapter of the BreadcrumbStore port (AWS SDK v3, lib-dynamodb). Key and index design:
+ * `table-design.md` beside this file.
+ */
+import { createHash } from 'node:crypto';
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { monotonicFactory } from 'ulidx';
+import {
+  type Breadcrumb,
+  type ContextView,
+  type CreateBreadcrumb,
+  canonicalJson,
+  checksumOf,
+  isExpired,
+  toEpochSeconds,
+  type UpdateBreadcrumb,
+} from '#shared/domain/breadcrumb.ts';
+import {
+  BadRequestError,
+  IdempotencyKeyReuseError,
+  NotFoundError,
+  RetriableError,
+  ValidationError,
+  VersionConflictError,
+} from '#shared/domain/errors.ts';
+import { applyLlmHints, type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
+import type {
+  BreadcrumbStore,
+  Clock,
+  CreateOptions,
+  CreateResult,
+  ListQuery,
+  Page,
+  UpdateOptions,
+} from '#shared/ports/breadcrumb-store.ts';
+import { systemClock } from '#shared/ports/breadcrumb-store.ts';
+import { gsi, headItem, KIND, type Key, keys, tagItem, toRecord, versionItem } from './items.ts';
+
+type Item = Record<string, unknown>;
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+const MAX_TRANSACT_ITEMS = 100;
+const MAX_WRITE_ATTEMPTS = 12;
+/** DynamoDB nests maps and lists at most 32 levels deep; the record itself uses one level for `context`. */
+const MAX_CONTEXT_DEPTH = 31;
+const SCHEMA_DEF = 'schema.def.v1';
+const DEFINES_PREFIX = 'defines:';
+
+let defaultClient: DynamoDBDocumentClient | undefined;
+/** Module-scope client, created once per cold start. Endpoint and region come from the standard AWS env. */
+export function defaultDocumentClient(): DynamoDBDocumentClient {
+  defaultClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  return defaultClient;
+}
+
+export interface DynamoBreadcrumbStoreOptions {
+  tableName: string;
+  client?: DynamoDBDocumentClient;
+  clock?: Clock;
+}
+
+/** What a write commits: the new record and what it replaces. */
+interface VersionWrite {
+  record: Breadcrumb;
+  previous: Breadcrumb | undefined;
+  /** Condition on the head item, with its names and values. */
+  condition: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
+  extra?: TransactItem[];
+}
+
+export class DynamoBreadcrumbStore implements BreadcrumbStore {
+  readonly tableName: string;
+  private readonly client: DynamoDBDocumentClient;
+  private readonly clock: Clock;
+  private readonly ulid = monotonicFactory();
+
+  constructor(options: DynamoBreadcrumbStoreOptions) {
+    this.tableName = options.tableName;
+    this.client = options.client ?? defaultDocumentClient();
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
+    const now = this.clock.now();
+    const id = options.id ?? this.ulid(now.getTime());
+    const record = this.buildRecord({
+      id,
+      workspace,
+      schema_name: input.schema_name,
+      title: input.title,
+      tags: input.tags,
+      context: input.context,
+      llm_hints: input.llm_hints,
+      expires_at: input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at),
+      version: 1,
+      created_at: now.toISOString(),
+      created_by: options.principal,
+      updated_by: options.principal,
+      causation: options.causation,
+    });
+
+    const extra: TransactItem[] = [];
+    const requestHash = sha256(canonicalJson({ workspace, input }));
+    if (options.idempotencyKey !== undefined) {
+      extra.push({
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            ...keys.idempotency(workspace, options.idempotencyKey),
+            kind: KIND.idempotency,
+            created_id: id,
+            request_hash: requestHash,
+            expires_at: Math.floor(now.getTime() / 1000) + IDEMPOTENCY_TTL_SECONDS,
+          },
+          ConditionExpression: 'attribute_not_exists(id) OR expires_at < :now',
+          ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
+        },
+      });
+    }
+
+    try {
+      await this.commit({
+        record,
+        previous: undefined,
+        condition: { expression: 'attribute_not_exists(id)' },
+        extra,
+      });
+      return { breadcrumb: record, replayed: false };
+    } catch (error) {
+      if (!(error instanceof WriteConditionFailed)) throw error;
+      if (options.idempotencyKey !== undefined && error.failedIndexes.includes(error.extraOffset)) {
+        return { breadcrumb: await this.replayIdempotent(workspace, options.idempotencyKey, requestHash), replayed: true };
+      }
+      // The id exists: a caller-chosen id (executor responses) was already written. Nothing new is written.
+      return { breadcrumb: await this.getVersion(workspace, id, 1), replayed: true };
+    }
+  }
+
+  async get(workspace: string, id: string): Promise<Breadcrumb> {
+    const item = await this.getItem(keys.head(workspace, id));
+    return this.liveRecord(item, workspace, id);
+  }
+
+  async getContextView(workspace: string, id: string): Promise<ContextView> {
+    const record = await this.get(workspace, id);
+    const defaults = await this.schemaHints(workspace, record.schema_name);
+    return toContextView(record, mergeHints(defaults, record.llm_hints));
+  }
+
+  /** Context views of many records at once, with one schema-defaults lookup per schema. */
+  async contextViews(workspace: string, records: readonly Breadcrumb[]): Promise<ContextView[]> {
+    const schemas = [...new Set(records.map((r) => r.schema_name))];
+    const defaults = new Map(
+      await Promise.all(schemas.map(async (s) => [s, await this.schemaHints(workspace, s)] as const)),
+    );
+    return records.map((r) => toContextView(r, mergeHints(defaults.get(r.schema_name), r.llm_hints)));
+  }
+
+  async getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb> {
+    const [head, item] = await this.batchGet([keys.head(workspace, id), keys.version(workspace, id, version)]);
+    this.liveRecord(head, workspace, id);
+    if (!item) throw new NotFoundError(`breadcrumb ${id} has no version ${version}`);
+    return toRecord(item);
+  }
+
+  async history(workspace: string, id: string, page: { limit: number; cursor?: string }): Promise<Page<Breadcrumb>> {
+    const head = this.liveRecord(await this.getItem(keys.head(workspace, id)), workspace, id);
+    const from = page.cursor === undefined ? head.version : decodeHistoryCursor(page.cursor, head.version);
+    const to = Math.max(1, from - page.limit + 1);
+    const versionKeys: Key[] = [];
+    for (let v = from; v >= to; v--) versionKeys.push(keys.version(workspace, id, v));
+    const items = await this.batchGet(versionKeys);
+    return {
+      items: items.filter((i): i is Item => i !== undefined).map(toRecord),
+      next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null,
+    };
+  }
+
+  async update(workspace: string, id: string, patch: UpdateBreadcrumb, options: UpdateOptions): Promise<Breadcrumb> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.get(workspace, id);
+      if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
+        throw new VersionConflictError(options.expectedVersion, current.version);
+      }
+      const record = this.buildRecord({
+        ...current,
+        title: patch.title ?? current.title,
+        tags: patch.tags ?? current.tags,
+        context: patch.context ?? current.context,
+        llm_hints: patch.llm_hints === null ? undefined : (patch.llm_hints ?? current.llm_hints),
+        expires_at:
+          patch.expires_at === null
+            ? undefined
+            : patch.expires_at === undefined
+              ? current.expires_at
+              : toEpochSeconds(patch.expires_at),
+        version: current.version + 1,
+        updated_by: options.principal,
+        causation: options.causation ?? current.causation,
+      });
+      try {
+        await this.commit({
+          record,
+          previous: current,
+          condition: {
+            expression: '#kind = :kind AND version = :expected',
+            names: { '#kind': 'kind' },
+            values: { ':kind': KIND.breadcrumb, ':expected': current.version },
+          },
+        });
+        return record;
+      } catch (error) {
+        if (!(error instanceof WriteConditionFailed)) throw error;
+        // Someone else wrote in between. With If-Match that is a conflict; without, read again and retry.
+        if (options.expectedVersion !== undefined) throw new VersionConflictError(options.expectedVersion, undefined);
+        if (attempt >= MAX_WRITE_ATTEMPTS) throw new RetriableError(`breadcrumb ${id} is changing too often to update`);
+      }
+    }
+  }
+
+  async delete(workspace: string, id: string, options: { expectedVersion?: number } = {}): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.get(workspace, id);
+      if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
+        throw new VersionConflictError(options.expectedVersion, current.version);
+      }
+      const items: TransactItem[] = [
+        {
+          Delete: {
+            TableName: this.tableName,
+            Key: keys.head(workspace, id),
+            ConditionExpression: 'version = :expected',
+            ExpressionAttributeValues: { ':expected': current.version },
+          },
+        },
+        ...current.tags.map((tag) => ({ Delete: { TableName: this.tableName, Key: keys.tag(workspace, id, tag) } })),
+        ...this.schemaHintWrites(undefined, current),
+      ];
+      try {
+        await this.transact(items);
+        return;
+      } catch (error) {
+        if (!(error instanceof WriteConditionFailed)) throw error;
+        if (options.expectedVersion !== undefined) throw new VersionConflictError(options.expectedVersion, undefined);
+        if (attempt >= MAX_WRITE_ATTEMPTS) throw new RetriableError(`breadcrumb ${id} is changing too often to delete`);
+      }
+    }
+  }
+
+  async list(query: ListQuery): Promise<Page<Breadcrumb>> {
+    const { workspace, schema_name: schema, tag, limit } = query;
+    const [indexName, pkName, pk] =
+      schema !== undefined && tag !== undefined
+        ? (['gsi2', 'gsi2pk', gsi.bySchemaTag(workspace, schema, tag)] as const)
+        : tag !== undefined
+          ? (['gsi1', 'gsi1pk', gsi.byTag(workspace, tag)] as const)
+          : schema !== undefined
+            ? (['gsi1', 'gsi1pk', gsi.bySchema(workspace, schema)] as const)
+            : badListQuery();
+
+    const result = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: indexName,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': pkName },
+        ExpressionAttributeValues: { ':pk': pk },
+        ScanIndexForward: false,
+        Limit: limit,
+        ExclusiveStartKey: query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pkName, pk),
+      }),
+    );
+    const indexItems = result.Items ?? [];
+    const nowMs = this.clock.now().getTime();
+    let heads: (Item | undefined)[];
+    if (tag === undefined) {
+      heads = indexItems;
+    } else {
+      // Tag entries point at heads; read those (consistently) in one batch, keeping index order. The index is
+      // eventually consistent, so a head whose tags changed a moment ago is checked against the entry.
+      heads = await this.batchGet(indexItems.map((i) => keys.head(workspace, String(i.ref))));
+    }
+    const items = heads
+      .filter((h): h is Item => h !== undefined && h.kind === KIND.breadcrumb)
+      .map(toRecord)
+      .filter((r) => !isExpired(r, nowMs))
+      .filter((r) => (tag === undefined || r.tags.includes(tag)) && (schema === undefined || r.schema_name === schema));
+    return {
+      items,
+      next_cursor: result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null,
+    };
+  }
+
+  /**
+   * Adopts a plain put: an item a person wrote straight into the table. `seen` is the item as the stream saw it;
+   * `previous` is the adopted breadcrumb it replaced, if any. The write is conditional on the item still being
+   * exactly what was seen, so a newer put is never overwritten by an older one (its own stream record follows).
+   * Returns the adopted record, or undefined when the item changed since (nothing written).
+   */
+  async adopt(seen: Item, parsed: AdoptInput, previous: Breadcrumb | undefined): Promise<Breadcrumb | undefined> {
+    const now = this.clock.now().toISOString();
+    const record = this.buildRecord({
+      id: parsed.id,
+      workspace: parsed.workspace,
+      schema_name: parsed.schema_name,
+      title: parsed.title,
+      tags: parsed.tags,
+      context: parsed.context,
+      llm_hints: parsed.llm_hints,
+      expires_at: parsed.expires_at,
+      version: previous ? previous.version + 1 : 1,
+      created_at: previous?.created_at ?? now,
+      created_by: previous?.created_by ?? parsed.created_by,
+      updated_by: parsed.created_by,
+      causation: undefined,
+    });
+    try {
+      await this.commit({ record, previous, condition: sameItemCondition(seen) });
+      return record;
+    } catch (error) {
+      if (error instanceof WriteConditionFailed) return undefined;
+      throw error;
+    }
+  }
+
+  /** Records why a plain put could not be adopted, on the item itself, unless it changed since. */
+  async rejectPlainPut(seen: Item, errors: readonly { path: string; message: string }[], hash: string): Promise<void> {
+    const condition = sameItemCondition(seen);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id: seen.id, workspace: seen.workspace },
+          UpdateExpression: 'SET ingest_errors = :errors, ingest_hash = :hash',
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: condition.names,
+          ExpressionAttributeValues: { ...condition.values, ':errors': errors, ':hash': hash },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw translate(error);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+
+  private buildRecord(fields: Omit<Breadcrumb, 'checksum' | 'updated_at'> & { updated_at?: string }): Breadcrumb {
+    const updatedAt = this.clock.now().toISOString();
+    const record: Breadcrumb = {
+      id: fields.id,
+      workspace: fields.workspace,
+      schema_name: fields.schema_name,
+      title: fields.title,
+      tags: fields.tags,
+      context: fields.context,
+      version: fields.version,
+      checksum: checksumOf(fields.context),
+      created_at: fields.created_at,
+      updated_at: updatedAt < fields.created_at ? fields.created_at : updatedAt,
+      created_by: fields.created_by,
+      updated_by: fields.updated_by,
+      ...(fields.llm_hints !== undefined ? { llm_hints: fields.llm_hints } : {}),
+      ...(fields.expires_at !== undefined ? { expires_at: fields.expires_at } : {}),
+      ...(fields.causation !== undefined ? { causation: fields.causation } : {}),
+    };
+    assertStorable(record);
+    return record;
+  }
+
+  /** One transaction: head, version item, tag items, schema hints, plus `extra` (placed last). */
+  private async commit(write: VersionWrite): Promise<void> {
+    const { record, previous, condition } = write;
+    const writeId = this.ulid();
+    const removedTags = previous ? previous.tags.filter((t) => !record.tags.includes(t)) : [];
+    const items: TransactItem[] = [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: headItem(record, writeId),
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: condition.names,
+          ExpressionAttributeValues: condition.values,
+        },
+      },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: versionItem(record, writeId),
+          ConditionExpression: 'attribute_not_exists(id)',
+        },
+      },
+      ...record.tags.map((tag) => ({ Put: { TableName: this.tableName, Item: tagItem(record, tag) } })),
+      ...removedTags.map((tag) => ({
+        Delete: { TableName: this.tableName, Key: keys.tag(record.workspace, record.id, tag) },
+      })),
+      ...this.schemaHintWrites(record, previous),
+    ];
+    const extraOffset = items.length;
+    items.push(...(write.extra ?? []));
+    if (items.length > MAX_TRANSACT_ITEMS) {
+      throw new ValidationError([
+        {
+          path: 'tags',
+          message: `this write would change ${record.tags.length + removedTags.length} tag entries at once; DynamoDB allows ${MAX_TRANSACT_ITEMS - 2 - (write.extra?.length ?? 0)} — split it into two updates`,
+        },
+      ]);
+    }
+    await this.transact(items, extraOffset);
+  }
+
+  /** `schema.def.v1` breadcrumbs tagged `defines:<schema>` keep that schema's llm_hints defaults in one item. */
+  private schemaHintWrites(record: Breadcrumb | undefined, previous: Breadcrumb | undefined): TransactItem[] {
+    const defined = (r: Breadcrumb | undefined) =>
+      r?.schema_name === SCHEMA_DEF
+        ? r.tags.filter((t) => t.startsWith(DEFINES_PREFIX)).map((t) => t.slice(DEFINES_PREFIX.length))
+        : [];
+    const now = defined(record);
+    const before = defined(previous);
+    const writes: TransactItem[] = [];
+    const hints = record ? schemaDefHints(record) : undefined;
+    for (const schema of now) {
+      writes.push(
+        hints
+          ? {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...keys.schemaHints(record!.workspace, schema), kind: KIND.schemaHints, hints, source: record!.id },
+              },
+            }
+          : { Delete: { TableName: this.tableName, Key: keys.schemaHints(record!.workspace, schema) } },
+      );
+    }
+    for (const schema of before.filter((s) => !now.includes(s))) {
+      writes.push({ Delete: { TableName: this.tableName, Key: keys.schemaHints(previous!.workspace, schema) } });
+    }
+    return writes;
+  }
+
+  private async schemaHints(workspace: string, schemaName: string): Promise<LlmHints | undefined> {
+    const item = await this.getItem(keys.schemaHints(workspace, schemaName), false);
+    const parsed = LlmHintsSchema.safeParse(item?.hints);
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  private async transact(items: TransactItem[], extraOffset = items.length): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(new TransactWriteCommand({ TransactItems: items }));
+        return;
+      } catch (error) {
+        if (error instanceof TransactionCanceledException) {
+          const codes = (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+          const failed = codes.flatMap((c, i) => (c === 'ConditionalCheckFailed' ? [i] : []));
+          if (failed.length > 0) throw new WriteConditionFailed(failed, extraOffset);
+          if (codes.includes('ValidationError')) {
+            throw new ValidationError([{ path: 'context', message: 'DynamoDB rejected the record as stored' }], undefined, {
+              cause: error,
+            });
+          }
+          // TransactionConflict / throttling inside the transaction: another writer is on the same items.
+          if (attempt < MAX_WRITE_ATTEMPTS) {
+            await sleep(Math.random() * 20 * 2 ** Math.min(attempt, 5));
+            continue;
+          }
+        }
+        throw translate(error);
+      }
+    }
+  }
+
+  private async getItem(key: Key, consistent = true): Promise<Item | undefined> {
+    try {
+      const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }));
+      return out.Item;
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  /** BatchGetItem of ≤ 100 keys, answered in the order asked (undefined where missing). */
+  private async batchGet(wanted: Key[]): Promise<(Item | undefined)[]> {
+    if (wanted.length === 0) return [];
+    const found = new Map<string, Item>();
+    let pending: Key[] = wanted;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await sleep(Math.min(1000, 20 * 2 ** attempt));
+      try {
+        const out = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyString(item as Key), item);
+        pending = (out.UnprocessedKeys?.[this.tableName]?.Keys as Key[] | undefined) ?? [];
+      } catch (error) {
+        throw translate(error);
+      }
+      if (attempt > 8 && pending.length > 0) throw new RetriableError('DynamoDB left keys unprocessed repeatedly');
+    }
+    return wanted.map((k) => found.get(keyString(k)));
+  }
+
+  private liveRecord(item: Item | undefined, workspace: string, id: string): Breadcrumb {
+    if (!item || item.kind !== KIND.breadcrumb) throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
+    const record = toRecord(item);
+    if (isExpired(record, this.clock.now().getTime())) {
+      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
+    }
+    return record;
+  }
+
+  private async replayIdempotent(workspace: string, key: string, requestHash: string): Promise<Breadcrumb> {
+    const record = await this.getItem(keys.idempotency(workspace, key));
+    if (!record) throw new RetriableError('the idempotency record vanished while replaying; retry the request');
+    if (record.request_hash !== requestHash) {
+      throw new IdempotencyKeyReuseError(
+        `Idempotency-Key "${key}" was already used for a different request in workspace ${workspace}`,
+      );
+    }
+    const createdId = String(record.created_id);
+    const [head, first] = await this.batchGet([
+      keys.head(workspace, createdId),
+      keys.version(workspace, createdId, 1),
+    ]);
+    if (!first) throw new NotFoundError(`the breadcrumb created with Idempotency-Key "${key}" no longer exists`);
+    return head && head.kind === KIND.breadcrumb && Number(head.version) === 1 ? toRecord(head) : toRecord(first);
+  }
+}
+
+/** What adopting a plain put needs; validated by the caller (see `shared/core/plain-puts.ts`). */
+export interface AdoptInput {
+  id: string;
+  workspace: string;
+  schema_name: string;
+  title: string;
+  tags: string[];
+  context: Record<string, unknown>;
+  llm_hints?: LlmHints | undefined;
+  expires_at?: number | undefined;
+  created_by: string;
+}
+
+/** A transaction condition failed; `failedIndexes` are positions in the transaction. */
+class WriteConditionFailed extends Error {
+  constructor(
+    readonly failedIndexes: number[],
+    readonly extraOffset: number,
+  ) {
+    super('a write condition failed');
+    this.name = 'WriteConditionFailed';
+  }
+}
+
+function toContextView(record: Breadcrumb, hints: LlmHints | undefined): ContextView {
+  return {
+    id: record.id,
+    schema_name: record.schema_name,
+    title: record.title,
+    tags: record.tags,
+    version: record.version,
+    updated_at: record.updated_at,
+    context: applyLlmHints(record.context, hints),
+  };
+}
+
+function schemaDefHints(record: Breadcrumb): LlmHints | undefined {
+  const raw = record.context.llm_hints;
+  if (raw === undefined) return undefined;
+  const parsed = LlmHintsSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ValidationError(
+      parsed.error.issues.map((i) => ({ path: ['context', 'llm_hints', ...i.path].join('.'), message: i.message })),
+    );
+  }
+  return parsed.data;
+}
+
+/** A condition that holds only while the item is exactly `seen` (every attribute equal, nothing added). */
+function sameItemCondition(seen: Item): VersionWrite['condition'] {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const parts: string[] = [];
+  let i = 0;
+  for (const [name, value] of Object.entries(seen)) {
+    if (name === 'id' || name === 'workspace') continue;
+    names[`#a${i}`] = name;
+    values[`:a${i}`] = value;
+    parts.push(`#a${i} = :a${i}`);
+    i++;
+  }
+  for (const name of ['kind', 'write_id', 'version']) {
+    if (name in seen) continue;
+    names[`#a${i}`] = name;
+    parts.push(`attribute_not_exists(#a${i})`);
+    i++;
+  }
+  return { expression: parts.join(' AND '), names, values };
+}
+
+function assertStorable(record: Breadcrumb): void {
+  const depth = nestingDepth(record.context);
+  if (depth > MAX_CONTEXT_DEPTH) {
+    throw new ValidationError([
+      { path: 'context', message: `nested ${depth} levels deep; at most ${MAX_CONTEXT_DEPTH} (DynamoDB's limit)` },
+    ]);
+  }
+}
+
+function nestingDepth(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let max = 0;
+  for (const v of Object.values(value)) max = Math.max(max, nestingDepth(v));
+  return max + 1;
+}
+
+function keyString(key: Key): string {
+  return `${key.id}\u0000${key.workspace}`;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function badListQuery(): never {
+  throw new BadRequestError('listing needs schema_name, tag, or both', [
+    { path: 'schema_name', message: 'give schema_name and/or tag: listing a whole workspace is not supported' },
+  ]);
+}
+
+export function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+function decodeCursorJson(cursor: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new BadRequestError('cursor is not valid', [{ path: 'cursor', message: 'expected a cursor from next_cursor' }]);
+  }
+}
+
+function decodeListCursor(cursor: string, pkName: string, pk: string): Record<string, unknown> {
+  const value = decodeCursorJson(cursor);
+  if (value === null || typeof value !== 'object' || (value as Record<string, unknown>)[pkName] !== pk) {
+    throw new BadRequestError('cursor does not belong to this listing', [
+      { path: 'cursor', message: 'use the next_cursor of the same schema_name/tag listing' },
+    ]);
+  }
+  return value as Record<string, unknown>;
+}
+
+function decodeHistoryCursor(cursor: string, current: number): number {
+  const value = decodeCursorJson(cursor) as { v?: unknown } | null;
+  const v = value?.v;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > current) {
+    throw new BadRequestError('cursor is not valid', [{ path: 'cursor', message: 'expected a cursor from next_cursor' }]);
+  }
+  return v;
+}
+
+const RETRIABLE_NAMES = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+]);
+
+/** SDK errors → domain errors. Throttling and service faults are retriable; the rest propagate unchanged. */
+export function translate(error: unknown): unknown {
+  if (error instanceof Error && RETRIABLE_NAMES.has(error.name)) {
+    return new RetriableError(`DynamoDB: ${error.message}`, { cause: error });
+  }
+  return error;
+}

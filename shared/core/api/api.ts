@@ -1,0 +1,248 @@
+/**
+ * The crumbs HTTP API: routes → store calls. Pure request/response logic over the BreadcrumbStore port; the
+ * Lambda handler (`functions/api/handler.ts`) and the local server both feed it API Gateway v2 events.
+ *
+ * Every route but `/health` needs a caller (API Gateway's JWT authorizer, or the local server's token check) that
+ * may use the workspace. Errors are problem+json; nothing a client sends can produce a 5xx.
+ */
+import {
+  CreateBreadcrumbSchema,
+  LIMITS,
+  parseOrThrow,
+  UpdateBreadcrumbSchema,
+  WorkspaceSchema,
+  BreadcrumbIdSchema,
+} from '#shared/domain/breadcrumb.ts';
+import {
+  BadRequestError,
+  ForbiddenError,
+  isCrumbsError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+} from '#shared/domain/errors.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import { type Caller, empty, type HttpRequest, type HttpResult, internalProblem, json, problem } from './http.ts';
+
+export interface ApiDependencies {
+  store: BreadcrumbStore;
+  /** Extra fields for `/health` (the local stack lists its endpoints here). */
+  health?: () => Record<string, unknown>;
+  /** Called with unexpected errors before a 500 is answered. */
+  onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
+}
+
+type Params = Record<string, string>;
+type RouteHandler = (request: HttpRequest, params: Params, caller: Caller) => Promise<HttpResult>;
+interface Route {
+  pattern: RegExp;
+  methods: Partial<Record<string, RouteHandler>>;
+  public?: boolean;
+}
+
+export const DEFAULT_PAGE_LIMIT = 25;
+export const MAX_PAGE_LIMIT = 100;
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export function createApi(deps: ApiDependencies): (request: HttpRequest) => Promise<HttpResult> {
+  const { store } = deps;
+  const ws = '(?<ws>[^/]+)';
+  const id = '(?<id>[^/]+)';
+  const base = `^/v1/workspaces/${ws}/breadcrumbs`;
+
+  const routes: Route[] = [
+    {
+      pattern: /^\/health$/,
+      public: true,
+      methods: { GET: async () => json(200, { status: 'ok', ...deps.health?.() }) },
+    },
+    {
+      pattern: new RegExp(`${base}$`),
+      methods: {
+        POST: async (req, p, caller) => {
+          const input = parseOrThrow(CreateBreadcrumbSchema, parseJsonBody(req));
+          const key = req.headers['idempotency-key'];
+          if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+            throw new BadRequestError('Idempotency-Key is not valid', [
+              { path: 'Idempotency-Key', message: 'expected 1-255 visible ASCII characters' },
+            ]);
+          }
+          const { breadcrumb, replayed } = await store.create(workspace(p), input, {
+            principal: caller.principal,
+            ...(key !== undefined ? { idempotencyKey: key } : {}),
+          });
+          return json(201, breadcrumb, {
+            etag: etag(breadcrumb.version),
+            location: `/v1/workspaces/${breadcrumb.workspace}/breadcrumbs/${breadcrumb.id}`,
+            ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+          });
+        },
+        GET: async (req, p) => {
+          const page = await store.list({
+            workspace: workspace(p),
+            ...(req.query.schema_name ? { schema_name: req.query.schema_name } : {}),
+            ...(req.query.tag ? { tag: req.query.tag } : {}),
+            limit: pageLimit(req.query.limit),
+            ...(req.query.cursor ? { cursor: req.query.cursor } : {}),
+          });
+          return json(200, page);
+        },
+      },
+    },
+    {
+      pattern: new RegExp(`${base}/${id}$`),
+      methods: {
+        GET: async (_req, p) => json(200, await store.getContextView(workspace(p), breadcrumbId(p))),
+        PATCH: async (req, p, caller) => {
+          const expectedVersion = ifMatch(req);
+          const patch = parseOrThrow(UpdateBreadcrumbSchema, parseJsonBody(req));
+          const updated = await store.update(workspace(p), breadcrumbId(p), patch, {
+            principal: caller.principal,
+            ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+          });
+          return json(200, updated, { etag: etag(updated.version) });
+        },
+        DELETE: async (req, p) => {
+          const expectedVersion = ifMatch(req);
+          await store.delete(workspace(p), breadcrumbId(p), expectedVersion !== undefined ? { expectedVersion } : {});
+          return empty(204);
+        },
+      },
+    },
+    {
+      pattern: new RegExp(`${base}/${id}/full$`),
+      methods: {
+        GET: async (_req, p) => {
+          const record = await store.get(workspace(p), breadcrumbId(p));
+          return json(200, record, { etag: etag(record.version) });
+        },
+      },
+    },
+    {
+      pattern: new RegExp(`${base}/${id}/history$`),
+      methods: {
+        GET: async (req, p) =>
+          json(
+            200,
+            await store.history(workspace(p), breadcrumbId(p), {
+              limit: pageLimit(req.query.limit),
+              ...(req.query.cursor ? { cursor: req.query.cursor } : {}),
+            }),
+          ),
+      },
+    },
+    {
+      pattern: new RegExp(`${base}/${id}/versions/(?<n>[^/]+)$`),
+      methods: {
+        GET: async (_req, p) => {
+          const n = Number(p.n);
+          if (!Number.isInteger(n) || n < 1) {
+            throw new BadRequestError('version must be a positive integer', [
+              { path: 'version', message: `expected a positive integer, got "${p.n}"` },
+            ]);
+          }
+          return json(200, await store.getVersion(workspace(p), breadcrumbId(p), n));
+        },
+      },
+    },
+  ];
+
+  return async (request) => {
+    try {
+      const { route, params } = match(routes, request.path);
+      const handler = route.methods[request.method];
+      if (!handler) {
+        const allow = Object.keys(route.methods);
+        throw new MethodNotAllowedError(`${request.method} is not supported on ${request.path}`, allow);
+      }
+      if (route.public) return await handler(request, params, { principal: 'anonymous', workspaces: [] });
+      const caller = request.caller;
+      if (!caller) throw new UnauthorizedError('missing or invalid bearer token');
+      if (params.ws !== undefined && caller.workspaces !== '*' && !caller.workspaces.includes(params.ws)) {
+        throw new ForbiddenError(`you may not use workspace ${params.ws}`);
+      }
+      return await handler(request, params, caller);
+    } catch (error) {
+      if (isCrumbsError(error)) return problem(error);
+      deps.onUnexpectedError?.(error, request);
+      return internalProblem();
+    }
+  };
+}
+
+function match(routes: Route[], path: string): { route: Route; params: Params } {
+  for (const route of routes) {
+    const m = route.pattern.exec(path);
+    if (m) {
+      const params: Params = {};
+      for (const [k, v] of Object.entries(m.groups ?? {})) params[k] = safeDecode(v);
+      return { route, params };
+    }
+  }
+  throw new NotFoundError(`no route for ${path}`);
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new BadRequestError(`the path segment "${segment}" is not valid URL encoding`);
+  }
+}
+
+function workspace(p: Params): string {
+  return parseOrThrow(WorkspaceSchema, p.ws, 'workspace');
+}
+
+function breadcrumbId(p: Params): string {
+  const result = BreadcrumbIdSchema.safeParse(p.id);
+  // An id that cannot exist is simply not found (ids are never user-chosen through the API).
+  if (!result.success) throw new NotFoundError(`no breadcrumb ${p.id}`);
+  return result.data;
+}
+
+function parseJsonBody(req: HttpRequest): unknown {
+  const type = req.headers['content-type'];
+  if (type !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+    throw new UnsupportedMediaTypeError(`expected Content-Type application/json, got ${type}`);
+  }
+  const body = req.body ?? '';
+  if (Buffer.byteLength(body, 'utf8') > LIMITS.maxBodyBytes) {
+    throw new PayloadTooLargeError(`the body is larger than ${LIMITS.maxBodyBytes / 1024} KB`);
+  }
+  if (body.trim() === '') throw new BadRequestError('expected a JSON body', [{ path: '', message: 'the body is empty' }]);
+  try {
+    return JSON.parse(body);
+  } catch (error) {
+    throw new BadRequestError('the body is not valid JSON', [{ path: '', message: (error as Error).message }]);
+  }
+}
+
+function ifMatch(req: HttpRequest): number | undefined {
+  const raw = req.headers['if-match'];
+  if (raw === undefined) return undefined;
+  const m = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(raw);
+  if (!m) {
+    throw new BadRequestError('If-Match must be a version number', [
+      { path: 'If-Match', message: `expected a version like 3 or "3", got ${raw}` },
+    ]);
+  }
+  return Number(m[1]);
+}
+
+function pageLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_PAGE_LIMIT;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE_LIMIT) {
+    throw new BadRequestError('limit is not valid', [
+      { path: 'limit', message: `expected an integer from 1 to ${MAX_PAGE_LIMIT}, got ${raw}` },
+    ]);
+  }
+  return n;
+}
+
+function etag(version: number): string {
+  return `"${version}"`;
+}

@@ -1,0 +1,175 @@
+/**
+ * The publisher core: a DynamoDB Streams batch in, change events out (DESIGN.md "Change event").
+ *
+ * - A head item written by crumbs (fresh `write_id`) → `Breadcrumb Created` (version 1) or `Breadcrumb Updated`.
+ * - A removed head → `Breadcrumb Deleted`, from the old image.
+ * - A plain put (or a console edit of an adopted breadcrumb) → adopted through the store; that write produces the
+ *   event on its own stream record. Invalid plain puts are annotated with `ingest_errors`; no event.
+ * - History, tag, idempotency, hints and claim items → nothing.
+ *
+ * Events go out in PutEvents calls of 10; entries the bus refuses are retried with backoff. A record whose event
+ * could not be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from
+ * there and nothing after it is lost (stream order is kept per shard).
+ */
+import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { toRecord } from '#shared/adapters/dynamodb/items.ts';
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import {
+  CHANGE_SOURCE,
+  type ChangeDetail,
+  DETAIL_TYPES,
+  type DetailType,
+  MAX_EVENT_CONTEXT_BYTES,
+  tagMap,
+} from '#shared/domain/change-event.ts';
+import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
+import type { Log } from '#shared/ports/log.ts';
+import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
+
+type Item = Record<string, unknown>;
+
+export interface PlainPutAdopter {
+  adopt(seen: Item, input: PlainPut, previous: Breadcrumb | undefined): Promise<Breadcrumb | undefined>;
+  rejectPlainPut(seen: Item, errors: readonly { path: string; message: string }[], hash: string): Promise<void>;
+}
+
+export interface PublisherDependencies {
+  bus: EventBus;
+  adopter: PlainPutAdopter;
+  log?: Log;
+  /** Attempts for entries the bus refuses (throttling, internal errors). */
+  putAttempts?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface PublishOutcome extends DynamoDBBatchResponse {
+  published: number;
+  adopted: number;
+  rejected: number;
+}
+
+export async function publishStreamBatch(records: readonly DynamoDBRecord[], deps: PublisherDependencies): Promise<PublishOutcome> {
+  const pending: { entry: BusEntry; sequence: string }[] = [];
+  let adopted = 0;
+  let rejected = 0;
+  let firstFailure: string | undefined;
+
+  for (const record of records) {
+    const sequence = record.dynamodb?.SequenceNumber ?? '';
+    const newImage = image(record.dynamodb?.NewImage);
+    const oldImage = image(record.dynamodb?.OldImage);
+    try {
+      if (record.eventName === 'REMOVE') {
+        if (oldImage?.kind === 'breadcrumb') pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
+        continue;
+      }
+      if (!newImage) continue;
+      if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
+        const current = toRecord(newImage);
+        const type = current.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated;
+        pending.push({ entry: changeEntry(type, current), sequence });
+        continue;
+      }
+      const plain = classifyPlainPut(newImage, oldImage);
+      if (plain.kind === 'adopt') {
+        const previous = oldImage?.kind === 'breadcrumb' ? toRecord(oldImage) : undefined;
+        const result = await deps.adopter.adopt(newImage, plain.input, previous);
+        if (result) {
+          adopted++;
+          deps.log?.info('adopted a plain put', { breadcrumbId: result.id, workspace: result.workspace, version: result.version });
+        }
+      } else if (plain.kind === 'reject') {
+        rejected++;
+        deps.log?.warn('rejected a plain put', { id: newImage.id, workspace: newImage.workspace, errors: plain.errors });
+        await deps.adopter.rejectPlainPut(newImage, plain.errors, plain.hash);
+      }
+    } catch (error) {
+      deps.log?.warn('stream record failed; it will be retried', { sequence, error: (error as Error).message });
+      firstFailure = sequence;
+      break;
+    }
+  }
+
+  const published = await putAll(
+    firstFailure === undefined ? pending : pending.filter((p) => compareSequence(p.sequence, firstFailure as string) < 0),
+    deps,
+  );
+  const failedAt = [published.failedSequence, firstFailure].filter((s): s is string => s !== undefined).sort(compareSequence)[0];
+  return {
+    batchItemFailures: failedAt === undefined ? [] : [{ itemIdentifier: failedAt }],
+    published: published.count,
+    adopted,
+    rejected,
+  };
+}
+
+/** Puts entries 10 at a time, retrying refused ones; returns the earliest sequence that could not be put. */
+async function putAll(
+  pending: { entry: BusEntry; sequence: string }[],
+  deps: PublisherDependencies,
+): Promise<{ count: number; failedSequence?: string }> {
+  const attempts = deps.putAttempts ?? 5;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let count = 0;
+  let failedSequence: string | undefined;
+  for (let i = 0; i < pending.length; i += 10) {
+    let chunk = pending.slice(i, i + 10);
+    for (let attempt = 1; chunk.length > 0; attempt++) {
+      let refused: typeof chunk;
+      try {
+        const { results } = await deps.bus.put(chunk.map((c) => c.entry));
+        refused = chunk.filter((_, j) => results[j]?.error !== undefined);
+        count += chunk.length - refused.length;
+        if (refused.length > 0) deps.log?.warn('the bus refused entries', { errors: results.filter((r) => r.error).map((r) => r.error) });
+      } catch (error) {
+        deps.log?.warn('PutEvents failed', { error: (error as Error).message });
+        refused = chunk;
+      }
+      chunk = refused;
+      if (chunk.length > 0) {
+        if (attempt >= attempts) {
+          failedSequence = [failedSequence, ...chunk.map((c) => c.sequence)]
+            .filter((s): s is string => s !== undefined)
+            .sort(compareSequence)[0];
+          break;
+        }
+        await sleep(Math.min(2000, 50 * 2 ** attempt));
+      }
+    }
+  }
+  return { count, ...(failedSequence !== undefined ? { failedSequence } : {}) };
+}
+
+/** The change event for a record; the context is left out (with a flag) when it would make the event large. */
+export function changeEntry(type: DetailType, record: Breadcrumb): BusEntry {
+  const contextBytes = Buffer.byteLength(JSON.stringify(record.context), 'utf8');
+  const omit = contextBytes > MAX_EVENT_CONTEXT_BYTES;
+  const detail: ChangeDetail = {
+    workspace: record.workspace,
+    id: record.id,
+    version: record.version,
+    schema_name: record.schema_name,
+    title: record.title,
+    tags: record.tags,
+    tag_map: tagMap(record.tags),
+    created_by: record.created_by,
+    updated_by: record.updated_by,
+    updated_at: record.updated_at,
+    causation: record.causation ?? null,
+    ...(omit ? {} : { context: record.context }),
+    context_omitted: omit,
+    checksum: record.checksum,
+  };
+  return { source: CHANGE_SOURCE, detailType: type, detail, time: new Date(record.updated_at) };
+}
+
+function image(raw: unknown): Item | undefined {
+  return raw ? unmarshall(raw as Record<string, NativeAttributeValue>) : undefined;
+}
+
+/** Stream sequence numbers are decimal strings of varying length. */
+function compareSequence(a: string, b: string): number {
+  return a.length === b.length ? a.localeCompare(b) : a.length - b.length;
+}

@@ -1,0 +1,191 @@
+/**
+ * The breadcrumb: a versioned JSON record with a schema name, tags and a context. One zod schema per shape
+ * (create input, patch input, stored record); types come from `z.infer`.
+ *
+ * Limits, and why:
+ * - `context` ≤ 350 KB serialized: DynamoDB items are capped at 400 KB and the stored item also carries title,
+ *   tags, hints and bookkeeping attributes.
+ * - ≤ 50 tags of ≤ 128 characters: each tag is an index entry written in the same transaction as the record.
+ * - ids and workspaces never contain `#` or `/`: `#` separates key parts in the table, `/` separates URL parts.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { CausationSchema } from './change-event.ts';
+import { type FieldIssue, ValidationError } from './errors.ts';
+import { LlmHintsSchema } from './llm-hints.ts';
+
+export const SCHEMA_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*\.v[0-9]+$/;
+export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const BREADCRUMB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const PRINCIPAL_PATTERN = /^[a-z][a-z0-9-]*:[^\s]{1,256}$/;
+
+export const LIMITS = {
+  maxTags: 50,
+  maxTagLength: 128,
+  maxTitleLength: 512,
+  maxContextBytes: 350 * 1024,
+  /** Requests above this are refused before parsing (413). Context limit plus room for the other fields. */
+  maxBodyBytes: 400 * 1024,
+} as const;
+
+export const SchemaNameSchema = z
+  .string({ error: 'expected a string' })
+  .regex(SCHEMA_NAME_PATTERN, 'expected a schema name like "domain.noun.v1" (lowercase, dot-separated, ending .vN)');
+
+export const WorkspaceSchema = z
+  .string({ error: 'expected a string' })
+  .regex(WORKSPACE_PATTERN, 'expected 1-64 characters: letters, digits, "_" or "-", starting with a letter or digit');
+
+export const BreadcrumbIdSchema = z
+  .string({ error: 'expected a string' })
+  .regex(BREADCRUMB_ID_PATTERN, 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"');
+
+export const PrincipalSchema = z
+  .string()
+  .regex(PRINCIPAL_PATTERN, 'expected a principal like "user:alice", "agent:helper", "tool:echo"');
+
+export const TagSchema = z
+  .string({ error: 'expected a string' })
+  .min(1, 'a tag cannot be empty')
+  .max(LIMITS.maxTagLength, `a tag has at most ${LIMITS.maxTagLength} characters`)
+  .refine((t) => !/[\u0000-\u001f]/.test(t), 'a tag cannot contain control characters');
+
+export const TagsSchema = z
+  .array(TagSchema, { error: 'expected an array of strings' })
+  .max(LIMITS.maxTags, `at most ${LIMITS.maxTags} tags`)
+  .transform((tags) => [...new Set(tags)]);
+
+export const TitleSchema = z
+  .string({ error: 'expected a string' })
+  .max(LIMITS.maxTitleLength, `a title has at most ${LIMITS.maxTitleLength} characters`);
+
+export type JsonObject = Record<string, unknown>;
+
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}
+
+export const ContextSchema = z
+  .record(z.string(), z.unknown(), { error: 'expected a JSON object' })
+  .refine((c) => jsonBytes(c) <= LIMITS.maxContextBytes, {
+    message: `context is larger than ${LIMITS.maxContextBytes / 1024} KB serialized (DynamoDB items are capped at 400 KB)`,
+  });
+
+/** Absolute expiry: an ISO-8601 date-time or epoch seconds. Stored as epoch seconds (DynamoDB TTL). */
+export const ExpiresAtSchema = z.union([
+  z.iso.datetime({ offset: true, error: 'expected an ISO-8601 date-time or epoch seconds' }),
+  z.number().int().positive(),
+]);
+
+export const CreateBreadcrumbSchema = z
+  .object({
+    schema_name: SchemaNameSchema,
+    title: TitleSchema.default(''),
+    tags: TagsSchema.default([]),
+    context: ContextSchema,
+    llm_hints: LlmHintsSchema.optional(),
+    expires_at: ExpiresAtSchema.optional(),
+  })
+  .strict();
+export type CreateBreadcrumbInput = z.input<typeof CreateBreadcrumbSchema>;
+export type CreateBreadcrumb = z.output<typeof CreateBreadcrumbSchema>;
+
+export const UpdateBreadcrumbSchema = z
+  .object({
+    title: TitleSchema.optional(),
+    tags: TagsSchema.optional(),
+    context: ContextSchema.optional(),
+    llm_hints: LlmHintsSchema.nullable().optional(),
+    expires_at: ExpiresAtSchema.nullable().optional(),
+  })
+  .strict()
+  .refine((p) => Object.keys(p).length > 0, {
+    message: 'expected at least one of title, tags, context, llm_hints, expires_at',
+  });
+export type UpdateBreadcrumbInput = z.input<typeof UpdateBreadcrumbSchema>;
+export type UpdateBreadcrumb = z.output<typeof UpdateBreadcrumbSchema>;
+
+/** The stored record: the full view. */
+export const BreadcrumbSchema = z.object({
+  id: BreadcrumbIdSchema,
+  workspace: WorkspaceSchema,
+  schema_name: SchemaNameSchema,
+  title: z.string(),
+  tags: z.array(z.string()),
+  context: z.record(z.string(), z.unknown()),
+  llm_hints: LlmHintsSchema.optional(),
+  version: z.number().int().min(1),
+  checksum: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  created_by: z.string(),
+  updated_by: z.string(),
+  expires_at: z.number().int().optional(),
+  causation: CausationSchema.optional(),
+});
+export type Breadcrumb = z.infer<typeof BreadcrumbSchema>;
+
+/** The context view: what an LLM (and an executor) reads. `llm_hints` already applied. */
+export interface ContextView {
+  id: string;
+  schema_name: string;
+  title: string;
+  tags: string[];
+  version: number;
+  updated_at: string;
+  context: unknown;
+}
+
+/** One entry of a breadcrumb's history: the record as it was at that version. */
+export type BreadcrumbVersion = Breadcrumb;
+
+/** Turns zod issues into field issues with readable paths like `tags[3]` or `context`. */
+export function toFieldIssues(error: z.ZodError, prefix = ''): FieldIssue[] {
+  return error.issues.map((issue) => ({
+    path: formatPath([...(prefix ? [prefix] : []), ...issue.path]),
+    message: issue.message,
+  }));
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+/** Parses with a schema or throws ValidationError naming every bad field. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ValidationError(toFieldIssues(result.error, prefix));
+  return result.data;
+}
+
+/** JSON with object keys sorted, so equal values serialize identically (checksums, hashes). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value)) ?? 'null';
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    return out;
+  }
+  return value;
+}
+
+export function checksumOf(context: unknown): string {
+  return createHash('sha256').update(canonicalJson(context)).digest('hex');
+}
+
+export function toEpochSeconds(expiresAt: string | number): number {
+  return typeof expiresAt === 'number' ? expiresAt : Math.floor(Date.parse(expiresAt) / 1000);
+}
+
+export function isExpired(record: { expires_at?: number | undefined }, nowMs: number): boolean {
+  return record.expires_at !== undefined && record.expires_at * 1000 <= nowMs;
+}

@@ -1,0 +1,169 @@
+/**
+ * `llm_hints`: how a breadcrumb reads in its *context view* (what LLMs and executors see), as in RCRT.
+ *
+ *   { include?: [paths], exclude?: [paths], transform?: { <key>: rule }, mode?: "replace" | "merge" }
+ *
+ * rules:  { type: "template", template: "Handlebars {{a.b}}" }   rendered with the context as root
+ *         { type: "extract",  value: "$.a[0].b" }                 JSONPath; one match → the value, several → array
+ *         { type: "format",   format: "{a.b} of {c}" }            `{path}` placeholders
+ *         { type: "literal",  literal: <any JSON> }
+ *
+ * Order: transforms are computed from the *stored* context; include then exclude select from it; then
+ * `replace` (the default when there are transforms) answers only the transformed keys, `merge` answers the
+ * selected context with the transformed keys on top. Schema-level defaults come from `schema.def.v1`
+ * breadcrumbs tagged `defines:<schema>`; instance hints win field by field (transform rules key by key).
+ *
+ * Templates are compiled with Handlebars (no HTML escaping: the output is for models, not browsers; prototype
+ * access stays disabled). A rule that fails at read time yields `{ "error": "…" }` under its key instead of
+ * failing the read; rules are validated when written, so this only happens for data written around the API.
+ */
+import Handlebars from 'handlebars';
+import { JSONPath } from 'jsonpath-plus';
+import { z } from 'zod';
+
+const PathSchema = z
+  .string()
+  .min(1)
+  .regex(/^(\$\.)?[^.\s][^\s]*$/, 'expected a dotted path like "a.b" or "$.a.b"');
+
+export const TransformRuleSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.object({
+      type: z.literal('template'),
+      template: z.string().superRefine((template, ctx) => {
+        try {
+          Handlebars.precompile(template);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: `invalid Handlebars template: ${(error as Error).message}` });
+        }
+      }),
+    }),
+    z.object({
+      type: z.literal('extract'),
+      value: z.string().regex(/^\$/, 'expected a JSONPath expression starting with "$"'),
+    }),
+    z.object({ type: z.literal('format'), format: z.string() }),
+    z.object({ type: z.literal('literal'), literal: z.unknown() }),
+  ],
+  { error: 'expected a rule with type "template", "extract", "format" or "literal"' },
+);
+export type TransformRule = z.infer<typeof TransformRuleSchema>;
+
+export const LlmHintsSchema = z
+  .object({
+    include: z.array(PathSchema).optional(),
+    exclude: z.array(PathSchema).optional(),
+    transform: z.record(z.string().min(1), TransformRuleSchema).optional(),
+    mode: z.enum(['replace', 'merge']).optional(),
+  })
+  .strict();
+export type LlmHints = z.infer<typeof LlmHintsSchema>;
+
+/** Instance hints win over schema defaults, field by field; transform rules merge key by key. */
+export function mergeHints(schemaDefaults: LlmHints | undefined, instance: LlmHints | undefined): LlmHints | undefined {
+  if (!schemaDefaults) return instance;
+  if (!instance) return schemaDefaults;
+  const transform =
+    schemaDefaults.transform || instance.transform
+      ? { ...schemaDefaults.transform, ...instance.transform }
+      : undefined;
+  return {
+    ...(instance.include ?? schemaDefaults.include ? { include: instance.include ?? schemaDefaults.include } : {}),
+    ...(instance.exclude ?? schemaDefaults.exclude ? { exclude: instance.exclude ?? schemaDefaults.exclude } : {}),
+    ...(transform ? { transform } : {}),
+    ...(instance.mode ?? schemaDefaults.mode ? { mode: instance.mode ?? schemaDefaults.mode } : {}),
+  };
+}
+
+/** Applies hints to a stored context. Pure; never throws for a valid LlmHints value. */
+export function applyLlmHints(context: Record<string, unknown>, hints: LlmHints | undefined): unknown {
+  if (!hints) return context;
+  let selected: Record<string, unknown> = context;
+  if (hints.include) selected = pick(context, hints.include);
+  if (hints.exclude) selected = omit(selected, hints.exclude);
+  if (!hints.transform || Object.keys(hints.transform).length === 0) return selected;
+
+  const transformed: Record<string, unknown> = {};
+  for (const [key, rule] of Object.entries(hints.transform)) transformed[key] = applyRule(rule, context);
+  const mode = hints.mode ?? 'replace';
+  return mode === 'merge' ? { ...selected, ...transformed } : transformed;
+}
+
+function applyRule(rule: TransformRule, context: Record<string, unknown>): unknown {
+  try {
+    switch (rule.type) {
+      case 'literal':
+        return rule.literal;
+      case 'format':
+        return rule.format.replace(/\{([^{}\s]+)\}/g, (_, path: string) => stringify(getPath(context, path)));
+      case 'extract': {
+        const result: unknown = JSONPath({ path: rule.value, json: context as object, wrap: true, eval: 'safe' });
+        const matches = Array.isArray(result) ? result : [];
+        return matches.length === 1 ? matches[0] : matches.length === 0 ? null : matches;
+      }
+      case 'template':
+        return compileTemplate(rule.template)(context);
+    }
+  } catch (error) {
+    return { error: `${rule.type} rule failed: ${(error as Error).message}` };
+  }
+}
+
+const templateCache = new Map<string, Handlebars.TemplateDelegate>();
+function compileTemplate(template: string): Handlebars.TemplateDelegate {
+  let compiled = templateCache.get(template);
+  if (!compiled) {
+    compiled = Handlebars.compile(template, { noEscape: true, strict: false });
+    if (templateCache.size > 500) templateCache.clear();
+    templateCache.set(template, compiled);
+  }
+  return compiled;
+}
+
+function stringify(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function splitPath(path: string): string[] {
+  return (path.startsWith('$.') ? path.slice(2) : path).split('.');
+}
+
+export function getPath(value: unknown, path: string): unknown {
+  let current = value;
+  for (const part of splitPath(path)) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[part];
+  }
+  return current;
+}
+
+function pick(context: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const path of paths) {
+    const value = getPath(context, path);
+    if (value === undefined) continue;
+    const parts = splitPath(path);
+    let target = out;
+    for (const part of parts.slice(0, -1)) {
+      const next = target[part];
+      target = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : (target[part] = {});
+    }
+    target[parts[parts.length - 1] as string] = value;
+  }
+  return out;
+}
+
+function omit(context: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  const out = structuredClone(context);
+  for (const path of paths) {
+    const parts = splitPath(path);
+    let target: unknown = out;
+    for (const part of parts.slice(0, -1)) {
+      target = target !== null && typeof target === 'object' ? (target as Record<string, unknown>)[part] : undefined;
+    }
+    if (target !== null && typeof target === 'object') delete (target as Record<string, unknown>)[parts.at(-1) as string];
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+/**
+ * Serves the API Lambda handler on a local port, playing API Gateway HTTP API's part: it turns requests into
+ * payload-2.0 events, checks the bearer token as the JWT authorizer would (every route but /health), and passes the
+ * caller's claims in `requestContext.authorizer.jwt.claims`.
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
+
+/** API Gateway's own payload limit; the handler enforces crumbs' smaller limit with a 413 of its own. */
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+
+export interface LocalApiServer {
+  readonly endpoint: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export async function startLocalApiServer(options: {
+  port: number;
+  host: string;
+  token: string;
+  workspacesClaim: string;
+  handler: (event: HttpEvent) => Promise<HttpResult>;
+  log?: (line: string) => void;
+}): Promise<LocalApiServer> {
+  const expected = Buffer.from(`Bearer ${options.token}`);
+  const server: Server = createServer((req, res) => {
+    serve(req, res).catch((error: unknown) => {
+      options.log?.(`api: ${(error as Error).stack ?? String(error)}`);
+      if (!res.headersSent) send(res, { statusCode: 500, headers: {}, body: '' });
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_REQUEST_BYTES) {
+        send(res, problem(413, 'Payload too large', 'the request body is larger than 10 MB'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
+
+    let claims: Record<string, string> | undefined;
+    if (url.pathname !== '/health') {
+      const given = Buffer.from(headers.authorization ?? '');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        send(res, problem(401, 'Unauthorized', 'missing or invalid bearer token (Authorization: Bearer <token>)'));
+        return;
+      }
+      claims = { sub: 'local', [options.workspacesClaim]: '*' };
+    }
+
+    const query: Record<string, string> = {};
+    for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+    const now = new Date();
+    const event: HttpEvent = {
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: url.pathname,
+      rawQueryString: url.search.slice(1),
+      headers,
+      queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
+      requestContext: {
+        accountId: '000000000000',
+        apiId: 'local',
+        domainName: headers.host ?? 'localhost',
+        domainPrefix: 'local',
+        http: {
+          method: req.method ?? 'GET',
+          path: url.pathname,
+          protocol: `HTTP/${req.httpVersion}`,
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          userAgent: headers['user-agent'] ?? '',
+        },
+        requestId: randomUUID(),
+        routeKey: '$default',
+        stage: '$default',
+        time: now.toUTCString(),
+        timeEpoch: now.getTime(),
+        ...(claims ? { authorizer: { principalId: 'local', integrationLatency: 0, jwt: { claims, scopes: [] } } } : {}),
+      },
+      body: chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
+      isBase64Encoded: false,
+    };
+    send(res, await options.handler(event));
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    endpoint: `http://${options.host}:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function send(res: ServerResponse, result: HttpResult): void {
+  res.writeHead(result.statusCode, result.headers);
+  res.end(typeof result.body === 'string' ? result.body : '');
+}
+
+function problem(status: number, title: string, detail: string): HttpResult {
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/problem+json' },
+    body: JSON.stringify({ type: `https://crumbs.dev/problems/${status === 401 ? 'unauthorized' : 'payload-too-large'}`, title, status, detail }),
+  };
+}

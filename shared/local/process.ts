@@ -1,0 +1,49 @@
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** Stops a child process: SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+export async function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function waitUntil(
+  check: () => Promise<boolean>,
+  options: { timeoutMs: number; intervalMs: number; what: string },
+): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what}`);
+    await new Promise((r) => setTimeout(r, options.intervalMs));
+  }
+}
+
+export class PortInUseError extends Error {
+  constructor(
+    readonly port: number,
+    readonly purpose: string,
+    readonly flag: string,
+  ) {
+    super(`port ${port} (${purpose}) is already in use: stop whatever listens there, or choose another port with ${flag}`);
+    this.name = 'PortInUseError';
+  }
+}
+
+/** Resolves to `port` when it can be bound on `host`, else throws PortInUseError. Port 0 picks a free port. */
+export function checkPortFree(port: number, host: string, purpose: string, flag: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' || error.code === 'EACCES' ? new PortInUseError(port, purpose, flag) : error),
+    );
+    server.listen(port, host, () => {
+      const address = server.address();
+      const bound = typeof address === 'object' && address ? address.port : port;
+      server.close(() => resolve(bound));
+    });
+  });
+}

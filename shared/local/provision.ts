@@ -1,0 +1,89 @@
+/**
+ * Creates the emulated resources from the topology declaration (idempotently): the table with its indexes, stream
+ * and TTL; the queues with their DLQs and redrive policies. The CDK app builds the AWS ones from the same
+ * declaration (`infra/`).
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { type QueueDeclaration, type TableDeclaration, topology } from '#shared/topology.ts';
+
+export async function ensureTable(client: DynamoDBClient, table: TableDeclaration = topology.table): Promise<string> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: table.name,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: table.partitionKey, AttributeType: 'S' },
+          { AttributeName: table.sortKey, AttributeType: 'S' },
+          ...table.gsis.flatMap((g) => [
+            { AttributeName: g.partitionKey, AttributeType: 'S' as const },
+            { AttributeName: g.sortKey, AttributeType: 'S' as const },
+          ]),
+        ],
+        KeySchema: [
+          { AttributeName: table.partitionKey, KeyType: 'HASH' },
+          { AttributeName: table.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: table.gsis.map((g) => ({
+          IndexName: g.name,
+          KeySchema: [
+            { AttributeName: g.partitionKey, KeyType: 'HASH' },
+            { AttributeName: g.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        })),
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+      }),
+    );
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: table.name,
+        TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  const described = await client.send(new DescribeTableCommand({ TableName: table.name }));
+  const streamArn = described.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${table.name} has no stream`);
+  return streamArn;
+}
+
+export interface ProvisionedQueue {
+  url: string;
+  arn: string;
+  dlqUrl: string;
+  dlqArn: string;
+}
+
+export async function ensureQueue(client: SQSClient, queue: QueueDeclaration): Promise<ProvisionedQueue> {
+  const dlq = await client.send(new CreateQueueCommand({ QueueName: queue.dlqName }));
+  const dlqUrl = dlq.QueueUrl!;
+  const dlqArn = await queueArn(client, dlqUrl);
+  const main = await client.send(
+    new CreateQueueCommand({
+      QueueName: queue.name,
+      Attributes: {
+        VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: String(queue.maxReceiveCount) }),
+      },
+    }),
+  );
+  const url = main.QueueUrl!;
+  return { url, arn: await queueArn(client, url), dlqUrl, dlqArn };
+}
+
+async function queueArn(client: SQSClient, url: string): Promise<string> {
+  const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  const arn = out.Attributes?.QueueArn;
+  if (!arn) throw new Error(`queue ${url} has no ARN`);
+  return arn;
+}

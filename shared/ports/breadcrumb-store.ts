@@ -1,0 +1,62 @@
+import type { Causation } from '#shared/domain/change-event.ts';
+import type {
+  Breadcrumb,
+  ContextView,
+  CreateBreadcrumb,
+  UpdateBreadcrumb,
+} from '#shared/domain/breadcrumb.ts';
+
+export interface Page<T> {
+  items: T[];
+  /** Opaque; pass back as `cursor` for the next page. `null` on the last page. */
+  next_cursor: string | null;
+}
+
+export interface CreateOptions {
+  /** Who writes: `user:<id>`, `agent:<id>`, `tool:<name>`, `system:<name>`. */
+  principal: string;
+  /** A repeated create with the same key (per workspace) returns the original breadcrumb. */
+  idempotencyKey?: string;
+  /** Caller-chosen id (executors derive response ids from the trigger); a ULID otherwise. */
+  id?: string;
+  causation?: Causation;
+}
+
+export interface CreateResult {
+  breadcrumb: Breadcrumb;
+  /** True when an Idempotency-Key or a caller-chosen id matched an earlier create: nothing was written. */
+  replayed: boolean;
+}
+
+export interface UpdateOptions {
+  principal: string;
+  /** If-Match: fail with VersionConflictError unless the stored version is this one. */
+  expectedVersion?: number;
+  causation?: Causation;
+}
+
+export interface ListQuery {
+  workspace: string;
+  schema_name?: string;
+  tag?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** The breadcrumb store: every read and write is scoped to one workspace. */
+export interface BreadcrumbStore {
+  create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult>;
+  get(workspace: string, id: string): Promise<Breadcrumb>;
+  getContextView(workspace: string, id: string): Promise<ContextView>;
+  getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb>;
+  history(workspace: string, id: string, page: { limit: number; cursor?: string }): Promise<Page<Breadcrumb>>;
+  update(workspace: string, id: string, patch: UpdateBreadcrumb, options: UpdateOptions): Promise<Breadcrumb>;
+  delete(workspace: string, id: string, options?: { expectedVersion?: number }): Promise<void>;
+  list(query: ListQuery): Promise<Page<Breadcrumb>>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
