@@ -1,0 +1,425 @@
+/**
+ * A small typed client for the crumbs HTTP API, on the global `fetch`. The CLI uses it, and so can tests,
+ * benchmarks and scripts: one place that knows the routes, the headers and the problem+json error shape.
+ *
+ *   const client = new CrumbsClient({ endpoint: 'http://127.0.0.1:4710', token, workspace: 'default' });
+ *   const crumb = await client.create({ schema_name: 'user.message.v1', context: { text: 'hi' } });
+ *   await client.update(crumb.id, { title: 'greeting' }, { ifMatch: crumb.version });
+ *
+ * Responses are trusted as the API's contract (the server validates what it stores); the client only checks
+ * that a body is JSON where JSON is due. Failures are classified, never swallowed:
+ * - the API answered 4xx/5xx → `ApiProblemError` with the problem+json fields (`type`, `title`, `status`,
+ *   `detail`, `errors[]`); a non-problem error body is folded into the same shape;
+ * - the API could not be reached (refused, DNS, reset, timeout) → `ApiConnectionError` naming the endpoint.
+ */
+import type {
+  Breadcrumb,
+  BreadcrumbVersion,
+  ContextView,
+  CreateBreadcrumbInput,
+  UpdateBreadcrumbInput,
+} from '#shared/domain/breadcrumb.ts';
+
+export type { Breadcrumb, BreadcrumbVersion, ContextView, CreateBreadcrumbInput, UpdateBreadcrumbInput };
+
+export interface ProblemFieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** RFC 9457 problem details as the crumbs API answers them. */
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail?: string;
+  readonly errors?: readonly ProblemFieldError[];
+  readonly [extension: string]: unknown;
+}
+
+export interface Page<T> {
+  readonly items: T[];
+  readonly next_cursor: string | null;
+}
+
+export interface ListQuery {
+  readonly schema_name?: string;
+  readonly tag?: string;
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+export interface HistoryQuery {
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+export interface Health {
+  readonly status: string;
+  readonly local?: Record<string, string>;
+  readonly [key: string]: unknown;
+}
+
+export interface RequestOptions {
+  /** Aborts the request (combined with the client's timeout). */
+  readonly signal?: AbortSignal;
+}
+
+export interface CreateOptions extends RequestOptions {
+  /** A repeated create with the same key answers the original breadcrumb instead of making a second one. */
+  readonly idempotencyKey?: string;
+}
+
+export interface UpdateOptions extends RequestOptions {
+  /** Expected current version: the update applies only if the stored version is this one (else 412). */
+  readonly ifMatch?: number;
+}
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface CrumbsClientOptions {
+  /** Base URL of the API, e.g. `http://127.0.0.1:4710` or an API Gateway stage URL. */
+  readonly endpoint: string;
+  /** Bearer token; without it only `/health` answers. */
+  readonly token?: string | undefined;
+  /** @default 'default' */
+  readonly workspace?: string | undefined;
+  /** @default globalThis.fetch */
+  readonly fetch?: FetchLike | undefined;
+  /** Per-request timeout. @default 30000 */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** Base of the client's errors. */
+export abstract class CrumbsClientError extends Error {
+  /** Whether trying the same request again may succeed. */
+  abstract readonly retriable: boolean;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The API answered with an error status. Carries the problem+json body. */
+export class ApiProblemError extends CrumbsClientError {
+  readonly problem: Problem;
+  readonly method: string;
+  readonly url: string;
+
+  constructor(problem: Problem, request: { method: string; url: string }) {
+    super(problem.detail ? `${problem.title}: ${problem.detail}` : problem.title);
+    this.problem = problem;
+    this.method = request.method;
+    this.url = request.url;
+  }
+
+  get status(): number {
+    return this.problem.status;
+  }
+  get type(): string {
+    return this.problem.type;
+  }
+  get title(): string {
+    return this.problem.title;
+  }
+  get detail(): string | undefined {
+    return this.problem.detail;
+  }
+  get errors(): readonly ProblemFieldError[] {
+    return this.problem.errors ?? [];
+  }
+  get retriable(): boolean {
+    return this.problem.status === 429 || this.problem.status >= 500;
+  }
+}
+
+/** The API could not be reached at all: nothing listens, DNS failed, the connection broke or timed out. */
+export class ApiConnectionError extends CrumbsClientError {
+  readonly retriable = true;
+  readonly endpoint: string;
+  /** The system error code when there is one (`ECONNREFUSED`, `ENOTFOUND`, `TIMEOUT`, …). */
+  readonly code: string | undefined;
+
+  constructor(endpoint: string, code: string | undefined, options?: { cause?: unknown }) {
+    super(describeConnectionFailure(endpoint, code), options);
+    this.endpoint = endpoint;
+    this.code = code;
+  }
+}
+
+/** The API answered 2xx with a body that is not what the route promises (not JSON, or not an object). */
+export class ApiResponseError extends CrumbsClientError {
+  readonly retriable = false;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export class CrumbsClient {
+  readonly endpoint: string;
+  readonly workspace: string;
+  readonly #token: string | undefined;
+  readonly #fetch: FetchLike;
+  readonly #timeoutMs: number;
+
+  constructor(options: CrumbsClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.endpoint);
+    } catch (cause) {
+      throw new TypeError(`invalid endpoint ${JSON.stringify(options.endpoint)}: expected an http(s) URL`, {
+        cause,
+      });
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new TypeError(`invalid endpoint ${JSON.stringify(options.endpoint)}: expected an http(s) URL`);
+    }
+    this.endpoint = options.endpoint.replace(/\/+$/, '');
+    this.workspace = options.workspace ?? 'default';
+    this.#token = options.token || undefined;
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** The same client for another workspace. */
+  withWorkspace(workspace: string): CrumbsClient {
+    return new CrumbsClient({
+      endpoint: this.endpoint,
+      token: this.#token,
+      workspace,
+      fetch: this.#fetch,
+      timeoutMs: this.#timeoutMs,
+    });
+  }
+
+  health(options: RequestOptions = {}): Promise<Health> {
+    return this.#json<Health>('GET', '/health', { ...options, auth: false });
+  }
+
+  create(input: CreateBreadcrumbInput, options: CreateOptions = {}): Promise<Breadcrumb> {
+    const headers: Record<string, string> = {};
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    return this.#json<Breadcrumb>('POST', this.#crumbs(), { ...options, body: input, headers });
+  }
+
+  /** The context view (`llm_hints` applied). */
+  get(id: string, options: RequestOptions = {}): Promise<ContextView> {
+    return this.#json<ContextView>('GET', this.#crumbs(id), options);
+  }
+
+  /** The full view: the stored record. */
+  getFull(id: string, options: RequestOptions = {}): Promise<Breadcrumb> {
+    return this.#json<Breadcrumb>('GET', this.#crumbs(id, 'full'), options);
+  }
+
+  /** The full record as it was at `version`. */
+  getVersion(id: string, version: number, options: RequestOptions = {}): Promise<BreadcrumbVersion> {
+    return this.#json<BreadcrumbVersion>('GET', this.#crumbs(id, 'versions', String(version)), options);
+  }
+
+  update(id: string, patch: UpdateBreadcrumbInput, options: UpdateOptions = {}): Promise<Breadcrumb> {
+    const headers: Record<string, string> = {};
+    if (options.ifMatch !== undefined) headers['if-match'] = String(options.ifMatch);
+    return this.#json<Breadcrumb>('PATCH', this.#crumbs(id), { ...options, body: patch, headers });
+  }
+
+  async delete(id: string, options: RequestOptions = {}): Promise<void> {
+    await this.#request('DELETE', this.#crumbs(id), options);
+  }
+
+  /** One page, newest first. */
+  list(query: ListQuery = {}, options: RequestOptions = {}): Promise<Page<Breadcrumb>> {
+    return this.#json<Page<Breadcrumb>>('GET', this.#crumbs() + queryString(query), options);
+  }
+
+  /** Every page, following `next_cursor`; `query.limit` is the page size. */
+  listAll(
+    query: ListQuery = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<Breadcrumb[], void, undefined> {
+    return paginate(
+      (cursor) => this.list({ ...query, ...(cursor ? { cursor } : {}) }, options),
+      query.cursor,
+    );
+  }
+
+  /** Versions of one breadcrumb, newest first. */
+  history(
+    id: string,
+    query: HistoryQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Page<BreadcrumbVersion>> {
+    return this.#json<Page<BreadcrumbVersion>>(
+      'GET',
+      this.#crumbs(id, 'history') + queryString(query),
+      options,
+    );
+  }
+
+  historyAll(
+    id: string,
+    query: HistoryQuery = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<BreadcrumbVersion[], void, undefined> {
+    return paginate(
+      (cursor) => this.history(id, { ...query, ...(cursor ? { cursor } : {}) }, options),
+      query.cursor,
+    );
+  }
+
+  #crumbs(...segments: string[]): string {
+    const parts = ['v1', 'workspaces', this.workspace, 'breadcrumbs', ...segments];
+    return `/${parts.map(encodeURIComponent).join('/')}`;
+  }
+
+  async #json<T>(method: string, path: string, options: InternalOptions): Promise<T> {
+    const response = await this.#request(method, path, options);
+    const text = await response.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (cause) {
+      throw new ApiResponseError(
+        `${method} ${path} answered ${response.status} with a body that is not JSON`,
+        {
+          cause,
+        },
+      );
+    }
+    if (body === null || typeof body !== 'object') {
+      throw new ApiResponseError(
+        `${method} ${path} answered ${response.status} with JSON that is not an object`,
+      );
+    }
+    // The shape is the API's contract (see the header comment); the server validated what it stored.
+    return body as T;
+  }
+
+  async #request(method: string, path: string, options: InternalOptions): Promise<Response> {
+    const url = this.endpoint + path;
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    if (options.auth !== false && this.#token) headers.authorization = `Bearer ${this.#token}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+
+    let response: Response;
+    try {
+      response = await this.#fetch(url, { method, headers, ...(body !== undefined ? { body } : {}), signal });
+    } catch (error) {
+      if (options.signal?.aborted) throw error; // the caller cancelled: not a connection problem
+      throw new ApiConnectionError(this.endpoint, timeout.aborted ? 'TIMEOUT' : systemErrorCode(error), {
+        cause: error,
+      });
+    }
+    if (!response.ok) throw new ApiProblemError(await readProblem(response), { method, url });
+    return response;
+  }
+}
+
+interface InternalOptions extends RequestOptions {
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+  readonly auth?: boolean;
+}
+
+async function* paginate<T>(
+  fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
+  firstCursor: string | undefined,
+): AsyncGenerator<T[], void, undefined> {
+  const seen = new Set<string>();
+  let cursor = firstCursor;
+  for (;;) {
+    const page = await fetchPage(cursor);
+    yield page.items;
+    if (!page.next_cursor) return;
+    // A server that hands out the same cursor twice would loop forever; stop loudly instead.
+    if (seen.has(page.next_cursor)) {
+      throw new ApiResponseError(`the API returned the cursor ${JSON.stringify(page.next_cursor)} twice`);
+    }
+    seen.add(page.next_cursor);
+    cursor = page.next_cursor;
+  }
+}
+
+function queryString(query: ListQuery | HistoryQuery): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+/** Reads an error response as problem+json; anything else (a proxy's HTML page, plain text) is folded in. */
+async function readProblem(response: Response): Promise<Problem> {
+  const text = await response.text().catch(() => '');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+    const p = parsed as Record<string, unknown>;
+    const errors = Array.isArray(p.errors)
+      ? p.errors.flatMap((e): ProblemFieldError[] =>
+          e !== null && typeof e === 'object'
+            ? [
+                {
+                  path: String((e as Record<string, unknown>).path ?? ''),
+                  message: String((e as Record<string, unknown>).message ?? ''),
+                },
+              ]
+            : [],
+        )
+      : undefined;
+    const detail =
+      typeof p.detail === 'string' ? p.detail : typeof p.message === 'string' ? p.message : undefined;
+    return {
+      ...p,
+      type: typeof p.type === 'string' ? p.type : 'about:blank',
+      title: typeof p.title === 'string' ? p.title : response.statusText || `HTTP ${response.status}`,
+      status: typeof p.status === 'number' ? p.status : response.status,
+      ...(detail !== undefined ? { detail } : {}),
+      ...(errors ? { errors } : {}),
+    };
+  }
+  const excerpt = text.trim().slice(0, 200);
+  return {
+    type: 'about:blank',
+    title: response.statusText || `HTTP ${response.status}`,
+    status: response.status,
+    ...(excerpt ? { detail: excerpt } : {}),
+  };
+}
+
+/** Node's fetch wraps the socket error: `TypeError('fetch failed', { cause: { code } })`, sometimes aggregated. */
+function systemErrorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
+    const record = current as { code?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof record.code === 'string' && record.code !== 'UND_ERR_SOCKET') return record.code;
+    if (Array.isArray(record.errors) && record.errors.length > 0) current = record.errors[0];
+    else current = record.cause;
+  }
+  return undefined;
+}
+
+function describeConnectionFailure(endpoint: string, code: string | undefined): string {
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `cannot reach the crumbs API at ${endpoint}: connection refused`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `cannot reach the crumbs API at ${endpoint}: host not found`;
+    case 'TIMEOUT':
+      return `the crumbs API at ${endpoint} did not answer in time`;
+    default:
+      return `cannot reach the crumbs API at ${endpoint}${code ? ` (${code})` : ''}`;
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * `crumbs dev` (what `npm start` runs): starts the local stack — DynamoDB Local, SQS, EventBridge and the HTTP
+ * API — prints the endpoints and the token, and runs until SIGINT or SIGTERM, then stops everything.
+ *
+ * The stack module is imported lazily so that every other command starts without loading it. The signal
+ * source and the forced exit come from `CliIo`, so tests drive shutdown without sending real signals.
+ * A second signal during shutdown exits at once (130), for when stopping hangs.
+ */
+import type { LocalStack, LocalStackOptions } from '#shared/local/stack.ts';
+import { type CliIo, type Command, noPositionals, optString, toInt, UsageError } from '../args.ts';
+
+const PORTS = [
+  { flag: 'port', env: 'CRUMBS_PORT', option: 'apiPort', fallback: 4710 },
+  { flag: 'dynamodb-port', env: 'CRUMBS_DYNAMODB_PORT', option: 'dynamodbPort', fallback: 4711 },
+  { flag: 'sqs-port', env: 'CRUMBS_SQS_PORT', option: 'sqsPort', fallback: 4712 },
+  { flag: 'eventbridge-port', env: 'CRUMBS_EVENTBRIDGE_PORT', option: 'eventbridgePort', fallback: 4713 },
+] as const;
+
+export const devCommand: Command = {
+  name: 'dev',
+  summary: 'run the local stack (DynamoDB Local, SQS, EventBridge, HTTP API) until Ctrl-C',
+  usage: `Usage: crumbs dev [--port N] [--dynamodb-port N] [--sqs-port N] [--eventbridge-port N]
+                  [--data-dir DIR] [--host H]
+
+Runs crumbs on this machine (no Docker, no AWS account) and prints the API endpoint and token.
+Ctrl-C stops everything; a second Ctrl-C exits at once.
+
+Flags:
+  --port N               HTTP API port (env CRUMBS_PORT, default 4710)
+  --dynamodb-port N      DynamoDB Local port (env CRUMBS_DYNAMODB_PORT, default 4711)
+  --sqs-port N           SQS port (env CRUMBS_SQS_PORT, default 4712)
+  --eventbridge-port N   EventBridge port (env CRUMBS_EVENTBRIDGE_PORT, default 4713)
+  --data-dir DIR         keep DynamoDB data in DIR (default: in memory)
+  --host H               interface to listen on (default 127.0.0.1)
+  --token TOKEN          use this API token (env CRUMBS_TOKEN; default: generated)`,
+  options: {
+    port: { type: 'string' },
+    'dynamodb-port': { type: 'string' },
+    'sqs-port': { type: 'string' },
+    'eventbridge-port': { type: 'string' },
+    'data-dir': { type: 'string' },
+    host: { type: 'string' },
+  },
+  async run(ctx) {
+    noPositionals(ctx);
+    const { io } = ctx;
+    const options: { -readonly [K in keyof LocalStackOptions]: LocalStackOptions[K] } = {
+      log: (line) => io.stderr(`${line}\n`),
+    };
+    for (const port of PORTS) {
+      const flag = optString(ctx.values, port.flag);
+      const fromEnv = io.env[port.env];
+      // 0 asks the system for a free port.
+      if (flag !== undefined) options[port.option] = toInt(flag, `--${port.flag}`, { min: 0, max: 65535 });
+      else if (fromEnv) options[port.option] = toInt(fromEnv, port.env, { min: 0, max: 65535 });
+      else options[port.option] = port.fallback;
+    }
+    const host = optString(ctx.values, 'host');
+    if (host !== undefined) {
+      if (host.trim() === '') throw new UsageError('--host: expected a host name or address');
+      options.host = host;
+    }
+    const dataDir = optString(ctx.values, 'data-dir');
+    if (dataDir !== undefined) options.dataDir = dataDir;
+    if (ctx.global.token !== undefined) options.token = ctx.global.token;
+
+    // Listen before starting: Ctrl-C during startup stops the stack as soon as it is up, and stays ours
+    // throughout, so no signal falls through to Node's default (which would kill us and orphan java).
+    const signals = listenForShutdown(io);
+    try {
+      const { startLocalStack } = await import('#shared/local/stack.ts');
+      let stack: LocalStack;
+      try {
+        stack = await startLocalStack(options);
+      } catch (error) {
+        // Port conflicts, a missing Java, a failed child process: the stack's message says which and what to do.
+        io.stderr(`crumbs dev: ${error instanceof Error ? error.message : String(error)}\n`);
+        return 1;
+      }
+      printReady(io, stack, ctx.global.json);
+      await signals.first;
+      io.stderr('stopping…\n');
+      try {
+        await stack.stop();
+      } catch (error) {
+        io.stderr(`crumbs dev: stopping failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        return 1;
+      }
+      io.stderr('stopped\n');
+      return 0;
+    } finally {
+      signals.unsubscribe();
+    }
+  },
+};
+
+function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
+  const { endpoints, token } = stack;
+  if (json) {
+    io.stdout(`${JSON.stringify({ endpoints, token })}\n`);
+    return;
+  }
+  io.stdout(
+    [
+      'crumbs local stack is ready',
+      `  api          ${endpoints.api}`,
+      `  dynamodb     ${endpoints.dynamodb}`,
+      `  sqs          ${endpoints.sqs}`,
+      `  eventbridge  ${endpoints.eventbridge}`,
+      `  token        ${token}`,
+      '',
+      'In another terminal:',
+      `  export CRUMBS_ENDPOINT=${endpoints.api} CRUMBS_TOKEN=${token}`,
+      '',
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+}
+
+/**
+ * The first SIGINT/SIGTERM resolves `first` (graceful stop); a second one exits at once with 130, for when
+ * stopping hangs.
+ */
+function listenForShutdown(io: CliIo): { first: Promise<NodeJS.Signals>; unsubscribe: () => void } {
+  let count = 0;
+  let resolveFirst: (signal: NodeJS.Signals) => void = () => {};
+  const first = new Promise<NodeJS.Signals>((resolve) => {
+    resolveFirst = resolve;
+  });
+  const subscribe = io.onSignal ?? listenToProcessSignals;
+  const unsubscribe = subscribe((signal) => {
+    count++;
+    if (count === 1) {
+      resolveFirst(signal);
+      return;
+    }
+    io.stderr(`${signal} again: exiting without waiting for the stack to stop\n`);
+    (io.exit ?? ((code: number) => process.exit(code)))(130);
+  });
+  return { first, unsubscribe };
+}
+
+function listenToProcessSignals(handler: (signal: NodeJS.Signals) => void): () => void {
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}

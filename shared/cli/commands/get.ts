@@ -1,0 +1,40 @@
+/** `crumbs get <id> [--full] [--version N]`: one breadcrumb, as the context view, the full record, or a past version. */
+import { type Command, onePositional, optInt, printJson } from '../args.ts';
+import { contextViewText, fullViewText } from './views.ts';
+
+export const getCommand: Command = {
+  name: 'get',
+  summary: 'show a breadcrumb (context view, --full record, or --version N)',
+  usage: `Usage: crumbs get <id> [--full] [--version N]
+
+Shows a breadcrumb. By default the context view (llm_hints applied), as agents see it.
+
+Flags:
+  --full         the full stored record (checksum, authors, hints, causation)
+  --version N    the full record as it was at version N`,
+  options: {
+    full: { type: 'boolean' },
+    version: { type: 'string' },
+  },
+  async run(ctx) {
+    const id = onePositional(ctx, 'breadcrumb id');
+    // `--version` is both the global "print the crumbs version" flag and this command's flag: here a value
+    // makes it a string, and the global meaning only applies without a command.
+    const version = optInt(ctx.values, 'version');
+    const client = ctx.client();
+    if (version !== undefined) {
+      const crumb = await client.getVersion(id, version);
+      if (ctx.global.json) printJson(ctx.io, crumb);
+      else ctx.io.stdout(`${fullViewText(crumb)}\n`);
+    } else if (ctx.values.full === true) {
+      const crumb = await client.getFull(id);
+      if (ctx.global.json) printJson(ctx.io, crumb);
+      else ctx.io.stdout(`${fullViewText(crumb)}\n`);
+    } else {
+      const view = await client.get(id);
+      if (ctx.global.json) printJson(ctx.io, view);
+      else ctx.io.stdout(`${contextViewText(view)}\n`);
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,79 @@
+/** `crumbs ls`: list breadcrumbs newest first, by schema, tag, or both; one page or, with `--all`, every page. */
+import type { Breadcrumb } from '../api-client.ts';
+import { type Command, noPositionals, optInt, optString, printJson } from '../args.ts';
+import { breadcrumbTable } from './views.ts';
+
+export const lsCommand: Command = {
+  name: 'ls',
+  summary: 'list breadcrumbs (newest first)',
+  usage: `Usage: crumbs ls [--schema S] [--tag T] [--limit N] [--cursor C] [--all]
+
+Lists breadcrumbs newest first: id, schema, title, tags, version, updated.
+
+Flags:
+  --schema S     only this schema name
+  --tag T        only breadcrumbs with this tag
+  --limit N      page size (the API's default when absent)
+  --cursor C     continue from a previous page's cursor
+  --all          follow cursors and list every page`,
+  options: {
+    schema: { type: 'string' },
+    tag: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+    all: { type: 'boolean' },
+  },
+  async run(ctx) {
+    noPositionals(ctx);
+    const query = {
+      ...optional('schema_name', optString(ctx.values, 'schema')),
+      ...optional('tag', optString(ctx.values, 'tag')),
+      ...optional('limit', optInt(ctx.values, 'limit')),
+      ...optional('cursor', optString(ctx.values, 'cursor')),
+    };
+    const client = ctx.client();
+    let items: Breadcrumb[];
+    let nextCursor: string | null;
+    if (ctx.values.all === true) {
+      items = [];
+      for await (const page of client.listAll(query)) items.push(...page);
+      nextCursor = null;
+    } else {
+      const page = await client.list(query);
+      items = page.items;
+      nextCursor = page.next_cursor;
+    }
+
+    if (ctx.global.json) {
+      printJson(ctx.io, { items, next_cursor: nextCursor });
+      return 0;
+    }
+    if (items.length === 0) ctx.io.stdout('no breadcrumbs\n');
+    else ctx.io.stdout(`${breadcrumbTable(items)}\n`);
+    if (nextCursor) {
+      ctx.io.stdout(
+        `\nmore: crumbs ls ${nextPageArgs(ctx.values, nextCursor)}   (or --all for every page)\n`,
+      );
+    }
+    return 0;
+  },
+};
+
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
+/** The flags that fetch the next page: the same filters plus the cursor. */
+function nextPageArgs(values: Record<string, unknown>, cursor: string): string {
+  const args: string[] = [];
+  for (const flag of ['schema', 'tag', 'limit'] as const) {
+    const value = values[flag];
+    if (typeof value === 'string') args.push(`--${flag} ${shellQuote(value)}`);
+  }
+  args.push(`--cursor ${shellQuote(cursor)}`);
+  return args.join(' ');
+}
+
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9._:=+/@-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
