@@ -1,0 +1,173 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { type CliIo, main } from '#shared/cli/main.ts';
+import type { LocalStackOptions } from '#shared/local/stack.ts';
+
+const stack = vi.hoisted(() => ({
+  startLocalStack: vi.fn(),
+  stop: vi.fn(async () => {}),
+}));
+
+vi.mock('#shared/local/stack.ts', () => ({ startLocalStack: stack.startLocalStack }));
+
+function harness(env: NodeJS.ProcessEnv = {}) {
+  const out = { stdout: '', stderr: '' };
+  const handlers: ((signal: NodeJS.Signals) => void)[] = [];
+  const exits: number[] = [];
+  const io: CliIo = {
+    stdout: (s) => {
+      out.stdout += s;
+    },
+    stderr: (s) => {
+      out.stderr += s;
+    },
+    env,
+    onSignal: (handler) => {
+      handlers.push(handler);
+      return () => handlers.splice(handlers.indexOf(handler), 1);
+    },
+    exit: (code) => {
+      exits.push(code);
+    },
+  };
+  const signal = (name: NodeJS.Signals) => {
+    for (const handler of [...handlers]) handler(name);
+  };
+  return { io, out, handlers, exits, signal };
+}
+
+const ENDPOINTS = {
+  api: 'http://127.0.0.1:4710',
+  dynamodb: 'http://127.0.0.1:4711',
+  sqs: 'http://127.0.0.1:4712',
+  eventbridge: 'http://127.0.0.1:4713',
+};
+
+beforeEach(() => {
+  stack.stop.mockReset();
+  stack.stop.mockImplementation(async () => {});
+  stack.startLocalStack.mockReset();
+  stack.startLocalStack.mockImplementation(async (options: LocalStackOptions) => {
+    options.log?.('dynamodb local started');
+    return { endpoints: ENDPOINTS, token: 'secret-token', stop: stack.stop };
+  });
+});
+
+/** Waits until the command has printed that it is ready. */
+async function ready(out: { stdout: string }): Promise<void> {
+  await vi.waitFor(() => expect(out.stdout).toContain('Press Ctrl-C to stop.'));
+}
+
+describe('crumbs dev', () => {
+  it('prints the endpoints, the token and an export line, then stops on SIGTERM and exits 0', async () => {
+    const h = harness();
+    const running = main(['dev'], h.io);
+    await ready(h.out);
+    expect(h.out.stdout).toMatch(/^ {2}api\s+http:\/\/127\.0\.0\.1:4710$/m);
+    expect(h.out.stdout).toMatch(/^ {2}dynamodb\s+http:\/\/127\.0\.0\.1:4711$/m);
+    expect(h.out.stdout).toMatch(/^ {2}sqs\s+http:\/\/127\.0\.0\.1:4712$/m);
+    expect(h.out.stdout).toMatch(/^ {2}eventbridge\s+http:\/\/127\.0\.0\.1:4713$/m);
+    expect(h.out.stdout).toMatch(/^ {2}token\s+secret-token$/m);
+    expect(h.out.stdout).toContain('export CRUMBS_ENDPOINT=http://127.0.0.1:4710 CRUMBS_TOKEN=secret-token');
+    expect(h.out.stderr).toContain('dynamodb local started');
+    expect(stack.stop).not.toHaveBeenCalled();
+
+    h.signal('SIGTERM');
+    expect(await running).toBe(0);
+    expect(stack.stop).toHaveBeenCalledTimes(1);
+    expect(h.out.stderr).toContain('stopping…');
+    expect(h.out.stderr).toContain('stopped');
+    expect(h.handlers).toHaveLength(0);
+  });
+
+  it('uses default ports, then env ports, then flag ports, and passes host, data dir and token', async () => {
+    const defaults = harness();
+    const first = main(['dev'], defaults.io);
+    await ready(defaults.out);
+    defaults.signal('SIGINT');
+    await first;
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({ apiPort: 4710, dynamodbPort: 4711, sqsPort: 4712, eventbridgePort: 4713 }),
+    );
+
+    const h = harness({ CRUMBS_PORT: '5710', CRUMBS_SQS_PORT: '5712', CRUMBS_TOKEN: 'env-token' });
+    const second = main(
+      [
+        'dev',
+        '--port',
+        '6710',
+        '--dynamodb-port',
+        '6711',
+        '--host',
+        '0.0.0.0',
+        '--data-dir',
+        '/tmp/crumbs-data',
+      ],
+      h.io,
+    );
+    await ready(h.out);
+    h.signal('SIGINT');
+    expect(await second).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({
+        apiPort: 6710,
+        dynamodbPort: 6711,
+        sqsPort: 5712,
+        eventbridgePort: 4713,
+        host: '0.0.0.0',
+        dataDir: '/tmp/crumbs-data',
+        token: 'env-token',
+      }),
+    );
+  });
+
+  it('prints the start failure and exits 1 when the stack cannot start', async () => {
+    stack.startLocalStack.mockRejectedValueOnce(
+      new Error(
+        'port 4711 (DynamoDB Local) is already in use; pass --dynamodb-port or set CRUMBS_DYNAMODB_PORT',
+      ),
+    );
+    const h = harness();
+    expect(await main(['dev'], h.io)).toBe(1);
+    expect(h.out.stderr).toContain('port 4711 (DynamoDB Local) is already in use');
+    expect(h.out.stdout).toBe('');
+    expect(h.handlers).toHaveLength(0);
+  });
+
+  it('exits at once with 130 on a second signal while stopping hangs', async () => {
+    let finishStop: () => void = () => {};
+    stack.stop.mockImplementation(
+      () =>
+        new Promise<void>((resolve) => {
+          finishStop = resolve;
+        }),
+    );
+    const h = harness();
+    const running = main(['dev'], h.io);
+    await ready(h.out);
+    h.signal('SIGINT');
+    await vi.waitFor(() => expect(stack.stop).toHaveBeenCalled());
+    h.signal('SIGINT');
+    expect(h.exits).toEqual([130]);
+    finishStop();
+    await running;
+  });
+
+  it('rejects a bad port with exit 2 before starting anything', async () => {
+    const h = harness({ CRUMBS_EVENTBRIDGE_PORT: 'abc' });
+    expect(await main(['dev'], h.io)).toBe(2);
+    expect(h.out.stderr).toContain('CRUMBS_EVENTBRIDGE_PORT: expected an integer');
+    const flag = harness();
+    expect(await main(['dev', '--port', '70000'], flag.io)).toBe(2);
+    expect(flag.out.stderr).toContain('--port: expected an integer from 0 to 65535');
+    expect(stack.startLocalStack).not.toHaveBeenCalled();
+  });
+
+  it('prints endpoints and token as one JSON line with --json', async () => {
+    const h = harness();
+    const running = main(['dev', '--json'], h.io);
+    await vi.waitFor(() => expect(h.out.stdout).not.toBe(''));
+    expect(JSON.parse(h.out.stdout)).toEqual({ endpoints: ENDPOINTS, token: 'secret-token' });
+    h.signal('SIGTERM');
+    expect(await running).toBe(0);
+  });
+});
