@@ -121,7 +121,12 @@ function reportFailure(io: CliIo, command: Command, error: unknown): number {
 
 function describeProblem(error: ApiProblemError): string {
   const { status, title, detail } = error;
-  const lines = [`Error ${status}: ${title}${detail && detail !== title ? ` — ${detail}` : ''}`];
+  // A validation detail often just joins the field errors; print them once, one per line.
+  const redundant =
+    detail === undefined ||
+    detail === title ||
+    (error.errors.length > 0 && error.errors.every((e) => detail.includes(e.message)));
+  const lines = [`Error ${status}: ${title}${redundant ? '' : ` — ${detail}`}`];
   for (const issue of error.errors) lines.push(`  ${issue.path || '(body)'}: ${issue.message}`);
   if (status === 401) lines.push('Pass --token or set CRUMBS_TOKEN (`crumbs dev` prints the local token).');
   return lines.join('\n');

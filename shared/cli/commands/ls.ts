@@ -9,6 +9,7 @@ export const lsCommand: Command = {
   usage: `Usage: crumbs ls [--schema S] [--tag T] [--limit N] [--cursor C] [--all]
 
 Lists breadcrumbs newest first: id, schema, title, tags, version, updated.
+Give --schema, --tag, or both (the API lists by schema and/or tag, never a whole workspace).
 
 Flags:
   --schema S     only this schema name

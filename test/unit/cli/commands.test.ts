@@ -217,6 +217,22 @@ describe('crumbs put', () => {
     expect(result.stderr).toContain('tags[0]: a tag cannot be empty');
   });
 
+  it('prints each field error once when the detail only repeats them', async () => {
+    answer = () => ({
+      status: 422,
+      body: {
+        type: 'about:blank',
+        title: 'Unprocessable content',
+        status: 422,
+        detail: 'tags[0]: a tag cannot be empty',
+        errors: [{ path: 'tags[0]', message: 'a tag cannot be empty' }],
+      },
+    });
+    const result = await run(['put', '--schema', 'a.b.v1', '--tag', '', '--context', '{}']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.split('a tag cannot be empty')).toHaveLength(2);
+  });
+
   it('exits 2 without calling the API when the context is not JSON or missing', async () => {
     const bad = await run(['put', '--schema', 'a.b.v1', '--context', '{nope']);
     expect(bad.code).toBe(2);
