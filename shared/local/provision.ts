@@ -13,7 +13,11 @@ import {
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type QueueDeclaration, type TableDeclaration, topology } from '#shared/topology.ts';
 
-export async function ensureTable(client: DynamoDBClient, table: TableDeclaration = topology.table): Promise<string> {
+export async function ensureTable(
+  client: DynamoDBClient,
+  table: TableDeclaration = topology.table,
+): Promise<{ streamArn: string; created: boolean }> {
+  let created = true;
   try {
     await client.send(
       new CreateTableCommand({
@@ -50,11 +54,12 @@ export async function ensureTable(client: DynamoDBClient, table: TableDeclaratio
     );
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
+    created = false;
   }
   const described = await client.send(new DescribeTableCommand({ TableName: table.name }));
   const streamArn = described.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${table.name} has no stream`);
-  return streamArn;
+  return { streamArn, created };
 }
 
 export interface ProvisionedQueue {

@@ -110,6 +110,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       expires_at: input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at),
       version: 1,
       created_at: now.toISOString(),
+      updated_at: now.toISOString(),
       created_by: options.principal,
       updated_by: options.principal,
       causation: options.causation,
@@ -211,6 +212,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
               ? current.expires_at
               : toEpochSeconds(patch.expires_at),
         version: current.version + 1,
+        updated_at: this.clock.now().toISOString(),
         updated_by: options.principal,
         causation: options.causation ?? current.causation,
       });
@@ -326,6 +328,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       expires_at: parsed.expires_at,
       version: previous ? previous.version + 1 : 1,
       created_at: previous?.created_at ?? now,
+      updated_at: now,
       created_by: previous?.created_by ?? parsed.created_by,
       updated_by: parsed.created_by,
       causation: undefined,
@@ -361,8 +364,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   // ---------------------------------------------------------------------------------------------------------
 
-  private buildRecord(fields: Omit<Breadcrumb, 'checksum' | 'updated_at'> & { updated_at?: string }): Breadcrumb {
-    const updatedAt = this.clock.now().toISOString();
+  private buildRecord(fields: Omit<Breadcrumb, 'checksum'>): Breadcrumb {
+    const updatedAt = fields.updated_at;
     const record: Breadcrumb = {
       id: fields.id,
       workspace: fields.workspace,

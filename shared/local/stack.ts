@@ -1,0 +1,180 @@
+/**
+ * The local stack: the real handlers against local AWS endpoints, on one machine, without Docker or an AWS
+ * account. DynamoDB Local (streams on), fauxqs for SQS, crumbs' own EventBridge service, local event-source
+ * mappings, and the HTTP API — all built from the topology declaration the CDK app uses too.
+ *
+ * Handlers are the Lambda modules themselves (`functions/<name>/handler.ts`), imported after the standard AWS
+ * environment variables point the SDK at the local endpoints (`AWS_ENDPOINT_URL_<SERVICE>`): no handler knows it
+ * runs locally.
+ */
+import { randomBytes } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { startFauxqs } from 'fauxqs';
+import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
+import { ENV, topology } from '#shared/topology.ts';
+import { startLocalApiServer } from './api-server.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
+import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
+import { invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
+import type { Poller } from './event-sources/sqs-poller.ts';
+import { checkPortFree } from './process.ts';
+import { ensureTable } from './provision.ts';
+
+export interface LocalStackOptions {
+  host?: string;
+  /** 0 picks a free port (tests). */
+  apiPort?: number;
+  dynamodbPort?: number;
+  sqsPort?: number;
+  eventbridgePort?: number;
+  /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
+  dataDir?: string;
+  /** The bearer token the API accepts; generated when absent. */
+  token?: string;
+  /** Local only: retry failed SQS messages after this many seconds instead of the visibility timeout. */
+  retryDelaySeconds?: number;
+  log?: (line: string) => void;
+}
+
+export interface LocalStack {
+  readonly endpoints: { api: string; dynamodb: string; sqs: string; eventbridge: string };
+  readonly token: string;
+  /** Resolves once the stream has been read up to now (tests and benchmarks use it to wait for routing). */
+  settle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_PORTS = { api: 4710, dynamodb: 4711, sqs: 4712, eventbridge: 4713 } as const;
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const host = options.host ?? '127.0.0.1';
+  const log = options.log ?? (() => undefined);
+  const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
+
+  const apiPort = await checkPortFree(options.apiPort ?? DEFAULT_PORTS.api, host, 'HTTP API', '--port or CRUMBS_PORT');
+  const dynamodbPort = await checkPortFree(
+    options.dynamodbPort ?? DEFAULT_PORTS.dynamodb,
+    host,
+    'DynamoDB Local',
+    '--dynamodb-port or CRUMBS_DYNAMODB_PORT',
+  );
+  const sqsPort = await checkPortFree(options.sqsPort ?? DEFAULT_PORTS.sqs, host, 'SQS (fauxqs)', '--sqs-port or CRUMBS_SQS_PORT');
+  await checkPortFree(
+    options.eventbridgePort ?? DEFAULT_PORTS.eventbridge,
+    host,
+    'EventBridge',
+    '--eventbridge-port or CRUMBS_EVENTBRIDGE_PORT',
+  );
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        log(`stop: ${(error as Error).message}`);
+      }
+    }
+  };
+
+  try {
+    const [ddb, sqs] = await Promise.all([
+      startDynamoDbLocal({ port: dynamodbPort, host, ...(options.dataDir ? { dataDir: options.dataDir } : {}), log }),
+      startFauxqs({ port: sqsPort, host, logger: false }),
+    ]);
+    // If this process dies without stop(), do not leave java behind.
+    const killJava = () => ddb.process.kill('SIGKILL');
+    process.once('exit', killJava);
+    cleanups.push(async () => {
+      process.off('exit', killJava);
+      await ddb.stop();
+    });
+    cleanups.push(() => sqs.stop());
+    const sqsEndpoint = `http://${host}:${sqs.port}`;
+    log(`sqs (fauxqs) ready on ${sqsEndpoint}`);
+    const eventbridgeEndpoint = `http://${host}:${options.eventbridgePort ?? DEFAULT_PORTS.eventbridge}`;
+
+    const endpoints = { dynamodb: ddb.endpoint, sqs: sqsEndpoint, eventbridge: eventbridgeEndpoint };
+    configureEnvironment(endpoints);
+
+    const dynamodb = new DynamoDBClient({});
+    const { streamArn, created } = await ensureTable(dynamodb);
+    dynamodb.destroy();
+
+    const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
+    const publisherHandler = await loadHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
+      '#functions/publisher/handler.ts',
+    );
+
+    const pollers: Poller[] = [];
+    cleanups.push(async () => {
+      await Promise.all(pollers.map((p) => p.stop()));
+    });
+    const streams = new DynamoDBStreamsClient({});
+    const publisher = topology.functions.publisher;
+    const streamPoller = startStreamPoller({
+      client: streams,
+      streamArn,
+      region: LOCAL_REGION,
+      trigger: publisher.trigger,
+      fn: publisher,
+      handler: publisherHandler,
+      startingPosition: created ? 'TRIM_HORIZON' : 'LATEST',
+      log,
+    });
+    pollers.push(streamPoller);
+
+    const api = await startLocalApiServer({
+      port: apiPort,
+      host,
+      token,
+      workspacesClaim: 'crumbs:workspaces',
+      handler: (event) => invoke(apiHandler, event, topology.functions.api),
+      log,
+    });
+    cleanups.push(() => api.stop());
+    log(`http api ready on ${api.endpoint}`);
+
+    return {
+      endpoints: { api: api.endpoint, ...endpoints },
+      token,
+      settle: () => streamPoller.idle(),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Imports a Lambda module (middy-wrapped handlers take an optional third argument; Lambda passes two). */
+async function loadHandler<E, R>(specifier: string): Promise<LambdaHandler<E, R>> {
+  const module = (await import(specifier)) as { handler: unknown };
+  if (typeof module.handler !== 'function') throw new Error(`${specifier} does not export a handler function`);
+  return module.handler as LambdaHandler<E, R>;
+}
+
+/** Points the AWS SDK (in every handler) at the local endpoints, through the SDK's own environment variables. */
+function configureEnvironment(endpoints: { dynamodb: string; sqs: string; eventbridge: string }): void {
+  const env = process.env;
+  env.AWS_REGION = LOCAL_REGION;
+  env.AWS_ACCESS_KEY_ID = LOCAL_CREDENTIALS.accessKeyId;
+  env.AWS_SECRET_ACCESS_KEY = LOCAL_CREDENTIALS.secretAccessKey;
+  delete env.AWS_SESSION_TOKEN;
+  delete env.AWS_PROFILE;
+  env.AWS_ENDPOINT_URL_DYNAMODB = endpoints.dynamodb;
+  env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS = endpoints.dynamodb;
+  env.AWS_ENDPOINT_URL_SQS = endpoints.sqs;
+  env.AWS_ENDPOINT_URL_EVENTBRIDGE = endpoints.eventbridge;
+  env[ENV.tableName] = topology.table.name;
+  env[ENV.busName] = topology.bus.name;
+  env[ENV.ruleNamePrefix] = topology.bus.ruleNamePrefix;
+  env[ENV.localEndpoints] = JSON.stringify(endpoints);
+  env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  env.POWERTOOLS_TRACE_ENABLED ??= 'false';
+}

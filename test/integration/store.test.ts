@@ -1,0 +1,173 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
+import { topology } from '#shared/topology.ts';
+import { api, eventually, localDynamoClient, localStore, uniqueWorkspace } from '../support/local.ts';
+
+interface Recorded {
+  command: string;
+  input: Record<string, unknown>;
+}
+
+/** A store whose DynamoDB client records every command it sends. */
+function recordingStore(): { store: DynamoBreadcrumbStore; sent: Recorded[] } {
+  const sent: Recorded[] = [];
+  const client = DynamoDBDocumentClient.from(localDynamoClient(), { marshallOptions: { removeUndefinedValues: true } });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      sent.push({ command: String(context.commandName), input: args.input as Record<string, unknown> });
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordCommands' },
+  );
+  return { store: localStore(client), sent };
+}
+
+const input = (n: number, tags: string[], schema = 'note.text.v1') => ({
+  schema_name: schema,
+  title: `n${n}`,
+  tags,
+  context: { n },
+});
+
+describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
+  it('reads every list path with bounded Queries and no Scan', async () => {
+    const ws = uniqueWorkspace();
+    const { store, sent } = recordingStore();
+    for (let i = 0; i < 12; i++) {
+      await store.create(ws, input(i, ['t', `t${i % 3}`]), { principal: 'user:test' });
+    }
+    for (const query of [{ schema_name: 'note.text.v1' }, { tag: 't' }, { schema_name: 'note.text.v1', tag: 't' }]) {
+      sent.length = 0;
+      let cursor: string | undefined;
+      let pages = 0;
+      let total = 0;
+      do {
+        const page = await store.list({ workspace: ws, ...query, limit: 5, ...(cursor ? { cursor } : {}) });
+        expect(page.items.length).toBeLessThanOrEqual(5);
+        total += page.items.length;
+        cursor = page.next_cursor ?? undefined;
+        pages++;
+      } while (cursor);
+      expect(total).toBe(12);
+      const commands = sent.map((s) => s.command);
+      expect(commands).not.toContain('ScanCommand');
+      for (const s of sent) {
+        if (s.command === 'QueryCommand') {
+          expect(s.input.Limit).toBe(5);
+          expect(s.input.FilterExpression).toBeUndefined();
+          expect(s.input.KeyConditionExpression).toBe('#pk = :pk');
+        } else {
+          expect(s.command).toBe('BatchGetItemCommand');
+          const keys = (s.input.RequestItems as Record<string, { Keys: unknown[] }>)[topology.table.name]?.Keys ?? [];
+          expect(keys.length).toBeLessThanOrEqual(5);
+        }
+      }
+      // One Query per page; tag listings add one BatchGetItem per page.
+      expect(commands.filter((c) => c === 'QueryCommand').length).toBe(pages);
+    }
+  });
+
+  it('updates with one conditional transaction carrying the version condition', async () => {
+    const ws = uniqueWorkspace();
+    const { store, sent } = recordingStore();
+    const { breadcrumb } = await store.create(ws, input(1, ['a']), { principal: 'user:test' });
+    sent.length = 0;
+    await store.update(ws, breadcrumb.id, { tags: ['b'] }, { principal: 'user:test', expectedVersion: 1 });
+    const writes = sent.filter((s) => s.command !== 'GetItemCommand');
+    expect(writes.map((w) => w.command)).toEqual(['TransactWriteItemsCommand']);
+    const items = writes[0]?.input.TransactItems as { Put?: { ConditionExpression?: string; Item?: { id?: string } } }[];
+    expect(items[0]?.Put?.ConditionExpression).toContain('version = :expected');
+    await expect(
+      store.update(ws, breadcrumb.id, { title: 'x' }, { principal: 'user:test', expectedVersion: 1 }),
+    ).rejects.toBeInstanceOf(VersionConflictError);
+    expect((await store.list({ workspace: ws, tag: 'a', limit: 10 })).items).toEqual([]);
+    expect((await store.list({ workspace: ws, tag: 'b', limit: 10 })).items.map((i) => i.version)).toEqual([2]);
+  });
+
+  it('answers a caller-chosen id that already exists with the original (executor responses)', async () => {
+    const ws = uniqueWorkspace();
+    const store = localStore();
+    const first = await store.create(ws, input(1, []), { principal: 'tool:echo', id: 'resp-1' });
+    const again = await store.create(ws, input(2, []), { principal: 'tool:echo', id: 'resp-1' });
+    expect(first.replayed).toBe(false);
+    expect(again.replayed).toBe(true);
+    expect(again.breadcrumb.context).toEqual({ n: 1 });
+  });
+
+  it('throws NotFoundError for a breadcrumb of another workspace', async () => {
+    const store = localStore();
+    const { breadcrumb } = await store.create(uniqueWorkspace(), input(1, []), { principal: 'user:test' });
+    await expect(store.get(uniqueWorkspace(), breadcrumb.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('plain puts', () => {
+  it('adopts an item written straight into the table: listed, versioned, readable', async () => {
+    const ws = uniqueWorkspace();
+    const ddb = localDynamoClient();
+    await ddb.send(
+      new PutItemCommand({
+        TableName: topology.table.name,
+        Item: {
+          id: { S: 'my-note' },
+          workspace: { S: ws },
+          schema_name: { S: 'note.text.v1' },
+          title: { S: 'written by hand' },
+          tags: { L: [{ S: 'manual' }] },
+          context: { M: { text: { S: 'hello' } } },
+        },
+      }),
+    );
+    const a = api(ws);
+    const adopted = await eventually(async () => {
+      const res = await a.call('GET', '/my-note/full');
+      return res.status === 200 ? res.body : undefined;
+    });
+    expect(adopted).toMatchObject({ id: 'my-note', version: 1, created_by: 'system:plain-put', tags: ['manual'] });
+    expect(((await a.call('GET', '?tag=manual')).body?.items as { id: string }[]).map((i) => i.id)).toEqual(['my-note']);
+
+    // Putting the item again (as a console edit or a second put-item would) makes version 2.
+    await ddb.send(
+      new PutItemCommand({
+        TableName: topology.table.name,
+        Item: {
+          id: { S: 'my-note' },
+          workspace: { S: ws },
+          schema_name: { S: 'note.text.v1' },
+          context: { M: { text: { S: 'changed' } } },
+        },
+      }),
+    );
+    const v2 = await eventually(async () => {
+      const res = await a.call('GET', '/my-note/full');
+      return res.body?.version === 2 ? res.body : undefined;
+    });
+    expect(v2).toMatchObject({ context: { text: 'changed' }, tags: [] });
+    expect(((await a.call('GET', '/my-note/history')).body?.items as { version: number }[]).map((v) => v.version)).toEqual([2, 1]);
+    expect(((await a.call('GET', '?tag=manual')).body?.items as unknown[]).length).toBe(0);
+  });
+
+  it('annotates an invalid plain put with ingest_errors and does not adopt it', async () => {
+    const ws = uniqueWorkspace();
+    const ddb = localDynamoClient();
+    await ddb.send(
+      new PutItemCommand({
+        TableName: topology.table.name,
+        Item: { id: { S: 'broken' }, workspace: { S: ws }, schema_name: { S: 'Not Valid' }, context: { S: 'nope' } },
+      }),
+    );
+    const { GetItemCommand } = await import('@aws-sdk/client-dynamodb');
+    const item = await eventually(async () => {
+      const out = await ddb.send(
+        new GetItemCommand({ TableName: topology.table.name, Key: { id: { S: 'broken' }, workspace: { S: ws } } }),
+      );
+      return out.Item?.ingest_errors ? out.Item : undefined;
+    });
+    const paths = (item.ingest_errors?.L ?? []).map((e) => e.M?.path?.S);
+    expect(paths).toEqual(expect.arrayContaining(['schema_name', 'context']));
+    expect((await api(ws).call('GET', '/broken')).status).toBe(404);
+  });
+});
