@@ -9,6 +9,8 @@
 import type { LocalStack, LocalStackOptions } from '#shared/local/stack.ts';
 import { type CliIo, type Command, noPositionals, optString, toInt, UsageError } from '../args.ts';
 
+// The defaults match `DEFAULT_PORTS` in the stack module; that value is not imported, because importing it
+// would load the whole stack for every command.
 const PORTS = [
   { flag: 'port', env: 'CRUMBS_PORT', option: 'apiPort', fallback: 4710 },
   { flag: 'dynamodb-port', env: 'CRUMBS_DYNAMODB_PORT', option: 'dynamodbPort', fallback: 4711 },
