@@ -242,3 +242,21 @@ describe('HTTP API: bad input', () => {
     expect(body.local.sqs).toBe(localStack().sqs);
   });
 });
+
+describe('HTTP API: PUT with a chosen id', () => {
+  it('creates with the id, replaces on the next PUT, and does nothing for an identical PUT', async () => {
+    const a = api(uniqueWorkspace());
+    const body = { schema_name: 'tool.def.v1', title: 'echo', tags: ['tool'], context: { name: 'echo' } };
+    const created = await a.call('PUT', '/tool-echo', body);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ id: 'tool-echo', version: 1 });
+    const same = await a.call('PUT', '/tool-echo', body);
+    expect(same.status).toBe(200);
+    expect(same.body?.version).toBe(1);
+    const changed = await a.call('PUT', '/tool-echo', { ...body, context: { name: 'echo', description: 'x' } });
+    expect(changed.body?.version).toBe(2);
+    expect((await a.call('PUT', '/tool-echo', { ...body, schema_name: 'agent.def.v1' })).status).toBe(422);
+    expect((await a.call('PUT', '/tool-echo', body, { 'if-none-match': '*' })).status).toBe(412);
+    expect((await a.call('PUT', '/bad%23id', body)).status).toBe(422);
+  });
+});

@@ -6,7 +6,9 @@
  * may use the workspace. Errors are problem+json; nothing a client sends can produce a 5xx.
  */
 import {
+  canonicalJson,
   CreateBreadcrumbSchema,
+  toEpochSeconds,
   LIMITS,
   parseOrThrow,
   UpdateBreadcrumbSchema,
@@ -22,6 +24,8 @@ import {
   PayloadTooLargeError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
+  ValidationError,
+  VersionConflictError,
 } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { type Caller, empty, type HttpRequest, type HttpResult, internalProblem, json, problem } from './http.ts';
@@ -95,6 +99,53 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
       pattern: new RegExp(`${base}/${id}$`),
       methods: {
         GET: async (_req, p) => json(200, await store.getContextView(workspace(p), breadcrumbId(p))),
+        // Create-or-replace with a chosen id: what `crumbs apply` uses so re-applying a file changes nothing new.
+        PUT: async (req, p, caller) => {
+          const id = parseOrThrow(BreadcrumbIdSchema, p.id, 'id');
+          const expectedVersion = ifMatch(req);
+          const input = parseOrThrow(CreateBreadcrumbSchema, parseJsonBody(req));
+          const ws = workspace(p);
+          if (expectedVersion === undefined) {
+            const created = await store.create(ws, input, { principal: caller.principal, id });
+            if (!created.replayed) return json(201, created.breadcrumb, { etag: etag(1) });
+          }
+          if (req.headers['if-none-match'] === '*') {
+            throw new VersionConflictError(0, undefined);
+          }
+          const current = await store.get(ws, id);
+          if (current.schema_name !== input.schema_name) {
+            throw new ValidationError([
+              { path: 'schema_name', message: `is ${current.schema_name} for this breadcrumb and cannot change` },
+            ]);
+          }
+          const replacement = {
+            title: input.title,
+            tags: input.tags,
+            context: input.context,
+            llm_hints: input.llm_hints ?? null,
+            expires_at: input.expires_at === undefined ? null : toEpochSeconds(input.expires_at),
+          };
+          const unchanged =
+            canonicalJson(replacement) ===
+            canonicalJson({
+              title: current.title,
+              tags: current.tags,
+              context: current.context,
+              llm_hints: current.llm_hints ?? null,
+              expires_at: current.expires_at ?? null,
+            });
+          // A PUT of what is already stored is a no-op: no new version, no change event.
+          if (unchanged && (expectedVersion === undefined || expectedVersion === current.version)) {
+            return json(200, current, { etag: etag(current.version) });
+          }
+          const updated = await store.update(
+            ws,
+            id,
+            replacement,
+            { principal: caller.principal, ...(expectedVersion !== undefined ? { expectedVersion } : {}) },
+          );
+          return json(200, updated, { etag: etag(updated.version) });
+        },
         PATCH: async (req, p, caller) => {
           const expectedVersion = ifMatch(req);
           const patch = parseOrThrow(UpdateBreadcrumbSchema, parseJsonBody(req));
