@@ -1,0 +1,26 @@
+/** The rules port: what the rule manager needs from EventBridge to keep one rule per definition. */
+export interface RuleTarget {
+  id: string;
+  arn: string;
+  inputTransformer?: { InputPathsMap: Record<string, string>; InputTemplate: string };
+}
+
+export interface RuleDescription {
+  name: string;
+  arn: string;
+  /** The pattern as stored (JSON text). */
+  pattern: string;
+  state: 'ENABLED' | 'DISABLED';
+  description: string;
+}
+
+export interface RuleRegistry {
+  describe(name: string): Promise<RuleDescription | undefined>;
+  /** Creates or replaces the rule; returns its ARN. */
+  put(rule: { name: string; pattern: string; description: string }): Promise<string>;
+  targets(name: string): Promise<RuleTarget[]>;
+  putTargets(name: string, targets: readonly RuleTarget[]): Promise<void>;
+  removeTargets(name: string, ids: readonly string[]): Promise<void>;
+  delete(name: string): Promise<void>;
+  list(prefix: string): Promise<RuleDescription[]>;
+}
