@@ -18,6 +18,14 @@ export const DEFINITION_SCHEMAS = {
 } as const satisfies Record<string, ExecutorKind>;
 export type DefinitionSchema = keyof typeof DEFINITION_SCHEMAS;
 
+/** Asks the rule manager to reconcile a workspace's rules (`crumbs rules sync`); answered with a result breadcrumb. */
+export const RULES_SYNC_SCHEMA = 'system.rules_sync.v1';
+
+/** The rule manager's own static rule: every change of a definition, and sync requests. */
+export function ruleManagerPattern(): { source: string[]; detail: { schema_name: string[] } } {
+  return { source: ['crumbs'], detail: { schema_name: [...Object.keys(DEFINITION_SCHEMAS), RULES_SYNC_SCHEMA] } };
+}
+
 export interface GsiDeclaration {
   readonly name: string;
   readonly partitionKey: string;
