@@ -35,3 +35,19 @@ export const ApiEnvSchema = TableEnvSchema.extend({
 });
 
 export const PublisherEnvSchema = TableEnvSchema.extend({ [ENV.busName]: z.string().min(1) });
+
+/** JSON object of executor kind → SQS queue ARN (every kind must be present). */
+const executorQueueArns = jsonObject.pipe(
+  z.object({
+    agent: z.string().min(1),
+    tool: z.string().min(1),
+    workflow: z.string().min(1),
+    'context-builder': z.string().min(1),
+  }),
+);
+
+export const RuleManagerEnvSchema = TableEnvSchema.extend({
+  [ENV.busName]: z.string().min(1),
+  [ENV.ruleNamePrefix]: z.string().min(1),
+  [ENV.executorQueueArns]: executorQueueArns,
+});
