@@ -223,6 +223,13 @@ export class CrumbsClient {
     return this.#json<Breadcrumb>('PATCH', this.#crumbs(id), { ...options, body: patch, headers });
   }
 
+  /** Create with a chosen id (201) or replace (200); an identical PUT changes nothing. */
+  put(id: string, input: CreateBreadcrumbInput, options: UpdateOptions = {}): Promise<Breadcrumb> {
+    const headers: Record<string, string> = {};
+    if (options.ifMatch !== undefined) headers['if-match'] = String(options.ifMatch);
+    return this.#json<Breadcrumb>('PUT', this.#crumbs(id), { ...options, body: input, headers });
+  }
+
   async delete(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request('DELETE', this.#crumbs(id), options);
   }
