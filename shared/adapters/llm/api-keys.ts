@@ -1,0 +1,90 @@
+/**
+ * Provider API keys. On AWS (`CRUMBS_SECRET_PREFIX` set) a key is the Secrets Manager secret
+ * `<prefix><provider>` (for example `crumbs/openrouter`), either the bare key or JSON `{"apiKey": "..."}`, read
+ * once and cached for the life of the container. Locally the key comes from the provider's usual environment
+ * variable (`OPENROUTER_API_KEY`, `OPENAI_API_KEY`, ...).
+ */
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+
+export const API_KEY_ENV: Record<string, string> = {
+  openrouter: 'OPENROUTER_API_KEY',
+  openai: 'OPENAI_API_KEY',
+  ollama: 'OLLAMA_API_KEY',
+  'openai-compatible': 'OPENAI_COMPATIBLE_API_KEY',
+};
+
+export interface ApiKeySource {
+  /** The key for a provider, or `undefined` when none is configured. */
+  apiKey(provider: string): Promise<string | undefined>;
+}
+
+let defaultSecretsClient: SecretsManagerClient | undefined;
+
+export class SecretsManagerApiKeys implements ApiKeySource {
+  private readonly cache = new Map<string, Promise<string | undefined>>();
+  private readonly client: SecretsManagerClient;
+
+  constructor(
+    private readonly prefix: string,
+    client?: SecretsManagerClient,
+  ) {
+    defaultSecretsClient ??= client ?? new SecretsManagerClient({});
+    this.client = client ?? defaultSecretsClient;
+  }
+
+  apiKey(provider: string): Promise<string | undefined> {
+    let cached = this.cache.get(provider);
+    if (!cached) {
+      cached = this.read(provider);
+      // A failed read is not cached: the next invocation tries again.
+      cached.catch(() => this.cache.delete(provider));
+      this.cache.set(provider, cached);
+    }
+    return cached;
+  }
+
+  private async read(provider: string): Promise<string | undefined> {
+    const name = `${this.prefix}${provider}`;
+    try {
+      const out = await this.client.send(new GetSecretValueCommand({ SecretId: name }));
+      const text = out.SecretString?.trim();
+      if (!text) return undefined;
+      if (text.startsWith('{')) {
+        const parsed = JSON.parse(text) as Record<string, unknown>;
+        const key = parsed.apiKey ?? parsed.api_key ?? parsed.key;
+        if (typeof key !== 'string') {
+          throw new NonRetriableError(`secret ${name} is JSON without a string "apiKey" field`);
+        }
+        return key;
+      }
+      return text;
+    } catch (error) {
+      if (error instanceof NonRetriableError) throw error;
+      if (error instanceof ResourceNotFoundException) return undefined;
+      throw new RetriableError(`could not read secret ${name}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+}
+
+export class EnvApiKeys implements ApiKeySource {
+  constructor(private readonly env: NodeJS.ProcessEnv = process.env) {}
+
+  async apiKey(provider: string): Promise<string | undefined> {
+    const name = API_KEY_ENV[provider];
+    const value = name === undefined ? undefined : this.env[name];
+    return value?.trim() ? value.trim() : undefined;
+  }
+}
+
+/** Secrets Manager when a secret prefix is configured (AWS), the environment otherwise (local). */
+export function apiKeysFromEnv(env: NodeJS.ProcessEnv = process.env): ApiKeySource {
+  const prefix = env.CRUMBS_SECRET_PREFIX;
+  return prefix ? new SecretsManagerApiKeys(prefix) : new EnvApiKeys(env);
+}

@@ -1,0 +1,69 @@
+/**
+ * The LLM port: one model call, no tool execution. Tools are offered by name, description and JSON Schema; the
+ * model's tool calls come back as data (`toolCalls`) and the caller decides what to do with them — the agent
+ * executor turns each into a `tool.request.v1` breadcrumb and returns (agents never wait inside a Lambda).
+ *
+ * Messages are plain JSON so a conversation can be stored in a breadcrumb (`agent.conversation.v1`) and resumed by
+ * another invocation when the tool responses arrive.
+ */
+
+export interface LlmToolCall {
+  /** Provider-assigned call id; echoed back in the matching tool result. */
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface LlmToolResult {
+  toolCallId: string;
+  toolName: string;
+  /** The tool's output (JSON), or the error text when `isError`. */
+  output: unknown;
+  isError?: boolean;
+}
+
+export type LlmMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: LlmToolCall[] }
+  | { role: 'tool'; results: LlmToolResult[] };
+
+export interface LlmToolSpec {
+  /** The crumbs tool name (may contain `.`; adapters encode names the provider refuses). */
+  name: string;
+  description: string;
+  /** JSON Schema of the tool's input (an object schema). */
+  inputSchema: Record<string, unknown>;
+}
+
+export type LlmFinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
+
+export interface LlmUsage {
+  inputTokens: number | undefined;
+  outputTokens: number | undefined;
+}
+
+export interface LlmRequest {
+  /** `<provider>/<model id>`, e.g. `bedrock/anthropic.claude-3-5-haiku-20241022-v1:0`, `offline/echo`. */
+  model: string;
+  system: string;
+  messages: LlmMessage[];
+  tools?: LlmToolSpec[];
+  temperature?: number;
+  /** Ask for a JSON object matching this JSON Schema (structured output); the text is that JSON. */
+  responseSchema?: Record<string, unknown>;
+  maxOutputTokens?: number;
+  signal?: AbortSignal;
+}
+
+export interface LlmResponse {
+  text: string;
+  toolCalls: LlmToolCall[];
+  finishReason: LlmFinishReason;
+  usage: LlmUsage;
+  /** The provider and model that answered, e.g. `offline/crumbs`. */
+  model: string;
+}
+
+export interface LlmClient {
+  generate(request: LlmRequest): Promise<LlmResponse>;
+}
