@@ -1,0 +1,60 @@
+/** `breadcrumb.search`: lists breadcrumbs by schema and/or tag in the caller's own workspace, newest first. */
+import { NonRetriableError } from '#shared/domain/errors.ts';
+import type { Tool } from './tool.ts';
+
+export interface BreadcrumbSearchInput {
+  schema_name?: string;
+  tag?: string;
+  limit?: number;
+}
+
+export interface BreadcrumbSearchOutput {
+  items: {
+    id: string;
+    schema_name: string;
+    title: string;
+    tags: string[];
+    version: number;
+    updated_at: string;
+    context: unknown;
+  }[];
+}
+
+export const breadcrumbSearchTool: Tool<BreadcrumbSearchInput, BreadcrumbSearchOutput> = {
+  name: 'breadcrumb.search',
+  description:
+    'Lists breadcrumbs of this workspace by schema_name and/or tag, newest first (limit 1-50, default 10).',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      schema_name: { type: 'string', minLength: 1 },
+      tag: { type: 'string', minLength: 1 },
+      limit: { type: 'integer', minimum: 1, maximum: 50 },
+    },
+    additionalProperties: false,
+  },
+  async run(input, ctx) {
+    if (input.schema_name === undefined && input.tag === undefined) {
+      throw new NonRetriableError(
+        'give schema_name, tag or both: searching a whole workspace is not supported',
+      );
+    }
+    const page = await ctx.store.list({
+      workspace: ctx.workspace,
+      limit: input.limit ?? 10,
+      ...(input.schema_name !== undefined ? { schema_name: input.schema_name } : {}),
+      ...(input.tag !== undefined ? { tag: input.tag } : {}),
+    });
+    return {
+      items: page.items.map((b) => ({
+        id: b.id,
+        schema_name: b.schema_name,
+        title: b.title,
+        tags: b.tags,
+        version: b.version,
+        updated_at: b.updated_at,
+        context: b.context,
+      })),
+    };
+  },
+};

@@ -1,0 +1,33 @@
+/**
+ * The built-in tool interface. A tool is a named function with a JSON Schema for its input; the tool executor
+ * validates the request against the definition's `input_schema` and the tool's own `inputSchema`, then calls `run`
+ * with what the tool may touch: its own workspace, its definition's `config`, an abort signal, and the causation
+ * for anything it writes.
+ */
+import type { Causation } from '#shared/domain/change-event.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { Log } from '#shared/ports/log.ts';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolContext {
+  /** The workspace of the tool definition: the only one a tool reads or writes. */
+  workspace: string;
+  store: BreadcrumbStore;
+  /** Aborted at the definition's `timeout_ms` or when the Lambda is about to time out. */
+  signal: AbortSignal;
+  /** The tool definition's `config` (e.g. `allowed_hosts` for `http`). */
+  config: Record<string, unknown>;
+  /** created_by of anything the tool writes, e.g. `tool:echo`. */
+  principal: string;
+  /** Causation for anything the tool writes (caused by the request). */
+  causation: Causation;
+  log: Log;
+}
+
+export interface Tool<I = unknown, O = unknown> {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  run(input: I, ctx: ToolContext): Promise<O>;
+}
