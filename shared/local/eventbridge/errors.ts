@@ -51,7 +51,7 @@ export const busNotFound = (bus: string): EventBridgeError =>
   new EventBridgeError('ResourceNotFoundException', `Event bus ${bus} does not exist.`);
 
 export function invalidEventPattern(reason: string): EventBridgeError {
-  const message = reason.startsWith('Event pattern is not valid')
+  const message = reason.startsWith('Event pattern is not valid. Reason:')
     ? reason
     : `Event pattern is not valid. Reason: ${reason}`;
   return new EventBridgeError('InvalidEventPatternException', message);

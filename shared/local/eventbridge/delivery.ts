@@ -1,0 +1,209 @@
+/**
+ * Delivers matched events to rule targets after the PutEvents response, as EventBridge does. Only SQS queue
+ * targets are supported (`arn:aws:sqs:<region>:<account>:<queue>`); queue URLs come from GetQueueUrl and are
+ * cached. A failed delivery is retried with exponential backoff up to `maxAttempts` (bounded locally; EventBridge
+ * retries for up to 24 hours), then sent to the target's dead-letter queue if it has one, else logged and dropped.
+ */
+import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { targetInput } from './input-transformer.ts';
+import type { Rule, Target } from './state.ts';
+
+export interface DeliveryStats {
+  /** Deliveries to targets that succeeded. */
+  delivered: number;
+  /** Deliveries that failed every attempt. */
+  failed: number;
+  /** Attempts that were retried. */
+  retries: number;
+  /** Failed deliveries sent to a dead-letter queue. */
+  deadLettered: number;
+  /** Deliveries scheduled but not finished. */
+  inFlight: number;
+}
+
+export interface DeliveryOptions {
+  sqsEndpoint: string;
+  region: string;
+  maxAttempts?: number;
+  baseDelayMs?: number;
+  concurrency?: number;
+  log?: (line: string) => void;
+}
+
+export interface Delivery {
+  event: Record<string, unknown>;
+  rule: Rule;
+  target: Target;
+  ingestionTime: string;
+}
+
+interface SqsArn {
+  region: string;
+  account: string;
+  queue: string;
+}
+
+export function parseSqsArn(arn: string): SqsArn | undefined {
+  const m = /^arn:aws[\w-]*:sqs:([^:]+):(\d{12}):([A-Za-z0-9_-]{1,80}(?:\.fifo)?)$/.exec(arn);
+  return m ? { region: m[1]!, account: m[2]!, queue: m[3]! } : undefined;
+}
+
+export class Deliverer {
+  private readonly sqs: SQSClient;
+  private readonly urls = new Map<string, Promise<string>>();
+  private readonly pending = new Set<Promise<void>>();
+  private readonly waiting: Array<() => void> = [];
+  private running = 0;
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly concurrency: number;
+  readonly stats: DeliveryStats = { delivered: 0, failed: 0, retries: 0, deadLettered: 0, inFlight: 0 };
+
+  constructor(private readonly options: DeliveryOptions) {
+    this.sqs = new SQSClient({
+      endpoint: options.sqsEndpoint,
+      region: options.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+    this.maxAttempts = options.maxAttempts ?? 5;
+    this.baseDelayMs = options.baseDelayMs ?? 100;
+    this.concurrency = options.concurrency ?? 64;
+  }
+
+  /** Schedules a delivery; it starts on a later turn of the event loop (after the API response is written). */
+  schedule(delivery: Delivery): void {
+    this.stats.inFlight++;
+    const task = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.run(delivery))
+      .catch((error: unknown) => this.options.log?.(`eventbridge: delivery crashed: ${String(error)}`))
+      .finally(() => {
+        this.stats.inFlight--;
+        this.pending.delete(task);
+      });
+    this.pending.add(task);
+  }
+
+  /** Resolves when no delivery is scheduled or running. */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  close(): void {
+    this.sqs.destroy();
+  }
+
+  private async slot<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running >= this.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running++;
+    try {
+      return await fn();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private async run({ event, rule, target, ingestionTime }: Delivery): Promise<void> {
+    const arn = parseSqsArn(target.Arn);
+    if (!arn) {
+      this.stats.failed++;
+      this.options.log?.(
+        `eventbridge: rule ${rule.Name} target ${target.Id}: ${target.Arn} is not an SQS queue ARN; only SQS targets are delivered locally`,
+      );
+      return;
+    }
+    const body = targetInput(target, event, { ruleArn: rule.Arn, ruleName: rule.Name, ingestionTime });
+    const attempts = Math.min(
+      this.maxAttempts,
+      1 + (target.RetryPolicy?.MaximumRetryAttempts ?? this.maxAttempts),
+    );
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        await this.slot(() => this.send(arn, target.Arn, body, event, target));
+        this.stats.delivered++;
+        return;
+      } catch (error) {
+        lastError = error;
+        this.urls.delete(target.Arn);
+        if (attempt < attempts) {
+          this.stats.retries++;
+          await new Promise((resolve) => setTimeout(resolve, this.baseDelayMs * 2 ** (attempt - 1)));
+        }
+      }
+    }
+    this.stats.failed++;
+    const message = lastError instanceof Error ? lastError.message : String(lastError);
+    const code = lastError instanceof Error ? lastError.name : 'Error';
+    const dlq = target.DeadLetterConfig?.Arn;
+    const dlqArn = dlq === undefined ? undefined : parseSqsArn(dlq);
+    if (dlq !== undefined && dlqArn !== undefined) {
+      try {
+        await this.slot(() =>
+          this.send(dlqArn, dlq, JSON.stringify(event), event, undefined, {
+            RULE_ARN: rule.Arn,
+            TARGET_ARN: target.Arn,
+            ERROR_CODE: code,
+            ERROR_MESSAGE: message,
+          }),
+        );
+        this.stats.deadLettered++;
+        this.options.log?.(
+          `eventbridge: event ${String(event.id)} to ${target.Arn} failed (${message}); sent to ${dlq}`,
+        );
+        return;
+      } catch (error) {
+        this.urls.delete(dlq);
+        this.options.log?.(`eventbridge: dead-letter queue ${dlq} failed: ${(error as Error).message}`);
+      }
+    }
+    this.options.log?.(
+      `eventbridge: dropped event ${String(event.id)} for rule ${rule.Name} target ${target.Id} after ${attempts} attempts: ${message}`,
+    );
+  }
+
+  private queueUrl(arn: SqsArn, key: string): Promise<string> {
+    let url = this.urls.get(key);
+    if (!url) {
+      url = this.sqs.send(new GetQueueUrlCommand({ QueueName: arn.queue })).then((r) => {
+        if (!r.QueueUrl) throw new Error(`no URL for queue ${arn.queue}`);
+        return r.QueueUrl;
+      });
+      url.catch(() => this.urls.delete(key));
+      this.urls.set(key, url);
+    }
+    return url;
+  }
+
+  private async send(
+    arn: SqsArn,
+    key: string,
+    body: string,
+    event: Record<string, unknown>,
+    target: Target | undefined,
+    attributes?: Record<string, string>,
+  ): Promise<void> {
+    const QueueUrl = await this.queueUrl(arn, key);
+    const fifo = arn.queue.endsWith('.fifo');
+    await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl,
+        MessageBody: body,
+        ...(fifo
+          ? {
+              MessageGroupId: target?.SqsParameters?.MessageGroupId ?? 'eventbridge',
+              MessageDeduplicationId: String(event.id),
+            }
+          : {}),
+        ...(attributes
+          ? {
+              MessageAttributes: Object.fromEntries(
+                Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
+              ),
+            }
+          : {}),
+      }),
+    );
+  }
+}
