@@ -46,7 +46,8 @@ beforeAll(async () => {
     retryBaseDelayMs: 1,
     maxDeliveryAttempts: 2,
   });
-  eb = new EventBridgeClient({ endpoint: bridge.endpoint, region, credentials });
+  // maxAttempts 1: the SDK would retry LimitExceededException as throttling.
+  eb = new EventBridgeClient({ endpoint: bridge.endpoint, region, credentials, maxAttempts: 1 });
   sqs = new SQSClient({ endpoint: `http://127.0.0.1:${sqsServer.port}`, region, credentials });
 });
 
