@@ -1,0 +1,73 @@
+/**
+ * Amazon Titan Text Embeddings v2 on Bedrock (`InvokeModel`, `amazon.titan-embed-text-v2:0`), normalized vectors
+ * of 256, 512 or 1024 dimensions. One request per text (the model takes one input per call), run in parallel.
+ */
+import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import type { Embedder } from '#shared/ports/embeddings.ts';
+
+export const TITAN_V2_MODEL_ID = 'amazon.titan-embed-text-v2:0';
+/** Titan v2 accepts up to 8,192 tokens; characters are cut well below that. */
+const MAX_INPUT_CHARS = 20_000;
+const RETRIABLE = new Set([
+  'ThrottlingException',
+  'ServiceUnavailableException',
+  'ModelNotReadyException',
+  'InternalServerException',
+]);
+
+let defaultClient: BedrockRuntimeClient | undefined;
+
+export class TitanEmbedder implements Embedder {
+  readonly model: string;
+  private readonly client: BedrockRuntimeClient;
+
+  constructor(
+    readonly dimensions: 256 | 512 | 1024 = 512,
+    client?: BedrockRuntimeClient,
+  ) {
+    this.model = `bedrock/${TITAN_V2_MODEL_ID}@${dimensions}`;
+    if (client) this.client = client;
+    else {
+      defaultClient ??= new BedrockRuntimeClient({});
+      this.client = defaultClient;
+    }
+  }
+
+  embed(texts: readonly string[], signal?: AbortSignal): Promise<number[][]> {
+    return Promise.all(texts.map((t) => this.embedOne(t, signal)));
+  }
+
+  private async embedOne(text: string, signal: AbortSignal | undefined): Promise<number[]> {
+    const body = JSON.stringify({
+      inputText: text.slice(0, MAX_INPUT_CHARS) || ' ',
+      dimensions: this.dimensions,
+      normalize: true,
+    });
+    try {
+      const out = await this.client.send(
+        new InvokeModelCommand({
+          modelId: TITAN_V2_MODEL_ID,
+          contentType: 'application/json',
+          accept: 'application/json',
+          body,
+        }),
+        signal ? { abortSignal: signal } : {},
+      );
+      const parsed = JSON.parse(new TextDecoder().decode(out.body)) as { embedding?: unknown };
+      if (!Array.isArray(parsed.embedding) || parsed.embedding.length !== this.dimensions) {
+        throw new NonRetriableError(
+          `${TITAN_V2_MODEL_ID} answered without a ${this.dimensions}-dimension embedding`,
+        );
+      }
+      return parsed.embedding.map(Number);
+    } catch (error) {
+      if (error instanceof NonRetriableError) throw error;
+      const name = (error as { name?: string }).name ?? '';
+      const message = `${TITAN_V2_MODEL_ID}: ${(error as Error).message}`;
+      throw RETRIABLE.has(name) || name === 'AbortError'
+        ? new RetriableError(message, { cause: error })
+        : new NonRetriableError(message, { cause: error });
+    }
+  }
+}
