@@ -200,14 +200,28 @@ const TagListSchema = z
   .array(TagSchema, { error: 'expected an array of tags' })
   .min(1, 'list at least one tag, or leave the field out');
 
+const selectorFields = {
+  schema_name: SchemaNameSchema.optional(),
+  any_tags: TagListSchema.optional(),
+  all_tags: TagListSchema.optional(),
+  context_match: z.array(ContextMatchSchema, { error: 'expected an array of matches' }).optional(),
+  role: z.enum(ROLES, { error: 'expected "trigger" or "context"' }).optional(),
+  fetch: FetchSchema.optional(),
+  key: z
+    .string({ error: 'expected a string' })
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'expected an identifier like "tool_results"')
+    .optional(),
+  comment: z.string({ error: 'expected a string' }).optional(),
+};
+
+/** The one shape every selector is normalized to. */
+export const NormalizedSelectorSchema = z.object(selectorFields, { error: 'expected a selector object' });
+
+/** Accepts the seed variants and normalizes them; the output is a `NormalizedSelectorSchema` value. */
 export const SelectorSchema = z
   .object(
     {
-      schema_name: SchemaNameSchema.optional(),
-      any_tags: TagListSchema.optional(),
-      all_tags: TagListSchema.optional(),
-      context_match: z.array(ContextMatchSchema, { error: 'expected an array of matches' }).optional(),
-      role: z.enum(ROLES, { error: 'expected "trigger" or "context"' }).optional(),
+      ...selectorFields,
       fetch: z
         .union([z.enum(FETCH_METHODS), FetchSchema], {
           error: `expected a fetch method (${FETCH_METHODS.join(', ')}) or { method, limit?, nn? }`,
@@ -217,15 +231,10 @@ export const SelectorSchema = z
       limit: PositiveIntSchema.optional(),
       /** Seed variant: accepted, not used. */
       priority: z.number({ error: 'expected a number' }).optional(),
-      key: z
-        .string({ error: 'expected a string' })
-        .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'expected an identifier like "tool_results"')
-        .optional(),
-      comment: z.string({ error: 'expected a string' }).optional(),
     },
     { error: 'expected a selector object' },
   )
-  .transform(({ fetch, limit, priority: _priority, ...rest }) => {
+  .transform(({ fetch, limit, priority: _priority, ...rest }): z.output<typeof NormalizedSelectorSchema> => {
     let normalized: Fetch | undefined = typeof fetch === 'string' ? { method: fetch } : fetch;
     if (limit !== undefined) {
       if (normalized === undefined) normalized = { method: limit === 1 ? 'latest' : 'recent', limit };

@@ -1,0 +1,410 @@
+/**
+ * Definition breadcrumbs: the `context` of `agent.def.v1`, `tool.def.v1`, `workflow.def.v1`, `context.config.v1`,
+ * and the older RCRT agent shape `agent.definition.v1` (seed 002), which is normalized to the agent shape.
+ * `shared/topology.ts` (`DEFINITION_SCHEMAS`) says which executor kind runs each schema.
+ *
+ * Decisions (the seeds leave these open):
+ * - Unknown keys are tolerated and stripped, so annotated RCRT definitions keep loading.
+ * - The identity field (`agent_id`, `name`, `workflow_id`, `consumer_id`) is required: it is the definition's
+ *   principal (`agent:<agent_id>` …), the `created_by` of everything it writes and what its rule excludes.
+ * - `tools` absent on an agent means "any tool of the workspace" (the seeds' agents name tools freely); a list
+ *   restricts the agent to those names.
+ * - A tool without trigger selectors (no `subscriptions`, or only context ones) is triggered by
+ *   `tool.request.v1` breadcrumbs whose `context.tool` is its name, as in the seeds' tools-runner.
+ * - Old-form `triggers[].selector` are triggers even when their schema would infer `context` (seed 002's selector
+ *   has tags only): they are given `role: "trigger"` unless they say otherwise.
+ * - A context builder's `tagged` source is fetched like `recent` (its tags do the filtering).
+ * - Workflow expressions (step `input` strings starting with "=", and `when`) are compiled with JSONata when
+ *   the definition is parsed, so a typo is refused at write time with its path.
+ */
+import jsonata from 'jsonata';
+import { z } from 'zod';
+import type { ExecutorKind } from '../topology.ts';
+import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
+import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
+import { ValidationError } from './errors.ts';
+import {
+  ContextMatchSchema,
+  inferRole,
+  type Selector,
+  type SelectorInput,
+  SelectorSchema,
+  TRIGGER_SCHEMAS,
+} from './selector.ts';
+
+export const DEFAULT_HOP_LIMIT = 16;
+export const DEFAULT_MAX_TOOL_ROUNDS = 8;
+
+/** Names become principals (`agent:<name>`) and rule names: no spaces, no `#` or `/`. */
+const NameSchema = z
+  .string({ error: 'expected a string' })
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+    'expected 1-128 characters: letters, digits, ".", "_", ":" or "-", starting with a letter or digit',
+  );
+
+const JsonSchemaObject = z.record(z.string(), z.unknown(), { error: 'expected a JSON Schema object' });
+
+const HopLimitSchema = z
+  .number({ error: 'expected a whole number' })
+  .int('expected a whole number')
+  .min(1, 'at least 1')
+  .max(256, 'at most 256')
+  .default(DEFAULT_HOP_LIMIT);
+
+const SelectorsSchema = z.array(SelectorSchema, { error: 'expected an array of selectors' });
+
+const SubscriptionsSchema = z.object(
+  { selectors: SelectorsSchema },
+  { error: 'expected { selectors: [...] }' },
+);
+
+// ---------------------------------------------------------------------------------------------------------------
+// agent.def.v1
+
+export const AgentDefinitionSchema = z.object({
+  agent_id: NameSchema,
+  description: z.string().optional(),
+  system_prompt: z.string({ error: 'expected a string' }).optional(),
+  model: z.string({ error: 'expected a model id string' }).min(1).optional(),
+  temperature: z.number({ error: 'expected a number' }).min(0).max(2).optional(),
+  subscriptions: SubscriptionsSchema,
+  /** Tool names the agent may request; absent: any tool of the workspace. */
+  tools: z.array(NameSchema, { error: 'expected an array of tool names' }).optional(),
+  max_tool_rounds: z
+    .number({ error: 'expected a whole number' })
+    .int('expected a whole number')
+    .min(0, 'at least 0')
+    .max(100, 'at most 100')
+    .default(DEFAULT_MAX_TOOL_ROUNDS),
+  response_schema: JsonSchemaObject.optional(),
+  hop_limit: HopLimitSchema,
+});
+export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
+
+/** Seed 002's `agent.definition.v1`: `agent_name`, `triggers: [{ selector }]`, `llm_config`. */
+export const LegacyAgentDefinitionSchema = z
+  .object({
+    agent_name: NameSchema,
+    agent_entity_id: z.string().optional(),
+    description: z.string().optional(),
+    triggers: z.array(z.object({ selector: SelectorSchema }, { error: 'expected { selector: {...} }' }), {
+      error: 'expected an array of { selector }',
+    }),
+    llm_config: z
+      .object({
+        model: z.string().min(1).optional(),
+        system_prompt: z.string().optional(),
+        temperature: z.number().min(0).max(2).optional(),
+        response_schema: JsonSchemaObject.optional(),
+      })
+      .default({}),
+    tools: z.array(NameSchema).optional(),
+    max_tool_rounds: z.number().int().min(0).max(100).default(DEFAULT_MAX_TOOL_ROUNDS),
+    hop_limit: HopLimitSchema,
+  })
+  .transform(
+    (legacy): AgentDefinition => ({
+      agent_id: legacy.agent_name,
+      ...(legacy.description !== undefined ? { description: legacy.description } : {}),
+      ...(legacy.llm_config.system_prompt !== undefined
+        ? { system_prompt: legacy.llm_config.system_prompt }
+        : {}),
+      ...(legacy.llm_config.model !== undefined ? { model: legacy.llm_config.model } : {}),
+      ...(legacy.llm_config.temperature !== undefined ? { temperature: legacy.llm_config.temperature } : {}),
+      ...(legacy.llm_config.response_schema !== undefined
+        ? { response_schema: legacy.llm_config.response_schema }
+        : {}),
+      subscriptions: {
+        selectors: legacy.triggers.map(({ selector }) => ({ ...selector, role: selector.role ?? 'trigger' })),
+      },
+      ...(legacy.tools !== undefined ? { tools: legacy.tools } : {}),
+      max_tool_rounds: legacy.max_tool_rounds,
+      hop_limit: legacy.hop_limit,
+    }),
+  );
+
+// ---------------------------------------------------------------------------------------------------------------
+// tool.def.v1
+
+export const ToolDefinitionSchema = z
+  .object({
+    name: NameSchema,
+    description: z.string().optional(),
+    input_schema: JsonSchemaObject.optional(),
+    output_schema: JsonSchemaObject.optional(),
+    /** A built-in tool name; defaults to `name`. */
+    implementation: NameSchema.optional(),
+    timeout_ms: z
+      .number({ error: 'expected a whole number of milliseconds' })
+      .int('expected a whole number of milliseconds')
+      .min(1, 'at least 1 ms')
+      .max(900_000, 'at most 900000 ms (the Lambda maximum)')
+      .optional(),
+    config: z.record(z.string(), z.unknown(), { error: 'expected an object' }).default({}),
+    subscriptions: SubscriptionsSchema.optional(),
+    hop_limit: HopLimitSchema,
+  })
+  .transform(({ implementation, ...tool }) => ({ ...tool, implementation: implementation ?? tool.name }));
+export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// workflow.def.v1
+
+function checkJsonata(expression: string, ctx: z.RefinementCtx, path: PropertyKey[]): void {
+  try {
+    jsonata(expression);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    ctx.addIssue({ code: 'custom', path, message: `not a valid JSONata expression: ${reason}` });
+  }
+}
+
+function checkExpressions(value: unknown, ctx: z.RefinementCtx, path: PropertyKey[]): void {
+  if (typeof value === 'string') {
+    if (value.startsWith('=')) checkJsonata(value.slice(1), ctx, path);
+  } else if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) checkExpressions(item, ctx, [...path, i]);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) checkExpressions(item, ctx, [...path, key]);
+  }
+}
+
+export const WorkflowStepSchema = z
+  .object({
+    id: z
+      .string({ error: 'expected a string' })
+      .regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, 'expected an identifier like "fetch_page"'),
+    tool: NameSchema,
+    /** Tool input; string values starting with "=" are JSONata expressions over { trigger, context, steps }. */
+    input: z.record(z.string(), z.unknown(), { error: 'expected an object' }).default({}),
+    /** JSONata condition; the step is skipped when it is falsy. A leading "=" is accepted. */
+    when: z.string({ error: 'expected a JSONata expression string' }).min(1).optional(),
+  })
+  .superRefine((step, ctx) => {
+    checkExpressions(step.input, ctx, ['input']);
+    if (step.when !== undefined) {
+      checkJsonata(step.when.startsWith('=') ? step.when.slice(1) : step.when, ctx, ['when']);
+    }
+  });
+
+export const WorkflowDefinitionSchema = z
+  .object({
+    workflow_id: NameSchema,
+    description: z.string().optional(),
+    subscriptions: SubscriptionsSchema,
+    steps: z.array(WorkflowStepSchema, { error: 'expected an array of steps' }).min(1, 'at least one step'),
+    output: z.object({
+      schema_name: SchemaNameSchema,
+      tags: z.array(TagSchema).default([]),
+    }),
+    hop_limit: HopLimitSchema,
+  })
+  .superRefine((workflow, ctx) => {
+    const seen = new Set<string>();
+    workflow.steps.forEach((step, i) => {
+      if (seen.has(step.id)) {
+        ctx.addIssue({ code: 'custom', path: ['steps', i, 'id'], message: `duplicate step id "${step.id}"` });
+      }
+      seen.add(step.id);
+    });
+  });
+export type WorkflowDefinition = z.output<typeof WorkflowDefinitionSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// context.config.v1
+
+export const CONTEXT_SOURCE_METHODS = ['vector', 'recent', 'latest', 'tagged'] as const;
+
+const SourceTagsSchema = z.array(TagSchema).min(1, 'list at least one tag, or leave the field out');
+
+export const ContextSourceSchema = z.object({
+  schema_name: SchemaNameSchema.optional(),
+  method: z.enum(CONTEXT_SOURCE_METHODS, { error: `expected one of ${CONTEXT_SOURCE_METHODS.join(', ')}` }),
+  limit: z.number().int().min(1).max(1000).optional(),
+  nn: z.number().int().min(1).max(1000).optional(),
+  any_tags: SourceTagsSchema.optional(),
+  all_tags: SourceTagsSchema.optional(),
+  context_match: z.array(ContextMatchSchema).optional(),
+  key: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'expected an identifier like "chat_history"')
+    .optional(),
+});
+export type ContextSource = z.output<typeof ContextSourceSchema>;
+
+export const ContextConfigSchema = z.object({
+  consumer_id: NameSchema,
+  update_triggers: SelectorsSchema.min(1, 'at least one update trigger'),
+  sources: z.array(ContextSourceSchema, { error: 'expected an array of sources' }).default([]),
+  output: z.object({
+    schema_name: z.literal('agent.context.v1', { error: 'a context builder writes "agent.context.v1"' }),
+    tags: z.array(TagSchema).default([]),
+  }),
+  formatting: z.object({ max_tokens: z.number().int().min(1).optional() }).optional(),
+  hop_limit: HopLimitSchema,
+});
+export type ContextConfig = z.output<typeof ContextConfigSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parsing and helpers
+
+export type Definition = AgentDefinition | ToolDefinition | WorkflowDefinition | ContextConfig;
+
+export interface DefinitionByKind {
+  agent: AgentDefinition;
+  tool: ToolDefinition;
+  workflow: WorkflowDefinition;
+  'context-builder': ContextConfig;
+}
+
+export type ParsedDefinition = {
+  [K in ExecutorKind]: { kind: K; definition: DefinitionByKind[K] };
+}[ExecutorKind];
+
+const SCHEMAS = {
+  'agent.def.v1': AgentDefinitionSchema,
+  'agent.definition.v1': LegacyAgentDefinitionSchema,
+  'tool.def.v1': ToolDefinitionSchema,
+  'workflow.def.v1': WorkflowDefinitionSchema,
+  'context.config.v1': ContextConfigSchema,
+} as const satisfies Record<DefinitionSchema, z.ZodType>;
+
+export function isDefinitionSchema(schemaName: string): schemaName is DefinitionSchema {
+  return Object.hasOwn(DEFINITION_SCHEMAS, schemaName);
+}
+
+function parseWith<S extends z.ZodType>(schema: S, context: unknown): z.output<S> {
+  const result = schema.safeParse(context);
+  if (!result.success) throw new ValidationError(toFieldIssues(result.error));
+  return result.data;
+}
+
+/**
+ * Parses a definition breadcrumb's `context` by its schema name. Throws ValidationError whose issue paths are
+ * relative to the context, e.g. `subscriptions.selectors[1].context_match[0].op`.
+ */
+export function parseDefinition(schemaName: string, context: unknown): ParsedDefinition {
+  if (!isDefinitionSchema(schemaName)) {
+    throw new ValidationError([
+      {
+        path: 'schema_name',
+        message: `"${schemaName}" is not a definition schema; expected one of ${Object.keys(DEFINITION_SCHEMAS).join(', ')}`,
+      },
+    ]);
+  }
+  switch (schemaName) {
+    case 'agent.def.v1':
+      return { kind: 'agent', definition: parseWith(SCHEMAS['agent.def.v1'], context) };
+    case 'agent.definition.v1':
+      return { kind: 'agent', definition: parseWith(SCHEMAS['agent.definition.v1'], context) };
+    case 'tool.def.v1':
+      return { kind: 'tool', definition: parseWith(SCHEMAS['tool.def.v1'], context) };
+    case 'workflow.def.v1':
+      return { kind: 'workflow', definition: parseWith(SCHEMAS['workflow.def.v1'], context) };
+    case 'context.config.v1':
+      return { kind: 'context-builder', definition: parseWith(SCHEMAS['context.config.v1'], context) };
+  }
+}
+
+/** agent_id / name / workflow_id / consumer_id. */
+export function definitionName(def: Definition): string {
+  if ('agent_id' in def) return def.agent_id;
+  if ('workflow_id' in def) return def.workflow_id;
+  if ('consumer_id' in def) return def.consumer_id;
+  return def.name;
+}
+
+/** The `created_by` of everything the definition writes: `agent:<id>`, `tool:<name>`, … */
+export function definitionPrincipal<K extends ExecutorKind>(kind: K, def: DefinitionByKind[K]): string {
+  return `${kind}:${definitionName(def)}`;
+}
+
+/** A selector with where it sits in the definition, for error paths (`subscriptions.selectors[2]`). */
+export interface SelectorEntry {
+  readonly path: string;
+  readonly selector: Selector;
+}
+
+/** The trigger the seeds' tools-runner used for every tool: a tool.request.v1 naming it. */
+export function defaultToolTrigger(name: string): Selector {
+  return parseWith(SelectorSchema, {
+    schema_name: 'tool.request.v1',
+    context_match: [{ path: '$.tool', op: 'eq', value: name }],
+  } satisfies SelectorInput);
+}
+
+function subscriptionEntries(selectors: readonly Selector[] | undefined): SelectorEntry[] {
+  return (selectors ?? []).map((selector, i) => ({ path: `subscriptions.selectors[${i}]`, selector }));
+}
+
+function narrow<K extends ExecutorKind>(kind: K, def: DefinitionByKind[K]): ParsedDefinition {
+  // The generic pair (kind, def) is one of the union's members by construction.
+  return { kind, definition: def } as ParsedDefinition;
+}
+
+/** The selectors compiled into the definition's rule, with their paths. */
+export function triggerSelectorEntries<K extends ExecutorKind>(
+  kind: K,
+  def: DefinitionByKind[K],
+): SelectorEntry[] {
+  const parsed = narrow(kind, def);
+  switch (parsed.kind) {
+    case 'agent':
+      return subscriptionEntries(parsed.definition.subscriptions.selectors).filter(
+        (e) => inferRole(e.selector) === 'trigger',
+      );
+    case 'workflow':
+      return subscriptionEntries(parsed.definition.subscriptions.selectors).filter(
+        (e) => inferRole(e.selector) === 'trigger',
+      );
+    case 'tool': {
+      const entries = subscriptionEntries(parsed.definition.subscriptions?.selectors).filter(
+        (e) => inferRole(e.selector) === 'trigger',
+      );
+      return entries.length > 0
+        ? entries
+        : [{ path: 'subscriptions', selector: defaultToolTrigger(parsed.definition.name) }];
+    }
+    case 'context-builder':
+      return parsed.definition.update_triggers.map((selector, i) => ({
+        path: `update_triggers[${i}]`,
+        selector,
+      }));
+  }
+}
+
+export function triggerSelectors<K extends ExecutorKind>(kind: K, def: DefinitionByKind[K]): Selector[] {
+  return triggerSelectorEntries(kind, def).map((e) => e.selector);
+}
+
+/** A context builder source as a context selector (`tagged` fetches like `recent`). */
+export function sourceToSelector(source: ContextSource): Selector {
+  const { method, limit, nn, ...routing } = source;
+  return {
+    ...routing,
+    role: 'context',
+    fetch: {
+      method: method === 'tagged' ? 'recent' : method,
+      ...(limit !== undefined ? { limit } : {}),
+      ...(nn !== undefined ? { nn } : {}),
+    },
+  };
+}
+
+/** The selectors fetched when a trigger fires (a context builder's `sources`). */
+export function contextSelectors<K extends ExecutorKind>(kind: K, def: DefinitionByKind[K]): Selector[] {
+  const parsed = narrow(kind, def);
+  switch (parsed.kind) {
+    case 'agent':
+    case 'workflow':
+      return parsed.definition.subscriptions.selectors.filter((s) => inferRole(s) === 'context');
+    case 'tool':
+      return (parsed.definition.subscriptions?.selectors ?? []).filter((s) => inferRole(s) === 'context');
+    case 'context-builder':
+      return parsed.definition.sources.map(sourceToSelector);
+  }
+}
+
+/** Re-exported so callers of this module need not know where trigger schemas are listed. */
+export { TRIGGER_SCHEMAS };
