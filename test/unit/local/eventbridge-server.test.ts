@@ -262,6 +262,26 @@ describe('local EventBridge: delivery', () => {
     expect(error.status).toBe(400);
   });
 
+  it('accepts non-SQS targets but counts their deliveries as failed', async () => {
+    await eb.send(new PutRuleCommand({ Name: 'lambda', EventPattern: pattern('crumbs.lambda') }));
+    await eb.send(
+      new PutTargetsCommand({
+        Rule: 'lambda',
+        Targets: [{ Id: 'fn', Arn: `arn:aws:lambda:${region}:${account}:function:fn` }],
+      }),
+    );
+    const before = bridge.stats();
+    await eb.send(
+      new PutEventsCommand({ Entries: [entry('crumbs.lambda', {}), entry('crumbs.lambda', {})] }),
+    );
+    await bridge.idle();
+    const after = bridge.stats();
+    expect(after.eventsPut - before.eventsPut).toBe(2);
+    expect(after.matched - before.matched).toBe(2);
+    expect(after.failed - before.failed).toBe(2);
+    expect(after.delivered - before.delivered).toBe(0);
+  });
+
   it('sends events that cannot be delivered to the dead-letter queue', async () => {
     const dlq = newQueue();
     await eb.send(new PutRuleCommand({ Name: 'dlq', EventPattern: pattern('crumbs.dlq') }));
