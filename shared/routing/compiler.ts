@@ -1,0 +1,402 @@
+/**
+ * The selector compiler: turns selectors into EventBridge event patterns over the change event
+ * (`shared/domain/change-event.ts`). The compiled pattern is what runs everywhere — in EventBridge on AWS, in the
+ * local EventBridge, and in the executor's re-check (`matchesSelector`) — so a selector has one meaning.
+ *
+ * Mapping (inside `detail`):
+ *   schema_name              → schema_name: [v]
+ *   any_tags                 → tags: [t1, t2]            (an array field matches when any element matches)
+ *   all_tags                 → tag_map: { <encodeTagKey(t)>: [true], … }
+ *   context_match $.a.b op v → context: { a: { b: [...] } }
+ *     eq v            [v]                      (scalars only; EventBridge cannot match objects or arrays exactly)
+ *     ne v            $or: [anything-but v] | [exists: false]   (missing counts as different)
+ *     in [v…]         [v1, v2, …]
+ *     contains_any    [v, {"wildcard": "*v*"}, …]  (equal, or contains the string; for array fields: any element)
+ *     gt/gte/lt/lte   [{"numeric": [op, n]}]; several on one path are merged into one range
+ *     exists b        [{"exists": b}]   (EventBridge: objects and empty arrays do not "exist", only leaf values)
+ *     prefix s        [{"prefix": s}]
+ *
+ * Events whose context was too large to carry (`context_omitted: true`) match any selector whose other fields
+ * match: its context conditions are re-checked by the executor against the stored breadcrumb.
+ *
+ * A selector can need several alternatives (`ne`, the omitted-context case). A rule with several selectors
+ * expands every selector into plain alternatives under one `$or` (no nested `$or`), each carrying its selector's
+ * schema/tag fields.
+ *
+ * Size: EventBridge's default "Event pattern size" quota is 2048 characters (adjustable; PutRule accepts at most
+ * 4096). Patterns are checked against 2048 unless the caller says the account's quota is higher.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson, PrincipalSchema, toFieldIssues, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
+import { CHANGE_SOURCE, DETAIL_TYPES, encodeTagKey, tagMap } from '#shared/domain/change-event.ts';
+import { type FieldIssue, ValidationError } from '#shared/domain/errors.ts';
+import {
+  type ContextMatch,
+  pathSegments,
+  type Selector,
+  type SelectorInput,
+  SelectorSchema,
+} from '#shared/domain/selector.ts';
+import {
+  type CompiledPattern,
+  compileEventPattern,
+  InvalidEventPatternError,
+  MAX_EVENT_PATTERN_LENGTH,
+  validateEventPattern,
+} from './event-pattern.ts';
+
+export { canonicalJson };
+
+/** EventBridge's default quota for the event pattern size, in characters. */
+export const DEFAULT_MAX_PATTERN_LENGTH = 2048;
+
+/** A JSON event pattern (or a fragment of one). */
+export type EventPattern = Record<string, unknown>;
+
+type Matchers = unknown[];
+
+/** One conjunctive alternative for the context: path key → matchers. */
+type ContextAlternative = Map<string, Matchers>;
+
+interface CompiledSelector {
+  /** schema_name / tags / tag_map: shared by every alternative. */
+  readonly base: EventPattern;
+  /** Plain alternatives (no `$or` inside); empty when the selector has no context_match. */
+  readonly alternatives: readonly EventPattern[];
+}
+
+const NUMERIC_SYMBOL = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+type NumericOp = keyof typeof NUMERIC_SYMBOL;
+
+function isNumericOp(op: ContextMatch['op']): op is NumericOp {
+  return op in NUMERIC_SYMBOL;
+}
+
+function escapeWildcard(value: string): string {
+  return value.replace(/[\\*]/g, (c) => `\\${c}`);
+}
+
+function fail(path: string, message: string): never {
+  throw new ValidationError([{ path, message }]);
+}
+
+function parseSelector(selector: SelectorInput | Selector, at: string): Selector {
+  const result = SelectorSchema.safeParse(selector);
+  if (!result.success) throw new ValidationError(toFieldIssues(result.error, at));
+  return result.data;
+}
+
+function join(at: string, field: string): string {
+  return at ? `${at}.${field}` : field;
+}
+
+/** Merges gt/gte/lt/lte on one path into one `numeric` range (the tightest bounds). */
+function numericRange(
+  matches: readonly { op: NumericOp; value: number; index: number }[],
+  at: string,
+  path: string,
+): Matchers {
+  let lower: { symbol: '>' | '>='; n: number } | undefined;
+  let upper: { symbol: '<' | '<='; n: number } | undefined;
+  for (const m of matches) {
+    const symbol = NUMERIC_SYMBOL[m.op];
+    if (symbol === '>' || symbol === '>=') {
+      if (!lower || m.value > lower.n || (m.value === lower.n && symbol === '>'))
+        lower = { symbol, n: m.value };
+    } else if (!upper || m.value < upper.n || (m.value === upper.n && symbol === '<')) {
+      upper = { symbol, n: m.value };
+    }
+  }
+  if (lower && upper) {
+    const empty =
+      lower.n > upper.n || (lower.n === upper.n && (lower.symbol === '>' || upper.symbol === '<'));
+    if (empty) {
+      const last = matches[matches.length - 1];
+      fail(
+        join(at, `context_match[${last?.index ?? 0}]`),
+        `the comparisons on ${path} (${lower.symbol} ${lower.n} and ${upper.symbol} ${upper.n}) can never both hold`,
+      );
+    }
+    return [{ numeric: [lower.symbol, lower.n, upper.symbol, upper.n] }];
+  }
+  const bound = lower ?? upper;
+  return bound ? [{ numeric: [bound.symbol, bound.n] }] : [];
+}
+
+/** The alternatives (each a list of matchers) for one condition. */
+function conditionAlternatives(match: ContextMatch): Matchers[] {
+  switch (match.op) {
+    case 'eq':
+      return [[match.value]];
+    case 'ne':
+      return [[{ 'anything-but': match.value }], [{ exists: false }]];
+    case 'in':
+      return [[...new Set(match.value)]];
+    case 'contains_any': {
+      const matchers: Matchers = [];
+      for (const v of new Set(match.value)) {
+        matchers.push(v);
+        if (typeof v === 'string') matchers.push({ wildcard: `*${escapeWildcard(v)}*` });
+      }
+      return [matchers];
+    }
+    case 'exists':
+      return [[{ exists: match.value }]];
+    case 'prefix':
+      return [[{ prefix: match.value }]];
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return [[{ numeric: [NUMERIC_SYMBOL[match.op], match.value] }]];
+  }
+}
+
+function contextTree(alternative: ContextAlternative): EventPattern {
+  const root: EventPattern = {};
+  for (const [path, matchers] of alternative) {
+    const segments = pathSegments(path);
+    let node = root;
+    for (const segment of segments.slice(0, -1)) {
+      const next = node[segment];
+      if (next === undefined) node[segment] = {};
+      node = node[segment] as EventPattern;
+    }
+    node[segments[segments.length - 1] as string] = matchers;
+  }
+  return root;
+}
+
+function compileContextMatch(matches: readonly ContextMatch[], at: string): EventPattern[] {
+  // Group conditions by path, remembering where each came from for error paths.
+  const groups = new Map<string, { match: ContextMatch; index: number }[]>();
+  matches.forEach((match, index) => {
+    const group = groups.get(match.path);
+    if (group) group.push({ match, index });
+    else groups.set(match.path, [{ match, index }]);
+  });
+
+  // A path and one of its prefixes cannot both be matched: one would need a value, the other an object.
+  const paths = [...groups.keys()];
+  for (const path of paths) {
+    const nested = paths.find((other) => other.startsWith(`${path}.`));
+    if (nested !== undefined) {
+      const index = groups.get(nested)?.[0]?.index ?? 0;
+      fail(
+        join(at, `context_match[${index}].path`),
+        `${nested} lies inside ${path}, which is also matched; EventBridge cannot match a field both as a value and as an object`,
+      );
+    }
+  }
+
+  let alternatives: ContextAlternative[] = [new Map()];
+  for (const [path, group] of groups) {
+    let options: Matchers[];
+    const first = group[0];
+    if (group.length === 1 && first) {
+      options = conditionAlternatives(first.match);
+    } else {
+      const numeric: { op: NumericOp; value: number; index: number }[] = [];
+      for (const { match, index } of group) {
+        if (!isNumericOp(match.op)) {
+          fail(
+            join(at, `context_match[${index}].op`),
+            `several conditions on ${path}: they can only be combined when all are numeric comparisons (gt, gte, lt, lte); use one "in" or split the selector`,
+          );
+        }
+        numeric.push({ op: match.op, value: match.value as number, index });
+      }
+      options = [numericRange(numeric, at, path)];
+    }
+    alternatives = alternatives.flatMap((alt) =>
+      options.map((matchers) => new Map([...alt, [path, matchers]])),
+    );
+  }
+  return alternatives.map((alt) => ({ context: contextTree(alt) }));
+}
+
+function compileParsed(selector: Selector, at: string): CompiledSelector {
+  const base: EventPattern = {};
+  if (selector.schema_name !== undefined) base.schema_name = [selector.schema_name];
+  if (selector.any_tags !== undefined) base.tags = [...new Set(selector.any_tags)];
+  if (selector.all_tags !== undefined) {
+    base.tag_map = Object.fromEntries(selector.all_tags.map((t) => [encodeTagKey(t), [true]]));
+  }
+  const matches = selector.context_match ?? [];
+  if (matches.length === 0) {
+    if (Object.keys(base).length === 0) {
+      fail(
+        at,
+        'a selector must name at least one of schema_name, any_tags, all_tags or context_match; an empty selector would match every change in the workspace',
+      );
+    }
+    return { base, alternatives: [] };
+  }
+  // Too large a context is left out of the event: match it anyway and let the executor re-check.
+  return { base, alternatives: [...compileContextMatch(matches, at), { context_omitted: [true] }] };
+}
+
+function toFragment(compiled: CompiledSelector): EventPattern {
+  const [only, ...rest] = compiled.alternatives;
+  if (only === undefined) return { ...compiled.base };
+  if (rest.length === 0) return { ...compiled.base, ...only };
+  return { ...compiled.base, $or: compiled.alternatives };
+}
+
+function expand(compiled: CompiledSelector): EventPattern[] {
+  if (compiled.alternatives.length === 0) return [{ ...compiled.base }];
+  return compiled.alternatives.map((alt) => ({ ...compiled.base, ...alt }));
+}
+
+function translatePatternError(error: unknown, at: string): never {
+  if (error instanceof InvalidEventPatternError) {
+    throw new ValidationError(
+      [{ path: at, message: `EventBridge would refuse the pattern: ${error.message}` }],
+      undefined,
+      {
+        cause: error,
+      },
+    );
+  }
+  throw error;
+}
+
+/**
+ * The EventBridge pattern fragment for the change event's `detail` object. Accepts raw (unparsed) selectors too;
+ * every problem is a ValidationError whose paths are relative to the selector (`context_match[0].value`).
+ */
+export function compileSelector(selector: SelectorInput | Selector): EventPattern {
+  const fragment = toFragment(compileParsed(parseSelector(selector, ''), ''));
+  try {
+    validateEventPattern({ detail: fragment });
+  } catch (error) {
+    translatePatternError(error, '');
+  }
+  return fragment;
+}
+
+export interface TriggerPatternInput {
+  readonly workspace: string;
+  /** The definition's principal (`agent:helper`); events it created itself never trigger it. */
+  readonly principal: string;
+  readonly selectors: readonly (SelectorInput | Selector)[];
+  /** Where each selector sits in the definition, for error paths; default `selectors[i]`. */
+  readonly selectorPaths?: readonly string[];
+  /** The account's "Event pattern size" quota; default 2048, at most 4096 (the PutRule maximum). */
+  readonly maxPatternLength?: number;
+}
+
+/** The full rule pattern for a definition: its trigger selectors OR-ed, pinned to its workspace, minus itself. */
+export function compileTriggerPattern(input: TriggerPatternInput): EventPattern {
+  const issues: FieldIssue[] = [];
+  const workspace = WorkspaceSchema.safeParse(input.workspace);
+  if (!workspace.success) issues.push(...toFieldIssues(workspace.error, 'workspace'));
+  const principal = PrincipalSchema.safeParse(input.principal);
+  if (!principal.success) issues.push(...toFieldIssues(principal.error, 'principal'));
+  if (input.selectors.length === 0) {
+    issues.push({ path: 'selectors', message: 'no trigger selectors: the definition would never run' });
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+
+  const pathOf = (i: number): string => input.selectorPaths?.[i] ?? `selectors[${i}]`;
+  const compiled = input.selectors.map((selector, i) => {
+    const at = pathOf(i);
+    const result = compileParsed(parseSelector(selector, at), at);
+    try {
+      validateEventPattern({ detail: toFragment(result) });
+    } catch (error) {
+      translatePatternError(error, at);
+    }
+    return result;
+  });
+
+  const detail: EventPattern = {
+    workspace: [input.workspace],
+    created_by: [{ 'anything-but': input.principal }],
+  };
+  const [single, ...others] = compiled;
+  if (single && others.length === 0) {
+    Object.assign(detail, toFragment(single));
+  } else {
+    const seen = new Set<string>();
+    const branches: EventPattern[] = [];
+    for (const c of compiled) {
+      for (const branch of expand(c)) {
+        const key = canonicalJson(branch);
+        if (!seen.has(key)) {
+          seen.add(key);
+          branches.push(branch);
+        }
+      }
+    }
+    if (branches.length === 1) Object.assign(detail, branches[0]);
+    else detail.$or = branches;
+  }
+
+  const pattern: EventPattern = {
+    source: [CHANGE_SOURCE],
+    'detail-type': [DETAIL_TYPES.created, DETAIL_TYPES.updated],
+    detail,
+  };
+  try {
+    validateEventPattern(pattern);
+  } catch (error) {
+    translatePatternError(error, 'selectors');
+  }
+
+  const limit = Math.min(input.maxPatternLength ?? DEFAULT_MAX_PATTERN_LENGTH, MAX_EVENT_PATTERN_LENGTH);
+  const length = JSON.stringify(pattern).length;
+  if (length > limit) {
+    const sizes = compiled.map((c) => JSON.stringify(expand(c)).length);
+    const largest = sizes.reduce((best, size, i) => (size > (sizes[best] ?? 0) ? i : best), 0);
+    throw new ValidationError([
+      {
+        path: pathOf(largest),
+        message: `the compiled event pattern is ${length} characters, over EventBridge's limit of ${limit}; this selector contributes the most (${sizes[largest]} characters): use fewer values or tags, or split the definition`,
+      },
+    ]);
+  }
+  return pattern;
+}
+
+/** sha256 (hex) of the pattern's canonical JSON: equal patterns hash equally whatever their key order. */
+export function patternHash(pattern: unknown): string {
+  return createHash('sha256').update(canonicalJson(pattern)).digest('hex');
+}
+
+/** What `matchesSelector` needs of a breadcrumb (a stored Breadcrumb or a change event's detail fits). */
+export interface SelectorSubject {
+  readonly schema_name: string;
+  readonly tags: readonly string[];
+  readonly context?: Record<string, unknown> | undefined;
+  readonly [field: string]: unknown;
+}
+
+const MATCHER_CACHE_LIMIT = 500;
+const matcherCache = new Map<string, CompiledPattern>();
+
+function matcherFor(selector: SelectorInput | Selector): CompiledPattern {
+  const key = canonicalJson(selector);
+  const cached = matcherCache.get(key);
+  if (cached) return cached;
+  const compiled = compileEventPattern({ detail: compileSelector(selector) });
+  if (matcherCache.size >= MATCHER_CACHE_LIMIT) matcherCache.clear();
+  matcherCache.set(key, compiled);
+  return compiled;
+}
+
+/**
+ * The executor's re-check: does the stored breadcrumb (full context) match the selector? Runs the selector's
+ * compiled pattern on a synthesized change event with the full context and `context_omitted: false`, so the
+ * answer is the one EventBridge would give had the context fitted in the event.
+ */
+export function matchesSelector(selector: SelectorInput | Selector, subject: SelectorSubject): boolean {
+  const detail = {
+    ...subject,
+    tags: [...subject.tags],
+    tag_map: tagMap(subject.tags),
+    context: subject.context ?? {},
+    context_omitted: false,
+  };
+  return matcherFor(selector).matches({ source: CHANGE_SOURCE, 'detail-type': DETAIL_TYPES.updated, detail });
+}
