@@ -23,6 +23,8 @@ export interface ToolContext {
   /** Causation for anything the tool writes (caused by the request). */
   causation: Causation;
   log: Log;
+  /** The executor's assembled context (`trigger` plus one key per context selector), as in the seeds. */
+  context: Record<string, unknown>;
 }
 
 export interface Tool<I = unknown, O = unknown> {

@@ -1,0 +1,148 @@
+/**
+ * Claims: at most one live execution per (executor, trigger id, trigger version), so duplicate deliveries do not
+ * run twice at once and a finished trigger is not run again.
+ *
+ * A claim is an item in the breadcrumbs table (`#claim#<executor>#<trigger id>@<version>`, `kind: claim`; see
+ * `shared/adapters/dynamodb/table-design.md`). Acquiring is one conditional put that succeeds when there is no
+ * claim yet, or when the claim is still `running` but its lease has run out (the worker that held it crashed or
+ * timed out). Completing sets `done`. The lease is the function timeout: a live worker cannot still be running
+ * after it. Exactly-once *responses* come from deterministic output ids (pipeline.ts); the claim keeps work from
+ * being repeated while another worker is on it and lets a finished trigger be skipped cheaply.
+ */
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { defaultDocumentClient, translate } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { KIND } from '#shared/adapters/dynamodb/items.ts';
+import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
+
+export interface ClaimKey {
+  workspace: string;
+  /** The definition id. */
+  executor: string;
+  triggerId: string;
+  triggerVersion: number;
+}
+
+export type ClaimOutcome =
+  | {
+      status: 'acquired';
+      token: string /** A previous holder's lease ran out: this is a re-execution. */;
+      takeover: boolean;
+    }
+  | { status: 'done' }
+  | { status: 'busy'; leaseUntil: number };
+
+/** The claims port (DynamoDB below; tests may fake it). */
+export interface Claims {
+  acquire(key: ClaimKey, leaseMs: number): Promise<ClaimOutcome>;
+  complete(key: ClaimKey, token: string): Promise<void>;
+  /** Gives a claim up early (a retriable failure), so the retry need not wait for the lease. */
+  release(key: ClaimKey, token: string): Promise<void>;
+}
+
+/** Claims are kept a week: long past any SQS retention, so a late redelivery still finds `done`. */
+const CLAIM_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+export function claimId(key: ClaimKey): string {
+  return `#claim#${key.executor}#${key.triggerId}@${key.triggerVersion}`;
+}
+
+export class DynamoClaims implements Claims {
+  private readonly client: DynamoDBDocumentClient;
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly tableName: string,
+    options: { client?: DynamoDBDocumentClient; clock?: Clock } = {},
+  ) {
+    this.client = options.client ?? defaultDocumentClient();
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async acquire(key: ClaimKey, leaseMs: number): Promise<ClaimOutcome> {
+    const now = this.clock.now().getTime();
+    const token = randomUUID();
+    const dbKey = { id: claimId(key), workspace: key.workspace };
+    try {
+      const previous = await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...dbKey,
+            kind: KIND.claim,
+            state: 'running',
+            token,
+            lease_until: now + leaseMs,
+            claimed_at: new Date(now).toISOString(),
+            expires_at: Math.floor(now / 1000) + CLAIM_TTL_SECONDS,
+          },
+          ConditionExpression: 'attribute_not_exists(id) OR (#state = :running AND lease_until < :now)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':running': 'running', ':now': now },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return { status: 'acquired', token, takeover: previous.Attributes !== undefined };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
+    }
+    const current = await this.client
+      .send(new GetCommand({ TableName: this.tableName, Key: dbKey, ConsistentRead: true }))
+      .catch((error: unknown) => {
+        throw translate(error);
+      });
+    if (current.Item?.state === 'done') return { status: 'done' };
+    // Running under someone else's live lease (or it vanished between the two calls: let the retry decide).
+    return { status: 'busy', leaseUntil: Number(current.Item?.lease_until ?? now) };
+  }
+
+  async complete(key: ClaimKey, token: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id: claimId(key), workspace: key.workspace },
+          // Whoever finishes marks it done: outputs have deterministic ids, so a worker that lost its lease wrote
+          // the same breadcrumbs as the one that took over.
+          UpdateExpression: 'SET #state = :done, completed_at = :at, completed_by = :token',
+          ConditionExpression: 'attribute_exists(id)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':done': 'done',
+            ':at': this.clock.now().toISOString(),
+            ':token': token,
+          },
+        }),
+      );
+    } catch (error) {
+      // The claim expired (TTL) in between: nothing left to mark.
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw translate(error);
+    }
+  }
+
+  async release(key: ClaimKey, token: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { id: claimId(key), workspace: key.workspace },
+          ConditionExpression: '#state = :running AND #token = :token',
+          ExpressionAttributeNames: { '#state': 'state', '#token': 'token' },
+          ExpressionAttributeValues: { ':running': 'running', ':token': token },
+        }),
+      );
+    } catch (error) {
+      // Someone else holds it now, or it is done: not ours to release.
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw translate(error);
+    }
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * The tool kind (`tool.def.v1`): a `tool.request.v1 { tool, input, requestId, requestedBy }` in, one
+ * `tool.response.v1 { request_id, tool, status, output | error, duration_ms, requestedBy }` tagged
+ * `request:<requestId>` out, as in the seeds.
+ *
+ * The input is validated (Ajv) against the definition's `input_schema` and the built-in's own schema, the
+ * built-in named by `implementation` runs under `timeout_ms`, and its output is validated against
+ * `output_schema`. Validation failures, unknown tools, timeouts and tool errors are answered with
+ * `status: "error"` and a message naming the field; only retriable failures (throttling, the Lambda running out
+ * of time) go back to SQS. Compiled validators are cached per definition version.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Causation } from '#shared/domain/change-event.ts';
+import type { ToolDefinition } from '#shared/domain/definitions.ts';
+import { isCrumbsError, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
+import type { Log } from '#shared/ports/log.ts';
+import { getTool } from '#shared/tools/registry.ts';
+import type { JsonSchema } from '#shared/tools/tool.ts';
+import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from './contract.ts';
+import type { KindDependencies } from './registry.ts';
+
+export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
+export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
+/** When the definition sets no `timeout_ms`. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+// ajv-formats is CommonJS with a default export; bundlers and Node disagree on which object that is.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as typeof addFormatsModule.default;
+const ajv = new Ajv({ allErrors: true, strict: false });
+addFormats(ajv);
+
+const validators = new Map<string, ValidateFunction>();
+const MAX_VALIDATORS = 500;
+
+/** Compiles (once per cache key) a JSON Schema; an invalid schema is a non-retriable error naming `what`. */
+export function validatorFor(cacheKey: string, schema: JsonSchema, what: string): ValidateFunction {
+  const cached = validators.get(cacheKey);
+  if (cached) return cached;
+  let validate: ValidateFunction;
+  try {
+    // `$id`s would collide between definitions (and versions) sharing one Ajv instance; they are not needed here.
+    const { $id: _id, ...withoutId } = schema;
+    validate = ajv.compile(withoutId);
+  } catch (error) {
+    throw new NonRetriableError(`${what} is not a valid JSON Schema: ${(error as Error).message}`);
+  }
+  if (validators.size >= MAX_VALIDATORS) validators.clear();
+  validators.set(cacheKey, validate);
+  return validate;
+}
+
+/** `input.items[2].name: must be string; input: must have required property 'expression'`. */
+export function describeAjvErrors(errors: readonly ErrorObject[] | null | undefined, root: string): string {
+  return (errors ?? [])
+    .map((e) => {
+      const path =
+        root +
+        e.instancePath
+          .split('/')
+          .slice(1)
+          .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replace(/~1/g, '/').replace(/~0/g, '~')}`))
+          .join('');
+      const params = e.params as Record<string, unknown>;
+      const extra =
+        e.keyword === 'additionalProperties'
+          ? ` ("${String(params.additionalProperty)}")`
+          : e.keyword === 'enum'
+            ? ` (${JSON.stringify(params.allowedValues)})`
+            : '';
+      return `${path}: ${e.message ?? 'is invalid'}${extra}`;
+    })
+    .join('; ');
+}
+
+export interface RunToolOptions {
+  /** Name of the built-in (`implementation`). */
+  implementation: string;
+  input: unknown;
+  timeoutMs: number;
+  signal: AbortSignal;
+  workspace: string;
+  store: BreadcrumbStore;
+  config: Record<string, unknown>;
+  principal: string;
+  causation: Causation;
+  log: Log;
+  context: Record<string, unknown>;
+}
+
+/**
+ * Runs a built-in tool in-process: checks its own input schema, applies the timeout (the tool gets the abort
+ * signal; a tool that ignores it is not waited for). Throws NonRetriableError for the caller to answer with, or
+ * RetriableError when the executor itself is out of time.
+ */
+export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> {
+  const tool = getTool(options.implementation);
+  if (!tool)
+    throw new NonRetriableError(`no built-in tool named "${options.implementation}" in this executor`);
+  const validate = validatorFor(
+    `builtin:${tool.name}`,
+    tool.inputSchema,
+    `the ${tool.name} tool's input schema`,
+  );
+  if (!validate(options.input)) {
+    throw new NonRetriableError(
+      `invalid input for ${tool.name}: ${describeAjvErrors(validate.errors, 'input')}`,
+    );
+  }
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = AbortSignal.any([options.signal, timeout]);
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([
+      tool.run(options.input, {
+        workspace: options.workspace,
+        store: options.store,
+        signal,
+        config: options.config,
+        principal: options.principal,
+        causation: options.causation,
+        log: options.log,
+        context: options.context,
+      }),
+      aborted,
+    ]);
+  } catch (error) {
+    if (options.signal.aborted) {
+      throw new RetriableError(`the executor ran out of time while ${tool.name} was running`, {
+        cause: error,
+      });
+    }
+    if (timeout.aborted)
+      throw new NonRetriableError(`${tool.name} timed out after ${options.timeoutMs} ms`, { cause: error });
+    if (isCrumbsError(error)) throw error;
+    throw new NonRetriableError(
+      `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    aborted.catch(() => undefined);
+  }
+}
+
+interface ToolRequest {
+  requestId: string;
+  requestedBy: string;
+  input: unknown;
+}
+
+/** A `tool.request.v1` gives `input`; any other trigger (a tool subscribed to other schemas) is the input. */
+function readRequest(trigger: ExecutionInput<ToolDefinition>['trigger']): ToolRequest {
+  const context = (trigger.context ?? {}) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  return {
+    requestId: str(context.requestId) ?? str(context.request_id) ?? trigger.id,
+    requestedBy: str(context.requestedBy) ?? str(context.requested_by) ?? trigger.created_by,
+    input: trigger.schema_name === TOOL_REQUEST_SCHEMA ? (context.input ?? {}) : context,
+  };
+}
+
+function response(
+  definition: ToolDefinition,
+  request: Pick<ToolRequest, 'requestId' | 'requestedBy'>,
+  result: { status: 'success'; output: unknown } | { status: 'error'; error: string },
+  durationMs: number,
+): OutputBreadcrumb {
+  return {
+    schema_name: TOOL_RESPONSE_SCHEMA,
+    title: `${definition.name}: ${result.status}`,
+    tags: [`request:${request.requestId}`, 'tool:response', `tool:${definition.name}`],
+    context: {
+      request_id: request.requestId,
+      tool: definition.name,
+      ...result,
+      duration_ms: durationMs,
+      requestedBy: request.requestedBy,
+    },
+  };
+}
+
+export function createToolExecutor(deps: KindDependencies): ExecutorKindImplementation<ToolDefinition> {
+  const clock: Clock = deps.clock;
+  return {
+    async execute(execution) {
+      const { definition, definitionRef: ref } = execution;
+      const started = clock.now().getTime();
+      const request = readRequest(execution.trigger);
+      const answer = (result: Parameters<typeof response>[2]) => ({
+        outputs: [response(definition, request, result, Math.max(0, clock.now().getTime() - started))],
+      });
+      const cacheKey = `${ref.workspace}/${ref.id}@${ref.version}`;
+      try {
+        if (definition.input_schema) {
+          const validate = validatorFor(
+            `${cacheKey}:input`,
+            definition.input_schema,
+            `${definition.name}'s input_schema`,
+          );
+          if (!validate(request.input)) {
+            return answer({
+              status: 'error',
+              error: `invalid input: ${describeAjvErrors(validate.errors, 'input')}`,
+            });
+          }
+        }
+        const output = await runBuiltinTool({
+          implementation: definition.implementation,
+          input: request.input,
+          timeoutMs: definition.timeout_ms ?? DEFAULT_TOOL_TIMEOUT_MS,
+          signal: execution.signal,
+          workspace: ref.workspace,
+          store: deps.store,
+          config: definition.config,
+          principal: execution.principal,
+          causation: execution.causation,
+          log: deps.log,
+          context: execution.context,
+        });
+        if (definition.output_schema) {
+          const validate = validatorFor(
+            `${cacheKey}:output`,
+            definition.output_schema,
+            `${definition.name}'s output_schema`,
+          );
+          if (!validate(output)) {
+            return answer({
+              status: 'error',
+              error: `invalid output: ${describeAjvErrors(validate.errors, 'output')}`,
+            });
+          }
+        }
+        return answer({ status: 'success', output: output ?? null });
+      } catch (error) {
+        if (isCrumbsError(error) && error.retriable) throw error;
+        if (!isCrumbsError(error)) throw error;
+        return answer({ status: 'error', error: error.message });
+      }
+    },
+
+    errorOutput({ definition, trigger, error }) {
+      const request = trigger ? readRequest(trigger) : { requestId: 'unknown', requestedBy: 'unknown' };
+      return response(definition, request, { status: 'error', error }, 0);
+    },
+  };
+}
