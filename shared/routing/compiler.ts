@@ -199,8 +199,10 @@ function compileContextMatch(matches: readonly ContextMatch[], at: string): Even
       const numeric: { op: NumericOp; value: number; index: number }[] = [];
       for (const { match, index } of group) {
         if (!isNumericOp(match.op)) {
+          // Point at the condition that makes it a conflict: the second one on the path if this is the first.
+          const culprit = index === first?.index ? (group[1]?.index ?? index) : index;
           fail(
-            join(at, `context_match[${index}].op`),
+            join(at, `context_match[${culprit}].op`),
             `several conditions on ${path}: they can only be combined when all are numeric comparisons (gt, gte, lt, lte); use one "in" or split the selector`,
           );
         }
@@ -301,13 +303,7 @@ export function compileTriggerPattern(input: TriggerPatternInput): EventPattern 
   const pathOf = (i: number): string => input.selectorPaths?.[i] ?? `selectors[${i}]`;
   const compiled = input.selectors.map((selector, i) => {
     const at = pathOf(i);
-    const result = compileParsed(parseSelector(selector, at), at);
-    try {
-      validateEventPattern({ detail: toFragment(result) });
-    } catch (error) {
-      translatePatternError(error, at);
-    }
-    return result;
+    return compileParsed(parseSelector(selector, at), at);
   });
 
   const detail: EventPattern = {
@@ -338,12 +334,6 @@ export function compileTriggerPattern(input: TriggerPatternInput): EventPattern 
     'detail-type': [DETAIL_TYPES.created, DETAIL_TYPES.updated],
     detail,
   };
-  try {
-    validateEventPattern(pattern);
-  } catch (error) {
-    translatePatternError(error, 'selectors');
-  }
-
   const limit = Math.min(input.maxPatternLength ?? DEFAULT_MAX_PATTERN_LENGTH, MAX_EVENT_PATTERN_LENGTH);
   const length = JSON.stringify(pattern).length;
   if (length > limit) {
@@ -355,6 +345,20 @@ export function compileTriggerPattern(input: TriggerPatternInput): EventPattern 
         message: `the compiled event pattern is ${length} characters, over EventBridge's limit of ${limit}; this selector contributes the most (${sizes[largest]} characters): use fewer values or tags, or split the definition`,
       },
     ]);
+  }
+
+  // Validate selector by selector first, so an error names the selector it comes from.
+  compiled.forEach((result, i) => {
+    try {
+      validateEventPattern({ detail: toFragment(result) });
+    } catch (error) {
+      translatePatternError(error, pathOf(i));
+    }
+  });
+  try {
+    validateEventPattern(pattern);
+  } catch (error) {
+    translatePatternError(error, 'selectors');
   }
   return pattern;
 }
