@@ -1,0 +1,562 @@
+/**
+ * The agent kind's `execute`: one LLM call per invocation, never waiting inside the Lambda.
+ *
+ * A new turn (any trigger but `tool.response.v1`):
+ *   user message ← the trigger (`agent.context.v1` → the `user.message.v1` named by `trigger_event_id`, as in
+ *   seed 003; otherwise the trigger's `message` / `content` / `text`, else the whole breadcrumb as in seed 002);
+ *   system prompt ← the definition's `system_prompt` + the assembled context (the context builder's
+ *   `formatted_context`, and a `## <key>` section per context selector).
+ * The model answers, or asks for tools (native tool calling). Each tool call becomes a `tool.request.v1`
+ * `{tool, input, requestId, requestedBy, thread}` tagged `tool:request`, `request:<requestId>`, and the
+ * conversation so far is saved in an `agent.conversation.v1` (one per agent × thread, upserted). Then it returns.
+ *
+ * A continuation (`tool.response.v1` with `$.requestedBy` = agent_id): load the conversation; when every request
+ * of the pending round has a response (listed by tag `request:<id>`), claim the round on the conversation
+ * (If-Match, so two responses arriving together continue once), append the results and call the model again.
+ * After `max_tool_rounds` rounds the model is called without tools and must answer.
+ *
+ * The final answer is an `agent.response.v1` `{message, agent_id, thread, response_to, tool_rounds, …}` tagged
+ * `agent:response`, `thread:<thread>`. With `response_schema` the model's JSON is validated (Ajv) and kept in
+ * `output`; its `create_breadcrumbs` are written in the agent's own workspace (the pipeline writes every output
+ * there) — never definitions or system records — and its `tools_to_invoke` (seed 002) become fire-and-forget
+ * tool requests.
+ */
+import { createHash } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
+import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { isDefinitionSchema } from '#shared/domain/definitions.ts';
+import { NonRetriableError, NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { LlmClient, LlmMessage, LlmResponse, LlmToolResult, LlmToolSpec } from '#shared/ports/llm.ts';
+import { getTool } from '#shared/tools/registry.ts';
+import type {
+  ExecutionInput,
+  ExecutionResult,
+  ExecutorKindImplementation,
+  OutputBreadcrumb,
+} from './contract.ts';
+
+export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
+export const AGENT_ERROR_SCHEMA = 'agent.error.v1';
+export const AGENT_CONVERSATION_SCHEMA = 'agent.conversation.v1';
+export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
+export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
+export const TOOL_DEF_SCHEMA = 'tool.def.v1';
+
+/** When a model string is absent from the definition: the default provider's default model. */
+export const DEFAULT_AGENT_MODEL = 'default';
+const MAX_SECTION_CHARS = 8000;
+const MAX_CREATED_BREADCRUMBS = 10;
+const MAX_TOOLS_LISTED = 100;
+
+export interface AgentExecutorDeps {
+  store: BreadcrumbStore;
+  llm: LlmClient;
+}
+
+/** What `agent.conversation.v1` holds: enough to resume the turn in another invocation. */
+export interface AgentConversation {
+  agent_id: string;
+  thread: string;
+  model: string;
+  system: string;
+  messages: LlmMessage[];
+  /** Tool rounds requested so far in this turn. */
+  round: number;
+  status: 'waiting-for-tools' | 'answered';
+  pending: { requestId: string; toolCallId: string; tool: string }[];
+  /** The round being continued and by which tool response (`<id>@<version>`): the continuation claim. */
+  continued?: { round: number; by: string } | undefined;
+  response_to: string;
+  user_message: string;
+  trigger_id: string;
+}
+
+export function conversationId(agentId: string, thread: string): string {
+  return `agconv-${sha(`${agentId}\u0000${thread}`).slice(0, 32)}`;
+}
+
+export function requestIdFor(
+  agentId: string,
+  triggerId: string,
+  triggerVersion: number,
+  round: number,
+  index: number,
+): string {
+  return `req-${sha(`${agentId}\u0000${triggerId}@${triggerVersion}\u0000${round}\u0000${index}`).slice(0, 24)}`;
+}
+
+export function createAgentExecutor(deps: AgentExecutorDeps): ExecutorKindImplementation<AgentDefinition> {
+  return {
+    execute: (input) => executeAgent(input, deps),
+    errorOutput: ({ definition, trigger, error }) => ({
+      schema_name: AGENT_ERROR_SCHEMA,
+      title: `${definition.agent_id} failed`,
+      tags: ['agent:error', `agent:${definition.agent_id}`],
+      context: {
+        agent_id: definition.agent_id,
+        error,
+        response_to: trigger ? responseTo(trigger) : null,
+        trigger_id: trigger?.id ?? null,
+      },
+    }),
+  };
+}
+
+async function executeAgent(
+  input: ExecutionInput<AgentDefinition>,
+  deps: AgentExecutorDeps,
+): Promise<ExecutionResult> {
+  if (input.trigger.schema_name === TOOL_RESPONSE_SCHEMA) return continueWithToolResults(input, deps);
+  const def = input.definition;
+  const workspace = input.trigger.workspace;
+  const userMessage = await userMessageOf(input, deps.store);
+  const conversation: AgentConversation = {
+    agent_id: def.agent_id,
+    thread: input.causation.thread,
+    model: def.model ?? DEFAULT_AGENT_MODEL,
+    system: systemPrompt(def, input),
+    messages: [{ role: 'user', content: userMessage }],
+    round: 0,
+    status: 'waiting-for-tools',
+    pending: [],
+    response_to: responseTo(input.trigger),
+    user_message: userMessage,
+    trigger_id: input.trigger.id,
+  };
+  const tools = def.max_tool_rounds > 0 ? await toolSpecs(def, workspace, deps.store) : [];
+  return step(input, deps, conversation, tools);
+}
+
+/** One model call on the conversation; then tool requests, or the final answer. */
+async function step(
+  input: ExecutionInput<AgentDefinition>,
+  deps: AgentExecutorDeps,
+  conversation: AgentConversation,
+  tools: LlmToolSpec[],
+): Promise<ExecutionResult> {
+  const def = input.definition;
+  const offerTools = conversation.round < def.max_tool_rounds ? tools : [];
+  const response = await deps.llm.generate({
+    model: conversation.model,
+    system: conversation.system,
+    messages: conversation.messages,
+    ...(offerTools.length > 0 ? { tools: offerTools } : {}),
+    ...(def.temperature !== undefined ? { temperature: def.temperature } : {}),
+    ...(def.response_schema !== undefined && offerTools.length === 0
+      ? { responseSchema: def.response_schema }
+      : {}),
+    signal: input.signal,
+  });
+
+  if (response.toolCalls.length > 0 && offerTools.length > 0) {
+    const round = conversation.round + 1;
+    const pending = response.toolCalls.map((call, index) => ({
+      requestId: requestIdFor(def.agent_id, input.trigger.id, input.trigger.version, round, index),
+      toolCallId: call.id,
+      tool: call.name,
+    }));
+    const next: AgentConversation = {
+      ...conversation,
+      messages: [
+        ...conversation.messages,
+        { role: 'assistant', content: response.text, toolCalls: response.toolCalls },
+      ],
+      round,
+      status: 'waiting-for-tools',
+      pending,
+      continued: undefined,
+    };
+    const requests: OutputBreadcrumb[] = response.toolCalls.map((call, index) => {
+      const requestId = pending[index]?.requestId ?? '';
+      return {
+        schema_name: TOOL_REQUEST_SCHEMA,
+        title: `${def.agent_id} asks ${call.name}`,
+        tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
+        context: {
+          tool: call.name,
+          input: call.input ?? {},
+          requestId,
+          requestedBy: def.agent_id,
+          thread: conversation.thread,
+          round,
+        },
+      };
+    });
+    return { outputs: [...requests, conversationOutput(next)] };
+  }
+  return { outputs: finalOutputs(input, conversation, response) };
+}
+
+function finalOutputs(
+  input: ExecutionInput<AgentDefinition>,
+  conversation: AgentConversation,
+  response: LlmResponse,
+): OutputBreadcrumb[] {
+  const def = input.definition;
+  let message = response.text;
+  let output: Record<string, unknown> | undefined;
+  const extra: OutputBreadcrumb[] = [];
+  if (def.response_schema !== undefined) {
+    output = structuredOutput(def.response_schema, response.text);
+    message =
+      firstString(output, ['response_text', 'message', 'answer', 'text', 'content', 'response']) ??
+      response.text;
+    extra.push(...createdBreadcrumbs(def, output), ...toolsToInvoke(def, conversation, output));
+  }
+  if (message.trim() === '' && response.toolCalls.length > 0) {
+    message = `(stopped after ${conversation.round} tool rounds, the limit)`;
+  }
+  const answered: AgentConversation = {
+    ...conversation,
+    messages: [...conversation.messages, { role: 'assistant', content: message }],
+    status: 'answered',
+    pending: [],
+  };
+  return [
+    {
+      schema_name: AGENT_RESPONSE_SCHEMA,
+      title: `${def.agent_id}: ${message.slice(0, 80)}`,
+      tags: ['agent:response', `agent:${def.agent_id}`, `thread:${conversation.thread}`],
+      context: {
+        message,
+        agent_id: def.agent_id,
+        thread: conversation.thread,
+        response_to: conversation.response_to,
+        trigger_id: conversation.trigger_id,
+        tool_rounds: conversation.round,
+        model: response.model,
+        finish_reason: response.finishReason,
+        usage: response.usage,
+        ...(output !== undefined ? { output } : {}),
+      },
+    },
+    conversationOutput(answered),
+    ...extra,
+  ];
+}
+
+async function continueWithToolResults(
+  input: ExecutionInput<AgentDefinition>,
+  deps: AgentExecutorDeps,
+): Promise<ExecutionResult> {
+  const def = input.definition;
+  const workspace = input.trigger.workspace;
+  const response = asObject(input.trigger.context);
+  const requestId = stringField(response, ['request_id', 'requestId']);
+  if (requestId === undefined) return { outputs: [] };
+  const id = conversationId(def.agent_id, input.causation.thread);
+  let stored: Breadcrumb;
+  try {
+    stored = await deps.store.get(workspace, id);
+  } catch (error) {
+    // A response to a request this agent made outside a conversation (e.g. seed 002's tools_to_invoke).
+    if (error instanceof NotFoundError) return { outputs: [] };
+    throw error;
+  }
+  const conversation = stored.context as unknown as AgentConversation;
+  if (
+    conversation.status !== 'waiting-for-tools' ||
+    !conversation.pending.some((p) => p.requestId === requestId)
+  ) {
+    return { outputs: [] }; // late or duplicate response of an earlier round
+  }
+
+  const results: LlmToolResult[] = [];
+  for (const pending of conversation.pending) {
+    const answer =
+      pending.requestId === requestId
+        ? response
+        : await latestResponse(deps.store, workspace, pending.requestId);
+    if (answer === undefined) return { outputs: [] }; // another response of this round is still to come
+    results.push(toolResult(pending, answer));
+  }
+
+  // Claim the round: of several responses that each see the round complete, only one continues.
+  const me = `${input.trigger.id}@${input.trigger.version}`;
+  if (conversation.continued?.round === conversation.round && conversation.continued.by !== me)
+    return { outputs: [] };
+  if (conversation.continued?.by !== me) {
+    try {
+      await deps.store.update(
+        workspace,
+        id,
+        { context: { ...stored.context, continued: { round: conversation.round, by: me } } },
+        { principal: input.principal, expectedVersion: stored.version, causation: input.causation },
+      );
+    } catch (error) {
+      if (error instanceof VersionConflictError) return { outputs: [] };
+      throw error;
+    }
+  }
+
+  const next: AgentConversation = {
+    ...conversation,
+    messages: [...conversation.messages, { role: 'tool', results }],
+    pending: [],
+  };
+  const tools = await toolSpecs(def, workspace, deps.store);
+  return step(input, deps, next, tools);
+}
+
+function toolResult(
+  pending: AgentConversation['pending'][number],
+  response: Record<string, unknown>,
+): LlmToolResult {
+  const status = response.status;
+  const failed =
+    status === 'error' ||
+    status === 'failed' ||
+    (response.error !== undefined && response.output === undefined);
+  return {
+    toolCallId: pending.toolCallId,
+    toolName: pending.tool,
+    output: failed ? (response.error ?? 'the tool failed') : (response.output ?? null),
+    ...(failed ? { isError: true } : {}),
+  };
+}
+
+async function latestResponse(
+  store: BreadcrumbStore,
+  workspace: string,
+  requestId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const page = await store.list({
+    workspace,
+    schema_name: TOOL_RESPONSE_SCHEMA,
+    tag: `request:${requestId}`,
+    limit: 1,
+  });
+  const first = page.items[0];
+  return first ? asObject(first.context) : undefined;
+}
+
+function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
+  return {
+    schema_name: AGENT_CONVERSATION_SCHEMA,
+    title: `${conversation.agent_id} conversation ${conversation.thread}`,
+    tags: ['agent:conversation', `agent:${conversation.agent_id}`, `thread:${conversation.thread}`],
+    context: conversation as unknown as Record<string, unknown>,
+    upsertId: conversationId(conversation.agent_id, conversation.thread),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Inputs: the user message, the system prompt, the tools
+
+/** The breadcrumb this turn answers: the user message behind an agent.context.v1, else the trigger. */
+function responseTo(trigger: ExecutionInput<unknown>['trigger']): string {
+  const c = asObject(trigger.context);
+  return trigger.schema_name === 'agent.context.v1' && typeof c.trigger_event_id === 'string'
+    ? c.trigger_event_id
+    : trigger.id;
+}
+
+async function userMessageOf(
+  input: ExecutionInput<AgentDefinition>,
+  store: BreadcrumbStore,
+): Promise<string> {
+  const trigger = input.trigger;
+  const c = asObject(trigger.context);
+  if (trigger.schema_name === 'agent.context.v1' && typeof c.trigger_event_id === 'string') {
+    try {
+      const source = await store.getContextView(trigger.workspace, c.trigger_event_id);
+      const text = messageText(source.context);
+      if (text !== undefined) return text;
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    const copied = stringField(c, ['user_message']);
+    if (copied !== undefined) return copied;
+    throw new NonRetriableError(`the user message ${c.trigger_event_id} named by the context is gone`);
+  }
+  return (
+    messageText(c) ??
+    // Seed 002: the breadcrumb itself is the message.
+    `Breadcrumb context:\nTitle: ${trigger.title}\nTags: ${trigger.tags.join(', ')}\nContext: ${JSON.stringify(trigger.context, null, 2)}`
+  );
+}
+
+function messageText(context: unknown): string | undefined {
+  return stringField(asObject(context), ['message', 'content', 'text', 'prompt', 'question']);
+}
+
+function systemPrompt(def: AgentDefinition, input: ExecutionInput<AgentDefinition>): string {
+  const parts = [def.system_prompt ?? `You are ${def.agent_id}, a helpful assistant.`];
+  const sections: string[] = [];
+  const trigger = asObject(input.trigger.context);
+  if (input.trigger.schema_name === 'agent.context.v1' && typeof trigger.formatted_context === 'string') {
+    sections.push(trigger.formatted_context);
+  }
+  for (const [key, value] of Object.entries(input.context)) {
+    if (key === 'trigger') continue;
+    sections.push(formatSection(key, value));
+  }
+  if (sections.length > 0) parts.push(`# Context\n\n${sections.join('\n\n')}`);
+  return parts.join('\n\n');
+}
+
+export function formatSection(key: string, value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value, null, 2) ?? 'null');
+  return `## ${key}\n${text.length > MAX_SECTION_CHARS ? `${text.slice(0, MAX_SECTION_CHARS)}\n…(truncated)` : text}`;
+}
+
+/**
+ * The tools offered: the definition's `tools` (all of the workspace's tool definitions when absent), described by
+ * their `tool.def.v1` (description, input_schema), else by the built-in tool registered in this function, else
+ * as taking any object.
+ */
+async function toolSpecs(
+  def: AgentDefinition,
+  workspace: string,
+  store: BreadcrumbStore,
+): Promise<LlmToolSpec[]> {
+  const page = await store.list({ workspace, schema_name: TOOL_DEF_SCHEMA, limit: MAX_TOOLS_LISTED });
+  const defs = new Map<string, Record<string, unknown>>();
+  for (const item of page.items) {
+    const c = asObject(item.context);
+    if (typeof c.name === 'string' && !defs.has(c.name)) defs.set(c.name, c);
+  }
+  const names = def.tools ?? [...defs.keys()];
+  return names.map((name) => {
+    const d = defs.get(name);
+    const builtin = getTool(name);
+    const schema = asObject(d?.input_schema ?? builtin?.inputSchema ?? { type: 'object' });
+    return {
+      name,
+      description:
+        (typeof d?.description === 'string' ? d.description : undefined) ??
+        builtin?.description ??
+        `the ${name} tool`,
+      inputSchema: { type: 'object', ...schema },
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Structured output
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators = new Map<string, ValidateFunction>();
+
+function structuredOutput(schema: Record<string, unknown>, text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(stripFence(text));
+  } catch {
+    throw new NonRetriableError(
+      `the model's answer is not the JSON its response_schema asks for: ${text.slice(0, 200)}`,
+    );
+  }
+  const key = JSON.stringify(schema);
+  let validate = validators.get(key);
+  if (!validate) {
+    try {
+      validate = ajv.compile(schema);
+    } catch (error) {
+      throw new NonRetriableError(`response_schema is not a valid JSON Schema: ${(error as Error).message}`);
+    }
+    validators.set(key, validate);
+  }
+  if (!validate(value)) {
+    const issues = (validate.errors ?? []).map(
+      (e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`,
+    );
+    throw new NonRetriableError(`the model's answer does not match response_schema: ${issues.join('; ')}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new NonRetriableError('response_schema must describe a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+function stripFence(text: string): string {
+  const m = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
+  return m?.[1] ?? text;
+}
+
+function createdBreadcrumbs(def: AgentDefinition, output: Record<string, unknown>): OutputBreadcrumb[] {
+  const list = Array.isArray(output.create_breadcrumbs) ? output.create_breadcrumbs : [];
+  if (list.length > MAX_CREATED_BREADCRUMBS) {
+    throw new NonRetriableError(
+      `create_breadcrumbs lists ${list.length}; at most ${MAX_CREATED_BREADCRUMBS} per answer`,
+    );
+  }
+  return list.map((raw, i) => {
+    const b = asObject(raw);
+    const schema = typeof b.schema_name === 'string' ? b.schema_name : 'agent.note.v1';
+    if (
+      !SCHEMA_NAME_PATTERN.test(schema) ||
+      isDefinitionSchema(schema) ||
+      /^(system|schema)\./.test(schema)
+    ) {
+      throw new NonRetriableError(
+        `create_breadcrumbs[${i}].schema_name "${schema}" is not allowed (agents may not write definitions or system records)`,
+      );
+    }
+    return {
+      schema_name: schema,
+      title: typeof b.title === 'string' ? b.title : `${def.agent_id} note`,
+      tags: [
+        ...(Array.isArray(b.tags) ? b.tags.filter((t): t is string => typeof t === 'string') : []),
+        `agent:${def.agent_id}`,
+      ],
+      context: asObject(b.context),
+    };
+  });
+}
+
+function toolsToInvoke(
+  def: AgentDefinition,
+  conversation: AgentConversation,
+  output: Record<string, unknown>,
+): OutputBreadcrumb[] {
+  const list = Array.isArray(output.tools_to_invoke) ? output.tools_to_invoke : [];
+  return list.slice(0, MAX_CREATED_BREADCRUMBS).flatMap((raw, i) => {
+    const t = asObject(raw);
+    if (typeof t.tool !== 'string') return [];
+    if (def.tools !== undefined && !def.tools.includes(t.tool)) return [];
+    const requestId = `req-${sha(`${conversation.trigger_id}\u0000invoke\u0000${i}`).slice(0, 24)}`;
+    return [
+      {
+        schema_name: TOOL_REQUEST_SCHEMA,
+        title: `${def.agent_id} asks ${t.tool}`,
+        tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
+        context: {
+          tool: t.tool,
+          input: asObject(t.input),
+          requestId,
+          requestedBy: def.agent_id,
+          thread: conversation.thread,
+          ...(typeof t.reason === 'string' ? { reason: t.reason } : {}),
+        },
+      },
+    ];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function asObject(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+function stringField(o: Record<string, unknown>, names: readonly string[]): string | undefined {
+  for (const n of names) {
+    const v = o[n];
+    if (typeof v === 'string' && v.trim() !== '') return v;
+  }
+  return undefined;
+}
+
+function firstString(o: Record<string, unknown>, names: readonly string[]): string | undefined {
+  return stringField(o, names);
+}
+
+function sha(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
