@@ -1,0 +1,69 @@
+/**
+ * The app's configuration, read from CDK context (`cdk.json`, or `-c key=value` on the command line) and checked
+ * once, so a missing issuer fails the synth with a clear message instead of deploying an API nobody can call.
+ */
+import type { Node } from 'constructs';
+
+export interface CrumbsConfig {
+  /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
+  readonly stage: string;
+  /** `crumbs:jwtIssuer`: issuer URL of the JWTs the HTTP API accepts. */
+  readonly jwtIssuer: string;
+  /** `crumbs:jwtAudience`: accepted audiences (a list, or one string with commas). */
+  readonly jwtAudience: readonly string[];
+  /** `crumbs:workspacesClaim`: the JWT claim listing the workspaces a caller may use. */
+  readonly workspacesClaim: string;
+  /** `crumbs:llmSecretName` (optional): name prefix of the LLM provider key secrets, `<prefix><provider>`. */
+  readonly llmSecretPrefix: string;
+}
+
+/** LLM provider keys are secrets named `crumbs/llm/<provider>` unless `crumbs:llmSecretName` says otherwise. */
+export const DEFAULT_LLM_SECRET_PREFIX = 'crumbs/llm/';
+
+export const CONTEXT_KEYS = {
+  stage: 'crumbs:stage',
+  jwtIssuer: 'crumbs:jwtIssuer',
+  jwtAudience: 'crumbs:jwtAudience',
+  workspacesClaim: 'crumbs:workspacesClaim',
+  llmSecretName: 'crumbs:llmSecretName',
+} as const;
+
+export function readConfig(node: Node): CrumbsConfig {
+  const text = (key: string, required: boolean): string | undefined => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') {
+      if (required)
+        throw new Error(`CDK context "${key}" is required (set it in cdk.json or pass -c ${key}=...)`);
+      return undefined;
+    }
+    if (typeof value !== 'string')
+      throw new Error(`CDK context "${key}" must be a string, got ${JSON.stringify(value)}`);
+    return value.trim();
+  };
+  const stage = text(CONTEXT_KEYS.stage, true) ?? '';
+  if (!/^[a-z0-9-]{1,16}$/.test(stage)) {
+    throw new Error(`CDK context "${CONTEXT_KEYS.stage}" must be 1-16 of a-z, 0-9 and "-", got "${stage}"`);
+  }
+  const jwtIssuer = text(CONTEXT_KEYS.jwtIssuer, true) ?? '';
+  if (!jwtIssuer.startsWith('https://')) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.jwtIssuer}" must be an https:// issuer URL, got "${jwtIssuer}"`,
+    );
+  }
+  const rawAudience: unknown = node.tryGetContext(CONTEXT_KEYS.jwtAudience);
+  const jwtAudience = (Array.isArray(rawAudience) ? rawAudience : String(rawAudience ?? '').split(','))
+    .map((a) => String(a).trim())
+    .filter((a) => a.length > 0);
+  if (jwtAudience.length === 0) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.jwtAudience}" is required: one audience or a comma-separated list`,
+    );
+  }
+  return {
+    stage,
+    jwtIssuer,
+    jwtAudience,
+    workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',
+    llmSecretPrefix: text(CONTEXT_KEYS.llmSecretName, false) ?? DEFAULT_LLM_SECRET_PREFIX,
+  };
+}

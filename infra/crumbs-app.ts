@@ -1,0 +1,46 @@
+/**
+ * The crumbs app as a function of its configuration: the two stacks, wired, with the cdk-nag AwsSolutions pack
+ * applied. `bin/app.ts` calls it for `cdk synth` / `cdk deploy`; the template tests call it too, so what they
+ * assert is what gets deployed.
+ */
+import { type App, Aspects, Tags } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { CrumbsConfig } from './config.ts';
+import { StatefulStack } from './stacks/stateful-stack.ts';
+import { StatelessStack } from './stacks/stateless-stack.ts';
+
+export interface CrumbsStacks {
+  readonly stateful: StatefulStack;
+  readonly stateless: StatelessStack;
+}
+
+export interface BuildOptions {
+  /** See `StatelessStackProps.entryOverrides`: local experiments only. */
+  readonly entryOverrides?: Readonly<Record<string, string>>;
+}
+
+export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOptions = {}): CrumbsStacks {
+  const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  const stateful = new StatefulStack(app, `crumbs-${config.stage}-stateful`, {
+    env,
+    stage: config.stage,
+    description: 'crumbs: breadcrumbs table and event bus (stateful)',
+  });
+  const stateless = new StatelessStack(app, `crumbs-${config.stage}-stateless`, {
+    env,
+    stage: config.stage,
+    description: 'crumbs: functions, queues, rules, HTTP API and alarms (stateless)',
+    table: stateful.table,
+    bus: stateful.bus,
+    jwtIssuer: config.jwtIssuer,
+    jwtAudience: config.jwtAudience,
+    workspacesClaim: config.workspacesClaim,
+    llmSecretPrefix: config.llmSecretPrefix,
+    entryOverrides: options.entryOverrides,
+  });
+  stateless.addStackDependency(stateful);
+  Tags.of(app).add('app', 'crumbs');
+  Tags.of(app).add('crumbs:stage', config.stage);
+  Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
+  return { stateful, stateless };
+}

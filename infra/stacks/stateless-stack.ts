@@ -1,0 +1,321 @@
+/**
+ * Everything that can be destroyed and redeployed without losing data: the functions, their queues and DLQs, the
+ * rule manager's static rule, the HTTP API and the alarms. Built from `shared/topology.ts`: which functions exist,
+ * their triggers and batch settings, and which resources each one uses (`uses`) all come from there.
+ */
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  HttpApi,
+  HttpMethod,
+  HttpNoneAuthorizer,
+  HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import {
+  ENV,
+  EXECUTOR_KINDS,
+  type ExecutorKind,
+  type FunctionDeclaration,
+  ruleManagerPattern,
+  type SqsTrigger,
+  type StreamTrigger,
+  topology,
+} from '#shared/topology.ts';
+import {
+  CrumbsFunction,
+  type CrumbsFunctionDeclaration,
+  ruleArnPattern,
+} from '../constructs/crumbs-function.ts';
+import {
+  DEAD_LETTER_RETENTION,
+  deadLetterAlarm,
+  SECURE_QUEUE,
+  stageName,
+  WorkQueue,
+} from '../constructs/work-queue.ts';
+
+export interface StatelessStackProps extends StackProps {
+  /** Deployment stage; part of every function, queue and API name. */
+  readonly stage: string;
+  /** The breadcrumbs table (from the stateful stack); it must have a stream. */
+  readonly table: ITable;
+  /** The crumbs event bus (from the stateful stack). */
+  readonly bus: IEventBus;
+  /** Issuer URL of the JWTs the HTTP API accepts (for example a Cognito user pool or an OIDC provider). */
+  readonly jwtIssuer: string;
+  /** Accepted `aud` (or `client_id`) values of those JWTs. */
+  readonly jwtAudience: readonly string[];
+  /** The JWT claim listing the workspaces a caller may use. */
+  readonly workspacesClaim: string;
+  /** Name prefix of the Secrets Manager secrets holding LLM provider keys (`<prefix><provider>`). */
+  readonly llmSecretPrefix: string;
+  /**
+   * Handler paths by function name, replacing the topology's entries. Only for local experiments while a
+   * handler does not exist yet; the deployed app never sets it.
+   * @default - every function's `entry` from the topology
+   */
+  readonly entryOverrides?: Readonly<Record<string, string>>;
+}
+
+function sqsTrigger(declaration: FunctionDeclaration): SqsTrigger {
+  if (declaration.trigger.kind !== 'sqs') throw new Error(`${declaration.name}: expected an SQS trigger`);
+  return declaration.trigger;
+}
+
+function streamTrigger(declaration: FunctionDeclaration): StreamTrigger {
+  if (declaration.trigger.kind !== 'dynamodb-stream') {
+    throw new Error(`${declaration.name}: expected a DynamoDB stream trigger`);
+  }
+  return declaration.trigger;
+}
+
+export class StatelessStack extends Stack {
+  public readonly api: CrumbsFunction;
+  public readonly publisher: CrumbsFunction;
+  public readonly ruleManager: CrumbsFunction;
+  public readonly executors: Readonly<Record<ExecutorKind, CrumbsFunction>>;
+  public readonly dlqHandler: CrumbsFunction;
+  public readonly ruleManagerQueue: WorkQueue;
+  public readonly executorQueues: Readonly<Record<ExecutorKind, WorkQueue>>;
+  /** On-failure destination of the publisher's stream event source (records it gave up on). */
+  public readonly publisherFailures: Queue;
+  /** Where executor dead letters go that the DLQ handler itself failed to handle. */
+  public readonly parkedDeadLetters: Queue;
+  /** The rule manager's own static rule: definition changes and sync requests → rule-manager queue. */
+  public readonly ruleManagerRule: Rule;
+  public readonly httpApi: HttpApi;
+  public readonly httpStage: HttpStage;
+  /** Every alarm of the stack: DLQ depth, function errors and throttles. */
+  public readonly alarms: readonly Alarm[];
+
+  private readonly props: StatelessStackProps;
+
+  constructor(scope: Construct, id: string, props: StatelessStackProps) {
+    super(scope, id, props);
+    this.props = props;
+    const { stage, table, bus } = props;
+    const f = topology.functions;
+    const alarms: Alarm[] = [];
+
+    // Dead letters the DLQ handler fails on are parked, not retried until they expire.
+    this.parkedDeadLetters = new Queue(this, 'ParkedDeadLetters', {
+      ...SECURE_QUEUE,
+      queueName: stageName('crumbs-dead-letters-parked', stage),
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    alarms.push(
+      deadLetterAlarm(
+        this,
+        'ParkedDeadLettersAlarm',
+        this.parkedDeadLetters,
+        'The DLQ handler failed on executor dead letters; they are parked for manual inspection',
+      ),
+    );
+
+    // Executor queues: compiled definition rules deliver here; each kind's Lambda consumes its queue.
+    const compiledRules = ruleArnPattern(this, bus, topology.bus.ruleNamePrefix);
+    const executorQueues: Partial<Record<ExecutorKind, WorkQueue>> = {};
+    const executors: Partial<Record<ExecutorKind, CrumbsFunction>> = {};
+    for (const kind of EXECUTOR_KINDS) {
+      const declaration = f.executors[kind];
+      const trigger = sqsTrigger(declaration);
+      const queue = new WorkQueue(this, `${pascal(declaration.name)}Queue`, {
+        declaration: trigger.queue,
+        stage,
+        deadLetterConsumerTimeout: Duration.seconds(f.dlqHandler.timeoutSeconds),
+        parkingQueue: this.parkedDeadLetters,
+      }).allowRuleDelivery(compiledRules);
+      executorQueues[kind] = queue;
+      alarms.push(queue.deadLetterAlarm);
+
+      const fn = this.crumbsFunction(declaration);
+      fn.function.addEventSource(
+        new SqsEventSource(queue.queue, {
+          batchSize: trigger.batchSize,
+          maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
+          maxConcurrency: trigger.maxConcurrency,
+          reportBatchItemFailures: true,
+        }),
+      );
+      executors[kind] = fn;
+    }
+    this.executorQueues = executorQueues as Record<ExecutorKind, WorkQueue>;
+    this.executors = executors as Record<ExecutorKind, CrumbsFunction>;
+    const executorQueueMap = Object.fromEntries(
+      EXECUTOR_KINDS.map((kind) => [kind, this.executorQueues[kind].queue]),
+    ) as Record<ExecutorKind, Queue>;
+
+    // DLQ handler: one event source per executor DLQ; answers dead letters with error breadcrumbs.
+    this.dlqHandler = this.crumbsFunction(f.dlqHandler);
+    for (const kind of EXECUTOR_KINDS) {
+      this.dlqHandler.function.addEventSource(
+        new SqsEventSource(this.executorQueues[kind].deadLetterQueue, {
+          batchSize: f.dlqHandler.batchSize,
+          reportBatchItemFailures: true,
+        }),
+      );
+    }
+
+    // Rule manager: its queue is fed by its own static rule on the crumbs bus.
+    const ruleManagerTrigger = sqsTrigger(f.ruleManager);
+    this.ruleManagerQueue = new WorkQueue(this, 'RuleManagerQueue', {
+      declaration: ruleManagerTrigger.queue,
+      stage,
+    });
+    alarms.push(this.ruleManagerQueue.deadLetterAlarm);
+    this.ruleManagerRule = new Rule(this, 'RuleManagerRule', {
+      eventBus: bus,
+      ruleName: topology.bus.ruleManagerRuleName,
+      description: 'Definition changes and rules-sync requests, to the crumbs rule manager',
+      eventPattern: ruleManagerPattern(),
+      // Events EventBridge cannot deliver land in the same DLQ as messages the rule manager failed on.
+      targets: [
+        new SqsQueue(this.ruleManagerQueue.queue, { deadLetterQueue: this.ruleManagerQueue.deadLetterQueue }),
+      ],
+    });
+    this.ruleManager = this.crumbsFunction(f.ruleManager, executorQueueMap);
+    this.ruleManager.function.addEventSource(
+      new SqsEventSource(this.ruleManagerQueue.queue, {
+        batchSize: ruleManagerTrigger.batchSize,
+        maxBatchingWindow: Duration.seconds(ruleManagerTrigger.maxBatchingWindowSeconds),
+        maxConcurrency: ruleManagerTrigger.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    // Publisher: the table's stream → change events on the bus.
+    this.publisherFailures = new Queue(this, 'PublisherFailures', {
+      ...SECURE_QUEUE,
+      queueName: stageName('crumbs-publisher-failures', stage),
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    alarms.push(
+      deadLetterAlarm(
+        this,
+        'PublisherFailuresAlarm',
+        this.publisherFailures,
+        'The publisher gave up on stream records after its retries; their change events were not published',
+      ),
+    );
+    NagSuppressions.addResourceSuppressions(this.publisherFailures, [
+      {
+        id: 'AwsSolutions-SQS3',
+        reason:
+          "This queue is the publisher's dead-letter destination (the stream event source's on-failure " +
+          'destination), so it has no DLQ of its own; it is alarmed and kept for 14 days.',
+      },
+    ]);
+    const stream = streamTrigger(f.publisher);
+    this.publisher = this.crumbsFunction(f.publisher);
+    const tableStreamArn = table.tableStreamArn;
+    if (!tableStreamArn) throw new Error('the breadcrumbs table has no stream; the publisher needs one');
+    this.publisher.function.addEventSourceMapping('TableStream', {
+      eventSourceArn: tableStreamArn,
+      // TRIM_HORIZON: the stateful stack deploys first; breadcrumbs written before the publisher exists
+      // (definitions put by hand, for example) are still published rather than silently skipped.
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: stream.batchSize,
+      maxBatchingWindow: Duration.seconds(stream.maxBatchingWindowSeconds),
+      retryAttempts: stream.retryAttempts,
+      bisectBatchOnError: stream.bisectBatchOnError,
+      parallelizationFactor: stream.parallelizationFactor,
+      reportBatchItemFailures: true,
+      onFailure: new SqsDlq(this.publisherFailures),
+    });
+
+    // HTTP API: JWT on every route but GET /health.
+    this.api = this.crumbsFunction(f.api);
+    this.api.function.addEnvironment(ENV.workspacesClaim, props.workspacesClaim);
+    const integration = new HttpLambdaIntegration('ApiIntegration', this.api.function);
+    this.httpApi = new HttpApi(this, 'HttpApi', {
+      apiName: `crumbs-${stage}`,
+      description: 'crumbs HTTP API (breadcrumbs, definitions)',
+      createDefaultStage: false,
+      defaultIntegration: integration,
+      defaultAuthorizer: new HttpJwtAuthorizer('JwtAuthorizer', props.jwtIssuer, {
+        jwtAudience: [...props.jwtAudience],
+      }),
+    });
+    this.httpApi.addRoutes({
+      path: '/health',
+      methods: [HttpMethod.GET],
+      integration,
+      authorizer: new HttpNoneAuthorizer(),
+    });
+    const accessLogs = new LogGroup(this, 'HttpApiAccessLogs', { retention: RetentionDays.ONE_MONTH });
+    this.httpStage = new HttpStage(this, 'HttpApiStage', {
+      httpApi: this.httpApi,
+      autoDeploy: true,
+      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs) },
+    });
+    NagSuppressions.addResourceSuppressions(
+      this.httpApi,
+      [
+        {
+          id: 'AwsSolutions-APIG4',
+          reason:
+            'GET /health is public on purpose (load balancer and uptime checks; it reveals no data). Every other ' +
+            'route, including $default, requires a JWT.',
+        },
+      ],
+      true,
+    );
+
+    for (const fn of this.functions()) alarms.push(fn.errorsAlarm, fn.throttlesAlarm);
+    this.alarms = alarms;
+
+    new CfnOutput(this, 'ApiUrl', {
+      value: this.httpStage.url,
+      description: 'Base URL of the crumbs HTTP API',
+    });
+  }
+
+  /** Every function of the stack. */
+  functions(): CrumbsFunction[] {
+    return [this.api, this.publisher, this.ruleManager, ...Object.values(this.executors), this.dlqHandler];
+  }
+
+  /** A function with what its declaration `uses` bound: env vars and grants from one place. */
+  private crumbsFunction(
+    declaration: CrumbsFunctionDeclaration,
+    executorQueues?: Readonly<Record<ExecutorKind, Queue>>,
+  ): CrumbsFunction {
+    const { stage, table, bus } = this.props;
+    const { uses } = declaration;
+    const fn = new CrumbsFunction(this, pascal(declaration.name), {
+      declaration,
+      stage,
+      entry: this.props.entryOverrides?.[declaration.name],
+    });
+    if (uses.table) fn.bindTable(table, uses.table);
+    if (uses.stream) fn.bindTableStream(table);
+    if (uses.bus === 'put-events') fn.bindBus(bus, 'put-events');
+    if (uses.bus === 'manage-rules') {
+      if (!executorQueues)
+        throw new Error(`${declaration.name} manages rules but was given no executor queues`);
+      fn.bindRuleManagement(bus, topology.bus.ruleNamePrefix, executorQueues);
+    }
+    if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix);
+    return fn;
+  }
+}
+
+/** `executor-context-builder` → `ExecutorContextBuilder` (construct ids). */
+function pascal(name: string): string {
+  return name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}
