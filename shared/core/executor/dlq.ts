@@ -1,0 +1,138 @@
+/**
+ * Dead-lettered executor messages: SQS gave up on them (every receive failed, e.g. a tool that keeps timing out
+ * retriably, or a store that kept throttling). Whoever asked must still get an answer, so this writes the kind's
+ * `errorOutput` under the same deterministic id the response would have had: if a response was written after
+ * all, the create replays it and nothing new appears; otherwise the error is the one response.
+ *
+ * What cannot be answered (a body that is not an executor message, a deleted definition) is logged and dropped:
+ * there is nobody to answer, and keeping it would only redeliver it.
+ */
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { parseDefinition } from '#shared/domain/definitions.ts';
+import { NotFoundError } from '#shared/domain/errors.ts';
+import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
+import { type Log, silentLog } from '#shared/ports/log.ts';
+import type { ExecutorKind } from '#shared/topology.ts';
+import type { ExecutorStore } from './context-assembly.ts';
+import { type ExecutionInput, type ExecutorKindImplementation, ExecutorMessageSchema } from './contract.ts';
+import { definitionParts, isRetriable, outputCausation, parseBody, writeOutputs } from './pipeline.ts';
+import { resolveKind } from './registry.ts';
+
+export interface DeadLetterDeps {
+  store: ExecutorStore;
+  log?: Log;
+  clock?: Clock;
+  implementations?: Partial<Record<ExecutorKind, ExecutorKindImplementation<unknown>>>;
+}
+
+export type DeadLetterOutcome =
+  | { status: 'answered'; outputId: string }
+  | { status: 'dropped'; reason: string };
+
+export async function handleDeadLetter(
+  message: unknown,
+  deps: DeadLetterDeps,
+  reason?: string,
+): Promise<DeadLetterOutcome> {
+  const log = deps.log ?? silentLog;
+  const parsed = ExecutorMessageSchema.safeParse(message);
+  if (!parsed.success) return drop(log, 'not an executor message', {});
+  const { definition: ref, event } = parsed.data;
+  const detail = event.detail;
+  const keys = { definitionId: ref.id, breadcrumbId: detail.id, triggerVersion: detail.version };
+  if (event['detail-type'] === DETAIL_TYPES.deleted) return drop(log, 'the trigger was deleted', keys);
+
+  let definition: ReturnType<typeof parseDefinition>;
+  try {
+    const record = await deps.store.getVersion(ref.workspace, ref.id, ref.version);
+    definition = parseDefinition(record.schema_name, record.context);
+  } catch (error) {
+    if (isRetriable(error)) throw error;
+    return drop(log, `the definition cannot be loaded: ${(error as Error).message}`, keys);
+  }
+  const implementation =
+    deps.implementations?.[definition.kind] ??
+    resolveKind(definition.kind, { store: deps.store, log, clock: deps.clock ?? systemClock });
+  if (!implementation)
+    return drop(log, `no implementation of kind "${definition.kind}" is registered here`, keys);
+
+  let trigger: Breadcrumb | undefined;
+  try {
+    trigger = await deps.store.getVersion(ref.workspace, detail.id, detail.version);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
+  const executionTrigger: ExecutionInput<unknown>['trigger'] | undefined = trigger
+    ? {
+        ...((await deps.store.contextViews(ref.workspace, [trigger]))[0] ?? toView(trigger)),
+        workspace: trigger.workspace,
+        created_by: trigger.created_by,
+        causation: trigger.causation,
+      }
+    : undefined;
+
+  const error = `the ${definition.kind} executor could not process this trigger and gave up${reason ? ` (${reason})` : ''}`;
+  const output = implementation.errorOutput({
+    definition: definition.definition,
+    trigger: executionTrigger,
+    error,
+  });
+  const { principal } = definitionParts(definition);
+  const [outputId] = await writeOutputs([output], {
+    store: deps.store,
+    workspace: ref.workspace,
+    kind: definition.kind,
+    definitionId: ref.id,
+    trigger: { id: detail.id, version: detail.version },
+    principal,
+    causation: outputCausation({
+      id: detail.id,
+      version: detail.version,
+      causation: trigger?.causation ?? detail.causation,
+    }),
+  });
+  log.warn('answered a dead-lettered trigger with an error breadcrumb', { ...keys, outputId });
+  return { status: 'answered', outputId: outputId ?? '' };
+}
+
+function toView(record: Breadcrumb) {
+  const { id, schema_name, title, tags, version, updated_at, context } = record;
+  return { id, schema_name, title, tags, version, updated_at, context };
+}
+
+function drop(log: Log, reason: string, keys: Record<string, unknown>): DeadLetterOutcome {
+  log.error(`dropped a dead-lettered message: ${reason}`, keys);
+  return { status: 'dropped', reason };
+}
+
+/** A DLQ batch: answers each message; only retriable store failures are reported back for another try. */
+export async function handleDeadLetterBatch(
+  records: readonly SQSRecord[],
+  deps: DeadLetterDeps,
+): Promise<SQSBatchResponse> {
+  const log = deps.log ?? silentLog;
+  const failures: { itemIdentifier: string }[] = [];
+  await Promise.all(
+    records.map(async (record) => {
+      try {
+        let body: unknown;
+        try {
+          body = parseBody(record.body);
+        } catch {
+          drop(log, 'the body is not JSON', { messageId: record.messageId });
+          return;
+        }
+        await handleDeadLetter(body, deps, 'every delivery failed and SQS moved it to the dead-letter queue');
+      } catch (error) {
+        log.warn('dead-letter answer failed; it will be retried', {
+          messageId: record.messageId,
+          error: String(error),
+        });
+        failures.push({ itemIdentifier: record.messageId });
+      }
+    }),
+  );
+  return { batchItemFailures: failures };
+}
