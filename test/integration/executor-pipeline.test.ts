@@ -1,0 +1,349 @@
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoClaims } from '#shared/core/executor/claims.ts';
+import type { ExecutorKindImplementation, ExecutorMessage } from '#shared/core/executor/contract.ts';
+import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
+import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
+import { registerKind } from '#shared/core/executor/registry.ts';
+import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
+import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
+import { changeEntry } from '#shared/core/publisher.ts';
+import {
+  type Breadcrumb,
+  type CreateBreadcrumbInput,
+  CreateBreadcrumbSchema,
+} from '#shared/domain/breadcrumb.ts';
+import { type Causation, DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { RetriableError } from '#shared/domain/errors.ts';
+import type { Clock } from '#shared/ports/breadcrumb-store.ts';
+import { registerBuiltinTools } from '#shared/tools/builtins.ts';
+import { DEFINITION_SCHEMAS, type DefinitionSchema, topology } from '#shared/topology.ts';
+import { eventually, localDynamoClient, localStore, uniqueWorkspace } from '../support/local.ts';
+
+const LEASE_MS = 60_000;
+
+class ManualClock implements Clock {
+  private at = Date.now();
+  now(): Date {
+    return new Date(this.at);
+  }
+  advance(ms: number): void {
+    this.at += ms;
+  }
+}
+
+let store: DynamoBreadcrumbStore;
+let documentClient: DynamoDBDocumentClient;
+
+beforeAll(() => {
+  documentClient = DynamoDBDocumentClient.from(localDynamoClient(), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  store = localStore(documentClient);
+  registerBuiltinTools();
+  registerKind('tool', createToolExecutor);
+  registerKind('workflow', createWorkflowExecutor);
+});
+
+function deps(overrides: Partial<PipelineDeps> = {}, clock: Clock = new ManualClock()): PipelineDeps {
+  return {
+    store,
+    claims: new DynamoClaims(topology.table.name, { client: documentClient, clock }),
+    leaseMs: LEASE_MS,
+    clock,
+    ...overrides,
+  };
+}
+
+async function put(
+  ws: string,
+  input: CreateBreadcrumbInput,
+  principal = 'user:tester',
+  causation?: Causation,
+): Promise<Breadcrumb> {
+  const { breadcrumb } = await store.create(ws, CreateBreadcrumbSchema.parse(input), {
+    principal,
+    ...(causation ? { causation } : {}),
+  });
+  return breadcrumb;
+}
+
+/** The message routing would deliver: the definition reference and the change event of the trigger. */
+function messageFor(definition: Breadcrumb, trigger: Breadcrumb): ExecutorMessage {
+  const entry = changeEntry(trigger.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated, trigger);
+  return {
+    definition: {
+      id: definition.id,
+      version: definition.version,
+      workspace: definition.workspace,
+      kind: DEFINITION_SCHEMAS[definition.schema_name as DefinitionSchema],
+      schema_name: definition.schema_name,
+    },
+    event: {
+      source: 'crumbs',
+      'detail-type': entry.detailType as ExecutorMessage['event']['detail-type'],
+      detail: entry.detail as ExecutorMessage['event']['detail'],
+      time: trigger.updated_at,
+    },
+  };
+}
+
+async function toolDef(ws: string, context: Record<string, unknown>): Promise<Breadcrumb> {
+  return put(ws, { schema_name: 'tool.def.v1', title: String(context.name), context });
+}
+
+async function request(
+  ws: string,
+  tool: string,
+  input: unknown,
+  requestId: string,
+  causation?: Causation,
+): Promise<Breadcrumb> {
+  return put(
+    ws,
+    {
+      schema_name: 'tool.request.v1',
+      tags: [`request:${requestId}`],
+      context: { tool, input, requestId, requestedBy: 'agent:helper' },
+    },
+    'agent:helper',
+    causation,
+  );
+}
+
+async function responses(ws: string, requestId: string): Promise<Breadcrumb[]> {
+  return (
+    await store.list({
+      workspace: ws,
+      schema_name: 'tool.response.v1',
+      tag: `request:${requestId}`,
+      limit: 20,
+    })
+  ).items;
+}
+
+describe('executor pipeline on DynamoDB Local', () => {
+  it('answers a tool request with a tool.response.v1 carrying causation and the request tag', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'calculator' });
+    const trigger = await request(ws, 'calculator', { expression: '17*23' }, 'r1');
+
+    const outcome = await processExecutorMessage(messageFor(def, trigger), deps());
+
+    expect(outcome.status).toBe('responded');
+    const [response, ...others] = await responses(ws, 'r1');
+    expect(others).toEqual([]);
+    expect(response?.context).toMatchObject({
+      request_id: 'r1',
+      tool: 'calculator',
+      status: 'success',
+      output: { result: 391 },
+      requestedBy: 'agent:helper',
+    });
+    expect(response?.tags).toEqual(expect.arrayContaining(['request:r1', 'tool:response']));
+    expect(response?.created_by).toBe('tool:calculator');
+    expect(response?.causation).toEqual({ caused_by: `${trigger.id}@1`, thread: trigger.id, hop: 1 });
+  });
+
+  it('writes exactly one response when the same message is delivered three times', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', { hello: 'world' }, 'r-dup');
+    const message = messageFor(def, trigger);
+    const d = deps();
+
+    const settled = await Promise.allSettled([1, 2, 3].map(() => processExecutorMessage(message, d)));
+    // Deliveries that met a live claim failed retriably; SQS would deliver them again.
+    for (const s of settled) if (s.status === 'rejected') expect(s.reason).toBeInstanceOf(RetriableError);
+    const redelivered = await Promise.all(
+      settled.filter((s) => s.status === 'rejected').map(() => processExecutorMessage(message, d)),
+    );
+    for (const o of redelivered) expect(o).toEqual({ status: 'skipped', reason: 'already answered' });
+    expect(await processExecutorMessage(message, d)).toEqual({
+      status: 'skipped',
+      reason: 'already answered',
+    });
+
+    const found = await responses(ws, 'r-dup');
+    expect(found).toHaveLength(1);
+    expect(found[0]?.context).toMatchObject({ status: 'success', output: { hello: 'world' } });
+  });
+
+  it('writes exactly one response when the executor dies between execute and respond', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', {}, 'r-crash');
+    const message = messageFor(def, trigger);
+    const clock = new ManualClock();
+
+    let executions = 0;
+    const counting: ExecutorKindImplementation<unknown> = {
+      async execute() {
+        executions++;
+        return {
+          outputs: [
+            { schema_name: 'test.answer.v1', tags: ['request:r-crash'], context: { execution: executions } },
+          ],
+        };
+      },
+      errorOutput: ({ error }) => ({ schema_name: 'test.answer.v1', context: { error } }),
+    };
+    // The first worker hangs after execute, before its write reaches the table: it has "died" holding the claim.
+    let revive!: () => void;
+    const frozen = new Promise<void>((resolve) => {
+      revive = resolve;
+    });
+    const dyingStore = Object.create(store) as DynamoBreadcrumbStore;
+    dyingStore.create = async (...args) => {
+      await frozen;
+      return store.create(...args);
+    };
+    const first = processExecutorMessage(
+      message,
+      deps({ store: dyingStore, implementations: { tool: counting } }, clock),
+    );
+    await eventually(async () => (executions === 1 ? true : undefined));
+
+    // A redelivery while the lease is live waits (fails retriably) instead of running a second time.
+    await expect(
+      processExecutorMessage(message, deps({ implementations: { tool: counting } }, clock)),
+    ).rejects.toBeInstanceOf(RetriableError);
+    expect(executions).toBe(1);
+
+    // After the lease runs out, the next delivery takes over and answers.
+    clock.advance(LEASE_MS + 1);
+    const second = await processExecutorMessage(
+      message,
+      deps({ implementations: { tool: counting } }, clock),
+    );
+    expect(second.status).toBe('responded');
+    expect(executions).toBe(2);
+
+    // The zombie wakes up and writes under the same deterministic id: nothing new appears.
+    revive();
+    const late = await first;
+    expect(late).toEqual(second);
+    const answers = (await store.list({ workspace: ws, schema_name: 'test.answer.v1', limit: 10 })).items;
+    expect(answers).toHaveLength(1);
+    expect(answers[0]?.context).toEqual({ execution: 2 });
+    expect(
+      await processExecutorMessage(message, deps({ implementations: { tool: counting } }, clock)),
+    ).toEqual({
+      status: 'skipped',
+      reason: 'already answered',
+    });
+  });
+
+  it('answers status "error" with the validation message when the input fails its schema', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, {
+      name: 'calculator',
+      input_schema: {
+        type: 'object',
+        properties: { expression: { type: 'string' } },
+        required: ['expression'],
+      },
+    });
+    const trigger = await request(ws, 'calculator', { expression: 42 }, 'r-bad');
+
+    const outcome = await processExecutorMessage(messageFor(def, trigger), deps());
+
+    expect(outcome.status).toBe('responded');
+    const [response] = await responses(ws, 'r-bad');
+    expect(response?.context).toMatchObject({ status: 'error', request_id: 'r-bad', tool: 'calculator' });
+    expect(String(response?.context.error)).toContain('input.expression: must be string');
+    expect(response?.context).not.toHaveProperty('output');
+  });
+
+  it('writes one system.loop_stopped.v1 instead of executing past the hop limit', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo', hop_limit: 3 });
+    const trigger = await request(ws, 'echo', {}, 'r-loop', {
+      caused_by: 'earlier@1',
+      thread: 'thread-1',
+      hop: 3,
+    });
+    const message = messageFor(def, trigger);
+
+    const outcomes = [
+      await processExecutorMessage(message, deps()),
+      await processExecutorMessage(message, deps()),
+    ];
+
+    expect(outcomes.map((o) => o.status)).toEqual(['loop-stopped', 'loop-stopped']);
+    expect(await responses(ws, 'r-loop')).toEqual([]);
+    const stopped = (await store.list({ workspace: ws, schema_name: 'system.loop_stopped.v1', limit: 10 }))
+      .items;
+    expect(stopped).toHaveLength(1);
+    expect(stopped[0]?.context).toMatchObject({
+      trigger_id: trigger.id,
+      hop: 3,
+      hop_limit: 3,
+      thread: 'thread-1',
+    });
+    expect(stopped[0]?.causation).toEqual({ caused_by: `${trigger.id}@1`, thread: 'thread-1', hop: 4 });
+  });
+
+  it('skips a trigger the definition does not select once the stored breadcrumb is checked', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'calculator', {}, 'r-other');
+
+    const outcome = await processExecutorMessage(messageFor(def, trigger), deps());
+
+    expect(outcome.status).toBe('skipped');
+    expect(await responses(ws, 'r-other')).toEqual([]);
+  });
+
+  it('answers a dead-lettered message with an error response under the response id, once', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', { a: 1 }, 'r-dlq');
+    const message = messageFor(def, trigger);
+
+    const outcome = await handleDeadLetter(JSON.parse(JSON.stringify(message)), { store });
+
+    expect(outcome.status).toBe('answered');
+    const [response, ...others] = await responses(ws, 'r-dlq');
+    expect(others).toEqual([]);
+    expect(response?.context).toMatchObject({
+      status: 'error',
+      request_id: 'r-dlq',
+      requestedBy: 'agent:helper',
+    });
+    expect(String(response?.context.error)).toContain('gave up');
+    // A late successful run lands on the same id: still one response.
+    await processExecutorMessage(message, deps());
+    await handleDeadLetter(message, { store });
+    expect(await responses(ws, 'r-dlq')).toHaveLength(1);
+  });
+
+  it('runs a workflow whose steps feed each other through JSONata', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await put(ws, {
+      schema_name: 'workflow.def.v1',
+      context: {
+        workflow_id: 'double-product',
+        subscriptions: { selectors: [{ schema_name: 'calc.job.v1', role: 'trigger' }] },
+        steps: [
+          { id: 'product', tool: 'calculator', input: { expression: '=trigger.a & "*" & trigger.b' } },
+          { id: 'double', tool: 'calculator', input: { expression: '="2*" & steps.product.result' } },
+        ],
+        output: { schema_name: 'workflow.result.v1', tags: ['job:1'] },
+      },
+    });
+    const trigger = await put(ws, { schema_name: 'calc.job.v1', context: { a: 17, b: 23 } });
+
+    const outcome = await processExecutorMessage(messageFor(def, trigger), deps());
+
+    expect(outcome.status).toBe('responded');
+    const [result] = (await store.list({ workspace: ws, schema_name: 'workflow.result.v1', limit: 5 })).items;
+    expect(result?.context).toMatchObject({
+      status: 'success',
+      result: { result: 782 },
+      steps: { product: { result: 391 } },
+    });
+    expect(result?.created_by).toBe('workflow:double-product');
+  });
+});
