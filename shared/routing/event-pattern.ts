@@ -49,6 +49,8 @@ export const MAX_EVENT_PATTERN_LENGTH = 4096;
 export interface Leaf {
   readonly value: string | number | boolean | null;
   readonly membership: readonly (readonly [number, number])[];
+  /** For numbers: the value in event-ruler's fixed-point form ({@link toScaled}), if representable. */
+  readonly scaled?: number | undefined;
 }
 
 /** An event flattened to its leaves, keyed by dotted path. */
@@ -404,6 +406,7 @@ function wildcardRegex(w: string, at: string): RegExp {
 const FIVE_BILLION_SCALED = 5e15;
 
 function decimalPlaces(n: number): number {
+  if (Number.isInteger(n)) return 0;
   const m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(n)));
   if (!m) return Number.POSITIVE_INFINITY;
   const frac = m[2]?.length ?? 0;
@@ -485,7 +488,8 @@ function compileCidr(s: string, at: string): ValueMatcher {
 // ---------------------------------------------------------------------------------------------------------------
 // Matching
 
-function leafMatches(m: ValueMatcher, v: Leaf['value']): boolean {
+function leafMatches(m: ValueMatcher, leaf: Leaf): boolean {
+  const v = leaf.value;
   switch (m.kind) {
     case 'exact-string':
       if (typeof v !== 'string') return false;
@@ -494,7 +498,7 @@ function leafMatches(m: ValueMatcher, v: Leaf['value']): boolean {
     case 'exact-number':
       if (typeof v !== 'number') return false;
       if (v === m.value) return true;
-      return m.scaled !== undefined && toScaled(v) === m.scaled;
+      return m.scaled !== undefined && leaf.scaled === m.scaled;
     case 'exact-literal':
       return v === m.value;
     case 'prefix':
@@ -509,7 +513,7 @@ function leafMatches(m: ValueMatcher, v: Leaf['value']): boolean {
       return typeof v === 'string' && m.regex.test(v);
     case 'numeric': {
       if (typeof v !== 'number') return false;
-      const s = toScaled(v);
+      const s = leaf.scaled;
       if (s === undefined) return false;
       return (m.loOpen ? s > m.lo : s >= m.lo) && (m.hiOpen ? s < m.hi : s <= m.hi);
     }
@@ -523,7 +527,7 @@ function leafMatches(m: ValueMatcher, v: Leaf['value']): boolean {
     case 'anything-but':
       if (typeof v === 'string') return !m.strings.has(v);
       if (typeof v === 'number') {
-        const s = toScaled(v);
+        const s = leaf.scaled;
         return s === undefined || !m.numbers.has(s);
       }
       return true;
@@ -550,23 +554,40 @@ function equalsIgnoreCase(a: string, b: string): boolean {
 const EMPTY: readonly Leaf[] = [];
 
 function branchMatches(branch: CompiledBranch, event: FlatEvent): boolean {
-  const chosen: (readonly Leaf[])[] = [];
+  // Fields whose only matching leaves sit inside arrays; they must agree on the array elements they use.
+  let constrained: Leaf[][] | undefined;
   for (const field of branch.fields) {
     const leaves = event.get(field.path) ?? EMPTY;
     if (leaves.length === 0) {
       if (field.allowsAbsent) continue;
       return false;
     }
-    const candidates = leaves.filter((leaf) => field.matchers.some((m) => leafMatches(m, leaf.value)));
-    if (candidates.length === 0) return false;
-    chosen.push(candidates);
+    let free = false;
+    let inArrays: Leaf[] | undefined;
+    for (const leaf of leaves) {
+      if (!anyMatcher(field.matchers, leaf)) continue;
+      if (leaf.membership.length === 0) {
+        free = true;
+        break;
+      }
+      if (inArrays) inArrays.push(leaf);
+      else inArrays = [leaf];
+    }
+    if (free) continue;
+    if (!inArrays) return false;
+    if (constrained) constrained.push(inArrays);
+    else constrained = [inArrays];
   }
-  // Array consistency: pick one candidate per field such that no two come from different elements of one array.
-  return consistent(chosen);
+  return constrained === undefined || constrained.length === 1 || consistent(constrained);
 }
 
+function anyMatcher(matchers: readonly ValueMatcher[], leaf: Leaf): boolean {
+  for (const m of matchers) if (leafMatches(m, leaf)) return true;
+  return false;
+}
+
+/** Array consistency: pick one leaf per field such that no two come from different elements of one array. */
 function consistent(chosen: readonly (readonly Leaf[])[]): boolean {
-  if (chosen.every((c) => c.some((l) => l.membership.length === 0))) return true;
   const assigned = new Map<number, number>();
   const visit = (i: number): boolean => {
     const candidates = chosen[i];
@@ -616,7 +637,9 @@ export function flattenEvent(event: unknown): FlatEvent {
         list = [];
         out.set(path, list);
       }
-      list.push({ value: v, membership });
+      list.push(
+        typeof v === 'number' ? { value: v, membership, scaled: toScaled(v) } : { value: v, membership },
+      );
     }
   };
   for (const k of Object.keys(parsed)) walk(parsed[k], k, []);

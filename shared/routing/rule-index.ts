@@ -16,7 +16,6 @@ import {
   type FlatEvent,
   flattenEvent,
   type Leaf,
-  toScaled,
   type ValueMatcher,
 } from './event-pattern.ts';
 
@@ -27,13 +26,21 @@ interface Entry<T> {
   readonly value: T;
   /** The bucket keys this rule was filed under, so it can be removed. */
   readonly keys: readonly (readonly [string, string])[];
+  /** The (path, value) pairs of every exact-valued field of the rule, counted in `seen`. */
+  readonly seen: readonly (readonly [string, string])[];
   readonly inFallback: boolean;
 }
 
+interface ExactField {
+  readonly path: string;
+  readonly keys: readonly string[];
+}
+
 /** The bucket key of an event value, or undefined for values no exact matcher can index. */
-function leafKey(value: Leaf['value']): string {
+function leafKey(leaf: Leaf): string {
+  const value = leaf.value;
   if (typeof value === 'string') return `s:${value}`;
-  if (typeof value === 'number') return `n:${toScaled(value) ?? String(value)}`;
+  if (typeof value === 'number') return `n:${leaf.scaled ?? String(value)}`;
   if (value === null) return 'z';
   return `b:${value}`;
 }
@@ -58,6 +65,8 @@ export class RuleIndex<T = string> {
   /** path → value key → ids of rules with a branch filed there. */
   private readonly buckets = new Map<string, Map<string, Set<string>>>();
   private readonly fallback = new Set<string>();
+  /** path → value key → number of rules with an exact-valued field using it; estimates how selective a path is. */
+  private readonly seen = new Map<string, Map<string, number>>();
   private seq = 0;
 
   get size(): number {
@@ -67,10 +76,16 @@ export class RuleIndex<T = string> {
   add(id: string, pattern: unknown, value: T): void {
     const compiled = compileEventPattern(pattern);
     this.remove(id);
+    const exactByBranch = compiled.branches.map(exactFields);
+    const seen = new Map<string, [string, string]>();
+    for (const fields of exactByBranch) {
+      for (const f of fields) for (const k of f.keys) seen.set(`${f.path}\u0000${k}`, [f.path, k]);
+    }
+    for (const [path, k] of seen.values()) this.count(path, k, 1);
     const keys: [string, string][] = [];
     let inFallback = false;
-    for (const branch of compiled.branches) {
-      const chosen = this.chooseField(branch);
+    for (const fields of exactByBranch) {
+      const chosen = this.chooseField(fields);
       if (chosen === undefined) {
         inFallback = true;
         continue;
@@ -81,7 +96,7 @@ export class RuleIndex<T = string> {
       }
     }
     if (inFallback) this.fallback.add(id);
-    this.rules.set(id, { id, seq: this.seq++, compiled, value, keys, inFallback });
+    this.rules.set(id, { id, seq: this.seq++, compiled, value, keys, seen: [...seen.values()], inFallback });
   }
 
   remove(id: string): boolean {
@@ -95,6 +110,7 @@ export class RuleIndex<T = string> {
       if (set.size === 0) byValue.delete(key);
       if (byValue.size === 0) this.buckets.delete(path);
     }
+    for (const [path, k] of entry.seen) this.count(path, k, -1);
     if (entry.inFallback) this.fallback.delete(id);
     this.rules.delete(id);
     return true;
@@ -108,7 +124,7 @@ export class RuleIndex<T = string> {
       const byValue = this.buckets.get(path);
       if (!byValue) continue;
       for (const leaf of leaves) {
-        const ids = byValue.get(leafKey(leaf.value));
+        const ids = byValue.get(leafKey(leaf));
         if (ids) for (const id of ids) candidates.add(id);
       }
     }
@@ -139,29 +155,53 @@ export class RuleIndex<T = string> {
     return set;
   }
 
-  /** The exact-valued field of a branch whose largest bucket is smallest now, or undefined if none qualifies. */
-  private chooseField(branch: CompiledBranch): { path: string; keys: string[] } | undefined {
-    let best: { path: string; keys: string[]; cost: number } | undefined;
-    for (const field of branch.fields) {
-      if (field.allowsAbsent) continue;
-      const keys: string[] = [];
-      let ok = true;
-      for (const m of field.matchers) {
-        const k = matcherKey(m);
-        if (k === undefined) {
-          ok = false;
-          break;
-        }
-        keys.push(k);
-      }
-      if (!ok || keys.length === 0) continue;
-      const byValue = this.buckets.get(field.path);
-      let cost = 0;
-      for (const k of keys) cost += byValue?.get(k)?.size ?? 0;
-      // Prefer fewer values when the buckets are equally full (fewer lookups, fewer false candidates).
-      const weighted = cost * 4 + keys.length;
-      if (!best || weighted < best.cost) best = { path: field.path, keys, cost: weighted };
+  private count(path: string, key: string, delta: number): void {
+    let byValue = this.seen.get(path);
+    if (!byValue) {
+      byValue = new Map();
+      this.seen.set(path, byValue);
     }
-    return best && { path: best.path, keys: best.keys };
+    const n = (byValue.get(key) ?? 0) + delta;
+    if (n > 0) byValue.set(key, n);
+    else byValue.delete(key);
+    if (byValue.size === 0) this.seen.delete(path);
   }
+
+  /**
+   * The exact-valued field expected to produce the fewest candidates: the rules already in its buckets (plus
+   * this one) times the chance an event carries one of its values, estimated as 1 / (distinct values rules use
+   * at that path). A path every rule gives the same value, like `source`, therefore costs the most.
+   */
+  private chooseField(fields: readonly ExactField[]): ExactField | undefined {
+    let best: ExactField | undefined;
+    let bestCost = Number.POSITIVE_INFINITY;
+    for (const field of fields) {
+      const byValue = this.buckets.get(field.path);
+      const distinct = Math.max(1, this.seen.get(field.path)?.size ?? 1);
+      let cost = 0;
+      for (const k of field.keys) cost += (byValue?.get(k)?.size ?? 0) + 1;
+      cost /= distinct;
+      if (cost < bestCost) {
+        best = field;
+        bestCost = cost;
+      }
+    }
+    return best;
+  }
+}
+
+/** The fields of a branch that only accept exact values (and so can key an index bucket). */
+function exactFields(branch: CompiledBranch): ExactField[] {
+  const out: ExactField[] = [];
+  for (const field of branch.fields) {
+    if (field.allowsAbsent) continue;
+    const keys: string[] = [];
+    for (const m of field.matchers) {
+      const k = matcherKey(m);
+      if (k === undefined) break;
+      keys.push(k);
+    }
+    if (keys.length === field.matchers.length && keys.length > 0) out.push({ path: field.path, keys });
+  }
+  return out;
 }
