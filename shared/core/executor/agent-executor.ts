@@ -16,13 +16,13 @@
  * After `max_tool_rounds` rounds the model is called without tools and must answer.
  *
  * The final answer is an `agent.response.v1` `{message, agent_id, thread, response_to, tool_rounds, …}` tagged
- * `agent:response`, `thread:<thread>`. With `response_schema` the model's JSON is validated (Ajv) and kept in
+ * `agent:response`, `thread:<thread>`. With `response_schema` the model's JSON is validated (zod's `fromJSONSchema`, already in every bundle, where Ajv would add 120 KB) and kept in
  * `output`; its `create_breadcrumbs` are written in the agent's own workspace (the pipeline writes every output
  * there) — never definitions or system records — and its `tools_to_invoke` (seed 002) become fire-and-forget
  * tool requests.
  */
 import { createHash } from 'node:crypto';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { z } from 'zod';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
@@ -438,8 +438,7 @@ async function toolSpecs(
 // ---------------------------------------------------------------------------------------------------------------
 // Structured output
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>();
+const validators = new Map<string, z.ZodType>();
 
 function structuredOutput(schema: Record<string, unknown>, text: string): Record<string, unknown> {
   let value: unknown;
@@ -451,19 +450,18 @@ function structuredOutput(schema: Record<string, unknown>, text: string): Record
     );
   }
   const key = JSON.stringify(schema);
-  let validate = validators.get(key);
-  if (!validate) {
+  let validator = validators.get(key);
+  if (!validator) {
     try {
-      validate = ajv.compile(schema);
+      validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
     } catch (error) {
-      throw new NonRetriableError(`response_schema is not a valid JSON Schema: ${(error as Error).message}`);
+      throw new NonRetriableError(`response_schema is not a usable JSON Schema: ${(error as Error).message}`);
     }
-    validators.set(key, validate);
+    validators.set(key, validator);
   }
-  if (!validate(value)) {
-    const issues = (validate.errors ?? []).map(
-      (e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`,
-    );
+  const result = validator.safeParse(value);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     throw new NonRetriableError(`the model's answer does not match response_schema: ${issues.join('; ')}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
