@@ -1,0 +1,190 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import { silentLog } from '#shared/ports/log.ts';
+import { createHttpTool, httpTool, isPrivateAddress } from '#shared/tools/http.ts';
+import type { ToolContext } from '#shared/tools/tool.ts';
+
+/** A tool context for unit tests; the store refuses every call unless the test gives one. */
+function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
+  return {
+    workspace: 'ws-test',
+    store: new Proxy({} as BreadcrumbStore, {
+      get: (_, name) => () => Promise.reject(new Error(`unexpected store.${String(name)}`)),
+    }),
+    signal: new AbortController().signal,
+    config: {},
+    principal: 'tool:test',
+    causation: { caused_by: 'req-1@1', thread: 'req-1', hop: 1 },
+    log: silentLog,
+    context: {},
+    ...overrides,
+  };
+}
+
+let server: Server;
+let port: number;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/json') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ items: [{ name: 'a' }, { name: 'b' }], method: req.method }));
+    } else if (url.pathname === '/big') {
+      res.end('x'.repeat(4096));
+    } else if (url.pathname === '/big-chunked') {
+      res.write('x'.repeat(1024));
+      res.write('x'.repeat(1024));
+      res.end('x'.repeat(1024));
+    } else if (url.pathname === '/slow') {
+      setTimeout(() => res.end('late'), 2000).unref();
+    } else if (url.pathname === '/echo') {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({ body: JSON.parse(body || 'null'), contentType: req.headers['content-type'] }),
+        );
+      });
+    } else {
+      res.statusCode = 404;
+      res.end('not found');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const local = (extra: Record<string, unknown> = {}) =>
+  toolContext({ config: { allowed_hosts: ['127.0.0.1', 'localhost'], allow_private: true, ...extra } });
+
+describe('http tool', () => {
+  it('calls an allowed host and parses a JSON body', async () => {
+    const out = await httpTool.run({ url: `http://127.0.0.1:${port}/json` }, local());
+    expect(out).toMatchObject({
+      status: 200,
+      body: { items: [{ name: 'a' }, { name: 'b' }], method: 'GET' },
+    });
+  });
+
+  it('sends a JSON body and maps the response with JSONata', async () => {
+    const out = await httpTool.run(
+      {
+        method: 'POST',
+        url: `http://127.0.0.1:${port}/echo`,
+        body: { q: 1 },
+        response_mapping: '{"q": body.body.q, "type": body.contentType}',
+      },
+      local(),
+    );
+    expect(out).toEqual({ q: 1, type: 'application/json' });
+  });
+
+  it('refuses a loopback address unless allow_private is set', async () => {
+    const ctx = toolContext({ config: { allowed_hosts: ['127.0.0.1'] } });
+    await expect(httpTool.run({ url: `http://127.0.0.1:${port}/json` }, ctx)).rejects.toThrow(
+      /private, loopback or link-local/,
+    );
+  });
+
+  it('refuses a DNS name that resolves to 127.0.0.1', async () => {
+    const ctx = toolContext({ config: { allowed_hosts: ['localhost'] } });
+    await expect(httpTool.run({ url: `http://localhost:${port}/json` }, ctx)).rejects.toThrow(
+      /localhost resolves to/,
+    );
+    const tool = createHttpTool({ lookup: async () => [{ address: '127.0.0.1', family: 4 }] });
+    await expect(
+      tool.run(
+        { url: `http://rebind.example.com:${port}/json` },
+        toolContext({ config: { allowed_hosts: ['*.example.com'] } }),
+      ),
+    ).rejects.toThrow(/rebind\.example\.com resolves to 127\.0\.0\.1/);
+  });
+
+  it('refuses the metadata address and IPv6 forms of private addresses', async () => {
+    const ctx = toolContext({ config: { allowed_hosts: ['*'] } });
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://10.1.2.3/',
+      'http://[fd00::1]/',
+    ]) {
+      await expect(httpTool.run({ url }, ctx), url).rejects.toThrow(/private, loopback or link-local/);
+    }
+  });
+
+  it('refuses hosts outside config.allowed_hosts, and calls without an allow-list', async () => {
+    await expect(
+      httpTool.run(
+        { url: `http://127.0.0.1:${port}/json` },
+        toolContext({ config: { allowed_hosts: ['api.example.com'], allow_private: true } }),
+      ),
+    ).rejects.toThrow(/not in the http tool's config.allowed_hosts/);
+    await expect(httpTool.run({ url: `http://127.0.0.1:${port}/json` }, toolContext())).rejects.toThrow(
+      /no config.allowed_hosts/,
+    );
+  });
+
+  it('checks every redirect hop', async () => {
+    const tool = createHttpTool({
+      lookup: async () => [{ address: '93.184.216.34', family: 4 }],
+      fetch: async () =>
+        new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/' } }),
+    });
+    await expect(
+      tool.run({ url: 'http://public.example.com/' }, toolContext({ config: { allowed_hosts: ['*'] } })),
+    ).rejects.toThrow(/169\.254\.169\.254/);
+  });
+
+  it('cuts off responses larger than max_response_bytes', async () => {
+    await expect(
+      httpTool.run({ url: `http://127.0.0.1:${port}/big` }, local({ max_response_bytes: 1024 })),
+    ).rejects.toThrow(/more than config.max_response_bytes/);
+    await expect(
+      httpTool.run({ url: `http://127.0.0.1:${port}/big-chunked` }, local({ max_response_bytes: 1500 })),
+    ).rejects.toThrow(/larger than config.max_response_bytes/);
+  });
+
+  it('times out', async () => {
+    await expect(
+      httpTool.run({ url: `http://127.0.0.1:${port}/slow` }, local({ timeout_ms: 100 })),
+    ).rejects.toThrow(/timed out after 100 ms/);
+  });
+});
+
+describe('isPrivateAddress', () => {
+  it('classifies IPv4 and IPv6 addresses', () => {
+    for (const a of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.16.5.4',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      '::ffff:10.0.0.1',
+      '64:ff9b::7f00:1',
+      '2002:7f00:1::1',
+    ]) {
+      expect(isPrivateAddress(a), a).toBe(true);
+    }
+    for (const a of ['8.8.8.8', '172.32.0.1', '93.184.216.34', '2001:4860:4860::8888', '::ffff:8.8.8.8']) {
+      expect(isPrivateAddress(a), a).toBe(false);
+    }
+  });
+});
