@@ -21,12 +21,14 @@ import {
   splitCommand,
   UsageError,
 } from './args.ts';
+import { chatCommand } from './commands/chat.ts';
 import { devCommand } from './commands/dev.ts';
 import { getCommand } from './commands/get.ts';
 import { historyCommand } from './commands/history.ts';
 import { lsCommand } from './commands/ls.ts';
 import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
+import { tailCommand } from './commands/tail.ts';
 import { updateCommand } from './commands/update.ts';
 
 export type { CliIo } from './args.ts';
@@ -39,6 +41,8 @@ export const COMMANDS: readonly Command[] = [
   updateCommand,
   rmCommand,
   historyCommand,
+  chatCommand,
+  tailCommand,
 ];
 
 const defaultIo: CliIo = {

@@ -94,12 +94,18 @@ export function createAgentExecutor(deps: AgentExecutorDeps): ExecutorKindImplem
     errorOutput: ({ definition, trigger, error }) => ({
       schema_name: AGENT_ERROR_SCHEMA,
       title: `${definition.agent_id} failed`,
-      tags: ['agent:error', `agent:${definition.agent_id}`],
+      // Tagged with the thread like a response, so a caller waiting for the answer sees the failure instead.
+      tags: [
+        'agent:error',
+        `agent:${definition.agent_id}`,
+        ...(trigger ? [`thread:${trigger.causation?.thread ?? trigger.id}`] : []),
+      ],
       context: {
         agent_id: definition.agent_id,
         error,
         response_to: trigger ? responseTo(trigger) : null,
         trigger_id: trigger?.id ?? null,
+        thread: trigger ? (trigger.causation?.thread ?? trigger.id) : null,
       },
     }),
   };

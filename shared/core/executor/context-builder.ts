@@ -51,7 +51,11 @@ export function createContextBuilder(): ExecutorKindImplementation<ContextConfig
     errorOutput: ({ definition, trigger, error }) => ({
       schema_name: CONTEXT_ERROR_SCHEMA,
       title: `context for ${definition.consumer_id} failed`,
-      tags: ['context:error', `consumer:${definition.consumer_id}`],
+      tags: [
+        'context:error',
+        `consumer:${definition.consumer_id}`,
+        ...(trigger ? [`thread:${trigger.causation?.thread ?? trigger.id}`] : []),
+      ],
       context: { consumer_id: definition.consumer_id, error, trigger_event_id: trigger?.id ?? null },
     }),
   };

@@ -1,0 +1,85 @@
+/**
+ * `crumbs chat "<message>"`: writes a `user.message.v1` and prints the agent's answer. The answer is the
+ * `agent.response.v1` of the message's thread (its causation thread is the message id; responses and errors are
+ * tagged `thread:<id>`), found by polling the API.
+ */
+import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
+import { type Command, optInt, optString, printJson, UsageError } from '../args.ts';
+
+export const CHAT_DEFAULT_WORKSPACE = 'demo';
+const DEFAULT_TIMEOUT_SECONDS = 60;
+const POLL_MS = 400;
+/** Breadcrumbs in a thread that end the wait: the answer, or a failure someone wrote instead of it. */
+const FINAL_SCHEMAS = ['agent.response.v1', 'agent.error.v1', 'context.error.v1', 'system.loop_stopped.v1'];
+
+export const chatCommand: Command = {
+  name: 'chat',
+  summary: 'send a chat message and print the agent’s answer',
+  usage: `Usage: crumbs chat "<message>" [--session S] [--timeout SECONDS]
+
+Writes a user.message.v1 { message, session } tagged user:message and session:<S>, then waits for the
+agent.response.v1 answering it and prints its message. Uses workspace "${CHAT_DEFAULT_WORKSPACE}" unless --workspace or
+CRUMBS_WORKSPACE says otherwise (\`npm start\` seeds a chat agent there).
+
+Flags:
+  --session S        conversation session (default "cli"); messages of one session share their context
+  --timeout SECONDS  how long to wait for the answer (default ${DEFAULT_TIMEOUT_SECONDS})`,
+  options: {
+    session: { type: 'string' },
+    timeout: { type: 'string' },
+  },
+  async run(ctx) {
+    const message = ctx.positionals.join(' ').trim();
+    if (message === '') throw new UsageError('missing the message', true);
+    const session = optString(ctx.values, 'session') ?? 'cli';
+    const timeoutMs =
+      (optInt(ctx.values, 'timeout', { min: 1, max: 3600 }) ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+    const explicitWorkspace = optString(ctx.values, 'workspace') ?? ctx.io.env.CRUMBS_WORKSPACE;
+    const client = ctx.client().withWorkspace(explicitWorkspace || CHAT_DEFAULT_WORKSPACE);
+
+    const sent = await client.create({
+      schema_name: 'user.message.v1',
+      title: message.length > 80 ? `${message.slice(0, 79)}…` : message,
+      tags: ['user:message', `session:${session}`],
+      context: { message, session },
+    });
+    const answer = await waitForAnswer(client, sent.id, timeoutMs);
+    if (answer === undefined) {
+      ctx.io.stderr(
+        `crumbs chat: no answer to ${sent.id} within ${timeoutMs / 1000} s in workspace ${client.workspace}.\n` +
+          'Is an agent listening? `npm start` seeds the demo agent; `crumbs tail --tag thread:' +
+          `${sent.id}\` shows what happened.\n`,
+      );
+      return 1;
+    }
+    if (ctx.global.json) {
+      printJson(ctx.io, { message: sent, answer });
+      return answer.schema_name === 'agent.response.v1' ? 0 : 1;
+    }
+    const c = answer.context;
+    if (answer.schema_name === 'agent.response.v1') {
+      ctx.io.stdout(`${typeof c.message === 'string' ? c.message : JSON.stringify(c)}\n`);
+      return 0;
+    }
+    const reason =
+      typeof c.error === 'string' ? c.error : typeof c.reason === 'string' ? c.reason : JSON.stringify(c);
+    ctx.io.stderr(`crumbs chat: ${answer.schema_name}: ${reason}\n`);
+    return 1;
+  },
+};
+
+async function waitForAnswer(
+  client: CrumbsClient,
+  messageId: string,
+  timeoutMs: number,
+): Promise<Breadcrumb | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const page = await client.list({ tag: `thread:${messageId}`, limit: 25 });
+    const finals = page.items.filter((b) => FINAL_SCHEMAS.includes(b.schema_name));
+    const answer = finals.find((b) => b.schema_name === 'agent.response.v1') ?? finals[0];
+    if (answer) return answer;
+    if (Date.now() + POLL_MS > deadline) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
