@@ -8,14 +8,12 @@ import {
   absDependencies,
   addDependencies,
   cbrtDependencies,
-  ceilDependencies,
   cosDependencies,
   create,
   divideDependencies,
   eDependencies,
   expDependencies,
   type FactoryFunctionMap,
-  floorDependencies,
   logDependencies,
   type MathNode,
   maxDependencies,
@@ -41,12 +39,10 @@ const math = create({
   absDependencies,
   addDependencies,
   cbrtDependencies,
-  ceilDependencies,
   cosDependencies,
   divideDependencies,
   eDependencies,
   expDependencies,
-  floorDependencies,
   logDependencies,
   maxDependencies,
   minDependencies,
@@ -63,6 +59,9 @@ const math = create({
   unaryMinusDependencies,
   unaryPlusDependencies,
 } as FactoryFunctionMap);
+// mathjs's floor and ceil factories pull in decimal.js (BigNumber support) even in the number build; plain numbers
+// need only Math's.
+math.import({ floor: Math.floor, ceil: Math.ceil }, { override: false });
 
 const FUNCTIONS = new Set([
   'abs',
