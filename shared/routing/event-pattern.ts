@@ -14,24 +14,27 @@
  * - Leaves are primitives only. An object, an empty array or an empty object is not a leaf: `exists:true` does not
  *   match it and `exists:false` does. A JSON `null` is a leaf (it exists, and matches `[null]`).
  * - `exists:false` is checked against the whole event (no leaf with that path anywhere), not per array element.
- * - Numbers: exact numeric values match when equal after event-ruler's fixed-point conversion (|x| <= 5e9, at most
- *   6 decimal places) or when they are the same JS number (event-ruler compares the literal text; we only have the
- *   parsed number, so 1e12 and 1000000000000 are equal here). Operands of `numeric` and numeric `anything-but`
- *   values must be within ±5e9 with at most 6 decimal places, otherwise the pattern is invalid. Event numbers
- *   outside that domain never match `numeric`.
+ * - Numbers follow the current event-ruler (ComparableNumber over the full double range): numbers compare as
+ *   IEEE doubles, so 300, 300.0 and 3.0e2 are equal and there is no ±5e9 / 6-decimal limit. Operands of `numeric`
+ *   and numeric `anything-but` must be finite ("Cannot compare number"). event-ruler also rejects a literal whose
+ *   double is not exactly its decimal text (e.g. 12345678901234567891); a parsed JSON number has lost that text,
+ *   so such literals are accepted here. Non-finite event numbers (1e400) never match `numeric`.
  * - `anything-but` compares values of any type: `{"anything-but":"x"}` matches 5, true or null; numeric
  *   `anything-but` matches any string. prefix/suffix/wildcard/equals-ignore-case only ever exclude strings. Empty
  *   lists are rejected for the plain form but accepted for the prefix/suffix/wildcard/equals-ignore-case forms
  *   (event-ruler accepts them); empty prefix/suffix strings are rejected inside anything-but only.
  * - `{"exactly":"x"}` (event-ruler's explicit exact match) is accepted.
  * - An exact string value that is an IP address literal matches the same address written differently (event-ruler
- *   turns it into a one-address range). CIDR: the range runs from the address as written up to the address with all
- *   host bits set; mask bits must be 0..31 for IPv4 and 0..127 for IPv6 (event-ruler's limits).
+ *   turns it into a one-address range). CIDR: the range is the network of the address as written (host bits ignored);
+ *   mask bits must be 0..31 for IPv4 and 0..127 for IPv6 (event-ruler rejects /32 and /128).
  * - equals-ignore-case compares `toLowerCase()` forms (or `toUpperCase()` forms).
  * - Pattern size: the JSON text may be at most 4096 characters (the PutRule API maximum; the default quota is 2048
  *   but can be raised). For an already-parsed pattern the `JSON.stringify` form is measured.
  * - `$or` must be an array of at least two non-empty objects; inside `$or` alternatives event-ruler's reserved
  *   words (operator names and "=", "<", …) may not be used as field names. Outside `$or` they are ordinary fields.
+ *   A pattern the `$or`-aware compiler refuses is retried with "$or" read as an ordinary field name, as EventBridge
+ *   does (so `{"$or": {"a": ["1"]}}` is valid and matches an event field literally named "$or"). The `$or` arrays
+ *   may multiply out to at most 1000 combinations.
  */
 
 export class InvalidEventPatternError extends Error {
@@ -49,8 +52,6 @@ export const MAX_EVENT_PATTERN_LENGTH = 4096;
 export interface Leaf {
   readonly value: string | number | boolean | null;
   readonly membership: readonly (readonly [number, number])[];
-  /** For numbers: the value in event-ruler's fixed-point form ({@link toScaled}), if representable. */
-  readonly scaled?: number | undefined;
 }
 
 /** An event flattened to its leaves, keyed by dotted path. */
@@ -58,7 +59,7 @@ export type FlatEvent = ReadonlyMap<string, readonly Leaf[]>;
 
 export type ValueMatcher =
   | { readonly kind: 'exact-string'; readonly value: string; readonly ip?: bigint | undefined }
-  | { readonly kind: 'exact-number'; readonly value: number; readonly scaled: number | undefined }
+  | { readonly kind: 'exact-number'; readonly value: number }
   | { readonly kind: 'exact-literal'; readonly value: boolean | null }
   | { readonly kind: 'prefix'; readonly value: string; readonly ignoreCase: boolean }
   | { readonly kind: 'suffix'; readonly value: string; readonly ignoreCase: boolean }
@@ -182,13 +183,14 @@ function compileObject(
   path: string,
   branches: Branch[],
   inOr: boolean,
+  expandOr = true,
 ): Branch[] {
   const keys = Object.keys(obj);
   if (keys.length === 0) fail('Empty objects are not allowed', path);
   let current = branches;
   for (const key of keys) {
     const value = obj[key];
-    if (key === OR) {
+    if (key === OR && expandOr) {
       current = compileOr(value, path, current);
       continue;
     }
@@ -200,7 +202,7 @@ function compileObject(
       const field = compileField(value, fieldPath);
       for (const b of current) b.set(fieldPath, field);
     } else if (isPlainObject(value)) {
-      current = compileObject(value, fieldPath, current, inOr);
+      current = compileObject(value, fieldPath, current, inOr, expandOr);
     } else {
       fail(`"${key}" must be an object or an array`, fieldPath);
     }
@@ -229,7 +231,7 @@ function compileField(values: unknown[], path: string): CompiledField {
     if (typeof v === 'string') {
       matchers.push({ kind: 'exact-string', value: v, ip: ipLiteralValue(v) });
     } else if (typeof v === 'number') {
-      matchers.push({ kind: 'exact-number', value: v, scaled: toScaled(v) });
+      matchers.push({ kind: 'exact-number', value: v });
     } else if (typeof v === 'boolean' || v === null) {
       matchers.push({ kind: 'exact-literal', value: v });
     } else if (isPlainObject(v)) {
@@ -293,20 +295,14 @@ function compileNumeric(arg: unknown, at: string): ValueMatcher {
   const operand = (i: number, op: string): number => {
     const v = arg[i];
     if (typeof v !== 'number') fail(`Value of ${op} must be numeric`, `${at}[${i}]`);
-    const s = toScaled(v);
-    if (s === undefined) {
-      fail(
-        'Numeric values must be between -5.0e9 and 5.0e9 inclusive with at most 6 decimal places',
-        `${at}[${i}]`,
-      );
-    }
-    return s;
+    if (!Number.isFinite(v)) fail(`Cannot compare number : ${v}`, `${at}[${i}]`);
+    return v;
   };
   const op1 = arg[0];
   if (typeof op1 !== 'string')
     fail('Invalid member in numeric match: the first element must be an operator', at);
-  const MIN = -FIVE_BILLION_SCALED;
-  const MAX = FIVE_BILLION_SCALED;
+  const MIN = Number.NEGATIVE_INFINITY;
+  const MAX = Number.POSITIVE_INFINITY;
   let range: { lo: number; loOpen: boolean; hi: number; hiOpen: boolean };
   if (op1 === '=' || op1 === '<' || op1 === '<=') {
     if (arg.length < 2) fail(`Value of ${op1} must be numeric`, at);
@@ -367,11 +363,8 @@ function compileAnythingBut(arg: unknown, at: string): ValueMatcher {
     const vAt = Array.isArray(arg) ? `${at}[${i}]` : at;
     if (typeof v === 'string') strings.add(v);
     else if (typeof v === 'number') {
-      const s = toScaled(v);
-      if (s === undefined) {
-        fail('Numeric values must be between -5.0e9 and 5.0e9 inclusive with at most 6 decimal places', vAt);
-      }
-      numbers.add(s);
+      if (!Number.isFinite(v)) fail(`Cannot compare number : ${v}`, vAt);
+      numbers.add(v);
     } else fail('Inside anything-but, only strings or numbers are supported', vAt);
   });
   if (strings.size > 0 === numbers.size > 0) {
@@ -401,26 +394,6 @@ function wildcardRegex(w: string, at: string): RegExp {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Numbers: event-ruler's fixed-point domain (±5e9, 6 decimal places)
-
-const FIVE_BILLION_SCALED = 5e15;
-
-function decimalPlaces(n: number): number {
-  if (Number.isInteger(n)) return 0;
-  const m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(n)));
-  if (!m) return Number.POSITIVE_INFINITY;
-  const frac = m[2]?.length ?? 0;
-  const exp = Number(m[3] ?? 0);
-  return Math.max(0, frac - exp);
-}
-
-/** The number times 1e6 as an integer, or undefined when event-ruler could not represent it. */
-export function toScaled(n: number): number | undefined {
-  if (!Number.isFinite(n) || Math.abs(n) > 5e9 || decimalPlaces(n) > 6) return undefined;
-  const s = Math.round(n * 1e6);
-  return s === 0 ? 0 : s;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // IP addresses
 
@@ -482,7 +455,7 @@ function compileCidr(s: string, at: string): ValueMatcher {
   const width = ip.v6 ? 128 : 32;
   if (bits > width - 1) fail(`${ip.v6 ? 'IPv6' : 'IPv4'} mask bits must be < ${width}`, at);
   const hostMask = (1n << BigInt(width - bits)) - 1n;
-  return { kind: 'cidr', v6: ip.v6, lo: ip.value, hi: ip.value | hostMask };
+  return { kind: 'cidr', v6: ip.v6, lo: ip.value & ~hostMask, hi: ip.value | hostMask };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -497,8 +470,7 @@ function leafMatches(m: ValueMatcher, leaf: Leaf): boolean {
       return v === m.value;
     case 'exact-number':
       if (typeof v !== 'number') return false;
-      if (v === m.value) return true;
-      return m.scaled !== undefined && leaf.scaled === m.scaled;
+      return v === m.value;
     case 'exact-literal':
       return v === m.value;
     case 'prefix':
@@ -513,8 +485,8 @@ function leafMatches(m: ValueMatcher, leaf: Leaf): boolean {
       return typeof v === 'string' && m.regex.test(v);
     case 'numeric': {
       if (typeof v !== 'number') return false;
-      const s = leaf.scaled;
-      if (s === undefined) return false;
+      if (!Number.isFinite(v)) return false;
+      const s = v;
       return (m.loOpen ? s > m.lo : s >= m.lo) && (m.hiOpen ? s < m.hi : s <= m.hi);
     }
     case 'cidr': {
@@ -527,8 +499,7 @@ function leafMatches(m: ValueMatcher, leaf: Leaf): boolean {
     case 'anything-but':
       if (typeof v === 'string') return !m.strings.has(v);
       if (typeof v === 'number') {
-        const s = leaf.scaled;
-        return s === undefined || !m.numbers.has(s);
+        return !m.numbers.has(v);
       }
       return true;
     case 'anything-but-op': {
@@ -637,18 +608,55 @@ export function flattenEvent(event: unknown): FlatEvent {
         list = [];
         out.set(path, list);
       }
-      list.push(
-        typeof v === 'number' ? { value: v, membership, scaled: toScaled(v) } : { value: v, membership },
-      );
+      list.push({ value: v, membership });
     }
   };
   for (const k of Object.keys(parsed)) walk(parsed[k], k, []);
   return out;
 }
 
+export const MAX_OR_COMBINATIONS = 1000;
+
+/** The product of the lengths of every `$or` array (nested ones multiplied in), as EventBridge counts them. */
+function orCombinations(node: unknown): number {
+  if (!isPlainObject(node)) return 1;
+  let product = 1;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === OR && Array.isArray(value)) {
+      product *= Math.max(value.length, 1);
+      for (const member of value) product *= orCombinations(member);
+    } else if (isPlainObject(value)) {
+      product *= orCombinations(value);
+    }
+    if (product > MAX_OR_COMBINATIONS) return product;
+  }
+  return product;
+}
+
+function compileBranches(parsed: Record<string, unknown>): Branch[] {
+  if (orCombinations(parsed) > MAX_OR_COMBINATIONS) {
+    throw new InvalidEventPatternError(
+      `Event pattern contains more than ${MAX_OR_COMBINATIONS} rule combinations (the $or arrays multiply out)`,
+    );
+  }
+  try {
+    return compileObject(parsed, '', [new Map()], false);
+  } catch (e) {
+    // EventBridge retries a pattern its $or-aware compiler refuses with the older compiler, which reads "$or"
+    // as an ordinary field name (event-ruler's documented backward compatibility); only if that also fails is
+    // the pattern invalid, and then the $or-aware error is the one reported.
+    if (!(e instanceof InvalidEventPatternError) || !JSON.stringify(parsed).includes('"$or"')) throw e;
+    try {
+      return compileObject(parsed, '', [new Map()], false, false);
+    } catch {
+      throw e;
+    }
+  }
+}
+
 export function compileEventPattern(pattern: unknown): CompiledPattern {
   const parsed = parsePattern(pattern) as Record<string, unknown>;
-  const branches: CompiledBranch[] = compileObject(parsed, '', [new Map()], false).map((b) => ({
+  const branches: CompiledBranch[] = compileBranches(parsed).map((b) => ({
     fields: [...b.values()],
   }));
   const matchesFlat = (event: FlatEvent): boolean => branches.some((b) => branchMatches(b, event));

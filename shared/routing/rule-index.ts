@@ -40,7 +40,7 @@ interface ExactField {
 function leafKey(leaf: Leaf): string {
   const value = leaf.value;
   if (typeof value === 'string') return `s:${value}`;
-  if (typeof value === 'number') return `n:${leaf.scaled ?? String(value)}`;
+  if (typeof value === 'number') return `n:${String(value)}`;
   if (value === null) return 'z';
   return `b:${value}`;
 }
@@ -52,7 +52,7 @@ function matcherKey(m: ValueMatcher): string | undefined {
       // IP literals match other spellings of the same address, so they cannot be keyed by their text.
       return m.ip === undefined ? `s:${m.value}` : undefined;
     case 'exact-number':
-      return `n:${m.scaled ?? String(m.value)}`;
+      return `n:${String(m.value)}`;
     case 'exact-literal':
       return m.value === null ? 'z' : `b:${m.value}`;
     default:
