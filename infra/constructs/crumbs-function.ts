@@ -63,7 +63,7 @@ export const CRUMBS_BUNDLING: Readonly<
   target: 'node22',
   mainFields: ['module', 'main'],
   banner: ESM_REQUIRE_BANNER,
-  externalModules: [],
+  externalModules: ['@aws-sdk/*'],
 };
 
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */

@@ -1,0 +1,38 @@
+import { App } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_LLM_SECRET_PREFIX, readConfig } from '#infra/config.ts';
+
+const VALID = {
+  'crumbs:stage': 'dev',
+  'crumbs:jwtIssuer': 'https://issuer.example.com/',
+  'crumbs:jwtAudience': 'crumbs-api, crumbs-cli',
+  'crumbs:workspacesClaim': 'crumbs:workspaces',
+};
+
+const read = (context: Record<string, unknown>) => readConfig(new App({ context }).node);
+
+describe('readConfig', () => {
+  it('reads the crumbs context, splitting a comma-separated audience', () => {
+    expect(read(VALID)).toEqual({
+      stage: 'dev',
+      jwtIssuer: 'https://issuer.example.com/',
+      jwtAudience: ['crumbs-api', 'crumbs-cli'],
+      workspacesClaim: 'crumbs:workspaces',
+      llmSecretPrefix: DEFAULT_LLM_SECRET_PREFIX,
+    });
+  });
+
+  it('takes the LLM secret name prefix from crumbs:llmSecretName when given', () => {
+    expect(read({ ...VALID, 'crumbs:llmSecretName': 'team-a/llm/' }).llmSecretPrefix).toBe('team-a/llm/');
+  });
+
+  it('refuses to synthesize without an issuer, naming the context key to set', () => {
+    const { 'crumbs:jwtIssuer': _issuer, ...rest } = VALID;
+    expect(() => read(rest)).toThrow(/crumbs:jwtIssuer.*required/);
+  });
+
+  it('refuses a non-https issuer and a stage that cannot be part of resource names', () => {
+    expect(() => read({ ...VALID, 'crumbs:jwtIssuer': 'http://issuer' })).toThrow(/https:\/\//);
+    expect(() => read({ ...VALID, 'crumbs:stage': 'Prod_1' })).toThrow(/crumbs:stage/);
+  });
+});

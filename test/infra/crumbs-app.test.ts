@@ -1,0 +1,364 @@
+import { App } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '#infra/config.ts';
+import { RULE_MANAGEMENT_ACTIONS, SECRET_PREFIX_ENV } from '#infra/constructs/crumbs-function.ts';
+import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
+import { allFunctions, ENV, EXECUTOR_KINDS, ruleManagerPattern, topology } from '#shared/topology.ts';
+
+const STAGE = 'test';
+const ISSUER = 'https://issuer.example.com/pool';
+const AUDIENCE = 'crumbs-api';
+
+type Json = Record<string, unknown>;
+interface Resource {
+  Type: string;
+  Properties: Json;
+  DeletionPolicy?: string;
+}
+
+let stacks: CrumbsStacks;
+let stateful: Template;
+let stateless: Template;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  // Bundling skipped: the templates are the subject here; `bench/bundles.bench.ts` covers the bundles.
+  const app = new App({
+    context: {
+      'crumbs:stage': STAGE,
+      'crumbs:jwtIssuer': ISSUER,
+      'crumbs:jwtAudience': AUDIENCE,
+      'crumbs:workspacesClaim': 'crumbs:workspaces',
+      'aws:cdk:bundling-stacks': [],
+    },
+  });
+  stacks = buildCrumbs(app, readConfig(app.node));
+  stateful = Template.fromStack(stacks.stateful);
+  stateless = Template.fromStack(stacks.stateless);
+  resources = stateless.toJSON().Resources as Record<string, Resource>;
+});
+
+function ofType(type: string): [string, Resource][] {
+  return Object.entries(resources).filter(([, r]) => r.Type === type);
+}
+
+/** Logical id of `{ "Fn::GetAtt": [id, attr] }` or `{ Ref: id }`. */
+function refId(value: unknown): string | undefined {
+  if (value && typeof value === 'object') {
+    const v = value as Json;
+    const getAtt = v['Fn::GetAtt'];
+    if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
+    if (typeof v.Ref === 'string') return v.Ref;
+  }
+  return undefined;
+}
+
+function functionId(name: string): string {
+  const found = ofType('AWS::Lambda::Function').find(
+    ([, r]) => r.Properties.FunctionName === `crumbs-${STAGE}-${name}`,
+  );
+  if (!found) throw new Error(`no function ${name}`);
+  return found[0];
+}
+
+function functionEnv(name: string): Json {
+  const fn = resources[functionId(name)];
+  return ((fn?.Properties.Environment as Json | undefined)?.Variables ?? {}) as Json;
+}
+
+function statementsOfFunction(name: string): Json[] {
+  const roleId = refId(resources[functionId(name)]?.Properties.Role);
+  return ofType('AWS::IAM::Policy')
+    .filter(([, p]) => (p.Properties.Roles as unknown[]).some((r) => refId(r) === roleId))
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+}
+
+/** The value the stateful stack exports under `name` (cross-stack references arrive as Fn::ImportValue). */
+function exportedValue(name: unknown): unknown {
+  const outputs = stateful.toJSON().Outputs as Record<string, { Value: unknown; Export?: { Name: string } }>;
+  return Object.values(outputs).find((o) => o.Export?.Name === name)?.Value;
+}
+
+function crumbsBusId(): string {
+  return Object.keys(stateful.findResources('AWS::Events::EventBus'))[0] ?? '';
+}
+
+const asList = (x: unknown): unknown[] => (Array.isArray(x) ? x : [x]);
+
+function sqsEventSources(): { fnId: string; queueId: string; props: Json }[] {
+  return ofType('AWS::Lambda::EventSourceMapping')
+    .map(([, r]) => ({
+      fnId: refId(r.Properties.FunctionName) ?? '',
+      queueId: refId(r.Properties.EventSourceArn) ?? '',
+      props: r.Properties,
+    }))
+    .filter((m) => resources[m.queueId]?.Type === 'AWS::SQS::Queue');
+}
+
+function deadLetterQueueIds(): Set<string> {
+  const ids = new Set<string>();
+  for (const [, q] of ofType('AWS::SQS::Queue')) {
+    const target = refId((q.Properties.RedrivePolicy as Json | undefined)?.deadLetterTargetArn);
+    if (target) ids.add(target);
+  }
+  for (const [, m] of ofType('AWS::Lambda::EventSourceMapping')) {
+    const onFailure = ((m.Properties.DestinationConfig as Json | undefined)?.OnFailure as Json | undefined)
+      ?.Destination;
+    const id = refId(onFailure);
+    if (id) ids.add(id);
+  }
+  return ids;
+}
+
+describe('StatefulStack', () => {
+  it('keeps the breadcrumbs table: stream of both images, TTL, PITR, on-demand, the topology GSIs, retained', () => {
+    stateful.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        TableName: `${topology.table.name}-${STAGE}`,
+        KeySchema: [
+          { AttributeName: topology.table.partitionKey, KeyType: 'HASH' },
+          { AttributeName: topology.table.sortKey, KeyType: 'RANGE' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+        StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        TimeToLiveSpecification: { AttributeName: topology.table.ttlAttribute, Enabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
+        GlobalSecondaryIndexes: topology.table.gsis.map((g) => ({
+          IndexName: g.name,
+          KeySchema: [
+            { AttributeName: g.partitionKey, KeyType: 'HASH' },
+            { AttributeName: g.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        })),
+      }),
+    });
+  });
+
+  it('archives the crumbs events of the bus for replay', () => {
+    stateful.hasResourceProperties('AWS::Events::EventBus', { Name: `${topology.bus.name}-${STAGE}` });
+    stateful.hasResourceProperties('AWS::Events::Archive', {
+      RetentionDays: topology.bus.archiveRetentionDays,
+      EventPattern: { source: [topology.bus.source] },
+    });
+  });
+});
+
+describe('StatelessStack', () => {
+  it('builds one function per topology declaration, each on Node.js 22 or newer, arm64, with active tracing', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    const expected = [...allFunctions(), topology.functions.dlqHandler].map(
+      (f) => `crumbs-${STAGE}-${f.name}`,
+    );
+    expect(fns.map(([, f]) => f.Properties.FunctionName).sort()).toEqual(expected.sort());
+    for (const [id, fn] of fns) {
+      const runtime = String(fn.Properties.Runtime);
+      const major = Number(/^nodejs(\d+)\.x$/.exec(runtime)?.[1]);
+      expect(major, `${id} runtime ${runtime}`).toBeGreaterThanOrEqual(22);
+      expect(fn.Properties.Architectures, id).toEqual(['arm64']);
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.LoggingConfig, id).toMatchObject({ LogGroup: expect.anything() });
+    }
+  });
+
+  it('gives every function the table name and Powertools settings, and secrets only to agents and tools', () => {
+    for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
+      const env = functionEnv(f.name);
+      expect(env[ENV.tableName], f.name).toBeDefined();
+      expect(env.POWERTOOLS_SERVICE_NAME, f.name).toBe(`crumbs-${f.name}`);
+      expect(env.POWERTOOLS_METRICS_NAMESPACE, f.name).toBeDefined();
+      const readsSecrets = statementsOfFunction(f.name).some((s) =>
+        asList(s.Action).some((a) => String(a).startsWith('secretsmanager:')),
+      );
+      const wantsSecrets = 'trigger' in f && f.uses.secrets === true;
+      expect(readsSecrets, f.name).toBe(wantsSecrets);
+      expect(env[SECRET_PREFIX_ENV] !== undefined, f.name).toBe(wantsSecrets);
+    }
+    expect(functionEnv('publisher')[ENV.busName]).toBeDefined();
+    expect(functionEnv('api')[ENV.workspacesClaim]).toBe('crumbs:workspaces');
+  });
+
+  it('gives every SQS queue that feeds a function a dead-letter queue', () => {
+    const sources = sqsEventSources();
+    // 4 executor queues + the rule manager queue + 4 executor DLQs (read by the DLQ handler).
+    expect(sources).toHaveLength(EXECUTOR_KINDS.length * 2 + 1);
+    for (const { queueId } of sources) {
+      const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
+      expect(redrive?.deadLetterTargetArn, queueId).toBeDefined();
+      expect(redrive?.maxReceiveCount, queueId).toBeGreaterThan(0);
+    }
+  });
+
+  it('sets queue visibility timeouts to at least 6 x the consuming function timeout, and partial batch failures', () => {
+    for (const { fnId, queueId, props } of sqsEventSources()) {
+      const timeout = Number(resources[fnId]?.Properties.Timeout);
+      const visibility = Number(resources[queueId]?.Properties.VisibilityTimeout);
+      expect(visibility, `${queueId} → ${fnId}`).toBeGreaterThanOrEqual(6 * timeout);
+      expect(props.FunctionResponseTypes, fnId).toEqual(['ReportBatchItemFailures']);
+    }
+  });
+
+  it('limits each executor event source to the concurrency the topology declares', () => {
+    for (const kind of EXECUTOR_KINDS) {
+      const declared = topology.functions.executors[kind];
+      const fnId = functionId(declared.name);
+      const source = sqsEventSources().find((s) => s.fnId === fnId);
+      expect(source?.props, kind).toMatchObject({
+        BatchSize: declared.trigger.batchSize,
+        ScalingConfig: { MaximumConcurrency: declared.trigger.maxConcurrency },
+      });
+      expect(resources[source?.queueId ?? '']?.Properties.QueueName).toBe(
+        `${declared.trigger.queue.name}-${STAGE}`,
+      );
+    }
+  });
+
+  it('reads the table stream with bisect on error, partial batch failures and an on-failure queue', () => {
+    const stream = topology.functions.publisher.trigger;
+    stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: functionId('publisher') },
+      EventSourceArn: Match.anyValue(),
+      BatchSize: stream.batchSize,
+      MaximumRetryAttempts: stream.retryAttempts,
+      BisectBatchOnFunctionError: true,
+      ParallelizationFactor: stream.parallelizationFactor,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+    });
+  });
+
+  it('puts no Resource "*" on DynamoDB, SQS or EventBridge actions (except events:ListRules)', () => {
+    for (const [id, policy] of ofType('AWS::IAM::Policy')) {
+      for (const s of (policy.Properties.PolicyDocument as { Statement: Json[] }).Statement) {
+        if (!asList(s.Resource).includes('*')) continue;
+        for (const action of asList(s.Action).map(String)) {
+          expect(/^(dynamodb|sqs):/.test(action), `${id}: ${action} on *`).toBe(false);
+          if (action.startsWith('events:')) expect(action, id).toBe('events:ListRules');
+        }
+      }
+    }
+  });
+
+  it('lets the rule manager manage only rules under its prefix on the crumbs bus', () => {
+    const statements = statementsOfFunction('rule-manager');
+    const eventActions = statements
+      .flatMap((s) => asList(s.Action).map(String))
+      .filter((a) => a.startsWith('events:'));
+    expect(new Set(eventActions)).toEqual(new Set([...RULE_MANAGEMENT_ACTIONS, 'events:ListRules']));
+    for (const s of statements) {
+      const actions = asList(s.Action).map(String);
+      if (!actions.some((a) => a.startsWith('events:') && a !== 'events:ListRules')) continue;
+      expect(actions.includes('events:ListRules')).toBe(false);
+      // arn:<partition>:events:<region>:<account>:rule/<crumbs bus name>/<prefix>*
+      const parts = ((s.Resource as Json)['Fn::Join'] as [string, unknown[]])[1];
+      expect(parts.slice(-3, -2)).toEqual([':rule/']);
+      expect(parts.at(-1)).toBe(`/${topology.bus.ruleNamePrefix}*`);
+      expect(exportedValue((parts.at(-2) as Json)['Fn::ImportValue'])).toEqual({ Ref: crumbsBusId() });
+    }
+    // No other function may touch rules.
+    for (const f of [...allFunctions(), topology.functions.dlqHandler].filter(
+      (x) => x.name !== 'rule-manager',
+    )) {
+      const actions = statementsOfFunction(f.name).flatMap((s) => asList(s.Action).map(String));
+      expect(
+        actions.filter((a) => a.startsWith('events:') && a !== 'events:PutEvents'),
+        f.name,
+      ).toEqual([]);
+    }
+    const arns = String(JSON.stringify(functionEnv('rule-manager')[ENV.executorQueueArns]));
+    for (const kind of EXECUTOR_KINDS) expect(arns).toContain(`\\"${kind}\\":`);
+    expect(functionEnv('rule-manager')[ENV.ruleNamePrefix]).toBe(topology.bus.ruleNamePrefix);
+  });
+
+  it('lets EventBridge deliver to executor queues only from rules under the rule prefix', () => {
+    for (const kind of EXECUTOR_KINDS) {
+      const name = `${topology.functions.executors[kind].trigger.queue.name}-${STAGE}`;
+      const queueId = ofType('AWS::SQS::Queue').find(([, q]) => q.Properties.QueueName === name)?.[0];
+      const policies = ofType('AWS::SQS::QueuePolicy').filter(([, p]) =>
+        (p.Properties.Queues as unknown[]).some((q) => refId(q) === queueId),
+      );
+      const statements = policies.flatMap(
+        ([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement,
+      );
+      const delivery = statements.find((s) => JSON.stringify(s.Principal).includes('events.amazonaws.com'));
+      expect(delivery?.Action, kind).toBe('sqs:SendMessage');
+      const sourceArn = JSON.stringify((delivery?.Condition as Json | undefined)?.ArnLike);
+      expect(sourceArn, kind).toContain(`/${topology.bus.ruleNamePrefix}*`);
+    }
+  });
+
+  it("routes definition changes to the rule manager's queue through its own static rule", () => {
+    const rule = ofType('AWS::Events::Rule').find(
+      ([, r]) => r.Properties.Name === topology.bus.ruleManagerRuleName,
+    );
+    expect(rule?.[1].Properties.EventPattern).toEqual(ruleManagerPattern());
+    const targets = rule?.[1].Properties.Targets as Json[];
+    expect(targets).toHaveLength(1);
+    const queueId = refId(targets[0]?.Arn);
+    expect(resources[queueId ?? '']?.Properties.QueueName).toBe(
+      `${topology.functions.ruleManager.trigger.queue.name}-${STAGE}`,
+    );
+    expect((targets[0]?.DeadLetterConfig as Json | undefined)?.Arn).toBeDefined();
+  });
+
+  it('requires a JWT on every HTTP API route except GET /health', () => {
+    stateless.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      JwtConfiguration: { Issuer: ISSUER, Audience: [AUDIENCE] },
+    });
+    const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(['$default', 'GET /health']);
+    for (const route of routes) {
+      if (route.RouteKey === 'GET /health') {
+        expect(route.AuthorizationType).toBe('NONE');
+      } else {
+        expect(route.AuthorizationType, String(route.RouteKey)).toBe('JWT');
+        expect(route.AuthorizerId, String(route.RouteKey)).toBeDefined();
+      }
+    }
+    stateless.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      AutoDeploy: true,
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+    });
+  });
+
+  it('alarms on every dead-letter queue holding a message', () => {
+    const dlqs = deadLetterQueueIds();
+    // 4 executor DLQs, the rule manager DLQ, the parked queue, the publisher's on-failure queue.
+    expect(dlqs.size).toBe(EXECUTOR_KINDS.length + 3);
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    for (const dlq of dlqs) {
+      const alarm = alarms.find(
+        (a) =>
+          a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          (a.Dimensions as Json[]).some((d) => refId(d.Value) === dlq),
+      );
+      expect(alarm, dlq).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    }
+  });
+
+  it('alarms on errors and throttles of every function', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    for (const [fnId] of ofType('AWS::Lambda::Function')) {
+      for (const metric of ['Errors', 'Throttles']) {
+        const found = alarms.some(
+          (a) => a.MetricName === metric && (a.Dimensions as Json[]).some((d) => refId(d.Value) === fnId),
+        );
+        expect(found, `${fnId} ${metric}`).toBe(true);
+      }
+    }
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it('reports no unsuppressed error in either stack', () => {
+    for (const stack of [stacks.stateful, stacks.stateless]) {
+      const errors = Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'));
+      expect(errors.map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`)).toEqual([]);
+    }
+  });
+});
