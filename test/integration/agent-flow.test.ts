@@ -1,0 +1,182 @@
+/**
+ * The chat flow of seed 003 through the real pipeline and DynamoDB Local, one hop at a time (routing is covered
+ * by routing.test.ts): user message → context builder → agent.context.v1 → agent (offline model) →
+ * tool.request.v1 calculator → tool executor → tool.response.v1 → agent continues → agent.response.v1 "391".
+ */
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';
+import { LocalEmbedder } from '#shared/adapters/embeddings/local-embedder.ts';
+import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
+import { createSearchHandler } from '#shared/core/api/search.ts';
+import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
+import { DynamoClaims } from '#shared/core/executor/claims.ts';
+import { createContextBuilder } from '#shared/core/executor/context-builder.ts';
+import type { ExecutorKindImplementation, ExecutorMessage } from '#shared/core/executor/contract.ts';
+import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
+import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
+import { changeEntry } from '#shared/core/publisher.ts';
+import { indexEmbedding, searchSimilar, type VectorSearchDeps } from '#shared/core/vector-search.ts';
+import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
+import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { DEMO_AGENT_ID, seedDemo } from '#shared/local/demo.ts';
+import { systemClock } from '#shared/ports/breadcrumb-store.ts';
+import { silentLog } from '#shared/ports/log.ts';
+import { registerBuiltinTools } from '#shared/tools/builtins.ts';
+import { DEFINITION_SCHEMAS, type DefinitionSchema, topology } from '#shared/topology.ts';
+import { localDynamoClient, localStore, uniqueWorkspace } from '../support/local.ts';
+
+let store: DynamoBreadcrumbStore;
+let documentClient: DynamoDBDocumentClient;
+let vector: VectorSearchDeps;
+
+beforeAll(() => {
+  documentClient = DynamoDBDocumentClient.from(localDynamoClient(), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  store = localStore(documentClient);
+  vector = {
+    store,
+    index: new DynamoEmbeddingIndex(topology.table.name, documentClient),
+    embedder: new LocalEmbedder(),
+  };
+  registerBuiltinTools();
+});
+
+function deps(): PipelineDeps {
+  return {
+    store,
+    claims: new DynamoClaims(topology.table.name, { client: documentClient }),
+    leaseMs: 60_000,
+    vectorSearch: { search: (q) => searchSimilar(vector, q) },
+    implementations: {
+      agent: createAgentExecutor({
+        store,
+        llm: new AiSdkLlmClient({ env: {} }),
+      }) as ExecutorKindImplementation<unknown>,
+      'context-builder': createContextBuilder() as ExecutorKindImplementation<unknown>,
+      tool: createToolExecutor({ store, log: silentLog, clock: systemClock }),
+    },
+  };
+}
+
+function messageFor(definition: Breadcrumb, trigger: Breadcrumb): ExecutorMessage {
+  const entry = changeEntry(trigger.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated, trigger);
+  return {
+    definition: {
+      id: definition.id,
+      version: definition.version,
+      workspace: definition.workspace,
+      kind: DEFINITION_SCHEMAS[definition.schema_name as DefinitionSchema],
+      schema_name: definition.schema_name,
+    },
+    event: {
+      source: 'crumbs',
+      'detail-type': entry.detailType as ExecutorMessage['event']['detail-type'],
+      detail: entry.detail as ExecutorMessage['event']['detail'],
+    },
+  };
+}
+
+async function run(definition: Breadcrumb, trigger: Breadcrumb): Promise<Breadcrumb[]> {
+  const outcome = await processExecutorMessage(messageFor(definition, trigger), deps());
+  if (outcome.status !== 'responded') throw new Error(`expected a response, got ${JSON.stringify(outcome)}`);
+  return Promise.all(outcome.outputIds.map((id) => store.get(trigger.workspace, id)));
+}
+
+async function sendMessage(ws: string, message: string, session = 's1'): Promise<Breadcrumb> {
+  const { breadcrumb } = await store.create(
+    ws,
+    CreateBreadcrumbSchema.parse({
+      schema_name: 'user.message.v1',
+      tags: ['user:message', `session:${session}`],
+      context: { message, session },
+    }),
+    { principal: 'user:tester' },
+  );
+  // What the publisher does for every write (see vector-search.ts).
+  await indexEmbedding(vector, breadcrumb);
+  return breadcrumb;
+}
+
+describe('agent flow (seed 003) on the local stack', () => {
+  it('answers "what is 17*23?" with 391 after a calculator round trip', async () => {
+    const ws = uniqueWorkspace('chat');
+    await seedDemo(store, ws, {});
+    const contextConfig = await store.get(ws, `demo-context-${DEMO_AGENT_ID}`);
+    const agent = await store.get(ws, `demo-agent-${DEMO_AGENT_ID}`);
+    const calculator = await store.get(ws, 'demo-tool-calculator');
+
+    const message = await sendMessage(ws, 'what is 17*23?');
+
+    const [context] = await run(contextConfig, message);
+    expect(context?.schema_name).toBe('agent.context.v1');
+    expect(context?.tags).toEqual(expect.arrayContaining([`consumer:${DEMO_AGENT_ID}`, 'session:s1']));
+    expect(context?.context).toMatchObject({ consumer_id: DEMO_AGENT_ID, trigger_event_id: message.id });
+    expect(context?.context.formatted_context).toContain('## chat_history');
+
+    const [request, conversation] = await run(agent, context!);
+    expect(request?.schema_name).toBe('tool.request.v1');
+    expect(request?.context).toMatchObject({
+      tool: 'calculator',
+      input: { expression: '17*23' },
+      requestedBy: DEMO_AGENT_ID,
+      thread: message.id,
+    });
+    expect(request?.tags).toContain(`request:${String(request?.context.requestId)}`);
+    expect(conversation?.context).toMatchObject({ status: 'waiting-for-tools', round: 1 });
+
+    const [toolResponse] = await run(calculator, request!);
+    expect(toolResponse?.context).toMatchObject({ status: 'success', output: { result: 391 } });
+
+    const [answer, finished] = await run(agent, toolResponse!);
+    expect(answer?.schema_name).toBe('agent.response.v1');
+    expect(answer?.context.message).toContain('391');
+    expect(answer?.context).toMatchObject({
+      agent_id: DEMO_AGENT_ID,
+      thread: message.id,
+      response_to: message.id,
+      tool_rounds: 1,
+    });
+    expect(answer?.tags).toEqual(expect.arrayContaining(['agent:response', `thread:${message.id}`]));
+    expect(finished?.context.status).toBe('answered');
+
+    // A duplicate delivery of the tool response changes nothing.
+    const again = await processExecutorMessage(messageFor(agent, toolResponse!), deps());
+    expect(again.status).toBe('skipped');
+  });
+
+  it('updates one agent.context.v1 per session and finds earlier messages by meaning', async () => {
+    const ws = uniqueWorkspace('ctx');
+    await seedDemo(store, ws, {});
+    const contextConfig = await store.get(ws, `demo-context-${DEMO_AGENT_ID}`);
+    const first = await sendMessage(ws, 'my API key for the billing service is stored in vault');
+    await sendMessage(ws, 'the weather in Lisbon is sunny');
+    const [c1] = await run(contextConfig, first);
+    const question = await sendMessage(ws, 'where is the billing API key?');
+    const [c2] = await run(contextConfig, question);
+    expect(c2?.id).toBe(c1?.id);
+    expect(c2?.version).toBe(2);
+    const related = c2?.context.sources as Record<string, unknown[]>;
+    const nearest = related.related_messages?.[0] as { message?: string } | undefined;
+    expect(nearest?.message).toContain('billing service');
+
+    const search = createSearchHandler(vector);
+    const res = await search(
+      {
+        method: 'GET',
+        path: '',
+        headers: {},
+        query: { q: 'billing key', nn: '2', schema_name: 'user.message.v1' },
+        body: undefined,
+        caller: undefined,
+      },
+      { ws },
+    );
+    const body = JSON.parse(String(res.body)) as { items: { id: string; score: number }[] };
+    expect(body.items).toHaveLength(2);
+    expect([first.id, question.id]).toContain(body.items[0]?.id);
+    expect(body.items[0]!.score).toBeGreaterThanOrEqual(body.items[1]!.score);
+  });
+});
