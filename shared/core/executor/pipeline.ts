@@ -32,7 +32,13 @@ import {
   parseDefinition,
   triggerSelectors,
 } from '#shared/domain/definitions.ts';
-import { isCrumbsError, NotFoundError, RetriableError, VersionConflictError } from '#shared/domain/errors.ts';
+import {
+  isCrumbsError,
+  NotFoundError,
+  RetriableError,
+  ValidationError,
+  VersionConflictError,
+} from '#shared/domain/errors.ts';
 import { inferRole, type Selector } from '#shared/domain/selector.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
@@ -272,12 +278,9 @@ export async function processExecutorMessage(message: unknown, deps: PipelineDep
     parsed = await loadDefinition(ref, deps.store);
   } catch (error) {
     if (error instanceof NotFoundError) return skip(log, 'the definition was deleted', logKeys);
-    if (isRetriable(error)) throw error;
-    log.error('the definition does not parse; nothing to run', {
-      ...logKeys,
-      error: (error as Error).message,
-    });
-    return { status: 'skipped', reason: `invalid definition: ${(error as Error).message}` };
+    if (!(error instanceof ValidationError)) throw error;
+    log.error('the definition does not parse; nothing to run', { ...logKeys, error: error.message });
+    return { status: 'skipped', reason: `invalid definition: ${error.message}` };
   }
   if (parsed.kind !== ref.kind)
     return skip(log, `the definition is a ${parsed.kind}, not a ${ref.kind}`, logKeys);
