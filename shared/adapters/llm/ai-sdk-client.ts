@@ -191,6 +191,9 @@ export class AiSdkLlmClient implements LlmClient {
           name: provider,
           baseURL,
           ...(apiKey ? { apiKey } : {}),
+          // OpenAI and OpenRouter take `json_schema` response formats; other servers get `json_object` plus the
+          // schema in the prompt (the safe common denominator of Ollama, vLLM, LM Studio).
+          supportsStructuredOutputs: provider === 'openai' || provider === 'openrouter',
           ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
         });
         return compatible.chatModel(modelId);

@@ -144,20 +144,21 @@ async function step(
   tools: LlmToolSpec[],
 ): Promise<ExecutionResult> {
   const def = input.definition;
-  const offerTools = conversation.round < def.max_tool_rounds ? tools : [];
+  const mayCallTools = conversation.round < def.max_tool_rounds;
+  // Past the round limit the tools stay offered when the conversation already used them (Bedrock drops tool
+  // history from a request without tools), but further calls are not honoured: the turn ends.
+  const offerTools = mayCallTools || conversation.round > 0 ? tools : [];
   const response = await deps.llm.generate({
     model: conversation.model,
     system: conversation.system,
     messages: conversation.messages,
     ...(offerTools.length > 0 ? { tools: offerTools } : {}),
     ...(def.temperature !== undefined ? { temperature: def.temperature } : {}),
-    ...(def.response_schema !== undefined && offerTools.length === 0
-      ? { responseSchema: def.response_schema }
-      : {}),
+    ...(def.response_schema !== undefined ? { responseSchema: def.response_schema } : {}),
     signal: input.signal,
   });
 
-  if (response.toolCalls.length > 0 && offerTools.length > 0) {
+  if (response.toolCalls.length > 0 && mayCallTools) {
     const round = conversation.round + 1;
     const pending = response.toolCalls.map((call, index) => ({
       requestId: requestIdFor(def.agent_id, input.trigger.id, input.trigger.version, round, index),

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { AiSdkLlmClient, parseModel } from '#shared/adapters/llm/ai-sdk-client.ts';
+import { fillSchema, findArithmetic } from '#shared/adapters/llm/offline-model.ts';
+import type { LlmRequest } from '#shared/ports/llm.ts';
+
+const calculator = {
+  name: 'calculator',
+  description: 'arithmetic',
+  inputSchema: { type: 'object', properties: { expression: { type: 'string' } } },
+};
+const llm = new AiSdkLlmClient({ env: {} });
+
+describe('the offline model', () => {
+  it('asks for the calculator when the message holds arithmetic and the tool is offered', async () => {
+    const out = await llm.generate({
+      model: 'offline/crumbs',
+      system: 's',
+      messages: [{ role: 'user', content: 'what is 17*23?' }],
+      tools: [calculator],
+    });
+    expect(out.finishReason).toBe('tool-calls');
+    expect(out.toolCalls).toEqual([
+      { id: 'offline-call-1-1', name: 'calculator', input: { expression: '17*23' } },
+    ]);
+  });
+
+  it('answers from the tool result', async () => {
+    const out = await llm.generate({
+      model: 'offline/crumbs',
+      system: 's',
+      messages: [
+        { role: 'user', content: 'what is 17*23?' },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'c1', name: 'calculator', input: { expression: '17*23' } }],
+        },
+        { role: 'tool', results: [{ toolCallId: 'c1', toolName: 'calculator', output: { result: 391 } }] },
+      ],
+      tools: [calculator],
+    });
+    expect(out.text).toBe('17*23 = 391 (offline model)');
+    expect(out.finishReason).toBe('stop');
+  });
+
+  it('replies without tools, naming the context sections it received, and says it is offline', async () => {
+    const out = await llm.generate({
+      model: 'offline/crumbs',
+      system: 'You help.\n\n# Context\n\n## chat_history\n[]\n\n## tool_catalog\n[]',
+      messages: [{ role: 'user', content: 'hello there' }],
+    });
+    expect(out.text).toBe(
+      '(offline model) You said: "hello there". Context I received: chat_history, tool_catalog.',
+    );
+    expect(out.toolCalls).toEqual([]);
+  });
+
+  it('is deterministic', async () => {
+    const request: LlmRequest = {
+      model: 'offline/x',
+      system: '## a',
+      messages: [{ role: 'user', content: 'what is (2+3)*4?' }],
+      tools: [calculator],
+    };
+    expect(await llm.generate(request)).toEqual(await llm.generate(request));
+  });
+
+  it('fills a response schema with the reply (seed 002 structured output)', async () => {
+    const schema = {
+      type: 'object',
+      required: ['response_text', 'confidence'],
+      properties: {
+        response_text: { type: 'string' },
+        confidence: { type: 'number', minimum: 0, maximum: 1 },
+      },
+    };
+    const out = await llm.generate({
+      model: 'offline/x',
+      system: '',
+      messages: [{ role: 'user', content: 'hi' }],
+      responseSchema: schema,
+    });
+    expect(JSON.parse(out.text)).toEqual({
+      response_text: '(offline model) You said: "hi". I received no context.',
+      confidence: 0.5,
+    });
+    expect(fillSchema({ type: 'array' }, 'r')).toEqual([]);
+  });
+
+  it('finds arithmetic in text', () => {
+    expect(findArithmetic('what is 17*23?')).toBe('17*23');
+    expect(findArithmetic('compute (2 + 3) × 4 please')).toBe('(2 + 3) * 4');
+    expect(findArithmetic('I have 3 apples')).toBeUndefined();
+  });
+
+  it('is the default provider for a model without a provider prefix', () => {
+    expect(parseModel('gpt-4', {})).toEqual({ provider: 'offline', modelId: 'gpt-4' });
+    expect(parseModel('gpt-4', { CRUMBS_DEFAULT_LLM_PROVIDER: 'openrouter' })).toEqual({
+      provider: 'openrouter',
+      modelId: 'gpt-4',
+    });
+    expect(parseModel('bedrock/amazon.nova-lite-v1:0', {})).toEqual({
+      provider: 'bedrock',
+      modelId: 'amazon.nova-lite-v1:0',
+    });
+    expect(() => parseModel('x', { CRUMBS_DEFAULT_LLM_PROVIDER: 'nope' })).toThrow(
+      /CRUMBS_DEFAULT_LLM_PROVIDER/,
+    );
+  });
+});
