@@ -64,7 +64,7 @@ export type ValueMatcher =
   | { readonly kind: 'prefix'; readonly value: string; readonly ignoreCase: boolean }
   | { readonly kind: 'suffix'; readonly value: string; readonly ignoreCase: boolean }
   | { readonly kind: 'equals-ignore-case'; readonly value: string }
-  | { readonly kind: 'wildcard'; readonly regex: RegExp }
+  | { readonly kind: 'wildcard'; readonly regex: RegExp; readonly source: string }
   | {
       readonly kind: 'numeric';
       readonly lo: number;
@@ -274,8 +274,10 @@ function compileOperator(obj: Record<string, unknown>, at: string): ValueMatcher
     }
     case 'equals-ignore-case':
       return { kind: 'equals-ignore-case', value: requireString(arg, opAt, op) };
-    case 'wildcard':
-      return { kind: 'wildcard', regex: wildcardRegex(requireString(arg, opAt, op), opAt) };
+    case 'wildcard': {
+      const w = requireString(arg, opAt, op);
+      return { kind: 'wildcard', regex: wildcardRegex(w, opAt), source: w };
+    }
     case 'exists':
       if (typeof arg !== 'boolean') fail('exists match pattern must be either true or false', opAt);
       return { kind: 'exists', exists: arg };
@@ -615,6 +617,117 @@ export function flattenEvent(event: unknown): FlatEvent {
   return out;
 }
 
+export const MAX_WILDCARD_COMPLEXITY = 10;
+const STAR = -1;
+
+/** A wildcard as event-ruler sees it: the UTF-8 bytes of the quoted value, STAR for an unescaped `*`. */
+function wildcardTokens(w: string): number[] {
+  const out: number[] = [0x22];
+  const bytes = Buffer.from(w, 'utf8');
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b === 0x5c) out.push(bytes[++i]!);
+    else out.push(b === 0x2a ? STAR : b);
+  }
+  out.push(0x22);
+  return out;
+}
+
+/**
+ * How many positions past a wildcard of the given patterns can be live at once for the worst possible value:
+ * a subset construction over the patterns' NFA (one state per pattern position, a `*` position looping on any
+ * byte), maximising the number of live states that sit at or after a `*`. This is event-ruler's documented
+ * criterion ("how many wildcard rule prefixes match a theoretical worst-case event"); EventBridge refuses a rule
+ * above 10, which this measure reproduces for the cases on record: "*:*:*:*:*:event-bus/<star>" and four
+ * "<star>.ext" alternatives are refused, "/Users/<star>/dir/dir/dir/dir/dir/doc.txt" and two
+ * "<star>/datasync/<star>.ext" alternatives are accepted (<star> standing for the wildcard character).
+ */
+function wildcardComplexity(patterns: readonly string[]): number {
+  const toks = patterns.map(wildcardTokens);
+  const base: number[] = [];
+  let total = 0;
+  for (const t of toks) {
+    base.push(total);
+    total += t.length + 1;
+  }
+  const pastStar: boolean[] = [];
+  const tokenAt: (number | undefined)[] = [];
+  toks.forEach((t) => {
+    let seen = false;
+    for (let i = 0; i <= t.length; i++) {
+      if (t[i] === STAR) seen = true;
+      pastStar.push(seen);
+      tokenAt.push(t[i]);
+    }
+  });
+  const close = (ids: Set<number>): number[] => {
+    const out = new Set(ids);
+    for (const id of out) if (tokenAt[id] === STAR) out.add(id + 1);
+    return [...out].sort((a, b) => a - b);
+  };
+  const alphabet = new Set<number>([256]);
+  for (const t of toks) for (const b of t) if (b !== STAR) alphabet.add(b);
+  const start = close(new Set(base));
+  const seen = new Set<string>([start.join(',')]);
+  const pending = [start];
+  let max = 0;
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    for (const byte of alphabet) {
+      const next = new Set<number>();
+      for (const id of current) {
+        const t = tokenAt[id];
+        if (t === STAR) next.add(id);
+        else if (t === byte) next.add(id + 1);
+      }
+      if (next.size === 0) continue;
+      const closed = close(next);
+      let live = 0;
+      for (const id of closed) if (pastStar[id]) live++;
+      if (live > max) max = live;
+      if (max > MAX_WILDCARD_COMPLEXITY) return max;
+      const key = closed.join(',');
+      if (!seen.has(key)) {
+        if (seen.size > 20_000) return Number.POSITIVE_INFINITY;
+        seen.add(key);
+        pending.push(closed);
+      }
+    }
+  }
+  return max;
+}
+
+function checkWildcardComplexity(branches: readonly Branch[]): void {
+  const byPath = new Map<string, Set<string>>();
+  for (const b of branches) {
+    for (const field of b.values()) {
+      for (const m of field.matchers) {
+        const ws =
+          m.kind === 'wildcard'
+            ? [m.source]
+            : m.kind === 'anything-but-op' && m.op === 'wildcard'
+              ? m.values
+              : [];
+        if (ws.length === 0) continue;
+        let set = byPath.get(field.path);
+        if (!set) {
+          set = new Set();
+          byPath.set(field.path, set);
+        }
+        for (const w of ws) set.add(w);
+      }
+    }
+  }
+  for (const [path, set] of byPath) {
+    if (wildcardComplexity([...set]) > MAX_WILDCARD_COMPLEXITY) {
+      fail(
+        'Rule is too complex - try using fewer wildcard characters or fewer repeating character sequences after a wildcard character',
+        path,
+      );
+    }
+  }
+}
+
 export const MAX_OR_COMBINATIONS = 1000;
 
 /** The product of the lengths of every `$or` array (nested ones multiplied in), as EventBridge counts them. */
@@ -656,7 +769,9 @@ function compileBranches(parsed: Record<string, unknown>): Branch[] {
 
 export function compileEventPattern(pattern: unknown): CompiledPattern {
   const parsed = parsePattern(pattern) as Record<string, unknown>;
-  const branches: CompiledBranch[] = compileBranches(parsed).map((b) => ({
+  const compiled = compileBranches(parsed);
+  checkWildcardComplexity(compiled);
+  const branches: CompiledBranch[] = compiled.map((b) => ({
     fields: [...b.values()],
   }));
   const matchesFlat = (event: FlatEvent): boolean => branches.some((b) => branchMatches(b, event));

@@ -1060,6 +1060,14 @@ const invalidPatterns: [name: string, pattern: unknown][] = [
   ['wildcard with consecutive stars', { a: [{ wildcard: 'a**b' }] }],
   ['wildcard with an invalid escape', { a: [{ wildcard: 'a\\b' }] }],
   ['wildcard with a trailing backslash', { a: [{ wildcard: 'ab\\' }] }],
+  [
+    'a too complex wildcard (localstack/AWS record)',
+    { EventBusArn: [{ wildcard: '*:*:*:*:*:event-bus/*' }] },
+  ],
+  [
+    'too many wildcard alternatives on one field',
+    { key: [{ wildcard: '*.bif' }, { wildcard: '*.tiff' }, { wildcard: '*.tif' }, { wildcard: '*.svs' }] },
+  ],
   ['exists with a string', { a: [{ exists: 'true' }] }],
   ['exists with a number', { a: [{ exists: 1 }] }],
   ['exists with null', { a: [{ exists: null }] }],
@@ -1146,6 +1154,15 @@ describe('validateEventPattern', () => {
     ['$or with three alternatives', { $or: [{ a: ['1'] }, { b: ['2'] }, { c: ['3'] }] }],
     ['a large number exact value', { a: [123456789012345] }],
     ['exists false', { a: [{ exists: false }] }],
+    [
+      'a wildcard with a repeating literal run',
+      { FileName: [{ wildcard: '/Users/*/dir/dir/dir/dir/dir/doc.txt' }] },
+    ],
+    ['an ARN wildcard', { EventBusArn: [{ wildcard: 'arn:aws:events:us-east-1:*:event-bus/*' }] }],
+    [
+      'two path wildcards on one field',
+      { key: [{ wildcard: '*/datasync/*.bif' }, { wildcard: '*/datasync/*.tif' }] },
+    ],
     ['$or whose value is an object (an ordinary field name then)', { $or: { a: ['1'] } }],
     [
       '$or holding operator objects (an ordinary field name then)',
