@@ -940,6 +940,139 @@ const orCases: Case[] = [
   ],
 ];
 
+// Outcomes recorded against EventBridge's TestEventPattern (the AWS-validated localstack pattern templates).
+const recordedCases: Case[] = [
+  ['matches 300.0 in the event with [300] in the pattern', '{"number":[300]}', '{"number":300.0}', true],
+  ['matches numeric > 100 against 101.0', { number: [{ numeric: ['>', 100] }] }, '{"number":101.0}', true],
+  [
+    'matches anything-but a string against null',
+    { detail: { state: [{ 'anything-but': 'initializing' }] } },
+    { detail: { state: null } },
+    true,
+  ],
+  [
+    'matches anything-but a prefix against a number',
+    { detail: { state: [{ 'anything-but': { prefix: 'init' } }] } },
+    { detail: { state: 12 } },
+    true,
+  ],
+  [
+    'matches anything-but an empty wildcard against a path',
+    { detail: { FilePath: [{ 'anything-but': { wildcard: '' } }] } },
+    { detail: { FilePath: 'dir/init/file' } },
+    true,
+  ],
+  [
+    'does not match a cidr against a number',
+    { detail: { sourceIPAddress: [{ cidr: '10.0.0.0/24' }] } },
+    { detail: { sourceIPAddress: 123 } },
+    false,
+  ],
+  ['does not match [null] against an empty array', { resources: [null] }, { resources: [] }, false],
+  [
+    'does not look inside a JSON string detail',
+    { detail: { 'my-key': ['my-value'] } },
+    { detail: '{"my-key": "my-value"}' },
+    false,
+  ],
+  [
+    'matches exists true on any element of an array of objects',
+    { detail: { automations: { id: [{ exists: true }] } } },
+    { detail: { automations: [{ key1: 'value1' }, { id: 'x' }, { key2: 'value2' }] } },
+    true,
+  ],
+  [
+    'does not treat an intermediate object as existing',
+    { dynamodb: { presentKey: [{ exists: true }] } },
+    { dynamodb: { id: { S: 'a' }, presentKey: { S: 'b' } } },
+    false,
+  ],
+  [
+    'matches anything-but or exists false when the parent is missing',
+    { dynamodb: { NewImage: { homemade: { S: [{ 'anything-but': ['roses'] }, { exists: false }] } } } },
+    { dynamodb: { NewImage: { purchased: { N: '789' } } } },
+    true,
+  ],
+  [
+    'does not match numeric or anything-but on an excluded string',
+    {
+      dynamodb: { NewImage: { numericFilter: { N: [{ numeric: ['>', 100] }, { 'anything-but': '101' }] } } },
+    },
+    { dynamodb: { NewImage: { numericFilter: { N: '101' } } } },
+    false,
+  ],
+  [
+    'does not match equals-ignore-case "" against a value',
+    { detail: { value: [{ 'equals-ignore-case': '' }] } },
+    { detail: { value: 'test-value' } },
+    false,
+  ],
+  [
+    'matches anything-but 0 against 789',
+    { detail: { 'x-limit': [{ 'anything-but': 0 }] } },
+    { detail: { 'x-limit': 789 } },
+    true,
+  ],
+  [
+    'does not join a dotted pattern key under another level',
+    { detail: { 'state.status': { status: ['running'] } } },
+    { detail: { state: { status: 'running' } } },
+    false,
+  ],
+  [
+    'does not join a dotted event key under another level',
+    { detail: { state: { status: ['running'] } } },
+    { detail: { 'state.status': { status: 'running' } } },
+    false,
+  ],
+  [
+    'matches a literal star and backslash as exact values',
+    String.raw`{"detail": {"escape_star": ["*"], "escape_backslash": ["\\"]}}`,
+    String.raw`{"detail": {"escape_star": "*", "escape_backslash": "\\"}}`,
+    true,
+  ],
+  [
+    'matches a wildcard with a repeating literal run',
+    { FileName: [{ wildcard: '/Users/*/dir/dir/dir/dir/dir/doc.txt' }] },
+    { FileName: '/Users/ls_user/dir/dir/dir/dir/dir/doc.txt' },
+    true,
+  ],
+  [
+    'does not match the repeating wildcard with another directory',
+    { FileName: [{ wildcard: '/Users/*/dir/dir/dir/dir/dir/doc.txt' }] },
+    { FileName: '/Users/ls_user/dir/dir/dir/dir/otherdir/doc.txt' },
+    false,
+  ],
+  [
+    'matches the many-operator rule',
+    {
+      source: [{ exists: true }],
+      'detail-type': [{ prefix: 'core.app' }],
+      detail: {
+        amount: [200],
+        admins: ['skyli', { prefix: 'hey' }, { prefix: 'ad' }],
+        test1: [{ 'anything-but': 200 }],
+        test4: [{ 'anything-but': { prefix: 'test4' } }],
+        ip: [{ cidr: '10.102.1.0/24' }],
+        'num-test7': [{ numeric: ['>=', 200, '<', 500] }],
+      },
+    },
+    {
+      source: 'core.update-account-command',
+      'detail-type': 'core.app.backend',
+      detail: {
+        amount: 200,
+        admins: 'admin',
+        test1: 300,
+        test4: 'this test4',
+        ip: '10.102.1.100',
+        'num-test7': 300,
+      },
+    },
+    true,
+  ],
+];
+
 describe('matchesEventPattern', () => {
   describe('exact values', () => {
     it.each(exactCases)('%s', (_name, pattern, event, expected) => {
@@ -983,6 +1116,11 @@ describe('matchesEventPattern', () => {
   });
   describe('arrays, nesting and dotted keys', () => {
     it.each(arrayCases)('%s', (_name, pattern, event, expected) => {
+      expect(matchesEventPattern(pattern, event)).toBe(expected);
+    });
+  });
+  describe('outcomes recorded against EventBridge', () => {
+    it.each(recordedCases)('%s', (_name, pattern, event, expected) => {
       expect(matchesEventPattern(pattern, event)).toBe(expected);
     });
   });
