@@ -35,6 +35,10 @@
  *   A pattern the `$or`-aware compiler refuses is retried with "$or" read as an ordinary field name, as EventBridge
  *   does (so `{"$or": {"a": ["1"]}}` is valid and matches an event field literally named "$or"). The `$or` arrays
  *   may multiply out to at most 1000 combinations.
+ * - Wildcards: besides "**" and bad escapes, a rule is refused as "too complex" when the wildcards (plain and
+ *   anything-but) on one field can leave more than 10 positions past a `*` live at once for some value; this is
+ *   our own measure of event-ruler's documented criterion, calibrated on the refusals EventBridge is known to make.
+ * - Events: a non-object event (array, string) has no fields and matches nothing; invalid event JSON throws.
  */
 
 export class InvalidEventPatternError extends Error {
@@ -46,7 +50,7 @@ export class InvalidEventPatternError extends Error {
   }
 }
 
-export const MAX_EVENT_PATTERN_LENGTH = 4096;
+const MAX_EVENT_PATTERN_LENGTH = 4096;
 
 /** A primitive event value at a flattened path, with the (array id, element index) pairs it sits inside. */
 export interface Leaf {
@@ -617,7 +621,7 @@ export function flattenEvent(event: unknown): FlatEvent {
   return out;
 }
 
-export const MAX_WILDCARD_COMPLEXITY = 10;
+const MAX_WILDCARD_COMPLEXITY = 10;
 const STAR = -1;
 
 /** A wildcard as event-ruler sees it: the UTF-8 bytes of the quoted value, STAR for an unescaped `*`. */
@@ -728,7 +732,7 @@ function checkWildcardComplexity(branches: readonly Branch[]): void {
   }
 }
 
-export const MAX_OR_COMBINATIONS = 1000;
+const MAX_OR_COMBINATIONS = 1000;
 
 /** The product of the lengths of every `$or` array (nested ones multiplied in), as EventBridge counts them. */
 function orCombinations(node: unknown): number {
