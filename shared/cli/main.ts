@@ -21,13 +21,16 @@ import {
   splitCommand,
   UsageError,
 } from './args.ts';
+import { applyCommand } from './commands/apply.ts';
 import { chatCommand } from './commands/chat.ts';
 import { devCommand } from './commands/dev.ts';
+import { explainCommand } from './commands/explain.ts';
 import { getCommand } from './commands/get.ts';
 import { historyCommand } from './commands/history.ts';
 import { lsCommand } from './commands/ls.ts';
 import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
+import { rulesCommand } from './commands/rules.ts';
 import { tailCommand } from './commands/tail.ts';
 import { updateCommand } from './commands/update.ts';
 
@@ -41,6 +44,9 @@ export const COMMANDS: readonly Command[] = [
   updateCommand,
   rmCommand,
   historyCommand,
+  applyCommand,
+  rulesCommand,
+  explainCommand,
   chatCommand,
   tailCommand,
 ];

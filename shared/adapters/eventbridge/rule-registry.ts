@@ -55,7 +55,9 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
 
   async targets(name: string): Promise<RuleTarget[]> {
     try {
-      const out = await this.client.send(new ListTargetsByRuleCommand({ Rule: name, EventBusName: this.busName }));
+      const out = await this.client.send(
+        new ListTargetsByRuleCommand({ Rule: name, EventBusName: this.busName }),
+      );
       return (out.Targets ?? []).map((t) => ({
         id: t.Id ?? '',
         arn: t.Arn ?? '',
@@ -98,7 +100,9 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
   async removeTargets(name: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     try {
-      await this.client.send(new RemoveTargetsCommand({ Rule: name, EventBusName: this.busName, Ids: [...ids] }));
+      await this.client.send(
+        new RemoveTargetsCommand({ Rule: name, EventBusName: this.busName, Ids: [...ids] }),
+      );
     } catch (error) {
       if (error instanceof ResourceNotFoundException) return;
       throw classify(error);
@@ -119,7 +123,14 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
     let token: string | undefined;
     do {
       const out = await this.client
-        .send(new ListRulesCommand({ EventBusName: this.busName, NamePrefix: prefix, NextToken: token, Limit: 100 }))
+        .send(
+          new ListRulesCommand({
+            EventBusName: this.busName,
+            NamePrefix: prefix,
+            NextToken: token,
+            Limit: 100,
+          }),
+        )
         .catch((error: unknown) => {
           throw classify(error);
         });
@@ -138,9 +149,15 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
   }
 }
 
-const RETRIABLE = new Set(['ThrottlingException', 'ConcurrentModificationException', 'InternalException', 'LimitExceededException']);
+const RETRIABLE = new Set([
+  'ThrottlingException',
+  'ConcurrentModificationException',
+  'InternalException',
+  'LimitExceededException',
+]);
 
 function classify(error: unknown): unknown {
-  if (error instanceof Error && RETRIABLE.has(error.name)) return new RetriableError(`EventBridge: ${error.message}`, { cause: error });
+  if (error instanceof Error && RETRIABLE.has(error.name))
+    return new RetriableError(`EventBridge: ${error.message}`, { cause: error });
   return error;
 }

@@ -4,7 +4,7 @@
  * Routing: the rule manager compiles a definition's trigger selectors into one EventBridge rule whose SQS target
  * (the queue of the definition's executor kind) gets, through an InputTransformer, this message body:
  *
- *   { "definition": { "id", "version", "workspace", "kind", "schema_name" }, "event": <the change event> }
+ *   { "definition": { "id", "version", "workspace", "kind", "schema_name" }, "event": <the whole change event> }
  *
  * Pipeline (shared/core/executor/pipeline.ts): load the definition at that version → re-check the trigger
  * selectors against the stored trigger breadcrumb → hop limit → claim → assemble context → `execute` → write the
@@ -31,10 +31,14 @@ export const ExecutorMessageSchema = z.object({
 export type ExecutorMessage = z.infer<typeof ExecutorMessageSchema>;
 
 /** The InputTransformer the rule manager puts on every executor target (EventBridge syntax). */
-export function executorInputTransformer(ref: DefinitionRef): { InputPathsMap: Record<string, string>; InputTemplate: string } {
+export function executorInputTransformer(ref: DefinitionRef): {
+  InputPathsMap: Record<string, string>;
+  InputTemplate: string;
+} {
   return {
     InputPathsMap: {},
-    InputTemplate: `{"definition": ${JSON.stringify(ref)}, "event": <aws.events.event>}`,
+    // `<aws.events.event.json>` is the whole event; `<aws.events.event>` would leave out `detail`.
+    InputTemplate: `{"definition": ${JSON.stringify(ref)}, "event": <aws.events.event.json>}`,
   };
 }
 
@@ -71,5 +75,9 @@ export interface ExecutorKindImplementation<D> {
   /** Runs the kind-specific step. Throw RetriableError to retry via SQS, NonRetriableError to answer with an error. */
   execute(input: ExecutionInput<D>): Promise<ExecutionResult>;
   /** The error breadcrumb written for a non-retriable failure or a dead-lettered message. */
-  errorOutput(input: { definition: D; trigger: ExecutionInput<D>['trigger'] | undefined; error: string }): OutputBreadcrumb;
+  errorOutput(input: {
+    definition: D;
+    trigger: ExecutionInput<D>['trigger'] | undefined;
+    error: string;
+  }): OutputBreadcrumb;
 }

@@ -1,0 +1,30 @@
+/**
+ * Rule manager. Triggered by its SQS queue, fed by the static rule `crumbs-system-rule-manager` on the crumbs bus
+ * (changes of agent.def.v1, tool.def.v1, workflow.def.v1, context.config.v1, agent.definition.v1, and
+ * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the crumbs
+ * bus (PutRule/PutTargets/RemoveTargets/DeleteRule); writes definition.status.v1 and sync-result breadcrumbs.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
+import { parseEnv, RuleManagerEnvSchema } from '#shared/config.ts';
+import { observability } from '#shared/core/observability.ts';
+import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
+import { ENV } from '#shared/topology.ts';
+
+const env = parseEnv(RuleManagerEnvSchema);
+const { logger } = observability('crumbs-rule-manager');
+const deps = {
+  store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),
+  rules: new EventBridgeRuleRegistry(env[ENV.busName]),
+  busName: env[ENV.busName],
+  prefix: env[ENV.ruleNamePrefix],
+  executorQueueArns: env[ENV.executorQueueArns],
+  log: logger,
+};
+
+export const handler = middy(
+  async (event: SQSEvent): Promise<SQSBatchResponse> => handleRuleManagerBatch(event.Records, deps),
+).use(injectLambdaContext(logger));

@@ -1,0 +1,57 @@
+/**
+ * `crumbs explain <definition-id> <breadcrumb-id>`: which trigger selector of the definition matches the
+ * breadcrumb, or, for each selector, the first field that failed and why.
+ */
+import { definitionPrincipal, parseDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
+import { explainTrigger } from '#shared/routing/explain.ts';
+import { type Command, printJson, UsageError } from '../args.ts';
+
+export const explainCommand: Command = {
+  name: 'explain',
+  summary: 'explain whether a definition is triggered by a breadcrumb, and why',
+  usage: `Usage: crumbs explain <definition-id> <breadcrumb-id>
+
+Compiles the definition's trigger selectors exactly as its EventBridge rule and runs them on the breadcrumb's
+change event. Prints the selector that matched, or for each selector the first field that failed and why.`,
+  options: {},
+  async run(ctx) {
+    const [definitionId, breadcrumbId, extra] = ctx.positionals;
+    if (!definitionId || !breadcrumbId || extra !== undefined) {
+      throw new UsageError('expected <definition-id> <breadcrumb-id>', true);
+    }
+    const client = ctx.client();
+    const [definition, breadcrumb] = await Promise.all([
+      client.getFull(definitionId),
+      client.getFull(breadcrumbId),
+    ]);
+    const { kind, definition: parsed } = parseDefinition(definition.schema_name, definition.context);
+    const selectors = triggerSelectors(kind, parsed);
+    const result = explainTrigger({
+      workspace: definition.workspace,
+      principal: definitionPrincipal(kind, parsed),
+      selectors,
+      breadcrumb,
+    });
+    if (ctx.global.json) {
+      printJson(ctx.io, { definition: definitionId, breadcrumb: breadcrumbId, ...result });
+      return result.matched ? 0 : 1;
+    }
+    const out = ctx.io.stdout;
+    if (result.matched) {
+      out(`${breadcrumbId} triggers ${definitionId}: selector ${result.matchedSelector} matches\n`);
+      out(`  ${JSON.stringify(selectors[result.matchedSelector ?? 0])}\n`);
+      return 0;
+    }
+    out(`${breadcrumbId} does not trigger ${definitionId}\n`);
+    if (result.envelope) out(`  ${result.envelope.field}: ${result.envelope.reason}\n`);
+    for (const s of result.selectors) {
+      out(`  selector ${s.index} ${JSON.stringify(selectors[s.index])}\n`);
+      out(
+        s.failure
+          ? `    fails at ${s.failure.field}: ${s.failure.reason}\n`
+          : '    matches on its own fields\n',
+      );
+    }
+    return 1;
+  },
+};

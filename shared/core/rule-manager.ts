@@ -1,0 +1,399 @@
+/**
+ * The rule manager core: keeps exactly one EventBridge rule per valid definition, whose pattern is the
+ * definition's compiled trigger selectors and whose one target is the SQS queue of the definition's executor kind.
+ *
+ * It reconciles to the *stored* state of the definition (not to what the event said), so events may arrive late,
+ * twice or out of order and the outcome is the same; a second run changes nothing. The outcome is recorded in a
+ * `definition.status.v1` breadcrumb tagged `definition:<id>`.
+ */
+import { createHash } from 'node:crypto';
+import { type Breadcrumb, canonicalJson } from '#shared/domain/breadcrumb.ts';
+import { ZodError } from 'zod';
+import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { definitionPrincipal, parseDefinition, triggerSelectorEntries } from '#shared/domain/definitions.ts';
+import {
+  type FieldIssue,
+  isCrumbsError,
+  NotFoundError,
+  RetriableError,
+  ValidationError,
+} from '#shared/domain/errors.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { Log } from '#shared/ports/log.ts';
+import type { RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
+import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts';
+import { DEFINITION_SCHEMAS, type ExecutorKind, RULES_SYNC_SCHEMA } from '#shared/topology.ts';
+import { executorInputTransformer } from './executor/contract.ts';
+
+export const STATUS_SCHEMA = 'definition.status.v1';
+export const SYNC_RESULT_SCHEMA = 'system.rules_sync_result.v1';
+export const PRINCIPAL = 'system:rule-manager';
+const TARGET_ID = 'executor';
+
+export interface RuleManagerDependencies {
+  store: BreadcrumbStore;
+  rules: RuleRegistry;
+  busName: string;
+  prefix: string;
+  executorQueueArns: Readonly<Record<ExecutorKind, string>>;
+  log: Log;
+}
+
+export type DefinitionState = 'active' | 'invalid';
+
+export interface DefinitionStatus {
+  definition_id: string;
+  definition_schema: string;
+  definition_version: number;
+  kind: ExecutorKind;
+  state: DefinitionState;
+  errors: FieldIssue[];
+  rule_name: string | null;
+  event_bus: string;
+  pattern: unknown;
+  pattern_hash: string | null;
+}
+
+export type ReconcileOutcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'invalid' | 'absent';
+
+/** Deterministic, unique per (workspace, definition), within EventBridge's 64-character name limit. */
+export function ruleName(prefix: string, workspace: string, definitionId: string): string {
+  const hash = createHash('sha256').update(`${workspace}\u0000${definitionId}`).digest('hex').slice(0, 12);
+  const safe = (s: string, n: number) => s.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, n);
+  return `${prefix}${safe(workspace, 16)}-${safe(definitionId, 20)}-${hash}`;
+}
+
+export function statusId(definitionId: string): string {
+  return `status-${createHash('sha256').update(definitionId).digest('hex').slice(0, 24)}`;
+}
+
+/** What a definition compiles to, or why it cannot: no I/O. */
+export function evaluateDefinition(
+  record: Breadcrumb,
+  busName: string,
+  prefix: string,
+): DefinitionStatus & { kindKnown: boolean } {
+  const kind = DEFINITION_SCHEMAS[record.schema_name as keyof typeof DEFINITION_SCHEMAS];
+  const base = {
+    definition_id: record.id,
+    definition_schema: record.schema_name,
+    definition_version: record.version,
+    kind,
+    event_bus: busName,
+    kindKnown: kind !== undefined,
+  };
+  try {
+    const parsed = parseDefinition(record.schema_name, record.context);
+    const entries = triggerSelectorEntries(parsed.kind, parsed.definition);
+    if (entries.length === 0) {
+      throw new ValidationError([
+        {
+          path: 'subscriptions.selectors',
+          message: 'no trigger selector: nothing would ever run this definition',
+        },
+      ]);
+    }
+    const pattern = compileTriggerPattern({
+      workspace: record.workspace,
+      principal: definitionPrincipal(parsed.kind, parsed.definition),
+      selectors: entries.map((e) => e.selector),
+      selectorPaths: entries.map((e) => e.path),
+    });
+    return {
+      ...base,
+      kind: parsed.kind,
+      state: 'active',
+      errors: [],
+      rule_name: ruleName(prefix, record.workspace, record.id),
+      pattern,
+      pattern_hash: patternHash(pattern),
+    };
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    return {
+      ...base,
+      state: 'invalid',
+      errors: [...error.issues],
+      rule_name: null,
+      pattern: null,
+      pattern_hash: null,
+    };
+  }
+}
+
+export async function reconcileDefinition(
+  workspace: string,
+  definitionId: string,
+  deps: RuleManagerDependencies,
+): Promise<ReconcileOutcome> {
+  const name = ruleName(deps.prefix, workspace, definitionId);
+  const record = await deps.store.get(workspace, definitionId).catch((error: unknown) => {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  });
+  if (!record || !(record.schema_name in DEFINITION_SCHEMAS)) {
+    const removed = await removeRule(name, deps);
+    await deleteStatus(workspace, definitionId, deps);
+    return removed ? 'deleted' : 'absent';
+  }
+
+  const status = evaluateDefinition(record, deps.busName, deps.prefix);
+  let outcome: ReconcileOutcome;
+  if (status.state === 'invalid') {
+    await removeRule(name, deps);
+    outcome = 'invalid';
+  } else {
+    outcome = await ensureRule(name, record, status, deps);
+  }
+  const { kindKnown: _known, ...stored } = status;
+  await writeStatus(workspace, stored, deps);
+  deps.log.info('definition reconciled', {
+    workspace,
+    definitionId,
+    definitionVersion: record.version,
+    outcome,
+    ruleName: status.rule_name,
+  });
+  return outcome;
+}
+
+async function ensureRule(
+  name: string,
+  record: Breadcrumb,
+  status: DefinitionStatus,
+  deps: RuleManagerDependencies,
+): Promise<ReconcileOutcome> {
+  const pattern = JSON.stringify(status.pattern);
+  const description = JSON.stringify({ workspace: record.workspace, definition_id: record.id });
+  const target: RuleTarget = {
+    id: TARGET_ID,
+    arn: deps.executorQueueArns[status.kind],
+    inputTransformer: executorInputTransformer({
+      id: record.id,
+      version: record.version,
+      workspace: record.workspace,
+      kind: status.kind,
+      schema_name: record.schema_name,
+    }),
+  };
+
+  const existing = await deps.rules.describe(name);
+  const samePattern =
+    existing !== undefined && canonicalJson(safeParse(existing.pattern)) === canonicalJson(status.pattern);
+  if (!existing || !samePattern || existing.description !== description || existing.state !== 'ENABLED') {
+    await deps.rules.put({ name, pattern, description });
+  }
+  const targets = await deps.rules.targets(name);
+  const current = targets.find((t) => t.id === TARGET_ID);
+  const sameTarget =
+    current !== undefined &&
+    current.arn === target.arn &&
+    canonicalJson(current.inputTransformer ?? null) === canonicalJson(target.inputTransformer);
+  if (!sameTarget) await deps.rules.putTargets(name, [target]);
+  const extra = targets.filter((t) => t.id !== TARGET_ID).map((t) => t.id);
+  await deps.rules.removeTargets(name, extra);
+
+  if (!existing) return 'created';
+  return samePattern && sameTarget && extra.length === 0 ? 'unchanged' : 'updated';
+}
+
+async function removeRule(name: string, deps: RuleManagerDependencies): Promise<boolean> {
+  const existing = await deps.rules.describe(name);
+  if (!existing) return false;
+  const targets = await deps.rules.targets(name);
+  await deps.rules.removeTargets(
+    name,
+    targets.map((t) => t.id),
+  );
+  await deps.rules.delete(name);
+  return true;
+}
+
+/** Upserts the status breadcrumb; writes nothing when the status is what is already recorded. */
+async function writeStatus(
+  workspace: string,
+  status: DefinitionStatus,
+  deps: RuleManagerDependencies,
+): Promise<void> {
+  const id = statusId(status.definition_id);
+  const input = {
+    schema_name: STATUS_SCHEMA,
+    title: `${status.definition_id}: ${status.state}`,
+    tags: [`definition:${status.definition_id}`, `state:${status.state}`, 'definition-status'],
+    context: { ...status } as Record<string, unknown>,
+  };
+  const { replayed } = await deps.store.create(workspace, input, { principal: PRINCIPAL, id });
+  if (!replayed) return;
+  // Two reconciles of the same definition can race; the version condition keeps history linear.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = await deps.store.get(workspace, id);
+    if (
+      canonicalJson(current.context) === canonicalJson(input.context) &&
+      canonicalJson(current.tags) === canonicalJson(input.tags)
+    ) {
+      return;
+    }
+    try {
+      await deps.store.update(
+        workspace,
+        id,
+        { title: input.title, tags: input.tags, context: input.context },
+        { principal: PRINCIPAL, expectedVersion: current.version },
+      );
+      return;
+    } catch (error) {
+      if (!(isCrumbsError(error) && error.status === 412)) throw error;
+    }
+  }
+  throw new RetriableError(`status of ${status.definition_id} kept changing while it was written`);
+}
+
+async function deleteStatus(
+  workspace: string,
+  definitionId: string,
+  deps: RuleManagerDependencies,
+): Promise<void> {
+  await deps.store.delete(workspace, statusId(definitionId)).catch((error: unknown) => {
+    if (!(error instanceof NotFoundError)) throw error;
+  });
+}
+
+export interface SyncReport {
+  workspace: string;
+  definitions: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  invalid: number;
+  deleted_orphans: number;
+}
+
+/** Reconciles every definition of a workspace, and deletes rules of that workspace whose definition is gone. */
+export async function syncWorkspace(workspace: string, deps: RuleManagerDependencies): Promise<SyncReport> {
+  const report: SyncReport = {
+    workspace,
+    definitions: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    invalid: 0,
+    deleted_orphans: 0,
+  };
+  const seen = new Set<string>();
+  for (const schema of Object.keys(DEFINITION_SCHEMAS)) {
+    let cursor: string | undefined;
+    do {
+      const page = await deps.store.list({
+        workspace,
+        schema_name: schema,
+        limit: 100,
+        ...(cursor ? { cursor } : {}),
+      });
+      for (const record of page.items) {
+        seen.add(record.id);
+        report.definitions++;
+        const outcome = await reconcileDefinition(workspace, record.id, deps);
+        if (
+          outcome === 'created' ||
+          outcome === 'updated' ||
+          outcome === 'unchanged' ||
+          outcome === 'invalid'
+        )
+          report[outcome]++;
+      }
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+  for (const rule of await deps.rules.list(deps.prefix)) {
+    const owner = safeParse(rule.description) as { workspace?: unknown; definition_id?: unknown } | null;
+    if (
+      owner?.workspace !== workspace ||
+      typeof owner.definition_id !== 'string' ||
+      seen.has(owner.definition_id)
+    )
+      continue;
+    await removeRule(rule.name, deps);
+    report.deleted_orphans++;
+  }
+  return report;
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One SQS batch from the rule manager's queue (bodies are change events from its static rule). Failed messages
+ * are reported so SQS retries only them.
+ */
+export async function handleRuleManagerBatch(
+  records: readonly { messageId: string; body: string }[],
+  deps: RuleManagerDependencies,
+): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
+  const failures: { itemIdentifier: string }[] = [];
+  // Messages about different definitions are independent: reconcile them concurrently. Messages about the same
+  // definition stay in order (each reconciles to the stored state anyway).
+  const groups = new Map<string, { messageId: string; body: string }[]>();
+  for (const record of records) {
+    const key = groupKey(record.body);
+    groups.set(key, [...(groups.get(key) ?? []), record]);
+  }
+  await Promise.all(
+    [...groups.values()].map(async (group) => {
+      for (const record of group) {
+        if (!(await handleOne(record, deps))) failures.push({ itemIdentifier: record.messageId });
+      }
+    }),
+  );
+  return { batchItemFailures: failures };
+}
+
+function groupKey(body: string): string {
+  try {
+    const detail = (JSON.parse(body) as { detail?: { workspace?: unknown; id?: unknown } }).detail;
+    return `${String(detail?.workspace)}/${String(detail?.id)}`;
+  } catch {
+    return body;
+  }
+}
+
+/** Handles one message; false when it should be retried. */
+async function handleOne(record: { messageId: string; body: string }, deps: RuleManagerDependencies): Promise<boolean> {
+  try {
+    const event = ChangeEventSchema.parse(JSON.parse(record.body));
+    const { workspace, id, schema_name: schema } = event.detail;
+    if (schema !== RULES_SYNC_SCHEMA) {
+      await reconcileDefinition(workspace, id, deps);
+      return true;
+    }
+    if (event['detail-type'] !== DETAIL_TYPES.created) return true;
+    const report = await syncWorkspace(workspace, deps);
+    await deps.store.create(
+      workspace,
+      {
+        schema_name: SYNC_RESULT_SCHEMA,
+        title: `rules sync: ${report.definitions} definitions`,
+        tags: [`sync:${id}`],
+        context: { request_id: id, ...report },
+      },
+      { principal: PRINCIPAL, id: `sync-result-${createHash('sha256').update(id).digest('hex').slice(0, 24)}` },
+    );
+    return true;
+  } catch (error) {
+    const hopeless =
+      error instanceof SyntaxError ||
+      error instanceof ZodError ||
+      (isCrumbsError(error) && !error.retriable && error.status < 500);
+    if (hopeless) {
+      // A message that can never succeed: log it and let it go rather than retry it into the DLQ.
+      deps.log.error('rule manager dropped an unusable message', { messageId: record.messageId, error: String(error) });
+      return true;
+    }
+    deps.log.warn('rule manager message failed; SQS will retry it', { messageId: record.messageId, error: String(error) });
+    return false;
+  }
+}
