@@ -10,8 +10,20 @@ import {
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import {
+  CreateEventBusCommand,
+  type EventBridgeClient,
+  PutRuleCommand,
+  PutTargetsCommand,
+  ResourceAlreadyExistsException,
+} from '@aws-sdk/client-eventbridge';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { type QueueDeclaration, type TableDeclaration, topology } from '#shared/topology.ts';
+import {
+  type QueueDeclaration,
+  ruleManagerPattern,
+  type TableDeclaration,
+  topology,
+} from '#shared/topology.ts';
 
 export async function ensureTable(
   client: DynamoDBClient,
@@ -78,7 +90,10 @@ export async function ensureQueue(client: SQSClient, queue: QueueDeclaration): P
       QueueName: queue.name,
       Attributes: {
         VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: String(queue.maxReceiveCount) }),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: dlqArn,
+          maxReceiveCount: String(queue.maxReceiveCount),
+        }),
       },
     }),
   );
@@ -87,8 +102,37 @@ export async function ensureQueue(client: SQSClient, queue: QueueDeclaration): P
 }
 
 async function queueArn(client: SQSClient, url: string): Promise<string> {
-  const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  const out = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+  );
   const arn = out.Attributes?.QueueArn;
   if (!arn) throw new Error(`queue ${url} has no ARN`);
   return arn;
+}
+
+/** The crumbs bus and the rule manager's static rule with its queue as the one target. */
+export async function ensureBusAndSystemRules(
+  client: EventBridgeClient,
+  ruleManagerQueueArn: string,
+): Promise<void> {
+  try {
+    await client.send(new CreateEventBusCommand({ Name: topology.bus.name }));
+  } catch (error) {
+    if (!(error instanceof ResourceAlreadyExistsException)) throw error;
+  }
+  await client.send(
+    new PutRuleCommand({
+      Name: topology.bus.ruleManagerRuleName,
+      EventBusName: topology.bus.name,
+      EventPattern: JSON.stringify(ruleManagerPattern()),
+      Description: 'crumbs: definition changes and rules-sync requests → rule manager',
+    }),
+  );
+  await client.send(
+    new PutTargetsCommand({
+      Rule: topology.bus.ruleManagerRuleName,
+      EventBusName: topology.bus.name,
+      Targets: [{ Id: 'rule-manager', Arn: ruleManagerQueueArn }],
+    }),
+  );
 }

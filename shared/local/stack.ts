@@ -8,21 +8,33 @@
  * runs locally.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
-import { ENV, topology } from '#shared/topology.ts';
+import {
+  ENV,
+  EXECUTOR_KINDS,
+  type ExecutorKind,
+  type FunctionDeclaration,
+  type SqsTrigger,
+  topology,
+} from '#shared/topology.ts';
 import { startLocalApiServer } from './api-server.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
 import { invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
-import type { Poller } from './event-sources/sqs-poller.ts';
+import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
+import { startLocalEventBridge } from './eventbridge/server.ts';
 import { checkPortFree } from './process.ts';
-import { ensureTable } from './provision.ts';
+import { ensureBusAndSystemRules, ensureQueue, ensureTable, type ProvisionedQueue } from './provision.ts';
+
+type SqsHandler = LambdaHandler<SQSEvent, SQSBatchResponse>;
 
 export interface LocalStackOptions {
   host?: string;
@@ -35,6 +47,11 @@ export interface LocalStackOptions {
   dataDir?: string;
   /** The bearer token the API accepts; generated when absent. */
   token?: string;
+  /**
+   * Poll the executor queues with the executor handlers (default true). Off, messages stay in the queues: tests
+   * and benchmarks of routing read them directly.
+   */
+  runExecutors?: boolean;
   /** Local only: retry failed SQS messages after this many seconds instead of the visibility timeout. */
   retryDelaySeconds?: number;
   log?: (line: string) => void;
@@ -55,15 +72,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const log = options.log ?? (() => undefined);
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
 
-  const apiPort = await checkPortFree(options.apiPort ?? DEFAULT_PORTS.api, host, 'HTTP API', '--port or CRUMBS_PORT');
+  const apiPort = await checkPortFree(
+    options.apiPort ?? DEFAULT_PORTS.api,
+    host,
+    'HTTP API',
+    '--port or CRUMBS_PORT',
+  );
   const dynamodbPort = await checkPortFree(
     options.dynamodbPort ?? DEFAULT_PORTS.dynamodb,
     host,
     'DynamoDB Local',
     '--dynamodb-port or CRUMBS_DYNAMODB_PORT',
   );
-  const sqsPort = await checkPortFree(options.sqsPort ?? DEFAULT_PORTS.sqs, host, 'SQS (fauxqs)', '--sqs-port or CRUMBS_SQS_PORT');
-  await checkPortFree(
+  const sqsPort = await checkPortFree(
+    options.sqsPort ?? DEFAULT_PORTS.sqs,
+    host,
+    'SQS (fauxqs)',
+    '--sqs-port or CRUMBS_SQS_PORT',
+  );
+  const eventbridgePort = await checkPortFree(
     options.eventbridgePort ?? DEFAULT_PORTS.eventbridge,
     host,
     'EventBridge',
@@ -83,8 +110,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   try {
     const [ddb, sqs] = await Promise.all([
-      startDynamoDbLocal({ port: dynamodbPort, host, ...(options.dataDir ? { dataDir: options.dataDir } : {}), log }),
-      startFauxqs({ port: sqsPort, host, logger: false }),
+      startDynamoDbLocal({
+        port: dynamodbPort,
+        host,
+        ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+        log,
+      }),
+      startFauxqs({ port: sqsPort, logger: false }),
     ]);
     // If this process dies without stop(), do not leave java behind.
     const killJava = () => ddb.process.kill('SIGKILL');
@@ -96,14 +128,43 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => sqs.stop());
     const sqsEndpoint = `http://${host}:${sqs.port}`;
     log(`sqs (fauxqs) ready on ${sqsEndpoint}`);
-    const eventbridgeEndpoint = `http://${host}:${options.eventbridgePort ?? DEFAULT_PORTS.eventbridge}`;
+    const eventbridge = await startLocalEventBridge({
+      port: eventbridgePort,
+      host,
+      sqsEndpoint,
+      ...(options.dataDir ? { stateFile: join(options.dataDir, 'eventbridge.json') } : {}),
+      log,
+    });
+    cleanups.push(() => eventbridge.stop());
 
-    const endpoints = { dynamodb: ddb.endpoint, sqs: sqsEndpoint, eventbridge: eventbridgeEndpoint };
+    const endpoints = { dynamodb: ddb.endpoint, sqs: sqsEndpoint, eventbridge: eventbridge.endpoint };
     configureEnvironment(endpoints);
 
     const dynamodb = new DynamoDBClient({});
     const { streamArn, created } = await ensureTable(dynamodb);
     dynamodb.destroy();
+
+    // Queues (each with its DLQ and redrive policy) for every SQS-triggered function, then the bus and the rule
+    // manager's static rule. Executor queue ARNs are what the rule manager targets.
+    // fauxqs names queues sqs.<region>.localhost, which Node does not resolve: always talk to its endpoint.
+    const sqsClient = new SQSClient({ endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false });
+    cleanups.push(async () => sqsClient.destroy());
+    const ruleManager = topology.functions.ruleManager;
+    const ruleManagerQueue = await ensureQueue(sqsClient, ruleManager.trigger.queue);
+    const executorQueues = Object.fromEntries(
+      await Promise.all(
+        EXECUTOR_KINDS.map(
+          async (kind) =>
+            [kind, await ensureQueue(sqsClient, topology.functions.executors[kind].trigger.queue)] as const,
+        ),
+      ),
+    ) as Record<ExecutorKind, ProvisionedQueue>;
+    process.env[ENV.executorQueueArns] = JSON.stringify(
+      Object.fromEntries(EXECUTOR_KINDS.map((kind) => [kind, executorQueues[kind].arn])),
+    );
+    const eventBridgeClient = new EventBridgeClient({});
+    await ensureBusAndSystemRules(eventBridgeClient, ruleManagerQueue.arn);
+    eventBridgeClient.destroy();
 
     const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
     const publisherHandler = await loadHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
@@ -118,6 +179,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const publisher = topology.functions.publisher;
     const streamPoller = startStreamPoller({
       client: streams,
+      endpoint: ddb.endpoint,
       streamArn,
       region: LOCAL_REGION,
       trigger: publisher.trigger,
@@ -127,6 +189,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log,
     });
     pollers.push(streamPoller);
+
+    const sqsPoller = (
+      queue: ProvisionedQueue,
+      fn: FunctionDeclaration & { trigger: SqsTrigger },
+      handler: SqsHandler,
+    ) =>
+      startSqsPoller({
+        client: sqsClient,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region: LOCAL_REGION,
+        trigger: fn.trigger,
+        fn,
+        handler,
+        concurrency: Math.min(fn.trigger.maxConcurrency, 2),
+        ...(options.retryDelaySeconds !== undefined ? { retryDelaySeconds: options.retryDelaySeconds } : {}),
+        log,
+      });
+    pollers.push(
+      sqsPoller(ruleManagerQueue, ruleManager, await loadHandler('#functions/rule-manager/handler.ts')),
+    );
 
     const api = await startLocalApiServer({
       port: apiPort,
@@ -142,7 +225,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     return {
       endpoints: { api: api.endpoint, ...endpoints },
       token,
-      settle: () => streamPoller.idle(),
+      settle: async () => {
+        await streamPoller.idle();
+        await eventbridge.idle();
+      },
       stop,
     };
   } catch (error) {
@@ -154,7 +240,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 /** Imports a Lambda module (middy-wrapped handlers take an optional third argument; Lambda passes two). */
 async function loadHandler<E, R>(specifier: string): Promise<LambdaHandler<E, R>> {
   const module = (await import(specifier)) as { handler: unknown };
-  if (typeof module.handler !== 'function') throw new Error(`${specifier} does not export a handler function`);
+  if (typeof module.handler !== 'function')
+    throw new Error(`${specifier} does not export a handler function`);
   return module.handler as LambdaHandler<E, R>;
 }
 

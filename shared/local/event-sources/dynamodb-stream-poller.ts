@@ -5,11 +5,11 @@
  * bisect-on-error splits a failing batch, and after `retryAttempts` the batch goes to the on-failure handler.
  */
 import {
+  type _Record,
   DescribeStreamCommand,
   type DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
-  type _Record,
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -19,11 +19,16 @@ import type { Poller } from './sqs-poller.ts';
 
 export interface StreamPollerOptions {
   client: DynamoDBStreamsClient;
+  /** DynamoDB Local's endpoint: GetRecords is read as raw JSON (see `getRecordsRaw`). */
+  endpoint: string;
   streamArn: string;
   region: string;
-  trigger: Pick<StreamTrigger, 'batchSize' | 'maxBatchingWindowSeconds' | 'retryAttempts' | 'bisectBatchOnError'>;
+  trigger: Pick<
+    StreamTrigger,
+    'batchSize' | 'maxBatchingWindowSeconds' | 'retryAttempts' | 'bisectBatchOnError'
+  >;
   fn: { name: string; timeoutSeconds: number; memoryMb: number };
-  handler: LambdaHandler<DynamoDBStreamEvent, DynamoDBBatchResponse | undefined | void>;
+  handler: LambdaHandler<DynamoDBStreamEvent, DynamoDBBatchResponse | undefined | undefined>;
   /** Where shards already present at start are read from: TRIM_HORIZON for a new table, LATEST for a reopened one. */
   startingPosition: 'TRIM_HORIZON' | 'LATEST';
   /** Receives records that exhausted their retries (Lambda's on-failure destination). */
@@ -36,8 +41,7 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
   let invocations = 0;
   const shards = new Map<string, Promise<void>>();
   let busy = 0;
-  const idleWaiters: (() => void)[] = [];
-  let lastRecordAt = 0;
+  let lastActivityAt = 0;
 
   const discovery = (async () => {
     let first = true;
@@ -61,30 +65,32 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
   async function readShard(shardId: string, position: ShardIteratorType): Promise<void> {
     let iterator = (
       await options.client.send(
-        new GetShardIteratorCommand({ StreamArn: options.streamArn, ShardId: shardId, ShardIteratorType: position }),
+        new GetShardIteratorCommand({
+          StreamArn: options.streamArn,
+          ShardId: shardId,
+          ShardIteratorType: position,
+        }),
       )
     ).ShardIterator;
     const pending: DynamoDBRecord[] = [];
     while (running && (iterator || pending.length > 0)) {
       if (iterator && pending.length < options.trigger.batchSize) {
-        const out = await options.client.send(
-          new GetRecordsCommand({ ShardIterator: iterator, Limit: options.trigger.batchSize }),
-        );
+        const out = await getRecordsRaw(options.endpoint, iterator, options.trigger.batchSize);
         iterator = out.NextShardIterator;
         pending.push(...(out.Records ?? []).map(toLambdaRecord));
       }
       if (pending.length === 0) {
-        notifyIdle();
         await sleep(50);
         continue;
       }
-      lastRecordAt = Date.now();
+      lastActivityAt = Date.now();
       busy++;
       try {
         const batch = pending.splice(0, options.trigger.batchSize);
         await deliver(batch);
       } finally {
         busy--;
+        lastActivityAt = Date.now();
       }
     }
   }
@@ -122,20 +128,17 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     }
   }
 
-  function notifyIdle(): void {
-    if (busy === 0) for (const w of idleWaiters.splice(0)) w();
-  }
-
   return {
     get invocations() {
       return invocations;
     },
-    /** Resolves once every shard has caught up with the stream (no batch in flight). */
-    idle() {
-      return new Promise<void>((resolve) => {
-        idleWaiters.push(resolve);
-        if (Date.now() - lastRecordAt > 5000) notifyIdle();
-      });
+    /**
+     * Resolves once the stream has been read up to now: no batch in flight and no record seen for a few polling
+     * intervals (each shard is read every 50 ms when it is empty).
+     */
+    async idle() {
+      const since = Date.now();
+      while (busy > 0 || Date.now() - Math.max(lastActivityAt, since) < 200) await sleep(25);
     },
     async stop() {
       running = false;
@@ -143,32 +146,70 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     },
   };
 
-  function toLambdaRecord(record: _Record): DynamoDBRecord {
-    const d = record.dynamodb ?? {};
+  /** The wire record is what Lambda passes on, but for `userIdentity`'s key case and the source ARN. */
+  function toLambdaRecord(record: WireRecord): DynamoDBRecord {
+    const { userIdentity, ...rest } = record;
+    if (rest.dynamodb) {
+      for (const image of ['Keys', 'NewImage', 'OldImage'] as const) {
+        const value = rest.dynamodb[image];
+        if (value) rest.dynamodb[image] = repairEmptyMaps(value) as typeof value;
+      }
+    }
     return {
-      eventID: record.eventID,
-      eventName: record.eventName as DynamoDBRecord['eventName'],
-      eventVersion: record.eventVersion ?? '1.1',
-      eventSource: 'aws:dynamodb',
-      awsRegion: options.region,
+      ...rest,
       eventSourceARN: options.streamArn,
-      ...(record.userIdentity
-        ? { userIdentity: { type: record.userIdentity.Type ?? '', principalId: record.userIdentity.PrincipalId ?? '' } }
-        : {}),
-      dynamodb: {
-        ApproximateCreationDateTime:
-          d.ApproximateCreationDateTime instanceof Date
-            ? Math.floor(d.ApproximateCreationDateTime.getTime() / 1000)
-            : Math.floor(Date.now() / 1000),
-        Keys: d.Keys as NonNullable<DynamoDBRecord['dynamodb']>['Keys'],
-        NewImage: d.NewImage as NonNullable<DynamoDBRecord['dynamodb']>['NewImage'],
-        OldImage: d.OldImage as NonNullable<DynamoDBRecord['dynamodb']>['OldImage'],
-        SequenceNumber: d.SequenceNumber,
-        SizeBytes: d.SizeBytes,
-        StreamViewType: d.StreamViewType as NonNullable<DynamoDBRecord['dynamodb']>['StreamViewType'],
-      },
+      ...(userIdentity ? { userIdentity: { type: userIdentity.Type ?? '', principalId: userIdentity.PrincipalId ?? '' } } : {}),
     };
   }
+}
+
+/**
+ * DynamoDB Local writes an empty map as `{}` in stream records where DynamoDB writes `{"M":{}}`. An attribute
+ * value with no type key can only be an empty map (sets cannot be empty; lists keep their `L`).
+ */
+function repairEmptyMaps(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(repairEmptyMaps);
+  const out: Record<string, unknown> = {};
+  for (const [key, attr] of Object.entries(value)) out[key] = repairAttribute(attr);
+  return out;
+}
+
+function repairAttribute(attr: unknown): unknown {
+  if (attr === null || typeof attr !== 'object' || Array.isArray(attr)) return attr;
+  const entries = Object.entries(attr);
+  if (entries.length === 0) return { M: {} };
+  const [[type, inner]] = entries as [[string, unknown]];
+  if (type === 'M') return { M: repairEmptyMaps(inner) };
+  if (type === 'L' && Array.isArray(inner)) return { L: inner.map(repairAttribute) };
+  return attr;
+}
+
+type WireRecord = Omit<DynamoDBRecord, 'userIdentity'> & { userIdentity?: { Type?: string; PrincipalId?: string } };
+
+/**
+ * GetRecords as raw JSON. The SDK's deserializer turns an empty map (`{"M":{}}`) into `{}`, which no longer says
+ * what it is; Lambda hands functions the wire JSON, so the local event-source mapping does too.
+ */
+async function getRecordsRaw(
+  endpoint: string,
+  iterator: string,
+  limit: number,
+): Promise<{ Records?: WireRecord[]; NextShardIterator?: string }> {
+  const res = await fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': 'DynamoDBStreams_20120810.GetRecords',
+      // DynamoDB Local wants a SigV4-shaped header and checks nothing in it.
+      authorization:
+        'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+    },
+    body: JSON.stringify({ ShardIterator: iterator, Limit: limit }),
+  });
+  const body = (await res.json()) as { Records?: WireRecord[]; NextShardIterator?: string; message?: string };
+  if (!res.ok) throw new Error(`GetRecords failed (${res.status}): ${body.message ?? JSON.stringify(body)}`);
+  return body;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -32,7 +32,10 @@ export async function invoke<E, R>(
   const context = localLambdaContext(fn.name, fn.timeoutSeconds, fn.memoryMb);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${fn.name} timed out after ${fn.timeoutSeconds} s`)), fn.timeoutSeconds * 1000);
+    timer = setTimeout(
+      () => reject(new Error(`${fn.name} timed out after ${fn.timeoutSeconds} s`)),
+      fn.timeoutSeconds * 1000,
+    );
   });
   try {
     return await Promise.race([handler(event, context), timeout]);

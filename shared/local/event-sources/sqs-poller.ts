@@ -25,7 +25,7 @@ export interface SqsPollerOptions {
   region: string;
   trigger: Pick<SqsTrigger, 'batchSize' | 'maxBatchingWindowSeconds' | 'maxConcurrency'>;
   fn: { name: string; timeoutSeconds: number; memoryMb: number };
-  handler: LambdaHandler<SQSEvent, SQSBatchResponse | undefined | void>;
+  handler: LambdaHandler<SQSEvent, SQSBatchResponse | undefined | undefined>;
   retryDelaySeconds?: number;
   /** Concurrent pollers (Lambda's maximum concurrency, capped locally). */
   concurrency?: number;
@@ -88,7 +88,9 @@ export function startSqsPoller(options: SqsPollerOptions): Poller {
       const result = await invoke(options.handler, event, options.fn);
       failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
-      options.log?.(`${options.fn.name}: handler failed, the batch stays on the queue: ${(error as Error).message}`);
+      options.log?.(
+        `${options.fn.name}: handler failed, the batch stays on the queue: ${(error as Error).message}`,
+      );
       failed = new Set(messages.map((m) => m.MessageId ?? ''));
     }
     const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));

@@ -65,6 +65,8 @@ export class Deliverer {
       region: options.region,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       maxAttempts: 1,
+      // Queue URLs name hosts like sqs.us-east-1.localhost, which Node does not resolve: use the endpoint.
+      useQueueUrlAsEndpoint: false,
     });
     this.maxAttempts = options.maxAttempts ?? 5;
     this.baseDelayMs = options.baseDelayMs ?? 100;
