@@ -50,7 +50,7 @@ export class InvalidEventPatternError extends Error {
   }
 }
 
-const MAX_EVENT_PATTERN_LENGTH = 4096;
+export const MAX_EVENT_PATTERN_LENGTH = 4096;
 
 /** A primitive event value at a flattened path, with the (array id, element index) pairs it sits inside. */
 export interface Leaf {
