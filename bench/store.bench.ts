@@ -19,14 +19,20 @@ import { checkPortFree } from '#shared/local/process.ts';
 import { ensureTable } from '#shared/local/provision.ts';
 import { topology } from '#shared/topology.ts';
 
-const { values } = parseArgs({ options: { ops: { type: 'string', default: '400' }, concurrency: { type: 'string', default: '8' } } });
+const { values } = parseArgs({
+  options: { ops: { type: 'string', default: '400' }, concurrency: { type: 'string', default: '8' } },
+});
 const OPS = Number(values.ops);
 const CONCURRENCY = Number(values.concurrency);
 
 const port = await checkPortFree(0, '127.0.0.1', 'bench DynamoDB Local', '');
 const ddb = await startDynamoDbLocal({ port });
 try {
-  const raw = new DynamoDBClient({ endpoint: ddb.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const raw = new DynamoDBClient({
+    endpoint: ddb.endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
   await ensureTable(raw);
   const requests: string[] = [];
   const client = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
@@ -61,7 +67,10 @@ try {
   const ids: string[] = [];
   const rows: { op: string; opsPerSec: number; requestsPerCall: number; p50: number; p99: number }[] = [];
 
-  async function measure(op: string, fn: (i: number) => Promise<{ statusCode: number; body?: unknown }>): Promise<void> {
+  async function measure(
+    op: string,
+    fn: (i: number) => Promise<{ statusCode: number; body?: unknown }>,
+  ): Promise<void> {
     requests.length = 0;
     const latencies: number[] = [];
     let next = 0;
@@ -100,10 +109,14 @@ try {
   });
   await measure('get (context view)', (i) => call('GET', `${base}/${ids[i % ids.length]}`));
   await measure('get full', (i) => call('GET', `${base}/${ids[i % ids.length]}/full`));
-  await measure('update (If-Match-less PATCH)', (i) => call('PATCH', `${base}/${ids[i % ids.length]}`, { context: { n: -i } }));
+  await measure('update (If-Match-less PATCH)', (i) =>
+    call('PATCH', `${base}/${ids[i % ids.length]}`, { context: { n: -i } }),
+  );
   await measure('list by schema (limit 25)', () => call('GET', `${base}?schema_name=bench.note.v1&limit=25`));
   await measure('list by tag (limit 25)', () => call('GET', `${base}?tag=bench&limit=25`));
-  await measure('list by schema+tag (limit 25)', (i) => call('GET', `${base}?schema_name=bench.note.v1&tag=group:${i % 10}&limit=25`));
+  await measure('list by schema+tag (limit 25)', (i) =>
+    call('GET', `${base}?schema_name=bench.note.v1&tag=group:${i % 10}&limit=25`),
+  );
 
   console.log(`store benchmark: ${OPS} ops each, concurrency ${CONCURRENCY}, DynamoDB Local ${ddb.endpoint}`);
   console.log('operation                        ops/s   DynamoDB req/call   p50 ms   p99 ms');

@@ -6,7 +6,10 @@ import { z } from 'zod';
 import { ValidationError } from '#shared/domain/errors.ts';
 import { ENV } from '#shared/topology.ts';
 
-export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): Readonly<z.output<S>> {
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+): Readonly<z.output<S>> {
   const result = schema.safeParse(env);
   if (!result.success) {
     throw new ValidationError(

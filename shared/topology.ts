@@ -23,7 +23,10 @@ export const RULES_SYNC_SCHEMA = 'system.rules_sync.v1';
 
 /** The rule manager's own static rule: every change of a definition, and sync requests. */
 export function ruleManagerPattern(): { source: string[]; detail: { schema_name: string[] } } {
-  return { source: ['crumbs'], detail: { schema_name: [...Object.keys(DEFINITION_SCHEMAS), RULES_SYNC_SCHEMA] } };
+  return {
+    source: ['crumbs'],
+    detail: { schema_name: [...Object.keys(DEFINITION_SCHEMAS), RULES_SYNC_SCHEMA] },
+  };
 }
 
 export interface GsiDeclaration {
@@ -89,6 +92,8 @@ export interface FunctionDeclaration {
   };
 }
 
+export type SqsFunctionDeclaration = FunctionDeclaration & { readonly trigger: SqsTrigger };
+
 function queue(name: string, functionTimeoutSeconds: number, maxReceiveCount = 5): QueueDeclaration {
   return {
     name: `crumbs-${name}`,
@@ -105,7 +110,7 @@ const EXECUTOR_TIMEOUT_SECONDS: Record<ExecutorKind, number> = {
   'context-builder': 30,
 };
 
-export function executorFunction(kind: ExecutorKind): FunctionDeclaration {
+export function executorFunction(kind: ExecutorKind): SqsFunctionDeclaration {
   const timeoutSeconds = EXECUTOR_TIMEOUT_SECONDS[kind];
   return {
     name: `executor-${kind}`,
@@ -188,7 +193,7 @@ export const topology = {
       tool: executorFunction('tool'),
       workflow: executorFunction('workflow'),
       'context-builder': executorFunction('context-builder'),
-    } satisfies Record<ExecutorKind, FunctionDeclaration>,
+    } satisfies Record<ExecutorKind, SqsFunctionDeclaration>,
     dlqHandler: {
       name: 'dlq-handler',
       entry: 'functions/dlq-handler/handler.ts',

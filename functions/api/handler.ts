@@ -18,7 +18,8 @@ const localEndpoints = env[ENV.localEndpoints];
 const api = createApi({
   store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
-  onUnexpectedError: (error, request) => logger.error('unexpected error', { error, method: request.method, path: request.path }),
+  onUnexpectedError: (error, request) =>
+    logger.error('unexpected error', { error, method: request.method, path: request.path }),
 });
 
 export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {

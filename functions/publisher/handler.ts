@@ -7,7 +7,7 @@ import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
-import { parseEnv, PublisherEnvSchema } from '#shared/config.ts';
+import { PublisherEnvSchema, parseEnv } from '#shared/config.ts';
 import { observability } from '#shared/core/observability.ts';
 import { publishStreamBatch } from '#shared/core/publisher.ts';
 import { ENV } from '#shared/topology.ts';

@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import {
   BREADCRUMB_ID_PATTERN,
-  canonicalJson,
   CreateBreadcrumbSchema,
+  canonicalJson,
   PrincipalSchema,
   toEpochSeconds,
   toFieldIssues,
@@ -21,7 +21,15 @@ import type { FieldIssue } from '#shared/domain/errors.ts';
 type Item = Record<string, unknown>;
 
 /** The attributes a person writes; everything else on an item is crumbs' bookkeeping. */
-const USER_ATTRIBUTES = ['schema_name', 'title', 'tags', 'context', 'llm_hints', 'expires_at', 'created_by'] as const;
+const USER_ATTRIBUTES = [
+  'schema_name',
+  'title',
+  'tags',
+  'context',
+  'llm_hints',
+  'expires_at',
+  'created_by',
+] as const;
 
 export interface PlainPut {
   id: string;
@@ -57,16 +65,22 @@ export function classifyPlainPut(newImage: Item, oldImage: Item | undefined): Pl
   const hash = userContentHash(newImage);
   if (newImage.ingest_hash === hash) return { kind: 'already-rejected' };
   const parsed = parsePlainPut(newImage);
-  return parsed.ok ? { kind: 'adopt', input: parsed.value, hash } : { kind: 'reject', errors: parsed.errors, hash };
+  return parsed.ok
+    ? { kind: 'adopt', input: parsed.value, hash }
+    : { kind: 'reject', errors: parsed.errors, hash };
 }
 
 const PlainPutSchema = z.object({
-  id: z.string().regex(BREADCRUMB_ID_PATTERN, 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"'),
+  id: z
+    .string()
+    .regex(BREADCRUMB_ID_PATTERN, 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"'),
   workspace: WorkspaceSchema,
   created_by: PrincipalSchema.default('system:plain-put'),
 });
 
-export function parsePlainPut(item: Item): { ok: true; value: PlainPut } | { ok: false; errors: FieldIssue[] } {
+export function parsePlainPut(
+  item: Item,
+): { ok: true; value: PlainPut } | { ok: false; errors: FieldIssue[] } {
   const errors: FieldIssue[] = [];
   const head = PlainPutSchema.safeParse(item);
   if (!head.success) errors.push(...toFieldIssues(head.error));

@@ -32,7 +32,11 @@ type Item = Record<string, unknown>;
 
 export interface PlainPutAdopter {
   adopt(seen: Item, input: PlainPut, previous: Breadcrumb | undefined): Promise<Breadcrumb | undefined>;
-  rejectPlainPut(seen: Item, errors: readonly { path: string; message: string }[], hash: string): Promise<void>;
+  rejectPlainPut(
+    seen: Item,
+    errors: readonly { path: string; message: string }[],
+    hash: string,
+  ): Promise<void>;
 }
 
 export interface PublisherDependencies {
@@ -50,7 +54,10 @@ export interface PublishOutcome extends DynamoDBBatchResponse {
   rejected: number;
 }
 
-export async function publishStreamBatch(records: readonly DynamoDBRecord[], deps: PublisherDependencies): Promise<PublishOutcome> {
+export async function publishStreamBatch(
+  records: readonly DynamoDBRecord[],
+  deps: PublisherDependencies,
+): Promise<PublishOutcome> {
   const pending: { entry: BusEntry; sequence: string }[] = [];
   let adopted = 0;
   let rejected = 0;
@@ -62,7 +69,8 @@ export async function publishStreamBatch(records: readonly DynamoDBRecord[], dep
     const oldImage = image(record.dynamodb?.OldImage);
     try {
       if (record.eventName === 'REMOVE') {
-        if (oldImage?.kind === 'breadcrumb') pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
+        if (oldImage?.kind === 'breadcrumb')
+          pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
         continue;
       }
       if (!newImage) continue;
@@ -78,25 +86,40 @@ export async function publishStreamBatch(records: readonly DynamoDBRecord[], dep
         const result = await deps.adopter.adopt(newImage, plain.input, previous);
         if (result) {
           adopted++;
-          deps.log?.info('adopted a plain put', { breadcrumbId: result.id, workspace: result.workspace, version: result.version });
+          deps.log?.info('adopted a plain put', {
+            breadcrumbId: result.id,
+            workspace: result.workspace,
+            version: result.version,
+          });
         }
       } else if (plain.kind === 'reject') {
         rejected++;
-        deps.log?.warn('rejected a plain put', { id: newImage.id, workspace: newImage.workspace, errors: plain.errors });
+        deps.log?.warn('rejected a plain put', {
+          id: newImage.id,
+          workspace: newImage.workspace,
+          errors: plain.errors,
+        });
         await deps.adopter.rejectPlainPut(newImage, plain.errors, plain.hash);
       }
     } catch (error) {
-      deps.log?.warn('stream record failed; it will be retried', { sequence, error: (error as Error).message });
+      deps.log?.warn('stream record failed; it will be retried', {
+        sequence,
+        error: (error as Error).message,
+      });
       firstFailure = sequence;
       break;
     }
   }
 
   const published = await putAll(
-    firstFailure === undefined ? pending : pending.filter((p) => compareSequence(p.sequence, firstFailure as string) < 0),
+    firstFailure === undefined
+      ? pending
+      : pending.filter((p) => compareSequence(p.sequence, firstFailure as string) < 0),
     deps,
   );
-  const failedAt = [published.failedSequence, firstFailure].filter((s): s is string => s !== undefined).sort(compareSequence)[0];
+  const failedAt = [published.failedSequence, firstFailure]
+    .filter((s): s is string => s !== undefined)
+    .sort(compareSequence)[0];
   return {
     batchItemFailures: failedAt === undefined ? [] : [{ itemIdentifier: failedAt }],
     published: published.count,
@@ -122,7 +145,10 @@ async function putAll(
         const { results } = await deps.bus.put(chunk.map((c) => c.entry));
         refused = chunk.filter((_, j) => results[j]?.error !== undefined);
         count += chunk.length - refused.length;
-        if (refused.length > 0) deps.log?.warn('the bus refused entries', { errors: results.filter((r) => r.error).map((r) => r.error) });
+        if (refused.length > 0)
+          deps.log?.warn('the bus refused entries', {
+            errors: results.filter((r) => r.error).map((r) => r.error),
+          });
       } catch (error) {
         deps.log?.warn('PutEvents failed', { error: (error as Error).message });
         refused = chunk;

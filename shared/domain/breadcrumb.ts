@@ -30,11 +30,17 @@ export const LIMITS = {
 
 export const SchemaNameSchema = z
   .string({ error: 'expected a string' })
-  .regex(SCHEMA_NAME_PATTERN, 'expected a schema name like "domain.noun.v1" (lowercase, dot-separated, ending .vN)');
+  .regex(
+    SCHEMA_NAME_PATTERN,
+    'expected a schema name like "domain.noun.v1" (lowercase, dot-separated, ending .vN)',
+  );
 
 export const WorkspaceSchema = z
   .string({ error: 'expected a string' })
-  .regex(WORKSPACE_PATTERN, 'expected 1-64 characters: letters, digits, "_" or "-", starting with a letter or digit');
+  .regex(
+    WORKSPACE_PATTERN,
+    'expected 1-64 characters: letters, digits, "_" or "-", starting with a letter or digit',
+  );
 
 export const BreadcrumbIdSchema = z
   .string({ error: 'expected a string' })
@@ -48,7 +54,7 @@ export const TagSchema = z
   .string({ error: 'expected a string' })
   .min(1, 'a tag cannot be empty')
   .max(LIMITS.maxTagLength, `a tag has at most ${LIMITS.maxTagLength} characters`)
-  .refine((t) => !/[\u0000-\u001f]/.test(t), 'a tag cannot contain control characters');
+  .refine((t) => ![...t].some((c) => c.charCodeAt(0) < 0x20), 'a tag cannot contain control characters');
 
 export const TagsSchema = z
   .array(TagSchema, { error: 'expected an array of strings' })

@@ -70,7 +70,10 @@ const TAG_KEY_ESCAPES = /[%.$\s]/g;
 
 /** Encodes a tag for use as a key in `tag_map` (and in compiled patterns). Reversible, stable. */
 export function encodeTagKey(tag: string): string {
-  return tag.replace(TAG_KEY_ESCAPES, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return tag.replace(
+    TAG_KEY_ESCAPES,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
 }
 
 export function decodeTagKey(key: string): string {

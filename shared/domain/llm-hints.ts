@@ -35,7 +35,10 @@ export const TransformRuleSchema = z.discriminatedUnion(
         try {
           Handlebars.precompile(template);
         } catch (error) {
-          ctx.addIssue({ code: 'custom', message: `invalid Handlebars template: ${(error as Error).message}` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `invalid Handlebars template: ${(error as Error).message}`,
+          });
         }
       }),
     }),
@@ -61,7 +64,10 @@ export const LlmHintsSchema = z
 export type LlmHints = z.infer<typeof LlmHintsSchema>;
 
 /** Instance hints win over schema defaults, field by field; transform rules merge key by key. */
-export function mergeHints(schemaDefaults: LlmHints | undefined, instance: LlmHints | undefined): LlmHints | undefined {
+export function mergeHints(
+  schemaDefaults: LlmHints | undefined,
+  instance: LlmHints | undefined,
+): LlmHints | undefined {
   if (!schemaDefaults) return instance;
   if (!instance) return schemaDefaults;
   const transform =
@@ -69,10 +75,14 @@ export function mergeHints(schemaDefaults: LlmHints | undefined, instance: LlmHi
       ? { ...schemaDefaults.transform, ...instance.transform }
       : undefined;
   return {
-    ...(instance.include ?? schemaDefaults.include ? { include: instance.include ?? schemaDefaults.include } : {}),
-    ...(instance.exclude ?? schemaDefaults.exclude ? { exclude: instance.exclude ?? schemaDefaults.exclude } : {}),
+    ...((instance.include ?? schemaDefaults.include)
+      ? { include: instance.include ?? schemaDefaults.include }
+      : {}),
+    ...((instance.exclude ?? schemaDefaults.exclude)
+      ? { exclude: instance.exclude ?? schemaDefaults.exclude }
+      : {}),
     ...(transform ? { transform } : {}),
-    ...(instance.mode ?? schemaDefaults.mode ? { mode: instance.mode ?? schemaDefaults.mode } : {}),
+    ...((instance.mode ?? schemaDefaults.mode) ? { mode: instance.mode ?? schemaDefaults.mode } : {}),
   };
 }
 
@@ -98,7 +108,12 @@ function applyRule(rule: TransformRule, context: Record<string, unknown>): unkno
       case 'format':
         return rule.format.replace(/\{([^{}\s]+)\}/g, (_, path: string) => stringify(getPath(context, path)));
       case 'extract': {
-        const result: unknown = JSONPath({ path: rule.value, json: context as object, wrap: true, eval: 'safe' });
+        const result: unknown = JSONPath({
+          path: rule.value,
+          json: context as object,
+          wrap: true,
+          eval: 'safe',
+        });
         const matches = Array.isArray(result) ? result : [];
         return matches.length === 1 ? matches[0] : matches.length === 0 ? null : matches;
       }
@@ -148,7 +163,8 @@ function pick(context: Record<string, unknown>, paths: readonly string[]): Recor
     let target = out;
     for (const part of parts.slice(0, -1)) {
       const next = target[part];
-      target = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : (target[part] = {});
+      if (next === null || typeof next !== 'object') target[part] = {};
+      target = target[part] as Record<string, unknown>;
     }
     target[parts[parts.length - 1] as string] = value;
   }
@@ -161,9 +177,11 @@ function omit(context: Record<string, unknown>, paths: readonly string[]): Recor
     const parts = splitPath(path);
     let target: unknown = out;
     for (const part of parts.slice(0, -1)) {
-      target = target !== null && typeof target === 'object' ? (target as Record<string, unknown>)[part] : undefined;
+      target =
+        target !== null && typeof target === 'object' ? (target as Record<string, unknown>)[part] : undefined;
     }
-    if (target !== null && typeof target === 'object') delete (target as Record<string, unknown>)[parts.at(-1) as string];
+    if (target !== null && typeof target === 'object')
+      delete (target as Record<string, unknown>)[parts.at(-1) as string];
   }
   return out;
 }

@@ -46,13 +46,17 @@ export async function startLocalApiServer(options: {
       chunks.push(chunk as Buffer);
     }
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
 
     let claims: Record<string, string> | undefined;
     if (url.pathname !== '/health') {
       const given = Buffer.from(headers.authorization ?? '');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        send(res, problem(401, 'Unauthorized', 'missing or invalid bearer token (Authorization: Bearer <token>)'));
+        send(
+          res,
+          problem(401, 'Unauthorized', 'missing or invalid bearer token (Authorization: Bearer <token>)'),
+        );
         return;
       }
       claims = { sub: 'local', [options.workspacesClaim]: '*' };
@@ -85,7 +89,9 @@ export async function startLocalApiServer(options: {
         stage: '$default',
         time: now.toUTCString(),
         timeEpoch: now.getTime(),
-        ...(claims ? { authorizer: { principalId: 'local', integrationLatency: 0, jwt: { claims, scopes: [] } } } : {}),
+        ...(claims
+          ? { authorizer: { principalId: 'local', integrationLatency: 0, jwt: { claims, scopes: [] } } }
+          : {}),
       },
       body: chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
       isBase64Encoded: false,
@@ -119,6 +125,11 @@ function problem(status: number, title: string, detail: string): HttpResult {
   return {
     statusCode: status,
     headers: { 'content-type': 'application/problem+json' },
-    body: JSON.stringify({ type: `https://crumbs.dev/problems/${status === 401 ? 'unauthorized' : 'payload-too-large'}`, title, status, detail }),
+    body: JSON.stringify({
+      type: `https://crumbs.dev/problems/${status === 401 ? 'unauthorized' : 'payload-too-large'}`,
+      title,
+      status,
+      detail,
+    }),
   };
 }

@@ -31,16 +31,22 @@ export async function startDynamoDbLocal(options: {
   child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
   let exited: string | undefined;
   child.once('error', (error) => {
-    exited = (error as NodeJS.ErrnoException).code === 'ENOENT'
-      ? 'java was not found: DynamoDB Local needs Java 17 or newer on PATH (e.g. apt-get install -y openjdk-17-jre-headless)'
-      : `DynamoDB Local failed to start: ${error.message}`;
+    exited =
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'java was not found: DynamoDB Local needs Java 17 or newer on PATH (e.g. apt-get install -y openjdk-17-jre-headless)'
+        : `DynamoDB Local failed to start: ${error.message}`;
   });
   child.once('exit', (code) => {
     exited ??= `DynamoDB Local exited with code ${code}: ${output.join('').trim().slice(-800)}`;
   });
 
   const endpoint = `http://${host}:${options.port}`;
-  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+  const client = new DynamoDBClient({
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    maxAttempts: 1,
+  });
   try {
     await waitUntil(
       async () => {

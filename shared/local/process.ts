@@ -17,7 +17,8 @@ export async function waitUntil(
 ): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what}`);
     await new Promise((r) => setTimeout(r, options.intervalMs));
   }
 }
@@ -28,7 +29,9 @@ export class PortInUseError extends Error {
     readonly purpose: string,
     readonly flag: string,
   ) {
-    super(`port ${port} (${purpose}) is already in use: stop whatever listens there, or choose another port with ${flag}`);
+    super(
+      `port ${port} (${purpose}) is already in use: stop whatever listens there, or choose another port with ${flag}`,
+    );
     this.name = 'PortInUseError';
   }
 }
@@ -38,7 +41,11 @@ export function checkPortFree(port: number, host: string, purpose: string, flag:
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' || error.code === 'EACCES' ? new PortInUseError(port, purpose, flag) : error),
+      reject(
+        error.code === 'EADDRINUSE' || error.code === 'EACCES'
+          ? new PortInUseError(port, purpose, flag)
+          : error,
+      ),
     );
     server.listen(port, host, () => {
       const address = server.address();

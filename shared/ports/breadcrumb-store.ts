@@ -1,10 +1,10 @@
-import type { Causation } from '#shared/domain/change-event.ts';
 import type {
   Breadcrumb,
   ContextView,
   CreateBreadcrumb,
   UpdateBreadcrumb,
 } from '#shared/domain/breadcrumb.ts';
+import type { Causation } from '#shared/domain/change-event.ts';
 
 export interface Page<T> {
   items: T[];

@@ -13,8 +13,13 @@ describe('HTTP API: breadcrumbs', () => {
     const a = api(uniqueWorkspace());
     const res = await a.call('POST', '', note(1, ['x']));
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ version: 1, schema_name: 'note.text.v1', tags: ['x'], created_by: 'user:local' });
-    expect(res.body?.checksum).toMatch(/^[0-9a-f]{64}$/);
+    expect(res.body).toMatchObject({
+      version: 1,
+      schema_name: 'note.text.v1',
+      tags: ['x'],
+      created_by: 'user:local',
+    });
+    expect(res.body.checksum).toMatch(/^[0-9a-f]{64}$/);
     expect(res.headers.get('etag')).toBe('"1"');
   });
 
@@ -23,17 +28,17 @@ describe('HTTP API: breadcrumbs', () => {
     const first = await a.call('POST', '', note(1), { 'idempotency-key': 'order-42' });
     const second = await a.call('POST', '', note(1), { 'idempotency-key': 'order-42' });
     expect(second.status).toBe(201);
-    expect(second.body?.id).toBe(first.body?.id);
+    expect(second.body.id).toBe(first.body.id);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     const listed = await a.call('GET', '?schema_name=note.text.v1');
-    expect((listed.body?.items as unknown[]).length).toBe(1);
+    expect((listed.body.items as unknown[]).length).toBe(1);
   });
 
   it('scopes Idempotency-Keys per workspace and refuses a key reused for a different body', async () => {
     const ws = uniqueWorkspace();
     const first = await api(ws).call('POST', '', note(1), { 'idempotency-key': 'k' });
     const elsewhere = await api(uniqueWorkspace()).call('POST', '', note(1), { 'idempotency-key': 'k' });
-    expect(elsewhere.body?.id).not.toBe(first.body?.id);
+    expect(elsewhere.body.id).not.toBe(first.body.id);
     const reused = await api(ws).call('POST', '', note(2), { 'idempotency-key': 'k' });
     expect(reused.status).toBe(422);
     expect(reused.headers.get('content-type')).toContain('application/problem+json');
@@ -54,16 +59,16 @@ describe('HTTP API: breadcrumbs', () => {
         mode: 'replace',
       },
     });
-    const id = String(created.body?.id);
+    const id = String(created.body.id);
     const view = await a.call('GET', `/${id}`);
-    expect(view.body?.context).toEqual({
+    expect(view.body.context).toEqual({
       summary: 'Ada lives in London',
       city: 'London',
       line: 'Ada / London',
       kind: 'profile',
     });
     const full = await a.call('GET', `/${id}/full`);
-    expect(full.body?.context).toEqual({ name: 'Ada', secret: 's3cr3t', address: { city: 'London' } });
+    expect(full.body.context).toEqual({ name: 'Ada', secret: 's3cr3t', address: { city: 'London' } });
   });
 
   it('applies schema defaults from schema.def.v1 and lets instance hints win', async () => {
@@ -71,76 +76,93 @@ describe('HTTP API: breadcrumbs', () => {
     await a.call('POST', '', {
       schema_name: 'schema.def.v1',
       tags: ['defines:user.profile.v1'],
-      context: { llm_hints: { exclude: ['secret'], transform: { who: { type: 'literal', literal: 'default' } }, mode: 'merge' } },
+      context: {
+        llm_hints: {
+          exclude: ['secret'],
+          transform: { who: { type: 'literal', literal: 'default' } },
+          mode: 'merge',
+        },
+      },
     });
-    const plain = await a.call('POST', '', { schema_name: 'user.profile.v1', context: { name: 'Ada', secret: 'x' } });
+    const plain = await a.call('POST', '', {
+      schema_name: 'user.profile.v1',
+      context: { name: 'Ada', secret: 'x' },
+    });
     const withHints = await a.call('POST', '', {
       schema_name: 'user.profile.v1',
       context: { name: 'Bob', secret: 'y' },
       llm_hints: { transform: { who: { type: 'format', format: '{name}' } } },
     });
-    expect((await a.call('GET', `/${plain.body?.id}`)).body?.context).toEqual({ name: 'Ada', who: 'default' });
-    expect((await a.call('GET', `/${withHints.body?.id}`)).body?.context).toEqual({ name: 'Bob', who: 'Bob' });
+    expect((await a.call('GET', `/${plain.body.id}`)).body.context).toEqual({
+      name: 'Ada',
+      who: 'default',
+    });
+    expect((await a.call('GET', `/${withHints.body.id}`)).body.context).toEqual({
+      name: 'Bob',
+      who: 'Bob',
+    });
   });
 
   it('answers 412 for a stale If-Match and changes nothing', async () => {
     const a = api(uniqueWorkspace());
-    const id = String((await a.call('POST', '', note(1))).body?.id);
+    const id = String((await a.call('POST', '', note(1))).body.id);
     expect((await a.call('PATCH', `/${id}`, { title: 'v2' }, { 'if-match': '1' })).status).toBe(200);
     const stale = await a.call('PATCH', `/${id}`, { title: 'lost' }, { 'if-match': '1' });
     expect(stale.status).toBe(412);
     const full = await a.call('GET', `/${id}/full`);
     expect(full.body).toMatchObject({ version: 2, title: 'v2' });
-    expect(((await a.call('GET', `/${id}/history`)).body?.items as unknown[]).length).toBe(2);
+    expect(((await a.call('GET', `/${id}/history`)).body.items as unknown[]).length).toBe(2);
   });
 
   it('keeps history complete and gap-free under 50 concurrent PATCHes with If-Match', async () => {
     const a = api(uniqueWorkspace());
-    const id = String((await a.call('POST', '', note(0))).body?.id);
+    const id = String((await a.call('POST', '', note(0))).body.id);
     const results = await Promise.all(
       Array.from({ length: 50 }, async (_, i) => {
         const current = await a.call('GET', `/${id}/full`);
-        return a.call('PATCH', `/${id}`, { context: { n: i } }, { 'if-match': String(current.body?.version) });
+        return a.call('PATCH', `/${id}`, { context: { n: i } }, { 'if-match': String(current.body.version) });
       }),
     );
     const ok = results.filter((r) => r.status === 200).length;
     expect(ok).toBeGreaterThan(0);
     expect(results.every((r) => r.status === 200 || r.status === 412)).toBe(true);
     const full = await a.call('GET', `/${id}/full`);
-    expect(full.body?.version).toBe(1 + ok);
+    expect(full.body.version).toBe(1 + ok);
     const versions: number[] = [];
     let cursor: string | null = null;
     do {
       const page = await a.call('GET', `/${id}/history?limit=7${cursor ? `&cursor=${cursor}` : ''}`);
-      versions.push(...(page.body?.items as { version: number }[]).map((v) => v.version));
-      cursor = page.body?.next_cursor as string | null;
+      versions.push(...(page.body.items as { version: number }[]).map((v) => v.version));
+      cursor = page.body.next_cursor as string | null;
     } while (cursor);
     expect(versions).toEqual(Array.from({ length: 1 + ok }, (_, i) => 1 + ok - i));
   });
 
   it('serves any version and answers 404 for a version that does not exist', async () => {
     const a = api(uniqueWorkspace());
-    const id = String((await a.call('POST', '', note(1))).body?.id);
+    const id = String((await a.call('POST', '', note(1))).body.id);
     await a.call('PATCH', `/${id}`, { context: { text: 'changed' } });
-    expect((await a.call('GET', `/${id}/versions/1`)).body?.context).toEqual({ text: 'hello 1', n: 1 });
-    expect((await a.call('GET', `/${id}/versions/2`)).body?.context).toEqual({ text: 'changed' });
+    expect((await a.call('GET', `/${id}/versions/1`)).body.context).toEqual({ text: 'hello 1', n: 1 });
+    expect((await a.call('GET', `/${id}/versions/2`)).body.context).toEqual({ text: 'changed' });
     expect((await a.call('GET', `/${id}/versions/3`)).status).toBe(404);
   });
 
   it('reads a deleted breadcrumb as 404', async () => {
     const a = api(uniqueWorkspace());
-    const id = String((await a.call('POST', '', note(1, ['gone']))).body?.id);
+    const id = String((await a.call('POST', '', note(1, ['gone']))).body.id);
     expect((await a.call('DELETE', `/${id}`)).status).toBe(204);
     expect((await a.call('GET', `/${id}`)).status).toBe(404);
     expect((await a.call('GET', `/${id}/full`)).status).toBe(404);
     expect((await a.call('GET', `/${id}/history`)).status).toBe(404);
     expect((await a.call('DELETE', `/${id}`)).status).toBe(404);
-    expect(((await a.call('GET', '?tag=gone')).body?.items as unknown[]).length).toBe(0);
+    expect(((await a.call('GET', '?tag=gone')).body.items as unknown[]).length).toBe(0);
   });
 
   it('reads an expired breadcrumb as 404 before DynamoDB removes it', async () => {
     const a = api(uniqueWorkspace());
-    const id = String((await a.call('POST', '', { ...note(1), expires_at: Math.floor(Date.now() / 1000) + 1 })).body?.id);
+    const id = String(
+      (await a.call('POST', '', { ...note(1), expires_at: Math.floor(Date.now() / 1000) + 1 })).body.id,
+    );
     expect((await a.call('GET', `/${id}`)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1200));
     expect((await a.call('GET', `/${id}`)).status).toBe(404);
@@ -152,7 +174,7 @@ describe('HTTP API: breadcrumbs', () => {
     for (let i = 0; i < 7; i++) {
       const tags = i % 2 === 0 ? ['even', 'all'] : ['odd', 'all'];
       const schema = i < 5 ? 'note.text.v1' : 'note.other.v1';
-      ids.push(String((await a.call('POST', '', { ...note(i, tags), schema_name: schema })).body?.id));
+      ids.push(String((await a.call('POST', '', { ...note(i, tags), schema_name: schema })).body.id));
     }
     const all = async (query: string) => {
       const seen: string[] = [];
@@ -160,8 +182,8 @@ describe('HTTP API: breadcrumbs', () => {
       do {
         const page = await a.call('GET', `?${query}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
         expect(page.status).toBe(200);
-        seen.push(...(page.body?.items as { id: string }[]).map((i) => i.id));
-        cursor = page.body?.next_cursor as string | null;
+        seen.push(...(page.body.items as { id: string }[]).map((i) => i.id));
+        cursor = page.body.next_cursor as string | null;
       } while (cursor);
       return seen;
     };
@@ -181,30 +203,47 @@ describe('HTTP API: bad input', () => {
     ['malformed JSON', '{"schema_name":', 400],
     ['a JSON array', '[]', 422],
     ['a bad schema name', { schema_name: 'Not Valid', context: {} }, 422],
-    ['too many tags', { schema_name: 'a.b.v1', context: {}, tags: Array.from({ length: 51 }, (_, i) => `t${i}`) }, 422],
+    [
+      'too many tags',
+      { schema_name: 'a.b.v1', context: {}, tags: Array.from({ length: 51 }, (_, i) => `t${i}`) },
+      422,
+    ],
     ['a long tag', { schema_name: 'a.b.v1', context: {}, tags: ['x'.repeat(129)] }, 422],
     ['a long title', { schema_name: 'a.b.v1', context: {}, title: 'x'.repeat(513) }, 422],
     ['a context that is not an object', { schema_name: 'a.b.v1', context: 'text' }, 422],
     ['an unknown field', { schema_name: 'a.b.v1', context: {}, colour: 'red' }, 422],
-    ['a bad transform rule', { schema_name: 'a.b.v1', context: {}, llm_hints: { transform: { x: { type: 'eval' } } } }, 422],
+    [
+      'a bad transform rule',
+      { schema_name: 'a.b.v1', context: {}, llm_hints: { transform: { x: { type: 'eval' } } } },
+      422,
+    ],
   ])('answers problem+json and creates nothing for %s', async (_name, body, status) => {
     const res = await api(ws).call('POST', '', body);
     expect(res.status).toBe(status);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     expect(res.body).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
-    if (status === 422) expect((res.body?.errors as { path: string }[]).length).toBeGreaterThan(0);
+    if (status === 422) expect((res.body.errors as { path: string }[]).length).toBeGreaterThan(0);
   });
 
   it('names each bad field with its path', async () => {
     const res = await api(ws).call('POST', '', { schema_name: 'x', context: {}, tags: ['ok', ''] });
-    expect((res.body?.errors as { path: string }[]).map((e) => e.path).sort()).toEqual(['schema_name', 'tags[1]']);
+    expect((res.body.errors as { path: string }[]).map((e) => e.path).sort()).toEqual([
+      'schema_name',
+      'tags[1]',
+    ]);
   });
 
   it('answers 413 for a context over 350 KB and 413 for an oversize body', async () => {
-    const big = await api(ws).call('POST', '', { schema_name: 'a.b.v1', context: { blob: 'x'.repeat(360 * 1024) } });
+    const big = await api(ws).call('POST', '', {
+      schema_name: 'a.b.v1',
+      context: { blob: 'x'.repeat(360 * 1024) },
+    });
     expect(big.status).toBe(422);
     expect(JSON.stringify(big.body)).toContain('350 KB');
-    const huge = await api(ws).call('POST', '', { schema_name: 'a.b.v1', context: { blob: 'x'.repeat(500 * 1024) } });
+    const huge = await api(ws).call('POST', '', {
+      schema_name: 'a.b.v1',
+      context: { blob: 'x'.repeat(500 * 1024) },
+    });
     expect(huge.status).toBe(413);
   });
 
@@ -215,13 +254,15 @@ describe('HTTP API: bad input', () => {
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toContain('POST');
     expect((await fetch(`${endpoint}/v1/workspaces/${ws}/breadcrumbs?tag=a`)).status).toBe(401);
-    const wrong = await fetch(`${endpoint}/v1/workspaces/${ws}/breadcrumbs?tag=a`, { headers: { authorization: 'Bearer nope' } });
+    const wrong = await fetch(`${endpoint}/v1/workspaces/${ws}/breadcrumbs?tag=a`, {
+      headers: { authorization: 'Bearer nope' },
+    });
     expect(wrong.status).toBe(401);
   });
 
   it('answers 400 for a bad If-Match, limit or cursor, and 400 for a list without filters', async () => {
     const a = api(ws);
-    const id = String((await a.call('POST', '', note(1))).body?.id);
+    const id = String((await a.call('POST', '', note(1))).body.id);
     expect((await a.call('PATCH', `/${id}`, { title: 'x' }, { 'if-match': 'abc' })).status).toBe(400);
     expect((await a.call('GET', '?tag=a&limit=0')).status).toBe(400);
     expect((await a.call('GET', '?tag=a&limit=1000')).status).toBe(400);
@@ -230,7 +271,7 @@ describe('HTTP API: bad input', () => {
     expect((await a.call('GET', `?tag=a&cursor=${otherCursor}`)).status).toBe(400);
     expect((await a.call('GET', '')).status).toBe(400);
     expect((await a.call('PATCH', `/${id}`, {})).status).toBe(422);
-    expect((await a.call('GET', `/${id}/full`)).body?.version).toBe(1);
+    expect((await a.call('GET', `/${id}/full`)).body.version).toBe(1);
   });
 
   it('reports health without a token', async () => {
@@ -252,9 +293,12 @@ describe('HTTP API: PUT with a chosen id', () => {
     expect(created.body).toMatchObject({ id: 'tool-echo', version: 1 });
     const same = await a.call('PUT', '/tool-echo', body);
     expect(same.status).toBe(200);
-    expect(same.body?.version).toBe(1);
-    const changed = await a.call('PUT', '/tool-echo', { ...body, context: { name: 'echo', description: 'x' } });
-    expect(changed.body?.version).toBe(2);
+    expect(same.body.version).toBe(1);
+    const changed = await a.call('PUT', '/tool-echo', {
+      ...body,
+      context: { name: 'echo', description: 'x' },
+    });
+    expect(changed.body.version).toBe(2);
     expect((await a.call('PUT', '/tool-echo', { ...body, schema_name: 'agent.def.v1' })).status).toBe(422);
     expect((await a.call('PUT', '/tool-echo', body, { 'if-none-match': '*' })).status).toBe(412);
     expect((await a.call('PUT', '/bad%23id', body)).status).toBe(422);

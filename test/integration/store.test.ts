@@ -14,7 +14,9 @@ interface Recorded {
 /** A store whose DynamoDB client records every command it sends. */
 function recordingStore(): { store: DynamoBreadcrumbStore; sent: Recorded[] } {
   const sent: Recorded[] = [];
-  const client = DynamoDBDocumentClient.from(localDynamoClient(), { marshallOptions: { removeUndefinedValues: true } });
+  const client = DynamoDBDocumentClient.from(localDynamoClient(), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
   client.middlewareStack.add(
     (next, context) => async (args) => {
       sent.push({ command: String(context.commandName), input: args.input as Record<string, unknown> });
@@ -39,7 +41,11 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
     for (let i = 0; i < 12; i++) {
       await store.create(ws, input(i, ['t', `t${i % 3}`]), { principal: 'user:test' });
     }
-    for (const query of [{ schema_name: 'note.text.v1' }, { tag: 't' }, { schema_name: 'note.text.v1', tag: 't' }]) {
+    for (const query of [
+      { schema_name: 'note.text.v1' },
+      { tag: 't' },
+      { schema_name: 'note.text.v1', tag: 't' },
+    ]) {
       sent.length = 0;
       let cursor: string | undefined;
       let pages = 0;
@@ -61,7 +67,8 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
           expect(s.input.KeyConditionExpression).toBe('#pk = :pk');
         } else {
           expect(s.command).toBe('BatchGetItemCommand');
-          const keys = (s.input.RequestItems as Record<string, { Keys: unknown[] }>)[topology.table.name]?.Keys ?? [];
+          const keys =
+            (s.input.RequestItems as Record<string, { Keys: unknown[] }>)[topology.table.name]?.Keys ?? [];
           expect(keys.length).toBeLessThanOrEqual(5);
         }
       }
@@ -78,13 +85,17 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
     await store.update(ws, breadcrumb.id, { tags: ['b'] }, { principal: 'user:test', expectedVersion: 1 });
     const writes = sent.filter((s) => s.command !== 'GetItemCommand');
     expect(writes.map((w) => w.command)).toEqual(['TransactWriteItemsCommand']);
-    const items = writes[0]?.input.TransactItems as { Put?: { ConditionExpression?: string; Item?: { id?: string } } }[];
+    const items = writes[0]?.input.TransactItems as {
+      Put?: { ConditionExpression?: string; Item?: { id?: string } };
+    }[];
     expect(items[0]?.Put?.ConditionExpression).toContain('version = :expected');
     await expect(
       store.update(ws, breadcrumb.id, { title: 'x' }, { principal: 'user:test', expectedVersion: 1 }),
     ).rejects.toBeInstanceOf(VersionConflictError);
     expect((await store.list({ workspace: ws, tag: 'a', limit: 10 })).items).toEqual([]);
-    expect((await store.list({ workspace: ws, tag: 'b', limit: 10 })).items.map((i) => i.version)).toEqual([2]);
+    expect((await store.list({ workspace: ws, tag: 'b', limit: 10 })).items.map((i) => i.version)).toEqual([
+      2,
+    ]);
   });
 
   it('answers a caller-chosen id that already exists with the original (executor responses)', async () => {
@@ -126,8 +137,15 @@ describe('plain puts', () => {
       const res = await a.call('GET', '/my-note/full');
       return res.status === 200 ? res.body : undefined;
     });
-    expect(adopted).toMatchObject({ id: 'my-note', version: 1, created_by: 'system:plain-put', tags: ['manual'] });
-    expect(((await a.call('GET', '?tag=manual')).body?.items as { id: string }[]).map((i) => i.id)).toEqual(['my-note']);
+    expect(adopted).toMatchObject({
+      id: 'my-note',
+      version: 1,
+      created_by: 'system:plain-put',
+      tags: ['manual'],
+    });
+    expect(((await a.call('GET', '?tag=manual')).body.items as { id: string }[]).map((i) => i.id)).toEqual([
+      'my-note',
+    ]);
 
     // Putting the item again (as a console edit or a second put-item would) makes version 2.
     await ddb.send(
@@ -143,11 +161,13 @@ describe('plain puts', () => {
     );
     const v2 = await eventually(async () => {
       const res = await a.call('GET', '/my-note/full');
-      return res.body?.version === 2 ? res.body : undefined;
+      return res.body.version === 2 ? res.body : undefined;
     });
     expect(v2).toMatchObject({ context: { text: 'changed' }, tags: [] });
-    expect(((await a.call('GET', '/my-note/history')).body?.items as { version: number }[]).map((v) => v.version)).toEqual([2, 1]);
-    expect(((await a.call('GET', '?tag=manual')).body?.items as unknown[]).length).toBe(0);
+    expect(
+      ((await a.call('GET', '/my-note/history')).body.items as { version: number }[]).map((v) => v.version),
+    ).toEqual([2, 1]);
+    expect(((await a.call('GET', '?tag=manual')).body.items as unknown[]).length).toBe(0);
   });
 
   it('annotates an invalid plain put with ingest_errors and does not adopt it', async () => {
@@ -156,13 +176,21 @@ describe('plain puts', () => {
     await ddb.send(
       new PutItemCommand({
         TableName: topology.table.name,
-        Item: { id: { S: 'broken' }, workspace: { S: ws }, schema_name: { S: 'Not Valid' }, context: { S: 'nope' } },
+        Item: {
+          id: { S: 'broken' },
+          workspace: { S: ws },
+          schema_name: { S: 'Not Valid' },
+          context: { S: 'nope' },
+        },
       }),
     );
     const { GetItemCommand } = await import('@aws-sdk/client-dynamodb');
     const item = await eventually(async () => {
       const out = await ddb.send(
-        new GetItemCommand({ TableName: topology.table.name, Key: { id: { S: 'broken' }, workspace: { S: ws } } }),
+        new GetItemCommand({
+          TableName: topology.table.name,
+          Key: { id: { S: 'broken' }, workspace: { S: ws } },
+        }),
       );
       return out.Item?.ingest_errors ? out.Item : undefined;
     });

@@ -16,12 +16,18 @@ export function uniqueWorkspace(prefix = 'ws'): string {
 }
 
 export function localDynamoClient(): DynamoDBClient {
-  return new DynamoDBClient({ endpoint: localStack().dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  return new DynamoDBClient({
+    endpoint: localStack().dynamodb,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
 }
 
-export function localStore(client: DynamoDBDocumentClient = DynamoDBDocumentClient.from(localDynamoClient(), {
-  marshallOptions: { removeUndefinedValues: true },
-})): DynamoBreadcrumbStore {
+export function localStore(
+  client: DynamoDBDocumentClient = DynamoDBDocumentClient.from(localDynamoClient(), {
+    marshallOptions: { removeUndefinedValues: true },
+  }),
+): DynamoBreadcrumbStore {
   return new DynamoBreadcrumbStore({ tableName: topology.table.name, client });
 }
 
@@ -42,12 +48,20 @@ export function api(workspace: string) {
         ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       });
       const text = await res.text();
-      return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
+      return {
+        status: res.status,
+        headers: res.headers,
+        body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      };
     },
   };
 }
 
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, intervalMs = 100): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -47,7 +47,7 @@ import type {
   UpdateOptions,
 } from '#shared/ports/breadcrumb-store.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
-import { gsi, headItem, KIND, type Key, keys, tagItem, toRecord, versionItem } from './items.ts';
+import { gsi, headItem, type Key, KIND, keys, tagItem, toRecord, versionItem } from './items.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -146,7 +146,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     } catch (error) {
       if (!(error instanceof WriteConditionFailed)) throw error;
       if (options.idempotencyKey !== undefined && error.failedIndexes.includes(error.extraOffset)) {
-        return { breadcrumb: await this.replayIdempotent(workspace, options.idempotencyKey, requestHash), replayed: true };
+        return {
+          breadcrumb: await this.replayIdempotent(workspace, options.idempotencyKey, requestHash),
+          replayed: true,
+        };
       }
       // The id exists: a caller-chosen id (executor responses) was already written. Nothing new is written.
       return { breadcrumb: await this.getVersion(workspace, id, 1), replayed: true };
@@ -174,13 +177,20 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   async getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb> {
-    const [head, item] = await this.batchGet([keys.head(workspace, id), keys.version(workspace, id, version)]);
+    const [head, item] = await this.batchGet([
+      keys.head(workspace, id),
+      keys.version(workspace, id, version),
+    ]);
     this.liveRecord(head, workspace, id);
     if (!item) throw new NotFoundError(`breadcrumb ${id} has no version ${version}`);
     return toRecord(item);
   }
 
-  async history(workspace: string, id: string, page: { limit: number; cursor?: string }): Promise<Page<Breadcrumb>> {
+  async history(
+    workspace: string,
+    id: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<Breadcrumb>> {
     const head = this.liveRecord(await this.getItem(keys.head(workspace, id)), workspace, id);
     const from = page.cursor === undefined ? head.version : decodeHistoryCursor(page.cursor, head.version);
     const to = Math.max(1, from - page.limit + 1);
@@ -193,7 +203,12 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     };
   }
 
-  async update(workspace: string, id: string, patch: UpdateBreadcrumb, options: UpdateOptions): Promise<Breadcrumb> {
+  async update(
+    workspace: string,
+    id: string,
+    patch: UpdateBreadcrumb,
+    options: UpdateOptions,
+  ): Promise<Breadcrumb> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
       if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
@@ -230,8 +245,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       } catch (error) {
         if (!(error instanceof WriteConditionFailed)) throw error;
         // Someone else wrote in between. With If-Match that is a conflict; without, read again and retry.
-        if (options.expectedVersion !== undefined) throw new VersionConflictError(options.expectedVersion, undefined);
-        if (attempt >= MAX_WRITE_ATTEMPTS) throw new RetriableError(`breadcrumb ${id} is changing too often to update`);
+        if (options.expectedVersion !== undefined)
+          throw new VersionConflictError(options.expectedVersion, undefined);
+        if (attempt >= MAX_WRITE_ATTEMPTS)
+          throw new RetriableError(`breadcrumb ${id} is changing too often to update`);
       }
     }
   }
@@ -251,7 +268,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
             ExpressionAttributeValues: { ':expected': current.version },
           },
         },
-        ...current.tags.map((tag) => ({ Delete: { TableName: this.tableName, Key: keys.tag(workspace, id, tag) } })),
+        ...current.tags.map((tag) => ({
+          Delete: { TableName: this.tableName, Key: keys.tag(workspace, id, tag) },
+        })),
         ...this.schemaHintWrites(undefined, current),
       ];
       try {
@@ -259,8 +278,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
         return;
       } catch (error) {
         if (!(error instanceof WriteConditionFailed)) throw error;
-        if (options.expectedVersion !== undefined) throw new VersionConflictError(options.expectedVersion, undefined);
-        if (attempt >= MAX_WRITE_ATTEMPTS) throw new RetriableError(`breadcrumb ${id} is changing too often to delete`);
+        if (options.expectedVersion !== undefined)
+          throw new VersionConflictError(options.expectedVersion, undefined);
+        if (attempt >= MAX_WRITE_ATTEMPTS)
+          throw new RetriableError(`breadcrumb ${id} is changing too often to delete`);
       }
     }
   }
@@ -285,7 +306,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
         ExpressionAttributeValues: { ':pk': pk },
         ScanIndexForward: false,
         Limit: limit,
-        ExclusiveStartKey: query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pkName, pk),
+        ExclusiveStartKey:
+          query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pkName, pk),
       }),
     );
     const indexItems = result.Items ?? [];
@@ -302,7 +324,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       .filter((h): h is Item => h !== undefined && h.kind === KIND.breadcrumb)
       .map(toRecord)
       .filter((r) => !isExpired(r, nowMs))
-      .filter((r) => (tag === undefined || r.tags.includes(tag)) && (schema === undefined || r.schema_name === schema));
+      .filter(
+        (r) =>
+          (tag === undefined || r.tags.includes(tag)) && (schema === undefined || r.schema_name === schema),
+      );
     return {
       items,
       next_cursor: result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null,
@@ -315,7 +340,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
    * exactly what was seen, so a newer put is never overwritten by an older one (its own stream record follows).
    * Returns the adopted record, or undefined when the item changed since (nothing written).
    */
-  async adopt(seen: Item, parsed: AdoptInput, previous: Breadcrumb | undefined): Promise<Breadcrumb | undefined> {
+  async adopt(
+    seen: Item,
+    parsed: AdoptInput,
+    previous: Breadcrumb | undefined,
+  ): Promise<Breadcrumb | undefined> {
     const now = this.clock.now().toISOString();
     const record = this.buildRecord({
       id: parsed.id,
@@ -343,7 +372,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   /** Records why a plain put could not be adopted, on the item itself, unless it changed since. */
-  async rejectPlainPut(seen: Item, errors: readonly { path: string; message: string }[], hash: string): Promise<void> {
+  async rejectPlainPut(
+    seen: Item,
+    errors: readonly { path: string; message: string }[],
+    hash: string,
+  ): Promise<void> {
     const condition = sameItemCondition(seen);
     try {
       await this.client.send(
@@ -376,6 +409,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       version: fields.version,
       checksum: checksumOf(fields.context),
       created_at: fields.created_at,
+      // ISO-8601 strings of one format compare like the instants they name.
       updated_at: updatedAt < fields.created_at ? fields.created_at : updatedAt,
       created_by: fields.created_by,
       updated_by: fields.updated_by,
@@ -444,14 +478,21 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           ? {
               Put: {
                 TableName: this.tableName,
-                Item: { ...keys.schemaHints(record!.workspace, schema), kind: KIND.schemaHints, hints, source: record!.id },
+                Item: {
+                  ...keys.schemaHints(record!.workspace, schema),
+                  kind: KIND.schemaHints,
+                  hints,
+                  source: record!.id,
+                },
               },
             }
           : { Delete: { TableName: this.tableName, Key: keys.schemaHints(record!.workspace, schema) } },
       );
     }
     for (const schema of before.filter((s) => !now.includes(s))) {
-      writes.push({ Delete: { TableName: this.tableName, Key: keys.schemaHints(previous!.workspace, schema) } });
+      writes.push({
+        Delete: { TableName: this.tableName, Key: keys.schemaHints(previous!.workspace, schema) },
+      });
     }
     return writes;
   }
@@ -473,9 +514,13 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           const failed = codes.flatMap((c, i) => (c === 'ConditionalCheckFailed' ? [i] : []));
           if (failed.length > 0) throw new WriteConditionFailed(failed, extraOffset);
           if (codes.includes('ValidationError')) {
-            throw new ValidationError([{ path: 'context', message: 'DynamoDB rejected the record as stored' }], undefined, {
-              cause: error,
-            });
+            throw new ValidationError(
+              [{ path: 'context', message: 'DynamoDB rejected the record as stored' }],
+              undefined,
+              {
+                cause: error,
+              },
+            );
           }
           // TransactionConflict / throttling inside the transaction: another writer is on the same items.
           if (attempt < MAX_WRITE_ATTEMPTS) {
@@ -490,7 +535,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   private async getItem(key: Key, consistent = true): Promise<Item | undefined> {
     try {
-      const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }));
+      const out = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }),
+      );
       return out.Item;
     } catch (error) {
       throw translate(error);
@@ -506,20 +553,24 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       if (attempt > 0) await sleep(Math.min(1000, 20 * 2 ** attempt));
       try {
         const out = await this.client.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+          new BatchGetCommand({
+            RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } },
+          }),
         );
         for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyString(item as Key), item);
         pending = (out.UnprocessedKeys?.[this.tableName]?.Keys as Key[] | undefined) ?? [];
       } catch (error) {
         throw translate(error);
       }
-      if (attempt > 8 && pending.length > 0) throw new RetriableError('DynamoDB left keys unprocessed repeatedly');
+      if (attempt > 8 && pending.length > 0)
+        throw new RetriableError('DynamoDB left keys unprocessed repeatedly');
     }
     return wanted.map((k) => found.get(keyString(k)));
   }
 
   private liveRecord(item: Item | undefined, workspace: string, id: string): Breadcrumb {
-    if (!item || item.kind !== KIND.breadcrumb) throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
+    if (!item || item.kind !== KIND.breadcrumb)
+      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
     const record = toRecord(item);
     if (isExpired(record, this.clock.now().getTime())) {
       throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
@@ -529,7 +580,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   private async replayIdempotent(workspace: string, key: string, requestHash: string): Promise<Breadcrumb> {
     const record = await this.getItem(keys.idempotency(workspace, key));
-    if (!record) throw new RetriableError('the idempotency record vanished while replaying; retry the request');
+    if (!record)
+      throw new RetriableError('the idempotency record vanished while replaying; retry the request');
     if (record.request_hash !== requestHash) {
       throw new IdempotencyKeyReuseError(
         `Idempotency-Key "${key}" was already used for a different request in workspace ${workspace}`,
@@ -540,8 +592,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       keys.head(workspace, createdId),
       keys.version(workspace, createdId, 1),
     ]);
-    if (!first) throw new NotFoundError(`the breadcrumb created with Idempotency-Key "${key}" no longer exists`);
-    return head && head.kind === KIND.breadcrumb && Number(head.version) === 1 ? toRecord(head) : toRecord(first);
+    if (!first)
+      throw new NotFoundError(`the breadcrumb created with Idempotency-Key "${key}" no longer exists`);
+    return head && head.kind === KIND.breadcrumb && Number(head.version) === 1
+      ? toRecord(head)
+      : toRecord(first);
   }
 }
 
@@ -587,7 +642,10 @@ function schemaDefHints(record: Breadcrumb): LlmHints | undefined {
   const parsed = LlmHintsSchema.safeParse(raw);
   if (!parsed.success) {
     throw new ValidationError(
-      parsed.error.issues.map((i) => ({ path: ['context', 'llm_hints', ...i.path].join('.'), message: i.message })),
+      parsed.error.issues.map((i) => ({
+        path: ['context', 'llm_hints', ...i.path].join('.'),
+        message: i.message,
+      })),
     );
   }
   return parsed.data;
@@ -619,7 +677,10 @@ function assertStorable(record: Breadcrumb): void {
   const depth = nestingDepth(record.context);
   if (depth > MAX_CONTEXT_DEPTH) {
     throw new ValidationError([
-      { path: 'context', message: `nested ${depth} levels deep; at most ${MAX_CONTEXT_DEPTH} (DynamoDB's limit)` },
+      {
+        path: 'context',
+        message: `nested ${depth} levels deep; at most ${MAX_CONTEXT_DEPTH} (DynamoDB's limit)`,
+      },
     ]);
   }
 }
@@ -645,7 +706,10 @@ function sleep(ms: number): Promise<void> {
 
 function badListQuery(): never {
   throw new BadRequestError('listing needs schema_name, tag, or both', [
-    { path: 'schema_name', message: 'give schema_name and/or tag: listing a whole workspace is not supported' },
+    {
+      path: 'schema_name',
+      message: 'give schema_name and/or tag: listing a whole workspace is not supported',
+    },
   ]);
 }
 
@@ -657,7 +721,9 @@ function decodeCursorJson(cursor: string): unknown {
   try {
     return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw new BadRequestError('cursor is not valid', [{ path: 'cursor', message: 'expected a cursor from next_cursor' }]);
+    throw new BadRequestError('cursor is not valid', [
+      { path: 'cursor', message: 'expected a cursor from next_cursor' },
+    ]);
   }
 }
 
@@ -675,7 +741,9 @@ function decodeHistoryCursor(cursor: string, current: number): number {
   const value = decodeCursorJson(cursor) as { v?: unknown } | null;
   const v = value?.v;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > current) {
-    throw new BadRequestError('cursor is not valid', [{ path: 'cursor', message: 'expected a cursor from next_cursor' }]);
+    throw new BadRequestError('cursor is not valid', [
+      { path: 'cursor', message: 'expected a cursor from next_cursor' },
+    ]);
   }
   return v;
 }

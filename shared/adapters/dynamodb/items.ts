@@ -35,7 +35,16 @@ export const gsi = {
 };
 
 /** Attributes of a stored record that are bookkeeping, not part of the breadcrumb. */
-const INTERNAL = new Set(['kind', 'write_id', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'ref', 'ingest_errors']);
+const INTERNAL = new Set([
+  'kind',
+  'write_id',
+  'gsi1pk',
+  'gsi1sk',
+  'gsi2pk',
+  'gsi2sk',
+  'ref',
+  'ingest_errors',
+]);
 
 export function headItem(record: Breadcrumb, writeId: string): Record<string, unknown> {
   return {

@@ -6,14 +6,14 @@
  * may use the workspace. Errors are problem+json; nothing a client sends can produce a 5xx.
  */
 import {
-  canonicalJson,
+  BreadcrumbIdSchema,
   CreateBreadcrumbSchema,
-  toEpochSeconds,
+  canonicalJson,
   LIMITS,
   parseOrThrow,
+  toEpochSeconds,
   UpdateBreadcrumbSchema,
   WorkspaceSchema,
-  BreadcrumbIdSchema,
 } from '#shared/domain/breadcrumb.ts';
 import {
   BadRequestError,
@@ -28,7 +28,15 @@ import {
   VersionConflictError,
 } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import { type Caller, empty, type HttpRequest, type HttpResult, internalProblem, json, problem } from './http.ts';
+import {
+  type Caller,
+  empty,
+  type HttpRequest,
+  type HttpResult,
+  internalProblem,
+  json,
+  problem,
+} from './http.ts';
 
 export interface ApiDependencies {
   store: BreadcrumbStore;
@@ -115,7 +123,10 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
           const current = await store.get(ws, id);
           if (current.schema_name !== input.schema_name) {
             throw new ValidationError([
-              { path: 'schema_name', message: `is ${current.schema_name} for this breadcrumb and cannot change` },
+              {
+                path: 'schema_name',
+                message: `is ${current.schema_name} for this breadcrumb and cannot change`,
+              },
             ]);
           }
           const replacement = {
@@ -138,12 +149,10 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
           if (unchanged && (expectedVersion === undefined || expectedVersion === current.version)) {
             return json(200, current, { etag: etag(current.version) });
           }
-          const updated = await store.update(
-            ws,
-            id,
-            replacement,
-            { principal: caller.principal, ...(expectedVersion !== undefined ? { expectedVersion } : {}) },
-          );
+          const updated = await store.update(ws, id, replacement, {
+            principal: caller.principal,
+            ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+          });
           return json(200, updated, { etag: etag(updated.version) });
         },
         PATCH: async (req, p, caller) => {
@@ -157,7 +166,11 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
         },
         DELETE: async (req, p) => {
           const expectedVersion = ifMatch(req);
-          await store.delete(workspace(p), breadcrumbId(p), expectedVersion !== undefined ? { expectedVersion } : {});
+          await store.delete(
+            workspace(p),
+            breadcrumbId(p),
+            expectedVersion !== undefined ? { expectedVersion } : {},
+          );
           return empty(204);
         },
       },
@@ -263,11 +276,14 @@ function parseJsonBody(req: HttpRequest): unknown {
   if (Buffer.byteLength(body, 'utf8') > LIMITS.maxBodyBytes) {
     throw new PayloadTooLargeError(`the body is larger than ${LIMITS.maxBodyBytes / 1024} KB`);
   }
-  if (body.trim() === '') throw new BadRequestError('expected a JSON body', [{ path: '', message: 'the body is empty' }]);
+  if (body.trim() === '')
+    throw new BadRequestError('expected a JSON body', [{ path: '', message: 'the body is empty' }]);
   try {
     return JSON.parse(body);
   } catch (error) {
-    throw new BadRequestError('the body is not valid JSON', [{ path: '', message: (error as Error).message }]);
+    throw new BadRequestError('the body is not valid JSON', [
+      { path: '', message: (error as Error).message },
+    ]);
   }
 }
 

@@ -4,14 +4,22 @@
  * it checks the bearer token and passes the caller's claims in `requestContext.authorizer.jwt.claims`.
  */
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type CrumbsError, isCrumbsError, MethodNotAllowedError, RetriableError } from '#shared/domain/errors.ts';
+import {
+  type CrumbsError,
+  isCrumbsError,
+  MethodNotAllowedError,
+  RetriableError,
+} from '#shared/domain/errors.ts';
 
 export type HttpEvent = Omit<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'> & {
   requestContext: Omit<APIGatewayProxyEventV2WithJWTAuthorizer['requestContext'], 'authorizer'> & {
     authorizer?: APIGatewayProxyEventV2WithJWTAuthorizer['requestContext']['authorizer'];
   };
 };
-export type HttpResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
+export type HttpResult = APIGatewayProxyStructuredResultV2 & {
+  statusCode: number;
+  headers: Record<string, string>;
+};
 
 /** Who is calling and which workspaces they may use (`'*'` = all). */
 export interface Caller {
@@ -36,7 +44,11 @@ export function toHttpRequest(event: HttpEvent, workspacesClaim: string): HttpRe
   const query: Record<string, string> = {};
   for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) if (v !== undefined) query[k] = v;
   const body =
-    event.body === undefined ? undefined : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+    event.body === undefined
+      ? undefined
+      : event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64').toString('utf8')
+        : event.body;
   const claims = event.requestContext.authorizer?.jwt?.claims;
   return {
     method: event.requestContext.http.method.toUpperCase(),
@@ -52,7 +64,10 @@ export function toHttpRequest(event: HttpEvent, workspacesClaim: string): HttpRe
  * API Gateway renders JWT claims as strings; a list claim arrives as "[a b]" or "a,b" or a JSON array text.
  * `*` grants every workspace.
  */
-export function callerFromClaims(claims: Record<string, string | number | boolean | string[]>, workspacesClaim: string): Caller {
+export function callerFromClaims(
+  claims: Record<string, string | number | boolean | string[]>,
+  workspacesClaim: string,
+): Caller {
   const sub = String(claims.sub ?? 'anonymous');
   const raw = claims[workspacesClaim];
   let workspaces: string[] = [];
@@ -65,7 +80,11 @@ export function callerFromClaims(claims: Record<string, string | number | boolea
       } catch {
         workspaces = [];
       }
-    } else workspaces = text.replace(/^\[|\]$/g, '').split(/[\s,]+/).filter(Boolean);
+    } else
+      workspaces = text
+        .replace(/^\[|\]$/g, '')
+        .split(/[\s,]+/)
+        .filter(Boolean);
   }
   return { principal: `user:${sub}`, workspaces: workspaces.includes('*') ? '*' : workspaces };
 }
