@@ -334,6 +334,30 @@ export function defaultToolTrigger(name: string): Selector {
   } satisfies SelectorInput);
 }
 
+/**
+ * An agent is always triggered by the answers to its own tool requests: DESIGN.md has a `tool.response.v1`
+ * re-trigger the agent that asked. Seed 003 writes that selector without a role (which would make it context),
+ * so it is made a trigger here rather than asking every definition to say so.
+ */
+export function agentContinuationTrigger(agentId: string): Selector {
+  return parseWith(SelectorSchema, {
+    schema_name: 'tool.response.v1',
+    role: 'trigger',
+    context_match: [{ path: '$.requestedBy', op: 'eq', value: agentId }],
+  } satisfies SelectorInput);
+}
+
+function isContinuationSelector(selector: Selector, agentId: string): boolean {
+  const [match, ...rest] = selector.context_match ?? [];
+  return (
+    selector.schema_name === 'tool.response.v1' &&
+    rest.length === 0 &&
+    match?.path.replace(/^\$\./, '') === 'requestedBy' &&
+    match.op === 'eq' &&
+    match.value === agentId
+  );
+}
+
 function subscriptionEntries(selectors: readonly Selector[] | undefined): SelectorEntry[] {
   return (selectors ?? []).map((selector, i) => ({ path: `subscriptions.selectors[${i}]`, selector }));
 }
@@ -350,10 +374,15 @@ export function triggerSelectorEntries<K extends ExecutorKind>(
 ): SelectorEntry[] {
   const parsed = narrow(kind, def);
   switch (parsed.kind) {
-    case 'agent':
-      return subscriptionEntries(parsed.definition.subscriptions.selectors).filter(
-        (e) => inferRole(e.selector) === 'trigger',
+    case 'agent': {
+      const agentId = parsed.definition.agent_id;
+      const entries = subscriptionEntries(parsed.definition.subscriptions.selectors).filter(
+        (e) => inferRole(e.selector) === 'trigger' || isContinuationSelector(e.selector, agentId),
       );
+      return entries.some((e) => isContinuationSelector(e.selector, agentId))
+        ? entries
+        : [...entries, { path: 'agent_id', selector: agentContinuationTrigger(agentId) }];
+    }
     case 'workflow':
       return subscriptionEntries(parsed.definition.subscriptions.selectors).filter(
         (e) => inferRole(e.selector) === 'trigger',
@@ -397,6 +426,9 @@ export function contextSelectors<K extends ExecutorKind>(kind: K, def: Definitio
   const parsed = narrow(kind, def);
   switch (parsed.kind) {
     case 'agent':
+      return parsed.definition.subscriptions.selectors.filter(
+        (s) => inferRole(s) === 'context' && !isContinuationSelector(s, parsed.definition.agent_id),
+      );
     case 'workflow':
       return parsed.definition.subscriptions.selectors.filter((s) => inferRole(s) === 'context');
     case 'tool':

@@ -357,6 +357,8 @@ describe('parseDefinition', () => {
     expect(triggerSelectors('agent', definition).map((s) => s.schema_name)).toEqual([
       'user.message.v1',
       'agent.context.v1',
+      // Every agent continues on the answers to its own tool requests.
+      'tool.response.v1',
     ]);
     expect(contextSelectors('agent', definition).map((s) => s.schema_name)).toEqual([
       'browser.page.context.v1',
@@ -364,15 +366,19 @@ describe('parseDefinition', () => {
     ]);
   });
 
-  it('infers roles as the seeds did when none is given (seed 003 agent)', () => {
+  it('infers roles as the seeds did, and reads the tool.response.v1 follow-up as the continuation trigger (seed 003 agent)', () => {
     const parsed = parseDefinition('agent.def.v1', withId(seed003Agent, 'default-chat-assistant'));
     if (parsed.kind !== 'agent') throw new Error('expected an agent');
     expect(triggerSelectors('agent', parsed.definition).map((s) => s.schema_name)).toEqual([
       'agent.context.v1',
-    ]);
-    expect(contextSelectors('agent', parsed.definition).map((s) => s.schema_name)).toEqual([
       'tool.response.v1',
     ]);
+    // Seed 003's own follow-up selector is that trigger: it is not added twice, nor fetched as context.
+    expect(triggerSelectorEntries('agent', parsed.definition).map((e) => e.path)).toEqual([
+      'subscriptions.selectors[0]',
+      'subscriptions.selectors[1]',
+    ]);
+    expect(contextSelectors('agent', parsed.definition)).toEqual([]);
   });
 
   it('turns seed 002 agent.definition.v1 into the agent shape, its triggers staying triggers', () => {
@@ -389,6 +395,11 @@ describe('parseDefinition', () => {
         any_tags: ['user:message', 'chat:input'],
         context_match: [{ path: '$.content', op: 'contains_any', value: ['file', 'list', 'javascript'] }],
         role: 'trigger',
+      },
+      {
+        schema_name: 'tool.response.v1',
+        role: 'trigger',
+        context_match: [{ path: '$.requestedBy', op: 'eq', value: 'file-manager' }],
       },
     ]);
     expect(definitionPrincipal('agent', agent)).toBe('agent:file-manager');
