@@ -5,6 +5,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
@@ -15,8 +16,10 @@ const env = parseEnv(ApiEnvSchema);
 const { logger } = observability('crumbs-api');
 const localEndpoints = env[ENV.localEndpoints];
 
+const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const api = createApi({
-  store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),
+  store,
+  vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>
     logger.error('unexpected error', { error, method: request.method, path: request.path }),

@@ -9,6 +9,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
@@ -17,6 +18,7 @@ import type { ExecutorKindImplementation } from '#shared/core/executor/contract.
 import { processExecutorBatch } from '#shared/core/executor/pipeline.ts';
 import { registerKind } from '#shared/core/executor/registry.ts';
 import { observability } from '#shared/core/observability.ts';
+import { searchSimilar } from '#shared/core/vector-search.ts';
 import { ENV, topology } from '#shared/topology.ts';
 
 const fn = topology.functions.executors.agent;
@@ -25,6 +27,7 @@ const { logger } = observability(`crumbs-${fn.name}`);
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const claims = new DynamoClaims(env[ENV.tableName]);
 const llm = new AiSdkLlmClient();
+const vectorDeps = vectorDepsFor(store, env[ENV.tableName]);
 
 registerKind(
   'agent',
@@ -43,6 +46,7 @@ export const handler = middy(
       leaseMs: fn.timeoutSeconds * 1000,
       log: logger,
       signal,
+      vectorSearch: { search: (query) => searchSimilar(vectorDeps, query) },
     });
     return { batchItemFailures };
   },

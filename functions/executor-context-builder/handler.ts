@@ -8,8 +8,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';
-import { embedderFromEnv } from '#shared/adapters/embeddings/embedder-from-env.ts';
+import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
 import { createContextBuilder } from '#shared/core/executor/context-builder.ts';
@@ -25,11 +24,7 @@ const env = parseEnv(TableEnvSchema);
 const { logger } = observability(`crumbs-${fn.name}`);
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const claims = new DynamoClaims(env[ENV.tableName]);
-const vectorDeps = {
-  store,
-  index: new DynamoEmbeddingIndex(env[ENV.tableName]),
-  embedder: embedderFromEnv(),
-};
+const vectorDeps = vectorDepsFor(store, env[ENV.tableName]);
 
 registerKind('context-builder', () => createContextBuilder() as ExecutorKindImplementation<unknown>);
 

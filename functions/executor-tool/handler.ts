@@ -7,12 +7,16 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
+import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
+import { registerContextTools } from '#shared/core/executor/context-builder.ts';
 import { processExecutorBatch } from '#shared/core/executor/pipeline.ts';
 import { registerKind } from '#shared/core/executor/registry.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { observability } from '#shared/core/observability.ts';
+import { searchSimilar } from '#shared/core/vector-search.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
 import { ENV, topology } from '#shared/topology.ts';
 
@@ -21,7 +25,12 @@ const { logger, metrics } = observability('crumbs-executor-tool');
 const fn = topology.functions.executors.tool;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const claims = new DynamoClaims(env[ENV.tableName]);
+const vectorDeps = vectorDepsFor(store, env[ENV.tableName]);
 registerBuiltinTools();
+registerContextTools({
+  llm: new AiSdkLlmClient(),
+  vectorSearch: { search: (query) => searchSimilar(vectorDeps, query) },
+});
 registerKind('tool', createToolExecutor);
 
 export const handler = middy(

@@ -1,4 +1,7 @@
+import type { VectorSearchDeps } from '#shared/core/vector-search.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Embedder } from '#shared/ports/embeddings.ts';
+import { DynamoEmbeddingIndex } from './dynamodb-embedding-index.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { TitanEmbedder } from './titan-embedder.ts';
 
@@ -9,4 +12,13 @@ import { TitanEmbedder } from './titan-embedder.ts';
  */
 export function embedderFromEnv(env: NodeJS.ProcessEnv = process.env): Embedder {
   return env.CRUMBS_EMBEDDINGS === 'bedrock' ? new TitanEmbedder(512) : new LocalEmbedder();
+}
+
+/** What vector search and embedding indexing need, built from one table and the environment. */
+export function vectorDepsFor(
+  store: BreadcrumbStore,
+  tableName: string,
+  env: NodeJS.ProcessEnv = process.env,
+): VectorSearchDeps {
+  return { store, index: new DynamoEmbeddingIndex(tableName), embedder: embedderFromEnv(env) };
 }

@@ -5,6 +5,8 @@
  * Every route but `/health` needs a caller (API Gateway's JWT authorizer, or the local server's token check) that
  * may use the workspace. Errors are problem+json; nothing a client sends can produce a 5xx.
  */
+
+import type { VectorSearchDeps } from '#shared/core/vector-search.ts';
 import {
   BreadcrumbIdSchema,
   CreateBreadcrumbSchema,
@@ -37,9 +39,12 @@ import {
   json,
   problem,
 } from './http.ts';
+import { createSearchHandler, SEARCH_ROUTE } from './search.ts';
 
 export interface ApiDependencies {
   store: BreadcrumbStore;
+  /** Serves `GET …/breadcrumbs/search` (nearest neighbours by embedding); the route answers 404 without it. */
+  vectorSearch?: VectorSearchDeps;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -103,6 +108,10 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
         },
       },
     },
+    // Before `/breadcrumbs/{id}`: "search" is not an id.
+    ...(deps.vectorSearch
+      ? [{ pattern: SEARCH_ROUTE, methods: { GET: createSearchHandler(deps.vectorSearch) } }]
+      : []),
     {
       pattern: new RegExp(`${base}/${id}$`),
       methods: {
