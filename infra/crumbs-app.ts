@@ -3,7 +3,7 @@
  * applied. `bin/app.ts` calls it for `cdk synth` / `cdk deploy`; the template tests call it too, so what they
  * assert is what gets deployed.
  */
-import { type App, Aspects, Tags } from 'aws-cdk-lib';
+import { Annotations, type App, Aspects, Tags } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { CrumbsConfig } from './config.ts';
 import { StatefulStack } from './stacks/stateful-stack.ts';
@@ -39,6 +39,12 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     entryOverrides: options.entryOverrides,
   });
   stateless.addStackDependency(stateful);
+  // Strong references are what crumbs wants: CloudFormation refuses to replace the table or bus while the
+  // stateless stack still uses them, instead of leaving functions pointed at a resource that is gone.
+  Annotations.of(stateless).acknowledgeWarning(
+    '@aws-cdk/core:crossStackReferencesDefaultStrong',
+    'The stateless stack must hold strong references to the table and bus of the stateful stack',
+  );
   Tags.of(app).add('app', 'crumbs');
   Tags.of(app).add('crumbs:stage', config.stage);
   Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));

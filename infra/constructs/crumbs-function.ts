@@ -118,6 +118,11 @@ export function ruleArnPattern(scope: Construct, bus: IEventBus, prefix: string)
   });
 }
 
+/** `prefix` as a literal inside a cdk-nag `appliesTo` regex (resolved templates spell ARNs in several forms). */
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
 export class CrumbsFunction extends Construct {
   public readonly function: NodejsFunction;
   public readonly role: IRole;
@@ -290,7 +295,10 @@ export class CrumbsFunction extends Construct {
             'Rule management is scoped to rule/<crumbs bus>/<rule name prefix>*: the rule manager creates one rule ' +
             'per definition, named with that prefix, and may touch no other rule. events:ListRules supports no ' +
             'resource-level permissions, so it is granted on "*" (it reads rule names, it changes nothing).',
-          appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:events:.*:rule\\/.*\\*$/g' }, 'Resource::*'],
+          appliesTo: [
+            { regex: `/^Resource::arn:.+:events:.*:rule\\/.+\\/${escapeRegex(prefix)}\\*$/g` },
+            'Resource::*',
+          ],
         },
       ],
       true,
@@ -327,7 +335,7 @@ export class CrumbsFunction extends Construct {
           reason:
             'LLM provider keys are secrets named <secret prefix><provider>, chosen by definitions at run time; ' +
             'the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
-          appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:secretsmanager:.*:secret:.*\\*$/g' }],
+          appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
         },
       ],
       true,
