@@ -29,6 +29,12 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  */
 export const SECRET_PREFIX_ENV = 'CRUMBS_SECRET_PREFIX';
 
+/**
+ * Environment variable that switches embeddings from the local hashed embedder to Titan v2 on Bedrock
+ * (`shared/adapters/embeddings/embedder-from-env.ts`). Not yet in `ENV` of the topology, so named here once.
+ */
+export const EMBEDDINGS_ENV = 'CRUMBS_EMBEDDINGS';
+
 /** Same namespace as `shared/core/observability.ts` gives Powertools Metrics. */
 export const METRICS_NAMESPACE = 'crumbs';
 
@@ -336,6 +342,78 @@ export class CrumbsFunction extends Construct {
             'LLM provider keys are secrets named <secret prefix><provider>, chosen by definitions at run time; ' +
             'the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
           appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
+        },
+      ],
+      true,
+    );
+    return this;
+  }
+
+  /**
+   * `CRUMBS_EMBEDDINGS=bedrock` and `bedrock:InvokeModel` on that one embedding model: every function that indexes
+   * or searches vectors must use the same model, so they all get this binding or none does.
+   */
+  bindEmbeddings(modelId: string): this {
+    this.function.addEnvironment(EMBEDDINGS_ENV, 'bedrock');
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'InvokeEmbeddingModel',
+        actions: ['bedrock:InvokeModel'],
+        resources: [
+          Stack.of(this).formatArn({
+            service: 'bedrock',
+            account: '',
+            resource: 'foundation-model',
+            resourceName: modelId,
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+    return this;
+  }
+
+  /**
+   * Invoke (and stream) Bedrock models for `bedrock/<modelId>` LLM calls. Which model is up to each definition
+   * at run time, so the grant covers foundation models (in any region: cross-region inference profiles route to
+   * other regions) and this account's inference profiles; other providers go through `bindSecrets`.
+   */
+  bindLlmModels(): this {
+    const stack = Stack.of(this);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'InvokeLlmModels',
+        actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+        resources: [
+          stack.formatArn({
+            service: 'bedrock',
+            region: '*',
+            account: '',
+            resource: 'foundation-model',
+            resourceName: '*',
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
+          stack.formatArn({
+            service: 'bedrock',
+            resource: 'inference-profile',
+            resourceName: '*',
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'Agent and tool definitions choose their Bedrock model at run time (bedrock/<modelId>), so invoking is ' +
+            "granted on foundation models and this account's inference profiles, and on no other Bedrock action.",
+          appliesTo: [
+            { regex: '/^Resource::arn:.+:bedrock:\\*::foundation-model\\/\\*$/g' },
+            { regex: '/^Resource::arn:.+:bedrock:.*:inference-profile\\/\\*$/g' },
+          ],
         },
       ],
       true,

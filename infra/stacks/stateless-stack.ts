@@ -23,6 +23,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
 import {
   ENV,
   EXECUTOR_KINDS,
@@ -68,6 +69,19 @@ export interface StatelessStackProps extends StackProps {
    */
   readonly entryOverrides?: Readonly<Record<string, string>>;
 }
+
+/**
+ * Functions that index (publisher) or search (API, agent, tool, context builder) breadcrumb embeddings. The
+ * topology's `uses` does not declare embeddings yet; until it does, this list (checked by the template tests
+ * against the handlers) says which functions get the Bedrock embedding model.
+ */
+export const EMBEDDING_USERS: ReadonlySet<string> = new Set([
+  topology.functions.api.name,
+  topology.functions.publisher.name,
+  topology.functions.executors.agent.name,
+  topology.functions.executors.tool.name,
+  topology.functions.executors['context-builder'].name,
+]);
 
 function sqsTrigger(declaration: FunctionDeclaration): SqsTrigger {
   if (declaration.trigger.kind !== 'sqs') throw new Error(`${declaration.name}: expected an SQS trigger`);
@@ -307,7 +321,9 @@ export class StatelessStack extends Stack {
         throw new Error(`${declaration.name} manages rules but was given no executor queues`);
       fn.bindRuleManagement(bus, topology.bus.ruleNamePrefix, executorQueues);
     }
-    if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix);
+    // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
+    if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();
+    if (EMBEDDING_USERS.has(declaration.name)) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
     return fn;
   }
 }
