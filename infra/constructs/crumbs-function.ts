@@ -49,11 +49,26 @@ export const ESM_REQUIRE_BANNER =
  * Bundling of every crumbs function; `bench/bundles.bench.ts` bundles with exactly these options.
  *
  * AWS SDK v3 bundled or external (`@aws-sdk/*` left to the copy in the Lambda runtime)? Measured with
- * `node bin/run-ts.js bench/bundles.bench.ts` (esbuild 0.28, minified ESM, Node 20, median of 7 fresh imports):
+ * `node bin/run-ts.js bench/bundles.bench.ts --runs 9` (esbuild 0.28, minified ESM, Node 20, 2 vCPU, median of 9
+ * fresh-process imports; "+srcmap" = with `--enable-source-maps`, as deployed), 2026-11-22:
  *
- *   BUNDLE_MEASUREMENTS
+ *   function                  SDK bundled: KB  load ms  +srcmap    SDK external: KB  load ms  +srcmap
+ *   api                                 1167      112      189                  776      187      215
+ *   publisher                           1181      135      160                  774      232      246
+ *   rule-manager                        1240      144      170                  880      182      203
+ *   executor-agent                      1802      142      200                 1404      200      249
+ *   executor-tool                       2096      179      273                 1698      334      279
+ *   executor-workflow                   1526      146      164                 1183      173      209
+ *   executor-context-builder            1283      121      184                  892      229      270
+ *   dlq-handler                         1351      125      158                 1010      171      218
  *
- * DECISION
+ * Choice: `@aws-sdk/*` external. Bundling the SDK adds 340-400 KB to every function, more than the whole 300 KB
+ * budget per bundle, so with it the budget could never be met whatever the application code does; external, the
+ * bundles are 390 KB smaller and the budget is reachable. The price is 40-150 ms more module load here (the SDK is
+ * read from many files instead of one) and the runtime's SDK version instead of ours. Neither variant meets the
+ * budget today: most of each bundle is application dependencies (zod alone is ~440 KB because `import { z }`
+ * defeats tree-shaking; `import * as z from 'zod'` makes it ~90 KB), handlebars, the X-Ray SDK, jsonata, ajv,
+ * mathjs and the AI SDK. Re-run the bench when those change, and revisit this choice if the budget does.
  */
 export const CRUMBS_BUNDLING: Readonly<
   Required<
