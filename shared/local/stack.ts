@@ -15,6 +15,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
+import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import {
   ENV,
@@ -26,6 +27,7 @@ import {
 } from '#shared/topology.ts';
 import { startLocalApiServer } from './api-server.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
+import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
 import { invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
@@ -52,6 +54,8 @@ export interface LocalStackOptions {
    * and benchmarks of routing read them directly.
    */
   runExecutors?: boolean;
+  /** Write the demo definitions (chat agent, its context builder, built-in tools) into workspace `demo` (default true). */
+  seedDemo?: boolean;
   /** Local only: retry failed SQS messages after this many seconds instead of the visibility timeout. */
   retryDelaySeconds?: number;
   log?: (line: string) => void;
@@ -210,6 +214,33 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     pollers.push(
       sqsPoller(ruleManagerQueue, ruleManager, await loadHandler('#functions/rule-manager/handler.ts')),
     );
+
+    if (options.runExecutors ?? true) {
+      // One poller per executor queue, and the DLQ handler on every executor DLQ (as the CDK app wires them).
+      const dlqHandler = await loadHandler<SQSEvent, SQSBatchResponse>('#functions/dlq-handler/handler.ts');
+      const dlqFn = topology.functions.dlqHandler;
+      for (const kind of EXECUTOR_KINDS) {
+        const fn = topology.functions.executors[kind];
+        const queue = executorQueues[kind];
+        const handler = await loadHandler<SQSEvent, SQSBatchResponse>(
+          fn.entry.replace(/^functions\//, '#functions/'),
+        );
+        pollers.push(sqsPoller(queue, fn, handler));
+        const dlqAsFunction = {
+          ...dlqFn,
+          name: `${dlqFn.name}-${kind}`,
+          trigger: { ...fn.trigger, batchSize: dlqFn.batchSize, maxConcurrency: 2 },
+        };
+        pollers.push(
+          sqsPoller({ ...queue, url: queue.dlqUrl, arn: queue.dlqArn }, dlqAsFunction, dlqHandler),
+        );
+      }
+    }
+
+    if (options.seedDemo ?? true) {
+      const seeded = await seedDemo(new DynamoBreadcrumbStore({ tableName: topology.table.name }));
+      log(`demo workspace: ${seeded.map((d) => `${d.id} ${d.outcome}`).join(', ')}`);
+    }
 
     const api = await startLocalApiServer({
       port: apiPort,
