@@ -11,7 +11,7 @@
  *     eq v            [v]                      (scalars only; EventBridge cannot match objects or arrays exactly)
  *     ne v            $or: [anything-but v] | [exists: false]   (missing counts as different)
  *     in [v…]         [v1, v2, …]
- *     contains_any    [v, {"wildcard": "*v*"}, …]  (equal, or contains the string; for array fields: any element)
+ *     contains_any    [v1, v2, …]   (the field, or any element of an array field, equals one of the values)
  *     gt/gte/lt/lte   [{"numeric": [op, n]}]; several on one path are merged into one range
  *     exists b        [{"exists": b}]   (EventBridge: objects and empty arrays do not "exist", only leaf values)
  *     prefix s        [{"prefix": s}]
@@ -72,10 +72,6 @@ function isNumericOp(op: ContextMatch['op']): op is NumericOp {
   return op in NUMERIC_SYMBOL;
 }
 
-function escapeWildcard(value: string): string {
-  return value.replace(/[\\*]/g, (c) => `\\${c}`);
-}
-
 function fail(path: string, message: string): never {
   throw new ValidationError([{ path, message }]);
 }
@@ -132,14 +128,10 @@ function conditionAlternatives(match: ContextMatch): Matchers[] {
       return [[{ 'anything-but': match.value }], [{ exists: false }]];
     case 'in':
       return [[...new Set(match.value)]];
-    case 'contains_any': {
-      const matchers: Matchers = [];
-      for (const v of new Set(match.value)) {
-        matchers.push(v);
-        if (typeof v === 'string') matchers.push({ wildcard: `*${escapeWildcard(v)}*` });
-      }
-      return [matchers];
-    }
+    // EventBridge's own array semantics. Substring matching (`*v*` wildcards) was tried and dropped: EventBridge
+    // refuses rules with a few such wildcards as "too complex", so a definition could fail on AWS by its values.
+    case 'contains_any':
+      return [[...new Set(match.value)]];
     case 'exists':
       return [[{ exists: match.value }]];
     case 'prefix':
