@@ -4,7 +4,7 @@
  * tool.request.v1 calculator → tool executor → tool.response.v1 → agent continues → agent.response.v1 "391".
  */
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';
 import { LocalEmbedder } from '#shared/adapters/embeddings/local-embedder.ts';
@@ -21,20 +21,23 @@ import { indexEmbedding, searchSimilar, type VectorSearchDeps } from '#shared/co
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { DEMO_AGENT_ID, seedDemo } from '#shared/local/demo.ts';
+import type { LocalStack } from '#shared/local/stack.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema, topology } from '#shared/topology.ts';
-import { localDynamoClient, localStore, uniqueWorkspace } from '../support/local.ts';
+import { localStore, startStackWithoutExecutors, uniqueWorkspace } from '../support/local.ts';
 
 let store: DynamoBreadcrumbStore;
 let documentClient: DynamoDBDocumentClient;
 let vector: VectorSearchDeps;
+let stack: LocalStack;
 
-beforeAll(() => {
-  documentClient = DynamoDBDocumentClient.from(localDynamoClient(), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+// A stack of its own whose executors do not run: this test plays each hop itself, and real executors would race
+// it for the same triggers. (The same flow through the API and CLI, with the executors running, is in
+// chat.test.ts.)
+beforeAll(async () => {
+  ({ stack, documentClient } = await startStackWithoutExecutors());
   store = localStore(documentClient);
   vector = {
     store,
@@ -42,6 +45,10 @@ beforeAll(() => {
     embedder: new LocalEmbedder(),
   };
   registerBuiltinTools();
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.stop();
 });
 
 function deps(): PipelineDeps {

@@ -1,5 +1,6 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalStack } from '#shared/local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
 import type { ExecutorKindImplementation, ExecutorMessage } from '#shared/core/executor/contract.ts';
@@ -19,7 +20,7 @@ import { RetriableError } from '#shared/domain/errors.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema, topology } from '#shared/topology.ts';
-import { eventually, localDynamoClient, localStore, uniqueWorkspace } from '../support/local.ts';
+import { eventually, localStore, startStackWithoutExecutors, uniqueWorkspace } from '../support/local.ts';
 
 const LEASE_MS = 60_000;
 
@@ -35,15 +36,20 @@ class ManualClock implements Clock {
 
 let store: DynamoBreadcrumbStore;
 let documentClient: DynamoDBDocumentClient;
+let stack: LocalStack;
 
-beforeAll(() => {
-  documentClient = DynamoDBDocumentClient.from(localDynamoClient(), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+// Its own stack with no executors running: these tests deliver messages themselves (the shared stack's executors
+// would race them for the same triggers).
+beforeAll(async () => {
+  ({ stack, documentClient } = await startStackWithoutExecutors());
   store = localStore(documentClient);
   registerBuiltinTools();
   registerKind('tool', createToolExecutor);
   registerKind('workflow', createWorkflowExecutor);
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.stop();
 });
 
 function deps(overrides: Partial<PipelineDeps> = {}, clock: Clock = new ManualClock()): PipelineDeps {

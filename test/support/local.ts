@@ -5,6 +5,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#shared/local/aws-env.ts';
+import { type LocalStack, startLocalStack } from '#shared/local/stack.ts';
 import { topology } from '#shared/topology.ts';
 
 export function localStack() {
@@ -69,4 +70,25 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * For tests that play the executor pipeline hop by hop: a local stack of their own whose executors do not run
+ * (the shared stack's executors would race them for the same triggers), and a document client on its DynamoDB.
+ */
+export async function startStackWithoutExecutors(): Promise<{ stack: LocalStack; documentClient: DynamoDBDocumentClient }> {
+  const stack = await startLocalStack({
+    apiPort: 0,
+    dynamodbPort: 0,
+    sqsPort: 0,
+    eventbridgePort: 0,
+    token: 'no-executors',
+    runExecutors: false,
+    seedDemo: false,
+  });
+  const documentClient = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
+  return { stack, documentClient };
 }
