@@ -2,7 +2,7 @@
  * Environment configuration, parsed once at cold start with zod into frozen typed objects. Required keys have no
  * defaults; functions that read env take `env = process.env` so tests pass their own.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '#shared/domain/errors.ts';
 import { ENV } from '#shared/topology.ts';
 

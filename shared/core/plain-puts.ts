@@ -6,7 +6,7 @@
  * that write is the change that is published and routed.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   BREADCRUMB_ID_PATTERN,
   CreateBreadcrumbSchema,

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Breadcrumb, canonicalJson } from '#shared/domain/breadcrumb.ts';
-import { ZodError } from 'zod';
+import * as z from 'zod';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { definitionPrincipal, parseDefinition, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import {
@@ -386,7 +386,7 @@ async function handleOne(record: { messageId: string; body: string }, deps: Rule
   } catch (error) {
     const hopeless =
       error instanceof SyntaxError ||
-      error instanceof ZodError ||
+      error instanceof z.ZodError ||
       (isCrumbsError(error) && !error.retriable && error.status < 500);
     if (hopeless) {
       // A message that can never succeed: log it and let it go rather than retry it into the DLQ.

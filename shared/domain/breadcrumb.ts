@@ -9,7 +9,7 @@
  * - ids and workspaces never contain `#` or `/`: `#` separates key parts in the table, `/` separates URL parts.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CausationSchema } from './change-event.ts';
 import { type FieldIssue, ValidationError } from './errors.ts';
 import { LlmHintsSchema } from './llm-hints.ts';

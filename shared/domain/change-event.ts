@@ -12,7 +12,7 @@
  * `{"tag_map": {"<enc a>": [true], "<enc b>": [true]}}`. In an event pattern a key containing "." is read as a
  * path, so tag keys are encoded with `encodeTagKey` (percent-encoding of `%`, `.`, `$` and whitespace).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const CHANGE_SOURCE = 'crumbs';
 

@@ -18,7 +18,7 @@
  *   the definition is parsed, so a typo is refused at write time with its path.
  */
 import jsonata from 'jsonata';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';

@@ -19,7 +19,7 @@
  */
 import Handlebars from 'handlebars';
 import { JSONPath } from 'jsonpath-plus';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const PathSchema = z
   .string()

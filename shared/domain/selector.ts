@@ -13,7 +13,7 @@
  * Values are checked per op here, so a bad selector is refused when the definition is written, with a path such
  * as `subscriptions.selectors[1].context_match[0].value`, instead of when its rule is compiled.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SchemaNameSchema, TagSchema } from './breadcrumb.ts';
 
 export const CONTEXT_MATCH_OPS = [

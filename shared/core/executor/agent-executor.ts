@@ -22,7 +22,7 @@
  * tool requests.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';

@@ -10,7 +10,7 @@
  * selectors against the stored trigger breadcrumb → hop limit → claim → assemble context → `execute` → write the
  * outputs with deterministic ids → complete the claim. Only `execute` differs between kinds.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ContextView } from '#shared/domain/breadcrumb.ts';
 import { type Causation, ChangeEventSchema } from '#shared/domain/change-event.ts';
 import { EXECUTOR_KINDS } from '#shared/topology.ts';
