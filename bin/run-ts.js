@@ -1,8 +1,8 @@
 #!/usr/bin/env node
+import { resolve } from 'node:path';
 // Runs a TypeScript entry point with tsx's loader: `node bin/run-ts.js path/to/file.ts [args…]`.
 // Used by cdk.json and the bench scripts so nothing needs a build step.
 import { pathToFileURL } from 'node:url';
-import { resolve } from 'node:path';
 import { register } from 'tsx/esm/api';
 
 register();

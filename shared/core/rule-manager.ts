@@ -7,8 +7,8 @@
  * `definition.status.v1` breadcrumb tagged `definition:<id>`.
  */
 import { createHash } from 'node:crypto';
-import { type Breadcrumb, canonicalJson } from '#shared/domain/breadcrumb.ts';
 import * as z from 'zod';
+import { type Breadcrumb, canonicalJson } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { definitionPrincipal, parseDefinition, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import {
@@ -362,7 +362,10 @@ function groupKey(body: string): string {
 }
 
 /** Handles one message; false when it should be retried. */
-async function handleOne(record: { messageId: string; body: string }, deps: RuleManagerDependencies): Promise<boolean> {
+async function handleOne(
+  record: { messageId: string; body: string },
+  deps: RuleManagerDependencies,
+): Promise<boolean> {
   try {
     const event = ChangeEventSchema.parse(JSON.parse(record.body));
     const { workspace, id, schema_name: schema } = event.detail;
@@ -380,7 +383,10 @@ async function handleOne(record: { messageId: string; body: string }, deps: Rule
         tags: [`sync:${id}`],
         context: { request_id: id, ...report },
       },
-      { principal: PRINCIPAL, id: `sync-result-${createHash('sha256').update(id).digest('hex').slice(0, 24)}` },
+      {
+        principal: PRINCIPAL,
+        id: `sync-result-${createHash('sha256').update(id).digest('hex').slice(0, 24)}`,
+      },
     );
     return true;
   } catch (error) {
@@ -390,10 +396,16 @@ async function handleOne(record: { messageId: string; body: string }, deps: Rule
       (isCrumbsError(error) && !error.retriable && error.status < 500);
     if (hopeless) {
       // A message that can never succeed: log it and let it go rather than retry it into the DLQ.
-      deps.log.error('rule manager dropped an unusable message', { messageId: record.messageId, error: String(error) });
+      deps.log.error('rule manager dropped an unusable message', {
+        messageId: record.messageId,
+        error: String(error),
+      });
       return true;
     }
-    deps.log.warn('rule manager message failed; SQS will retry it', { messageId: record.messageId, error: String(error) });
+    deps.log.warn('rule manager message failed; SQS will retry it', {
+      messageId: record.messageId,
+      error: String(error),
+    });
     return false;
   }
 }

@@ -379,7 +379,9 @@ export function triggerSelectorEntries<K extends ExecutorKind>(
       const entries = subscriptionEntries(parsed.definition.subscriptions.selectors)
         .filter((e) => inferRole(e.selector) === 'trigger' || isContinuationSelector(e.selector, agentId))
         // Said explicitly, so everything that asks a selector its role (the executor's re-check) agrees.
-        .map((e) => (e.selector.role === 'trigger' ? e : { ...e, selector: { ...e.selector, role: 'trigger' as const } }));
+        .map((e) =>
+          e.selector.role === 'trigger' ? e : { ...e, selector: { ...e.selector, role: 'trigger' as const } },
+        );
       return entries.some((e) => isContinuationSelector(e.selector, agentId))
         ? entries
         : [...entries, { path: 'agent_id', selector: agentContinuationTrigger(agentId) }];

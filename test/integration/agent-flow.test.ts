@@ -3,7 +3,7 @@
  * by routing.test.ts): user message → context builder → agent.context.v1 → agent (offline model) →
  * tool.request.v1 calculator → tool executor → tool.response.v1 → agent continues → agent.response.v1 "391".
  */
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';

@@ -13,7 +13,11 @@ function client(workspace: string): CrumbsClient {
   return new CrumbsClient({ endpoint: api, token, workspace });
 }
 
-async function applyAndWait(c: CrumbsClient, id: string, body: { schema_name: string; context: Record<string, unknown> }) {
+async function applyAndWait(
+  c: CrumbsClient,
+  id: string,
+  body: { schema_name: string; context: Record<string, unknown> },
+) {
   const written = await c.put(id, { title: id, tags: [], ...body });
   const status = await eventually(async () => {
     const page = await c.list({ schema_name: 'definition.status.v1', tag: `definition:${id}`, limit: 1 });
@@ -63,7 +67,10 @@ describe('executors through the API and CLI', () => {
 
   it('runs a tool request to a response tagged with its request id', async () => {
     const c = client(uniqueWorkspace('tool'));
-    await applyAndWait(c, 'tool-echo', { schema_name: 'tool.def.v1', context: { name: 'echo', implementation: 'echo' } });
+    await applyAndWait(c, 'tool-echo', {
+      schema_name: 'tool.def.v1',
+      context: { name: 'echo', implementation: 'echo' },
+    });
     await c.create({
       schema_name: 'tool.request.v1',
       tags: ['tool:request'],
@@ -101,7 +108,10 @@ describe('executors through the API and CLI', () => {
       context: {
         consumer_id: 'default-chat-assistant',
         update_triggers: [{ schema_name: 'user.message.v1', any_tags: ['workspace:agents'] }],
-        output: { schema_name: 'agent.context.v1', tags: ['agent:context', 'consumer:default-chat-assistant'] },
+        output: {
+          schema_name: 'agent.context.v1',
+          tags: ['agent:context', 'consumer:default-chat-assistant'],
+        },
       },
     });
     // Seed 003, "Agent Definition (Final)": its subscriptions as written, plus who the agent is and its model.

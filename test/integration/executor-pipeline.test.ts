@@ -1,6 +1,5 @@
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '#shared/local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
 import type { ExecutorKindImplementation, ExecutorMessage } from '#shared/core/executor/contract.ts';
@@ -17,6 +16,7 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import { type Causation, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
+import type { LocalStack } from '#shared/local/stack.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema, topology } from '#shared/topology.ts';

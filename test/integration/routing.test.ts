@@ -1,5 +1,14 @@
-import { DescribeRuleCommand, EventBridgeClient, ResourceNotFoundException } from '@aws-sdk/client-eventbridge';
-import { DeleteMessageBatchCommand, GetQueueUrlCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DescribeRuleCommand,
+  EventBridgeClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-eventbridge';
+import {
+  DeleteMessageBatchCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { CrumbsClient } from '#shared/cli/api-client.ts';
@@ -29,8 +38,16 @@ beforeAll(async () => {
     token: 'routing-token',
     runExecutors: false,
   });
-  sqs = new SQSClient({ endpoint: stack.endpoints.sqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  events = new EventBridgeClient({ endpoint: stack.endpoints.eventbridge, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  sqs = new SQSClient({
+    endpoint: stack.endpoints.sqs,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  events = new EventBridgeClient({
+    endpoint: stack.endpoints.eventbridge,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
   for (const ws of [WS_A, WS_B]) {
     clients[ws] = new CrumbsClient({ endpoint: stack.endpoints.api, token: 'routing-token', workspace: ws });
   }
@@ -46,31 +63,98 @@ const trigger = (selector: Record<string, unknown>) => ({ role: 'trigger', ...se
 const tool = (name: string, selectors: Record<string, unknown>[]) => ({
   schema_name: 'tool.def.v1',
   title: name,
-  context: { name, description: name, implementation: 'echo', subscriptions: { selectors: selectors.map(trigger) } },
+  context: {
+    name,
+    description: name,
+    implementation: 'echo',
+    subscriptions: { selectors: selectors.map(trigger) },
+  },
 });
 
 const DEFINITIONS: { ws: string; id: string; body: ReturnType<typeof tool> | Record<string, unknown> }[] = [
   { ws: WS_A, id: 't-schema', body: tool('t-schema', [{ schema_name: 'note.v1' }]) },
   { ws: WS_A, id: 't-any', body: tool('t-any', [{ any_tags: ['red', 'blue'] }]) },
   { ws: WS_A, id: 't-all', body: tool('t-all', [{ all_tags: ['red', 'size.large'] }]) },
-  { ws: WS_A, id: 't-eq', body: tool('t-eq', [{ context_match: [{ path: '$.status', op: 'eq', value: 'open' }] }]) },
-  { ws: WS_A, id: 't-ne', body: tool('t-ne', [{ schema_name: 'note.v1', context_match: [{ path: '$.status', op: 'ne', value: 'open' }] }]) },
-  { ws: WS_A, id: 't-contains', body: tool('t-contains', [{ context_match: [{ path: '$.labels', op: 'contains_any', value: ['urgent'] }] }]) },
-  { ws: WS_A, id: 't-in', body: tool('t-in', [{ context_match: [{ path: '$.priority', op: 'in', value: ['p1', 'p2'] }] }]) },
-  { ws: WS_A, id: 't-gt', body: tool('t-gt', [{ context_match: [{ path: '$.score', op: 'gt', value: 10 }] }]) },
-  { ws: WS_A, id: 't-gte', body: tool('t-gte', [{ context_match: [{ path: '$.score', op: 'gte', value: 10 }] }]) },
-  { ws: WS_A, id: 't-lt', body: tool('t-lt', [{ context_match: [{ path: '$.score', op: 'lt', value: 5 }] }]) },
-  { ws: WS_A, id: 't-lte', body: tool('t-lte', [{ context_match: [{ path: '$.score', op: 'lte', value: 5 }] }]) },
-  { ws: WS_A, id: 't-exists', body: tool('t-exists', [{ context_match: [{ path: '$.owner', op: 'exists', value: true }] }]) },
-  { ws: WS_A, id: 't-missing', body: tool('t-missing', [{ schema_name: 'ticket.v1', context_match: [{ path: '$.owner', op: 'exists', value: false }] }]) },
-  { ws: WS_A, id: 't-prefix', body: tool('t-prefix', [{ context_match: [{ path: '$.path', op: 'prefix', value: '/api/' }] }]) },
-  { ws: WS_A, id: 't-nested', body: tool('t-nested', [{ context_match: [{ path: '$.a.b.c', op: 'eq', value: 1 }] }]) },
+  {
+    ws: WS_A,
+    id: 't-eq',
+    body: tool('t-eq', [{ context_match: [{ path: '$.status', op: 'eq', value: 'open' }] }]),
+  },
+  {
+    ws: WS_A,
+    id: 't-ne',
+    body: tool('t-ne', [
+      { schema_name: 'note.v1', context_match: [{ path: '$.status', op: 'ne', value: 'open' }] },
+    ]),
+  },
+  {
+    ws: WS_A,
+    id: 't-contains',
+    body: tool('t-contains', [
+      { context_match: [{ path: '$.labels', op: 'contains_any', value: ['urgent'] }] },
+    ]),
+  },
+  {
+    ws: WS_A,
+    id: 't-in',
+    body: tool('t-in', [{ context_match: [{ path: '$.priority', op: 'in', value: ['p1', 'p2'] }] }]),
+  },
+  {
+    ws: WS_A,
+    id: 't-gt',
+    body: tool('t-gt', [{ context_match: [{ path: '$.score', op: 'gt', value: 10 }] }]),
+  },
+  {
+    ws: WS_A,
+    id: 't-gte',
+    body: tool('t-gte', [{ context_match: [{ path: '$.score', op: 'gte', value: 10 }] }]),
+  },
+  {
+    ws: WS_A,
+    id: 't-lt',
+    body: tool('t-lt', [{ context_match: [{ path: '$.score', op: 'lt', value: 5 }] }]),
+  },
+  {
+    ws: WS_A,
+    id: 't-lte',
+    body: tool('t-lte', [{ context_match: [{ path: '$.score', op: 'lte', value: 5 }] }]),
+  },
+  {
+    ws: WS_A,
+    id: 't-exists',
+    body: tool('t-exists', [{ context_match: [{ path: '$.owner', op: 'exists', value: true }] }]),
+  },
+  {
+    ws: WS_A,
+    id: 't-missing',
+    body: tool('t-missing', [
+      { schema_name: 'ticket.v1', context_match: [{ path: '$.owner', op: 'exists', value: false }] },
+    ]),
+  },
+  {
+    ws: WS_A,
+    id: 't-prefix',
+    body: tool('t-prefix', [{ context_match: [{ path: '$.path', op: 'prefix', value: '/api/' }] }]),
+  },
+  {
+    ws: WS_A,
+    id: 't-nested',
+    body: tool('t-nested', [{ context_match: [{ path: '$.a.b.c', op: 'eq', value: 1 }] }]),
+  },
   { ws: WS_A, id: 't-multi', body: tool('t-multi', [{ schema_name: 'x.v1' }, { schema_name: 'y.v1' }]) },
   { ws: WS_A, id: 't-self', body: tool('t-self', [{ schema_name: 'note.v1' }]) },
   {
     ws: WS_A,
     id: 'a-any',
-    body: { schema_name: 'agent.def.v1', context: { agent_id: 'a-any', system_prompt: 'hi', model: 'offline/echo', subscriptions: { selectors: [{ schema_name: 'user.message.v1' }] } } },
+    body: {
+      schema_name: 'agent.def.v1',
+      context: {
+        agent_id: 'a-any',
+        system_prompt: 'hi',
+        model: 'offline/echo',
+        subscriptions: { selectors: [{ schema_name: 'user.message.v1' }] },
+      },
+    },
   },
   {
     ws: WS_A,
@@ -100,28 +184,48 @@ async function drain(): Promise<string[]> {
   for (const kind of EXECUTOR_KINDS) {
     const url = await queueUrl(topology.functions.executors[kind].trigger.queue.name);
     for (let empty = 0; empty < 2; ) {
-      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const out = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
       const messages = out.Messages ?? [];
       if (messages.length === 0) {
         empty++;
         continue;
       }
       for (const m of messages) {
-        const body = JSON.parse(m.Body ?? '{}') as { definition: { id: string; workspace: string }; event: { detail: { id: string; version: number; workspace: string } } };
-        seen.push(`${body.definition.workspace}/${body.definition.id} <- ${body.event.detail.workspace}/${body.event.detail.id}@${body.event.detail.version}`);
+        const body = JSON.parse(m.Body ?? '{}') as {
+          definition: { id: string; workspace: string };
+          event: { detail: { id: string; version: number; workspace: string } };
+        };
+        seen.push(
+          `${body.definition.workspace}/${body.definition.id} <- ${body.event.detail.workspace}/${body.event.detail.id}@${body.event.detail.version}`,
+        );
       }
-      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: url,
+          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+        }),
+      );
     }
   }
   return seen.sort();
 }
 
 async function status(ws: string, id: string, version: number): Promise<Record<string, unknown>> {
-  return eventually(async () => {
-    const page = await clients[ws]!.list({ schema_name: 'definition.status.v1', tag: `definition:${id}`, limit: 1 });
-    const s = page.items[0]?.context;
-    return s && Number(s.definition_version) >= version ? s : undefined;
-  }, 20_000, 50);
+  return eventually(
+    async () => {
+      const page = await clients[ws]!.list({
+        schema_name: 'definition.status.v1',
+        tag: `definition:${id}`,
+        limit: 1,
+      });
+      const s = page.items[0]?.context;
+      return s && Number(s.definition_version) >= version ? s : undefined;
+    },
+    20_000,
+    50,
+  );
 }
 
 describe('routing on the local stack', () => {
@@ -131,7 +235,9 @@ describe('routing on the local stack', () => {
     const written = await clients[first!.ws]!.put(first!.id, first!.body as never);
     const s = await status(first!.ws, first!.id, written.version);
     expect(s.state).toBe('active');
-    const rule = await events.send(new DescribeRuleCommand({ Name: String(s.rule_name), EventBusName: topology.bus.name }));
+    const rule = await events.send(
+      new DescribeRuleCommand({ Name: String(s.rule_name), EventBusName: topology.bus.name }),
+    );
     expect(JSON.parse(rule.EventPattern ?? '{}')).toEqual(s.pattern);
   });
 
@@ -141,7 +247,9 @@ describe('routing on the local stack', () => {
         const written = await clients[d.ws]!.put(d.id, d.body as never);
         const s = await status(d.ws, d.id, written.version);
         expect(s.state, `${d.id}: ${JSON.stringify(s.errors)}`).toBe('active');
-        const rule = await events.send(new DescribeRuleCommand({ Name: String(s.rule_name), EventBusName: topology.bus.name }));
+        const rule = await events.send(
+          new DescribeRuleCommand({ Name: String(s.rule_name), EventBusName: topology.bus.name }),
+        );
         expect(JSON.parse(rule.EventPattern ?? '{}')).toEqual(s.pattern);
       }),
     );
@@ -152,15 +260,31 @@ describe('routing on the local stack', () => {
     const a = clients[WS_A]!;
     const b = clients[WS_B]!;
     const expected: string[] = [];
-    const write = async (client: CrumbsClient, ws: string, input: { schema_name: string; tags?: string[]; context: Record<string, unknown> }, defs: string[]) => {
+    const write = async (
+      client: CrumbsClient,
+      ws: string,
+      input: { schema_name: string; tags?: string[]; context: Record<string, unknown> },
+      defs: string[],
+    ) => {
       const created = await client.create(input);
       for (const d of defs) expected.push(`${ws}/${d} <- ${ws}/${created.id}@1`);
       return created;
     };
-    const b1 = await write(a, WS_A, { schema_name: 'note.v1', context: { status: 'open' } }, ['t-schema', 't-eq', 't-self']);
-    await write(a, WS_A, { schema_name: 'note.v1', context: { status: 'closed' } }, ['t-schema', 't-ne', 't-self']);
+    const b1 = await write(a, WS_A, { schema_name: 'note.v1', context: { status: 'open' } }, [
+      't-schema',
+      't-eq',
+      't-self',
+    ]);
+    await write(a, WS_A, { schema_name: 'note.v1', context: { status: 'closed' } }, [
+      't-schema',
+      't-ne',
+      't-self',
+    ]);
     await write(a, WS_A, { schema_name: 'other.v1', tags: ['red'], context: {} }, ['t-any']);
-    await write(a, WS_A, { schema_name: 'other.v1', tags: ['red', 'size.large'], context: {} }, ['t-any', 't-all']);
+    await write(a, WS_A, { schema_name: 'other.v1', tags: ['red', 'size.large'], context: {} }, [
+      't-any',
+      't-all',
+    ]);
     await write(a, WS_A, { schema_name: 'other.v1', tags: ['size.large'], context: {} }, []);
     await write(a, WS_A, { schema_name: 'other.v1', context: { labels: ['urgent', 'x'] } }, ['t-contains']);
     await write(a, WS_A, { schema_name: 'other.v1', context: { labels: 'urgent' } }, ['t-contains']);
@@ -178,15 +302,25 @@ describe('routing on the local stack', () => {
     await write(a, WS_A, { schema_name: 'other.v1', context: { a: { b: { c: 1 } } } }, ['t-nested']);
     await write(a, WS_A, { schema_name: 'x.v1', context: {} }, ['t-multi']);
     await write(a, WS_A, { schema_name: 'y.v1', context: {} }, ['t-multi']);
-    await write(a, WS_A, { schema_name: 'user.message.v1', tags: ['workspace:agents'], context: { message: 'hi' } }, ['a-any', 'cc-1']);
+    await write(
+      a,
+      WS_A,
+      { schema_name: 'user.message.v1', tags: ['workspace:agents'], context: { message: 'hi' } },
+      ['a-any', 'cc-1'],
+    );
     await write(a, WS_A, { schema_name: 'user.message.v1', context: { message: 'hi' } }, ['a-any']);
     await write(b, WS_B, { schema_name: 'note.v1', tags: ['red'], context: {} }, ['t-schema-b', 't-any-b']);
 
     // An update is a change too; an event the definition wrote itself does not trigger it.
     const updated = await a.update(b1.id, { context: { status: 'closed' } });
-    for (const d of ['t-schema', 't-ne', 't-self']) expected.push(`${WS_A}/${d} <- ${WS_A}/${b1.id}@${updated.version}`);
+    for (const d of ['t-schema', 't-ne', 't-self'])
+      expected.push(`${WS_A}/${d} <- ${WS_A}/${b1.id}@${updated.version}`);
     const store = new DynamoBreadcrumbStore({ tableName: topology.table.name });
-    const own = await store.create(WS_A, { schema_name: 'note.v1', title: '', tags: [], context: {} }, { principal: 'tool:t-self' });
+    const own = await store.create(
+      WS_A,
+      { schema_name: 'note.v1', title: '', tags: [], context: {} },
+      { principal: 'tool:t-self' },
+    );
     for (const d of ['t-schema', 't-ne']) expected.push(`${WS_A}/${d} <- ${WS_A}/${own.breadcrumb.id}@1`);
 
     const delivered = await drain();
@@ -196,23 +330,34 @@ describe('routing on the local stack', () => {
   it('replaces the rule pattern when the selectors change, and removes the rule when the definition is deleted', async () => {
     const a = clients[WS_A]!;
     const first = await status(WS_A, 't-prefix', 1);
-    const changed = await a.put('t-prefix', tool('t-prefix', [{ context_match: [{ path: '$.path', op: 'prefix', value: '/v2/' }] }]) as never);
+    const changed = await a.put(
+      't-prefix',
+      tool('t-prefix', [{ context_match: [{ path: '$.path', op: 'prefix', value: '/v2/' }] }]) as never,
+    );
     const second = await status(WS_A, 't-prefix', changed.version);
     expect(second.state).toBe('active');
     expect(second.rule_name).toBe(first.rule_name);
     expect(second.pattern_hash).not.toBe(first.pattern_hash);
-    const rule = await events.send(new DescribeRuleCommand({ Name: String(second.rule_name), EventBusName: topology.bus.name }));
+    const rule = await events.send(
+      new DescribeRuleCommand({ Name: String(second.rule_name), EventBusName: topology.bus.name }),
+    );
     expect(JSON.stringify(JSON.parse(rule.EventPattern ?? '{}'))).toContain('/v2/');
 
     await a.delete('t-prefix');
-    await eventually(async () => {
-      try {
-        await events.send(new DescribeRuleCommand({ Name: String(second.rule_name), EventBusName: topology.bus.name }));
-        return undefined;
-      } catch (error) {
-        return error instanceof ResourceNotFoundException ? true : undefined;
-      }
-    }, 10_000, 50);
+    await eventually(
+      async () => {
+        try {
+          await events.send(
+            new DescribeRuleCommand({ Name: String(second.rule_name), EventBusName: topology.bus.name }),
+          );
+          return undefined;
+        } catch (error) {
+          return error instanceof ResourceNotFoundException ? true : undefined;
+        }
+      },
+      10_000,
+      50,
+    );
   });
 
   it('marks a definition with an invalid selector invalid, with errors, and gives it no rule', async () => {

@@ -76,7 +76,10 @@ export async function eventually<T>(
  * For tests that play the executor pipeline hop by hop: a local stack of their own whose executors do not run
  * (the shared stack's executors would race them for the same triggers), and a document client on its DynamoDB.
  */
-export async function startStackWithoutExecutors(): Promise<{ stack: LocalStack; documentClient: DynamoDBDocumentClient }> {
+export async function startStackWithoutExecutors(): Promise<{
+  stack: LocalStack;
+  documentClient: DynamoDBDocumentClient;
+}> {
   const stack = await startLocalStack({
     apiPort: 0,
     dynamodbPort: 0,
@@ -87,7 +90,11 @@ export async function startStackWithoutExecutors(): Promise<{ stack: LocalStack;
     seedDemo: false,
   });
   const documentClient = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+    new DynamoDBClient({
+      endpoint: stack.endpoints.dynamodb,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    }),
     { marshallOptions: { removeUndefinedValues: true } },
   );
   return { stack, documentClient };

@@ -5,10 +5,8 @@
  * bisect-on-error splits a failing batch, and after `retryAttempts` the batch goes to the on-failure handler.
  */
 import {
-  type _Record,
   DescribeStreamCommand,
   type DynamoDBStreamsClient,
-  GetRecordsCommand,
   GetShardIteratorCommand,
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
@@ -158,7 +156,9 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     return {
       ...rest,
       eventSourceARN: options.streamArn,
-      ...(userIdentity ? { userIdentity: { type: userIdentity.Type ?? '', principalId: userIdentity.PrincipalId ?? '' } } : {}),
+      ...(userIdentity
+        ? { userIdentity: { type: userIdentity.Type ?? '', principalId: userIdentity.PrincipalId ?? '' } }
+        : {}),
     };
   }
 }
@@ -185,7 +185,9 @@ function repairAttribute(attr: unknown): unknown {
   return attr;
 }
 
-type WireRecord = Omit<DynamoDBRecord, 'userIdentity'> & { userIdentity?: { Type?: string; PrincipalId?: string } };
+type WireRecord = Omit<DynamoDBRecord, 'userIdentity'> & {
+  userIdentity?: { Type?: string; PrincipalId?: string };
+};
 
 /**
  * GetRecords as raw JSON. The SDK's deserializer turns an empty map (`{"M":{}}`) into `{}`, which no longer says

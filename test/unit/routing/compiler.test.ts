@@ -182,7 +182,9 @@ describe('compileTriggerPattern', () => {
     });
 
     it('contains_any compiles to plain values, which EventBridge never finds too complex', () => {
-      const pattern = JSON.stringify(compileSelector(onPath('contains_any', ['file', 'list', 'javascript', 'a*b'], '$.content')));
+      const pattern = JSON.stringify(
+        compileSelector(onPath('contains_any', ['file', 'list', 'javascript', 'a*b'], '$.content')),
+      );
       expect(pattern).not.toContain('wildcard');
     });
 
