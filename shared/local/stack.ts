@@ -59,6 +59,11 @@ export interface LocalStackOptions {
   /** Local only: retry failed SQS messages after this many seconds instead of the visibility timeout. */
   retryDelaySeconds?: number;
   log?: (line: string) => void;
+  /**
+   * Benchmarks only: called once per service with its endpoint; the handlers and pollers then use the endpoint it
+   * returns (e.g. a counting proxy in front of the service).
+   */
+  interpose?: (service: 'dynamodb' | 'sqs' | 'eventbridge', endpoint: string) => Promise<string>;
 }
 
 export interface LocalStack {
@@ -142,7 +147,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => eventbridge.stop());
 
     const endpoints = { dynamodb: ddb.endpoint, sqs: sqsEndpoint, eventbridge: eventbridge.endpoint };
-    configureEnvironment(endpoints);
+    const interpose = options.interpose ?? (async (_service: string, endpoint: string) => endpoint);
+    const used = {
+      dynamodb: await interpose('dynamodb', endpoints.dynamodb),
+      sqs: await interpose('sqs', endpoints.sqs),
+      eventbridge: await interpose('eventbridge', endpoints.eventbridge),
+    };
+    configureEnvironment(used);
 
     const dynamodb = new DynamoDBClient({});
     const { streamArn, created } = await ensureTable(dynamodb);
@@ -151,7 +162,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Queues (each with its DLQ and redrive policy) for every SQS-triggered function, then the bus and the rule
     // manager's static rule. Executor queue ARNs are what the rule manager targets.
     // fauxqs names queues sqs.<region>.localhost, which Node does not resolve: always talk to its endpoint.
-    const sqsClient = new SQSClient({ endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false });
+    const sqsClient = new SQSClient({ endpoint: used.sqs, useQueueUrlAsEndpoint: false });
     cleanups.push(async () => sqsClient.destroy());
     const ruleManager = topology.functions.ruleManager;
     const ruleManagerQueue = await ensureQueue(sqsClient, ruleManager.trigger.queue);
@@ -183,7 +194,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const publisher = topology.functions.publisher;
     const streamPoller = startStreamPoller({
       client: streams,
-      endpoint: ddb.endpoint,
+      endpoint: used.dynamodb,
       streamArn,
       region: LOCAL_REGION,
       trigger: publisher.trigger,

@@ -1,0 +1,53 @@
+/**
+ * A counting HTTP proxy for benchmarks: forwards every request to a local AWS service endpoint and counts it by
+ * operation (the X-Amz-Target header of the JSON protocols: DynamoDB, DynamoDB Streams, SQS, EventBridge).
+ */
+import { createServer, request } from 'node:http';
+
+export interface CountingProxy {
+  readonly endpoint: string;
+  counts(): Record<string, number>;
+  total(filter?: (operation: string) => boolean): number;
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+export async function startCountingProxy(target: string): Promise<CountingProxy> {
+  const to = new URL(target);
+  const counts = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const operation = String(req.headers['x-amz-target'] ?? `${req.method} ${req.url}`);
+    counts.set(operation, (counts.get(operation) ?? 0) + 1);
+    const upstream = request(
+      { hostname: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    counts: () => Object.fromEntries(counts),
+    total: (filter = () => true) => [...counts].filter(([op]) => filter(op)).reduce((n, [, c]) => n + c, 0),
+    reset: () => counts.clear(),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
+}
