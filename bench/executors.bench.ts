@@ -1,0 +1,142 @@
+/**
+ * Executors on the local stack: tool round-trip latency (tool.request.v1 written → tool.response.v1 stored),
+ * sustained triggers/s, and the DynamoDB / SQS / EventBridge requests each trigger costs end to end (counted by
+ * proxies in front of each local service; the bench's own writes and polls go straight to DynamoDB Local and are
+ * not counted, except the trigger write itself).
+ *
+ *   node bin/run-ts.js bench/executors.bench.ts [--roundtrips 50] [--burst 200]
+ */
+import { parseArgs } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#shared/local/aws-env.ts';
+import { startLocalStack } from '#shared/local/stack.ts';
+import { topology } from '#shared/topology.ts';
+import { type CountingProxy, percentile, startCountingProxy } from './support/counting-proxy.ts';
+
+const { values } = parseArgs({
+  options: { roundtrips: { type: 'string', default: '50' }, burst: { type: 'string', default: '200' } },
+});
+const proxies: Partial<Record<'dynamodb' | 'sqs' | 'eventbridge', CountingProxy>> = {};
+const real: Partial<Record<'dynamodb' | 'sqs' | 'eventbridge', string>> = {};
+const stack = await startLocalStack({
+  apiPort: 0,
+  dynamodbPort: 0,
+  sqsPort: 0,
+  eventbridgePort: 0,
+  token: 'bench',
+  seedDemo: false,
+  interpose: async (service, endpoint) => {
+    real[service] = endpoint;
+    proxies[service] = await startCountingProxy(endpoint);
+    return proxies[service].endpoint;
+  },
+});
+try {
+  // The bench's own reads and writes bypass the proxies.
+  const store = new DynamoBreadcrumbStore({
+    tableName: topology.table.name,
+    client: DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: real.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    ),
+  });
+  const ws = 'bench';
+  const principal = 'user:bench';
+  await store.create(
+    ws,
+    {
+      schema_name: 'tool.def.v1',
+      title: 'echo',
+      tags: [],
+      context: { name: 'echo', implementation: 'echo' },
+    },
+    { principal, id: 'tool-echo' },
+  );
+  for (;;) {
+    const s = (
+      await store.list({
+        workspace: ws,
+        schema_name: 'definition.status.v1',
+        tag: 'definition:tool-echo',
+        limit: 1,
+      })
+    ).items[0];
+    if (s?.context.state === 'active') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await stack.settle();
+
+  const request = (n: number) =>
+    store.create(
+      ws,
+      {
+        schema_name: 'tool.request.v1',
+        title: '',
+        tags: [],
+        context: { tool: 'echo', input: { n }, requestId: `r-${n}`, requestedBy: 'bench' },
+      },
+      { principal },
+    );
+  const answered = async (n: number) =>
+    (await store.list({ workspace: ws, tag: `request:r-${n}`, limit: 1 })).items.some(
+      (b) => b.schema_name === 'tool.response.v1',
+    );
+
+  // 1. Round trips, one at a time.
+  const roundtrips: number[] = [];
+  for (let n = 0; n < Number(values.roundtrips); n++) {
+    const started = performance.now();
+    await request(n);
+    while (!(await answered(n))) await new Promise((r) => setTimeout(r, 5));
+    roundtrips.push(performance.now() - started);
+  }
+  roundtrips.sort((a, b) => a - b);
+
+  // 2. A burst: sustained triggers/s and requests per trigger.
+  await stack.settle();
+  await new Promise((r) => setTimeout(r, 1500));
+  for (const p of Object.values(proxies)) p?.reset();
+  const burst = Number(values.burst);
+  const first = 100_000;
+  const started = performance.now();
+  const pending = new Set<number>();
+  for (let i = 0; i < burst; i += 10) {
+    await Promise.all(Array.from({ length: Math.min(10, burst - i) }, (_, j) => request(first + i + j)));
+    for (let j = 0; j < Math.min(10, burst - i); j++) pending.add(first + i + j);
+  }
+  while (pending.size > 0 && performance.now() - started < 180_000) {
+    for (const n of [...pending].slice(0, 20)) if (await answered(n)) pending.delete(n);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await stack.settle();
+  await new Promise((r) => setTimeout(r, 2500)); // let idle pollers' empty receives show as what they are
+  const count = (service: 'dynamodb' | 'sqs' | 'eventbridge', filter?: (op: string) => boolean) =>
+    (proxies[service]?.total(filter) ?? 0) / burst;
+  const isPoll = (op: string) => /GetRecords|GetShardIterator|DescribeStream|ReceiveMessage/.test(op);
+
+  console.log('executor benchmark (local stack; echo tool)');
+  console.log(
+    `tool round trip (write request → response stored): n=${roundtrips.length} p50=${percentile(roundtrips, 0.5).toFixed(0)} ms p99=${percentile(roundtrips, 0.99).toFixed(0)} ms`,
+  );
+  console.log(
+    `sustained: ${burst - pending.size}/${burst} triggers answered in ${seconds.toFixed(1)} s = ${((burst - pending.size) / seconds).toFixed(1)} triggers/s`,
+  );
+  console.log(
+    'requests per trigger (excluding pollers’ GetRecords/ReceiveMessage, which are per poll, not per trigger):',
+  );
+  console.log(`  DynamoDB    ${count('dynamodb', (op) => !isPoll(op)).toFixed(1)}`);
+  console.log(`  SQS         ${count('sqs', (op) => !isPoll(op)).toFixed(1)}`);
+  console.log(`  EventBridge ${count('eventbridge').toFixed(1)}`);
+  console.log('by operation (per trigger):');
+  for (const [service, proxy] of Object.entries(proxies)) {
+    for (const [op, n] of Object.entries(proxy?.counts() ?? {}).sort((a, b) => b[1] - a[1])) {
+      console.log(`  ${service.padEnd(12)} ${op.padEnd(48)} ${(n / burst).toFixed(2)}`);
+    }
+  }
+} finally {
+  await stack.stop();
+  for (const p of Object.values(proxies)) await p?.stop();
+}
