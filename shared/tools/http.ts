@@ -13,10 +13,12 @@
  *   between (rebinding) is not covered; pinning the address needs an undici dispatcher we do not bundle.
  * - `timeout_ms` (default 10 s, and never beyond the executor's own deadline) and `max_response_bytes`
  *   (default 1 MiB): larger responses are cut off with an error, not truncated silently.
+ * - `retry_on_status` (default 429, 502, 503, 504): answers that say "try later" fail the trigger retriably, so SQS
+ *   delivers it again; once the queue gives up (its DLQ), the caller gets a `status: "error"` response.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { NonRetriableError } from '#shared/domain/errors.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { evaluateJsonata } from './jsonata.ts';
 import type { Tool, ToolContext } from './tool.ts';
 
@@ -132,7 +134,10 @@ interface HttpConfig {
   timeoutMs: number;
   maxResponseBytes: number;
   maxRedirects: number;
+  retryOnStatus: readonly number[];
 }
+
+const DEFAULT_RETRY_ON_STATUS = [429, 502, 503, 504];
 
 function readConfig(config: Record<string, unknown>): HttpConfig {
   const hosts = config.allowed_hosts;
@@ -149,6 +154,10 @@ function readConfig(config: Record<string, unknown>): HttpConfig {
     timeoutMs: positive(config.timeout_ms, DEFAULT_TIMEOUT_MS),
     maxResponseBytes: positive(config.max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES),
     maxRedirects: typeof config.max_redirects === 'number' ? config.max_redirects : DEFAULT_MAX_REDIRECTS,
+    retryOnStatus:
+      Array.isArray(config.retry_on_status) && config.retry_on_status.every((n) => Number.isInteger(n))
+        ? (config.retry_on_status as number[])
+        : DEFAULT_RETRY_ON_STATUS,
   };
 }
 
@@ -290,6 +299,10 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
             }
             continue;
           }
+          if (config.retryOnStatus.includes(response.status)) {
+            await response.body?.cancel();
+            throw new RetriableError(`${url.host} answered ${response.status}; the request will be retried`);
+          }
           const bytes = await readCapped(response, config.maxResponseBytes);
           const result: HttpResponseOutput = {
             status: response.status,
@@ -305,7 +318,8 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
             cause: error,
           });
         }
-        if (error instanceof NonRetriableError || signal.aborted) throw error;
+        if (error instanceof NonRetriableError || error instanceof RetriableError || signal.aborted)
+          throw error;
         throw new NonRetriableError(`the request to ${url.host} failed: ${(error as Error).message}`, {
           cause: error,
         });

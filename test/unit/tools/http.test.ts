@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RetriableError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { createHttpTool, httpTool, isPrivateAddress } from '#shared/tools/http.ts';
@@ -38,6 +39,9 @@ beforeAll(async () => {
       res.write('x'.repeat(1024));
       res.write('x'.repeat(1024));
       res.end('x'.repeat(1024));
+    } else if (url.pathname === '/busy') {
+      res.statusCode = 503;
+      res.end('try later');
     } else if (url.pathname === '/slow') {
       setTimeout(() => res.end('late'), 2000).unref();
     } else if (url.pathname === '/echo') {
@@ -154,6 +158,19 @@ describe('http tool', () => {
     await expect(
       httpTool.run({ url: `http://127.0.0.1:${port}/big-chunked` }, local({ max_response_bytes: 1500 })),
     ).rejects.toThrow(/larger than config.max_response_bytes/);
+  });
+
+  it('fails retriably on 503 so SQS retries, and returns other errors as output', async () => {
+    await expect(httpTool.run({ url: `http://127.0.0.1:${port}/busy` }, local())).rejects.toBeInstanceOf(
+      RetriableError,
+    );
+    const notFound = await httpTool.run({ url: `http://127.0.0.1:${port}/nope` }, local());
+    expect(notFound).toMatchObject({ status: 404 });
+    const configured = await httpTool.run(
+      { url: `http://127.0.0.1:${port}/busy` },
+      local({ retry_on_status: [] }),
+    );
+    expect(configured).toMatchObject({ status: 503 });
   });
 
   it('times out', async () => {
