@@ -3,9 +3,12 @@
  * with PUT, triggers are written with POST, and everything in between (stream → publisher → EventBridge rules →
  * SQS → executors → response breadcrumbs) runs as it does on AWS.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CrumbsClient } from '#shared/cli/api-client.ts';
 import { main } from '#shared/cli/main.ts';
+import { topology } from '#shared/topology.ts';
 import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
 
 function client(workspace: string): CrumbsClient {
@@ -183,5 +186,50 @@ describe('executors through the API and CLI', () => {
     expect((await c.list({ schema_name: 'system.loop_stopped.v1', limit: 5 })).items).toHaveLength(1);
     const responses = (await c.list({ schema_name: 'agent.response.v1', limit: 20 })).items;
     expect(responses.length).toBeLessThanOrEqual(4);
+  });
+
+  it('sends a message that keeps failing to the DLQ and answers it with an error; the messages around it are unaffected', async () => {
+    let attempts = 0;
+    const upstream = createServer((_req, res) => {
+      attempts++;
+      res.statusCode = 503;
+      res.end('busy');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+    try {
+      const c = client(uniqueWorkspace('dlq'));
+      await applyAndWait(c, 'tool-echo', {
+        schema_name: 'tool.def.v1',
+        context: { name: 'echo', implementation: 'echo' },
+      });
+      await applyAndWait(c, 'tool-flaky', {
+        schema_name: 'tool.def.v1',
+        context: {
+          name: 'flaky',
+          implementation: 'http',
+          config: { allowed_hosts: ['127.0.0.1'], allow_private: true },
+        },
+      });
+      const request = (tool: string, requestId: string, input: Record<string, unknown>) =>
+        c.create({
+          schema_name: 'tool.request.v1',
+          context: { tool, input, requestId, requestedBy: 'tester' },
+        });
+      await request('echo', 'before', { n: 1 });
+      await request('flaky', 'poison', { url });
+      await request('echo', 'after', { n: 2 });
+
+      for (const id of ['before', 'after']) {
+        expect((await waitForTag(c, 'tool.response.v1', `request:${id}`)).context.status).toBe('success');
+      }
+      const answer = await waitForTag(c, 'tool.response.v1', 'request:poison', 60_000);
+      expect(answer.context).toMatchObject({ status: 'error', tool: 'flaky', request_id: 'poison' });
+      // Retried by SQS until the redrive policy moved it to the DLQ, then answered by the DLQ handler.
+      expect(attempts).toBe(topology.functions.executors.tool.trigger.queue.maxReceiveCount);
+    } finally {
+      upstream.closeAllConnections();
+      await new Promise((resolve) => upstream.close(resolve));
+    }
   });
 });
