@@ -89,6 +89,8 @@ export interface FunctionDeclaration {
     readonly bus?: 'put-events' | 'manage-rules';
     readonly executorQueues?: 'target';
     readonly secrets?: boolean;
+    /** Computes embeddings (indexing or vector search): Titan on AWS, the local embedder offline. */
+    readonly embeddings?: boolean;
   };
 }
 
@@ -124,7 +126,8 @@ export function executorFunction(kind: ExecutorKind): SqsFunctionDeclaration {
       maxBatchingWindowSeconds: 0,
       maxConcurrency: kind === 'agent' ? 20 : 50,
     },
-    uses: { table: 'read-write', secrets: kind === 'agent' || kind === 'tool' },
+    // Every executor can fetch `vector` context (shared/core/executor/context-assembly.ts).
+    uses: { table: 'read-write', secrets: kind === 'agent' || kind === 'tool', embeddings: true },
   };
 }
 
@@ -157,7 +160,7 @@ export const topology = {
       timeoutSeconds: 15,
       memoryMb: 512,
       trigger: { kind: 'http' },
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', embeddings: true },
     },
     publisher: {
       name: 'publisher',
@@ -172,7 +175,7 @@ export const topology = {
         bisectBatchOnError: true,
         parallelizationFactor: 1,
       },
-      uses: { table: 'read-write', stream: true, bus: 'put-events' },
+      uses: { table: 'read-write', stream: true, bus: 'put-events', embeddings: true },
     },
     ruleManager: {
       name: 'rule-manager',

@@ -5,51 +5,16 @@
  * Ollama, OpenAI-compatible, or the offline model; keys from Secrets Manager); writes tool.request.v1,
  * agent.conversation.v1 and agent.response.v1 (or agent.error.v1) breadcrumbs.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy from '@middy/core';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
-import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
-import { DynamoClaims } from '#shared/core/executor/claims.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
-import { processExecutorBatch } from '#shared/core/executor/pipeline.ts';
-import { registerKind } from '#shared/core/executor/registry.ts';
-import { observability } from '#shared/core/observability.ts';
-import { searchSimilar } from '#shared/core/vector-search.ts';
-import { ENV, topology } from '#shared/topology.ts';
+import { createExecutorHandler } from '../shared/executor-handler.ts';
 
-const fn = topology.functions.executors.agent;
-const env = parseEnv(TableEnvSchema);
-const { logger } = observability(`crumbs-${fn.name}`);
-const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
-const claims = new DynamoClaims(env[ENV.tableName]);
 const llm = new AiSdkLlmClient();
-const vectorDeps = vectorDepsFor(store, env[ENV.tableName]);
 
-registerKind(
-  'agent',
-  (deps) => createAgentExecutor({ store: deps.store, llm }) as ExecutorKindImplementation<unknown>,
-);
-
-export const handler = middy(
-  async (
-    event: SQSEvent,
-    _context: Context,
-    { signal }: { signal: AbortSignal },
-  ): Promise<SQSBatchResponse> => {
-    const { batchItemFailures } = await processExecutorBatch(event.Records, {
-      store,
-      claims,
-      leaseMs: fn.timeoutSeconds * 1000,
-      log: logger,
-      signal,
-      vectorSearch: { search: (query) => searchSimilar(vectorDeps, query) },
-    });
-    return { batchItemFailures };
-  },
+export const handler = createExecutorHandler('agent', {
+  implementation: (deps) =>
+    createAgentExecutor({ store: deps.store, llm }) as ExecutorKindImplementation<unknown>,
   // Abort model calls 10 s before the Lambda timeout: the message is retried instead of timing out mid-write.
-  { timeoutEarlyInMillis: 10_000 },
-).use(injectLambdaContext(logger));
+  timeoutEarlyInMillis: 10_000,
+});

@@ -75,13 +75,6 @@ export interface StatelessStackProps extends StackProps {
  * topology's `uses` does not declare embeddings yet; until it does, this list (checked by the template tests
  * against the handlers) says which functions get the Bedrock embedding model.
  */
-export const EMBEDDING_USERS: ReadonlySet<string> = new Set([
-  topology.functions.api.name,
-  topology.functions.publisher.name,
-  topology.functions.executors.agent.name,
-  topology.functions.executors.tool.name,
-  topology.functions.executors['context-builder'].name,
-]);
 
 function sqsTrigger(declaration: FunctionDeclaration): SqsTrigger {
   if (declaration.trigger.kind !== 'sqs') throw new Error(`${declaration.name}: expected an SQS trigger`);
@@ -323,7 +316,7 @@ export class StatelessStack extends Stack {
     }
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();
-    if (EMBEDDING_USERS.has(declaration.name)) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
+    if (declaration.uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
     return fn;
   }
 }

@@ -1,17 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '#infra/config.ts';
 import {
   EMBEDDINGS_ENV,
-  REPO_ROOT,
   RULE_MANAGEMENT_ACTIONS,
   SECRET_PREFIX_ENV,
 } from '#infra/constructs/crumbs-function.ts';
 import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
-import { EMBEDDING_USERS } from '#infra/stacks/stateless-stack.ts';
 import { allFunctions, ENV, EXECUTOR_KINDS, ruleManagerPattern, topology } from '#shared/topology.ts';
 
 const STAGE = 'test';
@@ -191,9 +187,7 @@ describe('StatelessStack', () => {
 
   it('uses one Bedrock embedding model in every function that indexes or searches vectors', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
-      const handler = readFileSync(join(REPO_ROOT, f.entry), 'utf8');
-      const embeds = handler.includes('vectorDepsFor') || handler.includes('embedderFromEnv');
-      expect(EMBEDDING_USERS.has(f.name), `${f.name} embeds: ${embeds}`).toBe(embeds);
+      const embeds = 'embeddings' in f.uses && f.uses.embeddings === true;
       expect(functionEnv(f.name)[EMBEDDINGS_ENV], f.name).toBe(embeds ? 'bedrock' : undefined);
       const invoke = statementsOfFunction(f.name).filter((s) =>
         asList(s.Action).includes('bedrock:InvokeModel'),
