@@ -1,4 +1,5 @@
 /** `breadcrumb.search`: lists breadcrumbs by schema and/or tag in the caller's own workspace, newest first. */
+import type { ContextView } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import type { Tool } from './tool.ts';
 
@@ -9,15 +10,7 @@ export interface BreadcrumbSearchInput {
 }
 
 export interface BreadcrumbSearchOutput {
-  items: {
-    id: string;
-    schema_name: string;
-    title: string;
-    tags: string[];
-    version: number;
-    updated_at: string;
-    context: unknown;
-  }[];
+  items: ContextView[];
 }
 
 export const breadcrumbSearchTool: Tool<BreadcrumbSearchInput, BreadcrumbSearchOutput> = {

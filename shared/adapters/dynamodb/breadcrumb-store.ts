@@ -18,6 +18,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { monotonicFactory } from 'ulidx';
+import type { PlainPut } from '#shared/core/plain-puts.ts';
 import {
   type Breadcrumb,
   type ContextView,
@@ -342,7 +343,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
    */
   async adopt(
     seen: Item,
-    parsed: AdoptInput,
+    parsed: PlainPut,
     previous: Breadcrumb | undefined,
   ): Promise<Breadcrumb | undefined> {
     const now = this.clock.now().toISOString();
@@ -600,18 +601,6 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 }
 
-/** What adopting a plain put needs; validated by the caller (see `shared/core/plain-puts.ts`). */
-export interface AdoptInput {
-  id: string;
-  workspace: string;
-  schema_name: string;
-  title: string;
-  tags: string[];
-  context: Record<string, unknown>;
-  llm_hints?: LlmHints | undefined;
-  expires_at?: number | undefined;
-  created_by: string;
-}
 
 /** A transaction condition failed; `failedIndexes` are positions in the transaction. */
 class WriteConditionFailed extends Error {
