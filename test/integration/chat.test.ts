@@ -10,6 +10,7 @@ import { CrumbsClient } from '#shared/cli/api-client.ts';
 import { main } from '#shared/cli/main.ts';
 import { topology } from '#shared/topology.ts';
 import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
+import { seed002Breadcrumb } from '../support/seeds.ts';
 
 function client(workspace: string): CrumbsClient {
   const { api, token } = localStack();
@@ -149,6 +150,24 @@ describe('executors through the API and CLI', () => {
     const answer = await waitForTag(c, 'agent.response.v1', `thread:${message.id}`);
     expect(String(answer.context.message)).toContain('42');
     expect(answer.created_by).toBe('agent:default-chat-assistant');
+  });
+
+  it("runs seed 002's agent.definition.v1 as written and answers with its structured output", async () => {
+    const c = client(uniqueWorkspace('seed2'));
+    await applyAndWait(c, 'agent-file-manager', {
+      schema_name: seed002Breadcrumb.schema_name,
+      context: seed002Breadcrumb.context,
+    });
+    // Its trigger: tags user:message or chat:input, and $.content equal to one of file / list / javascript.
+    const message = await c.create({
+      schema_name: 'user.message.v1',
+      tags: ['chat:input'],
+      context: { content: 'list' },
+    });
+    const answer = await waitForTag(c, 'agent.response.v1', `thread:${message.id}`);
+    expect(answer.created_by).toBe('agent:file-manager');
+    // Seed 002's response_schema requires response_text: the structured output carries it.
+    expect(answer.context.output).toMatchObject({ response_text: expect.any(String) });
   });
 
   it('stops two agents that answer each other at the hop limit with one system.loop_stopped.v1', async () => {
