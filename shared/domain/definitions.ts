@@ -69,7 +69,7 @@ export const AgentDefinitionSchema = z.object({
   model: z.string({ error: 'expected a model id string' }).min(1).optional(),
   temperature: z.number({ error: 'expected a number' }).min(0).max(2).optional(),
   subscriptions: SubscriptionsSchema,
-  /** Tool names the agent may request; absent: any tool of the workspace. */
+  /** Tool names the agent may request; absent: every tool of the workspace. */
   tools: z.array(NameSchema, { error: 'expected an array of tool names' }).optional(),
   max_tool_rounds: z
     .number({ error: 'expected a whole number' })

@@ -6,7 +6,7 @@
  * rules:  { type: "template", template: "Handlebars {{a.b}}" }   rendered with the context as root
  *         { type: "extract",  value: "$.a[0].b" }                 JSONPath; one match → the value, several → array
  *         { type: "format",   format: "{a.b} of {c}" }            `{path}` placeholders
- *         { type: "literal",  literal: <any JSON> }
+ *         { type: "literal",  literal: <a JSON value> }
  *
  * Order: transforms are computed from the *stored* context; include then exclude select from it; then
  * `replace` (the default when there are transforms) answers only the transformed keys, `merge` answers the
