@@ -601,7 +601,6 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 }
 
-
 /** A transaction condition failed; `failedIndexes` are positions in the transaction. */
 class WriteConditionFailed extends Error {
   constructor(
