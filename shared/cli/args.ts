@@ -285,3 +285,13 @@ export function clientFor(global: GlobalOptions): CrumbsClient {
 export function printJson(io: CliIo, value: unknown): void {
   io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+/** SIGINT and SIGTERM to `handler` until the returned function is called (long-running commands: dev, tail). */
+export function listenToProcessSignals(handler: (signal: NodeJS.Signals) => void): () => void {
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}

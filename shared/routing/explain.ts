@@ -8,7 +8,7 @@
 import { changeEntry } from '#shared/core/publisher.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { type ChangeDetail, DETAIL_TYPES } from '#shared/domain/change-event.ts';
-import type { Selector } from '#shared/domain/selector.ts';
+import { getPath, type Selector } from '#shared/domain/selector.ts';
 import { compileTriggerPattern, matchesSelector, type SelectorSubject } from './compiler.ts';
 import { matchesEventPattern } from './event-pattern.ts';
 
@@ -112,7 +112,7 @@ function explainSelector(selector: Selector, index: number, detail: SelectorSubj
       field: `context_match[${i}]`,
       part: { context_match: [match] } as Selector,
       reason: () =>
-        `${match.path} ${match.op} ${JSON.stringify(match.value)} — the value there is ${JSON.stringify(valueAt(detail.context, match.path)) ?? 'missing'}`,
+        `${match.path} ${match.op} ${JSON.stringify(match.value)} — the value there is ${JSON.stringify(getPath(detail.context, match.path)) ?? 'missing'}`,
     });
   });
   for (const check of checks) {
@@ -121,16 +121,4 @@ function explainSelector(selector: Selector, index: number, detail: SelectorSubj
     }
   }
   return { index, matched: matchesSelector(selector, detail) };
-}
-
-function valueAt(value: unknown, path: string): unknown {
-  let current = value;
-  for (const part of path
-    .replace(/^\$\.?/, '')
-    .split('.')
-    .filter(Boolean)) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[part];
-  }
-  return current;
 }

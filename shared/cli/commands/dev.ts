@@ -7,7 +7,15 @@
  * A second signal during shutdown exits at once (130), for when stopping hangs.
  */
 import type { LocalStack, LocalStackOptions } from '#shared/local/stack.ts';
-import { type CliIo, type Command, noPositionals, optString, toInt, UsageError } from '../args.ts';
+import {
+  type CliIo,
+  type Command,
+  listenToProcessSignals,
+  noPositionals,
+  optString,
+  toInt,
+  UsageError,
+} from '../args.ts';
 
 // The defaults match `DEFAULT_PORTS` in the stack module; that value is not imported, because importing it
 // would load the whole stack for every command.
@@ -141,13 +149,4 @@ function listenForShutdown(io: CliIo): { first: Promise<NodeJS.Signals>; unsubsc
     (io.exit ?? ((code: number) => process.exit(code)))(130);
   });
   return { first, unsubscribe };
-}
-
-function listenToProcessSignals(handler: (signal: NodeJS.Signals) => void): () => void {
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
-  };
 }

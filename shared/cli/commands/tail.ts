@@ -4,7 +4,14 @@
  * output reads in write order. Ctrl-C stops it.
  */
 import type { Breadcrumb } from '../api-client.ts';
-import { type Command, noPositionals, optInt, optString, UsageError } from '../args.ts';
+import {
+  type Command,
+  listenToProcessSignals,
+  noPositionals,
+  optInt,
+  optString,
+  UsageError,
+} from '../args.ts';
 
 const DEFAULT_INTERVAL_MS = 1000;
 const PAGE = 50;
@@ -85,13 +92,4 @@ Flags:
 function line(b: Breadcrumb): string {
   const tags = b.tags.length > 0 ? `  [${b.tags.join(', ')}]` : '';
   return `${b.updated_at}  ${b.id}  v${b.version}  ${b.schema_name}  ${b.title}${tags}`;
-}
-
-function listenToProcessSignals(handler: (signal: NodeJS.Signals) => void): () => void {
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
-  };
 }

@@ -435,32 +435,11 @@ export function definitionParts(parsed: ParsedDefinition): {
   context: Selector[];
   principal: string;
 } {
-  switch (parsed.kind) {
-    case 'agent':
-      return {
-        triggers: triggerSelectors('agent', parsed.definition),
-        context: contextSelectors('agent', parsed.definition),
-        principal: definitionPrincipal('agent', parsed.definition),
-      };
-    case 'tool':
-      return {
-        triggers: triggerSelectors('tool', parsed.definition),
-        context: contextSelectors('tool', parsed.definition),
-        principal: definitionPrincipal('tool', parsed.definition),
-      };
-    case 'workflow':
-      return {
-        triggers: triggerSelectors('workflow', parsed.definition),
-        context: contextSelectors('workflow', parsed.definition),
-        principal: definitionPrincipal('workflow', parsed.definition),
-      };
-    case 'context-builder':
-      return {
-        triggers: triggerSelectors('context-builder', parsed.definition),
-        context: contextSelectors('context-builder', parsed.definition),
-        principal: definitionPrincipal('context-builder', parsed.definition),
-      };
-  }
+  return {
+    triggers: triggerSelectors(parsed.kind, parsed.definition),
+    context: contextSelectors(parsed.kind, parsed.definition),
+    principal: definitionPrincipal(parsed.kind, parsed.definition),
+  };
 }
 
 function kindDeps(deps: PipelineDeps, log: Log) {
