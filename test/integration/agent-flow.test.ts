@@ -13,19 +13,18 @@ import { createSearchHandler } from '#shared/core/api/search.ts';
 import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
 import { createContextBuilder } from '#shared/core/executor/context-builder.ts';
-import type { ExecutorKindImplementation, ExecutorMessage } from '#shared/core/executor/contract.ts';
+import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
-import { changeEntry } from '#shared/core/publisher.ts';
 import { indexEmbedding, searchSimilar, type VectorSearchDeps } from '#shared/core/vector-search.ts';
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
-import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { DEMO_AGENT_ID, seedDemo } from '#shared/local/demo.ts';
 import type { LocalStack } from '#shared/local/stack.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
-import { DEFINITION_SCHEMAS, type DefinitionSchema, topology } from '#shared/topology.ts';
+import { topology } from '#shared/topology.ts';
+import { messageFor } from '../support/executor-message.ts';
 import { localStore, startStackWithoutExecutors, uniqueWorkspace } from '../support/local.ts';
 
 let store: DynamoBreadcrumbStore;
@@ -64,24 +63,6 @@ function deps(): PipelineDeps {
       }) as ExecutorKindImplementation<unknown>,
       'context-builder': createContextBuilder() as ExecutorKindImplementation<unknown>,
       tool: createToolExecutor({ store, log: silentLog, clock: systemClock }),
-    },
-  };
-}
-
-function messageFor(definition: Breadcrumb, trigger: Breadcrumb): ExecutorMessage {
-  const entry = changeEntry(trigger.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated, trigger);
-  return {
-    definition: {
-      id: definition.id,
-      version: definition.version,
-      workspace: definition.workspace,
-      kind: DEFINITION_SCHEMAS[definition.schema_name as DefinitionSchema],
-      schema_name: definition.schema_name,
-    },
-    event: {
-      source: 'crumbs',
-      'detail-type': entry.detailType as ExecutorMessage['event']['detail-type'],
-      detail: entry.detail as ExecutorMessage['event']['detail'],
     },
   };
 }

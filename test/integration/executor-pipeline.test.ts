@@ -2,24 +2,24 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
-import type { ExecutorKindImplementation, ExecutorMessage } from '#shared/core/executor/contract.ts';
+import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
 import { registerKind } from '#shared/core/executor/registry.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
-import { changeEntry } from '#shared/core/publisher.ts';
 import {
   type Breadcrumb,
   type CreateBreadcrumbInput,
   CreateBreadcrumbSchema,
 } from '#shared/domain/breadcrumb.ts';
-import { type Causation, DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import type { LocalStack } from '#shared/local/stack.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
-import { DEFINITION_SCHEMAS, type DefinitionSchema, topology } from '#shared/topology.ts';
+import { topology } from '#shared/topology.ts';
+import { messageFor } from '../support/executor-message.ts';
 import { eventually, localStore, startStackWithoutExecutors, uniqueWorkspace } from '../support/local.ts';
 
 const LEASE_MS = 60_000;
@@ -73,26 +73,6 @@ async function put(
     ...(causation ? { causation } : {}),
   });
   return breadcrumb;
-}
-
-/** The message routing would deliver: the definition reference and the change event of the trigger. */
-function messageFor(definition: Breadcrumb, trigger: Breadcrumb): ExecutorMessage {
-  const entry = changeEntry(trigger.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated, trigger);
-  return {
-    definition: {
-      id: definition.id,
-      version: definition.version,
-      workspace: definition.workspace,
-      kind: DEFINITION_SCHEMAS[definition.schema_name as DefinitionSchema],
-      schema_name: definition.schema_name,
-    },
-    event: {
-      source: 'crumbs',
-      'detail-type': entry.detailType as ExecutorMessage['event']['detail-type'],
-      detail: entry.detail as ExecutorMessage['event']['detail'],
-      time: trigger.updated_at,
-    },
-  };
 }
 
 async function toolDef(ws: string, context: Record<string, unknown>): Promise<Breadcrumb> {
