@@ -12,13 +12,14 @@ import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-clo
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type ILayerVersion, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { ENV, type ExecutorKind, type FunctionDeclaration } from '#shared/topology.ts';
+import { POWERTOOLS_MODULES } from './powertools-layer.ts';
 
 /** Repository root: topology entries are relative to it, and so are `package-lock.json` and `tsconfig.json`. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -87,6 +88,16 @@ export const CRUMBS_BUNDLING: Readonly<
   externalModules: ['@aws-sdk/*'],
 };
 
+/** `CRUMBS_BUNDLING`, with Powertools left external when the function runs with the Powertools layer. */
+export function bundlingOptions(powertoolsFromLayer: boolean): BundlingOptions {
+  return {
+    ...CRUMBS_BUNDLING,
+    externalModules: powertoolsFromLayer
+      ? [...CRUMBS_BUNDLING.externalModules, POWERTOOLS_MODULES]
+      : [...CRUMBS_BUNDLING.externalModules],
+  };
+}
+
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
   FunctionDeclaration,
@@ -113,6 +124,12 @@ export interface CrumbsFunctionProps {
    * @default - none
    */
   readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * The Powertools layer (`powertools-layer.ts`). Given, the function runs with it and its bundle leaves
+   * `@aws-lambda-powertools/*` to it; absent, Powertools is bundled (LocalStack, which has no public layers).
+   * @default - Powertools bundled into the function
+   */
+  readonly powertoolsLayer?: ILayerVersion;
 }
 
 export type TableAccess = 'read' | 'read-write';
@@ -190,7 +207,8 @@ export class CrumbsFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       role,
-      bundling: { ...CRUMBS_BUNDLING },
+      bundling: bundlingOptions(props.powertoolsLayer !== undefined),
+      ...(props.powertoolsLayer ? { layers: [props.powertoolsLayer] } : {}),
       environment: {
         POWERTOOLS_SERVICE_NAME: `crumbs-${declaration.name}`,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,

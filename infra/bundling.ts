@@ -1,0 +1,62 @@
+/**
+ * Bundles a function the way `NodejsFunction` does with `CrumbsFunction`'s bundling options, with esbuild's
+ * metafile, for the bundle test and the bundle benchmark: what they measure is what `cdk synth` would ship.
+ * (CDK runs the esbuild CLI with these same settings; `cdk synth` itself is too slow to run per measurement.)
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { build, type Metafile } from 'esbuild';
+import { REPO_ROOT } from './constructs/crumbs-function.ts';
+
+/** The per-function budget of issue 5: a bundle above it fails the bundle test and the benchmark. */
+export const BUNDLE_LIMIT_BYTES = 300 * 1024;
+
+export interface BundleResult {
+  readonly outfile: string;
+  readonly bytes: number;
+  /** Bytes in the output per package (`zod`, `@cfworker/json-schema`) or per repository folder (`shared/core`). */
+  readonly bytesBySource: ReadonlyMap<string, number>;
+  readonly metafile: Metafile;
+}
+
+/** Bundles `entry` (relative to the repository root) into `outfile` with `options`. */
+export async function bundleFunction(
+  entry: string,
+  outfile: string,
+  options: BundlingOptions,
+): Promise<BundleResult> {
+  mkdirSync(dirname(outfile), { recursive: true });
+  const result = await build({
+    entryPoints: [join(REPO_ROOT, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: options.format === 'cjs' ? 'cjs' : 'esm',
+    minify: options.minify ?? false,
+    sourcemap: options.sourceMap ?? false,
+    target: options.target,
+    mainFields: options.mainFields ? [...options.mainFields] : undefined,
+    banner: options.banner ? { js: options.banner } : undefined,
+    external: options.externalModules ? [...options.externalModules] : undefined,
+    metafile: true,
+    logLevel: 'error',
+  });
+  const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
+  const bytesBySource = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    const source = sourceOf(input);
+    bytesBySource.set(source, (bytesBySource.get(source) ?? 0) + bytesInOutput);
+  }
+  return { outfile, bytes: statSync(outfile).size, bytesBySource, metafile: result.metafile };
+}
+
+/** `node_modules/@scope/pkg/x.js` → `@scope/pkg`; `node_modules/pkg/x.js` → `pkg`; `shared/core/x.ts` → `shared/core`. */
+function sourceOf(input: string): string {
+  const inModules = input.lastIndexOf('node_modules/');
+  if (inModules >= 0) {
+    const parts = input.slice(inModules + 'node_modules/'.length).split('/');
+    return (parts[0]?.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/');
+  }
+  return input.split('/').slice(0, 2).join('/');
+}
