@@ -1,16 +1,16 @@
 /**
  * Agent executor. Triggered by the agent queue (events routed by each agent definition's rule: its
  * agent.context.v1 / user messages, and tool.response.v1 answers to its own requests). Reads the definition, the
- * trigger, its context and the agent's conversation; calls the model (AI SDK: Bedrock, OpenRouter, OpenAI,
- * Ollama, OpenAI-compatible, or the offline model; keys from Secrets Manager); writes tool.request.v1,
+ * trigger, its context and the agent's conversation; calls the model (Bedrock, OpenRouter, OpenAI, Ollama,
+ * OpenAI-compatible, or the offline model; keys from Secrets Manager); writes tool.request.v1,
  * agent.conversation.v1 and agent.response.v1 (or agent.error.v1) breadcrumbs.
  */
-import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
+import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { createExecutorHandler } from '../shared/executor-handler.ts';
 
-const llm = new AiSdkLlmClient();
+const llm = new LlmRouter();
 
 export const handler = createExecutorHandler('agent', {
   implementation: (deps) =>

@@ -3,7 +3,7 @@
  * compiled from `tool.def.v1` definitions. Reads the definition and the trigger (and any context sources) from
  * the breadcrumbs table; writes one `tool.response.v1` per request (or `system.loop_stopped.v1`) and claim items.
  */
-import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
+import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { registerContextTools } from '#shared/core/executor/context-builder.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
@@ -14,6 +14,6 @@ export const handler = createExecutorHandler('tool', {
   timeoutEarlyInMillis: 2_000,
   setup: ({ vectorSearch }) => {
     registerBuiltinTools();
-    registerContextTools({ llm: new AiSdkLlmClient(), vectorSearch });
+    registerContextTools({ llm: new LlmRouter(), vectorSearch });
   },
 });

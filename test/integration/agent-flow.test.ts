@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';
 import { LocalEmbedder } from '#shared/adapters/embeddings/local-embedder.ts';
-import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
+import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { createSearchHandler } from '#shared/core/api/search.ts';
 import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
@@ -59,7 +59,7 @@ function deps(): PipelineDeps {
     implementations: {
       agent: createAgentExecutor({
         store,
-        llm: new AiSdkLlmClient({ env: {} }),
+        llm: new LlmRouter({ env: {} }),
       }) as ExecutorKindImplementation<unknown>,
       'context-builder': createContextBuilder() as ExecutorKindImplementation<unknown>,
       tool: createToolExecutor({ store, log: silentLog, clock: systemClock }),

@@ -1,7 +1,7 @@
 /**
  * The OFFLINE model: a deterministic stand-in for an LLM, for the demo and tests. It makes no network call and
- * never pretends to be a real model (every answer says "offline"). It is a real AI SDK `LanguageModelV3`, so it
- * goes through the same `generateText` path, tool encoding and message conversion as Bedrock or OpenRouter.
+ * never pretends to be a real model (every answer says "offline"). It answers an `LlmRequest` directly, behind the
+ * same LlmClient as Bedrock or OpenRouter, so callers exercise the same port, tool calls and conversation shape.
  *
  * What it does, in order:
  * 1. The conversation ends with tool results → it answers from them: a calculator result as "17*23 = 391",
@@ -10,16 +10,10 @@
  *    for the tool: `calculator({ expression: "17*23" })`.
  * 3. Otherwise it replies briefly, quoting the message and naming the context sections (`## <key>` headings of
  *    the system prompt) it received.
- * With a JSON response format (structured output) the reply is wrapped into an object that fills the schema's
+ * With a response schema (structured output) the reply is wrapped into an object that fills the schema's
  * required fields.
  */
-import type { LanguageModel } from 'ai';
-
-type LanguageModelV3 = Extract<LanguageModel, { specificationVersion: 'v3' }>;
-type CallOptions = Parameters<LanguageModelV3['doGenerate']>[0];
-type GenerateResult = Awaited<ReturnType<LanguageModelV3['doGenerate']>>;
-type Prompt = CallOptions['prompt'];
-type Content = GenerateResult['content'][number];
+import type { LlmMessage, LlmRequest, LlmResponse, LlmToolResult } from '#shared/ports/llm.ts';
 
 export const OFFLINE_PROVIDER = 'offline';
 
@@ -44,129 +38,84 @@ export function findArithmetic(text: string): string | undefined {
   return /\d/.test(out) && /[-+*/^%]/.test(out) ? out.trim() : undefined;
 }
 
-export class OfflineLanguageModel implements LanguageModelV3 {
-  readonly specificationVersion = 'v3' as const;
-  readonly provider = OFFLINE_PROVIDER;
-  readonly supportedUrls = {};
-
-  constructor(readonly modelId: string = 'crumbs') {}
-
-  async doGenerate(options: CallOptions): Promise<GenerateResult> {
-    const content = this.answer(options);
-    const text = content.map((c) => (c.type === 'text' ? c.text : '')).join('');
-    const inputChars = JSON.stringify(options.prompt).length;
-    return {
-      content,
-      finishReason: {
-        unified: content.some((c) => c.type === 'tool-call') ? 'tool-calls' : 'stop',
-        raw: undefined,
-      },
-      usage: {
-        inputTokens: {
-          total: Math.ceil(inputChars / 4),
-          noCache: undefined,
-          cacheRead: undefined,
-          cacheWrite: undefined,
-        },
-        outputTokens: { total: Math.ceil(text.length / 4), text: undefined, reasoning: undefined },
-      },
-      warnings: [],
-    };
-  }
-
-  doStream(): PromiseLike<never> {
-    return Promise.reject(new Error('the offline model does not stream; use generateText'));
-  }
-
-  private answer(options: CallOptions): Content[] {
-    const { prompt } = options;
-    const last = prompt[prompt.length - 1];
-    let reply: string;
-    if (last?.role === 'tool') {
-      reply = answerFromToolResults(prompt, last.content);
-    } else {
-      const message = lastUserText(prompt);
-      const expression = findArithmetic(message);
-      const calculator = options.tools?.find((t) => t.type === 'function' && t.name === 'calculator');
-      if (expression !== undefined && calculator !== undefined) {
-        const round = prompt.filter((m) => m.role === 'assistant').length + 1;
-        return [
-          {
-            type: 'tool-call',
-            toolCallId: `offline-call-${round}-1`,
-            toolName: calculator.name,
-            input: JSON.stringify({ expression }),
-          },
-        ];
-      }
-      const keys = contextKeys(prompt);
-      const quoted = message.length > 200 ? `${message.slice(0, 200)}…` : message;
-      reply =
-        `(offline model) You said: "${quoted}". ` +
-        (keys.length > 0 ? `Context I received: ${keys.join(', ')}.` : 'I received no context.');
+/** One offline model call; `modelId` is the part after `offline/` and only names the answer's model. */
+export function generateOffline(request: LlmRequest, modelId = 'crumbs'): LlmResponse {
+  const model = `${OFFLINE_PROVIDER}/${modelId}`;
+  const { messages } = request;
+  const inputTokens = Math.ceil(JSON.stringify({ system: request.system, messages }).length / 4);
+  const last = messages[messages.length - 1];
+  let reply: string;
+  if (last?.role === 'tool') {
+    reply = answerFromToolResults(messages, last.results);
+  } else {
+    const message = lastUserText(messages);
+    const expression = findArithmetic(message);
+    const calculator = request.tools?.find((t) => t.name === 'calculator');
+    if (expression !== undefined && calculator !== undefined) {
+      const round = messages.filter((m) => m.role === 'assistant').length + 1;
+      return {
+        text: '',
+        toolCalls: [{ id: `offline-call-${round}-1`, name: calculator.name, input: { expression } }],
+        finishReason: 'tool-calls',
+        usage: { inputTokens, outputTokens: 0 },
+        model,
+      };
     }
-    const format = options.responseFormat;
-    if (format?.type === 'json') {
-      return [{ type: 'text', text: JSON.stringify(fillSchema(format.schema, reply)) }];
-    }
-    return [{ type: 'text', text: reply }];
+    const keys = contextKeys(request.system);
+    const quoted = message.length > 200 ? `${message.slice(0, 200)}…` : message;
+    reply =
+      `(offline model) You said: "${quoted}". ` +
+      (keys.length > 0 ? `Context I received: ${keys.join(', ')}.` : 'I received no context.');
   }
+  const text =
+    request.responseSchema !== undefined ? JSON.stringify(fillSchema(request.responseSchema, reply)) : reply;
+  return {
+    text,
+    toolCalls: [],
+    finishReason: 'stop',
+    usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) },
+    model,
+  };
 }
 
-function lastUserText(prompt: Prompt): string {
-  for (let i = prompt.length - 1; i >= 0; i--) {
-    const m = prompt[i];
-    if (m?.role === 'user') {
-      return m.content
-        .map((p) => (p.type === 'text' ? p.text : ''))
-        .join(' ')
-        .trim();
-    }
+function lastUserText(messages: LlmMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role === 'user') return m.content.trim();
   }
   return '';
 }
 
-function contextKeys(prompt: Prompt): string[] {
+function contextKeys(system: string): string[] {
   const keys: string[] = [];
-  for (const m of prompt) {
-    if (m.role !== 'system') continue;
-    for (const match of m.content.matchAll(/^## (\S+)/gm))
-      if (match[1] && !keys.includes(match[1])) keys.push(match[1]);
+  for (const match of system.matchAll(/^## (\S+)/gm)) {
+    if (match[1] && !keys.includes(match[1])) keys.push(match[1]);
   }
   return keys;
 }
 
-function answerFromToolResults(
-  prompt: Prompt,
-  results: Extract<Prompt[number], { role: 'tool' }>['content'],
-): string {
+function answerFromToolResults(messages: LlmMessage[], results: LlmToolResult[]): string {
   const inputs = new Map<string, unknown>();
-  for (const m of prompt) {
+  for (const m of messages) {
     if (m.role !== 'assistant') continue;
-    for (const part of m.content) if (part.type === 'tool-call') inputs.set(part.toolCallId, part.input);
+    for (const call of m.toolCalls ?? []) inputs.set(call.id, call.input);
   }
   const lines: string[] = [];
-  for (const part of results) {
-    if (part.type !== 'tool-result') continue;
-    const output = part.output;
-    const value =
-      output.type === 'json' || output.type === 'text'
-        ? output.value
-        : output.type === 'error-text' || output.type === 'error-json'
-          ? { error: output.value }
-          : output.type;
-    const input = inputs.get(part.toolCallId);
+  for (const result of results) {
+    const value = result.isError
+      ? { error: typeof result.output === 'string' ? result.output : JSON.stringify(result.output) }
+      : (result.output ?? null);
+    const input = inputs.get(result.toolCallId);
     const expression =
       input !== null &&
       typeof input === 'object' &&
       typeof (input as { expression?: unknown }).expression === 'string'
         ? (input as { expression: string }).expression
         : undefined;
-    const isError = output.type === 'error-text' || output.type === 'error-json';
-    if (part.toolName === 'calculator' && expression !== undefined && !isError) {
+    if (result.toolName === 'calculator' && expression !== undefined && !result.isError) {
       lines.push(`${expression} = ${render(resultOf(value))}`);
     } else {
-      lines.push(`${part.toolName}${isError ? ' failed' : ''}: ${render(value)}`);
+      lines.push(`${result.toolName}${result.isError ? ' failed' : ''}: ${render(value)}`);
     }
   }
   return `${lines.join('\n')} (offline model)`;

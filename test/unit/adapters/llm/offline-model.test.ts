@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AiSdkLlmClient, parseModel } from '#shared/adapters/llm/ai-sdk-client.ts';
+import { LlmRouter, parseModel } from '#shared/adapters/llm/llm-router.ts';
 import { fillSchema, findArithmetic } from '#shared/adapters/llm/offline-model.ts';
 import type { LlmRequest } from '#shared/ports/llm.ts';
 
@@ -8,7 +8,7 @@ const calculator = {
   description: 'arithmetic',
   inputSchema: { type: 'object', properties: { expression: { type: 'string' } } },
 };
-const llm = new AiSdkLlmClient({ env: {} });
+const llm = new LlmRouter({ env: {} });
 
 describe('the offline model', () => {
   it('asks for the calculator when the message holds arithmetic and the tool is offered', async () => {
@@ -41,6 +41,36 @@ describe('the offline model', () => {
     });
     expect(out.text).toBe('17*23 = 391 (offline model)');
     expect(out.finishReason).toBe('stop');
+  });
+
+  it('answers other tools by their crumbs name and says when a tool failed', async () => {
+    const out = await llm.generate({
+      model: 'offline/crumbs',
+      system: 's',
+      messages: [
+        { role: 'user', content: 'what is 1/0 and what do you know?' },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [
+            { id: 'c1', name: 'calculator', input: { expression: '1/0' } },
+            { id: 'c2', name: 'context.build', input: {} },
+          ],
+        },
+        {
+          role: 'tool',
+          results: [
+            { toolCallId: 'c1', toolName: 'calculator', output: 'division by zero', isError: true },
+            { toolCallId: 'c2', toolName: 'context.build', output: { sources: 0 } },
+          ],
+        },
+      ],
+      tools: [calculator],
+    });
+    expect(out.text).toBe(
+      'calculator failed: {"error":"division by zero"}\ncontext.build: {"sources":0} (offline model)',
+    );
+    expect(out.model).toBe('offline/crumbs');
   });
 
   it('replies without tools, naming the context sections it received, and says it is offline', async () => {

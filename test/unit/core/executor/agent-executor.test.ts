@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
+import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import {
   type AgentConversation,
   conversationId,
@@ -187,7 +187,7 @@ describe('agent executor', () => {
   it('turns tool calls into tool.request.v1 breadcrumbs and saves the conversation, then continues on the response', async () => {
     const store = new MemoryStore();
     const trigger = seedChat(store);
-    const executor = createAgentExecutor({ store: store.asPort(), llm: new AiSdkLlmClient({ env: {} }) });
+    const executor = createAgentExecutor({ store: store.asPort(), llm: new LlmRouter({ env: {} }) });
     const first = await executor.execute(input(agentDef(), trigger));
     const [request, conversation] = first.outputs;
     expect(request).toMatchObject({
@@ -350,7 +350,7 @@ describe('agent executor', () => {
     });
     const { outputs } = await createAgentExecutor({
       store: store.asPort(),
-      llm: new AiSdkLlmClient({ env: {} }),
+      llm: new LlmRouter({ env: {} }),
     }).execute(input(parsed.definition, trigger));
     expect(outputs[0]?.context.message).toContain('list files');
     expect(outputs[0]?.context.model).toBe('offline/gpt-4');

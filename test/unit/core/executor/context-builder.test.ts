@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AiSdkLlmClient } from '#shared/adapters/llm/ai-sdk-client.ts';
+import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import {
   contextBreadcrumbId,
   createContextBuilder,
@@ -109,7 +109,7 @@ describe('context builder', () => {
   });
 
   it('offers an llm tool that makes one model call', async () => {
-    const tool = llmTool(new AiSdkLlmClient({ env: {} }));
+    const tool = llmTool(new LlmRouter({ env: {} }));
     const ctx = {
       config: { model: 'offline/x' },
       signal: new AbortController().signal,

@@ -1,0 +1,150 @@
+/**
+ * The LlmClient adapter: routes each call to a provider by the model string's prefix and speaks that provider's
+ * API directly (no LLM SDK: the Converse call goes through the AWS SDK already in the Lambda runtime, the others
+ * are one fetch each, which keeps the executor bundles small).
+ *
+ *   bedrock/<modelId>            Amazon Bedrock Converse (through the AWS SDK client: IAM role credentials)
+ *   openrouter/<model>           OpenRouter   (OPENROUTER_BASE_URL, default https://openrouter.ai/api/v1)
+ *   openai/<model>               OpenAI       (OPENAI_BASE_URL, default https://api.openai.com/v1)
+ *   ollama/<model>               Ollama       (OLLAMA_BASE_URL, default http://127.0.0.1:11434/v1)
+ *   openai-compatible/<model>    vLLM, LM Studio, ... (OPENAI_COMPATIBLE_BASE_URL, required)
+ *   offline/<name>               the deterministic offline model (no network; see offline-model.ts)
+ *
+ * A model without a known prefix (`gpt-4`, as in the seeds) goes to `CRUMBS_DEFAULT_LLM_PROVIDER` (default
+ * `offline`, so nothing leaves the machine unless a provider is configured). Keys: see api-keys.ts.
+ *
+ * Tool calls come back as data, never executed here. Tool names are encoded for providers that accept only
+ * `[a-zA-Z0-9_-]` (`context.build` → `context__build`) and decoded on the way back (tool-wire.ts).
+ */
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { NonRetriableError } from '#shared/domain/errors.ts';
+import type { LlmClient, LlmRequest, LlmResponse } from '#shared/ports/llm.ts';
+import { type ApiKeySource, apiKeysFromEnv } from './api-keys.ts';
+import { bedrockConverse } from './bedrock-converse.ts';
+import { generateOffline, OFFLINE_PROVIDER } from './offline-model.ts';
+import { openAiChat } from './openai-chat.ts';
+
+export const PROVIDERS = [
+  'bedrock',
+  'openrouter',
+  'openai',
+  'ollama',
+  'openai-compatible',
+  OFFLINE_PROVIDER,
+] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+const BASE_URLS: Record<
+  'openrouter' | 'openai' | 'ollama' | 'openai-compatible',
+  { env: string; default?: string }
+> = {
+  openrouter: { env: 'OPENROUTER_BASE_URL', default: 'https://openrouter.ai/api/v1' },
+  openai: { env: 'OPENAI_BASE_URL', default: 'https://api.openai.com/v1' },
+  ollama: { env: 'OLLAMA_BASE_URL', default: 'http://127.0.0.1:11434/v1' },
+  'openai-compatible': { env: 'OPENAI_COMPATIBLE_BASE_URL' },
+};
+
+/** Splits `provider/model`; a string without a known provider prefix uses the default provider. */
+export function parseModel(
+  model: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { provider: Provider; modelId: string } {
+  const slash = model.indexOf('/');
+  const prefix = slash > 0 ? model.slice(0, slash) : '';
+  if ((PROVIDERS as readonly string[]).includes(prefix)) {
+    return { provider: prefix as Provider, modelId: model.slice(slash + 1) || 'default' };
+  }
+  const fallback = env.CRUMBS_DEFAULT_LLM_PROVIDER?.trim() || OFFLINE_PROVIDER;
+  if (!(PROVIDERS as readonly string[]).includes(fallback)) {
+    throw new NonRetriableError(
+      `CRUMBS_DEFAULT_LLM_PROVIDER is "${fallback}"; expected one of ${PROVIDERS.join(', ')}`,
+    );
+  }
+  return { provider: fallback as Provider, modelId: model || 'default' };
+}
+
+export interface LlmRouterOptions {
+  env?: NodeJS.ProcessEnv;
+  apiKeys?: ApiKeySource;
+  /** The Bedrock runtime client Converse requests go through. @default one per container */
+  bedrockClient?: BedrockRuntimeClient;
+  /** fetch for the OpenAI-compatible providers (tests). @default globalThis.fetch */
+  fetch?: typeof globalThis.fetch;
+  /**
+   * Retries inside the call for throttling, 5xx and network errors before the error goes back to SQS: by our
+   * fetch loop for the OpenAI-compatible providers, by the default Bedrock client's `maxAttempts` for Bedrock.
+   * @default 1
+   */
+  maxRetries?: number;
+}
+
+/** Default Bedrock clients, one per region and attempt count, created once per container. */
+const defaultBedrockClients = new Map<string, BedrockRuntimeClient>();
+
+export class LlmRouter implements LlmClient {
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly apiKeys: ApiKeySource;
+  private readonly options: LlmRouterOptions;
+  private readonly maxRetries: number;
+
+  constructor(options: LlmRouterOptions = {}) {
+    this.options = options;
+    this.env = options.env ?? process.env;
+    this.apiKeys = options.apiKeys ?? apiKeysFromEnv(this.env);
+    this.maxRetries = options.maxRetries ?? 1;
+  }
+
+  async generate(request: LlmRequest): Promise<LlmResponse> {
+    const { provider, modelId } = parseModel(request.model, this.env);
+    switch (provider) {
+      case OFFLINE_PROVIDER:
+        return generateOffline(request, modelId);
+      case 'bedrock':
+        return bedrockConverse(this.bedrockClient(), modelId, request);
+      default: {
+        const base = BASE_URLS[provider];
+        const baseURL = this.env[base.env]?.trim() || base.default;
+        if (!baseURL) {
+          throw new NonRetriableError(
+            `model ${provider}/${modelId} needs ${base.env} (the server's base URL)`,
+          );
+        }
+        const apiKey = await this.apiKeys.apiKey(provider);
+        if (!apiKey && (provider === 'openrouter' || provider === 'openai')) {
+          throw new NonRetriableError(
+            `no API key for ${provider}: set ${provider === 'openai' ? 'OPENAI_API_KEY' : 'OPENROUTER_API_KEY'} ` +
+              'locally, or the Secrets Manager secret <CRUMBS_SECRET_PREFIX><provider> on AWS',
+          );
+        }
+        return openAiChat(
+          {
+            provider,
+            modelId,
+            baseURL,
+            apiKey,
+            jsonSchemaFormat: provider === 'openai' || provider === 'openrouter',
+            maxCompletionTokens: provider === 'openai',
+            // Looked up per call so a test (or a wrapper installed later) replacing globalThis.fetch is used.
+            fetch: this.options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+            maxRetries: this.maxRetries,
+          },
+          request,
+        );
+      }
+    }
+  }
+
+  private bedrockClient(): BedrockRuntimeClient {
+    if (this.options.bedrockClient) return this.options.bedrockClient;
+    const region = this.env.AWS_REGION ?? this.env.AWS_DEFAULT_REGION;
+    const maxAttempts = this.maxRetries + 1;
+    const key = `${region ?? ''}|${maxAttempts}`;
+    let client = defaultBedrockClients.get(key);
+    if (!client) {
+      // Without a region in `env` the SDK resolves it as usual (AWS_REGION in the Lambda environment).
+      client = new BedrockRuntimeClient({ maxAttempts, ...(region ? { region } : {}) });
+      defaultBedrockClients.set(key, client);
+    }
+    return client;
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * One call to an OpenAI-compatible chat-completions API (OpenAI, OpenRouter, Ollama, vLLM, LM Studio, ...) over
+ * fetch, non-streaming: `POST {baseURL}/chat/completions`. Only the common subset of the API is used, so the
+ * same request works on every server: system + user/assistant/tool messages, function tools, temperature, a
+ * token limit and a response format.
+ *
+ * 429, 5xx and network failures are retried `maxRetries` times after a short backoff (or the server's
+ * Retry-After when it is short); a longer wait is left to the SQS redelivery rather than paid for in a Lambda.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import type { LlmFinishReason, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '#shared/ports/llm.ts';
+import { abortedError, isAbort, isRetriableStatus } from './call-errors.ts';
+import { fitsStrictMode, jsonText, withSchemaInstruction } from './structured-output.ts';
+import { ToolNames, toolResultText } from './tool-wire.ts';
+
+export interface OpenAiChatTarget {
+  /** The crumbs provider name (`openrouter`, `ollama`, ...), used in messages. */
+  provider: string;
+  modelId: string;
+  baseURL: string;
+  apiKey: string | undefined;
+  /**
+   * The server takes `json_schema` response formats (OpenAI, OpenRouter). Others get `json_object` plus the
+   * schema in the prompt: the common denominator of Ollama, vLLM and LM Studio.
+   */
+  jsonSchemaFormat: boolean;
+  /** Send the limit as `max_completion_tokens` (OpenAI's reasoning models refuse `max_tokens`). */
+  maxCompletionTokens: boolean;
+  fetch: typeof globalThis.fetch;
+  maxRetries: number;
+}
+
+/** Backoff before retry n (0-based) is BASE * 2^n, and no wait (server's or ours) is longer than MAX_WAIT. */
+const BASE_DELAY_MS = 500;
+const MAX_WAIT_MS = 10_000;
+
+interface WireToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** Message content: a string, or (some servers) an array of typed parts. */
+type ChatContent = string | null | { type?: string; text?: string }[] | undefined;
+
+interface ChatCompletion {
+  choices?: {
+    message?: {
+      content?: ChatContent;
+      tool_calls?: { id?: string; function?: { name?: string; arguments?: unknown } }[];
+    };
+    finish_reason?: string | null;
+  }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+}
+
+const FINISH_REASONS: Record<string, LlmFinishReason> = {
+  stop: 'stop',
+  tool_calls: 'tool-calls',
+  function_call: 'tool-calls',
+  length: 'length',
+  content_filter: 'content-filter',
+};
+
+export async function openAiChat(target: OpenAiChatTarget, request: LlmRequest): Promise<LlmResponse> {
+  const model = `${target.provider}/${target.modelId}`;
+  const names = new ToolNames();
+  // Offered tools are encoded first so that names in the history get the same encoding.
+  const tools = (request.tools ?? []).map((spec) => ({
+    type: 'function' as const,
+    function: { name: names.encode(spec.name), description: spec.description, parameters: spec.inputSchema },
+  }));
+  const schema = request.responseSchema;
+  const system =
+    schema !== undefined && !target.jsonSchemaFormat
+      ? withSchemaInstruction(request.system, schema)
+      : request.system;
+  const messages: ChatMessage[] = [
+    ...(system !== '' ? [{ role: 'system' as const, content: system }] : []),
+    ...toChatMessages(request.messages, names),
+  ];
+  const body = {
+    model: target.modelId,
+    messages,
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.maxOutputTokens !== undefined
+      ? { [target.maxCompletionTokens ? 'max_completion_tokens' : 'max_tokens']: request.maxOutputTokens }
+      : {}),
+    ...(schema !== undefined ? { response_format: responseFormat(schema, target.jsonSchemaFormat) } : {}),
+  };
+  const completion = await post(target, model, body, request.signal);
+  return toResponse(completion, model, names, schema !== undefined);
+}
+
+function responseFormat(schema: Record<string, unknown>, jsonSchemaFormat: boolean): Record<string, unknown> {
+  if (!jsonSchemaFormat) return { type: 'json_object' };
+  return { type: 'json_schema', json_schema: { name: 'response', schema, strict: fitsStrictMode(schema) } };
+}
+
+function toChatMessages(messages: LlmMessage[], names: ToolNames): ChatMessage[] {
+  return messages.flatMap((m): ChatMessage[] => {
+    switch (m.role) {
+      case 'user':
+        return [{ role: 'user', content: m.content }];
+      case 'assistant': {
+        const calls = (m.toolCalls ?? []).map(
+          (c): WireToolCall => ({
+            id: c.id,
+            type: 'function',
+            function: { name: names.encode(c.name), arguments: JSON.stringify(c.input ?? {}) },
+          }),
+        );
+        // OpenAI's own shape: no text beside tool calls is `null`, not an empty string.
+        return calls.length > 0
+          ? [{ role: 'assistant', content: m.content || null, tool_calls: calls }]
+          : [{ role: 'assistant', content: m.content }];
+      }
+      default:
+        return m.results.map((r) => ({
+          role: 'tool',
+          tool_call_id: r.toolCallId,
+          content: toolResultText(r),
+        }));
+    }
+  });
+}
+
+async function post(
+  target: OpenAiChatTarget,
+  model: string,
+  body: Record<string, unknown>,
+  signal: AbortSignal | undefined,
+): Promise<ChatCompletion> {
+  const url = `${target.baseURL.replace(/\/+$/, '')}/chat/completions`;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+  const payload = JSON.stringify(body);
+  const init: RequestInit = { method: 'POST', headers, body: payload, ...(signal ? { signal } : {}) };
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await send(target.fetch, url, init);
+    let failure: { message: string; retriable: boolean; retryAfterMs?: number; cause?: unknown };
+    if ('error' in outcome) {
+      if (isAbort(outcome.error, signal)) throw abortedError(model, outcome.error);
+      const reason = describe(outcome.error);
+      failure = {
+        message: `${model}: could not reach ${url}: ${reason}`,
+        retriable: true,
+        cause: outcome.error,
+      };
+    } else if (outcome.ok) {
+      return parseCompletion(outcome.text, model, outcome.status);
+    } else {
+      failure = {
+        message: `${model} answered ${outcome.status}: ${providerMessage(outcome.text)}`,
+        retriable: isRetriableStatus(outcome.status),
+        retryAfterMs: retryAfterMs(outcome.headers),
+      };
+    }
+    const options = failure.cause !== undefined ? { cause: failure.cause } : undefined;
+    if (!failure.retriable) throw new NonRetriableError(failure.message, options);
+    const wait = attempt < target.maxRetries ? retryDelay(attempt, failure.retryAfterMs) : undefined;
+    if (wait === undefined) throw new RetriableError(failure.message, options);
+    try {
+      await delay(wait, undefined, signal ? { signal } : undefined);
+    } catch (error) {
+      throw abortedError(model, error);
+    }
+  }
+}
+
+/** One HTTP exchange; a transport failure (refused, reset, aborted) comes back as `error`, not thrown. */
+async function send(
+  fetchImpl: typeof globalThis.fetch,
+  url: string,
+  init: RequestInit,
+): Promise<{ ok: boolean; status: number; headers: Headers; text: string } | { error: unknown }> {
+  try {
+    const response = await fetchImpl(url, init);
+    const text = await response.text();
+    return { ok: response.ok, status: response.status, headers: response.headers, text };
+  } catch (error) {
+    return { error };
+  }
+}
+
+function parseCompletion(text: string, model: string, status: number): ChatCompletion {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object') return parsed as ChatCompletion;
+  } catch {
+    // Reported below with the body, which says more than the parser's message.
+  }
+  throw new NonRetriableError(
+    `${model} answered ${status} with a body that is not JSON: ${text.slice(0, 200)}`,
+  );
+}
+
+/** The server's own words: OpenAI `{error: {message}}`, Ollama `{error: "..."}`, or the body itself. */
+function providerMessage(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown } | null;
+    const error = body?.error;
+    if (typeof error === 'string') return error;
+    if (error !== null && typeof error === 'object') {
+      const message = (error as { message?: unknown }).message;
+      if (typeof message === 'string') return message;
+    }
+    if (typeof body?.message === 'string') return body.message;
+  } catch {
+    // Not JSON (a proxy's HTML page, plain text): the text itself is the message.
+  }
+  return text.trim().slice(0, 500) || '(empty body)';
+}
+
+/** `retry-after-ms` (OpenAI) or `retry-after` in seconds or as an HTTP date; undefined when absent or bad. */
+export function retryAfterMs(headers: Headers): number | undefined {
+  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** undefined: do not wait here (the server asks for longer than is worth paying for in a Lambda). */
+function retryDelay(attempt: number, retryAfter: number | undefined): number | undefined {
+  if (retryAfter !== undefined) return retryAfter <= MAX_WAIT_MS ? retryAfter : undefined;
+  return Math.min(BASE_DELAY_MS * 2 ** attempt, MAX_WAIT_MS);
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  // Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, ...) is on the cause.
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+}
+
+function toResponse(
+  completion: ChatCompletion,
+  model: string,
+  names: ToolNames,
+  structured: boolean,
+): LlmResponse {
+  const choice = completion.choices?.[0];
+  const message = choice?.message;
+  if (message === undefined) {
+    throw new NonRetriableError(
+      `${model} answered without a message: ${JSON.stringify(completion).slice(0, 200)}`,
+    );
+  }
+  const toolCalls = (message.tool_calls ?? []).map((call) => toToolCall(call, names, model));
+  const text = contentText(message.content);
+  return {
+    text: structured ? jsonText(text) : text,
+    toolCalls,
+    // Some servers (Ollama) say `stop` beside tool calls; the calls are what the caller acts on.
+    finishReason:
+      toolCalls.length > 0 ? 'tool-calls' : (FINISH_REASONS[choice?.finish_reason ?? ''] ?? 'other'),
+    usage: {
+      inputTokens: completion.usage?.prompt_tokens,
+      outputTokens: completion.usage?.completion_tokens,
+    },
+    model,
+  };
+}
+
+function contentText(content: ChatContent): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+    .join('');
+}
+
+function toToolCall(
+  call: { id?: string; function?: { name?: string; arguments?: unknown } },
+  names: ToolNames,
+  model: string,
+): LlmToolCall {
+  const name = names.decode(call.function?.name ?? '');
+  const args = call.function?.arguments;
+  let input: unknown = {};
+  if (typeof args === 'string' && args.trim() !== '') {
+    try {
+      input = JSON.parse(args);
+    } catch (error) {
+      throw new NonRetriableError(
+        `${model} called tool ${name} with arguments that are not JSON: ${args.slice(0, 200)}`,
+        { cause: error },
+      );
+    }
+  } else if (args !== null && typeof args === 'object') {
+    // A few servers send the arguments as an object already.
+    input = args;
+  }
+  return { id: call.id || `call_${randomUUID()}`, name, input };
+}
