@@ -119,6 +119,19 @@ export class NonRetriableError extends CrumbsError {
   readonly code = 'execution-failed';
 }
 
+/** A schema no validator can use. Non-retriable: the definition has to change. */
+export class InvalidJsonSchemaError extends NonRetriableError {
+  constructor(
+    /** Whose schema, e.g. "the echo tool's input schema". */
+    readonly what: string,
+    /** What is wrong with it, without `what`. */
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${what} is not a valid JSON Schema: ${problem}`, options);
+  }
+}
+
 export function isCrumbsError(error: unknown): error is CrumbsError {
   return error instanceof CrumbsError;
 }

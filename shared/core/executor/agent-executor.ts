@@ -16,18 +16,24 @@
  * After `max_tool_rounds` rounds the model is called without tools and must answer.
  *
  * The final answer is an `agent.response.v1` `{message, agent_id, thread, response_to, tool_rounds, …}` tagged
- * `agent:response`, `thread:<thread>`. With `response_schema` the model's JSON is validated (zod's `fromJSONSchema`, already in every bundle, where Ajv would add 120 KB) and kept in
- * `output`; its `create_breadcrumbs` are written in the agent's own workspace (the pipeline writes every output
- * there) — never definitions or system records — and its `tools_to_invoke` (seed 002) become fire-and-forget
- * tool requests.
+ * `agent:response`, `thread:<thread>`. With `response_schema` the model's JSON is validated (the project's one
+ * JSON Schema validator, `#shared/domain/json-schema.ts`) and kept in `output`; its `create_breadcrumbs` are
+ * written in the agent's own workspace (the pipeline writes every output there) — never definitions or system
+ * records — and its `tools_to_invoke` (seed 002) become fire-and-forget tool requests.
  */
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { isDefinitionSchema } from '#shared/domain/definitions.ts';
-import { NonRetriableError, NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
+import {
+  type FieldIssue,
+  InvalidJsonSchemaError,
+  NonRetriableError,
+  NotFoundError,
+  VersionConflictError,
+} from '#shared/domain/errors.ts';
+import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmMessage, LlmResponse, LlmToolResult, LlmToolSpec } from '#shared/ports/llm.ts';
 import { getTool } from '#shared/tools/registry.ts';
@@ -445,8 +451,6 @@ async function toolSpecs(
 // ---------------------------------------------------------------------------------------------------------------
 // Structured output
 
-const validators = new Map<string, z.ZodType>();
-
 function structuredOutput(schema: Record<string, unknown>, text: string): Record<string, unknown> {
   let value: unknown;
   try {
@@ -456,20 +460,22 @@ function structuredOutput(schema: Record<string, unknown>, text: string): Record
       `the model's answer is not the JSON its response_schema asks for: ${text.slice(0, 200)}`,
     );
   }
-  const key = JSON.stringify(schema);
-  let validator = validators.get(key);
-  if (!validator) {
-    try {
-      validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-    } catch (error) {
-      throw new NonRetriableError(`response_schema is not a usable JSON Schema: ${(error as Error).message}`);
-    }
-    validators.set(key, validator);
+  let issues: FieldIssue[];
+  try {
+    // Keyed by the schema itself: agents sharing one response_schema share its compiled form.
+    issues = compileJsonSchema(
+      `response_schema:${JSON.stringify(schema)}`,
+      schema,
+      'response_schema',
+    ).validate(value);
+  } catch (error) {
+    if (!(error instanceof InvalidJsonSchemaError)) throw error;
+    throw new NonRetriableError(`response_schema is not a usable JSON Schema: ${error.problem}`, {
+      cause: error,
+    });
   }
-  const result = validator.safeParse(value);
-  if (!result.success) {
-    const issues = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new NonRetriableError(`the model's answer does not match response_schema: ${issues.join('; ')}`);
+  if (issues.length > 0) {
+    throw new NonRetriableError(`the model's answer does not match response_schema: ${formatIssues(issues)}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new NonRetriableError('response_schema must describe a JSON object');

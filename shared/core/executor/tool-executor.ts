@@ -3,21 +3,19 @@
  * `tool.response.v1 { request_id, tool, status, output | error, duration_ms, requestedBy }` tagged
  * `request:<requestId>` out, as in the seeds.
  *
- * The input is validated (Ajv) against the definition's `input_schema` and the built-in's own schema, the
- * built-in named by `implementation` runs under `timeout_ms`, and its output is validated against
- * `output_schema`. Validation failures, unknown tools, timeouts and tool errors are answered with
- * `status: "error"` and a message naming the field; only retriable failures (throttling, the Lambda running out
- * of time) go back to SQS. Compiled validators are cached per definition version.
+ * The input is validated (`#shared/domain/json-schema.ts`) against the definition's `input_schema` and the
+ * built-in's own schema, the built-in named by `implementation` runs under `timeout_ms`, and its output is
+ * validated against `output_schema`. Validation failures, unknown tools, timeouts and tool errors are answered
+ * with `status: "error"` and a message naming the field; only retriable failures (throttling, the Lambda running
+ * out of time) go back to SQS. Compiled schemas are cached per definition version.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { Causation } from '#shared/domain/change-event.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import { isCrumbsError, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import { getTool } from '#shared/tools/registry.ts';
-import type { JsonSchema } from '#shared/tools/tool.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from './contract.ts';
 import type { KindDependencies } from './registry.ts';
 
@@ -25,55 +23,6 @@ export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
 export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
 /** When the definition sets no `timeout_ms`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
-
-// ajv-formats is CommonJS with a default export; bundlers and Node disagree on which object that is.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as typeof addFormatsModule.default;
-const ajv = new Ajv({ allErrors: true, strict: false });
-addFormats(ajv);
-
-const validators = new Map<string, ValidateFunction>();
-const MAX_VALIDATORS = 500;
-
-/** Compiles (once per cache key) a JSON Schema; an invalid schema is a non-retriable error naming `what`. */
-export function validatorFor(cacheKey: string, schema: JsonSchema, what: string): ValidateFunction {
-  const cached = validators.get(cacheKey);
-  if (cached) return cached;
-  let validate: ValidateFunction;
-  try {
-    // `$id`s would collide between definitions (and versions) sharing one Ajv instance; they are not needed here.
-    const { $id: _id, ...withoutId } = schema;
-    validate = ajv.compile(withoutId);
-  } catch (error) {
-    throw new NonRetriableError(`${what} is not a valid JSON Schema: ${(error as Error).message}`);
-  }
-  if (validators.size >= MAX_VALIDATORS) validators.clear();
-  validators.set(cacheKey, validate);
-  return validate;
-}
-
-/** `input.items[2].name: must be string; input: must have required property 'expression'`. */
-export function describeAjvErrors(errors: readonly ErrorObject[] | null | undefined, root: string): string {
-  return (errors ?? [])
-    .map((e) => {
-      const path =
-        root +
-        e.instancePath
-          .split('/')
-          .slice(1)
-          .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replace(/~1/g, '/').replace(/~0/g, '~')}`))
-          .join('');
-      const params = e.params as Record<string, unknown>;
-      const extra =
-        e.keyword === 'additionalProperties'
-          ? ` ("${String(params.additionalProperty)}")`
-          : e.keyword === 'enum'
-            ? ` (${JSON.stringify(params.allowedValues)})`
-            : '';
-      return `${path}: ${e.message ?? 'is invalid'}${extra}`;
-    })
-    .join('; ');
-}
 
 export interface RunToolOptions {
   /** Name of the built-in (`implementation`). */
@@ -99,15 +48,13 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
   const tool = getTool(options.implementation);
   if (!tool)
     throw new NonRetriableError(`no built-in tool named "${options.implementation}" in this executor`);
-  const validate = validatorFor(
+  const issues = compileJsonSchema(
     `builtin:${tool.name}`,
     tool.inputSchema,
     `the ${tool.name} tool's input schema`,
-  );
-  if (!validate(options.input)) {
-    throw new NonRetriableError(
-      `invalid input for ${tool.name}: ${describeAjvErrors(validate.errors, 'input')}`,
-    );
+  ).validate(options.input, 'input');
+  if (issues.length > 0) {
+    throw new NonRetriableError(`invalid input for ${tool.name}: ${formatIssues(issues)}`);
   }
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = AbortSignal.any([options.signal, timeout]);
@@ -200,16 +147,13 @@ export function createToolExecutor(deps: KindDependencies): ExecutorKindImplemen
       const cacheKey = `${ref.workspace}/${ref.id}@${ref.version}`;
       try {
         if (definition.input_schema) {
-          const validate = validatorFor(
+          const issues = compileJsonSchema(
             `${cacheKey}:input`,
             definition.input_schema,
             `${definition.name}'s input_schema`,
-          );
-          if (!validate(request.input)) {
-            return answer({
-              status: 'error',
-              error: `invalid input: ${describeAjvErrors(validate.errors, 'input')}`,
-            });
+          ).validate(request.input, 'input');
+          if (issues.length > 0) {
+            return answer({ status: 'error', error: `invalid input: ${formatIssues(issues)}` });
           }
         }
         const output = await runBuiltinTool({
@@ -226,16 +170,13 @@ export function createToolExecutor(deps: KindDependencies): ExecutorKindImplemen
           context: execution.context,
         });
         if (definition.output_schema) {
-          const validate = validatorFor(
+          const issues = compileJsonSchema(
             `${cacheKey}:output`,
             definition.output_schema,
             `${definition.name}'s output_schema`,
-          );
-          if (!validate(output)) {
-            return answer({
-              status: 'error',
-              error: `invalid output: ${describeAjvErrors(validate.errors, 'output')}`,
-            });
+          ).validate(output, 'output');
+          if (issues.length > 0) {
+            return answer({ status: 'error', error: `invalid output: ${formatIssues(issues)}` });
           }
         }
         return answer({ status: 'success', output: output ?? null });

@@ -15,10 +15,11 @@ import {
   type WorkflowDefinition,
 } from '#shared/domain/definitions.ts';
 import { isCrumbsError, NonRetriableError } from '#shared/domain/errors.ts';
+import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import { evaluateJsonata } from '#shared/tools/jsonata.ts';
 import type { ExecutorKindImplementation, OutputBreadcrumb } from './contract.ts';
 import type { KindDependencies } from './registry.ts';
-import { DEFAULT_TOOL_TIMEOUT_MS, describeAjvErrors, runBuiltinTool, validatorFor } from './tool-executor.ts';
+import { DEFAULT_TOOL_TIMEOUT_MS, runBuiltinTool } from './tool-executor.ts';
 
 export const WORKFLOW_RESULT_SCHEMA = 'workflow.result.v1';
 export const WORKFLOW_ERROR_SCHEMA = 'workflow.error.v1';
@@ -78,13 +79,12 @@ export function createWorkflowExecutor(
           tools ??= await toolDefinitions(ref.workspace);
           const tool = tools.get(step.tool);
           if (tool?.input_schema) {
-            const validate = validatorFor(
+            const issues = compileJsonSchema(
               `workflow-tool:${ref.workspace}/${tool.name}:${JSON.stringify(tool.input_schema)}`,
               tool.input_schema,
               `${tool.name}'s input_schema`,
-            );
-            if (!validate(input))
-              throw new NonRetriableError(`invalid input: ${describeAjvErrors(validate.errors, 'input')}`);
+            ).validate(input, 'input');
+            if (issues.length > 0) throw new NonRetriableError(`invalid input: ${formatIssues(issues)}`);
           }
           last = await runBuiltinTool({
             implementation: tool?.implementation ?? step.tool,
