@@ -1,7 +1,7 @@
 /**
  * Executor kinds by name. Each kind's module registers a factory (`registerKind`), and a handler imports the
- * modules of the kinds it runs, so the tool executor's bundle carries no LLM SDK and the agent's carries no
- * mathjs. The factory gets the pipeline's dependencies (store, log) because `execute` itself receives only the
+ * modules of the kinds it runs, so each bundle carries only the code of its own kind (the agent's no built-in
+ * tools, the workflow's no model client). The factory gets the pipeline's dependencies (store, log) because `execute` itself receives only the
  * trigger, its context and the definition (contract.ts).
  */
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
