@@ -132,6 +132,24 @@ export class InvalidJsonSchemaError extends NonRetriableError {
   }
 }
 
+/** A template that does not parse. `line` and `column` are 1-based; the message starts with `line:column:`. */
+export class TemplateSyntaxError extends ValidationError {
+  readonly line: number;
+  readonly column: number;
+  readonly detail: string;
+
+  constructor(detail: string, line: number, column: number) {
+    const message = `${line}:${column}: ${detail}`;
+    super([{ path: '', message }], message);
+    this.line = line;
+    this.column = column;
+    this.detail = detail;
+  }
+}
+
+/** A parsed template that cannot be rendered within the limits; rendering it again will fail the same way. */
+export class TemplateRenderError extends NonRetriableError {}
+
 export function isCrumbsError(error: unknown): error is CrumbsError {
   return error instanceof CrumbsError;
 }

@@ -3,7 +3,7 @@
  *
  *   { include?: [paths], exclude?: [paths], transform?: { <key>: rule }, mode?: "replace" | "merge" }
  *
- * rules:  { type: "template", template: "Handlebars {{a.b}}" }   rendered with the context as root
+ * rules:  { type: "template", template: "{{a.b}} of {{c}}" }      Handlebars syntax; the context is the root
  *         { type: "extract",  value: "$.a[0].b" }                 JSONPath; one match → the value, several → array
  *         { type: "format",   format: "{a.b} of {c}" }            `{path}` placeholders
  *         { type: "literal",  literal: <a JSON value> }
@@ -13,13 +13,17 @@
  * selected context with the transformed keys on top. Schema-level defaults come from `schema.def.v1`
  * breadcrumbs tagged `defines:<schema>`; instance hints win field by field (transform rules key by key).
  *
- * Templates are compiled with Handlebars (no HTML escaping: the output is for models, not browsers; prototype
- * access stays disabled). A rule that fails at read time yields `{ "error": "…" }` under its key instead of
- * failing the read; rules are validated when written, so this only happens for data written around the API.
+ * Templates use the Handlebars language as implemented in `template.ts` (its header lists the syntax and the
+ * deliberate differences): no HTML escaping, since the output is for models, not browsers; own properties only;
+ * no code generation; output, work and nesting bounded. They are parsed when written, so a bad template is
+ * refused with its line and column. A rule that fails at read time yields `{ "error": "…" }` under its key
+ * instead of failing the read; rules are validated when written, so this only happens for data written around
+ * the API or for a template that exceeds a render limit.
  */
-import Handlebars from 'handlebars';
 import { JSONPath } from 'jsonpath-plus';
 import * as z from 'zod';
+import { TemplateSyntaxError } from './errors.ts';
+import { parseTemplate, renderTemplate, type Template } from './template.ts';
 
 const PathSchema = z
   .string()
@@ -33,12 +37,10 @@ export const TransformRuleSchema = z.discriminatedUnion(
       type: z.literal('template'),
       template: z.string().superRefine((template, ctx) => {
         try {
-          Handlebars.precompile(template);
+          parsedTemplate(template);
         } catch (error) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `invalid Handlebars template: ${(error as Error).message}`,
-          });
+          if (!(error instanceof TemplateSyntaxError)) throw error;
+          ctx.addIssue({ code: 'custom', message: `invalid template: ${error.message}` });
         }
       }),
     }),
@@ -118,22 +120,26 @@ function applyRule(rule: TransformRule, context: Record<string, unknown>): unkno
         return matches.length === 1 ? matches[0] : matches.length === 0 ? null : matches;
       }
       case 'template':
-        return compileTemplate(rule.template)(context);
+        return renderTemplate(parsedTemplate(rule.template), context);
     }
   } catch (error) {
     return { error: `${rule.type} rule failed: ${(error as Error).message}` };
   }
 }
 
-const templateCache = new Map<string, Handlebars.TemplateDelegate>();
-function compileTemplate(template: string): Handlebars.TemplateDelegate {
-  let compiled = templateCache.get(template);
-  if (!compiled) {
-    compiled = Handlebars.compile(template, { noEscape: true, strict: false });
-    if (templateCache.size > 500) templateCache.clear();
-    templateCache.set(template, compiled);
+// Parsed templates by source. Hints are validated on write and, for schema defaults, again on read; sharing
+// the cache with rendering means a warm Lambda parses each template once. Bounded: the oldest entry goes first.
+const TEMPLATE_CACHE_SIZE = 500;
+const templateCache = new Map<string, Template>();
+function parsedTemplate(source: string): Template {
+  let parsed = templateCache.get(source);
+  if (!parsed) {
+    parsed = parseTemplate(source);
+    const oldest = templateCache.keys().next();
+    if (templateCache.size >= TEMPLATE_CACHE_SIZE && !oldest.done) templateCache.delete(oldest.value);
+    templateCache.set(source, parsed);
   }
-  return compiled;
+  return parsed;
 }
 
 function stringify(value: unknown): string {
