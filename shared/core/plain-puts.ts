@@ -6,7 +6,6 @@
  * that write is the change that is published and routed.
  */
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
 import {
   BREADCRUMB_ID_PATTERN,
   CreateBreadcrumbSchema,
@@ -17,6 +16,7 @@ import {
   WorkspaceSchema,
 } from '#shared/domain/breadcrumb.ts';
 import type { FieldIssue } from '#shared/domain/errors.ts';
+import * as z from '#shared/domain/zod.ts';
 
 type Item = Record<string, unknown>;
 
@@ -73,9 +73,11 @@ export function classifyPlainPut(newImage: Item, oldImage: Item | undefined): Pl
 const PlainPutSchema = z.object({
   id: z
     .string()
-    .regex(BREADCRUMB_ID_PATTERN, 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"'),
+    .check(
+      z.regex(BREADCRUMB_ID_PATTERN, 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"'),
+    ),
   workspace: WorkspaceSchema,
-  created_by: PrincipalSchema.default('system:plain-put'),
+  created_by: z._default(PrincipalSchema, 'system:plain-put'),
 });
 
 export function parsePlainPut(

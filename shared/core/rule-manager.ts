@@ -7,10 +7,10 @@
  * `definition.status.v1` breadcrumb tagged `definition:<id>`.
  */
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
-import { type Breadcrumb, canonicalJson } from '#shared/domain/breadcrumb.ts';
+import { type Breadcrumb, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
-import { definitionPrincipal, parseDefinition, triggerSelectorEntries } from '#shared/domain/definitions.ts';
+import { validateDefinition } from '#shared/domain/definition-validation.ts';
+import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import {
   type FieldIssue,
   isCrumbsError,
@@ -83,7 +83,7 @@ export function evaluateDefinition(
     kindKnown: kind !== undefined,
   };
   try {
-    const parsed = parseDefinition(record.schema_name, record.context);
+    const parsed = validateDefinition(record.schema_name, record.context);
     const entries = triggerSelectorEntries(parsed.kind, parsed.definition);
     if (entries.length === 0) {
       throw new ValidationError([
@@ -367,7 +367,9 @@ async function handleOne(
   deps: RuleManagerDependencies,
 ): Promise<boolean> {
   try {
-    const event = ChangeEventSchema.parse(JSON.parse(record.body));
+    // A ValidationError (not zod's own error) so it is judged like every other bad input below; `instanceof` on
+    // zod's error class would also pull the whole `z.core` namespace, every locale included, into the bundle.
+    const event = parseOrThrow(ChangeEventSchema, JSON.parse(record.body));
     const { workspace, id, schema_name: schema } = event.detail;
     if (schema !== RULES_SYNC_SCHEMA) {
       await reconcileDefinition(workspace, id, deps);
@@ -391,9 +393,7 @@ async function handleOne(
     return true;
   } catch (error) {
     const hopeless =
-      error instanceof SyntaxError ||
-      error instanceof z.ZodError ||
-      (isCrumbsError(error) && !error.retriable && error.status < 500);
+      error instanceof SyntaxError || (isCrumbsError(error) && !error.retriable && error.status < 500);
     if (hopeless) {
       // A message that can never succeed: log it and let it go rather than retry it into the DLQ.
       deps.log.error('rule manager dropped an unusable message', {

@@ -9,10 +9,10 @@
  * - ids and workspaces never contain `#` or `/`: `#` separates key parts in the table, `/` separates URL parts.
  */
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
 import { CausationSchema } from './change-event.ts';
 import { type FieldIssue, ValidationError } from './errors.ts';
 import { LlmHintsSchema } from './llm-hints.ts';
+import * as z from './zod.ts';
 
 export const SCHEMA_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*\.v[0-9]+$/;
 export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -30,40 +30,46 @@ export const LIMITS = {
 
 export const SchemaNameSchema = z
   .string({ error: 'expected a string' })
-  .regex(
-    SCHEMA_NAME_PATTERN,
-    'expected a schema name like "domain.noun.v1" (lowercase, dot-separated, ending .vN)',
+  .check(
+    z.regex(
+      SCHEMA_NAME_PATTERN,
+      'expected a schema name like "domain.noun.v1" (lowercase, dot-separated, ending .vN)',
+    ),
   );
 
 export const WorkspaceSchema = z
   .string({ error: 'expected a string' })
-  .regex(
-    WORKSPACE_PATTERN,
-    'expected 1-64 characters: letters, digits, "_" or "-", starting with a letter or digit',
+  .check(
+    z.regex(
+      WORKSPACE_PATTERN,
+      'expected 1-64 characters: letters, digits, "_" or "-", starting with a letter or digit',
+    ),
   );
 
 export const BreadcrumbIdSchema = z
   .string({ error: 'expected a string' })
-  .regex(BREADCRUMB_ID_PATTERN, 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"');
+  .check(z.regex(BREADCRUMB_ID_PATTERN, 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"'));
 
 export const PrincipalSchema = z
   .string()
-  .regex(PRINCIPAL_PATTERN, 'expected a principal like "user:alice", "agent:helper", "tool:echo"');
+  .check(z.regex(PRINCIPAL_PATTERN, 'expected a principal like "user:alice", "agent:helper", "tool:echo"'));
 
-export const TagSchema = z
-  .string({ error: 'expected a string' })
-  .min(1, 'a tag cannot be empty')
-  .max(LIMITS.maxTagLength, `a tag has at most ${LIMITS.maxTagLength} characters`)
-  .refine((t) => ![...t].some((c) => c.charCodeAt(0) < 0x20), 'a tag cannot contain control characters');
+export const TagSchema = z.string({ error: 'expected a string' }).check(
+  z.minLength(1, 'a tag cannot be empty'),
+  z.maxLength(LIMITS.maxTagLength, `a tag has at most ${LIMITS.maxTagLength} characters`),
+  z.refine((t) => ![...t].some((c) => c.charCodeAt(0) < 0x20), 'a tag cannot contain control characters'),
+);
 
-export const TagsSchema = z
-  .array(TagSchema, { error: 'expected an array of strings' })
-  .max(LIMITS.maxTags, `at most ${LIMITS.maxTags} tags`)
-  .transform((tags) => [...new Set(tags)]);
+export const TagsSchema = z.pipe(
+  z
+    .array(TagSchema, { error: 'expected an array of strings' })
+    .check(z.maxLength(LIMITS.maxTags, `at most ${LIMITS.maxTags} tags`)),
+  z.transform((tags) => [...new Set(tags)]),
+);
 
 export const TitleSchema = z
   .string({ error: 'expected a string' })
-  .max(LIMITS.maxTitleLength, `a title has at most ${LIMITS.maxTitleLength} characters`);
+  .check(z.maxLength(LIMITS.maxTitleLength, `a title has at most ${LIMITS.maxTitleLength} characters`));
 
 export type JsonObject = Record<string, unknown>;
 
@@ -71,43 +77,42 @@ export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
 
-export const ContextSchema = z
-  .record(z.string(), z.unknown(), { error: 'expected a JSON object' })
-  .refine((c) => jsonBytes(c) <= LIMITS.maxContextBytes, {
+export const ContextSchema = z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }).check(
+  z.refine((c) => jsonBytes(c) <= LIMITS.maxContextBytes, {
     message: `context is larger than ${LIMITS.maxContextBytes / 1024} KB serialized (DynamoDB items are capped at 400 KB)`,
-  });
+  }),
+);
 
 /** Absolute expiry: an ISO-8601 date-time or epoch seconds. Stored as epoch seconds (DynamoDB TTL). */
 export const ExpiresAtSchema = z.union([
   z.iso.datetime({ offset: true, error: 'expected an ISO-8601 date-time or epoch seconds' }),
-  z.number().int().positive(),
+  z.number().check(z.int(), z.positive()),
 ]);
 
-export const CreateBreadcrumbSchema = z
-  .object({
-    schema_name: SchemaNameSchema,
-    title: TitleSchema.default(''),
-    tags: TagsSchema.default([]),
-    context: ContextSchema,
-    llm_hints: LlmHintsSchema.optional(),
-    expires_at: ExpiresAtSchema.optional(),
-  })
-  .strict();
+export const CreateBreadcrumbSchema = z.strictObject({
+  schema_name: SchemaNameSchema,
+  title: z._default(TitleSchema, ''),
+  tags: z._default(TagsSchema, []),
+  context: ContextSchema,
+  llm_hints: z.optional(LlmHintsSchema),
+  expires_at: z.optional(ExpiresAtSchema),
+});
 export type CreateBreadcrumbInput = z.input<typeof CreateBreadcrumbSchema>;
 export type CreateBreadcrumb = z.output<typeof CreateBreadcrumbSchema>;
 
 export const UpdateBreadcrumbSchema = z
-  .object({
-    title: TitleSchema.optional(),
-    tags: TagsSchema.optional(),
-    context: ContextSchema.optional(),
-    llm_hints: LlmHintsSchema.nullable().optional(),
-    expires_at: ExpiresAtSchema.nullable().optional(),
+  .strictObject({
+    title: z.optional(TitleSchema),
+    tags: z.optional(TagsSchema),
+    context: z.optional(ContextSchema),
+    llm_hints: z.optional(z.nullable(LlmHintsSchema)),
+    expires_at: z.optional(z.nullable(ExpiresAtSchema)),
   })
-  .strict()
-  .refine((p) => Object.keys(p).length > 0, {
-    message: 'expected at least one of title, tags, context, llm_hints, expires_at',
-  });
+  .check(
+    z.refine((p) => Object.keys(p).length > 0, {
+      message: 'expected at least one of title, tags, context, llm_hints, expires_at',
+    }),
+  );
 export type UpdateBreadcrumbInput = z.input<typeof UpdateBreadcrumbSchema>;
 export type UpdateBreadcrumb = z.output<typeof UpdateBreadcrumbSchema>;
 
@@ -119,15 +124,15 @@ export const BreadcrumbSchema = z.object({
   title: z.string(),
   tags: z.array(z.string()),
   context: z.record(z.string(), z.unknown()),
-  llm_hints: LlmHintsSchema.optional(),
-  version: z.number().int().min(1),
+  llm_hints: z.optional(LlmHintsSchema),
+  version: z.number().check(z.int(), z.minimum(1)),
   checksum: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
   created_by: z.string(),
   updated_by: z.string(),
-  expires_at: z.number().int().optional(),
-  causation: CausationSchema.optional(),
+  expires_at: z.optional(z.number().check(z.int())),
+  causation: z.optional(CausationSchema),
 });
 export type Breadcrumb = z.infer<typeof BreadcrumbSchema>;
 
@@ -146,7 +151,7 @@ export interface ContextView {
 export type BreadcrumbVersion = Breadcrumb;
 
 /** Turns zod issues into field issues with readable paths like `tags[3]` or `context`. */
-export function toFieldIssues(error: z.ZodError, prefix = ''): FieldIssue[] {
+export function toFieldIssues(error: z.core.$ZodError, prefix = ''): FieldIssue[] {
   return error.issues.map((issue) => ({
     path: formatPath([...(prefix ? [prefix] : []), ...issue.path]),
     message: issue.message,
@@ -163,7 +168,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /** Parses with a schema or throws ValidationError naming every bad field. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.output<S> {
+export function parseOrThrow<S extends z.ZodMiniType>(schema: S, value: unknown, prefix = ''): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw new ValidationError(toFieldIssues(result.error, prefix));
   return result.data;

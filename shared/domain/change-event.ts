@@ -12,7 +12,7 @@
  * `{"tag_map": {"<enc a>": [true], "<enc b>": [true]}}`. In an event pattern a key containing "." is read as a
  * path, so tag keys are encoded with `encodeTagKey` (percent-encoding of `%`, `.`, `$` and whitespace).
  */
-import * as z from 'zod';
+import * as z from './zod.ts';
 
 export const CHANGE_SOURCE = 'crumbs';
 
@@ -27,16 +27,16 @@ export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
 export const MAX_EVENT_CONTEXT_BYTES = 48 * 1024;
 
 export const CausationSchema = z.object({
-  caused_by: z.string().regex(/^[^@\s]+@\d+$/, 'expected "<breadcrumb id>@<version>"'),
-  thread: z.string().min(1).max(128),
-  hop: z.number().int().min(0),
+  caused_by: z.string().check(z.regex(/^[^@\s]+@\d+$/, 'expected "<breadcrumb id>@<version>"')),
+  thread: z.string().check(z.minLength(1), z.maxLength(128)),
+  hop: z.number().check(z.int(), z.minimum(0)),
 });
 export type Causation = z.infer<typeof CausationSchema>;
 
 export const ChangeDetailSchema = z.object({
   workspace: z.string(),
   id: z.string(),
-  version: z.number().int(),
+  version: z.number().check(z.int()),
   schema_name: z.string(),
   title: z.string(),
   tags: z.array(z.string()),
@@ -45,23 +45,23 @@ export const ChangeDetailSchema = z.object({
   created_by: z.string(),
   updated_by: z.string(),
   updated_at: z.string(),
-  causation: CausationSchema.nullable(),
+  causation: z.nullable(CausationSchema),
   /** Present unless `context_omitted` is true. */
-  context: z.record(z.string(), z.unknown()).optional(),
+  context: z.optional(z.record(z.string(), z.unknown())),
   context_omitted: z.boolean(),
   checksum: z.string(),
 });
 export type ChangeDetail = z.infer<typeof ChangeDetailSchema>;
 
 export const ChangeEventSchema = z.object({
-  version: z.string().optional(),
-  id: z.string().optional(),
+  version: z.optional(z.string()),
+  id: z.optional(z.string()),
   source: z.literal(CHANGE_SOURCE),
   'detail-type': z.enum([DETAIL_TYPES.created, DETAIL_TYPES.updated, DETAIL_TYPES.deleted]),
-  account: z.string().optional(),
-  region: z.string().optional(),
-  time: z.string().optional(),
-  resources: z.array(z.string()).optional(),
+  account: z.optional(z.string()),
+  region: z.optional(z.string()),
+  time: z.optional(z.string()),
+  resources: z.optional(z.array(z.string())),
   detail: ChangeDetailSchema,
 });
 export type ChangeEvent = z.infer<typeof ChangeEventSchema>;

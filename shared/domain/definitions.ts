@@ -14,11 +14,13 @@
  * - Old-form `triggers[].selector` are triggers even when their schema would infer `context` (seed 002's selector
  *   has tags only): they are given `role: "trigger"` unless they say otherwise.
  * - A context builder's `tagged` source is fetched like `recent` (its tags do the filtering).
- * - Workflow expressions (step `input` strings starting with "=", and `when`) are compiled with JSONata when
- *   the definition is parsed, so a typo is refused at write time with its path.
+ * - Workflow expressions (step `input` strings starting with "=", and `when`) are checked for syntax only where a
+ *   definition is accepted or reported on: `validateDefinition` in `definition-validation.ts` (rule manager, CLI)
+ *   passes a JSONata check into `definitionSchemas`, and a typo becomes an issue with its path
+ *   (`steps[0].input.url`). `parseDefinition` here checks structure only, so the executors and the DLQ handler,
+ *   which parse definitions on every message, do not bundle a JSONata parser (81 KB) they would only use to
+ *   re-check what the rule manager already checked; the workflow executor compiles each expression when it runs.
  */
-import jsonata from 'jsonata';
-import * as z from 'zod';
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
@@ -31,6 +33,7 @@ import {
   SelectorSchema,
   TRIGGER_SCHEMAS,
 } from './selector.ts';
+import * as z from './zod.ts';
 
 export const DEFAULT_HOP_LIMIT = 16;
 export const DEFAULT_MAX_TOOL_ROUNDS = 8;
@@ -38,19 +41,21 @@ export const DEFAULT_MAX_TOOL_ROUNDS = 8;
 /** Names become principals (`agent:<name>`) and rule names: no spaces, no `#` or `/`. */
 const NameSchema = z
   .string({ error: 'expected a string' })
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
-    'expected 1-128 characters: letters, digits, ".", "_", ":" or "-", starting with a letter or digit',
+  .check(
+    z.regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+      'expected 1-128 characters: letters, digits, ".", "_", ":" or "-", starting with a letter or digit',
+    ),
   );
 
 const JsonSchemaObject = z.record(z.string(), z.unknown(), { error: 'expected a JSON Schema object' });
 
-const HopLimitSchema = z
-  .number({ error: 'expected a whole number' })
-  .int('expected a whole number')
-  .min(1, 'at least 1')
-  .max(256, 'at most 256')
-  .default(DEFAULT_HOP_LIMIT);
+const HopLimitSchema = z._default(
+  z
+    .number({ error: 'expected a whole number' })
+    .check(z.int('expected a whole number'), z.minimum(1, 'at least 1'), z.maximum(256, 'at most 256')),
+  DEFAULT_HOP_LIMIT,
+);
 
 const SelectorsSchema = z.array(SelectorSchema, { error: 'expected an array of selectors' });
 
@@ -64,46 +69,50 @@ const SubscriptionsSchema = z.object(
 
 export const AgentDefinitionSchema = z.object({
   agent_id: NameSchema,
-  description: z.string().optional(),
-  system_prompt: z.string({ error: 'expected a string' }).optional(),
-  model: z.string({ error: 'expected a model id string' }).min(1).optional(),
-  temperature: z.number({ error: 'expected a number' }).min(0).max(2).optional(),
+  description: z.optional(z.string()),
+  system_prompt: z.optional(z.string({ error: 'expected a string' })),
+  model: z.optional(z.string({ error: 'expected a model id string' }).check(z.minLength(1))),
+  temperature: z.optional(z.number({ error: 'expected a number' }).check(z.minimum(0), z.maximum(2))),
   subscriptions: SubscriptionsSchema,
   /** Tool names the agent may request; absent: every tool of the workspace. */
-  tools: z.array(NameSchema, { error: 'expected an array of tool names' }).optional(),
-  max_tool_rounds: z
-    .number({ error: 'expected a whole number' })
-    .int('expected a whole number')
-    .min(0, 'at least 0')
-    .max(100, 'at most 100')
-    .default(DEFAULT_MAX_TOOL_ROUNDS),
-  response_schema: JsonSchemaObject.optional(),
+  tools: z.optional(z.array(NameSchema, { error: 'expected an array of tool names' })),
+  max_tool_rounds: z._default(
+    z
+      .number({ error: 'expected a whole number' })
+      .check(z.int('expected a whole number'), z.minimum(0, 'at least 0'), z.maximum(100, 'at most 100')),
+    DEFAULT_MAX_TOOL_ROUNDS,
+  ),
+  response_schema: z.optional(JsonSchemaObject),
   hop_limit: HopLimitSchema,
 });
 export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
 
 /** Seed 002's `agent.definition.v1`: `agent_name`, `triggers: [{ selector }]`, `llm_config`. */
-export const LegacyAgentDefinitionSchema = z
-  .object({
+export const LegacyAgentDefinitionSchema = z.pipe(
+  z.object({
     agent_name: NameSchema,
-    agent_entity_id: z.string().optional(),
-    description: z.string().optional(),
+    agent_entity_id: z.optional(z.string()),
+    description: z.optional(z.string()),
     triggers: z.array(z.object({ selector: SelectorSchema }, { error: 'expected { selector: {...} }' }), {
       error: 'expected an array of { selector }',
     }),
-    llm_config: z
-      .object({
-        model: z.string().min(1).optional(),
-        system_prompt: z.string().optional(),
-        temperature: z.number().min(0).max(2).optional(),
-        response_schema: JsonSchemaObject.optional(),
-      })
-      .default({}),
-    tools: z.array(NameSchema).optional(),
-    max_tool_rounds: z.number().int().min(0).max(100).default(DEFAULT_MAX_TOOL_ROUNDS),
+    llm_config: z._default(
+      z.object({
+        model: z.optional(z.string().check(z.minLength(1))),
+        system_prompt: z.optional(z.string()),
+        temperature: z.optional(z.number().check(z.minimum(0), z.maximum(2))),
+        response_schema: z.optional(JsonSchemaObject),
+      }),
+      {},
+    ),
+    tools: z.optional(z.array(NameSchema)),
+    max_tool_rounds: z._default(
+      z.number().check(z.int(), z.minimum(0), z.maximum(100)),
+      DEFAULT_MAX_TOOL_ROUNDS,
+    ),
     hop_limit: HopLimitSchema,
-  })
-  .transform(
+  }),
+  z.transform(
     (legacy): AgentDefinition => ({
       agent_id: legacy.agent_name,
       ...(legacy.description !== undefined ? { description: legacy.description } : {}),
@@ -122,93 +131,123 @@ export const LegacyAgentDefinitionSchema = z
       max_tool_rounds: legacy.max_tool_rounds,
       hop_limit: legacy.hop_limit,
     }),
-  );
+  ),
+);
 
 // ---------------------------------------------------------------------------------------------------------------
 // tool.def.v1
 
-export const ToolDefinitionSchema = z
-  .object({
+export const ToolDefinitionSchema = z.pipe(
+  z.object({
     name: NameSchema,
-    description: z.string().optional(),
-    input_schema: JsonSchemaObject.optional(),
-    output_schema: JsonSchemaObject.optional(),
+    description: z.optional(z.string()),
+    input_schema: z.optional(JsonSchemaObject),
+    output_schema: z.optional(JsonSchemaObject),
     /** A built-in tool name; defaults to `name`. */
-    implementation: NameSchema.optional(),
-    timeout_ms: z
-      .number({ error: 'expected a whole number of milliseconds' })
-      .int('expected a whole number of milliseconds')
-      .min(1, 'at least 1 ms')
-      .max(900_000, 'at most 900000 ms (the Lambda maximum)')
-      .optional(),
-    config: z.record(z.string(), z.unknown(), { error: 'expected an object' }).default({}),
-    subscriptions: SubscriptionsSchema.optional(),
+    implementation: z.optional(NameSchema),
+    timeout_ms: z.optional(
+      z
+        .number({ error: 'expected a whole number of milliseconds' })
+        .check(
+          z.int('expected a whole number of milliseconds'),
+          z.minimum(1, 'at least 1 ms'),
+          z.maximum(900_000, 'at most 900000 ms (the Lambda maximum)'),
+        ),
+    ),
+    config: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
+    subscriptions: z.optional(SubscriptionsSchema),
     hop_limit: HopLimitSchema,
-  })
-  .transform(({ implementation, ...tool }) => ({ ...tool, implementation: implementation ?? tool.name }));
+  }),
+  z.transform(({ implementation, ...tool }) => ({ ...tool, implementation: implementation ?? tool.name })),
+);
 export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
 
 // ---------------------------------------------------------------------------------------------------------------
 // workflow.def.v1
 
-function checkJsonata(expression: string, ctx: z.RefinementCtx, path: PropertyKey[]): void {
-  try {
-    jsonata(expression);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    ctx.addIssue({ code: 'custom', path, message: `not a valid JSONata expression: ${reason}` });
-  }
-}
+/**
+ * Says what is wrong with one workflow expression (the issue message), or `undefined` when it compiles. Given to
+ * `definitionSchemas` by `definition-validation.ts`, which owns the JSONata parser.
+ */
+export type ExpressionCheck = (expression: string) => string | undefined;
 
-function checkExpressions(value: unknown, ctx: z.RefinementCtx, path: PropertyKey[]): void {
+/** Reports every expression in a step input: strings starting with "=", at any depth. */
+function checkInputExpressions(
+  value: unknown,
+  check: ExpressionCheck,
+  ctx: z.core.$RefinementCtx,
+  path: PropertyKey[],
+): void {
   if (typeof value === 'string') {
-    if (value.startsWith('=')) checkJsonata(value.slice(1), ctx, path);
+    const message = value.startsWith('=') ? check(value.slice(1)) : undefined;
+    if (message !== undefined) ctx.addIssue({ code: 'custom', path, message });
   } else if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) checkExpressions(item, ctx, [...path, i]);
+    for (const [i, item] of value.entries()) checkInputExpressions(item, check, ctx, [...path, i]);
   } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) checkExpressions(item, ctx, [...path, key]);
+    for (const [key, item] of Object.entries(value)) checkInputExpressions(item, check, ctx, [...path, key]);
   }
 }
 
-export const WorkflowStepSchema = z
-  .object({
-    id: z
-      .string({ error: 'expected a string' })
-      .regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, 'expected an identifier like "fetch_page"'),
-    tool: NameSchema,
-    /** Tool input; string values starting with "=" are JSONata expressions over { trigger, context, steps }. */
-    input: z.record(z.string(), z.unknown(), { error: 'expected an object' }).default({}),
-    /** JSONata condition; the step is skipped when it is falsy. A leading "=" is accepted. */
-    when: z.string({ error: 'expected a JSONata expression string' }).min(1).optional(),
-  })
-  .superRefine((step, ctx) => {
-    checkExpressions(step.input, ctx, ['input']);
-    if (step.when !== undefined) {
-      checkJsonata(step.when.startsWith('=') ? step.when.slice(1) : step.when, ctx, ['when']);
-    }
-  });
+/**
+ * The workflow schema, with the expression check inside each step's refinement so its issues come in document
+ * order and are skipped for a step that is already malformed, as any other check of that step.
+ */
+export function workflowDefinitionSchema(checkExpression?: ExpressionCheck) {
+  const step = z
+    .object({
+      id: z
+        .string({ error: 'expected a string' })
+        .check(z.regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, 'expected an identifier like "fetch_page"')),
+      tool: NameSchema,
+      /** Tool input; string values starting with "=" are JSONata expressions over { trigger, context, steps }. */
+      input: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
+      /** JSONata condition; the step is skipped when it is falsy. A leading "=" is accepted. */
+      when: z.optional(z.string({ error: 'expected a JSONata expression string' }).check(z.minLength(1))),
+    })
+    .check(
+      z.superRefine((value, ctx) => {
+        if (checkExpression === undefined) return;
+        checkInputExpressions(value.input, checkExpression, ctx, ['input']);
+        if (value.when !== undefined) {
+          const message = checkExpression(value.when.startsWith('=') ? value.when.slice(1) : value.when);
+          if (message !== undefined) ctx.addIssue({ code: 'custom', path: ['when'], message });
+        }
+      }),
+    );
 
-export const WorkflowDefinitionSchema = z
-  .object({
-    workflow_id: NameSchema,
-    description: z.string().optional(),
-    subscriptions: SubscriptionsSchema,
-    steps: z.array(WorkflowStepSchema, { error: 'expected an array of steps' }).min(1, 'at least one step'),
-    output: z.object({
-      schema_name: SchemaNameSchema,
-      tags: z.array(TagSchema).default([]),
-    }),
-    hop_limit: HopLimitSchema,
-  })
-  .superRefine((workflow, ctx) => {
-    const seen = new Set<string>();
-    workflow.steps.forEach((step, i) => {
-      if (seen.has(step.id)) {
-        ctx.addIssue({ code: 'custom', path: ['steps', i, 'id'], message: `duplicate step id "${step.id}"` });
-      }
-      seen.add(step.id);
-    });
-  });
+  return z
+    .object({
+      workflow_id: NameSchema,
+      description: z.optional(z.string()),
+      subscriptions: SubscriptionsSchema,
+      steps: z
+        .array(step, { error: 'expected an array of steps' })
+        .check(z.minLength(1, 'at least one step')),
+      output: z.object({
+        schema_name: SchemaNameSchema,
+        tags: z._default(z.array(TagSchema), []),
+      }),
+      hop_limit: HopLimitSchema,
+    })
+    .check(
+      z.superRefine((workflow, ctx) => {
+        const seen = new Set<string>();
+        workflow.steps.forEach((s, i) => {
+          if (seen.has(s.id)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['steps', i, 'id'],
+              message: `duplicate step id "${s.id}"`,
+            });
+          }
+          seen.add(s.id);
+        });
+      }),
+    );
+}
+
+/** Structure only: expressions are not compiled (see the header). */
+export const WorkflowDefinitionSchema = workflowDefinitionSchema();
 export type WorkflowDefinition = z.output<typeof WorkflowDefinitionSchema>;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -216,32 +255,33 @@ export type WorkflowDefinition = z.output<typeof WorkflowDefinitionSchema>;
 
 export const CONTEXT_SOURCE_METHODS = ['vector', 'recent', 'latest', 'tagged'] as const;
 
-const SourceTagsSchema = z.array(TagSchema).min(1, 'list at least one tag, or leave the field out');
+const SourceTagsSchema = z
+  .array(TagSchema)
+  .check(z.minLength(1, 'list at least one tag, or leave the field out'));
 
 export const ContextSourceSchema = z.object({
-  schema_name: SchemaNameSchema.optional(),
+  schema_name: z.optional(SchemaNameSchema),
   method: z.enum(CONTEXT_SOURCE_METHODS, { error: `expected one of ${CONTEXT_SOURCE_METHODS.join(', ')}` }),
-  limit: z.number().int().min(1).max(1000).optional(),
-  nn: z.number().int().min(1).max(1000).optional(),
-  any_tags: SourceTagsSchema.optional(),
-  all_tags: SourceTagsSchema.optional(),
-  context_match: z.array(ContextMatchSchema).optional(),
-  key: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'expected an identifier like "chat_history"')
-    .optional(),
+  limit: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(1000))),
+  nn: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(1000))),
+  any_tags: z.optional(SourceTagsSchema),
+  all_tags: z.optional(SourceTagsSchema),
+  context_match: z.optional(z.array(ContextMatchSchema)),
+  key: z.optional(
+    z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'expected an identifier like "chat_history"')),
+  ),
 });
 export type ContextSource = z.output<typeof ContextSourceSchema>;
 
 export const ContextConfigSchema = z.object({
   consumer_id: NameSchema,
-  update_triggers: SelectorsSchema.min(1, 'at least one update trigger'),
-  sources: z.array(ContextSourceSchema, { error: 'expected an array of sources' }).default([]),
+  update_triggers: SelectorsSchema.check(z.minLength(1, 'at least one update trigger')),
+  sources: z._default(z.array(ContextSourceSchema, { error: 'expected an array of sources' }), []),
   output: z.object({
     schema_name: z.literal('agent.context.v1', { error: 'a context builder writes "agent.context.v1"' }),
-    tags: z.array(TagSchema).default([]),
+    tags: z._default(z.array(TagSchema), []),
   }),
-  formatting: z.object({ max_tokens: z.number().int().min(1).optional() }).optional(),
+  formatting: z.optional(z.object({ max_tokens: z.optional(z.number().check(z.int(), z.minimum(1))) })),
   hop_limit: HopLimitSchema,
 });
 export type ContextConfig = z.output<typeof ContextConfigSchema>;
@@ -262,19 +302,34 @@ export type ParsedDefinition = {
   [K in ExecutorKind]: { kind: K; definition: DefinitionByKind[K] };
 }[ExecutorKind];
 
-const SCHEMAS = {
-  'agent.def.v1': AgentDefinitionSchema,
-  'agent.definition.v1': LegacyAgentDefinitionSchema,
-  'tool.def.v1': ToolDefinitionSchema,
-  'workflow.def.v1': WorkflowDefinitionSchema,
-  'context.config.v1': ContextConfigSchema,
-} as const satisfies Record<DefinitionSchema, z.ZodType>;
+/** Optional checks beyond structure, supplied by modules that carry what they need (see the header). */
+export interface DefinitionChecks {
+  /** Workflow step `input` expressions and `when`. */
+  readonly expression?: ExpressionCheck;
+}
+
+/** The schema of each definition schema name, with the given checks built in. */
+export function definitionSchemas(checks: DefinitionChecks = {}) {
+  return {
+    'agent.def.v1': AgentDefinitionSchema,
+    'agent.definition.v1': LegacyAgentDefinitionSchema,
+    'tool.def.v1': ToolDefinitionSchema,
+    'workflow.def.v1':
+      checks.expression === undefined
+        ? WorkflowDefinitionSchema
+        : workflowDefinitionSchema(checks.expression),
+    'context.config.v1': ContextConfigSchema,
+  } as const satisfies Record<DefinitionSchema, z.ZodMiniType>;
+}
+export type DefinitionSchemas = ReturnType<typeof definitionSchemas>;
+
+const STRUCTURAL_SCHEMAS = definitionSchemas();
 
 export function isDefinitionSchema(schemaName: string): schemaName is DefinitionSchema {
   return Object.hasOwn(DEFINITION_SCHEMAS, schemaName);
 }
 
-function parseWith<S extends z.ZodType>(schema: S, context: unknown): z.output<S> {
+function parseWith<S extends z.ZodMiniType>(schema: S, context: unknown): z.output<S> {
   const result = schema.safeParse(context);
   if (!result.success) throw new ValidationError(toFieldIssues(result.error));
   return result.data;
@@ -282,9 +337,14 @@ function parseWith<S extends z.ZodType>(schema: S, context: unknown): z.output<S
 
 /**
  * Parses a definition breadcrumb's `context` by its schema name. Throws ValidationError whose issue paths are
- * relative to the context, e.g. `subscriptions.selectors[1].context_match[0].op`.
+ * relative to the context, e.g. `subscriptions.selectors[1].context_match[0].op`. Checks structure only unless
+ * `schemas` (from `definitionSchemas`) carry more; `validateDefinition` in `definition-validation.ts` does that.
  */
-export function parseDefinition(schemaName: string, context: unknown): ParsedDefinition {
+export function parseDefinition(
+  schemaName: string,
+  context: unknown,
+  schemas: DefinitionSchemas = STRUCTURAL_SCHEMAS,
+): ParsedDefinition {
   if (!isDefinitionSchema(schemaName)) {
     throw new ValidationError([
       {
@@ -295,15 +355,15 @@ export function parseDefinition(schemaName: string, context: unknown): ParsedDef
   }
   switch (schemaName) {
     case 'agent.def.v1':
-      return { kind: 'agent', definition: parseWith(SCHEMAS['agent.def.v1'], context) };
+      return { kind: 'agent', definition: parseWith(schemas['agent.def.v1'], context) };
     case 'agent.definition.v1':
-      return { kind: 'agent', definition: parseWith(SCHEMAS['agent.definition.v1'], context) };
+      return { kind: 'agent', definition: parseWith(schemas['agent.definition.v1'], context) };
     case 'tool.def.v1':
-      return { kind: 'tool', definition: parseWith(SCHEMAS['tool.def.v1'], context) };
+      return { kind: 'tool', definition: parseWith(schemas['tool.def.v1'], context) };
     case 'workflow.def.v1':
-      return { kind: 'workflow', definition: parseWith(SCHEMAS['workflow.def.v1'], context) };
+      return { kind: 'workflow', definition: parseWith(schemas['workflow.def.v1'], context) };
     case 'context.config.v1':
-      return { kind: 'context-builder', definition: parseWith(SCHEMAS['context.config.v1'], context) };
+      return { kind: 'context-builder', definition: parseWith(schemas['context.config.v1'], context) };
   }
 }
 

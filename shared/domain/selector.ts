@@ -13,8 +13,8 @@
  * Values are checked per op here, so a bad selector is refused when the definition is written, with a path such
  * as `subscriptions.selectors[1].context_match[0].value`, instead of when its rule is compiled.
  */
-import * as z from 'zod';
 import { SchemaNameSchema, TagSchema } from './breadcrumb.ts';
+import * as z from './zod.ts';
 
 export const CONTEXT_MATCH_OPS = [
   'eq',
@@ -73,13 +73,14 @@ const ARRAY_PATH = /[[\]*]/;
  * `[*]`) are refused: EventBridge has no array indexing; it matches an array field when any element matches, so
  * select the array field itself (`$.items` with `contains_any` or `eq`).
  */
-export const ContextPathSchema = z
-  .string({ error: 'expected a path string like "$.a.b"' })
-  .transform((raw, ctx) => {
+export const ContextPathSchema = z.pipe(
+  z.string({ error: 'expected a path string like "$.a.b"' }),
+  z.transform((raw, ctx) => {
     const path = raw.trim();
     if (ARRAY_PATH.test(path)) {
-      ctx.addIssue({
+      ctx.issues.push({
         code: 'custom',
+        input: raw,
         message: `array paths are not supported ("${raw}"): EventBridge cannot index arrays; match the array field itself (it matches when any element matches)`,
       });
       return z.NEVER;
@@ -87,22 +88,25 @@ export const ContextPathSchema = z
     const body = path.startsWith('$.') ? path.slice(2) : path;
     const segments = body.split('.');
     if (body === '' || body === '$' || segments.some((s) => s === '')) {
-      ctx.addIssue({
+      ctx.issues.push({
         code: 'custom',
+        input: raw,
         message: `expected a path like "$.a.b" with non-empty steps, got "${raw}"`,
       });
       return z.NEVER;
     }
     const dollar = segments.find((s) => s.startsWith('$'));
     if (dollar !== undefined) {
-      ctx.addIssue({
+      ctx.issues.push({
         code: 'custom',
+        input: raw,
         message: `path step "${dollar}" starts with "$", which EventBridge reserves for operators such as $or`,
       });
       return z.NEVER;
     }
     return `$.${segments.join('.')}`;
-  });
+  }),
+);
 
 /** The steps of a normalized or raw path: `$.a.b` → `["a", "b"]`. */
 export function pathSegments(path: string): string[] {
@@ -136,30 +140,34 @@ const NeValueSchema = z.union([z.string(), z.number()], {
 
 const InValueSchema = z
   .array(ScalarSchema, { error: 'in needs a non-empty array of strings, numbers, booleans or nulls' })
-  .min(1, 'in needs a non-empty array of strings, numbers, booleans or nulls');
+  .check(z.minLength(1, 'in needs a non-empty array of strings, numbers, booleans or nulls'));
 
 const ContainsAnyValueSchema = z
   .array(
-    z.union([z.string().min(1, 'contains_any cannot contain an empty string'), z.number(), z.boolean()]),
+    z.union([
+      z.string().check(z.minLength(1, 'contains_any cannot contain an empty string')),
+      z.number(),
+      z.boolean(),
+    ]),
     {
       error: 'contains_any needs a non-empty array of strings, numbers or booleans',
     },
   )
-  .min(1, 'contains_any needs a non-empty array of strings, numbers or booleans');
+  .check(z.minLength(1, 'contains_any needs a non-empty array of strings, numbers or booleans'));
 
-const NumericValueSchema = z
-  .number({ error: 'numeric comparisons need a finite number' })
-  .refine((n) => Math.abs(n) <= MAX_NUMERIC_MAGNITUDE, {
+const NumericValueSchema = z.number({ error: 'numeric comparisons need a finite number' }).check(
+  z.refine((n) => Math.abs(n) <= MAX_NUMERIC_MAGNITUDE, {
     message: `EventBridge compares numbers only between -${MAX_NUMERIC_MAGNITUDE} and ${MAX_NUMERIC_MAGNITUDE}`,
-  });
+  }),
+);
 
 const ExistsValueSchema = z.boolean({ error: 'exists needs true or false' });
 
 const PrefixValueSchema = z
   .string({ error: 'prefix needs a non-empty string' })
-  .min(1, 'prefix needs a non-empty string');
+  .check(z.minLength(1, 'prefix needs a non-empty string'));
 
-const matchOf = <Op extends ContextMatchOp, V extends z.ZodType>(op: Op, value: V) =>
+const matchOf = <Op extends ContextMatchOp, V extends z.ZodMiniType>(op: Op, value: V) =>
   z.object({ path: ContextPathSchema, op: z.literal(op), value });
 
 export const ContextMatchSchema = z.discriminatedUnion(
@@ -185,63 +193,67 @@ export type ContextMatch = z.infer<typeof ContextMatchSchema>;
 
 const PositiveIntSchema = z
   .number({ error: 'expected a positive whole number' })
-  .int('expected a positive whole number')
-  .min(1, 'expected a positive whole number')
-  .max(1000, 'at most 1000');
+  .check(
+    z.int('expected a positive whole number'),
+    z.minimum(1, 'expected a positive whole number'),
+    z.maximum(1000, 'at most 1000'),
+  );
 
 export const FetchSchema = z.object({
   method: z.enum(FETCH_METHODS, { error: `expected one of ${FETCH_METHODS.join(', ')}` }),
-  limit: PositiveIntSchema.optional(),
-  nn: PositiveIntSchema.optional(),
+  limit: z.optional(PositiveIntSchema),
+  nn: z.optional(PositiveIntSchema),
 });
 export type Fetch = z.infer<typeof FetchSchema>;
 
 const TagListSchema = z
   .array(TagSchema, { error: 'expected an array of tags' })
-  .min(1, 'list at least one tag, or leave the field out');
+  .check(z.minLength(1, 'list at least one tag, or leave the field out'));
 
 const selectorFields = {
-  schema_name: SchemaNameSchema.optional(),
-  any_tags: TagListSchema.optional(),
-  all_tags: TagListSchema.optional(),
-  context_match: z.array(ContextMatchSchema, { error: 'expected an array of matches' }).optional(),
-  role: z.enum(ROLES, { error: 'expected "trigger" or "context"' }).optional(),
-  fetch: FetchSchema.optional(),
-  key: z
-    .string({ error: 'expected a string' })
-    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'expected an identifier like "tool_results"')
-    .optional(),
-  comment: z.string({ error: 'expected a string' }).optional(),
+  schema_name: z.optional(SchemaNameSchema),
+  any_tags: z.optional(TagListSchema),
+  all_tags: z.optional(TagListSchema),
+  context_match: z.optional(z.array(ContextMatchSchema, { error: 'expected an array of matches' })),
+  role: z.optional(z.enum(ROLES, { error: 'expected "trigger" or "context"' })),
+  fetch: z.optional(FetchSchema),
+  key: z.optional(
+    z
+      .string({ error: 'expected a string' })
+      .check(z.regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'expected an identifier like "tool_results"')),
+  ),
+  comment: z.optional(z.string({ error: 'expected a string' })),
 };
 
 /** The one shape every selector is normalized to. */
 export const NormalizedSelectorSchema = z.object(selectorFields, { error: 'expected a selector object' });
 
 /** Accepts the seed variants and normalizes them; the output is a `NormalizedSelectorSchema` value. */
-export const SelectorSchema = z
-  .object(
+export const SelectorSchema = z.pipe(
+  z.object(
     {
       ...selectorFields,
-      fetch: z
-        .union([z.enum(FETCH_METHODS), FetchSchema], {
+      fetch: z.optional(
+        z.union([z.enum(FETCH_METHODS), FetchSchema], {
           error: `expected a fetch method (${FETCH_METHODS.join(', ')}) or { method, limit?, nn? }`,
-        })
-        .optional(),
+        }),
+      ),
       /** Seed variant: `limit` beside `fetch` instead of inside it. */
-      limit: PositiveIntSchema.optional(),
+      limit: z.optional(PositiveIntSchema),
       /** Seed variant: accepted, not used. */
-      priority: z.number({ error: 'expected a number' }).optional(),
+      priority: z.optional(z.number({ error: 'expected a number' })),
     },
     { error: 'expected a selector object' },
-  )
-  .transform(({ fetch, limit, priority: _priority, ...rest }): z.output<typeof NormalizedSelectorSchema> => {
+  ),
+  z.transform(({ fetch, limit, priority: _priority, ...rest }): z.output<typeof NormalizedSelectorSchema> => {
     let normalized: Fetch | undefined = typeof fetch === 'string' ? { method: fetch } : fetch;
     if (limit !== undefined) {
       if (normalized === undefined) normalized = { method: limit === 1 ? 'latest' : 'recent', limit };
       else if (normalized.limit === undefined) normalized = { ...normalized, limit };
     }
     return normalized === undefined ? rest : { ...rest, fetch: normalized };
-  });
+  }),
+);
 export type Selector = z.output<typeof SelectorSchema>;
 export type SelectorInput = z.input<typeof SelectorSchema>;
 

@@ -7,7 +7,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { BREADCRUMB_ID_PATTERN, CreateBreadcrumbSchema, toFieldIssues } from '#shared/domain/breadcrumb.ts';
-import { definitionName, parseDefinition } from '#shared/domain/definitions.ts';
+import { validateDefinition } from '#shared/domain/definition-validation.ts';
+import { definitionName } from '#shared/domain/definitions.ts';
 import { isCrumbsError } from '#shared/domain/errors.ts';
 import { DEFINITION_SCHEMAS } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
@@ -160,7 +161,7 @@ function validate(doc: unknown, source: string): Candidate | { errors: string[] 
     };
   }
   try {
-    const { kind, definition } = parseDefinition(body.schema_name, body.context);
+    const { kind, definition } = validateDefinition(body.schema_name, body.context);
     const id =
       typeof rawId === 'string'
         ? rawId

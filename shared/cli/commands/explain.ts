@@ -2,9 +2,11 @@
  * `crumbs explain <definition-id> <breadcrumb-id>`: which trigger selector of the definition matches the
  * breadcrumb, or, for each selector, the first field that failed and why.
  */
-import { definitionPrincipal, parseDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
+import { validateDefinition } from '#shared/domain/definition-validation.ts';
+import { definitionPrincipal, type ParsedDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
+import { ValidationError } from '#shared/domain/errors.ts';
 import { explainTrigger } from '#shared/routing/explain.ts';
-import { type Command, printJson, UsageError } from '../args.ts';
+import { type Command, InputError, printJson, UsageError } from '../args.ts';
 
 export const explainCommand: Command = {
   name: 'explain',
@@ -24,7 +26,7 @@ change event. Prints the selector that matched, or for each selector the first f
       client.getFull(definitionId),
       client.getFull(breadcrumbId),
     ]);
-    const { kind, definition: parsed } = parseDefinition(definition.schema_name, definition.context);
+    const { kind, definition: parsed } = validated(definitionId, definition.schema_name, definition.context);
     const selectors = triggerSelectors(kind, parsed);
     const result = explainTrigger({
       workspace: definition.workspace,
@@ -55,3 +57,16 @@ change event. Prints the selector that matched, or for each selector the first f
     return 1;
   },
 };
+
+/** The definition as the rule manager judges it; an invalid one has no rule to explain, so say why instead. */
+function validated(id: string, schemaName: string, context: unknown): ParsedDefinition {
+  try {
+    return validateDefinition(schemaName, context);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    // Issue paths are relative to the context, except the schema name's own.
+    const where = (path: string) => (path === 'schema_name' ? path : path ? `context.${path}` : 'context');
+    const reasons = error.issues.map((i) => `${where(i.path)}: ${i.message}`).join('; ');
+    throw new InputError(`${id} is not a valid definition, so no rule runs it: ${reasons}`, { cause: error });
+  }
+}

@@ -10,17 +10,17 @@
  * selectors against the stored trigger breadcrumb → hop limit → claim → assemble context → `execute` → write the
  * outputs with deterministic ids → complete the claim. Only `execute` differs between kinds.
  */
-import * as z from 'zod';
 import type { ContextView } from '#shared/domain/breadcrumb.ts';
 import { type Causation, ChangeEventSchema } from '#shared/domain/change-event.ts';
+import * as z from '#shared/domain/zod.ts';
 import { EXECUTOR_KINDS } from '#shared/topology.ts';
 
 export const DefinitionRefSchema = z.object({
-  id: z.string().min(1),
-  version: z.number().int().min(1),
-  workspace: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
+  version: z.number().check(z.int(), z.minimum(1)),
+  workspace: z.string().check(z.minLength(1)),
   kind: z.enum(EXECUTOR_KINDS),
-  schema_name: z.string().min(1),
+  schema_name: z.string().check(z.minLength(1)),
 });
 export type DefinitionRef = z.infer<typeof DefinitionRefSchema>;
 

@@ -436,6 +436,54 @@ describe('crumbs history', () => {
   });
 });
 
+/** A workflow whose first step input and second step condition are not JSONata. */
+const brokenWorkflow = {
+  schema_name: 'workflow.def.v1',
+  context: {
+    workflow_id: 'fetcher',
+    subscriptions: { selectors: [{ schema_name: 'user.message.v1' }] },
+    steps: [
+      { id: 'fetch', tool: 'http', input: { url: '=trigger.context.(' } },
+      { id: 'store', tool: 'breadcrumb.create', when: 'steps.fetch.ok and' },
+    ],
+    output: { schema_name: 'fetcher.result.v1' },
+  },
+};
+
+describe('crumbs apply', () => {
+  it('writes nothing and names each expression that is not JSONata, with its path', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crumbs-apply-'));
+    await writeFile(join(dir, 'fetcher.json'), JSON.stringify(brokenWorkflow));
+    const result = await run(['apply', '-f', dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('nothing was written');
+    expect(result.stderr).toMatch(
+      /fetcher\.json#1: context\.steps\[0\]\.input\.url: not a valid JSONata expression: \S/,
+    );
+    expect(result.stderr).toMatch(
+      /fetcher\.json#1: context\.steps\[1\]\.when: not a valid JSONata expression: \S/,
+    );
+    expect(requests).toHaveLength(0);
+  });
+});
+
+describe('crumbs explain', () => {
+  it('says why a definition with a broken expression has no rule instead of explaining one', async () => {
+    answer = (req) => ({
+      status: 200,
+      body: req.path.includes('/wf1/')
+        ? fullCrumb({ id: 'wf1', ...brokenWorkflow })
+        : fullCrumb({ id: 'm1' }),
+    });
+    const result = await run(['explain', 'wf1', 'm1']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('crumbs explain: wf1 is not a valid definition, so no rule runs it:');
+    expect(result.stderr).toContain('context.steps[0].input.url: not a valid JSONata expression:');
+    expect(result.stderr).toContain('context.steps[1].when: not a valid JSONata expression:');
+    expect(result.stderr).not.toContain('unexpected error');
+  });
+});
+
 describe('crumbs (global behaviour)', () => {
   it('takes --endpoint, --workspace and --token flags over the environment', async () => {
     answer = () => ({ status: 200, body: { items: [], next_cursor: null } });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import {
   contextSelectors,
   definitionName,
@@ -449,24 +450,99 @@ describe('parseDefinition', () => {
       expect(issuesOf(() => parseDefinition('agent.v2', {}))[0]?.path).toBe('schema_name');
     });
 
-    it('refuses a workflow whose expression does not parse, or whose step ids repeat', () => {
+    it('refuses a workflow whose step ids repeat', () => {
       const issues = issuesOf(() =>
         parseDefinition('workflow.def.v1', {
           workflow_id: 'w',
           subscriptions: { selectors: [{ schema_name: 'user.message.v1' }] },
           steps: [
-            { id: 'a', tool: 'echo', input: { nested: { q: '=trigger.(' } } },
+            { id: 'a', tool: 'echo' },
             { id: 'a', tool: 'echo' },
           ],
           output: { schema_name: 'w.result.v1' },
         }),
       );
-      expect(issues.map((i) => i.path)).toEqual(['steps[0].input.nested.q', 'steps[1].id']);
+      expect(issues.map((i) => i.path)).toEqual(['steps[1].id']);
     });
 
     it('refuses a context config whose output is not agent.context.v1', () => {
       const bad = { ...seed003ContextConfig.context, output: { schema_name: 'other.thing.v1', tags: [] } };
       expect(issuesOf(() => parseDefinition('context.config.v1', bad))[0]?.path).toBe('output.schema_name');
     });
+  });
+});
+
+describe('validateDefinition', () => {
+  const brokenWorkflow = {
+    workflow_id: 'w',
+    subscriptions: { selectors: [{ schema_name: 'user.message.v1' }] },
+    steps: [
+      { id: 'a', tool: 'echo', input: { nested: { q: '=trigger.(' } } },
+      { id: 'a', tool: 'echo', when: '=steps.a.ok and' },
+    ],
+    output: { schema_name: 'w.result.v1' },
+  };
+
+  it('refuses a workflow whose expression does not parse, or whose step ids repeat', () => {
+    const issues = issuesOf(() =>
+      validateDefinition('workflow.def.v1', {
+        ...brokenWorkflow,
+        steps: [
+          { id: 'a', tool: 'echo', input: { nested: { q: '=trigger.(' } } },
+          { id: 'a', tool: 'echo' },
+        ],
+      }),
+    );
+    expect(issues.map((i) => i.path)).toEqual(['steps[0].input.nested.q', 'steps[1].id']);
+  });
+
+  it("names each bad expression, input or `when`, with JSONata's reason", () => {
+    const issues = issuesOf(() => validateDefinition('workflow.def.v1', brokenWorkflow));
+    expect(issues).toEqual([
+      {
+        path: 'steps[0].input.nested.q',
+        message: expect.stringMatching(
+          /^not a valid JSONata expression: Expected "\)" before end of expression/,
+        ),
+      },
+      { path: 'steps[1].when', message: expect.stringMatching(/^not a valid JSONata expression: \S/) },
+      { path: 'steps[1].id', message: 'duplicate step id "a"' },
+    ]);
+  });
+
+  it('leaves expressions to the executor when only the structure is parsed', () => {
+    const { steps: _steps, ...rest } = brokenWorkflow;
+    const parsed = parseDefinition('workflow.def.v1', {
+      ...rest,
+      steps: [{ id: 'a', tool: 'echo', input: { q: '=trigger.(' }, when: 'steps.(' }],
+    });
+    expect(parsed.kind).toBe('workflow');
+  });
+
+  it('accepts what parseDefinition accepts, with the same result', () => {
+    const workflow = {
+      workflow_id: 'summarize-page',
+      subscriptions: { selectors: [{ schema_name: 'browser.navigation.v1', role: 'trigger' }] },
+      steps: [
+        { id: 'fetch', tool: 'http', input: { url: '=trigger.context.url', method: 'GET' } },
+        {
+          id: 'store',
+          tool: 'breadcrumb.create',
+          input: { body: ['=steps.fetch.output'] },
+          when: 'steps.fetch.ok',
+        },
+      ],
+      output: { schema_name: 'page.summary.v1', tags: ['summary'] },
+    };
+    expect(validateDefinition('workflow.def.v1', workflow)).toEqual(
+      parseDefinition('workflow.def.v1', workflow),
+    );
+    expect(validateDefinition('agent.definition.v1', seed002Breadcrumb.context)).toEqual(
+      parseDefinition('agent.definition.v1', seed002Breadcrumb.context),
+    );
+  });
+
+  it('refuses an unknown definition schema as parseDefinition does', () => {
+    expect(issuesOf(() => validateDefinition('agent.v2', {}))[0]?.path).toBe('schema_name');
   });
 });

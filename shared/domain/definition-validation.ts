@@ -1,0 +1,46 @@
+/**
+ * A definition as written by a user, checked in full: its structure (`parseDefinition`) and, for workflows, that
+ * every expression (step `input` strings starting with "=", and `when`) is valid JSONata, so a typo is reported
+ * with its path (`steps[0].input.url`, `steps[1].when`) instead of failing the first run.
+ *
+ * Why a module of its own: the JSONata parser is 81 KB minified, and `definitions.ts` is loaded by every function
+ * that reads a definition. Only the places that accept or report on a definition import this module: the rule
+ * manager (its `definition.status.v1` says `invalid` with these errors, and it makes no rule, so the definition
+ * never runs) and the CLI (`crumbs apply` refuses to write it, `crumbs explain` says why it has no rule). The
+ * executor pipeline and the DLQ handler keep `parseDefinition`: a message names the definition version its rule
+ * was compiled from, which the rule manager has already validated. Should a broken expression reach a workflow
+ * anyway (a message put on the queue by hand, a rule left from an older release), the workflow executor compiles
+ * each expression when it evaluates it (`shared/tools/jsonata.ts`); the failure is a NonRetriableError, which the
+ * pipeline answers with a `workflow.error.v1` breadcrumb naming the step, so nothing waits forever.
+ */
+import jsonata from 'jsonata';
+import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
+
+/** The issue message for an expression JSONata cannot parse; `undefined` when it parses. */
+function jsonataSyntaxError(expression: string): string | undefined {
+  try {
+    jsonata(expression);
+    return undefined;
+  } catch (error) {
+    return `not a valid JSONata expression: ${describeJsonataError(error)}`;
+  }
+}
+
+/** JSONata throws plain objects `{ message, position, token }`, not Errors, so `String(error)` would say nothing. */
+function describeJsonataError(error: unknown): string {
+  if (error !== null && typeof error === 'object' && 'message' in error) {
+    const { message, position } = error as { message: unknown; position?: unknown };
+    return `${String(message)}${typeof position === 'number' ? ` (at position ${position})` : ''}`;
+  }
+  return String(error);
+}
+
+const CHECKED_SCHEMAS = definitionSchemas({ expression: jsonataSyntaxError });
+
+/**
+ * Parses a definition's `context` by its schema name, with every check a writer should hear about. Throws
+ * ValidationError with paths relative to the context, as `parseDefinition` does.
+ */
+export function validateDefinition(schemaName: string, context: unknown): ParsedDefinition {
+  return parseDefinition(schemaName, context, CHECKED_SCHEMAS);
+}
