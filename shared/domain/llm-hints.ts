@@ -21,32 +21,33 @@
  * the API or for a template that exceeds a render limit.
  */
 import { JSONPath } from 'jsonpath-plus';
-import * as z from 'zod';
 import { TemplateSyntaxError } from './errors.ts';
 import { parseTemplate, renderTemplate, type Template } from './template.ts';
+import * as z from './zod.ts';
 
 const PathSchema = z
   .string()
-  .min(1)
-  .regex(/^(\$\.)?[^.\s][^\s]*$/, 'expected a dotted path like "a.b" or "$.a.b"');
+  .check(z.minLength(1), z.regex(/^(\$\.)?[^.\s][^\s]*$/, 'expected a dotted path like "a.b" or "$.a.b"'));
 
 export const TransformRuleSchema = z.discriminatedUnion(
   'type',
   [
     z.object({
       type: z.literal('template'),
-      template: z.string().superRefine((template, ctx) => {
-        try {
-          parsedTemplate(template);
-        } catch (error) {
-          if (!(error instanceof TemplateSyntaxError)) throw error;
-          ctx.addIssue({ code: 'custom', message: `invalid template: ${error.message}` });
-        }
-      }),
+      template: z.string().check(
+        z.superRefine((template, ctx) => {
+          try {
+            parsedTemplate(template);
+          } catch (error) {
+            if (!(error instanceof TemplateSyntaxError)) throw error;
+            ctx.addIssue({ code: 'custom', message: `invalid template: ${error.message}` });
+          }
+        }),
+      ),
     }),
     z.object({
       type: z.literal('extract'),
-      value: z.string().regex(/^\$/, 'expected a JSONPath expression starting with "$"'),
+      value: z.string().check(z.regex(/^\$/, 'expected a JSONPath expression starting with "$"')),
     }),
     z.object({ type: z.literal('format'), format: z.string() }),
     z.object({ type: z.literal('literal'), literal: z.unknown() }),
@@ -55,14 +56,12 @@ export const TransformRuleSchema = z.discriminatedUnion(
 );
 export type TransformRule = z.infer<typeof TransformRuleSchema>;
 
-export const LlmHintsSchema = z
-  .object({
-    include: z.array(PathSchema).optional(),
-    exclude: z.array(PathSchema).optional(),
-    transform: z.record(z.string().min(1), TransformRuleSchema).optional(),
-    mode: z.enum(['replace', 'merge']).optional(),
-  })
-  .strict();
+export const LlmHintsSchema = z.strictObject({
+  include: z.optional(z.array(PathSchema)),
+  exclude: z.optional(z.array(PathSchema)),
+  transform: z.optional(z.record(z.string().check(z.minLength(1)), TransformRuleSchema)),
+  mode: z.optional(z.enum(['replace', 'merge'])),
+});
 export type LlmHints = z.infer<typeof LlmHintsSchema>;
 
 /** Instance hints win over schema defaults, field by field; transform rules merge key by key. */
