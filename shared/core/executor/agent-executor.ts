@@ -37,6 +37,7 @@ import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmMessage, LlmResponse, LlmToolResult, LlmToolSpec } from '#shared/ports/llm.ts';
 import { getTool } from '#shared/tools/registry.ts';
+import { ERROR_ANSWERS, responseTo, TOOL_REQUEST_SCHEMA, TOOL_RESPONSE_SCHEMA } from './answers.ts';
 import type {
   ExecutionInput,
   ExecutionResult,
@@ -45,10 +46,7 @@ import type {
 } from './contract.ts';
 
 export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
-export const AGENT_ERROR_SCHEMA = 'agent.error.v1';
 export const AGENT_CONVERSATION_SCHEMA = 'agent.conversation.v1';
-export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
-export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
 export const TOOL_DEF_SCHEMA = 'tool.def.v1';
 
 /** When a model string is absent from the definition: the default provider's default model. */
@@ -97,23 +95,7 @@ export function requestIdFor(
 export function createAgentExecutor(deps: AgentExecutorDeps): ExecutorKindImplementation<AgentDefinition> {
   return {
     execute: (input) => executeAgent(input, deps),
-    errorOutput: ({ definition, trigger, error }) => ({
-      schema_name: AGENT_ERROR_SCHEMA,
-      title: `${definition.agent_id} failed`,
-      // Tagged with the thread like a response, so a caller waiting for the answer sees the failure instead.
-      tags: [
-        'agent:error',
-        `agent:${definition.agent_id}`,
-        ...(trigger ? [`thread:${trigger.causation?.thread ?? trigger.id}`] : []),
-      ],
-      context: {
-        agent_id: definition.agent_id,
-        error,
-        response_to: trigger ? responseTo(trigger) : null,
-        trigger_id: trigger?.id ?? null,
-        thread: trigger ? (trigger.causation?.thread ?? trigger.id) : null,
-      },
-    }),
+    errorOutput: ERROR_ANSWERS.agent,
   };
 }
 
@@ -360,13 +342,6 @@ function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
 // Inputs: the user message, the system prompt, the tools
 
 /** The breadcrumb this turn answers: the user message behind an agent.context.v1, else the trigger. */
-function responseTo(trigger: ExecutionInput<unknown>['trigger']): string {
-  const c = asObject(trigger.context);
-  return trigger.schema_name === 'agent.context.v1' && typeof c.trigger_event_id === 'string'
-    ? c.trigger_event_id
-    : trigger.id;
-}
-
 async function userMessageOf(
   input: ExecutionInput<AgentDefinition>,
   store: BreadcrumbStore,

@@ -25,11 +25,11 @@ import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
 import { registerTool } from '#shared/tools/registry.ts';
 import type { Tool } from '#shared/tools/tool.ts';
+import { ERROR_ANSWERS } from './answers.ts';
 import { assembleContext, type ExecutorStore, triggerText, type VectorSearch } from './context-assembly.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from './contract.ts';
 
 export const AGENT_CONTEXT_SCHEMA = 'agent.context.v1';
-export const CONTEXT_ERROR_SCHEMA = 'context.error.v1';
 export const DEFAULT_MAX_TOKENS = 4000;
 export const CHARS_PER_TOKEN = 4;
 /** `sources` beyond this (serialized) are shortened: the record must stay under the 350 KB context limit. */
@@ -48,16 +48,7 @@ export function createContextBuilder(): ExecutorKindImplementation<ContextConfig
     async execute(input) {
       return { outputs: [buildContextOutput(input)] };
     },
-    errorOutput: ({ definition, trigger, error }) => ({
-      schema_name: CONTEXT_ERROR_SCHEMA,
-      title: `context for ${definition.consumer_id} failed`,
-      tags: [
-        'context:error',
-        `consumer:${definition.consumer_id}`,
-        ...(trigger ? [`thread:${trigger.causation?.thread ?? trigger.id}`] : []),
-      ],
-      context: { consumer_id: definition.consumer_id, error, trigger_event_id: trigger?.id ?? null },
-    }),
+    errorOutput: ERROR_ANSWERS['context-builder'],
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * Dead-lettered executor messages: SQS gave up on them (every receive failed, e.g. a tool that keeps timing out
  * retriably, or a store that kept throttling). Whoever asked must still get an answer, so this writes the kind's
- * `errorOutput` under the same deterministic id the response would have had: if a response was written after
+ * error answer (answers.ts) under the same deterministic id the response would have had: if a response was written after
  * all, the create replays it and nothing new appears; otherwise the error is the one response.
  *
  * What cannot be answered (a body that is not an executor message, a deleted definition) is logged and dropped:
@@ -12,19 +12,15 @@ import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
-import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
-import type { ExecutorKind } from '#shared/topology.ts';
+import { errorAnswer } from './answers.ts';
 import type { ExecutorStore } from './context-assembly.ts';
-import { type ExecutionInput, type ExecutorKindImplementation, ExecutorMessageSchema } from './contract.ts';
+import { type ExecutionInput, ExecutorMessageSchema } from './contract.ts';
 import { definitionParts, isRetriable, outputCausation, parseBody, writeOutputs } from './pipeline.ts';
-import { resolveKind } from './registry.ts';
 
 export interface DeadLetterDeps {
   store: ExecutorStore;
   log?: Log;
-  clock?: Clock;
-  implementations?: Partial<Record<ExecutorKind, ExecutorKindImplementation<unknown>>>;
 }
 
 export type DeadLetterOutcome =
@@ -52,12 +48,6 @@ export async function handleDeadLetter(
     if (isRetriable(error)) throw error;
     return drop(log, `the definition cannot be loaded: ${(error as Error).message}`, keys);
   }
-  const implementation =
-    deps.implementations?.[definition.kind] ??
-    resolveKind(definition.kind, { store: deps.store, log, clock: deps.clock ?? systemClock });
-  if (!implementation)
-    return drop(log, `no implementation of kind "${definition.kind}" is registered here`, keys);
-
   let trigger: Breadcrumb | undefined;
   try {
     trigger = await deps.store.getVersion(ref.workspace, detail.id, detail.version);
@@ -74,11 +64,7 @@ export async function handleDeadLetter(
     : undefined;
 
   const error = `the ${definition.kind} executor could not process this trigger and gave up${reason ? ` (${reason})` : ''}`;
-  const output = implementation.errorOutput({
-    definition: definition.definition,
-    trigger: executionTrigger,
-    error,
-  });
+  const output = errorAnswer(definition, executionTrigger, error);
   const { principal } = definitionParts(definition);
   const [outputId] = await writeOutputs([output], {
     store: deps.store,

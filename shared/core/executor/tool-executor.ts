@@ -16,11 +16,10 @@ import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import { getTool } from '#shared/tools/registry.ts';
-import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from './contract.ts';
+import { ERROR_ANSWERS, readToolRequest, toolResponse } from './answers.ts';
+import type { ExecutorKindImplementation } from './contract.ts';
 import type { KindDependencies } from './registry.ts';
 
-export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
-export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
 /** When the definition sets no `timeout_ms`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
@@ -97,52 +96,15 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
   }
 }
 
-interface ToolRequest {
-  requestId: string;
-  requestedBy: string;
-  input: unknown;
-}
-
-/** A `tool.request.v1` gives `input`; any other trigger (a tool subscribed to other schemas) is the input. */
-function readRequest(trigger: ExecutionInput<ToolDefinition>['trigger']): ToolRequest {
-  const context = (trigger.context ?? {}) as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
-  return {
-    requestId: str(context.requestId) ?? str(context.request_id) ?? trigger.id,
-    requestedBy: str(context.requestedBy) ?? str(context.requested_by) ?? trigger.created_by,
-    input: trigger.schema_name === TOOL_REQUEST_SCHEMA ? (context.input ?? {}) : context,
-  };
-}
-
-function response(
-  definition: ToolDefinition,
-  request: Pick<ToolRequest, 'requestId' | 'requestedBy'>,
-  result: { status: 'success'; output: unknown } | { status: 'error'; error: string },
-  durationMs: number,
-): OutputBreadcrumb {
-  return {
-    schema_name: TOOL_RESPONSE_SCHEMA,
-    title: `${definition.name}: ${result.status}`,
-    tags: [`request:${request.requestId}`, 'tool:response', `tool:${definition.name}`],
-    context: {
-      request_id: request.requestId,
-      tool: definition.name,
-      ...result,
-      duration_ms: durationMs,
-      requestedBy: request.requestedBy,
-    },
-  };
-}
-
 export function createToolExecutor(deps: KindDependencies): ExecutorKindImplementation<ToolDefinition> {
   const clock: Clock = deps.clock;
   return {
     async execute(execution) {
       const { definition, definitionRef: ref } = execution;
       const started = clock.now().getTime();
-      const request = readRequest(execution.trigger);
-      const answer = (result: Parameters<typeof response>[2]) => ({
-        outputs: [response(definition, request, result, Math.max(0, clock.now().getTime() - started))],
+      const request = readToolRequest(execution.trigger);
+      const answer = (result: Parameters<typeof toolResponse>[2]) => ({
+        outputs: [toolResponse(definition, request, result, Math.max(0, clock.now().getTime() - started))],
       });
       const cacheKey = `${ref.workspace}/${ref.id}@${ref.version}`;
       try {
@@ -187,9 +149,6 @@ export function createToolExecutor(deps: KindDependencies): ExecutorKindImplemen
       }
     },
 
-    errorOutput({ definition, trigger, error }) {
-      const request = trigger ? readRequest(trigger) : { requestId: 'unknown', requestedBy: 'unknown' };
-      return response(definition, request, { status: 'error', error }, 0);
-    },
+    errorOutput: ERROR_ANSWERS.tool,
   };
 }

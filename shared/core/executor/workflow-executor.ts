@@ -17,12 +17,12 @@ import {
 import { isCrumbsError, NonRetriableError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import { evaluateJsonata } from '#shared/tools/jsonata.ts';
+import { ERROR_ANSWERS } from './answers.ts';
 import type { ExecutorKindImplementation, OutputBreadcrumb } from './contract.ts';
 import type { KindDependencies } from './registry.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS, runBuiltinTool } from './tool-executor.ts';
 
 export const WORKFLOW_RESULT_SCHEMA = 'workflow.result.v1';
-export const WORKFLOW_ERROR_SCHEMA = 'workflow.error.v1';
 const TOOL_DEFINITIONS_SCANNED = 100;
 
 /** Replaces every string starting with "=" (at any depth) by its JSONata value over `scope`. */
@@ -121,18 +121,6 @@ export function createWorkflowExecutor(
       return { outputs: [output] };
     },
 
-    errorOutput({ definition, trigger, error }) {
-      return {
-        schema_name: WORKFLOW_ERROR_SCHEMA,
-        title: `${definition.workflow_id}: error`,
-        tags: [...definition.output.tags, `workflow:${definition.workflow_id}`, 'workflow:error'],
-        context: {
-          workflow_id: definition.workflow_id,
-          status: 'error',
-          trigger_id: trigger?.id ?? null,
-          error,
-        },
-      };
-    },
+    errorOutput: ERROR_ANSWERS.workflow,
   };
 }

@@ -1,0 +1,143 @@
+/**
+ * What each executor kind answers when it cannot process a trigger: a non-retriable failure in the pipeline, or a
+ * message that ended in a dead-letter queue (dlq.ts). One definition serves both, so a caller sees the same error
+ * breadcrumb whichever way the trigger failed.
+ *
+ * It lives apart from the kinds' `execute` on purpose: the DLQ handler only answers, and importing the kinds would
+ * load everything executing needs (built-in tools, JSONata, JSON Schema, model clients) into the function that
+ * must keep working when the others fail.
+ */
+import type { DefinitionByKind, ParsedDefinition, ToolDefinition } from '#shared/domain/definitions.ts';
+import type { ExecutorKind } from '#shared/topology.ts';
+import type { ExecutionInput, OutputBreadcrumb } from './contract.ts';
+
+export const AGENT_ERROR_SCHEMA = 'agent.error.v1';
+export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
+export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
+export const WORKFLOW_ERROR_SCHEMA = 'workflow.error.v1';
+export const CONTEXT_ERROR_SCHEMA = 'context.error.v1';
+
+type Trigger = ExecutionInput<unknown>['trigger'];
+
+export interface ErrorAnswerInput<D> {
+  definition: D;
+  /** The trigger as stored; undefined when it is gone (a dead letter can outlive it). */
+  trigger: Trigger | undefined;
+  error: string;
+}
+
+/** The thread a trigger belongs to: its causation's, or its own id when it starts one. */
+export function threadOf(trigger: Trigger): string {
+  return trigger.causation?.thread ?? trigger.id;
+}
+
+function contextOf(trigger: Trigger): Record<string, unknown> {
+  const c = trigger.context;
+  return c !== null && typeof c === 'object' && !Array.isArray(c) ? (c as Record<string, unknown>) : {};
+}
+
+/** What an agent answers: the user message an `agent.context.v1` was built for, or the trigger itself. */
+export function responseTo(trigger: Trigger): string {
+  const c = contextOf(trigger);
+  return trigger.schema_name === 'agent.context.v1' && typeof c.trigger_event_id === 'string'
+    ? c.trigger_event_id
+    : trigger.id;
+}
+
+export interface ToolRequest {
+  requestId: string;
+  requestedBy: string;
+  input: unknown;
+}
+
+/** A `tool.request.v1` gives `input`; any other trigger (a tool subscribed to other schemas) is the input. */
+export function readToolRequest(trigger: Trigger): ToolRequest {
+  const context = contextOf(trigger);
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  return {
+    requestId: str(context.requestId) ?? str(context.request_id) ?? trigger.id,
+    requestedBy: str(context.requestedBy) ?? str(context.requested_by) ?? trigger.created_by,
+    input: trigger.schema_name === TOOL_REQUEST_SCHEMA ? (context.input ?? {}) : context,
+  };
+}
+
+/** The `tool.response.v1` for a request, tagged `request:<id>` so the requester finds it. */
+export function toolResponse(
+  definition: ToolDefinition,
+  request: Pick<ToolRequest, 'requestId' | 'requestedBy'>,
+  result: { status: 'success'; output: unknown } | { status: 'error'; error: string },
+  durationMs: number,
+): OutputBreadcrumb {
+  return {
+    schema_name: TOOL_RESPONSE_SCHEMA,
+    title: `${definition.name}: ${result.status}`,
+    tags: [`request:${request.requestId}`, 'tool:response', `tool:${definition.name}`],
+    context: {
+      request_id: request.requestId,
+      tool: definition.name,
+      ...result,
+      duration_ms: durationMs,
+      requestedBy: request.requestedBy,
+    },
+  };
+}
+
+export const ERROR_ANSWERS: {
+  readonly [K in ExecutorKind]: (input: ErrorAnswerInput<DefinitionByKind[K]>) => OutputBreadcrumb;
+} = {
+  agent: ({ definition, trigger, error }) => ({
+    schema_name: AGENT_ERROR_SCHEMA,
+    title: `${definition.agent_id} failed`,
+    // Tagged with the thread like a response, so a caller waiting for the answer sees the failure instead.
+    tags: [
+      'agent:error',
+      `agent:${definition.agent_id}`,
+      ...(trigger ? [`thread:${threadOf(trigger)}`] : []),
+    ],
+    context: {
+      agent_id: definition.agent_id,
+      error,
+      response_to: trigger ? responseTo(trigger) : null,
+      trigger_id: trigger?.id ?? null,
+      thread: trigger ? threadOf(trigger) : null,
+    },
+  }),
+  tool: ({ definition, trigger, error }) => {
+    const request = trigger ? readToolRequest(trigger) : { requestId: 'unknown', requestedBy: 'unknown' };
+    return toolResponse(definition, request, { status: 'error', error }, 0);
+  },
+  workflow: ({ definition, trigger, error }) => ({
+    schema_name: WORKFLOW_ERROR_SCHEMA,
+    title: `${definition.workflow_id}: error`,
+    tags: [...definition.output.tags, `workflow:${definition.workflow_id}`, 'workflow:error'],
+    context: { workflow_id: definition.workflow_id, status: 'error', trigger_id: trigger?.id ?? null, error },
+  }),
+  'context-builder': ({ definition, trigger, error }) => ({
+    schema_name: CONTEXT_ERROR_SCHEMA,
+    title: `context for ${definition.consumer_id} failed`,
+    tags: [
+      'context:error',
+      `consumer:${definition.consumer_id}`,
+      ...(trigger ? [`thread:${threadOf(trigger)}`] : []),
+    ],
+    context: { consumer_id: definition.consumer_id, error, trigger_event_id: trigger?.id ?? null },
+  }),
+};
+
+/** The error answer for a parsed definition of any kind. */
+export function errorAnswer(
+  parsed: ParsedDefinition,
+  trigger: Trigger | undefined,
+  error: string,
+): OutputBreadcrumb {
+  switch (parsed.kind) {
+    case 'agent':
+      return ERROR_ANSWERS.agent({ definition: parsed.definition, trigger, error });
+    case 'tool':
+      return ERROR_ANSWERS.tool({ definition: parsed.definition, trigger, error });
+    case 'workflow':
+      return ERROR_ANSWERS.workflow({ definition: parsed.definition, trigger, error });
+    case 'context-builder':
+      return ERROR_ANSWERS['context-builder']({ definition: parsed.definition, trigger, error });
+  }
+}
