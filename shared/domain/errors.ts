@@ -150,6 +150,22 @@ export class TemplateSyntaxError extends ValidationError {
 /** A parsed template that cannot be rendered within the limits; rendering it again will fail the same way. */
 export class TemplateRenderError extends NonRetriableError {}
 
+/** A JSONPath that does not parse. `position` is 1-based; the message starts with `position:`. */
+export class JsonPathSyntaxError extends ValidationError {
+  readonly position: number;
+  readonly detail: string;
+
+  constructor(detail: string, position: number) {
+    const message = `${position}: ${detail}`;
+    super([{ path: '', message }], message);
+    this.position = position;
+    this.detail = detail;
+  }
+}
+
+/** A JSONPath query that exceeds a work limit on a document; evaluating it again will fail the same way. */
+export class JsonPathLimitError extends NonRetriableError {}
+
 export function isCrumbsError(error: unknown): error is CrumbsError {
   return error instanceof CrumbsError;
 }

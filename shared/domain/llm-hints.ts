@@ -4,7 +4,8 @@
  *   { include?: [paths], exclude?: [paths], transform?: { <key>: rule }, mode?: "replace" | "merge" }
  *
  * rules:  { type: "template", template: "{{a.b}} of {{c}}" }      Handlebars syntax; the context is the root
- *         { type: "extract",  value: "$.a[0].b" }                 JSONPath; one match → the value, several → array
+ *         { type: "extract",  value: "$.a[0].b" }                 JSONPath; one match → the value, none → null,
+ *                                                                 several → array
  *         { type: "format",   format: "{a.b} of {c}" }            `{path}` placeholders
  *         { type: "literal",  literal: <a JSON value> }
  *
@@ -19,9 +20,14 @@
  * refused with its line and column. A rule that fails at read time yields `{ "error": "…" }` under its key
  * instead of failing the read; rules are validated when written, so this only happens for data written around
  * the API or for a template that exceeds a render limit.
+ *
+ * Extract paths use JSONPath as RFC 9535 defines it, implemented in `json-path.ts` (its header lists the
+ * deliberate differences): filters such as `$.items[?@.price < 10].name` and the RFC functions, but no code is
+ * evaluated, own properties only, and query length, nesting and work are bounded. Paths are parsed when written,
+ * so a bad path or a jsonpath-plus extension (`^`, `~`, `@property`, `[(...)]`) is refused with its position.
  */
-import { JSONPath } from 'jsonpath-plus';
-import { TemplateSyntaxError } from './errors.ts';
+import { JsonPathSyntaxError, TemplateSyntaxError } from './errors.ts';
+import { parseJsonPath, queryJsonPath } from './json-path.ts';
 import { parseTemplate, renderTemplate, type Template } from './template.ts';
 import * as z from './zod.ts';
 
@@ -47,7 +53,16 @@ export const TransformRuleSchema = z.discriminatedUnion(
     }),
     z.object({
       type: z.literal('extract'),
-      value: z.string().check(z.regex(/^\$/, 'expected a JSONPath expression starting with "$"')),
+      value: z.string().check(
+        z.superRefine((path, ctx) => {
+          try {
+            parseJsonPath(path);
+          } catch (error) {
+            if (!(error instanceof JsonPathSyntaxError)) throw error;
+            ctx.addIssue({ code: 'custom', message: `invalid JSONPath: ${error.message}` });
+          }
+        }),
+      ),
     }),
     z.object({ type: z.literal('format'), format: z.string() }),
     z.object({ type: z.literal('literal'), literal: z.unknown() }),
@@ -109,13 +124,7 @@ function applyRule(rule: TransformRule, context: Record<string, unknown>): unkno
       case 'format':
         return rule.format.replace(/\{([^{}\s]+)\}/g, (_, path: string) => stringify(getPath(context, path)));
       case 'extract': {
-        const result: unknown = JSONPath({
-          path: rule.value,
-          json: context as object,
-          wrap: true,
-          eval: 'safe',
-        });
-        const matches = Array.isArray(result) ? result : [];
+        const matches = queryJsonPath(rule.value, context);
         return matches.length === 1 ? matches[0] : matches.length === 0 ? null : matches;
       }
       case 'template':

@@ -73,6 +73,41 @@ describe('applyLlmHints', () => {
     });
   });
 
+  it('answers an extract rule with an RFC 9535 filter', () => {
+    const order = {
+      items: [
+        { name: 'pen', price: 2 },
+        { name: 'lamp', price: 40 },
+        { name: 'ink', price: 8 },
+      ],
+    };
+    const view = applyLlmHints(
+      order,
+      hints({
+        transform: {
+          cheap: { type: 'extract', value: '$.items[?@.price < 10].name' },
+          dearest: { type: 'extract', value: '$.items[?(@.price > 10)].name' },
+          matching: { type: 'extract', value: "$.items[?match(@.name, 'p.*')].price" },
+        },
+      }),
+    );
+    expect(view).toEqual({ cheap: ['pen', 'ink'], dearest: 'lamp', matching: 2 });
+  });
+
+  it('answers { error } for an extract rule that exceeds a work limit', () => {
+    const items = Array.from({ length: 2_000 }, (_, i) => ({ i }));
+    const view = applyLlmHints(
+      { items },
+      hints({ transform: { n: { type: 'extract', value: '$.items[?count($..*) > 0]' } } }),
+    );
+    expect(view).toEqual({
+      n: {
+        error:
+          'extract rule failed: JSONPath query needs more than 1000000 steps (nodes visited, values compared)',
+      },
+    });
+  });
+
   it('fills {path} placeholders in a format rule, objects as JSON and missing values as empty', () => {
     const view = applyLlmHints(
       context,
@@ -241,6 +276,48 @@ describe('LlmHintsSchema', () => {
       {
         path: 'llm_hints.transform.x.template',
         message: expect.stringMatching(/^invalid template: 1:3: unknown helper "shout"/),
+      },
+    ]);
+  });
+
+  it('refuses a bad JSONPath with the field path, the position and what was expected', () => {
+    expect(issues({ transform: { city: { type: 'extract', value: "$.address['city'" } } })).toEqual([
+      {
+        path: 'transform.city.value',
+        message: 'invalid JSONPath: 17: expected "]" to close "[" at 10, got end of path',
+      },
+    ]);
+    const [missingRoot] = issues({ transform: { city: { type: 'extract', value: 'address.city' } } });
+    expect(missingRoot?.message).toBe('invalid JSONPath: 1: expected "$" at the start, got "a"');
+  });
+
+  it('refuses jsonpath-plus extensions and JavaScript in filters when written', () => {
+    const [parent] = issues({ transform: { x: { type: 'extract', value: '$..city^' } } });
+    expect(parent?.message).toBe(
+      'invalid JSONPath: 8: the parent operator ^ is a jsonpath-plus extension, not JSONPath (RFC 9535)',
+    );
+    const [script] = issues({ transform: { x: { type: 'extract', value: '$.tags[?(@ === "math")]' } } });
+    expect(script?.message).toBe('invalid JSONPath: 12: === is JavaScript; JSONPath compares with ==');
+  });
+
+  it('names the breadcrumb field when a create request carries a bad JSONPath', () => {
+    let error: unknown;
+    try {
+      parseOrThrow(CreateBreadcrumbSchema, {
+        schema_name: 'a.b.v1',
+        context: {},
+        llm_hints: { transform: { x: { type: 'extract', value: '$.tags[(@.length-1)]' } } },
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues).toEqual([
+      {
+        path: 'llm_hints.transform.x.value',
+        message: expect.stringMatching(
+          /^invalid JSONPath: 8: a script expression \[\(\.\.\.\)\] is a jsonpath-plus/,
+        ),
       },
     ]);
   });
