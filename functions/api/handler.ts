@@ -2,18 +2,18 @@
  * HTTP API. Triggered by API Gateway HTTP API (payload 2.0, JWT authorizer) — and locally by the local stack's
  * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
-import { observability } from '#shared/core/observability.ts';
 import { ENV } from '#shared/topology.ts';
+import { instrumented, powertools } from '../shared/powertools.ts';
 
 const env = parseEnv(ApiEnvSchema);
-const { logger } = observability('crumbs-api');
+const pt = powertools('crumbs-api');
+const { logger, metrics } = pt;
 const localEndpoints = env[ENV.localEndpoints];
 
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
@@ -25,6 +25,13 @@ const api = createApi({
     logger.error('unexpected error', { error, method: request.method, path: request.path }),
 });
 
-export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
-  return api(toHttpRequest(event, env[ENV.workspacesClaim]));
-}).use(injectLambdaContext(logger));
+export const handler = instrumented(
+  middy(async (event: HttpEvent): Promise<HttpResult> => {
+    const result = await api(toHttpRequest(event, env[ENV.workspacesClaim]));
+    // API Gateway counts 4xx/5xx per route too; these say which the handler itself answered.
+    metrics.addMetric('ClientErrors', 'Count', result.statusCode >= 400 && result.statusCode < 500 ? 1 : 0);
+    metrics.addMetric('ServerErrors', 'Count', result.statusCode >= 500 ? 1 : 0);
+    return result;
+  }),
+  pt,
+);

@@ -6,22 +6,23 @@
  * One handler serves every executor DLQ. It loads only the kinds' error answers (`answers.ts`), not the kinds
  * themselves: answering needs no tool, model or JSONata, and this function must keep working when they fail.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { handleDeadLetterBatch } from '#shared/core/executor/dlq.ts';
-import { observability } from '#shared/core/observability.ts';
 import { ENV } from '#shared/topology.ts';
+import { instrumented, powertools } from '../shared/powertools.ts';
 
 const env = parseEnv(TableEnvSchema);
-const { logger, metrics } = observability('crumbs-dlq-handler');
+const pt = powertools('crumbs-dlq-handler');
+const { logger, metrics, tracing } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 
-export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  metrics.addMetric('DeadLetteredTriggers', 'Count', event.Records.length);
-  const outcome = await handleDeadLetterBatch(event.Records, { store, log: logger });
-  metrics.publishStoredMetrics();
-  return outcome;
-}).use(injectLambdaContext(logger));
+export const handler = instrumented(
+  middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    metrics.addMetric('DeadLetteredTriggers', 'Count', event.Records.length);
+    return handleDeadLetterBatch(event.Records, { store, log: logger, tracing });
+  }),
+  pt,
+);

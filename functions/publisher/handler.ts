@@ -3,21 +3,21 @@
  * failures). Reads stream images; adopts plain puts into the table; keeps embeddings of opted-in schemas; puts
  * change events on the crumbs bus.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
 import { PublisherEnvSchema, parseEnv } from '#shared/config.ts';
-import { observability } from '#shared/core/observability.ts';
 import { publishStreamBatch } from '#shared/core/publisher.ts';
 import { embeddingPolicyFromEnv, indexEmbedding, removeEmbedding } from '#shared/core/vector-search.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { ENV } from '#shared/topology.ts';
+import { instrumented, powertools } from '../shared/powertools.ts';
 
 const env = parseEnv(PublisherEnvSchema);
-const { logger, metrics } = observability('crumbs-publisher');
+const pt = powertools('crumbs-publisher');
+const { logger, metrics } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const bus = new EventBridgeBus(env[ENV.busName]);
 const vectors = vectorDepsFor(store, env[ENV.tableName]);
@@ -27,11 +27,13 @@ const embeddings = {
   remove: (workspace: string, id: string) => removeEmbedding(vectors, workspace, id),
 };
 
-export const handler = middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-  const outcome = await publishStreamBatch(event.Records, { bus, adopter: store, embeddings, log: logger });
-  metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);
-  metrics.addMetric('PlainPutsAdopted', 'Count', outcome.adopted);
-  metrics.addMetric('PlainPutsRejected', 'Count', outcome.rejected);
-  metrics.publishStoredMetrics();
-  return { batchItemFailures: outcome.batchItemFailures };
-}).use(injectLambdaContext(logger));
+export const handler = instrumented(
+  middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+    const outcome = await publishStreamBatch(event.Records, { bus, adopter: store, embeddings, log: logger });
+    metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);
+    metrics.addMetric('PlainPutsAdopted', 'Count', outcome.adopted);
+    metrics.addMetric('PlainPutsRejected', 'Count', outcome.rejected);
+    return { batchItemFailures: outcome.batchItemFailures };
+  }),
+  pt,
+);

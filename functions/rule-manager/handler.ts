@@ -4,18 +4,18 @@
  * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the crumbs
  * bus (PutRule/PutTargets/RemoveTargets/DeleteRule); writes definition.status.v1 and sync-result breadcrumbs.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
 import { parseEnv, RuleManagerEnvSchema } from '#shared/config.ts';
-import { observability } from '#shared/core/observability.ts';
 import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
 import { ENV } from '#shared/topology.ts';
+import { instrumented, powertools } from '../shared/powertools.ts';
 
 const env = parseEnv(RuleManagerEnvSchema);
-const { logger } = observability('crumbs-rule-manager');
+const pt = powertools('crumbs-rule-manager');
+const { logger, metrics } = pt;
 const deps = {
   store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),
   rules: new EventBridgeRuleRegistry(env[ENV.busName]),
@@ -25,6 +25,12 @@ const deps = {
   log: logger,
 };
 
-export const handler = middy(
-  async (event: SQSEvent): Promise<SQSBatchResponse> => handleRuleManagerBatch(event.Records, deps),
-).use(injectLambdaContext(logger));
+export const handler = instrumented(
+  middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const outcome = await handleRuleManagerBatch(event.Records, deps);
+    metrics.addMetric('DefinitionChanges', 'Count', event.Records.length);
+    metrics.addMetric('DefinitionChangesFailed', 'Count', outcome.batchItemFailures.length);
+    return outcome;
+  }),
+  pt,
+);

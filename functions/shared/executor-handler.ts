@@ -1,10 +1,9 @@
 /**
  * What every executor Lambda shares: an SQS batch (partial batch failures) through the universal pipeline, with
- * the store, claims and vector search built once per cold start, Powertools logging and metrics, and middy's
+ * the store, claims and vector search built once per cold start, Powertools (powertools.ts), and middy's
  * abort signal passed down so slow model and HTTP calls stop before the Lambda timeout. Each executor's handler
  * says only which kind it runs and what it registers.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
@@ -14,9 +13,9 @@ import { DynamoClaims } from '#shared/core/executor/claims.ts';
 import type { VectorSearch } from '#shared/core/executor/context-assembly.ts';
 import { processExecutorBatch } from '#shared/core/executor/pipeline.ts';
 import { type KindFactory, registerKind } from '#shared/core/executor/registry.ts';
-import { observability } from '#shared/core/observability.ts';
 import { searchSimilar } from '#shared/core/vector-search.ts';
 import { ENV, type ExecutorKind, topology } from '#shared/topology.ts';
+import { instrumented, powertools } from './powertools.ts';
 
 export interface ExecutorHandlerOptions {
   implementation: KindFactory;
@@ -29,7 +28,8 @@ export interface ExecutorHandlerOptions {
 export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandlerOptions) {
   const fn = topology.functions.executors[kind];
   const env = parseEnv(TableEnvSchema);
-  const { logger, metrics } = observability(`crumbs-${fn.name}`);
+  const pt = powertools(`crumbs-${fn.name}`);
+  const { logger, metrics, tracing } = pt;
   const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
   const claims = new DynamoClaims(env[ENV.tableName]);
   const vectors = vectorDepsFor(store, env[ENV.tableName]);
@@ -37,7 +37,7 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
   options.setup?.({ vectorSearch });
   registerKind(kind, options.implementation);
 
-  return middy(
+  const handler = middy(
     async (
       event: SQSEvent,
       _context: Context,
@@ -50,11 +50,12 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
         log: logger,
         signal,
         vectorSearch,
+        tracing,
       });
       metrics.addMetric('TriggersFailed', 'Count', batchItemFailures.length);
-      metrics.publishStoredMetrics();
       return { batchItemFailures };
     },
     { timeoutEarlyInMillis: options.timeoutEarlyInMillis },
-  ).use(injectLambdaContext(logger));
+  );
+  return instrumented(handler, pt);
 }

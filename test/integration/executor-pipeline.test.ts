@@ -17,6 +17,7 @@ import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import type { LocalStack } from '#shared/local/stack.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
+import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
 import { topology } from '#shared/topology.ts';
 import { messageFor } from '../support/executor-message.ts';
@@ -130,6 +131,37 @@ describe('executor pipeline on DynamoDB Local', () => {
     expect(response?.tags).toEqual(expect.arrayContaining(['request:r1', 'tool:response']));
     expect(response?.created_by).toBe('tool:calculator');
     expect(response?.causation).toEqual({ caused_by: `${trigger.id}@1`, thread: trigger.id, hop: 1 });
+  });
+
+  it('traces each trigger and each dead letter as one span keyed by breadcrumb, thread and definition', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const causation = { caused_by: 'u-root@2', thread: 'u-root', hop: 1 };
+    const trigger = await request(ws, 'echo', { a: 1 }, 'r-traced', causation);
+    const spans: { name: string; keys: CorrelationKeys }[] = [];
+    const tracing: Tracing = {
+      span: (name, keys, work) => {
+        spans.push({ name, keys });
+        return work();
+      },
+    };
+
+    expect((await processExecutorMessage(messageFor(def, trigger), deps({ tracing }))).status).toBe(
+      'responded',
+    );
+    await handleDeadLetter(messageFor(def, trigger), { store, tracing });
+
+    const keys = {
+      workspace: ws,
+      breadcrumbId: trigger.id,
+      triggerVersion: 1,
+      thread: 'u-root',
+      definitionId: def.id,
+    };
+    expect(spans).toEqual([
+      { name: 'tool trigger', keys },
+      { name: 'dead letter', keys },
+    ]);
   });
 
   it('writes exactly one response when the same message is delivered three times', async () => {

@@ -13,6 +13,7 @@
 import type { ContextView } from '#shared/domain/breadcrumb.ts';
 import { type Causation, ChangeEventSchema } from '#shared/domain/change-event.ts';
 import * as z from '#shared/domain/zod.ts';
+import type { CorrelationKeys } from '#shared/ports/tracing.ts';
 import { EXECUTOR_KINDS } from '#shared/topology.ts';
 
 export const DefinitionRefSchema = z.object({
@@ -29,6 +30,17 @@ export const ExecutorMessageSchema = z.object({
   event: ChangeEventSchema,
 });
 export type ExecutorMessage = z.infer<typeof ExecutorMessageSchema>;
+
+/** The keys that correlate the logs and traces of a message's trigger (its thread, breadcrumb and definition). */
+export function correlationOf({ definition, event }: ExecutorMessage): CorrelationKeys {
+  return {
+    workspace: definition.workspace,
+    breadcrumbId: event.detail.id,
+    triggerVersion: event.detail.version,
+    thread: event.detail.causation?.thread ?? event.detail.id,
+    definitionId: definition.id,
+  };
+}
 
 /** The InputTransformer the rule manager puts on every executor target (EventBridge syntax). */
 export function executorInputTransformer(ref: DefinitionRef): {

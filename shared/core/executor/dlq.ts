@@ -13,14 +13,22 @@ import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
+import { type CorrelationKeys, noTracing, type Tracing } from '#shared/ports/tracing.ts';
 import { errorAnswer } from './answers.ts';
 import type { ExecutorStore } from './context-assembly.ts';
-import { type ExecutionInput, ExecutorMessageSchema } from './contract.ts';
+import {
+  correlationOf,
+  type ExecutionInput,
+  type ExecutorMessage,
+  ExecutorMessageSchema,
+} from './contract.ts';
 import { definitionParts, isRetriable, outputCausation, parseBody, writeOutputs } from './pipeline.ts';
 
 export interface DeadLetterDeps {
   store: ExecutorStore;
   log?: Log;
+  /** One span per dead letter, annotated with the trigger's correlation keys. @default no tracing */
+  tracing?: Tracing;
 }
 
 export type DeadLetterOutcome =
@@ -35,9 +43,20 @@ export async function handleDeadLetter(
   const log = deps.log ?? silentLog;
   const parsed = ExecutorMessageSchema.safeParse(message);
   if (!parsed.success) return drop(log, 'not an executor message', {});
-  const { definition: ref, event } = parsed.data;
+  const keys = correlationOf(parsed.data);
+  return (deps.tracing ?? noTracing).span('dead letter', keys, () =>
+    answerDeadLetter(parsed.data, keys, deps, reason),
+  );
+}
+
+async function answerDeadLetter(
+  { definition: ref, event }: ExecutorMessage,
+  keys: CorrelationKeys,
+  deps: DeadLetterDeps,
+  reason: string | undefined,
+): Promise<DeadLetterOutcome> {
+  const log = deps.log ?? silentLog;
   const detail = event.detail;
-  const keys = { definitionId: ref.id, breadcrumbId: detail.id, triggerVersion: detail.version };
   if (event['detail-type'] === DETAIL_TYPES.deleted) return drop(log, 'the trigger was deleted', keys);
 
   let definition: ReturnType<typeof parseDefinition>;

@@ -42,11 +42,13 @@ import {
 import { inferRole, type Selector } from '#shared/domain/selector.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
+import { noTracing, type Tracing } from '#shared/ports/tracing.ts';
 import { matchesSelector } from '#shared/routing/compiler.ts';
 import type { ExecutorKind } from '#shared/topology.ts';
 import type { ClaimKey, Claims } from './claims.ts';
 import { asDetail, assembleContext, type ExecutorStore, type VectorSearch } from './context-assembly.ts';
 import {
+  correlationOf,
   type DefinitionRef,
   type ExecutionInput,
   type ExecutorKindImplementation,
@@ -71,6 +73,8 @@ export interface PipelineDeps {
   signal?: AbortSignal;
   /** Kind implementations; the registry (registry.ts) when absent. Tests pass fakes here. */
   implementations?: Partial<Record<ExecutorKind, ExecutorKindImplementation<unknown>>>;
+  /** One span per trigger, annotated with its correlation keys. @default no tracing */
+  tracing?: Tracing;
 }
 
 export type ProcessOutcome =
@@ -253,7 +257,6 @@ function sameTags(a: readonly string[], b: readonly string[]): boolean {
 // The pipeline
 
 export async function processExecutorMessage(message: unknown, deps: PipelineDeps): Promise<ProcessOutcome> {
-  const log = deps.log ?? silentLog;
   const parsedMessage = ExecutorMessageSchema.safeParse(message);
   if (!parsedMessage.success) {
     // Not retriable, but failing it (rather than dropping it) keeps it in the DLQ for someone to look at.
@@ -261,15 +264,22 @@ export async function processExecutorMessage(message: unknown, deps: PipelineDep
       parsedMessage.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
     );
   }
-  const { definition: ref, event } = parsedMessage.data;
-  const detail = event.detail;
-  const logKeys = {
-    definitionId: ref.id,
-    definitionVersion: ref.version,
-    breadcrumbId: detail.id,
-    triggerVersion: detail.version,
-  };
+  const ref = parsedMessage.data.definition;
+  const correlation = correlationOf(parsedMessage.data);
+  const tracing = deps.tracing ?? noTracing;
+  return tracing.span(`${ref.kind} trigger`, correlation, () =>
+    processTrigger(parsedMessage.data, { ...correlation, definitionVersion: ref.version }, deps),
+  );
+}
 
+/** The pipeline for one parsed message; `logKeys` (the correlation keys and more) go on every log line about it. */
+async function processTrigger(
+  { definition: ref, event }: ExecutorMessage,
+  logKeys: Readonly<Record<string, string | number>>,
+  deps: PipelineDeps,
+): Promise<ProcessOutcome> {
+  const log = deps.log ?? silentLog;
+  const detail = event.detail;
   if (event['detail-type'] === DETAIL_TYPES.deleted) return skip(log, 'the trigger was deleted', logKeys);
   if (detail.workspace !== ref.workspace) return skip(log, 'the trigger is in another workspace', logKeys);
 

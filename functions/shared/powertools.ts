@@ -1,0 +1,56 @@
+/**
+ * Powertools for every crumbs Lambda, set up one way: a logger, tracer and metrics per function (created once per
+ * cold start), the AWS SDK clients of the adapters traced (each DynamoDB and EventBridge call is its own X-Ray
+ * subsegment, with table and operation), the Tracing port for per-trigger spans, and the middlewares in the order
+ * Powertools documents: tracer outermost so its subsegment covers the whole invocation, then the logger's Lambda
+ * context (keys reset per invocation, so one invocation's keys never leak into the next), then metrics flushed after
+ * each invocation with a ColdStart metric.
+ *
+ * Off Lambda (the local stack, tests) the tracer disables itself and `crumbs dev` disables metrics, so the same
+ * handler runs unchanged.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { MiddyfiedHandler } from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { defaultEventBridgeClient } from '#shared/adapters/eventbridge/event-bus.ts';
+import { powertoolsTracing } from '#shared/adapters/tracing/powertools-tracing.ts';
+import type { Tracing } from '#shared/ports/tracing.ts';
+
+/** Same namespace as the CDK app gives Powertools Metrics (`METRICS_NAMESPACE` in the function construct). */
+const METRICS_NAMESPACE = 'crumbs';
+
+export interface Powertools {
+  readonly logger: Logger;
+  readonly tracer: Tracer;
+  readonly metrics: Metrics;
+  /** Per-trigger spans annotated with breadcrumb id, thread and definition (X-Ray on AWS). */
+  readonly tracing: Tracing;
+}
+
+export function powertools(serviceName: string): Powertools {
+  const logger = new Logger({ serviceName });
+  const tracer = new Tracer({ serviceName });
+  const metrics = new Metrics({ serviceName, namespace: METRICS_NAMESPACE });
+  // The adapters' default clients are module singletons, so capturing them here traces every call made through
+  // them; other AWS calls (Bedrock, Secrets Manager) still appear as HTTPS subsegments.
+  tracer.captureAWSv3Client(defaultDocumentClient());
+  tracer.captureAWSv3Client(defaultEventBridgeClient());
+  return { logger, tracer, metrics, tracing: powertoolsTracing(tracer) };
+}
+
+/** Adds the Powertools middlewares to a middy handler. */
+export function instrumented<Event, Result, Err extends Error, Ctx extends Context>(
+  handler: MiddyfiedHandler<Event, Result, Err, Ctx>,
+  { logger, tracer, metrics }: Powertools,
+): MiddyfiedHandler<Event, Result, Err, Ctx> {
+  return handler
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics, { captureColdStartMetric: true }));
+}
