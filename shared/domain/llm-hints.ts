@@ -35,35 +35,25 @@ const PathSchema = z
   .string()
   .check(z.minLength(1), z.regex(/^(\$\.)?[^.\s][^\s]*$/, 'expected a dotted path like "a.b" or "$.a.b"'));
 
+/** A string `parse` accepts; its syntax error (with line and column) becomes the issue `<what>: <error>`. */
+function parsedBy(parse: (source: string) => unknown, what: string) {
+  return z.string().check(
+    z.superRefine((source, ctx) => {
+      try {
+        parse(source);
+      } catch (error) {
+        if (!(error instanceof TemplateSyntaxError || error instanceof JsonPathSyntaxError)) throw error;
+        ctx.addIssue({ code: 'custom', message: `${what}: ${error.message}` });
+      }
+    }),
+  );
+}
+
 export const TransformRuleSchema = z.discriminatedUnion(
   'type',
   [
-    z.object({
-      type: z.literal('template'),
-      template: z.string().check(
-        z.superRefine((template, ctx) => {
-          try {
-            parsedTemplate(template);
-          } catch (error) {
-            if (!(error instanceof TemplateSyntaxError)) throw error;
-            ctx.addIssue({ code: 'custom', message: `invalid template: ${error.message}` });
-          }
-        }),
-      ),
-    }),
-    z.object({
-      type: z.literal('extract'),
-      value: z.string().check(
-        z.superRefine((path, ctx) => {
-          try {
-            parseJsonPath(path);
-          } catch (error) {
-            if (!(error instanceof JsonPathSyntaxError)) throw error;
-            ctx.addIssue({ code: 'custom', message: `invalid JSONPath: ${error.message}` });
-          }
-        }),
-      ),
-    }),
+    z.object({ type: z.literal('template'), template: parsedBy(parsedTemplate, 'invalid template') }),
+    z.object({ type: z.literal('extract'), value: parsedBy(parseJsonPath, 'invalid JSONPath') }),
     z.object({ type: z.literal('format'), format: z.string() }),
     z.object({ type: z.literal('literal'), literal: z.unknown() }),
   ],
