@@ -190,7 +190,7 @@ function checkInputExpressions(
 
 /**
  * The workflow schema, with the expression check inside each step's refinement so its issues come in document
- * order and are skipped for a step that is already malformed, as any other check of that step.
+ * order and are skipped for a step that is already malformed, like every other check of that step.
  */
 export function workflowDefinitionSchema(checkExpression?: ExpressionCheck) {
   const step = z
