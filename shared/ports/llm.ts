@@ -49,7 +49,10 @@ export interface LlmRequest {
   messages: LlmMessage[];
   tools?: LlmToolSpec[];
   temperature?: number;
-  /** Ask for a JSON object matching this JSON Schema (structured output); the text is that JSON. */
+  /**
+   * Ask for a JSON object matching this JSON Schema (structured output); the text is that JSON, bare: an adapter
+   * takes it out of markdown fences or surrounding prose. Validating it against the schema is the caller's job.
+   */
   responseSchema?: Record<string, unknown>;
   maxOutputTokens?: number;
   signal?: AbortSignal;

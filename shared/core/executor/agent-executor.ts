@@ -429,7 +429,8 @@ async function toolSpecs(
 function structuredOutput(schema: Record<string, unknown>, text: string): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(stripFence(text));
+    // The LLM port hands back the bare JSON (adapters take it out of fences and chatter), so parse it as is.
+    value = JSON.parse(text);
   } catch {
     throw new NonRetriableError(
       `the model's answer is not the JSON its response_schema asks for: ${text.slice(0, 200)}`,
@@ -456,11 +457,6 @@ function structuredOutput(schema: Record<string, unknown>, text: string): Record
     throw new NonRetriableError('response_schema must describe a JSON object');
   }
   return value as Record<string, unknown>;
-}
-
-function stripFence(text: string): string {
-  const m = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
-  return m?.[1] ?? text;
 }
 
 function createdBreadcrumbs(def: AgentDefinition, output: Record<string, unknown>): OutputBreadcrumb[] {
