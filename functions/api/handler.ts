@@ -3,7 +3,7 @@
  * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else.
  */
 import middy from '@middy/core';
-import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
@@ -12,7 +12,7 @@ import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../shared/powertools.ts';
 
 const env = parseEnv(ApiEnvSchema);
-const pt = powertools('crumbs-api');
+const pt = powertools('crumbs-api', [defaultDocumentClient()]);
 const { logger, metrics } = pt;
 const localEndpoints = env[ENV.localEndpoints];
 

@@ -8,14 +8,14 @@
  */
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { handleDeadLetterBatch } from '#shared/core/executor/dlq.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../shared/powertools.ts';
 
 const env = parseEnv(TableEnvSchema);
-const pt = powertools('crumbs-dlq-handler');
+const pt = powertools('crumbs-dlq-handler', [defaultDocumentClient()]);
 const { logger, metrics, tracing } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 

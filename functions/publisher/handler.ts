@@ -5,9 +5,9 @@
  */
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
-import { EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
+import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
 import { PublisherEnvSchema, parseEnv } from '#shared/config.ts';
 import { publishStreamBatch } from '#shared/core/publisher.ts';
 import { embeddingPolicyFromEnv, indexEmbedding, removeEmbedding } from '#shared/core/vector-search.ts';
@@ -16,7 +16,7 @@ import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../shared/powertools.ts';
 
 const env = parseEnv(PublisherEnvSchema);
-const pt = powertools('crumbs-publisher');
+const pt = powertools('crumbs-publisher', [defaultDocumentClient(), defaultEventBridgeClient()]);
 const { logger, metrics } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const bus = new EventBridgeBus(env[ENV.busName]);

@@ -6,7 +6,8 @@
  */
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { defaultEventBridgeClient } from '#shared/adapters/eventbridge/event-bus.ts';
 import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
 import { parseEnv, RuleManagerEnvSchema } from '#shared/config.ts';
 import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
@@ -14,7 +15,7 @@ import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../shared/powertools.ts';
 
 const env = parseEnv(RuleManagerEnvSchema);
-const pt = powertools('crumbs-rule-manager');
+const pt = powertools('crumbs-rule-manager', [defaultDocumentClient(), defaultEventBridgeClient()]);
 const { logger, metrics } = pt;
 const deps = {
   store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),

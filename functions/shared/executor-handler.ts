@@ -6,7 +6,7 @@
  */
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
@@ -28,7 +28,7 @@ export interface ExecutorHandlerOptions {
 export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandlerOptions) {
   const fn = topology.functions.executors[kind];
   const env = parseEnv(TableEnvSchema);
-  const pt = powertools(`crumbs-${fn.name}`);
+  const pt = powertools(`crumbs-${fn.name}`, [defaultDocumentClient()]);
   const { logger, metrics, tracing } = pt;
   const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
   const claims = new DynamoClaims(env[ENV.tableName]);

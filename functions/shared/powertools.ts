@@ -1,7 +1,7 @@
 /**
  * Powertools for every crumbs Lambda, set up one way: a logger, tracer and metrics per function (created once per
- * cold start), the AWS SDK clients of the adapters traced (each DynamoDB and EventBridge call is its own X-Ray
- * subsegment, with table and operation), the Tracing port for per-trigger spans, and the middlewares in the order
+ * cold start), the AWS SDK clients the handler names traced (each call is its own X-Ray subsegment, with table and
+ * operation), the Tracing port for per-trigger spans, and the middlewares in the order
  * Powertools documents: tracer outermost so its subsegment covers the whole invocation, then the logger's Lambda
  * context (keys reset per invocation, so one invocation's keys never leak into the next), then metrics flushed after
  * each invocation with a ColdStart metric.
@@ -17,8 +17,6 @@ import { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddyfiedHandler } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { defaultEventBridgeClient } from '#shared/adapters/eventbridge/event-bus.ts';
 import { powertoolsTracing } from '#shared/adapters/tracing/powertools-tracing.ts';
 import type { Tracing } from '#shared/ports/tracing.ts';
 
@@ -33,14 +31,18 @@ export interface Powertools {
   readonly tracing: Tracing;
 }
 
-export function powertools(serviceName: string): Powertools {
+type AwsClient = Parameters<Tracer['captureAWSv3Client']>[0];
+
+/**
+ * `awsClients`: the adapters' default clients this function uses (module singletons, so capturing them traces
+ * every call made through them). Only those: naming a client loads its SDK package at cold start. Other AWS calls
+ * (Bedrock, Secrets Manager) still appear as HTTPS subsegments.
+ */
+export function powertools(serviceName: string, awsClients: readonly AwsClient[]): Powertools {
   const logger = new Logger({ serviceName });
   const tracer = new Tracer({ serviceName });
   const metrics = new Metrics({ serviceName, namespace: METRICS_NAMESPACE });
-  // The adapters' default clients are module singletons, so capturing them here traces every call made through
-  // them; other AWS calls (Bedrock, Secrets Manager) still appear as HTTPS subsegments.
-  tracer.captureAWSv3Client(defaultDocumentClient());
-  tracer.captureAWSv3Client(defaultEventBridgeClient());
+  for (const client of awsClients) tracer.captureAWSv3Client(client);
   return { logger, tracer, metrics, tracing: powertoolsTracing(tracer) };
 }
 
