@@ -9,9 +9,9 @@
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
+import { startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#shared/local/aws-env.ts';
-import { startLocalStack } from '#shared/local/stack.ts';
 import { topology } from '#shared/topology.ts';
 import { type CountingProxy, percentile, startCountingProxy } from './support/counting-proxy.ts';
 

@@ -12,9 +12,9 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { CrumbsClient } from '#shared/cli/api-client.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#shared/local/aws-env.ts';
-import { startLocalStack } from '#shared/local/stack.ts';
+import { CrumbsClient } from '#cli/api-client.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
+import { startLocalStack } from '#local/stack.ts';
 import { topology } from '#shared/topology.ts';
 import { percentile } from './support/counting-proxy.ts';
 

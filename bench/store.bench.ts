@@ -10,13 +10,13 @@
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
+import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
+import { checkPortFree } from '#local/process.ts';
+import { ensureTable } from '#local/provision.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import type { HttpRequest } from '#shared/core/api/http.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#shared/local/aws-env.ts';
-import { startDynamoDbLocal } from '#shared/local/dynamodb-local.ts';
-import { checkPortFree } from '#shared/local/process.ts';
-import { ensureTable } from '#shared/local/provision.ts';
 import { topology } from '#shared/topology.ts';
 
 const { values } = parseArgs({

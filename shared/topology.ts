@@ -1,6 +1,6 @@
 /**
  * The topology of crumbs, declared once. The CDK app (`infra/`) builds AWS resources from it and the local stack
- * (`shared/local/`) builds emulated ones from it, so names, keys, queues, batch sizes and timeouts cannot drift
+ * (`local/`) builds emulated ones from it, so names, keys, queues, batch sizes and timeouts cannot drift
  * between the two. Handlers read what they need from environment variables whose names are declared here too.
  */
 

@@ -9,7 +9,7 @@ import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
 import { ENV } from '#shared/topology.ts';
-import { instrumented, powertools } from '../shared/powertools.ts';
+import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(ApiEnvSchema);
 const pt = powertools('crumbs-api', [defaultDocumentClient()]);

@@ -12,7 +12,7 @@ import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/d
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { handleDeadLetterBatch } from '#shared/core/executor/dlq.ts';
 import { ENV } from '#shared/topology.ts';
-import { instrumented, powertools } from '../shared/powertools.ts';
+import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(TableEnvSchema);
 const pt = powertools('crumbs-dlq-handler', [defaultDocumentClient()]);

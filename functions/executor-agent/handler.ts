@@ -8,7 +8,7 @@
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
-import { createExecutorHandler } from '../shared/executor-handler.ts';
+import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 const llm = new LlmRouter();
 

@@ -6,7 +6,7 @@
  */
 import { createContextBuilder } from '#shared/core/executor/context-builder.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
-import { createExecutorHandler } from '../shared/executor-handler.ts';
+import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 export const handler = createExecutorHandler('context-builder', {
   implementation: () => createContextBuilder() as ExecutorKindImplementation<unknown>,

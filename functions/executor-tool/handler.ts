@@ -7,7 +7,7 @@ import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { registerContextTools } from '#shared/core/executor/context-builder.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
-import { createExecutorHandler } from '../shared/executor-handler.ts';
+import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 export const handler = createExecutorHandler('tool', {
   implementation: createToolExecutor,

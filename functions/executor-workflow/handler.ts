@@ -6,7 +6,7 @@
  */
 import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';
-import { createExecutorHandler } from '../shared/executor-handler.ts';
+import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 export const handler = createExecutorHandler('workflow', {
   implementation: createWorkflowExecutor,

@@ -13,7 +13,7 @@ import { publishStreamBatch } from '#shared/core/publisher.ts';
 import { embeddingPolicyFromEnv, indexEmbedding, removeEmbedding } from '#shared/core/vector-search.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { ENV } from '#shared/topology.ts';
-import { instrumented, powertools } from '../shared/powertools.ts';
+import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(PublisherEnvSchema);
 const pt = powertools('crumbs-publisher', [defaultDocumentClient(), defaultEventBridgeClient()]);

@@ -12,7 +12,7 @@ import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-regis
 import { parseEnv, RuleManagerEnvSchema } from '#shared/config.ts';
 import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
 import { ENV } from '#shared/topology.ts';
-import { instrumented, powertools } from '../shared/powertools.ts';
+import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(RuleManagerEnvSchema);
 const pt = powertools('crumbs-rule-manager', [defaultDocumentClient(), defaultEventBridgeClient()]);

@@ -36,7 +36,7 @@ export const SECRET_PREFIX_ENV = 'CRUMBS_SECRET_PREFIX';
  */
 export const EMBEDDINGS_ENV = 'CRUMBS_EMBEDDINGS';
 
-/** Same namespace as `functions/shared/powertools.ts` gives Powertools Metrics. */
+/** Same namespace as `functions/wiring/powertools.ts` gives Powertools Metrics. */
 export const METRICS_NAMESPACE = 'crumbs';
 
 /**

@@ -5,6 +5,8 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_AGENT_ID, seedDemo } from '#local/demo.ts';
+import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';
 import { LocalEmbedder } from '#shared/adapters/embeddings/local-embedder.ts';
@@ -18,8 +20,6 @@ import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { indexEmbedding, searchSimilar, type VectorSearchDeps } from '#shared/core/vector-search.ts';
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
-import { DEMO_AGENT_ID, seedDemo } from '#shared/local/demo.ts';
-import type { LocalStack } from '#shared/local/stack.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';

@@ -6,8 +6,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { CrumbsClient } from '#shared/cli/api-client.ts';
-import { main } from '#shared/cli/main.ts';
+import { CrumbsClient } from '#cli/api-client.ts';
+import { main } from '#cli/main.ts';
 import { topology } from '#shared/topology.ts';
 import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
 import { seed002Breadcrumb } from '../support/seeds.ts';

@@ -13,9 +13,9 @@ import {
   RemoveTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
 import { describe, expect, it } from 'vitest';
-import { CrumbsClient } from '#shared/cli/api-client.ts';
-import { main } from '#shared/cli/main.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#shared/local/aws-env.ts';
+import { CrumbsClient } from '#cli/api-client.ts';
+import { main } from '#cli/main.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { topology } from '#shared/topology.ts';
 import { localStack, uniqueWorkspace } from '../support/local.ts';
 

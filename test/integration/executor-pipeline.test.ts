@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoClaims } from '#shared/core/executor/claims.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
@@ -15,7 +16,6 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
-import type { LocalStack } from '#shared/local/stack.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
 import { registerBuiltinTools } from '#shared/tools/builtins.ts';

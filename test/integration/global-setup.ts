@@ -3,7 +3,7 @@
  * integration tests, on free ports. Tests isolate themselves by workspace.
  */
 import type { TestProject } from 'vitest/node';
-import { type LocalStack, startLocalStack } from '#shared/local/stack.ts';
+import { type LocalStack, startLocalStack } from '#local/stack.ts';
 
 export const TEST_TOKEN = 'integration-test-token';
 

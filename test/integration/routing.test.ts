@@ -10,10 +10,10 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CrumbsClient } from '#cli/api-client.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
+import { type LocalStack, startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { CrumbsClient } from '#shared/cli/api-client.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#shared/local/aws-env.ts';
-import { type LocalStack, startLocalStack } from '#shared/local/stack.ts';
 import { EXECUTOR_KINDS, topology } from '#shared/topology.ts';
 import { eventually } from '../support/local.ts';
 

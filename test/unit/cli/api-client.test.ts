@@ -5,7 +5,7 @@ import {
   ApiResponseError,
   CrumbsClient,
   type FetchLike,
-} from '#shared/cli/api-client.ts';
+} from '#cli/api-client.ts';
 
 interface Call {
   url: string;

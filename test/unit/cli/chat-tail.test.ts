@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CliIo, main } from '#shared/cli/main.ts';
+import { type CliIo, main } from '#cli/main.ts';
 
 interface Recorded {
   method: string;

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CliIo, main } from '#shared/cli/main.ts';
+import { type CliIo, main } from '#cli/main.ts';
 
 interface Recorded {
   method: string;

@@ -1,13 +1,13 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { type CliIo, main } from '#shared/cli/main.ts';
-import type { LocalStackOptions } from '#shared/local/stack.ts';
+import { type CliIo, main } from '#cli/main.ts';
+import type { LocalStackOptions } from '#local/stack.ts';
 
 const stack = vi.hoisted(() => ({
   startLocalStack: vi.fn(),
   stop: vi.fn(async () => {}),
 }));
 
-vi.mock('#shared/local/stack.ts', () => ({ startLocalStack: stack.startLocalStack }));
+vi.mock('#local/stack.ts', () => ({ startLocalStack: stack.startLocalStack }));
 
 function harness(env: NodeJS.ProcessEnv = {}) {
   const out = { stdout: '', stderr: '' };

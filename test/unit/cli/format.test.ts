@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatRecord, formatTable, shortTime, truncate } from '#shared/cli/format.ts';
+import { formatRecord, formatTable, shortTime, truncate } from '#cli/format.ts';
 
 describe('formatTable', () => {
   it('aligns columns, right-aligns numbers and leaves no trailing spaces', () => {

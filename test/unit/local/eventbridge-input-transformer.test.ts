@@ -3,8 +3,8 @@ import {
   applyInputTransformer,
   renderInputTemplate,
   targetInput,
-} from '#shared/local/eventbridge/input-transformer.ts';
-import { evaluateJsonPath, JsonPathError, parseJsonPath } from '#shared/local/eventbridge/json-path.ts';
+} from '#local/eventbridge/input-transformer.ts';
+import { evaluateJsonPath, JsonPathError, parseJsonPath } from '#local/eventbridge/json-path.ts';
 
 /** The example event of the user guide page "Amazon EventBridge input transformation". */
 const event = {

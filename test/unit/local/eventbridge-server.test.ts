@@ -26,7 +26,7 @@ import {
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalEventBridge, startLocalEventBridge } from '#shared/local/eventbridge/server.ts';
+import { type LocalEventBridge, startLocalEventBridge } from '#local/eventbridge/server.ts';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const region = 'us-east-1';

@@ -6,7 +6,7 @@
  * source and the forced exit come from `CliIo`, so tests drive shutdown without sending real signals.
  * A second signal during shutdown exits at once (130), for when stopping hangs.
  */
-import type { LocalStack, LocalStackOptions } from '#shared/local/stack.ts';
+import type { LocalStack, LocalStackOptions } from '#local/stack.ts';
 import {
   type CliIo,
   type Command,
@@ -78,7 +78,7 @@ Flags:
     // throughout, so no signal falls through to Node's default (which would kill us and orphan java).
     const signals = listenForShutdown(io);
     try {
-      const { startLocalStack } = await import('#shared/local/stack.ts');
+      const { startLocalStack } = await import('#local/stack.ts');
       let stack: LocalStack;
       try {
         stack = await startLocalStack(options);

@@ -175,7 +175,7 @@ Run \`crumbs <command> --help\` for a command's flags.`;
 }
 
 function packageVersion(): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
   const parsed: unknown = JSON.parse(text);
   const version =
     parsed !== null && typeof parsed === 'object' ? (parsed as { version?: unknown }).version : undefined;
