@@ -1,6 +1,7 @@
 /**
  * A definition as written by a user, checked in full: its structure (`parseDefinition`) and, for workflows, that
- * every expression (step `input` strings starting with "=", and `when`) is valid JSONata, so a typo is reported
+ * every expression (step `input` strings starting with "=", `when`, agent `message`, human `prompt`, map `items`,
+ * the workflow's `output`) is valid JSONata and every `input_schema` is a usable JSON Schema, so a typo is reported
  * with its path (`steps[0].input.url`, `steps[1].when`) instead of failing the first run.
  *
  * Why a module of its own: the JSONata parser is 81 KB minified, and `definitions.ts` is loaded by every function
@@ -15,6 +16,8 @@
  */
 import jsonata from 'jsonata';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
+import { InvalidJsonSchemaError } from './errors.ts';
+import { compileJsonSchema } from './json-schema.ts';
 
 /** The issue message for an expression JSONata cannot parse; `undefined` when it parses. */
 function jsonataSyntaxError(expression: string): string | undefined {
@@ -35,7 +38,18 @@ function describeJsonataError(error: unknown): string {
   return String(error);
 }
 
-const CHECKED_SCHEMAS = definitionSchemas({ expression: jsonataSyntaxError });
+/** The problem with a JSON Schema a workflow uses (`input_schema`), as `compileJsonSchema` reports it. */
+function jsonSchemaProblem(schema: Record<string, unknown>): string | undefined {
+  try {
+    compileJsonSchema(`definition-check:${JSON.stringify(schema)}`, schema, 'this schema');
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof InvalidJsonSchemaError)) throw error;
+    return `not a valid JSON Schema: ${error.problem}`;
+  }
+}
+
+const CHECKED_SCHEMAS = definitionSchemas({ expression: jsonataSyntaxError, jsonSchema: jsonSchemaProblem });
 
 /**
  * Parses a definition's `context` by its schema name, with every check a writer should hear about. Throws

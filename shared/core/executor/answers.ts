@@ -109,7 +109,7 @@ export const ERROR_ANSWERS: {
   workflow: ({ definition, trigger, error }) => ({
     schema_name: WORKFLOW_ERROR_SCHEMA,
     title: `${definition.workflow_id}: error`,
-    tags: [...definition.output.tags, `workflow:${definition.workflow_id}`, 'workflow:error'],
+    tags: [...definition.answer.tags, `workflow:${definition.workflow_id}`, 'workflow:error'],
     context: { workflow_id: definition.workflow_id, status: 'error', trigger_id: trigger?.id ?? null, error },
   }),
   'context-builder': ({ definition, trigger, error }) => ({

@@ -64,6 +64,11 @@ export function createWorkflowExecutor(
       let tools: Map<string, ToolDefinition> | undefined;
       let last: unknown = null;
       for (const step of definition.steps) {
+        if (step.tool === undefined) {
+          throw new NonRetriableError(
+            `step "${step.id}" is not a tool step; only the run engine (issue 10) runs agent, workflow, parallel, map, human and wait steps`,
+          );
+        }
         try {
           if (step.when !== undefined) {
             const condition = await evaluateJsonata(
@@ -75,7 +80,7 @@ export function createWorkflowExecutor(
               continue;
             }
           }
-          const input = await resolveExpressions(step.input, scope);
+          const input = await resolveExpressions(step.input ?? {}, scope);
           tools ??= await toolDefinitions(ref.workspace);
           const tool = tools.get(step.tool);
           if (tool?.input_schema) {
@@ -107,9 +112,9 @@ export function createWorkflowExecutor(
         }
       }
       const output: OutputBreadcrumb = {
-        schema_name: definition.output.schema_name,
+        schema_name: definition.answer.schema_name,
         title: `${definition.workflow_id}: success`,
-        tags: [...definition.output.tags, `workflow:${definition.workflow_id}`],
+        tags: [...definition.answer.tags, `workflow:${definition.workflow_id}`],
         context: {
           workflow_id: definition.workflow_id,
           status: 'success',
