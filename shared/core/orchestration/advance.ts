@@ -38,14 +38,7 @@ import { cancelRunOf, type Effect, effectsOf, freshEffects } from './effects.ts'
 import type { AnswerEvent, ControlEvent, HumanEvent, RunEvent, StartEvent, TimerEvent } from './events.ts';
 import { Evaluator, expressionFailure, type Frame, scopeOf, TOP_FRAME } from './expressions.ts';
 import { descendantKeys, graphOf, itemKey, itemPrefix, stepAt } from './graph.ts';
-import {
-  type AttemptChain,
-  attemptIdFor,
-  cancelIdFor,
-  responseErrorIdFor,
-  runIdFor,
-  timerIdFor,
-} from './ids.ts';
+import { type AttemptChain, attemptIdFor, responseErrorIdFor, timerIdFor } from './ids.ts';
 import { checkDepth, countStart, LimitExceededError } from './limits.ts';
 import { isActive, isTerminal, type Run, type StepState } from './run.ts';
 
@@ -87,10 +80,6 @@ type Drive = 'done' | 'blocked' | 'failed';
 
 function addSeconds(now: Date, seconds: number): string {
   return new Date(now.getTime() + seconds * 1000).toISOString();
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** JSONata truthiness as the old executor used it: null, false, 0, "" and [] skip. */
