@@ -42,9 +42,6 @@ export const SCHEMAS = {
   timer: 'workflow.timer.v1',
 } as const;
 
-/** Who writes fired timers. */
-export const SCHEDULER_PRINCIPAL = 'system:scheduler';
-
 const CORRELATION_PREFIXES = ['run:', 'step:', REPLY_TO_TAG_PREFIX];
 
 /** The tags an answer to this breadcrumb carries back (CONVENTIONS.md "Correlation tags"). */
