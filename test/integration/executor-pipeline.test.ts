@@ -2,11 +2,10 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { DynamoClaims } from '#shared/core/executor/claims.ts';
+import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
-import { registerKind } from '#shared/core/executor/registry.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
 import {
@@ -16,9 +15,11 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
-import type { Clock } from '#shared/ports/breadcrumb-store.ts';
+import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
+import { silentLog } from '#shared/ports/log.ts';
 import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
-import { registerBuiltinTools } from '#shared/tools/builtins.ts';
+import { builtinTools } from '#shared/tools/builtins.ts';
+import { toolCatalog } from '#shared/tools/catalog.ts';
 import { topology } from '#shared/topology.ts';
 import { messageFor } from '../support/executor-message.ts';
 import { eventually, localStore, startStackWithoutExecutors, uniqueWorkspace } from '../support/local.ts';
@@ -44,21 +45,25 @@ let stack: LocalStack;
 beforeAll(async () => {
   ({ stack, documentClient } = await startStackWithoutExecutors());
   store = localStore(documentClient);
-  registerBuiltinTools();
-  registerKind('tool', createToolExecutor);
-  registerKind('workflow', createWorkflowExecutor);
 }, 90_000);
 
 afterAll(async () => {
   await stack?.stop();
 });
 
+const tools = toolCatalog(builtinTools);
+
 function deps(overrides: Partial<PipelineDeps> = {}, clock: Clock = new ManualClock()): PipelineDeps {
+  const writer = overrides.store ?? store;
   return {
     store,
     claims: new DynamoClaims(topology.table.name, { client: documentClient, clock }),
     leaseMs: LEASE_MS,
     clock,
+    implementations: {
+      tool: createToolExecutor({ store: writer, log: silentLog, clock: systemClock, tools }),
+      workflow: createWorkflowExecutor({ store: writer, log: silentLog, tools }),
+    },
     ...overrides,
   };
 }

@@ -22,7 +22,6 @@ export async function setup(project: TestProject): Promise<void> {
     sqsPort: 0,
     eventbridgePort: 0,
     token: TEST_TOKEN,
-    retryDelaySeconds: 1,
   });
   project.provide('crumbs', { ...stack.endpoints, token: stack.token });
 }

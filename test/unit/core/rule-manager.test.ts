@@ -35,6 +35,7 @@ describe('evaluateDefinition', () => {
       definitionRecord('workflow.def.v1', workflow({ url: '=trigger.context.(' }, 'steps.fetch.ok and')),
       'bus',
       'crumbs-def-',
+      'offline',
     );
     expect(status).toMatchObject({ state: 'invalid', rule_name: null, pattern: null, definition_version: 3 });
     expect(status.errors).toEqual([
@@ -48,6 +49,7 @@ describe('evaluateDefinition', () => {
       definitionRecord('workflow.def.v1', workflow({ url: '=trigger.context.url' }, '=steps.fetch.ok')),
       'bus',
       'crumbs-def-',
+      'offline',
     );
     expect(status).toMatchObject({ state: 'active', errors: [], kind: 'workflow' });
     expect(status.rule_name).toMatch(/^crumbs-def-/);
