@@ -12,6 +12,7 @@ import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/d
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { handleDeadLetterBatch } from '#shared/core/executor/dlq.ts';
+import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
@@ -19,9 +20,12 @@ const env = parseEnv(TableEnvSchema);
 const pt = powertools('crumbs-dlq-handler', [defaultDocumentClient()]);
 const { logger, metrics, tracing } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
-const visibility = new SqsMessageVisibility();
-/** The DLQs' visibility timeout is 6 × this function's timeout (work-queue.ts): the longest back-off. */
-const maxRedeliveryDelaySeconds = 6 * topology.functions.dlqHandler.timeoutSeconds;
+// The DLQs' visibility timeout is 6 × this function's timeout (work-queue.ts); dead letters it fails on are
+// parked after as many receives as the executor queues allow.
+const redelivery = redeliveryFor(new SqsMessageVisibility(), {
+  visibilityTimeoutSeconds: 6 * topology.functions.dlqHandler.timeoutSeconds,
+  maxReceiveCount: topology.functions.executors.tool.trigger.queue.maxReceiveCount,
+});
 
 export const handler = instrumented(
   middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
@@ -30,8 +34,7 @@ export const handler = instrumented(
       store,
       log: logger,
       tracing,
-      visibility,
-      maxRedeliveryDelaySeconds,
+      redelivery,
     });
   }),
   pt,

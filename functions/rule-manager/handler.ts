@@ -14,6 +14,7 @@ import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-regis
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
 import { parseEnv, RuleManagerEnvSchema } from '#shared/config.ts';
 import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
+import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
@@ -28,8 +29,7 @@ const deps = {
   executorQueueArns: env[ENV.executorQueueArns],
   defaultLlmProvider: env[ENV.defaultLlmProvider],
   log: logger,
-  visibility: new SqsMessageVisibility(),
-  maxRedeliveryDelaySeconds: topology.functions.ruleManager.trigger.queue.visibilityTimeoutSeconds,
+  redelivery: redeliveryFor(new SqsMessageVisibility(), topology.functions.ruleManager.trigger.queue),
 };
 
 export const handler = instrumented(

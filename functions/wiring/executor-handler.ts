@@ -13,6 +13,7 @@ import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { processExecutorBatch } from '#shared/core/executor/batch.ts';
 import type { ExecutorKindImplementation, KindDependencies } from '#shared/core/executor/contract.ts';
+import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { searchSimilar } from '#shared/core/vector-search.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
@@ -35,7 +36,7 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
   const claims = new DynamoClaims(env[ENV.tableName]);
   const vectors = vectorDepsFor(store, env[ENV.tableName]);
   const vectorSearch: VectorSearch = { search: (query) => searchSimilar(vectors, query) };
-  const visibility = new SqsMessageVisibility();
+  const redelivery = redeliveryFor(new SqsMessageVisibility(), fn.trigger.queue);
   const implementation = options.implementation({
     store,
     log: logger,
@@ -58,8 +59,7 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
         signal,
         vectorSearch,
         tracing,
-        visibility,
-        maxRedeliveryDelaySeconds: fn.trigger.queue.visibilityTimeoutSeconds,
+        redelivery,
       });
       metrics.addMetric('TriggersFailed', 'Count', batchItemFailures.length);
       return { batchItemFailures };

@@ -21,12 +21,11 @@ import { type FieldIssue, isRetriable, NotFoundError, ValidationError } from '#s
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
-import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
 import type { RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts';
 import { DEFINITION_SCHEMAS, type ExecutorKind, RULES_SYNC_SCHEMA } from '#shared/topology.ts';
 import { executorInputTransformer } from './executor/contract.ts';
-import { processSqsBatch } from './sqs-batch.ts';
+import { processSqsBatch, type Redelivery } from './sqs-batch.ts';
 
 export const STATUS_SCHEMA = 'definition.status.v1';
 export const SYNC_RESULT_SCHEMA = 'system.rules_sync_result.v1';
@@ -43,9 +42,7 @@ export interface RuleManagerDependencies {
   defaultLlmProvider: LlmProvider;
   log: Log;
   /** Failed messages come back after a back-off instead of the queue's visibility timeout. */
-  visibility?: MessageVisibility | undefined;
-  /** The queue's visibility timeout: the longest back-off. */
-  maxRedeliveryDelaySeconds?: number;
+  redelivery?: Redelivery | undefined;
 }
 
 export type DefinitionState = 'active' | 'invalid';
@@ -351,17 +348,10 @@ export async function handleRuleManagerBatch(
       );
       return run;
     },
-    {
-      log: deps.log,
-      visibility: deps.visibility,
-      maxDelaySeconds: deps.maxRedeliveryDelaySeconds ?? DEFAULT_MAX_REDELIVERY_DELAY_SECONDS,
-    },
+    { log: deps.log, redelivery: deps.redelivery },
   );
   return { batchItemFailures };
 }
-
-/** The rule manager queue's visibility timeout (topology), when the handler does not say. */
-const DEFAULT_MAX_REDELIVERY_DELAY_SECONDS = 180;
 
 function groupKey(body: string): string {
   try {

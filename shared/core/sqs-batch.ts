@@ -10,9 +10,11 @@
  * - otherwise 2^receiveCount with jitter: a random point in [d/2, d] for d = 2, 4, 8, 16, … by the message's
  *   `ApproximateReceiveCount`, so messages that failed together do not all come back together;
  * - never longer than the queue's visibility timeout (`maxDelaySeconds`): the back-off only ever shortens the
- *   wait SQS would have imposed anyway.
- * Every delivery still counts as a receive, so the redrive policy's `maxReceiveCount` ends a message that keeps
- * failing in its DLQ; with the default 5 receives, the back-offs add up to at most 30 s before it gets there.
+ *   wait SQS would have imposed anyway;
+ * - none after the last receive the redrive policy allows (`maxReceiveCount`): the next receive moves the message
+ *   to its DLQ, whose handler answers it, so waiting longer would only delay that answer.
+ * Every delivery still counts as a receive, so the redrive policy still ends a message that keeps failing; with
+ * the default 5 receives, the back-offs add up to at most 30 s before it reaches the DLQ.
  *
  * The whole batch failing is reported item by item too (`throwOnFullBatchFailure: false`), so the back-off
  * applies to it as well; a processor is created per batch because it holds the batch's state.
@@ -23,12 +25,31 @@ import { retryAfterSecondsOf } from '#shared/domain/errors.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
 
+/** How failed messages of one queue come back: its visibility timeout and redrive policy, and the SQS port. */
+export interface Redelivery {
+  visibility: MessageVisibility;
+  /** The queue's visibility timeout: the longest back-off. */
+  maxDelaySeconds: number;
+  /** The redrive policy's receive count: after this receive, no back-off. */
+  maxReceiveCount: number;
+}
+
+/** The redelivery of a queue declared in the topology (its visibility timeout and receive count). */
+export function redeliveryFor(
+  visibility: MessageVisibility,
+  queue: { visibilityTimeoutSeconds: number; maxReceiveCount: number },
+): Redelivery {
+  return {
+    visibility,
+    maxDelaySeconds: queue.visibilityTimeoutSeconds,
+    maxReceiveCount: queue.maxReceiveCount,
+  };
+}
+
 export interface SqsBatchOptions {
   log: Log;
   /** Shortens the wait of failed messages; without it they wait out the queue's visibility timeout. */
-  visibility?: MessageVisibility | undefined;
-  /** The queue's visibility timeout: the longest back-off. */
-  maxDelaySeconds: number;
+  redelivery?: Redelivery | undefined;
   /** Jitter source (tests). @default Math.random */
   random?: () => number;
 }
@@ -71,16 +92,17 @@ export async function processSqsBatch<R>(
       error: error instanceof Error ? error.message : String(error),
     });
   }
-  if (options.visibility && failed.length > 0) {
+  const { redelivery } = options;
+  if (redelivery && failed.length > 0) {
     const delays = failed.map((record) => {
       const outcome = outcomes.get(record.messageId);
       const error = outcome && !outcome.ok ? outcome.error : undefined;
       return {
         message: { eventSourceARN: record.eventSourceARN, receiptHandle: record.receiptHandle },
-        seconds: redeliveryDelaySeconds(error, receiveCount(record), options.maxDelaySeconds, options.random),
+        seconds: redeliveryDelaySeconds(error, receiveCount(record), redelivery, options.random),
       };
     });
-    await options.visibility.delay(delays).catch((error: unknown) => {
+    await redelivery.visibility.delay(delays).catch((error: unknown) => {
       // Not fatal: the messages come back after the queue's visibility timeout instead.
       options.log.warn('could not shorten the redelivery of failed messages', { error: String(error) });
     });
@@ -93,13 +115,17 @@ export async function processSqsBatch<R>(
   };
 }
 
-/** Seconds until a failed message comes back: its Retry-After, else jittered 2^receiveCount; at most `max`. */
+/**
+ * Seconds until a failed message comes back: its Retry-After, else jittered 2^receiveCount; at most the queue's
+ * visibility timeout, and 0 after the last receive before the DLQ.
+ */
 export function redeliveryDelaySeconds(
   error: unknown,
   receiveCount: number,
-  maxSeconds: number,
+  queue: Pick<Redelivery, 'maxDelaySeconds' | 'maxReceiveCount'>,
   random: () => number = Math.random,
 ): number {
+  if (receiveCount >= queue.maxReceiveCount) return 0;
   const retryAfter = retryAfterSecondsOf(error);
   const wanted =
     retryAfter !== undefined
@@ -108,7 +134,7 @@ export function redeliveryDelaySeconds(
           const ceiling = 2 ** Math.min(Math.max(1, receiveCount), 15);
           return ceiling / 2 + random() * (ceiling / 2);
         })();
-  return Math.max(0, Math.min(maxSeconds, Math.ceil(wanted)));
+  return Math.max(0, Math.min(queue.maxDelaySeconds, Math.ceil(wanted)));
 }
 
 function receiveCount(record: SQSRecord): number {

@@ -5,8 +5,7 @@
  */
 import type { SQSRecord } from 'aws-lambda';
 import { silentLog } from '#shared/ports/log.ts';
-import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
-import { processSqsBatch } from '../sqs-batch.ts';
+import { processSqsBatch, type Redelivery } from '../sqs-batch.ts';
 import {
   InvalidExecutorMessageError,
   type PipelineDeps,
@@ -16,9 +15,7 @@ import {
 
 export interface ExecutorBatchDeps extends PipelineDeps {
   /** Makes failed messages come back after a back-off instead of the queue's visibility timeout. */
-  visibility?: MessageVisibility | undefined;
-  /** The queue's visibility timeout: the longest back-off. */
-  maxRedeliveryDelaySeconds: number;
+  redelivery?: Redelivery | undefined;
 }
 
 export interface BatchOutcome {
@@ -35,8 +32,7 @@ export async function processExecutorBatch(
     (record) => processExecutorMessage(parseBody(record.body), deps),
     {
       log: deps.log ?? silentLog,
-      visibility: deps.visibility,
-      maxDelaySeconds: deps.maxRedeliveryDelaySeconds,
+      redelivery: deps.redelivery,
     },
   );
   return {

@@ -14,9 +14,8 @@ import type { ParsedDefinition } from '#shared/domain/definitions.ts';
 import { isRetriable, NotFoundError } from '#shared/domain/errors.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
-import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
 import { type CorrelationKeys, noTracing, type Tracing } from '#shared/ports/tracing.ts';
-import { processSqsBatch } from '../sqs-batch.ts';
+import { processSqsBatch, type Redelivery } from '../sqs-batch.ts';
 import { errorAnswer } from './answers.ts';
 import { parseBody } from './batch.ts';
 import {
@@ -36,9 +35,8 @@ export interface DeadLetterDeps {
 }
 
 export interface DeadLetterBatchDeps extends DeadLetterDeps {
-  visibility?: MessageVisibility | undefined;
-  /** The DLQ's visibility timeout: the longest back-off. */
-  maxRedeliveryDelaySeconds: number;
+  /** Failed answers are retried after a back-off instead of the DLQ's visibility timeout. */
+  redelivery?: Redelivery | undefined;
 }
 
 export type DeadLetterOutcome =
@@ -139,7 +137,7 @@ export async function handleDeadLetterBatch(
       }
       await handleDeadLetter(body, deps, 'every delivery failed and SQS moved it to the dead-letter queue');
     },
-    { log, visibility: deps.visibility, maxDelaySeconds: deps.maxRedeliveryDelaySeconds },
+    { log, redelivery: deps.redelivery },
   );
   return { batchItemFailures };
 }

@@ -296,7 +296,10 @@ describe('processExecutorBatch', () => {
         record('m2', JSON.stringify(messageFor(def, throttled))),
         record('m3', 'not json', 3),
       ],
-      { ...h.deps({ implementations: { tool } }), visibility, maxRedeliveryDelaySeconds: 360 },
+      {
+        ...h.deps({ implementations: { tool } }),
+        redelivery: { visibility, maxDelaySeconds: 360, maxReceiveCount: 5 },
+      },
     );
 
     expect(outcome.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m2', 'm3']);
