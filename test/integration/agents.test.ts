@@ -155,7 +155,9 @@ describe('which model a definition runs', () => {
     expect(code).toBe(1);
     const [typo, explicit] = rows;
     expect(typo).toMatchObject({ state: 'invalid', llm: null, rule_name: null });
-    expect(String((typo?.errors as string[])[0])).toMatch(/^model: .*provider "antrhopic".*not one of/);
+    expect(String((typo?.errors as string[] | undefined)?.[0])).toMatch(
+      /^model: .*provider "antrhopic".*not one of/,
+    );
     expect(explicit).toMatchObject({
       state: 'active',
       llm: { provider: 'openrouter', model: 'openai/gpt-4o-mini' },

@@ -134,7 +134,7 @@ const agentDefinition = (model?: string) => ({
   subscriptions: { selectors: [{ schema_name: 'user.message.v1', all_tags: ['to:helper'] }] },
 });
 
-function changeMessage(ws: string, record: Breadcrumb, messageId = record.id): SQSRecord {
+function changeMessage(record: Breadcrumb, messageId = record.id): SQSRecord {
   return { messageId, body: JSON.stringify(messageFor(record, record).event) } as unknown as SQSRecord;
 }
 
@@ -212,7 +212,7 @@ describe('rule manager (in memory)', () => {
     };
 
     const outcome = await handleRuleManagerBatch(
-      [{ messageId: 'garbage', body: 'not json' } as SQSRecord, changeMessage('ws', breadcrumb, 'throttled')],
+      [{ messageId: 'garbage', body: 'not json' } as SQSRecord, changeMessage(breadcrumb, 'throttled')],
       flaky,
     );
 
