@@ -22,7 +22,7 @@ import { instrumented, powertools } from './powertools.ts';
 
 export interface ExecutorHandlerOptions {
   /** The implementation this function runs, built once per cold start from the pipeline's dependencies. */
-  implementation: (deps: KindDependencies) => ExecutorKindImplementation<never>;
+  implementation: (deps: KindDependencies) => ExecutorKindImplementation<unknown>;
   /** Stop this long before the Lambda timeout: the message is retried instead of dying mid-write. */
   timeoutEarlyInMillis: number;
 }
@@ -42,7 +42,7 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
     log: logger,
     clock: systemClock,
     vectorSearch,
-  }) as ExecutorKindImplementation<unknown>;
+  });
 
   const handler = middy(
     async (
