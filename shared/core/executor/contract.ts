@@ -109,7 +109,7 @@ export interface ExecutionInput<D> {
   trigger: ContextView & { workspace: string; created_by: string; causation?: Causation | undefined };
   /** Assembled context: `trigger` plus one key per context selector (or an `{ error }` entry for a failed source). */
   context: Record<string, unknown>;
-  /** Causation for outputs: caused_by = trigger@version, same thread, hop + 1. */
+  /** Causation for outputs: caused_by = trigger@version, same thread, hop + 1 (a continuation: its request's hop). */
   causation: Causation;
   signal: AbortSignal;
 }
