@@ -60,4 +60,5 @@ export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   [ENV.busName]: z.string().check(z.minLength(1)),
   [ENV.ruleNamePrefix]: z.string().check(z.minLength(1)),
   [ENV.executorQueueArns]: executorQueueArns,
+  [ENV.ruleTargetsDlqArn]: z.string().check(z.minLength(1)),
 });

@@ -1,6 +1,7 @@
 /**
- * Dead-letter handler. Triggered by the executor queues' DLQs (one event source per DLQ). Reads the definition
- * and trigger a dead-lettered message names; writes that kind's error breadcrumb (`tool.response.v1` with
+ * Dead-letter handler. Triggered by the executor queues' DLQs and the compiled rule targets' DLQ (one event source
+ * per DLQ). Reads the definition and trigger a dead-lettered message names (for a rule target's dead letter, the
+ * definition is found from its RULE_ARN); writes that kind's error breadcrumb (`tool.response.v1` with
  * `status: "error"`, `workflow.error.v1`, …) under the response's deterministic id, so nobody waits forever.
  *
  * One handler serves every executor DLQ. It loads only the kinds' error answers (`answers.ts`), not the kinds
@@ -10,7 +11,7 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
-import { handleDeadLetterBatch } from '#shared/core/executor/dlq.ts';
+import { handleDeadLetterRecords } from '#shared/core/rule-target-dead-letters.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
@@ -22,7 +23,7 @@ const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 export const handler = instrumented(
   middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
     metrics.addMetric('DeadLetteredTriggers', 'Count', event.Records.length);
-    return handleDeadLetterBatch(event.Records, { store, log: logger, tracing });
+    return handleDeadLetterRecords(event.Records, { store, log: logger, tracing });
   }),
   pt,
 );

@@ -2,7 +2,8 @@
  * Rule manager. Triggered by its SQS queue, fed by the static rule `crumbs-system-rule-manager` on the crumbs bus
  * (changes of agent.def.v1, tool.def.v1, workflow.def.v1, context.config.v1, agent.definition.v1, and
  * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the crumbs
- * bus (PutRule/PutTargets/RemoveTargets/DeleteRule); writes definition.status.v1 and sync-result breadcrumbs.
+ * bus (PutRule/PutTargets/RemoveTargets/DeleteRule; every target with the rule-targets DLQ and retry policy);
+ * writes definition.status.v1 and sync-result breadcrumbs.
  */
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -23,6 +24,7 @@ const deps = {
   busName: env[ENV.busName],
   prefix: env[ENV.ruleNamePrefix],
   executorQueueArns: env[ENV.executorQueueArns],
+  ruleTargetsDlqArn: env[ENV.ruleTargetsDlqArn],
   log: logger,
 };
 
