@@ -18,7 +18,7 @@ import type { SelectorInput } from '#shared/domain/selector.ts';
 import { compileTriggerPattern, matchesSelector } from '#shared/routing/compiler.ts';
 import { compileEventPattern } from '#shared/routing/event-pattern.ts';
 
-const RUNS = 1500;
+const RUNS = 1000;
 const SEED = 20_250_601;
 
 const WORDS = [
@@ -115,7 +115,8 @@ function rule(selector: SelectorInput) {
   );
 }
 
-describe('contains_any (property)', () => {
+// Generous: the machine may be busy; the cases, not the time, are the point.
+describe('contains_any (property)', { timeout: 60_000 }, () => {
   it('on a text field, routes exactly when the text contains one of the words, whatever their case', () => {
     fc.assert(
       fc.property(text, values, (content, wanted) => {
