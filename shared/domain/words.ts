@@ -8,9 +8,9 @@
  *
  * What a word is:
  * - Text is normalized with NFKC (full-width letters, ligatures and composed accents compare equal to their plain
- *   forms) and lowercased. A word is a run of letters, combining marks, digits and `_`, which may continue across
- *   one `'`, `’`, `.`, `:` or `·` between such characters, or one `,` between digits: the Unicode word-boundary
- *   rules (UAX #29) for the common cases. Everything else (spaces, punctuation, symbols, emoji) separates words.
+ *   forms) and lowercased. A word is a run of letters, combining marks, digits and connector punctuation (`_`),
+ *   which may continue across one `'`, `’`, `.`, `:` or `·` between such characters, or one `,` between digits:
+ *   the Unicode word-boundary rules (UAX #29) for the common cases. Everything else (spaces, punctuation, symbols, emoji) separates words.
  *   "Can you list my files?" → can, you, list, my, files. "don't", "file.txt", "v1.2", "3.14", "1,000",
  *   "snake_case" and "user:message" are single words; "e-mail" and "a@b" are two.
  * - Scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) are split further with
