@@ -42,6 +42,7 @@ const FAKE_ENV: Record<string, string> = {
   [ENV.executorQueueArns]: JSON.stringify(
     Object.fromEntries(EXECUTOR_KINDS.map((k) => [k, `arn:aws:sqs:us-east-1:000000000000:bench-${k}`])),
   ),
+  [ENV.ruleTargetsDlqArn]: 'arn:aws:sqs:us-east-1:000000000000:bench-rule-targets-dlq',
   [ENV.workspacesClaim]: 'crumbs:workspaces',
   [SECRET_PREFIX_ENV]: 'crumbs/llm/',
   AWS_REGION: 'us-east-1',

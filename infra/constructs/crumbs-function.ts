@@ -303,19 +303,26 @@ export class CrumbsFunction extends Construct {
 
   /**
    * What the rule manager needs: `CRUMBS_EVENT_BUS_NAME`, `CRUMBS_RULE_NAME_PREFIX`, `CRUMBS_EXECUTOR_QUEUE_ARNS`,
-   * management of rules named `<prefix>*` on the crumbs bus and nothing else, and `events:ListRules` (the one
+   * `CRUMBS_RULE_TARGETS_DLQ_ARN` (every target's DeadLetterConfig; an SQS DLQ needs no grant), management of rules named `<prefix>*` on the crumbs bus and nothing else, and `events:ListRules` (the one
    * EventBridge action without resource-level permissions; it lists names, it changes nothing).
    *
    * The rule manager cannot point rules anywhere but the crumbs executor queues: it has no `iam:PassRole`, so
    * only targets with a resource policy can receive events, and the only queues whose policy admits EventBridge
    * for rules under this prefix are the executor queues (see `allowRuleDelivery` in `work-queue.ts`).
    */
-  bindRuleManagement(bus: IEventBus, prefix: string, queues: Readonly<Record<ExecutorKind, IQueue>>): this {
+  bindRuleManagement(
+    bus: IEventBus,
+    prefix: string,
+    queues: Readonly<Record<ExecutorKind, IQueue>>,
+    ruleTargetsDlq: IQueue,
+  ): this {
     this.function.addEnvironment(ENV.busName, bus.eventBusName);
     this.function.addEnvironment(ENV.ruleNamePrefix, prefix);
     const arns: Record<string, string> = {};
     for (const [kind, queue] of Object.entries(queues)) arns[kind] = queue.queueArn;
     this.function.addEnvironment(ENV.executorQueueArns, Stack.of(this).toJsonString(arns));
+    // Named in every target's DeadLetterConfig; no grant: EventBridge sends under the queue's own policy.
+    this.function.addEnvironment(ENV.ruleTargetsDlqArn, ruleTargetsDlq.queueArn);
     this.function.addToRolePolicy(
       new PolicyStatement({
         sid: 'ManageOwnRules',

@@ -43,6 +43,7 @@ import {
   ruleArnPattern,
 } from '../constructs/crumbs-function.ts';
 import { installedPowertoolsVersion, powertoolsLayer } from '../constructs/powertools-layer.ts';
+import { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
 import {
   DEAD_LETTER_RETENTION,
   deadLetterAlarm,
@@ -116,6 +117,8 @@ export class StatelessStack extends Stack {
   public readonly publisherFailures: Queue;
   /** Where executor dead letters go that the DLQ handler itself failed to handle. */
   public readonly parkedDeadLetters: Queue;
+  /** The compiled rule targets' DLQ (`topology.bus.ruleTargets`), with its policy and alarm. */
+  public readonly ruleTargetDeadLetters: RuleTargetDeadLetters;
   /** The rule manager's own static rule: definition changes and sync requests → rule-manager queue. */
   public readonly ruleManagerRule: Rule;
   public readonly httpApi: HttpApi;
@@ -192,14 +195,24 @@ export class StatelessStack extends Stack {
       EXECUTOR_KINDS.map((kind) => [kind, this.executorQueues[kind].queue]),
     ) as Record<ExecutorKind, Queue>;
 
-    // DLQ handler: one event source per executor DLQ; answers dead letters with error breadcrumbs.
+    // Compiled rule targets dead-letter here what EventBridge could not deliver to an executor queue.
+    this.ruleTargetDeadLetters = new RuleTargetDeadLetters(this, 'RuleTargetDeadLetters', {
+      stage,
+      ruleArnPattern: compiledRules,
+      consumerTimeout: Duration.seconds(f.dlqHandler.timeoutSeconds),
+      parkingQueue: this.parkedDeadLetters,
+    });
+    alarms.push(this.ruleTargetDeadLetters.alarm);
+
+    // DLQ handler: one event source per executor DLQ and the rule targets' DLQ; answers dead letters with error
+    // breadcrumbs.
     this.dlqHandler = this.crumbsFunction(f.dlqHandler);
-    for (const kind of EXECUTOR_KINDS) {
+    for (const queue of [
+      ...EXECUTOR_KINDS.map((kind) => this.executorQueues[kind].deadLetterQueue),
+      this.ruleTargetDeadLetters.queue,
+    ]) {
       this.dlqHandler.function.addEventSource(
-        new SqsEventSource(this.executorQueues[kind].deadLetterQueue, {
-          batchSize: f.dlqHandler.batchSize,
-          reportBatchItemFailures: true,
-        }),
+        new SqsEventSource(queue, { batchSize: f.dlqHandler.batchSize, reportBatchItemFailures: true }),
       );
     }
 
@@ -220,7 +233,10 @@ export class StatelessStack extends Stack {
         new SqsQueue(this.ruleManagerQueue.queue, { deadLetterQueue: this.ruleManagerQueue.deadLetterQueue }),
       ],
     });
-    this.ruleManager = this.crumbsFunction(f.ruleManager, executorQueueMap);
+    this.ruleManager = this.crumbsFunction(f.ruleManager, {
+      executorQueues: executorQueueMap,
+      ruleTargetsDlq: this.ruleTargetDeadLetters.queue,
+    });
     this.ruleManager.function.addEventSource(
       new SqsEventSource(this.ruleManagerQueue.queue, {
         batchSize: ruleManagerTrigger.batchSize,
@@ -325,7 +341,7 @@ export class StatelessStack extends Stack {
   /** A function with what its declaration `uses` bound: env vars and grants from one place. */
   private crumbsFunction(
     declaration: CrumbsFunctionDeclaration,
-    executorQueues?: Readonly<Record<ExecutorKind, Queue>>,
+    ruleTargets?: { executorQueues: Readonly<Record<ExecutorKind, Queue>>; ruleTargetsDlq: Queue },
   ): CrumbsFunction {
     const { stage, table, bus } = this.props;
     const { uses } = declaration;
@@ -339,9 +355,13 @@ export class StatelessStack extends Stack {
     if (uses.stream) fn.bindTableStream(table);
     if (uses.bus === 'put-events') fn.bindBus(bus, 'put-events');
     if (uses.bus === 'manage-rules') {
-      if (!executorQueues)
-        throw new Error(`${declaration.name} manages rules but was given no executor queues`);
-      fn.bindRuleManagement(bus, topology.bus.ruleNamePrefix, executorQueues);
+      if (!ruleTargets) throw new Error(`${declaration.name} manages rules but was given no rule targets`);
+      fn.bindRuleManagement(
+        bus,
+        topology.bus.ruleNamePrefix,
+        ruleTargets.executorQueues,
+        ruleTargets.ruleTargetsDlq,
+      );
     }
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();
