@@ -17,7 +17,7 @@ import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
-import { type ILayerVersion, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -35,14 +35,11 @@ import {
   type StreamTrigger,
   topology,
 } from '#shared/topology.ts';
-import type { PowertoolsMode } from '../config.ts';
 import {
   CrumbsFunction,
   type CrumbsFunctionDeclaration,
-  REPO_ROOT,
   ruleArnPattern,
 } from '../constructs/crumbs-function.ts';
-import { installedPowertoolsVersion, powertoolsLayer } from '../constructs/powertools-layer.ts';
 import { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
 import {
   DEAD_LETTER_RETENTION,
@@ -69,16 +66,6 @@ export interface StatelessStackProps extends StackProps {
   readonly llmSecretPrefix: string;
   /** Where a model id without a provider runs; given to the functions whose topology `uses.llm`. */
   readonly defaultLlmProvider: LlmProvider;
-  /**
-   * Where Powertools comes from: the official layer (bundles leave it out) or each bundle.
-   * @default 'layer'
-   */
-  readonly powertools?: PowertoolsMode;
-  /**
-   * A Powertools layer version ARN instead of the one in the public SSM parameter of the installed release.
-   * @default - the public SSM parameter's ARN
-   */
-  readonly powertoolsLayerArn?: string;
   /**
    * Handler paths by function name, replacing the topology's entries. Only for local experiments while a
    * handler does not exist yet; the deployed app never sets it.
@@ -125,8 +112,6 @@ export class StatelessStack extends Stack {
   public readonly httpStage: HttpStage;
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
   public readonly alarms: readonly Alarm[];
-  /** The Powertools layer every function runs with; undefined when Powertools is bundled. */
-  public readonly powertoolsLayer: ILayerVersion | undefined;
 
   private readonly props: StatelessStackProps;
 
@@ -136,13 +121,6 @@ export class StatelessStack extends Stack {
     const { stage, table, bus } = props;
     const f = topology.functions;
     const alarms: Alarm[] = [];
-    this.powertoolsLayer =
-      (props.powertools ?? 'layer') === 'layer'
-        ? powertoolsLayer(this, 'PowertoolsLayer', {
-            version: installedPowertoolsVersion(REPO_ROOT),
-            layerArn: props.powertoolsLayerArn,
-          })
-        : undefined;
 
     // Dead letters the DLQ handler fails on are parked, not retried until they expire.
     this.parkedDeadLetters = new Queue(this, 'ParkedDeadLetters', {
@@ -349,7 +327,6 @@ export class StatelessStack extends Stack {
       declaration,
       stage,
       entry: this.props.entryOverrides?.[declaration.name],
-      powertoolsLayer: this.powertoolsLayer,
     });
     if (uses.table) fn.bindTable(table, uses.table);
     if (uses.stream) fn.bindTableStream(table);

@@ -3,17 +3,10 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '#infra/config.ts';
 import {
-  bundlingOptions,
   EMBEDDINGS_ENV,
-  REPO_ROOT,
   RULE_MANAGEMENT_ACTIONS,
   SECRET_PREFIX_ENV,
 } from '#infra/constructs/crumbs-function.ts';
-import {
-  installedPowertoolsVersion,
-  POWERTOOLS_MODULES,
-  powertoolsLayerParameter,
-} from '#infra/constructs/powertools-layer.ts';
 import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
 import { allFunctions, ENV, EXECUTOR_KINDS, ruleManagerPattern, topology } from '#shared/topology.ts';
 
@@ -442,45 +435,13 @@ describe('StatelessStack', () => {
   });
 });
 
-describe('Powertools', () => {
-  it('runs every function with the Powertools layer of the installed release, resolved from its SSM parameter', () => {
-    const version = installedPowertoolsVersion(REPO_ROOT);
-    const parameters = (stateless.toJSON().Parameters ?? {}) as Record<
-      string,
-      { Type: string; Default?: string }
-    >;
-    const [name] = Object.entries(parameters).find(
-      ([, p]) => p.Default === powertoolsLayerParameter(version),
-    ) ?? [undefined];
-    expect(name, `a parameter defaulting to ${powertoolsLayerParameter(version)}`).toBeDefined();
-    expect(parameters[name as string]?.Type).toBe('AWS::SSM::Parameter::Value<String>');
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
-      expect(fn.Properties.Layers, id).toEqual([{ Ref: name }]);
-    }
-  });
-
-  it('leaves Powertools out of the bundles only when the functions run with the layer', () => {
-    expect(bundlingOptions(true).externalModules).toEqual(['@aws-sdk/*', POWERTOOLS_MODULES]);
-    expect(bundlingOptions(false).externalModules).toEqual(['@aws-sdk/*']);
-  });
-
-  it('bundles Powertools and adds no layer with crumbs:powertools=bundle (LocalStack)', () => {
-    const app = new App({ context: { ...CONTEXT, 'crumbs:powertools': 'bundle' } });
-    const bundled = buildCrumbs(app, readConfig(app.node)).stateless;
-    expect(bundled.powertoolsLayer).toBeUndefined();
-    const fns = Object.values(Template.fromStack(bundled).findResources('AWS::Lambda::Function'));
-    expect(fns.length).toBeGreaterThan(0);
-    for (const fn of fns) expect(fn.Properties.Layers).toBeUndefined();
-  });
-
-  it('uses a layer ARN from crumbs:powertoolsLayerArn instead of the SSM lookup', () => {
-    const arn = 'arn:aws:lambda:eu-west-1:123456789012:layer:my-powertools:3';
-    const app = new App({ context: { ...CONTEXT, 'crumbs:powertoolsLayerArn': arn } });
-    const own = Template.fromStack(buildCrumbs(app, readConfig(app.node)).stateless);
-    for (const fn of Object.values(own.findResources('AWS::Lambda::Function'))) {
-      expect(fn.Properties.Layers).toEqual([arn]);
-    }
-    expect(JSON.stringify(own.toJSON().Parameters ?? {})).not.toContain('/aws/service/powertools');
+describe('Powertools and the AWS SDK', () => {
+  // Both are in every bundle (test/infra/bundles.test.ts): a layer or the runtime's SDK would load more slowly.
+  it('runs every function with no layer and looks up no layer version at deploy time', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns.length).toBeGreaterThan(allFunctions().length);
+    for (const [id, fn] of fns) expect(fn.Properties.Layers, id).toBeUndefined();
+    expect(JSON.stringify(stateless.toJSON().Parameters ?? {})).not.toContain('/aws/service/powertools');
   });
 });
 

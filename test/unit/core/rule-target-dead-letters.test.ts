@@ -1,6 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import {
   handleDeadLetterRecords,
   handleRuleTargetDeadLetter,
@@ -8,6 +7,7 @@ import {
   ruleNameOf,
 } from '#shared/core/rule-target-dead-letters.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 
 const RULE_ARN = 'arn:aws:events:us-east-1:000000000000:rule/crumbs/crumbs-def-ws-agent-abc123';
 
