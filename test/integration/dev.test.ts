@@ -38,7 +38,8 @@ function startDev(args: string[] = []): { child: ChildProcess; output: () => str
 
 async function ready(
   output: () => string,
-  timeoutMs = 30_000,
+  // Generous: a loaded CI machine can take half a minute to start DynamoDB Local and the handlers.
+  timeoutMs = 120_000,
 ): Promise<{ endpoints: Record<string, string>; token: string }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -88,7 +89,7 @@ describe('crumbs dev', () => {
     expect(output()).toContain('stopped');
     expect(javaOnPort(dynamodbPort)).toBe('');
     await expect(fetch(`${endpoints.api}/health`)).rejects.toThrow();
-  });
+  }, 180_000);
 
   it('refuses a port that is in use, saying which and how to choose another', async () => {
     const blocker = createServer();
