@@ -35,6 +35,7 @@ import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { checkPortFree } from './process.ts';
 import { ensureBusAndSystemRules, ensureQueue, ensureTable, type ProvisionedQueue } from './provision.ts';
+import { type LocalToken, localTokens, parseScopedTokens } from './tokens.ts';
 
 type SqsHandler = LambdaHandler<SQSEvent, SQSBatchResponse>;
 
@@ -47,8 +48,13 @@ export interface LocalStackOptions {
   eventbridgePort?: number;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
-  /** The bearer token the API accepts; generated when absent. */
+  /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
   token?: string;
+  /**
+   * Scoped tokens (token → workspaces it may use), beside `token`; `CRUMBS_TOKENS` (JSON) when absent. See
+   * `tokens.ts`.
+   */
+  scopedTokens?: readonly LocalToken[];
   /**
    * Poll the executor queues with the executor handlers (default true). Off, messages stay in the queues: tests
    * and benchmarks of routing read them directly.
@@ -56,6 +62,11 @@ export interface LocalStackOptions {
   runExecutors?: boolean;
   /** Write the demo definitions (chat agent, its context builder, built-in tools) into workspace `demo` (default true). */
   seedDemo?: boolean;
+  /**
+   * Let definitions that ask for it (`http` tool `config.allow_private`) reach private and loopback addresses
+   * (`crumbs dev --allow-private-network`). Leaves `CRUMBS_ALLOW_PRIVATE_NETWORK` as it is when absent.
+   */
+  allowPrivateNetwork?: boolean;
   /** Local only: retry failed SQS messages after this many seconds instead of the visibility timeout. */
   retryDelaySeconds?: number;
   log?: (line: string) => void;
@@ -80,6 +91,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => undefined);
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
+  // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
+  const tokens = localTokens(
+    token,
+    options.scopedTokens ?? parseScopedTokens(process.env[ENV.localScopedTokens]),
+  );
 
   const apiPort = await checkPortFree(
     options.apiPort ?? DEFAULT_PORTS.api,
@@ -154,6 +170,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventbridge: await interpose('eventbridge', endpoints.eventbridge),
     };
     configureEnvironment(used);
+    if (options.allowPrivateNetwork !== undefined) {
+      process.env[ENV.allowPrivateNetwork] = options.allowPrivateNetwork ? '1' : '0';
+    }
 
     const dynamodb = new DynamoDBClient({});
     const { streamArn, created } = await ensureTable(dynamodb);
@@ -256,7 +275,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const api = await startLocalApiServer({
       port: apiPort,
       host,
-      token,
+      tokens,
       workspacesClaim: 'crumbs:workspaces',
       handler: (event) => invoke(apiHandler, event, topology.functions.api),
       log,

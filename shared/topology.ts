@@ -220,8 +220,15 @@ export const ENV = {
   executorQueueArns: 'CRUMBS_EXECUTOR_QUEUE_ARNS',
   /** Local mode only: JSON of local endpoints for `/health`. Absent on AWS. */
   localEndpoints: 'CRUMBS_LOCAL_ENDPOINTS',
-  /** Local mode only: the bearer token the local API accepts. */
+  /** Local mode only: the bearer token the local API accepts (every workspace). */
   localToken: 'CRUMBS_TOKEN',
+  /** Local mode only: JSON object of scoped tokens, token → list of workspaces or "*" (`local/tokens.ts`). */
+  localScopedTokens: 'CRUMBS_TOKENS',
+  /**
+   * `1` lets definitions reach private and loopback addresses (`crumbs dev --allow-private-network`); never set on
+   * AWS, where loopback is the Lambda Runtime API. Read by the network guard (`shared/adapters/network/`).
+   */
+  allowPrivateNetwork: 'CRUMBS_ALLOW_PRIVATE_NETWORK',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
 } as const;
