@@ -11,10 +11,8 @@
  * could not be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from
  * there and nothing after it is lost (stream order is kept per shard).
  */
-import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
-import { toRecord } from '#shared/adapters/dynamodb/items.ts';
+import { toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import {
   CHANGE_SOURCE,
@@ -198,7 +196,7 @@ export function changeEntry(type: DetailType, record: Breadcrumb): BusEntry {
 }
 
 function image(raw: unknown): Item | undefined {
-  return raw ? unmarshall(raw as Record<string, NativeAttributeValue>) : undefined;
+  return raw ? unmarshallImage(raw as Record<string, unknown>) : undefined;
 }
 
 /** Stream sequence numbers are decimal strings of varying length. */

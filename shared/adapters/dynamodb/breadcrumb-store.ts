@@ -26,6 +26,8 @@ import {
   canonicalJson,
   checksumOf,
   isExpired,
+  jsonBytes,
+  storableJsonIssues,
   toEpochSeconds,
   type UpdateBreadcrumb,
 } from '#shared/domain/breadcrumb.ts';
@@ -48,7 +50,17 @@ import type {
   UpdateOptions,
 } from '#shared/ports/breadcrumb-store.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
-import { gsi, headItem, type Key, KIND, keys, tagItem, toRecord, versionItem } from './items.ts';
+import {
+  gsi,
+  headItem,
+  type Key,
+  KIND,
+  keys,
+  tagItem,
+  toRecord,
+  translateConfig,
+  versionItem,
+} from './items.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -56,17 +68,15 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const MAX_TRANSACT_ITEMS = 100;
 const MAX_WRITE_ATTEMPTS = 12;
-/** DynamoDB nests maps and lists at most 32 levels deep; the record itself uses one level for `context`. */
-const MAX_CONTEXT_DEPTH = 31;
+/** Serialized size of what a user controls in one record; the rest of the 400 KB item is bookkeeping. */
+const MAX_RECORD_BYTES = 380 * 1024;
 const SCHEMA_DEF = 'schema.def.v1';
 const DEFINES_PREFIX = 'defines:';
 
 let defaultClient: DynamoDBDocumentClient | undefined;
 /** Module-scope client, created once per cold start. Endpoint and region come from the standard AWS env. */
 export function defaultDocumentClient(): DynamoDBDocumentClient {
-  defaultClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  defaultClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), translateConfig());
   return defaultClient;
 }
 
@@ -529,6 +539,15 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
             continue;
           }
         }
+        // What passed our checks but not DynamoDB's (an item size the JSON estimate missed): the record, not the
+        // service, is at fault, so it is the writer's 422 rather than a 5xx or a retry that cannot succeed.
+        if (error instanceof Error && error.name === 'ValidationException') {
+          throw new ValidationError(
+            [{ path: 'context', message: `the record cannot be stored: ${error.message}` }],
+            undefined,
+            { cause: error },
+          );
+        }
         throw translate(error);
       }
     }
@@ -661,23 +680,28 @@ function sameItemCondition(seen: Item): VersionWrite['condition'] {
   return { expression: parts.join(' AND '), names, values };
 }
 
+/**
+ * Every write goes through here, whoever built the record (API, executors, tools, adopted plain puts): a value
+ * DynamoDB would refuse, or that would not read back as written, is a ValidationError naming its path — never an
+ * SDK error surfacing as a 5xx or an endless retry.
+ */
 function assertStorable(record: Breadcrumb): void {
-  const depth = nestingDepth(record.context);
-  if (depth > MAX_CONTEXT_DEPTH) {
+  const issues = [
+    ...storableJsonIssues(record.context, ['context'], 1),
+    ...(record.llm_hints !== undefined ? storableJsonIssues(record.llm_hints, ['llm_hints'], 1) : []),
+    ...storableJsonIssues(record.title, ['title']),
+    ...storableJsonIssues(record.tags, ['tags'], 1),
+  ];
+  if (issues.length > 0) throw new ValidationError(issues);
+  const bytes = jsonBytes([record.context, record.llm_hints ?? null, record.title, record.tags]);
+  if (bytes > MAX_RECORD_BYTES) {
     throw new ValidationError([
       {
-        path: 'context',
-        message: `nested ${depth} levels deep; at most ${MAX_CONTEXT_DEPTH} (DynamoDB's limit)`,
+        path: record.llm_hints !== undefined ? 'llm_hints' : 'context',
+        message: `context, llm_hints, title and tags together are ${Math.ceil(bytes / 1024)} KB serialized; at most ${MAX_RECORD_BYTES / 1024} KB (DynamoDB items are capped at 400 KB)`,
       },
     ]);
   }
-}
-
-function nestingDepth(value: unknown): number {
-  if (value === null || typeof value !== 'object') return 0;
-  let max = 0;
-  for (const v of Object.values(value)) max = Math.max(max, nestingDepth(v));
-  return max + 1;
 }
 
 function keyString(key: Key): string {
@@ -717,7 +741,21 @@ function decodeCursorJson(cursor: string): unknown {
 
 function decodeListCursor(cursor: string, pkName: string, pk: string): Record<string, unknown> {
   const value = decodeCursorJson(cursor);
-  if (value === null || typeof value !== 'object' || (value as Record<string, unknown>)[pkName] !== pk) {
+  const skName = pkName.replace(/pk$/, 'sk');
+  const wanted = ['id', 'workspace', pkName, skName].sort();
+  // Exactly the keys DynamoDB gave as LastEvaluatedKey, all short strings: anything else would reach DynamoDB as
+  // an invalid ExclusiveStartKey (a 5xx), not a 400.
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    Array.isArray(value) ||
+    (value as Record<string, unknown>)[pkName] !== pk ||
+    Object.keys(value).sort().join('\u0000') !== wanted.join('\u0000') ||
+    !Object.values(value).every(
+      (v) =>
+        typeof v === 'string' && v.length > 0 && Buffer.byteLength(v, 'utf8') <= 1024 && !/\p{Cs}/u.test(v),
+    )
+  ) {
     throw new BadRequestError('cursor does not belong to this listing', [
       { path: 'cursor', message: 'use the next_cursor of the same schema_name/tag listing' },
     ]);
