@@ -185,6 +185,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(async () => sqsClient.destroy());
     const ruleManager = topology.functions.ruleManager;
     const ruleManagerQueue = await ensureQueue(sqsClient, ruleManager.trigger.queue);
+    const indexer = topology.functions.indexer;
+    const indexerQueue = await ensureQueue(sqsClient, indexer.trigger.queue);
     const executorQueues = Object.fromEntries(
       await Promise.all(
         EXECUTOR_KINDS.map(
@@ -197,7 +199,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       Object.fromEntries(EXECUTOR_KINDS.map((kind) => [kind, executorQueues[kind].arn])),
     );
     const eventBridgeClient = new EventBridgeClient({});
-    await ensureBusAndSystemRules(eventBridgeClient, ruleManagerQueue.arn);
+    await ensureBusAndSystemRules(eventBridgeClient, {
+      ruleManager: ruleManagerQueue.arn,
+      indexer: indexerQueue.arn,
+    });
     eventBridgeClient.destroy();
 
     const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
@@ -243,6 +248,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       });
     pollers.push(
       sqsPoller(ruleManagerQueue, ruleManager, await loadHandler('#functions/rule-manager/handler.ts')),
+      // Its DLQ has no consumer (as on AWS, where an alarm watches it): embeddings that keep failing wait there.
+      sqsPoller(indexerQueue, indexer, await loadHandler('#functions/indexer/handler.ts')),
     );
 
     if (options.runExecutors ?? true) {

@@ -40,11 +40,6 @@ export interface PlainPutAdopter {
 export interface PublisherDependencies {
   bus: EventBus;
   adopter: PlainPutAdopter;
-  /** Keeps embeddings (vector search) in step with breadcrumbs; a failure retries the record like any other. */
-  embeddings?: {
-    index(record: Breadcrumb): Promise<unknown>;
-    remove(workspace: string, id: string): Promise<unknown>;
-  };
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
@@ -79,7 +74,6 @@ export async function publishStreamBatch(
       if (!newImage) continue;
       if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
         const current = toRecord(newImage);
-        await deps.embeddings?.index(current);
         const type = current.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated;
         pending.push({ entry: changeEntry(type, current), sequence });
         continue;
