@@ -4,7 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
-import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { topology } from '#shared/topology.ts';
@@ -99,7 +99,7 @@ export async function eventually<T>(
  * For tests that play the executor pipeline hop by hop: a local stack of their own whose executors do not run
  * (the shared stack's executors would race them for the same triggers), and a document client on its DynamoDB.
  */
-export async function startStackWithoutExecutors(): Promise<{
+export async function startStackWithoutExecutors(extra: LocalStackOptions = {}): Promise<{
   stack: LocalStack;
   documentClient: DynamoDBDocumentClient;
 }> {
@@ -111,6 +111,7 @@ export async function startStackWithoutExecutors(): Promise<{
     token: 'no-executors',
     runExecutors: false,
     seedDemo: false,
+    ...extra,
   });
   const documentClient = DynamoDBDocumentClient.from(
     new DynamoDBClient({
