@@ -29,7 +29,7 @@ import { startLocalApiServer } from './api-server.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
-import { startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
+import { fileCheckpoints, startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
 import { invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
@@ -175,7 +175,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
 
     const dynamodb = new DynamoDBClient({});
-    const { streamArn, created } = await ensureTable(dynamodb);
+    const { streamArn } = await ensureTable(dynamodb);
     dynamodb.destroy();
 
     // Queues (each with its DLQ and redrive policy) for every SQS-triggered function, then the bus and the rule
@@ -224,7 +224,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       trigger: publisher.trigger,
       fn: publisher,
       handler: publisherHandler,
-      startingPosition: created ? 'TRIM_HORIZON' : 'LATEST',
+      // As the CDK app's event source mapping: from the oldest record the stream holds, then from the checkpoint
+      // kept in the data directory, so a restart after a crash publishes what was committed before it.
+      startingPosition: 'TRIM_HORIZON',
+      ...(options.dataDir
+        ? { checkpoints: fileCheckpoints(join(options.dataDir, 'stream-checkpoints.json')) }
+        : {}),
       log,
     });
     pollers.push(streamPoller);
