@@ -134,6 +134,8 @@ function unstorable(
         if (LONE_SURROGATE.test(v)) add(at, 'is not well-formed Unicode (it contains a lone surrogate)');
         return;
       case 'boolean':
+      // Not stored: JSON and the document client (removeUndefinedValues) leave an undefined field out.
+      case 'undefined':
         return;
       case 'number': {
         const magnitude = Math.abs(v);

@@ -1,6 +1,13 @@
 /**
  * DynamoDB adapter of the BreadcrumbStore port (AWS SDK v3, lib-dynamodb). Key and index design:
  * `table-design.md` beside this file.
+ *
+ * Schema settings: a `schema.def.v1` tagged `defines:<schema>` keeps that schema's `llm_hints` defaults and its
+ * `ttl_seconds` (the expiry a breadcrumb of the schema gets when written without `expires_at`) in one item,
+ * `#hints#<schema>`. Context views read it every time. Writes read it through a per-store cache of
+ * `SCHEMA_SETTINGS_CACHE_MS`, so a busy writer adds at most one GetItem per schema per 30 s rather than one per
+ * write; the cost is a staleness window: a changed `ttl_seconds` applies to other containers' writes within 30 s
+ * (this store's own schema.def writes take effect at once).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -71,6 +78,16 @@ const MAX_WRITE_ATTEMPTS = 12;
 /** Serialized size of what a user controls in one record; the rest of the 400 KB item is bookkeeping. */
 const MAX_RECORD_BYTES = 380 * 1024;
 const SCHEMA_DEF = 'schema.def.v1';
+/** How long a store trusts the schema settings it read, for writes (see the header). */
+export const SCHEMA_SETTINGS_CACHE_MS = 30_000;
+/** The longest per-schema default expiry: ten years. */
+const MAX_TTL_SECONDS = 10 * 365 * 24 * 60 * 60;
+
+/** What a `schema.def.v1` sets for its schemas. */
+interface SchemaSettings {
+  hints: LlmHints | undefined;
+  ttlSeconds: number | undefined;
+}
 const DEFINES_PREFIX = 'defines:';
 
 let defaultClient: DynamoDBDocumentClient | undefined;
@@ -100,6 +117,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   private readonly client: DynamoDBDocumentClient;
   private readonly clock: Clock;
   private readonly ulid = monotonicFactory();
+  private readonly settingsCache = new Map<string, { settings: SchemaSettings; readAt: number }>();
 
   constructor(options: DynamoBreadcrumbStoreOptions) {
     this.tableName = options.tableName;
@@ -110,6 +128,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
     const now = this.clock.now();
     const id = options.id ?? this.ulid(now.getTime());
+    const expiresAt =
+      input.expires_at === undefined
+        ? await this.defaultExpiry(workspace, input.schema_name, now)
+        : toEpochSeconds(input.expires_at);
     const record = this.buildRecord({
       id,
       workspace,
@@ -118,7 +140,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       tags: input.tags,
       context: input.context,
       llm_hints: input.llm_hints,
-      expires_at: input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at),
+      expires_at: expiresAt,
       version: 1,
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
@@ -356,7 +378,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     parsed: PlainPut,
     previous: Breadcrumb | undefined,
   ): Promise<Breadcrumb | undefined> {
-    const now = this.clock.now().toISOString();
+    const nowDate = this.clock.now();
+    const now = nowDate.toISOString();
+    const expiresAt =
+      parsed.expires_at ?? (await this.defaultExpiry(parsed.workspace, parsed.schema_name, nowDate));
     const record = this.buildRecord({
       id: parsed.id,
       workspace: parsed.workspace,
@@ -365,7 +390,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       tags: parsed.tags,
       context: parsed.context,
       llm_hints: parsed.llm_hints,
-      expires_at: parsed.expires_at,
+      expires_at: expiresAt,
       version: previous ? previous.version + 1 : 1,
       created_at: previous?.created_at ?? now,
       updated_at: now,
@@ -473,7 +498,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     await this.transact(items, extraOffset);
   }
 
-  /** `schema.def.v1` breadcrumbs tagged `defines:<schema>` keep that schema's llm_hints defaults in one item. */
+  /**
+   * `schema.def.v1` breadcrumbs tagged `defines:<schema>` keep that schema's settings (llm_hints defaults,
+   * ttl_seconds) in one item per schema.
+   */
   private schemaHintWrites(record: Breadcrumb | undefined, previous: Breadcrumb | undefined): TransactItem[] {
     const defined = (r: Breadcrumb | undefined) =>
       r?.schema_name === SCHEMA_DEF
@@ -482,17 +510,19 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const now = defined(record);
     const before = defined(previous);
     const writes: TransactItem[] = [];
-    const hints = record ? schemaDefHints(record) : undefined;
+    const settings = record ? schemaDefSettings(record) : { hints: undefined, ttlSeconds: undefined };
     for (const schema of now) {
+      this.settingsCache.delete(cacheKey(record!.workspace, schema));
       writes.push(
-        hints
+        settings.hints !== undefined || settings.ttlSeconds !== undefined
           ? {
               Put: {
                 TableName: this.tableName,
                 Item: {
                   ...keys.schemaHints(record!.workspace, schema),
                   kind: KIND.schemaHints,
-                  hints,
+                  ...(settings.hints !== undefined ? { hints: settings.hints } : {}),
+                  ...(settings.ttlSeconds !== undefined ? { ttl_seconds: settings.ttlSeconds } : {}),
                   source: record!.id,
                 },
               },
@@ -501,6 +531,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       );
     }
     for (const schema of before.filter((s) => !now.includes(s))) {
+      this.settingsCache.delete(cacheKey(previous!.workspace, schema));
       writes.push({
         Delete: { TableName: this.tableName, Key: keys.schemaHints(previous!.workspace, schema) },
       });
@@ -508,10 +539,33 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     return writes;
   }
 
-  private async schemaHints(workspace: string, schemaName: string): Promise<LlmHints | undefined> {
+  /** The schema's settings as stored now (context views), refreshing the cache writes use. */
+  private async schemaSettings(workspace: string, schemaName: string): Promise<SchemaSettings> {
     const item = await this.getItem(keys.schemaHints(workspace, schemaName), false);
-    const parsed = LlmHintsSchema.safeParse(item?.hints);
-    return parsed.success ? parsed.data : undefined;
+    const hints = LlmHintsSchema.safeParse(item?.hints);
+    const ttl = item?.ttl_seconds;
+    const settings: SchemaSettings = {
+      hints: hints.success ? hints.data : undefined,
+      ttlSeconds: typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0 ? ttl : undefined,
+    };
+    this.settingsCache.set(cacheKey(workspace, schemaName), { settings, readAt: Date.now() });
+    return settings;
+  }
+
+  private async schemaHints(workspace: string, schemaName: string): Promise<LlmHints | undefined> {
+    return (await this.schemaSettings(workspace, schemaName)).hints;
+  }
+
+  /** `expires_at` for a breadcrumb written without one: now + the schema's ttl_seconds, if it has one. */
+  private async defaultExpiry(workspace: string, schemaName: string, now: Date): Promise<number | undefined> {
+    const cached = this.settingsCache.get(cacheKey(workspace, schemaName));
+    const settings =
+      cached && Date.now() - cached.readAt < SCHEMA_SETTINGS_CACHE_MS
+        ? cached.settings
+        : await this.schemaSettings(workspace, schemaName);
+    return settings.ttlSeconds === undefined
+      ? undefined
+      : Math.floor(now.getTime() / 1000) + settings.ttlSeconds;
   }
 
   private async transact(items: TransactItem[], extraOffset = items.length): Promise<void> {
@@ -643,19 +697,38 @@ function toContextView(record: Breadcrumb, hints: LlmHints | undefined): Context
   };
 }
 
-function schemaDefHints(record: Breadcrumb): LlmHints | undefined {
+function schemaDefSettings(record: Breadcrumb): SchemaSettings {
+  const issues: { path: string; message: string }[] = [];
+  let hints: LlmHints | undefined;
   const raw = record.context.llm_hints;
-  if (raw === undefined) return undefined;
-  const parsed = LlmHintsSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new ValidationError(
-      parsed.error.issues.map((i) => ({
-        path: ['context', 'llm_hints', ...i.path].join('.'),
-        message: i.message,
-      })),
-    );
+  if (raw !== undefined) {
+    const parsed = LlmHintsSchema.safeParse(raw);
+    if (parsed.success) hints = parsed.data;
+    else {
+      issues.push(
+        ...parsed.error.issues.map((i) => ({
+          path: ['context', 'llm_hints', ...i.path].join('.'),
+          message: i.message,
+        })),
+      );
+    }
   }
-  return parsed.data;
+  const ttl = record.context.ttl_seconds;
+  if (
+    ttl !== undefined &&
+    !(typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0 && ttl <= MAX_TTL_SECONDS)
+  ) {
+    issues.push({
+      path: 'context.ttl_seconds',
+      message: `expected whole seconds from 1 to ${MAX_TTL_SECONDS} (ten years), got ${JSON.stringify(ttl)}`,
+    });
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+  return { hints, ttlSeconds: typeof ttl === 'number' ? ttl : undefined };
+}
+
+function cacheKey(workspace: string, schemaName: string): string {
+  return `${workspace}\u0000${schemaName}`;
 }
 
 /** A condition that holds only while the item is exactly `seen` (every attribute equal, nothing added). */
