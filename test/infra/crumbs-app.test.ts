@@ -349,7 +349,8 @@ describe('StatelessStack', () => {
     );
     // Events EventBridge cannot deliver, and messages the indexer keeps failing on, end in its DLQ (alarmed).
     const dlqId = refId((targets[0]?.DeadLetterConfig as Json | undefined)?.Arn) ?? '';
-    expect(refId((resources[queueId]?.Properties.RedrivePolicy as Json).deadLetterTargetArn)).toBe(dlqId);
+    const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
+    expect(refId(redrive?.deadLetterTargetArn)).toBe(dlqId);
     expect(
       sqsEventSources()
         .filter((m) => m.queueId === queueId)
