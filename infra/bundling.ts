@@ -9,8 +9,11 @@ import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build, type Metafile } from 'esbuild';
 import { REPO_ROOT } from './constructs/crumbs-function.ts';
 
-/** The per-function budget of issue 5: a bundle above it fails the bundle test and the benchmark. */
-export const BUNDLE_LIMIT_BYTES = 300 * 1024;
+/**
+ * A ceiling that only catches accidents (issue 9 retired issue 5's 300 KB budget: load time is the budget now,
+ * measured by `bench:bundles`).
+ */
+export const BUNDLE_LIMIT_BYTES = 2 * 1024 * 1024;
 
 export interface BundleResult {
   readonly outfile: string;

@@ -46,7 +46,8 @@ export interface HttpToolOptions {
   fetch?: typeof fetch;
   /**
    * Whether this stack lets a definition's `config.allow_private` open private addresses.
-   * @default privateNetworkAllowed(process.env), read once when the tool is created (cold start)
+   * @default privateNetworkAllowed(process.env), read once, at the tool's first call (in a Lambda, the first
+   *   invocation after the cold start; not at import, which the local stack does before it sets the variable)
    */
   allowPrivateNetwork?: boolean;
 }
@@ -154,7 +155,7 @@ function parseBody(bytes: Uint8Array, contentType: string | null): unknown {
 
 export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, unknown> {
   const lookup = options.lookup;
-  const allowPrivateNetwork = options.allowPrivateNetwork ?? privateNetworkAllowed();
+  let allowPrivateNetwork = options.allowPrivateNetwork;
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   return {
     name: 'http',
@@ -172,6 +173,7 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
       required: ['url'],
     },
     async run(input: HttpInput, ctx: ToolContext): Promise<unknown> {
+      allowPrivateNetwork ??= privateNetworkAllowed();
       const config = readConfig(ctx.config, allowPrivateNetwork);
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(config.timeoutMs)]);
       let url: URL;

@@ -31,9 +31,9 @@ export interface FuzzTargets {
   workspace: string;
   /** Only refused writes go here; seeded with `rejectIds`. */
   rejectWorkspace: string;
-  /** Breadcrumbs that exist in `workspace` when the run starts (schema note.v1). */
+  /** Breadcrumbs that exist in `workspace` when the run starts (schema fuzz.seed.v1). */
   ids: readonly string[];
-  /** Breadcrumbs that exist in `rejectWorkspace` (schema note.v1, version 1). */
+  /** Breadcrumbs that exist in `rejectWorkspace` (schema fuzz.seed.v1, version 1). */
   rejectIds: readonly string[];
   token: string;
   /** May use only `scopedWorkspace`. */

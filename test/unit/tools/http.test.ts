@@ -126,11 +126,28 @@ describe('http tool', () => {
     expect(calls).toEqual([]);
   });
 
-  it('is created refusing private networks unless CRUMBS_ALLOW_PRIVATE_NETWORK=1 was set at cold start', async () => {
-    // The module-scope tool was created without the variable (the unit test environment does not set it).
-    await expect(httpTool.run({ url: `http://127.0.0.1:${port}/json` }, local())).rejects.toThrow(
-      /does not allow/,
-    );
+  it('reads CRUMBS_ALLOW_PRIVATE_NETWORK once: off unless it is 1', async () => {
+    const saved = process.env.CRUMBS_ALLOW_PRIVATE_NETWORK;
+    try {
+      delete process.env.CRUMBS_ALLOW_PRIVATE_NETWORK;
+      const strict = createHttpTool();
+      await expect(strict.run({ url: `http://127.0.0.1:${port}/json` }, local())).rejects.toThrow(
+        /does not allow/,
+      );
+      process.env.CRUMBS_ALLOW_PRIVATE_NETWORK = '1';
+      // Read once: the variable set later changes nothing for a tool that already ran.
+      await expect(strict.run({ url: `http://127.0.0.1:${port}/json` }, local())).rejects.toThrow(
+        /does not allow/,
+      );
+      await expect(
+        createHttpTool().run({ url: `http://127.0.0.1:${port}/json` }, local()),
+      ).resolves.toMatchObject({
+        status: 200,
+      });
+    } finally {
+      if (saved === undefined) delete process.env.CRUMBS_ALLOW_PRIVATE_NETWORK;
+      else process.env.CRUMBS_ALLOW_PRIVATE_NETWORK = saved;
+    }
   });
 
   it('refuses a DNS name that resolves to 127.0.0.1', async () => {
