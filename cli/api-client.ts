@@ -47,7 +47,12 @@ export interface ListQuery {
   readonly tag?: string;
   readonly limit?: number;
   readonly cursor?: string;
+  /** `full` lists stored records; context views (llm_hints applied) otherwise, as the API does by default. */
+  readonly view?: 'context' | 'full';
 }
+
+/** A listing of stored records (`view: 'full'`). */
+export type FullListQuery = ListQuery & { readonly view: 'full' };
 
 export interface HistoryQuery {
   readonly limit?: number;
@@ -234,16 +239,20 @@ export class CrumbsClient {
     await this.#request('DELETE', this.#crumbs(id), options);
   }
 
-  /** One page, newest first. */
-  list(query: ListQuery = {}, options: RequestOptions = {}): Promise<Page<Breadcrumb>> {
-    return this.#json<Page<Breadcrumb>>('GET', this.#crumbs() + queryString(query), options);
+  /** One page, newest first: context views, or stored records with `view: 'full'`. */
+  list(query: FullListQuery, options?: RequestOptions): Promise<Page<Breadcrumb>>;
+  list(query?: ListQuery, options?: RequestOptions): Promise<Page<ContextView>>;
+  list(query: ListQuery = {}, options: RequestOptions = {}): Promise<Page<ContextView | Breadcrumb>> {
+    return this.#json<Page<ContextView | Breadcrumb>>('GET', this.#crumbs() + queryString(query), options);
   }
 
   /** Every page, following `next_cursor`; `query.limit` is the page size. */
+  listAll(query: FullListQuery, options?: RequestOptions): AsyncGenerator<Breadcrumb[], void, undefined>;
+  listAll(query?: ListQuery, options?: RequestOptions): AsyncGenerator<ContextView[], void, undefined>;
   listAll(
     query: ListQuery = {},
     options: RequestOptions = {},
-  ): AsyncGenerator<Breadcrumb[], void, undefined> {
+  ): AsyncGenerator<(ContextView | Breadcrumb)[], void, undefined> {
     return paginate(
       (cursor) => this.list({ ...query, ...(cursor ? { cursor } : {}) }, options),
       query.cursor,

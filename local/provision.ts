@@ -18,7 +18,9 @@ import {
   ResourceAlreadyExistsException,
 } from '@aws-sdk/client-eventbridge';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { embeddedSchemas } from '#shared/core/vector-search.ts';
 import {
+  indexerPattern,
   type QueueDeclaration,
   ruleManagerPattern,
   type TableDeclaration,
@@ -120,10 +122,13 @@ async function queueArn(client: SQSClient, url: string): Promise<string> {
   return arn;
 }
 
-/** The crumbs bus and the rule manager's static rule with its queue as the one target. */
+/**
+ * The crumbs bus and the static rules, each with its queue as the one target: the rule manager's (definition
+ * changes) and the indexer's (changes of embedded schemas, as `CRUMBS_EMBED_SCHEMAS` says here).
+ */
 export async function ensureBusAndSystemRules(
   client: EventBridgeClient,
-  ruleManagerQueueArn: string,
+  queues: { ruleManager: string; indexer: string },
 ): Promise<void> {
   try {
     await client.send(new CreateEventBusCommand({ Name: topology.bus.name }));
@@ -142,7 +147,22 @@ export async function ensureBusAndSystemRules(
     new PutTargetsCommand({
       Rule: topology.bus.ruleManagerRuleName,
       EventBusName: topology.bus.name,
-      Targets: [{ Id: 'rule-manager', Arn: ruleManagerQueueArn }],
+      Targets: [{ Id: 'rule-manager', Arn: queues.ruleManager }],
+    }),
+  );
+  await client.send(
+    new PutRuleCommand({
+      Name: topology.bus.indexerRuleName,
+      EventBusName: topology.bus.name,
+      EventPattern: JSON.stringify(indexerPattern(embeddedSchemas())),
+      Description: 'crumbs: changes of schemas with embeddings → indexer',
+    }),
+  );
+  await client.send(
+    new PutTargetsCommand({
+      Rule: topology.bus.indexerRuleName,
+      EventBusName: topology.bus.name,
+      Targets: [{ Id: 'indexer', Arn: queues.indexer }],
     }),
   );
 }

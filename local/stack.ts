@@ -29,7 +29,7 @@ import { startLocalApiServer } from './api-server.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
-import { startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
+import { fileCheckpoints, startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
 import { invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
@@ -41,6 +41,7 @@ import {
   ensureTable,
   type ProvisionedQueue,
 } from './provision.ts';
+import { type LocalToken, localTokens, parseScopedTokens } from './tokens.ts';
 
 type SqsHandler = LambdaHandler<SQSEvent, SQSBatchResponse>;
 
@@ -53,8 +54,13 @@ export interface LocalStackOptions {
   eventbridgePort?: number;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
-  /** The bearer token the API accepts; generated when absent. */
+  /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
   token?: string;
+  /**
+   * Scoped tokens (token → workspaces it may use), beside `token`; `CRUMBS_TOKENS` (JSON) when absent. See
+   * `tokens.ts`.
+   */
+  scopedTokens?: readonly LocalToken[];
   /**
    * Poll the executor queues with the executor handlers (default true). Off, messages stay in the queues: tests
    * and benchmarks of routing read them directly.
@@ -62,6 +68,11 @@ export interface LocalStackOptions {
   runExecutors?: boolean;
   /** Write the demo definitions (chat agent, its context builder, built-in tools) into workspace `demo` (default true). */
   seedDemo?: boolean;
+  /**
+   * Let definitions that ask for it (`http` tool `config.allow_private`) reach private and loopback addresses
+   * (`crumbs dev --allow-private-network`). Leaves `CRUMBS_ALLOW_PRIVATE_NETWORK` as it is when absent.
+   */
+  allowPrivateNetwork?: boolean;
   log?: (line: string) => void;
   /**
    * Benchmarks only: called once per service with its endpoint; the handlers and pollers then use the endpoint it
@@ -84,6 +95,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => undefined);
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
+  // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
+  const tokens = localTokens(
+    token,
+    options.scopedTokens ?? parseScopedTokens(process.env[ENV.localScopedTokens]),
+  );
 
   const apiPort = await checkPortFree(
     options.apiPort ?? DEFAULT_PORTS.api,
@@ -158,9 +174,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventbridge: await interpose('eventbridge', endpoints.eventbridge),
     };
     configureEnvironment(used);
+    if (options.allowPrivateNetwork !== undefined) {
+      process.env[ENV.allowPrivateNetwork] = options.allowPrivateNetwork ? '1' : '0';
+    }
 
     const dynamodb = new DynamoDBClient({});
-    const { streamArn, created } = await ensureTable(dynamodb);
+    const { streamArn } = await ensureTable(dynamodb);
     dynamodb.destroy();
 
     // Queues (each with its DLQ and redrive policy) for every SQS-triggered function, then the bus and the rule
@@ -170,6 +189,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(async () => sqsClient.destroy());
     const ruleManager = topology.functions.ruleManager;
     const ruleManagerQueue = await ensureQueue(sqsClient, ruleManager.trigger.queue);
+    const indexer = topology.functions.indexer;
+    const indexerQueue = await ensureQueue(sqsClient, indexer.trigger.queue);
     const executorQueues = Object.fromEntries(
       await Promise.all(
         EXECUTOR_KINDS.map(
@@ -184,7 +205,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const ruleTargetsDlq = await ensureDeadLetterQueue(sqsClient, topology.bus.ruleTargets.dlqName);
     process.env[ENV.ruleTargetsDlqArn] = ruleTargetsDlq.arn;
     const eventBridgeClient = new EventBridgeClient({});
-    await ensureBusAndSystemRules(eventBridgeClient, ruleManagerQueue.arn);
+    await ensureBusAndSystemRules(eventBridgeClient, {
+      ruleManager: ruleManagerQueue.arn,
+      indexer: indexerQueue.arn,
+    });
     eventBridgeClient.destroy();
 
     const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
@@ -206,7 +230,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       trigger: publisher.trigger,
       fn: publisher,
       handler: publisherHandler,
-      startingPosition: created ? 'TRIM_HORIZON' : 'LATEST',
+      // As the CDK app's event source mapping: from the oldest record the stream holds, then from the checkpoint
+      // kept in the data directory, so a restart after a crash publishes what was committed before it.
+      startingPosition: 'TRIM_HORIZON',
+      ...(options.dataDir
+        ? { checkpoints: fileCheckpoints(join(options.dataDir, 'stream-checkpoints.json')) }
+        : {}),
       log,
     });
     pollers.push(streamPoller);
@@ -229,6 +258,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       });
     pollers.push(
       sqsPoller(ruleManagerQueue, ruleManager, await loadHandler('#functions/rule-manager/handler.ts')),
+      // Its DLQ has no consumer (as on AWS, where an alarm watches it): embeddings that keep failing wait there.
+      sqsPoller(indexerQueue, indexer, await loadHandler('#functions/indexer/handler.ts')),
     );
 
     if (options.runExecutors ?? true) {
@@ -274,7 +305,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const api = await startLocalApiServer({
       port: apiPort,
       host,
-      token,
+      tokens,
       workspacesClaim: 'crumbs:workspaces',
       handler: (event) => invoke(apiHandler, event, topology.functions.api),
       log,

@@ -35,6 +35,17 @@ const jsonObject = z.pipe(
   }),
 );
 
+/** `CRUMBS_ALLOW_PRIVATE_NETWORK`: `1`/`true` lets definitions ask for private addresses; unset on AWS. */
+export const NetworkEnvSchema = z.object({
+  [ENV.allowPrivateNetwork]: z._default(
+    z.pipe(
+      z.enum(['', '0', '1', 'false', 'true'], { error: 'expected 1 or 0 (true or false)' }),
+      z.transform((v) => v === '1' || v === 'true'),
+    ),
+    false,
+  ),
+});
+
 export const TableEnvSchema = z.object({ [ENV.tableName]: z.string().check(z.minLength(1)) });
 
 export const ApiEnvSchema = z.extend(TableEnvSchema, {

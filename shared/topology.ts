@@ -29,6 +29,24 @@ export function ruleManagerPattern(): { source: string[]; detail: { schema_name:
   };
 }
 
+/**
+ * The indexer's own static rule: every change (created, updated, deleted) of a schema that has embeddings, so
+ * embeddings follow breadcrumbs without the publisher waiting on an embedding model. `embedded` is the
+ * embedding policy's list (`embeddedSchemas` in shared/core/vector-search.ts), or `'*'` for every schema (the
+ * indexer then skips the ones the policy never embeds).
+ */
+export function indexerPattern(embedded: readonly string[] | '*'): {
+  source: string[];
+  'detail-type': string[];
+  detail?: { schema_name: string[] };
+} {
+  return {
+    source: ['crumbs'],
+    'detail-type': ['Breadcrumb Created', 'Breadcrumb Updated', 'Breadcrumb Deleted'],
+    ...(embedded === '*' ? {} : { detail: { schema_name: [...embedded] } }),
+  };
+}
+
 export interface GsiDeclaration {
   readonly name: string;
   readonly partitionKey: string;
@@ -159,6 +177,8 @@ export const topology = {
     ruleNamePrefix: 'crumbs-def-',
     /** The rule manager's own static rule (definition schemas → rule-manager queue). */
     ruleManagerRuleName: 'crumbs-system-rule-manager',
+    /** The indexer's own static rule (changes of embedded schemas → indexer queue). */
+    indexerRuleName: 'crumbs-system-indexer',
     archiveRetentionDays: 14,
     source: 'crumbs',
     /**
@@ -199,7 +219,8 @@ export const topology = {
         bisectBatchOnError: true,
         parallelizationFactor: 1,
       },
-      uses: { table: 'read-write', stream: true, bus: 'put-events', embeddings: true },
+      // No embeddings: the indexer computes them from the events, so a failing model never blocks publishing.
+      uses: { table: 'read-write', stream: true, bus: 'put-events' },
     },
     ruleManager: {
       name: 'rule-manager',
@@ -215,6 +236,20 @@ export const topology = {
       },
       // `llm`: the status of an agent definition says which provider and model will run.
       uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true },
+    },
+    indexer: {
+      name: 'indexer',
+      entry: 'functions/indexer/handler.ts',
+      timeoutSeconds: 60,
+      memoryMb: 512,
+      trigger: {
+        kind: 'sqs',
+        queue: queue('indexer', 60),
+        batchSize: 10,
+        maxBatchingWindowSeconds: 0,
+        maxConcurrency: 5,
+      },
+      uses: { table: 'read-write', embeddings: true },
     },
     executors: {
       agent: executorFunction('agent'),
@@ -247,8 +282,15 @@ export const ENV = {
   ruleTargetsDlqArn: 'CRUMBS_RULE_TARGETS_DLQ_ARN',
   /** Local mode only: JSON of local endpoints for `/health`. Absent on AWS. */
   localEndpoints: 'CRUMBS_LOCAL_ENDPOINTS',
-  /** Local mode only: the bearer token the local API accepts. */
+  /** Local mode only: the bearer token the local API accepts (every workspace). */
   localToken: 'CRUMBS_TOKEN',
+  /** Local mode only: JSON object of scoped tokens, token → list of workspaces or "*" (`local/tokens.ts`). */
+  localScopedTokens: 'CRUMBS_TOKENS',
+  /**
+   * `1` lets definitions reach private and loopback addresses (`crumbs dev --allow-private-network`); never set on
+   * AWS, where loopback is the Lambda Runtime API. Read by the network guard (`shared/adapters/network/`).
+   */
+  allowPrivateNetwork: 'CRUMBS_ALLOW_PRIVATE_NETWORK',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
   /**
@@ -260,5 +302,5 @@ export const ENV = {
 
 export function allFunctions(): FunctionDeclaration[] {
   const f = topology.functions;
-  return [f.api, f.publisher, f.ruleManager, ...Object.values(f.executors)];
+  return [f.api, f.publisher, f.ruleManager, f.indexer, ...Object.values(f.executors)];
 }

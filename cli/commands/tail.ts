@@ -65,7 +65,7 @@ Flags:
       else ctx.io.stdout(`${line(b)}\n`);
     };
     try {
-      const first = await client.list({ ...query, limit: PAGE });
+      const first = await client.list({ ...query, limit: PAGE, view: 'full' });
       for (const b of first.items) seen.set(b.id, b.version);
       for (const b of first.items.slice(0, backlog).reverse()) print(b);
       if (ctx.values.once === true) return 0;
@@ -75,7 +75,7 @@ Flags:
           setTimeout(resolve, interval);
         });
         if (stopped) break;
-        const page = await client.list({ ...query, limit: PAGE });
+        const page = await client.list({ ...query, limit: PAGE, view: 'full' });
         const fresh = page.items.filter((b) => (seen.get(b.id) ?? 0) < b.version);
         for (const b of fresh.reverse()) {
           seen.set(b.id, b.version);

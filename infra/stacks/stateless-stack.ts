@@ -24,12 +24,14 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
+import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
 import type { LlmProvider } from '#shared/domain/llm-model.ts';
 import {
   ENV,
   EXECUTOR_KINDS,
   type ExecutorKind,
   type FunctionDeclaration,
+  indexerPattern,
   ruleManagerPattern,
   type SqsTrigger,
   type StreamTrigger,
@@ -98,6 +100,11 @@ export class StatelessStack extends Stack {
   public readonly ruleManager: CrumbsFunction;
   public readonly executors: Readonly<Record<ExecutorKind, CrumbsFunction>>;
   public readonly dlqHandler: CrumbsFunction;
+  /** Keeps embeddings in step with breadcrumbs, from change events (never on the publishing path). */
+  public readonly indexer: CrumbsFunction;
+  public readonly indexerQueue: WorkQueue;
+  /** The indexer's static rule: changes of embedded schemas → indexer queue. */
+  public readonly indexerRule: Rule;
   public readonly ruleManagerQueue: WorkQueue;
   public readonly executorQueues: Readonly<Record<ExecutorKind, WorkQueue>>;
   /** On-failure destination of the publisher's stream event source (records it gave up on). */
@@ -224,6 +231,30 @@ export class StatelessStack extends Stack {
       }),
     );
 
+    // Indexer: its own static rule on the bus feeds its queue (DLQ, alarm), so an embedding model that fails
+    // (no Bedrock access, throttling) retries and dead-letters here and never holds up the publisher.
+    const indexerTrigger = sqsTrigger(f.indexer);
+    this.indexerQueue = new WorkQueue(this, 'IndexerQueue', { declaration: indexerTrigger.queue, stage });
+    alarms.push(this.indexerQueue.deadLetterAlarm);
+    this.indexerRule = new Rule(this, 'IndexerRule', {
+      eventBus: bus,
+      ruleName: topology.bus.indexerRuleName,
+      description: 'Changes of schemas with embeddings, to the crumbs indexer',
+      eventPattern: indexerPattern(DEFAULT_EMBEDDED_SCHEMAS),
+      targets: [
+        new SqsQueue(this.indexerQueue.queue, { deadLetterQueue: this.indexerQueue.deadLetterQueue }),
+      ],
+    });
+    this.indexer = this.crumbsFunction(f.indexer);
+    this.indexer.function.addEventSource(
+      new SqsEventSource(this.indexerQueue.queue, {
+        batchSize: indexerTrigger.batchSize,
+        maxBatchingWindow: Duration.seconds(indexerTrigger.maxBatchingWindowSeconds),
+        maxConcurrency: indexerTrigger.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+
     // Publisher: the table's stream → change events on the bus.
     this.publisherFailures = new Queue(this, 'PublisherFailures', {
       ...SECURE_QUEUE,
@@ -313,7 +344,14 @@ export class StatelessStack extends Stack {
 
   /** Every function of the stack. */
   functions(): CrumbsFunction[] {
-    return [this.api, this.publisher, this.ruleManager, ...Object.values(this.executors), this.dlqHandler];
+    return [
+      this.api,
+      this.publisher,
+      this.ruleManager,
+      this.indexer,
+      ...Object.values(this.executors),
+      this.dlqHandler,
+    ];
   }
 
   /** A function with what its declaration `uses` bound: env vars and grants from one place. */

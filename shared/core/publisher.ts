@@ -11,10 +11,8 @@
  * could not be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from
  * there and nothing after it is lost (stream order is kept per shard).
  */
-import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
-import { toRecord } from '#shared/adapters/dynamodb/items.ts';
+import { toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import {
   CHANGE_SOURCE,
@@ -43,11 +41,6 @@ export interface PlainPutAdopter {
 export interface PublisherDependencies {
   bus: EventBus;
   adopter: PlainPutAdopter;
-  /** Keeps embeddings (vector search) in step with breadcrumbs; a failure retries the record like any other. */
-  embeddings?: {
-    index(record: Breadcrumb): Promise<unknown>;
-    remove(workspace: string, id: string): Promise<unknown>;
-  };
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
@@ -82,7 +75,6 @@ export async function publishStreamBatch(
       if (!newImage) continue;
       if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
         const current = toRecord(newImage);
-        await deps.embeddings?.index(current);
         const type = current.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated;
         pending.push({ entry: changeEntry(type, current), sequence });
         continue;
@@ -238,7 +230,7 @@ export function changeEntry(type: DetailType, record: Breadcrumb): BusEntry {
 }
 
 function image(raw: unknown): Item | undefined {
-  return raw ? unmarshall(raw as Record<string, NativeAttributeValue>) : undefined;
+  return raw ? unmarshallImage(raw as Record<string, unknown>) : undefined;
 }
 
 /** Stream sequence numbers are decimal strings of varying length. */

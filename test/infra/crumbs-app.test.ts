@@ -8,7 +8,15 @@ import {
   SECRET_PREFIX_ENV,
 } from '#infra/constructs/crumbs-function.ts';
 import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
-import { allFunctions, ENV, EXECUTOR_KINDS, ruleManagerPattern, topology } from '#shared/topology.ts';
+import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
+import {
+  allFunctions,
+  ENV,
+  EXECUTOR_KINDS,
+  indexerPattern,
+  ruleManagerPattern,
+  topology,
+} from '#shared/topology.ts';
 
 const STAGE = 'test';
 const ISSUER = 'https://issuer.example.com/pool';
@@ -202,7 +210,7 @@ describe('StatelessStack', () => {
     const sources = sqsEventSources();
     // 4 executor queues + the rule manager queue + 4 executor DLQs and the rule targets' DLQ (read by the DLQ
     // handler).
-    expect(sources).toHaveLength(EXECUTOR_KINDS.length * 2 + 2);
+    expect(sources).toHaveLength(EXECUTOR_KINDS.length * 2 + 3);
     for (const { queueId } of sources) {
       const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
       expect(redrive?.deadLetterTargetArn, queueId).toBeDefined();
@@ -385,6 +393,34 @@ describe('StatelessStack', () => {
     expect((targets[0]?.DeadLetterConfig as Json | undefined)?.Arn).toBeDefined();
   });
 
+  it("routes changes of embedded schemas to the indexer's queue through its own rule, and keeps Bedrock out of the publisher", () => {
+    const rule = ofType('AWS::Events::Rule').find(
+      ([, r]) => r.Properties.Name === topology.bus.indexerRuleName,
+    );
+    expect(rule?.[1].Properties.EventPattern).toEqual(indexerPattern(DEFAULT_EMBEDDED_SCHEMAS));
+    const targets = rule?.[1].Properties.Targets as Json[];
+    expect(targets).toHaveLength(1);
+    const queueId = refId(targets[0]?.Arn) ?? '';
+    expect(resources[queueId]?.Properties.QueueName).toBe(
+      `${topology.functions.indexer.trigger.queue.name}-${STAGE}`,
+    );
+    // Events EventBridge cannot deliver, and messages the indexer keeps failing on, end in its DLQ (alarmed).
+    const dlqId = refId((targets[0]?.DeadLetterConfig as Json | undefined)?.Arn) ?? '';
+    const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
+    expect(refId(redrive?.deadLetterTargetArn)).toBe(dlqId);
+    expect(
+      sqsEventSources()
+        .filter((m) => m.queueId === queueId)
+        .map((m) => m.fnId),
+    ).toEqual([functionId('indexer')]);
+    // The publisher never calls a model: a failing embedding cannot hold up change events.
+    const publisherInvokes = statementsOfFunction('publisher').some((st) =>
+      asList(st.Action).some((a) => String(a).startsWith('bedrock:')),
+    );
+    expect(publisherInvokes).toBe(false);
+    expect(functionEnv('indexer')[EMBEDDINGS_ENV]).toBe('bedrock');
+  });
+
   it('requires a JWT on every HTTP API route except GET /health', () => {
     stateless.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
@@ -408,9 +444,8 @@ describe('StatelessStack', () => {
 
   it('alarms on every dead-letter queue holding a message', () => {
     const dlqs = deadLetterQueueIds();
-    // 4 executor DLQs, the rule manager DLQ, the parked queue, the publisher's on-failure queue (the rule targets'
-    // DLQ, named at run time by the rule manager, has its own test above).
-    expect(dlqs.size).toBe(EXECUTOR_KINDS.length + 3);
+    // 4 executor queues + the rule manager's and the indexer's queues + 4 executor DLQs and the rule targets' DLQ
+    // (read by the DLQ handler).
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     for (const dlq of dlqs) {
       const alarm = alarms.find(

@@ -5,13 +5,25 @@
  */
 import type { TestProject } from 'vitest/node';
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { parseScopedTokens } from '#local/tokens.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 
 export const TEST_TOKEN = 'integration-test-token';
+/** A token that may use only `SCOPED_WORKSPACE` (CRUMBS_TOKENS): every other workspace answers 403. */
+export const SCOPED_TOKEN = 'integration-scoped-token';
+export const SCOPED_WORKSPACE = 'scoped-only';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    crumbs: { api: string; dynamodb: string; sqs: string; eventbridge: string; token: string };
+    crumbs: {
+      api: string;
+      dynamodb: string;
+      sqs: string;
+      eventbridge: string;
+      token: string;
+      scopedToken: string;
+      scopedWorkspace: string;
+    };
     /** Base URL of the scripted OpenAI-compatible server the stack's `openai-compatible/<script>` models call. */
     fakeOpenAi: string;
   }
@@ -30,8 +42,16 @@ export async function setup(project: TestProject): Promise<void> {
     sqsPort: 0,
     eventbridgePort: 0,
     token: TEST_TOKEN,
+    scopedTokens: parseScopedTokens(JSON.stringify({ [SCOPED_TOKEN]: [SCOPED_WORKSPACE] })),
+    // Tests call their own HTTP servers on 127.0.0.1 through the http tool.
+    allowPrivateNetwork: true,
   });
-  project.provide('crumbs', { ...stack.endpoints, token: stack.token });
+  project.provide('crumbs', {
+    ...stack.endpoints,
+    token: stack.token,
+    scopedToken: SCOPED_TOKEN,
+    scopedWorkspace: SCOPED_WORKSPACE,
+  });
   project.provide('fakeOpenAi', fakeOpenAi.baseUrl);
 }
 

@@ -223,6 +223,7 @@ async function status(ws: string, id: string, version: number): Promise<Record<s
         schema_name: 'definition.status.v1',
         tag: `definition:${id}`,
         limit: 1,
+        view: 'full',
       });
       const s = page.items[0]?.context;
       return s && Number(s.definition_version) >= version ? s : undefined;

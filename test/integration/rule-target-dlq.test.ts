@@ -61,6 +61,7 @@ describe('compiled rule targets: dead-letter queue and retry policy', () => {
         schema_name: 'definition.status.v1',
         tag: 'definition:agent-file-manager',
         limit: 1,
+        view: 'full',
       });
       const s = page.items[0]?.context;
       return s && Number(s.definition_version) >= written.version ? s : undefined;
@@ -98,7 +99,8 @@ describe('compiled rule targets: dead-letter queue and retry policy', () => {
 
     const answer = await eventually(
       async () =>
-        (await c.list({ schema_name: 'agent.error.v1', tag: `thread:${message.id}`, limit: 5 })).items[0],
+        (await c.list({ schema_name: 'agent.error.v1', tag: `thread:${message.id}`, limit: 5, view: 'full' }))
+          .items[0],
       30_000,
     );
     expect(answer.created_by).toBe('agent:file-manager');

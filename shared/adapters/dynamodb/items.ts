@@ -2,8 +2,34 @@
  * Key builders and item ↔ record mapping for the breadcrumbs table. The layout is documented in
  * `table-design.md` beside this file.
  */
+import type { TranslateConfig } from '@aws-sdk/lib-dynamodb';
+import type { NativeAttributeValue } from '@aws-sdk/util-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
+
+/**
+ * How crumbs converts numbers to and from DynamoDB, for every document client and stream image: any JavaScript
+ * number DynamoDB can store (0, or magnitudes 1e-130 to below 1e126 — what validation admits) is written as its
+ * shortest decimal and read back as the same number. The SDK's defaults refuse to write numbers beyond 2^53 and
+ * read them back as BigInt (which JSON cannot serialize), which turned such a number into a 5xx.
+ */
+export function translateConfig(): TranslateConfig {
+  // A fresh object per client: lib-dynamodb writes `convertWithoutMapWrapper` into the options it is given.
+  return {
+    marshallOptions: { removeUndefinedValues: true, allowImpreciseNumbers: true },
+    unmarshallOptions: { wrapNumbers: toNumber },
+  };
+}
+
+function toNumber(text: string): number {
+  return Number(text);
+}
+
+/** A stream image (DynamoDB JSON) as a plain item, numbers converted as `translateConfig` says. */
+export function unmarshallImage(raw: Record<string, unknown>): Record<string, unknown> {
+  return unmarshall(raw as Record<string, NativeAttributeValue>, { wrapNumbers: toNumber });
+}
 
 export const KIND = {
   breadcrumb: 'breadcrumb',

@@ -170,4 +170,41 @@ describe('crumbs dev', () => {
     h.signal('SIGTERM');
     expect(await running).toBe(0);
   });
+
+  it('passes scoped tokens from CRUMBS_TOKENS and --allow-private-network to the stack', async () => {
+    const h = harness({ CRUMBS_TOKENS: '{"alice-token-1":["team-a"],"admin-token-2":"*"}' });
+    const running = main(['dev', '--allow-private-network'], h.io);
+    await ready(h.out);
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    const options = stack.startLocalStack.mock.lastCall![0] as LocalStackOptions;
+    expect(options.allowPrivateNetwork).toBe(true);
+    expect(options.scopedTokens?.map((t) => [t.token, t.workspaces])).toEqual([
+      ['alice-token-1', ['team-a']],
+      ['admin-token-2', '*'],
+    ]);
+
+    const fromEnv = harness({ CRUMBS_ALLOW_PRIVATE_NETWORK: '1' });
+    const second = main(['dev'], fromEnv.io);
+    await ready(fromEnv.out);
+    fromEnv.signal('SIGINT');
+    await second;
+    expect((stack.startLocalStack.mock.lastCall![0] as LocalStackOptions).allowPrivateNetwork).toBe(true);
+  });
+
+  it('refuses bad CRUMBS_TOKENS with exit 2 and a message saying what to write, before starting anything', async () => {
+    for (const [value, says] of [
+      ['{not json', 'not valid JSON'],
+      ['["team-a"]', 'expected a JSON object mapping token'],
+      ['{"alice-token-1":"team-a"}', 'expected a list of workspace names or "*"'],
+      ['{"alice-token-1":["team a"]}', 'expected a workspace name'],
+      ['{"alice-token-1":[]}', 'at least one workspace'],
+    ] as const) {
+      const h = harness({ CRUMBS_TOKENS: value });
+      expect(await main(['dev'], h.io), value).toBe(2);
+      expect(h.out.stderr, value).toContain('CRUMBS_TOKENS: ');
+      expect(h.out.stderr, value).toContain(says);
+    }
+    expect(stack.startLocalStack).not.toHaveBeenCalled();
+  });
 });
