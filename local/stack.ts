@@ -303,6 +303,9 @@ function configureEnvironment(endpoints: { dynamodb: string; sqs: string; eventb
   env[ENV.busName] = topology.bus.name;
   env[ENV.ruleNamePrefix] = topology.bus.ruleNamePrefix;
   env[ENV.localEndpoints] = JSON.stringify(endpoints);
+  // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.
+  env[ENV.changesSettleMs] ??= '300';
+  env[ENV.changesPollMs] ??= '150';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   env.POWERTOOLS_TRACE_ENABLED ??= 'false';

@@ -33,6 +33,8 @@ export interface GsiDeclaration {
   readonly name: string;
   readonly partitionKey: string;
   readonly sortKey: string;
+  /** Non-key attributes projected (INCLUDE); absent = ALL. */
+  readonly include?: readonly string[];
 }
 
 export interface TableDeclaration {
@@ -140,6 +142,27 @@ export const topology = {
     gsis: [
       { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
       { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+      // Threads (heads with causation) and the change log (versions, deletions): only what a trace or a change
+      // notice shows, so each index write stays one write unit (shared/adapters/dynamodb/table-design.md).
+      {
+        name: 'gsi3',
+        partitionKey: 'gsi3pk',
+        sortKey: 'gsi3sk',
+        include: [
+          'kind',
+          'ref',
+          'schema_name',
+          'title',
+          'tags',
+          'version',
+          'created_at',
+          'created_by',
+          'updated_at',
+          'updated_by',
+          'causation',
+          'ctx_status',
+        ],
+      },
     ],
   } satisfies TableDeclaration,
 
@@ -157,7 +180,8 @@ export const topology = {
     api: {
       name: 'api',
       entry: 'functions/api/handler.ts',
-      timeoutSeconds: 15,
+      // The change stream long-polls for up to 20 s; API Gateway ends an integration after 30 s.
+      timeoutSeconds: 28,
       memoryMb: 512,
       trigger: { kind: 'http' },
       uses: { table: 'read-write', embeddings: true },
@@ -224,6 +248,12 @@ export const ENV = {
   localToken: 'CRUMBS_TOKEN',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
+  /** Change stream (shared/core/changes.ts): how old a change must be before it is handed out, in ms. */
+  changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
+  /** Change stream: how often a waiting request reads the change log, in ms. */
+  changesPollMs: 'CRUMBS_CHANGES_POLL_MS',
+  /** Where the dashboard's built files are (the ui function serves them). */
+  uiDir: 'CRUMBS_UI_DIR',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {

@@ -51,7 +51,12 @@ export interface BreadcrumbStore {
   getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb>;
   history(workspace: string, id: string, page: { limit: number; cursor?: string }): Promise<Page<Breadcrumb>>;
   update(workspace: string, id: string, patch: UpdateBreadcrumb, options: UpdateOptions): Promise<Breadcrumb>;
-  delete(workspace: string, id: string, options?: { expectedVersion?: number }): Promise<void>;
+  /** `principal` is recorded as who deleted it in the change log. */
+  delete(
+    workspace: string,
+    id: string,
+    options?: { expectedVersion?: number; principal?: string },
+  ): Promise<void>;
   list(query: ListQuery): Promise<Page<Breadcrumb>>;
 }
 

@@ -48,7 +48,17 @@ import type {
   UpdateOptions,
 } from '#shared/ports/breadcrumb-store.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
-import { gsi, headItem, type Key, KIND, keys, tagItem, toRecord, versionItem } from './items.ts';
+import {
+  deletionItem,
+  gsi,
+  headItem,
+  type Key,
+  KIND,
+  keys,
+  tagItem,
+  toRecord,
+  versionItem,
+} from './items.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -254,7 +264,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     }
   }
 
-  async delete(workspace: string, id: string, options: { expectedVersion?: number } = {}): Promise<void> {
+  async delete(
+    workspace: string,
+    id: string,
+    options: { expectedVersion?: number; principal?: string } = {},
+  ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
       if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
@@ -273,6 +287,17 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           Delete: { TableName: this.tableName, Key: keys.tag(workspace, id, tag) },
         })),
         ...this.schemaHintWrites(undefined, current),
+        // The change log's entry for the delete (versions stay as the audit trail and say nothing of it).
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: deletionItem(
+              current,
+              this.clock.now().toISOString(),
+              options.principal ?? current.updated_by,
+            ),
+          },
+        },
       ];
       try {
         await this.transact(items);
