@@ -22,6 +22,11 @@ export async function startLocalApiServer(options: {
   token: string;
   workspacesClaim: string;
   handler: (event: HttpEvent) => Promise<HttpResult>;
+  /**
+   * Handlers of public routes by path prefix (the dashboard's `/ui`), as API Gateway routes them to their own
+   * function without the authorizer.
+   */
+  publicHandlers?: readonly { prefix: string; handler: (event: HttpEvent) => Promise<HttpResult> }[];
   log?: (line: string) => void;
 }): Promise<LocalApiServer> {
   const expected = Buffer.from(`Bearer ${options.token}`);
@@ -49,8 +54,11 @@ export async function startLocalApiServer(options: {
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
 
+    const publicRoute = options.publicHandlers?.find(
+      (p) => url.pathname === p.prefix || url.pathname.startsWith(`${p.prefix}/`),
+    );
     let claims: Record<string, string> | undefined;
-    if (url.pathname !== '/health') {
+    if (url.pathname !== '/health' && !publicRoute) {
       const given = Buffer.from(headers.authorization ?? '');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
         send(
@@ -96,7 +104,7 @@ export async function startLocalApiServer(options: {
       body: chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
       isBase64Encoded: false,
     };
-    send(res, await options.handler(event));
+    send(res, await (publicRoute ?? options).handler(event));
   }
 
   await new Promise<void>((resolve, reject) => {

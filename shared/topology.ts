@@ -74,6 +74,8 @@ export interface StreamTrigger {
 
 export interface HttpTrigger {
   readonly kind: 'http';
+  /** Routes served without the JWT authorizer (`GET /ui/{proxy+}`); absent: the API's default route. */
+  readonly publicRoutes?: readonly string[];
 }
 
 export interface FunctionDeclaration {
@@ -186,6 +188,15 @@ export const topology = {
       trigger: { kind: 'http' },
       uses: { table: 'read-write', embeddings: true },
     },
+    /** The dashboard's files (ui/, built at `cdk synth` and by `crumbs dev`). Public: its data calls need the JWT. */
+    ui: {
+      name: 'ui',
+      entry: 'functions/ui/handler.ts',
+      timeoutSeconds: 5,
+      memoryMb: 256,
+      trigger: { kind: 'http', publicRoutes: ['GET /ui', 'GET /ui/{proxy+}'] },
+      uses: {},
+    },
     publisher: {
       name: 'publisher',
       entry: 'functions/publisher/handler.ts',
@@ -258,5 +269,5 @@ export const ENV = {
 
 export function allFunctions(): FunctionDeclaration[] {
   const f = topology.functions;
-  return [f.api, f.publisher, f.ruleManager, ...Object.values(f.executors)];
+  return [f.api, f.ui, f.publisher, f.ruleManager, ...Object.values(f.executors)];
 }
