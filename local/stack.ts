@@ -268,7 +268,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       token,
       workspacesClaim: 'crumbs:workspaces',
       handler: (event) => invoke(apiHandler, event, topology.functions.api),
-      publicHandlers: [{ prefix: '/ui', handler: (event) => invoke(uiHandler, event, topology.functions.ui) }],
+      publicHandlers: [
+        { prefix: '/ui', handler: (event) => invoke(uiHandler, event, topology.functions.ui) },
+      ],
       log,
     });
     cleanups.push(() => api.stop());

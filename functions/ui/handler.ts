@@ -13,5 +13,6 @@ import { ENV } from '#shared/topology.ts';
 const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/', import.meta.url)));
 
 export const handler = middy(
-  async (event: HttpEvent): Promise<HttpResult> => site.serve(event.requestContext.http.method, event.rawPath),
+  async (event: HttpEvent): Promise<HttpResult> =>
+    site.serve(event.requestContext.http.method, event.rawPath),
 );

@@ -99,6 +99,20 @@ export function bundlingOptions(powertoolsFromLayer: boolean): BundlingOptions {
   };
 }
 
+/** Command hooks that copy a folder into the bundle's output (run by CDK's local bundling). */
+function copyAfterBundling(files: {
+  from: string;
+  name: string;
+}): NonNullable<BundlingOptions['commandHooks']> {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir: string, outputDir: string) => [
+      `cp -R ${JSON.stringify(files.from)} ${JSON.stringify(join(outputDir, files.name))}`,
+    ],
+  };
+}
+
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
   FunctionDeclaration,
@@ -131,6 +145,11 @@ export interface CrumbsFunctionProps {
    * @default - Powertools bundled into the function
    */
   readonly powertoolsLayer?: ILayerVersion;
+  /**
+   * A folder copied beside the bundle (as `<bundle>/<name>`), for functions that serve files (the dashboard).
+   * @default - nothing besides the bundle
+   */
+  readonly extraFiles?: { readonly from: string; readonly name: string };
 }
 
 export type TableAccess = 'read' | 'read-write';
@@ -208,7 +227,10 @@ export class CrumbsFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       role,
-      bundling: bundlingOptions(props.powertoolsLayer !== undefined),
+      bundling: {
+        ...bundlingOptions(props.powertoolsLayer !== undefined),
+        ...(props.extraFiles ? { commandHooks: copyAfterBundling(props.extraFiles) } : {}),
+      },
       ...(props.powertoolsLayer ? { layers: [props.powertoolsLayer] } : {}),
       environment: {
         POWERTOOLS_SERVICE_NAME: `crumbs-${declaration.name}`,

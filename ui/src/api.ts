@@ -76,7 +76,9 @@ export class Api {
     return this.json(this.path('definitions'));
   }
   explain(definition: string, breadcrumb: string): Promise<Explanation> {
-    return this.json(`${this.path('definitions', definition, 'explain')}?breadcrumb=${encodeURIComponent(breadcrumb)}`);
+    return this.json(
+      `${this.path('definitions', definition, 'explain')}?breadcrumb=${encodeURIComponent(breadcrumb)}`,
+    );
   }
   errors(): Promise<{ items: FailureSummary[] }> {
     return this.json(`${this.path('errors')}?limit=100`);
@@ -134,7 +136,12 @@ export interface Explanation {
   matched: boolean;
   matchedSelector?: number;
   envelope?: { field: string; reason: string };
-  selectors: { index: number; matched: boolean; failure?: { field: string; reason: string }; selector: unknown }[];
+  selectors: {
+    index: number;
+    matched: boolean;
+    failure?: { field: string; reason: string };
+    selector: unknown;
+  }[];
 }
 
 export interface FailureSummary {

@@ -22,10 +22,13 @@ export function ErrorLine({ error }: { error: Error | string | undefined }) {
 }
 
 /** Loads once per `deps` change; gives the value, the error, and a reload. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { value?: T; error?: Error; reload: () => void } {
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+): { value?: T; error?: Error; reload: () => void } {
   const [state, setState] = useState<{ value?: T; error?: Error }>({});
   const [tick, setTick] = useState(0);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on
+  // The caller names what the load depends on (`deps`).
   useEffect(() => {
     let live = true;
     load().then(

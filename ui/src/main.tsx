@@ -6,7 +6,16 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Api, type Session } from './api.ts';
-import { forgetToken, href, parseRoute, type Route, readSession, recentWorkspaces, saveSession, setWorkspace } from './session.ts';
+import {
+  forgetToken,
+  href,
+  parseRoute,
+  type Route,
+  readSession,
+  recentWorkspaces,
+  saveSession,
+  setWorkspace,
+} from './session.ts';
 import './styles.css';
 import { BreadcrumbView } from './views/breadcrumb.tsx';
 import { ChatView } from './views/chat.tsx';
@@ -56,7 +65,12 @@ function App() {
         </a>
         <nav>
           {NAV.map((n) => (
-            <a key={n.view} href={href({ view: n.view } as Route)} class={route.view === n.view ? 'active' : ''} data-nav={n.view}>
+            <a
+              key={n.view}
+              href={href({ view: n.view } as Route)}
+              class={route.view === n.view ? 'active' : ''}
+              data-nav={n.view}
+            >
               {n.label}
             </a>
           ))}
@@ -101,7 +115,12 @@ function WorkspacePicker({ current, onSwitch }: { current: string; onSwitch: (w:
     >
       <label>
         workspace
-        <input name="workspace" list="recent-workspaces" value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+        <input
+          name="workspace"
+          list="recent-workspaces"
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+        />
       </label>
       <datalist id="recent-workspaces">
         {recentWorkspaces().map((w) => (
@@ -136,7 +155,13 @@ function Login({ onLogin }: { onLogin: (s: Session) => void }) {
         <p>Paste the API token (`crumbs dev` prints it, with a link that logs in directly).</p>
         <label>
           Token
-          <input name="token" type="password" autoComplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+          <input
+            name="token"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onInput={(e) => setToken(e.currentTarget.value)}
+          />
         </label>
         <label>
           Workspace

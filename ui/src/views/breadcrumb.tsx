@@ -26,13 +26,17 @@ export function BreadcrumbView({ api, id }: { api: Api; id: string }) {
         <a href={href({ view: 'thread', id: record.causation?.thread ?? record.id })}>open its thread</a>
       </div>
       <p class="meta">
-        <b>{record.title || '(no title)'}</b> · v{record.version} · written by <span class="mono">{record.updated_by}</span> at{' '}
-        {dateTime(record.updated_at)} · tags {record.tags.join(', ') || '—'}
+        <b>{record.title || '(no title)'}</b> · v{record.version} · written by{' '}
+        <span class="mono">{record.updated_by}</span> at {dateTime(record.updated_at)} · tags{' '}
+        {record.tags.join(', ') || '—'}
         {record.causation && (
           <>
             {' '}
             · caused by{' '}
-            <a class="mono" href={href({ view: 'breadcrumb', id: record.causation.caused_by.split('@')[0]! })}>
+            <a
+              class="mono"
+              href={href({ view: 'breadcrumb', id: record.causation.caused_by.split('@')[0]! })}
+            >
               {record.causation.caused_by}
             </a>{' '}
             (hop {record.causation.hop})
@@ -76,7 +80,12 @@ export function BreadcrumbView({ api, id }: { api: Api; id: string }) {
 }
 
 function VersionDiff({ before, after }: { before: Breadcrumb; after: Breadcrumb }) {
-  const pick = (b: Breadcrumb) => ({ title: b.title, tags: b.tags, context: b.context, llm_hints: b.llm_hints });
+  const pick = (b: Breadcrumb) => ({
+    title: b.title,
+    tags: b.tags,
+    context: b.context,
+    llm_hints: b.llm_hints,
+  });
   const lines = diff(pick(before), pick(after));
   return (
     <div class="diff">

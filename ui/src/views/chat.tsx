@@ -24,7 +24,12 @@ export function ChatView({ api }: { api: Api }) {
   const [text, setText] = useState('');
   const [error, setError] = useState<string>();
   const controllers = useRef<AbortController[]>([]);
-  useEffect(() => () => controllers.current.forEach((c) => c.abort()), []);
+  useEffect(
+    () => () => {
+      for (const c of controllers.current) c.abort();
+    },
+    [],
+  );
 
   const send = async (message: string) => {
     setError(undefined);
@@ -51,7 +56,10 @@ export function ChatView({ api }: { api: Api }) {
           all.map((turn) => {
             if (turn.id !== sent.id) return turn;
             const known = new Set(turn.steps.map((s) => `${s.id}@${s.version}`));
-            const steps = [...turn.steps, ...events.filter((e) => !known.has(`${e.id}@${e.version}`) && e.id !== sent.id)];
+            const steps = [
+              ...turn.steps,
+              ...events.filter((e) => !known.has(`${e.id}@${e.version}`) && e.id !== sent.id),
+            ];
             const final = steps.find((s) => FINAL.includes(s.schema_name));
             if (!final) return { ...turn, steps };
             controller.abort();
@@ -80,14 +88,22 @@ export function ChatView({ api }: { api: Api }) {
             <ol class="steps">
               {turn.steps.map((s) => (
                 <li key={`${s.id}@${s.version}`} class={s.outcome !== 'ok' ? 'error' : ''}>
-                  <span class="mono muted">{time(s.updated_at)}</span> <span class="mono">{s.schema_name}</span>{' '}
-                  <OutcomeBadge outcome={s.outcome} status={s.status} /> <span class="muted">{s.updated_by}</span> {s.title}
+                  <span class="mono muted">{time(s.updated_at)}</span>{' '}
+                  <span class="mono">{s.schema_name}</span>{' '}
+                  <OutcomeBadge outcome={s.outcome} status={s.status} />{' '}
+                  <span class="muted">{s.updated_by}</span> {s.title}
                 </li>
               ))}
             </ol>
-            {turn.answer !== undefined && <div class="bubble agent" data-answer>{turn.answer}</div>}
+            {turn.answer !== undefined && (
+              <div class="bubble agent" data-answer>
+                {turn.answer}
+              </div>
+            )}
             {turn.failed !== undefined && <div class="bubble agent error">{turn.failed}</div>}
-            {turn.answer === undefined && turn.failed === undefined && <div class="muted typing">waiting for the agent…</div>}
+            {turn.answer === undefined && turn.failed === undefined && (
+              <div class="muted typing">waiting for the agent…</div>
+            )}
             <a class="thread-link" href={href({ view: 'thread', id: turn.id })}>
               open thread
             </a>
@@ -105,7 +121,13 @@ export function ChatView({ api }: { api: Api }) {
           void send(message);
         }}
       >
-        <input name="message" placeholder="Message" autoComplete="off" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        <input
+          name="message"
+          placeholder="Message"
+          autoComplete="off"
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+        />
         <button type="submit">Send</button>
       </form>
     </section>

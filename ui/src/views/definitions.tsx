@@ -14,7 +14,9 @@ export function DefinitionsView({ api }: { api: Api }) {
     <section>
       <div class="heading">
         <h2>Definitions</h2>
-        <span class="muted">{items.length} in {api.workspace}</span>
+        <span class="muted">
+          {items.length} in {api.workspace}
+        </span>
         <button type="button" class="link" onClick={loaded.reload}>
           refresh
         </button>
@@ -71,7 +73,12 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
           }
         }}
       >
-        <input name="breadcrumb" placeholder="breadcrumb id" value={target} onInput={(e) => setTarget(e.currentTarget.value)} />
+        <input
+          name="breadcrumb"
+          placeholder="breadcrumb id"
+          value={target}
+          onInput={(e) => setTarget(e.currentTarget.value)}
+        />
         <button type="submit">Explain</button>
       </form>
       {error && <p class="error">{error}</p>}
@@ -86,7 +93,8 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
           <ul>
             {result.selectors.map((s) => (
               <li key={s.index}>
-                selector {s.index}: {s.matched ? 'matches' : `fails at ${s.failure?.field}: ${s.failure?.reason ?? ''}`}
+                selector {s.index}:{' '}
+                {s.matched ? 'matches' : `fails at ${s.failure?.field}: ${s.failure?.reason ?? ''}`}
               </li>
             ))}
           </ul>

@@ -13,7 +13,9 @@ export function ErrorsView({ api }: { api: Api }) {
     <section>
       <div class="heading">
         <h2>Errors</h2>
-        <span class="muted">{items.length} in {api.workspace}</span>
+        <span class="muted">
+          {items.length} in {api.workspace}
+        </span>
         <button type="button" class="link" onClick={loaded.reload}>
           refresh
         </button>

@@ -59,7 +59,10 @@ export function LiveView({ api }: { api: Api }) {
     <section>
       <div class="heading">
         <h2>Live</h2>
-        <span class={`dot ${connected && !error ? 'on' : 'off'}`} title={error ?? 'following the change stream'} />
+        <span
+          class={`dot ${connected && !error ? 'on' : 'off'}`}
+          title={error ?? 'following the change stream'}
+        />
         <span class="muted">
           {shown.length} of {events.length} changes in {api.workspace}
         </span>
