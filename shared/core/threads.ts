@@ -7,8 +7,9 @@
  * the index cannot show — a cause whose head has moved on since (a run updated by later steps, a context
  * upserted by a later message) and the error text of error answers. All O(thread size).
  *
- * Nodes are heads: a breadcrumb updated several times within the thread appears once, at its latest version in
- * the thread; hops are timed against the version that caused them (`caused_by` names it).
+ * Nodes are heads: a breadcrumb updated several times within the thread appears once, placed under what its first
+ * version answered (a run stays under its request although its last write answers its last step) and showing its
+ * latest version; hops are timed against the version that caused them (`caused_by` names it).
  */
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
@@ -34,7 +35,10 @@ export interface ThreadNode {
   /** The node it answers (by id), null for the root and for a cause that is not in the thread. */
   parent: string | null;
   depth: number;
+  /** When it entered the thread (its first version in it). */
   at: string;
+  /** Its latest write (`version`); later than `at` for a breadcrumb updated along the thread, like a run. */
+  last_written_at: string;
   since_root_ms: number;
   /** Time from the version that caused it to this write. */
   hop_ms: number | null;
@@ -62,10 +66,23 @@ export async function loadThread(index: ThreadIndex, workspace: string, thread: 
     index.threadHeads(workspace, thread, MAX_THREAD_NODES),
     index.head(workspace, thread),
   ]);
-  const nodes = new Map<string, ActivityEntry>();
+  const nodes = new Map<string, Placed>();
   if (root) nodes.set(root.id, { ...entryOf(root), causation: undefined } as ActivityEntry);
   for (const e of entries) if (e.id !== thread) nodes.set(e.id, e);
   if (nodes.size === 0) throw new NotFoundError(`no thread ${thread} in workspace ${workspace}`);
+
+  // Where each breadcrumb entered the thread: a head updated later (a run advanced by its steps' answers) carries
+  // the causation of its last write, which can point below it; its first version says what it answered.
+  const updated = [...nodes.values()].filter((n) => n.version > 1 && n.id !== thread);
+  for (const first of await index.versions(
+    workspace,
+    updated.map((n) => ({ id: n.id, version: 1 })),
+  )) {
+    const node = nodes.get(first.id);
+    if (node && first.causation?.thread === thread) {
+      nodes.set(first.id, { ...node, causation: first.causation, entered_at: first.updated_at } as Placed);
+    }
+  }
 
   // Times of causing versions, and causes whose heads have since moved on (shown as they were).
   const causeTimes = new Map<string, string>();
@@ -99,17 +116,20 @@ export async function loadThread(index: ThreadIndex, workspace: string, thread: 
   return { workspace, thread, nodes: order(thread, nodes, causeTimes, errors), truncated };
 }
 
+/** An entry placed where its breadcrumb entered the thread (`entered_at`: when, if not at its current version). */
+type Placed = ActivityEntry & { entered_at?: string };
+
 function order(
   thread: string,
-  nodes: Map<string, ActivityEntry>,
+  nodes: Map<string, Placed>,
   causeTimes: Map<string, string>,
   errors: Map<string, string>,
 ): ThreadNode[] {
-  const parentOf = (n: ActivityEntry): string | null => {
+  const parentOf = (n: Placed): string | null => {
     const ref = n.causation ? parseRef(n.causation.caused_by) : undefined;
     return ref && ref.id !== n.id && nodes.has(ref.id) ? ref.id : null;
   };
-  const children = new Map<string | null, ActivityEntry[]>();
+  const children = new Map<string | null, Placed[]>();
   for (const n of nodes.values()) {
     const p = n.id === thread ? null : parentOf(n);
     const list = children.get(p) ?? [];
@@ -123,11 +143,11 @@ function order(
 
   const out: ThreadNode[] = [];
   const visited = new Set<string>();
-  const visit = (n: ActivityEntry, depth: number, parent: string | null) => {
+  const visit = (n: Placed, depth: number, parent: string | null) => {
     if (visited.has(n.id)) return;
     visited.add(n.id);
     const causeAt = n.causation ? causeTimes.get(n.causation.caused_by) : undefined;
-    const at = Date.parse(n.updated_at);
+    const at = Date.parse(enteredAt(n));
     out.push({
       id: n.id,
       version: n.version,
@@ -139,7 +159,8 @@ function order(
       causation: n.causation ?? null,
       parent,
       depth,
-      at: n.updated_at,
+      at: enteredAt(n),
+      last_written_at: n.updated_at,
       since_root_ms: at - rootTime,
       hop_ms: causeAt ? at - Date.parse(causeAt) : null,
       status: n.status ?? null,
@@ -154,8 +175,14 @@ function order(
   return out;
 }
 
-function byTime(a: ActivityEntry, b: ActivityEntry): number {
-  return a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : 1;
+function enteredAt(n: Placed): string {
+  return n.entered_at ?? n.updated_at;
+}
+
+function byTime(a: Placed, b: Placed): number {
+  const x = enteredAt(a);
+  const y = enteredAt(b);
+  return x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : 1;
 }
 
 function parseRef(ref: string): { id: string; version: number } | undefined {
