@@ -69,6 +69,21 @@ export class Api {
       body: JSON.stringify(body),
     });
   }
+  /** The newest breadcrumbs of a schema (up to 100), as the listing route returns them. */
+  async listBySchema(schema: string): Promise<Breadcrumb[]> {
+    const page = await this.json<{ items: Breadcrumb[] }>(
+      `${this.path('breadcrumbs')}?schema_name=${encodeURIComponent(schema)}&limit=100`,
+    );
+    return page.items;
+  }
+  /** A run action: approve, reject, pause, resume, cancel, retry (the orchestration's run routes). */
+  runAction(runId: string, action: string, body: Record<string, unknown>): Promise<unknown> {
+    return this.json(this.path('runs', runId, action), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  }
   thread(id: string): Promise<ThreadView> {
     return this.json(this.path('threads', id));
   }

@@ -1,6 +1,6 @@
 /**
  * The crumbs dashboard: a single page served at /ui on the API's origin. Views: Live, Breadcrumb, Thread,
- * Definitions, Errors, Chat. Routing is in the URL fragment (`#/thread/<id>`), so links can be shared and the
+ * Definitions, Errors, Chat, Runs (and one Run). Routing is in the URL fragment (`#/thread/<id>`), so links can be shared and the
  * server only ever serves the same three files.
  */
 import { render } from 'preact';
@@ -22,11 +22,13 @@ import { ChatView } from './views/chat.tsx';
 import { DefinitionsView } from './views/definitions.tsx';
 import { ErrorsView } from './views/errors.tsx';
 import { LiveView } from './views/live.tsx';
+import { RunsView, RunView } from './views/runs.tsx';
 import { ThreadView } from './views/thread.tsx';
 
 const NAV: { view: Route['view']; label: string }[] = [
   { view: 'live', label: 'Live' },
   { view: 'chat', label: 'Chat' },
+  { view: 'runs', label: 'Runs' },
   { view: 'definitions', label: 'Definitions' },
   { view: 'errors', label: 'Errors' },
 ];
@@ -55,7 +57,8 @@ function App() {
     if (!workspace || workspace === session.workspace) return;
     setWorkspace(workspace);
     setSession({ ...session, workspace });
-    if (route.view === 'breadcrumb' || route.view === 'thread') location.hash = '#/live';
+    if (route.view === 'breadcrumb' || route.view === 'thread' || route.view === 'run')
+      location.hash = '#/live';
   };
   return (
     <div class="shell">
@@ -74,8 +77,10 @@ function App() {
               {n.label}
             </a>
           ))}
-          {route.view === 'thread' || route.view === 'breadcrumb' ? (
-            <span class="active crumb-nav">{route.view === 'thread' ? 'Thread' : 'Breadcrumb'}</span>
+          {route.view === 'thread' || route.view === 'breadcrumb' || route.view === 'run' ? (
+            <span class="active crumb-nav">
+              {{ thread: 'Thread', breadcrumb: 'Breadcrumb', run: 'Run' }[route.view]}
+            </span>
           ) : null}
         </nav>
         <WorkspacePicker current={session.workspace} onSwitch={switchWorkspace} />
@@ -97,6 +102,8 @@ function App() {
         {route.view === 'definitions' && <DefinitionsView api={api} />}
         {route.view === 'errors' && <ErrorsView api={api} />}
         {route.view === 'chat' && <ChatView api={api} />}
+        {route.view === 'runs' && <RunsView api={api} />}
+        {route.view === 'run' && <RunView api={api} id={route.id} key={route.id} />}
       </main>
     </div>
   );

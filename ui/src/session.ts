@@ -52,12 +52,14 @@ export type Route =
   | { view: 'thread'; id: string }
   | { view: 'definitions' }
   | { view: 'errors' }
-  | { view: 'chat' };
+  | { view: 'chat' }
+  | { view: 'runs' }
+  | { view: 'run'; id: string };
 
 export function parseRoute(hash: string): Route {
   const [view, id] = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  if ((view === 'breadcrumb' || view === 'thread') && id) return { view, id };
-  if (view === 'definitions' || view === 'errors' || view === 'chat') return { view };
+  if ((view === 'breadcrumb' || view === 'thread' || view === 'run') && id) return { view, id };
+  if (view === 'definitions' || view === 'errors' || view === 'chat' || view === 'runs') return { view };
   return { view: 'live' };
 }
 
