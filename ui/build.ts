@@ -1,27 +1,39 @@
 /**
  * Builds the dashboard (ui/src, Preact with esbuild's JSX) into a folder of static files: index.html, app.js,
- * app.css. `crumbs dev` builds it when the local stack starts (skipped when the sources did not change since the
- * last build), and `cdk synth` builds it for the ui function (infra/stacks/stateless-stack.ts). Nothing built is
+ * app.css. `crumbs dev` builds it when the local stack starts (once per version of the sources: builds are kept
+ * by source hash), and `cdk synth` builds it for the ui function (infra/stacks/stateless-stack.ts). Nothing built is
  * committed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 
 export const UI_ROOT = fileURLToPath(new URL('./', import.meta.url));
-const STAMP = '.source-hash';
 
-/** Builds into `outDir` unless it already holds a build of the current sources. Returns `outDir`. */
-export function buildDashboard(outDir: string): string {
+/**
+ * Builds into `<cacheRoot>/<hash of the sources>` unless that folder exists already, and returns it. The build is
+ * written beside it and renamed into place, so processes building at once (tests, synth) never see half a build.
+ */
+export function buildDashboard(cacheRoot: string): string {
   const hash = sourceHash();
-  const stamp = join(outDir, STAMP);
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return outDir;
-  mkdirSync(outDir, { recursive: true });
+  const outDir = join(cacheRoot, hash.slice(0, 16));
+  if (existsSync(join(outDir, 'index.html'))) return outDir;
+  const temp = `${outDir}.tmp-${process.pid}-${Date.now()}`;
+  mkdirSync(temp, { recursive: true });
   buildSync({
     entryPoints: { app: join(UI_ROOT, 'src', 'main.tsx') },
-    outdir: outDir,
+    outdir: temp,
     bundle: true,
     minify: true,
     format: 'esm',
@@ -33,8 +45,14 @@ export function buildDashboard(outDir: string): string {
     logLevel: 'error',
   });
   const html = readFileSync(join(UI_ROOT, 'index.html'), 'utf8').replaceAll('%HASH%', hash.slice(0, 12));
-  writeFileSync(join(outDir, 'index.html'), html);
-  writeFileSync(stamp, hash);
+  writeFileSync(join(temp, 'index.html'), html);
+  try {
+    renameSync(temp, outDir);
+  } catch (error) {
+    // Another process put the same build in place first.
+    rmSync(temp, { recursive: true, force: true });
+    if (!existsSync(join(outDir, 'index.html'))) throw error;
+  }
   return outDir;
 }
 

@@ -3,8 +3,6 @@
  * rule manager's static rule, the HTTP API and the alarms. Built from `shared/topology.ts`: which functions exist,
  * their triggers and batch settings, and which resources each one uses (`uses`) all come from there.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import {
@@ -300,7 +298,7 @@ export class StatelessStack extends Stack {
     // carries none of it, and served on the API's own origin (no CORS, one URL). Public, like any login page: every
     // data call it makes goes to the JWT-protected routes with the user's token.
     this.ui = this.crumbsFunction(f.ui, undefined, {
-      from: buildDashboard(mkdtempSync(join(tmpdir(), 'crumbs-ui-'))),
+      from: buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui')),
       name: 'ui',
     });
     this.ui.addEnvironment(ENV.uiDir, '/var/task/ui');
