@@ -57,8 +57,6 @@ export interface LocalStackOptions {
   runExecutors?: boolean;
   /** Write the demo definitions (chat agent, its context builder, built-in tools) into workspace `demo` (default true). */
   seedDemo?: boolean;
-  /** Local only: retry failed SQS messages after this many seconds instead of the visibility timeout. */
-  retryDelaySeconds?: number;
   log?: (line: string) => void;
   /**
    * Benchmarks only: called once per service with its endpoint; the handlers and pollers then use the endpoint it
@@ -228,7 +226,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         fn,
         handler,
         concurrency: Math.min(fn.trigger.maxConcurrency, 2),
-        ...(options.retryDelaySeconds !== undefined ? { retryDelaySeconds: options.retryDelaySeconds } : {}),
         log,
       });
     pollers.push(
@@ -324,6 +321,8 @@ function configureEnvironment(endpoints: { dynamodb: string; sqs: string; eventb
   // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.
   env[ENV.changesSettleMs] ??= '300';
   env[ENV.changesPollMs] ??= '150';
+  // Bare model ids (seed 002's `gpt-4`) run offline unless the developer's environment names a provider.
+  env[ENV.defaultLlmProvider] ??= 'offline';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   env.POWERTOOLS_TRACE_ENABLED ??= 'false';

@@ -95,6 +95,11 @@ export interface FunctionDeclaration {
     readonly secrets?: boolean;
     /** Computes embeddings (indexing or vector search): Titan on AWS, the local embedder offline. */
     readonly embeddings?: boolean;
+    /**
+     * Resolves model strings (calls models, or reports which model will run): gets the stack's default LLM
+     * provider (`ENV.defaultLlmProvider`).
+     */
+    readonly llm?: boolean;
   };
 }
 
@@ -131,7 +136,12 @@ export function executorFunction(kind: ExecutorKind): SqsFunctionDeclaration {
       maxConcurrency: kind === 'agent' ? 20 : 50,
     },
     // Every executor can fetch `vector` context (shared/core/executor/context-assembly.ts).
-    uses: { table: 'read-write', secrets: kind === 'agent' || kind === 'tool', embeddings: true },
+    uses: {
+      table: 'read-write',
+      secrets: kind === 'agent' || kind === 'tool',
+      llm: kind === 'agent' || kind === 'tool',
+      embeddings: true,
+    },
   };
 }
 
@@ -224,7 +234,8 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target' },
+      // `llm`: the status of an agent definition says which provider and model will run.
+      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true },
     },
     executors: {
       agent: executorFunction('agent'),
@@ -265,6 +276,11 @@ export const ENV = {
   changesPollMs: 'CRUMBS_CHANGES_POLL_MS',
   /** Where the dashboard's built files are (the ui function serves them). */
   uiDir: 'CRUMBS_UI_DIR',
+  /**
+   * Where a model id without a provider runs (`bedrock`, `openrouter`, …, `offline`): `offline` in the local stack,
+   * the CDK context value `crumbs:defaultLlmProvider` on AWS. Set on functions with `uses.llm`.
+   */
+  defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {

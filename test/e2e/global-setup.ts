@@ -1,6 +1,5 @@
 /**
- * The browser tests' own local stack (as `crumbs dev` runs it, on free ports), with fast SQS retries so a message
- * that keeps failing reaches its dead-letter queue within seconds.
+ * The browser tests' own local stack, as `crumbs dev` runs it, on free ports.
  */
 import type { TestProject } from 'vitest/node';
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
@@ -20,7 +19,6 @@ export async function setup(project: TestProject): Promise<void> {
     sqsPort: 0,
     eventbridgePort: 0,
     token: 'e2e-token',
-    retryDelaySeconds: 1,
   });
   project.provide('e2e', { api: stack.endpoints.api, token: stack.token, dashboard: stack.dashboard });
 }
