@@ -49,13 +49,13 @@ describe('threads', () => {
     for (const s of ['agent.context.v1', 'tool.request.v1', 'tool.response.v1', 'agent.response.v1']) {
       expect(schemas).toContain(s);
     }
-    // Causal order: every node comes after the node it answers, and its hop is one more.
+    // Causal order: every node comes after the node it answers (the breadcrumb its causation names).
     const position = new Map(view.nodes.map((n, i) => [n.id, i]));
     for (const n of view.nodes.slice(1)) {
       expect(n.parent, n.schema_name).not.toBeNull();
       expect(position.get(n.parent!)).toBeLessThan(position.get(n.id)!);
       const parent = view.nodes[position.get(n.parent!)!]!;
-      expect(n.causation?.hop).toBe((parent.causation?.hop ?? 0) + 1);
+      expect(n.causation?.caused_by.startsWith(`${parent.id}@`)).toBe(true);
       expect(n.hop_ms).not.toBeNull();
     }
     const response = view.nodes.find((n) => n.schema_name === 'tool.response.v1')!;
