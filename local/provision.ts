@@ -1,6 +1,6 @@
 /**
  * Creates the emulated resources from the topology declaration (idempotently): the table with its indexes, stream
- * and TTL; the queues with their DLQs and redrive policies. The CDK app builds the AWS ones from the same
+ * and TTL; the queues with their DLQs and redrive policies; the compiled rule targets' DLQ. The CDK app builds the AWS ones from the same
  * declaration (`infra/`).
  */
 import {
@@ -134,6 +134,16 @@ export async function ensureQueue(client: SQSClient, queue: QueueDeclaration): P
   );
   const url = main.QueueUrl!;
   return { url, arn: await queueArn(client, url), dlqUrl, dlqArn };
+}
+
+/** A queue with no DLQ of its own (a dead-letter destination, such as the rule targets' DLQ). */
+export async function ensureDeadLetterQueue(
+  client: SQSClient,
+  name: string,
+): Promise<{ url: string; arn: string }> {
+  const out = await client.send(new CreateQueueCommand({ QueueName: name }));
+  const url = out.QueueUrl!;
+  return { url, arn: await queueArn(client, url) };
 }
 
 async function queueArn(client: SQSClient, url: string): Promise<string> {

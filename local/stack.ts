@@ -35,7 +35,13 @@ import { invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { checkPortFree } from './process.ts';
-import { ensureBusAndSystemRules, ensureQueue, ensureTable, type ProvisionedQueue } from './provision.ts';
+import {
+  ensureBusAndSystemRules,
+  ensureDeadLetterQueue,
+  ensureQueue,
+  ensureTable,
+  type ProvisionedQueue,
+} from './provision.ts';
 
 type SqsHandler = LambdaHandler<SQSEvent, SQSBatchResponse>;
 
@@ -180,6 +186,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env[ENV.executorQueueArns] = JSON.stringify(
       Object.fromEntries(EXECUTOR_KINDS.map((kind) => [kind, executorQueues[kind].arn])),
     );
+    const ruleTargetsDlq = await ensureDeadLetterQueue(sqsClient, topology.bus.ruleTargets.dlqName);
+    process.env[ENV.ruleTargetsDlqArn] = ruleTargetsDlq.arn;
     const eventBridgeClient = new EventBridgeClient({});
     await ensureBusAndSystemRules(eventBridgeClient, ruleManagerQueue.arn);
     eventBridgeClient.destroy();
@@ -252,6 +260,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           sqsPoller({ ...queue, url: queue.dlqUrl, arn: queue.dlqArn }, dlqAsFunction, dlqHandler),
         );
       }
+      // And on the compiled rule targets' DLQ: events EventBridge could not deliver to an executor queue.
+      const agentTrigger = topology.functions.executors.agent.trigger;
+      pollers.push(
+        sqsPoller(
+          { ...ruleTargetsDlq, dlqUrl: ruleTargetsDlq.url, dlqArn: ruleTargetsDlq.arn },
+          {
+            ...dlqFn,
+            name: `${dlqFn.name}-rule-targets`,
+            trigger: { ...agentTrigger, batchSize: dlqFn.batchSize, maxConcurrency: 2 },
+          },
+          dlqHandler,
+        ),
+      );
     }
 
     if (options.seedDemo ?? true) {

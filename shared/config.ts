@@ -68,4 +68,5 @@ export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   [ENV.ruleNamePrefix]: z.string().check(z.minLength(1)),
   [ENV.executorQueueArns]: executorQueueArns,
   [ENV.defaultLlmProvider]: LlmProviderSchema,
+  [ENV.ruleTargetsDlqArn]: z.string().check(z.minLength(1)),
 });

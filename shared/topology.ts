@@ -186,6 +186,20 @@ export const topology = {
     ruleManagerRuleName: 'crumbs-system-rule-manager',
     archiveRetentionDays: 14,
     source: 'crumbs',
+    /**
+     * Delivery from compiled rules to the executor queues. EventBridge retries a failed delivery with exponential
+     * back-off and jitter until either limit below is reached (its defaults are 185 attempts over 24 hours: a
+     * chat message would wait a day for its error answer), then puts the event in this DLQ; errors that retrying
+     * cannot fix (the queue is gone, no permission) go to the DLQ at once. The DLQ is alarmed, and the DLQ handler
+     * answers what it holds with error breadcrumbs (`shared/core/rule-target-dead-letters.ts`).
+     */
+    ruleTargets: {
+      dlqName: 'crumbs-rule-targets-dlq',
+      /** RetryPolicy.MaximumRetryAttempts (0..185). */
+      maximumRetryAttempts: 24,
+      /** RetryPolicy.MaximumEventAgeInSeconds (60..86400): an hour of retries. */
+      maximumEventAgeSeconds: 3600,
+    },
   },
 
   functions: {
@@ -264,6 +278,8 @@ export const ENV = {
   ruleNamePrefix: 'CRUMBS_RULE_NAME_PREFIX',
   /** JSON object: executor kind → SQS queue ARN (rule manager targets). */
   executorQueueArns: 'CRUMBS_EXECUTOR_QUEUE_ARNS',
+  /** ARN of the SQS queue every compiled rule target dead-letters to (`topology.bus.ruleTargets.dlqName`). */
+  ruleTargetsDlqArn: 'CRUMBS_RULE_TARGETS_DLQ_ARN',
   /** Local mode only: JSON of local endpoints for `/health`. Absent on AWS. */
   localEndpoints: 'CRUMBS_LOCAL_ENDPOINTS',
   /** Local mode only: the bearer token the local API accepts. */

@@ -18,7 +18,7 @@ import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
-import { type ILayerVersion, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -38,14 +38,13 @@ import {
   topology,
 } from '#shared/topology.ts';
 import { buildDashboard } from '../../ui/build.ts';
-import type { PowertoolsMode } from '../config.ts';
 import {
   CrumbsFunction,
   type CrumbsFunctionDeclaration,
   REPO_ROOT,
   ruleArnPattern,
 } from '../constructs/crumbs-function.ts';
-import { installedPowertoolsVersion, powertoolsLayer } from '../constructs/powertools-layer.ts';
+import { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
 import {
   DEAD_LETTER_RETENTION,
   deadLetterAlarm,
@@ -71,16 +70,6 @@ export interface StatelessStackProps extends StackProps {
   readonly llmSecretPrefix: string;
   /** Where a model id without a provider runs; given to the functions whose topology `uses.llm`. */
   readonly defaultLlmProvider: LlmProvider;
-  /**
-   * Where Powertools comes from: the official layer (bundles leave it out) or each bundle.
-   * @default 'layer'
-   */
-  readonly powertools?: PowertoolsMode;
-  /**
-   * A Powertools layer version ARN instead of the one in the public SSM parameter of the installed release.
-   * @default - the public SSM parameter's ARN
-   */
-  readonly powertoolsLayerArn?: string;
   /**
    * Handler paths by function name, replacing the topology's entries. Only for local experiments while a
    * handler does not exist yet; the deployed app never sets it.
@@ -126,14 +115,14 @@ export class StatelessStack extends Stack {
   public readonly publisherFailures: Queue;
   /** Where executor dead letters go that the DLQ handler itself failed to handle. */
   public readonly parkedDeadLetters: Queue;
+  /** The compiled rule targets' DLQ (`topology.bus.ruleTargets`), with its policy and alarm. */
+  public readonly ruleTargetDeadLetters: RuleTargetDeadLetters;
   /** The rule manager's own static rule: definition changes and sync requests → rule-manager queue. */
   public readonly ruleManagerRule: Rule;
   public readonly httpApi: HttpApi;
   public readonly httpStage: HttpStage;
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
   public readonly alarms: readonly Alarm[];
-  /** The Powertools layer every function runs with; undefined when Powertools is bundled. */
-  public readonly powertoolsLayer: ILayerVersion | undefined;
 
   private readonly props: StatelessStackProps;
 
@@ -143,13 +132,6 @@ export class StatelessStack extends Stack {
     const { stage, table, bus } = props;
     const f = topology.functions;
     const alarms: Alarm[] = [];
-    this.powertoolsLayer =
-      (props.powertools ?? 'layer') === 'layer'
-        ? powertoolsLayer(this, 'PowertoolsLayer', {
-            version: installedPowertoolsVersion(REPO_ROOT),
-            layerArn: props.powertoolsLayerArn,
-          })
-        : undefined;
 
     // Dead letters the DLQ handler fails on are parked, not retried until they expire.
     this.parkedDeadLetters = new Queue(this, 'ParkedDeadLetters', {
@@ -202,14 +184,24 @@ export class StatelessStack extends Stack {
       EXECUTOR_KINDS.map((kind) => [kind, this.executorQueues[kind].queue]),
     ) as Record<ExecutorKind, Queue>;
 
-    // DLQ handler: one event source per executor DLQ; answers dead letters with error breadcrumbs.
+    // Compiled rule targets dead-letter here what EventBridge could not deliver to an executor queue.
+    this.ruleTargetDeadLetters = new RuleTargetDeadLetters(this, 'RuleTargetDeadLetters', {
+      stage,
+      ruleArnPattern: compiledRules,
+      consumerTimeout: Duration.seconds(f.dlqHandler.timeoutSeconds),
+      parkingQueue: this.parkedDeadLetters,
+    });
+    alarms.push(this.ruleTargetDeadLetters.alarm);
+
+    // DLQ handler: one event source per executor DLQ and the rule targets' DLQ; answers dead letters with error
+    // breadcrumbs.
     this.dlqHandler = this.crumbsFunction(f.dlqHandler);
-    for (const kind of EXECUTOR_KINDS) {
+    for (const queue of [
+      ...EXECUTOR_KINDS.map((kind) => this.executorQueues[kind].deadLetterQueue),
+      this.ruleTargetDeadLetters.queue,
+    ]) {
       this.dlqHandler.function.addEventSource(
-        new SqsEventSource(this.executorQueues[kind].deadLetterQueue, {
-          batchSize: f.dlqHandler.batchSize,
-          reportBatchItemFailures: true,
-        }),
+        new SqsEventSource(queue, { batchSize: f.dlqHandler.batchSize, reportBatchItemFailures: true }),
       );
     }
 
@@ -230,7 +222,10 @@ export class StatelessStack extends Stack {
         new SqsQueue(this.ruleManagerQueue.queue, { deadLetterQueue: this.ruleManagerQueue.deadLetterQueue }),
       ],
     });
-    this.ruleManager = this.crumbsFunction(f.ruleManager, executorQueueMap);
+    this.ruleManager = this.crumbsFunction(f.ruleManager, {
+      executorQueues: executorQueueMap,
+      ruleTargetsDlq: this.ruleTargetDeadLetters.queue,
+    });
     this.ruleManager.function.addEventSource(
       new SqsEventSource(this.ruleManagerQueue.queue, {
         batchSize: ruleManagerTrigger.batchSize,
@@ -368,7 +363,7 @@ export class StatelessStack extends Stack {
   /** A function with what its declaration `uses` bound: env vars and grants from one place. */
   private crumbsFunction(
     declaration: CrumbsFunctionDeclaration,
-    executorQueues?: Readonly<Record<ExecutorKind, Queue>>,
+    ruleTargets?: { executorQueues: Readonly<Record<ExecutorKind, Queue>>; ruleTargetsDlq: Queue },
     extraFiles?: { from: string; name: string },
   ): CrumbsFunction {
     const { stage, table, bus } = this.props;
@@ -377,16 +372,19 @@ export class StatelessStack extends Stack {
       declaration,
       stage,
       entry: this.props.entryOverrides?.[declaration.name],
-      powertoolsLayer: this.powertoolsLayer,
       ...(extraFiles ? { extraFiles } : {}),
     });
     if (uses.table) fn.bindTable(table, uses.table);
     if (uses.stream) fn.bindTableStream(table);
     if (uses.bus === 'put-events') fn.bindBus(bus, 'put-events');
     if (uses.bus === 'manage-rules') {
-      if (!executorQueues)
-        throw new Error(`${declaration.name} manages rules but was given no executor queues`);
-      fn.bindRuleManagement(bus, topology.bus.ruleNamePrefix, executorQueues);
+      if (!ruleTargets) throw new Error(`${declaration.name} manages rules but was given no rule targets`);
+      fn.bindRuleManagement(
+        bus,
+        topology.bus.ruleNamePrefix,
+        ruleTargets.executorQueues,
+        ruleTargets.ruleTargetsDlq,
+      );
     }
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();

@@ -3,17 +3,10 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '#infra/config.ts';
 import {
-  bundlingOptions,
   EMBEDDINGS_ENV,
-  REPO_ROOT,
   RULE_MANAGEMENT_ACTIONS,
   SECRET_PREFIX_ENV,
 } from '#infra/constructs/crumbs-function.ts';
-import {
-  installedPowertoolsVersion,
-  POWERTOOLS_MODULES,
-  powertoolsLayerParameter,
-} from '#infra/constructs/powertools-layer.ts';
 import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
 import { allFunctions, ENV, EXECUTOR_KINDS, ruleManagerPattern, topology } from '#shared/topology.ts';
 
@@ -209,8 +202,9 @@ describe('StatelessStack', () => {
 
   it('gives every SQS queue that feeds a function a dead-letter queue', () => {
     const sources = sqsEventSources();
-    // 4 executor queues + the rule manager queue + 4 executor DLQs (read by the DLQ handler).
-    expect(sources).toHaveLength(EXECUTOR_KINDS.length * 2 + 1);
+    // 4 executor queues + the rule manager queue + 4 executor DLQs and the rule targets' DLQ (read by the DLQ
+    // handler).
+    expect(sources).toHaveLength(EXECUTOR_KINDS.length * 2 + 2);
     for (const { queueId } of sources) {
       const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
       expect(redrive?.deadLetterTargetArn, queueId).toBeDefined();
@@ -338,6 +332,47 @@ describe('StatelessStack', () => {
     }
   });
 
+  it('gives compiled rule targets a DLQ that only the compiled rules may send to, alarmed and answered', () => {
+    const name = `${topology.bus.ruleTargets.dlqName}-${STAGE}`;
+    const [queueId, queue] = ofType('AWS::SQS::Queue').find(([, q]) => q.Properties.QueueName === name) ?? [];
+    expect(queue?.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 24 * 3600,
+      // Consumed by the DLQ handler: 6 x its timeout, and what it fails on is parked.
+      VisibilityTimeout: 6 * topology.functions.dlqHandler.timeoutSeconds,
+      RedrivePolicy: { deadLetterTargetArn: expect.anything(), maxReceiveCount: 5 },
+    });
+    // The rule manager names it in every target's DeadLetterConfig, and has no grant on it (none is needed).
+    expect(refId(functionEnv('rule-manager')[ENV.ruleTargetsDlqArn])).toBe(queueId);
+    const ruleManager = statementsOfFunction('rule-manager');
+    expect(ruleManager.filter((s) => asList(s.Resource).some((r) => refId(r) === queueId))).toEqual([]);
+    expect(ruleManager.flatMap((s) => asList(s.Action)).includes('iam:PassRole')).toBe(false);
+
+    const statements = ofType('AWS::SQS::QueuePolicy')
+      .filter(([, p]) => (p.Properties.Queues as unknown[]).some((q) => refId(q) === queueId))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+    const delivery = statements.filter((s) => JSON.stringify(s.Principal).includes('events.amazonaws.com'));
+    expect(delivery).toHaveLength(1);
+    expect(delivery[0]).toMatchObject({ Effect: 'Allow', Action: 'sqs:SendMessage' });
+    expect(refId(delivery[0]?.Resource)).toBe(queueId);
+    const sourceArn = JSON.stringify((delivery[0]?.Condition as Json | undefined)?.ArnLike);
+    expect(sourceArn).toContain(':rule/');
+    expect(sourceArn).toContain(`/${topology.bus.ruleNamePrefix}*`);
+
+    const alarm = ofType('AWS::CloudWatch::Alarm')
+      .map(([, a]) => a.Properties)
+      .find(
+        (a) =>
+          a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          (a.Dimensions as Json[]).some((d) => refId(d.Value) === queueId),
+      );
+    expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(stacks.stateless.alarms).toContain(stacks.stateless.ruleTargetDeadLetters.alarm);
+
+    const consumer = sqsEventSources().find((m) => m.queueId === queueId);
+    expect(consumer?.fnId).toBe(functionId(topology.functions.dlqHandler.name));
+  });
+
   it("routes definition changes to the rule manager's queue through its own static rule", () => {
     const rule = ofType('AWS::Events::Rule').find(
       ([, r]) => r.Properties.Name === topology.bus.ruleManagerRuleName,
@@ -391,7 +426,8 @@ describe('StatelessStack', () => {
 
   it('alarms on every dead-letter queue holding a message', () => {
     const dlqs = deadLetterQueueIds();
-    // 4 executor DLQs, the rule manager DLQ, the parked queue, the publisher's on-failure queue.
+    // 4 executor DLQs, the rule manager DLQ, the parked queue, the publisher's on-failure queue (the rule targets'
+    // DLQ, named at run time by the rule manager, has its own test above).
     expect(dlqs.size).toBe(EXECUTOR_KINDS.length + 3);
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     for (const dlq of dlqs) {
@@ -417,45 +453,13 @@ describe('StatelessStack', () => {
   });
 });
 
-describe('Powertools', () => {
-  it('runs every function with the Powertools layer of the installed release, resolved from its SSM parameter', () => {
-    const version = installedPowertoolsVersion(REPO_ROOT);
-    const parameters = (stateless.toJSON().Parameters ?? {}) as Record<
-      string,
-      { Type: string; Default?: string }
-    >;
-    const [name] = Object.entries(parameters).find(
-      ([, p]) => p.Default === powertoolsLayerParameter(version),
-    ) ?? [undefined];
-    expect(name, `a parameter defaulting to ${powertoolsLayerParameter(version)}`).toBeDefined();
-    expect(parameters[name as string]?.Type).toBe('AWS::SSM::Parameter::Value<String>');
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
-      expect(fn.Properties.Layers, id).toEqual([{ Ref: name }]);
-    }
-  });
-
-  it('leaves Powertools out of the bundles only when the functions run with the layer', () => {
-    expect(bundlingOptions(true).externalModules).toEqual(['@aws-sdk/*', POWERTOOLS_MODULES]);
-    expect(bundlingOptions(false).externalModules).toEqual(['@aws-sdk/*']);
-  });
-
-  it('bundles Powertools and adds no layer with crumbs:powertools=bundle (LocalStack)', () => {
-    const app = new App({ context: { ...CONTEXT, 'crumbs:powertools': 'bundle' } });
-    const bundled = buildCrumbs(app, readConfig(app.node)).stateless;
-    expect(bundled.powertoolsLayer).toBeUndefined();
-    const fns = Object.values(Template.fromStack(bundled).findResources('AWS::Lambda::Function'));
-    expect(fns.length).toBeGreaterThan(0);
-    for (const fn of fns) expect(fn.Properties.Layers).toBeUndefined();
-  });
-
-  it('uses a layer ARN from crumbs:powertoolsLayerArn instead of the SSM lookup', () => {
-    const arn = 'arn:aws:lambda:eu-west-1:123456789012:layer:my-powertools:3';
-    const app = new App({ context: { ...CONTEXT, 'crumbs:powertoolsLayerArn': arn } });
-    const own = Template.fromStack(buildCrumbs(app, readConfig(app.node)).stateless);
-    for (const fn of Object.values(own.findResources('AWS::Lambda::Function'))) {
-      expect(fn.Properties.Layers).toEqual([arn]);
-    }
-    expect(JSON.stringify(own.toJSON().Parameters ?? {})).not.toContain('/aws/service/powertools');
+describe('Powertools and the AWS SDK', () => {
+  // Both are in every bundle (test/infra/bundles.test.ts): a layer or the runtime's SDK would load more slowly.
+  it('runs every function with no layer and looks up no layer version at deploy time', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns.length).toBeGreaterThan(allFunctions().length);
+    for (const [id, fn] of fns) expect(fn.Properties.Layers, id).toBeUndefined();
+    expect(JSON.stringify(stateless.toJSON().Parameters ?? {})).not.toContain('/aws/service/powertools');
   });
 });
 

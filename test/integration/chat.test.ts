@@ -158,11 +158,12 @@ describe('executors through the API and CLI', () => {
       schema_name: seed002Breadcrumb.schema_name,
       context: seed002Breadcrumb.context,
     });
-    // Its trigger: tags user:message or chat:input, and $.content equal to one of file / list / javascript.
+    // Its trigger: tags user:message or chat:input, and $.content containing one of the words file, list,
+    // javascript.
     const message = await c.create({
       schema_name: 'user.message.v1',
       tags: ['chat:input'],
-      context: { content: 'list' },
+      context: { content: 'Can you list my files?' },
     });
     const answer = await waitForTag(c, 'agent.response.v1', `thread:${message.id}`);
     expect(answer.created_by).toBe('agent:file-manager');
