@@ -9,10 +9,15 @@ import middy from '@middy/core';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import { staticSite } from '#shared/core/static-site.ts';
 import { ENV } from '#shared/topology.ts';
+import { instrumented, powertools } from '../wiring/powertools.ts';
 
+const pt = powertools('crumbs-ui', []);
 const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/', import.meta.url)));
 
-export const handler = middy(
-  async (event: HttpEvent): Promise<HttpResult> =>
-    site.serve(event.requestContext.http.method, event.rawPath),
+export const handler = instrumented(
+  middy(
+    async (event: HttpEvent): Promise<HttpResult> =>
+      site.serve(event.requestContext.http.method, event.rawPath),
+  ),
+  pt,
 );

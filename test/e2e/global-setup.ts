@@ -1,8 +1,9 @@
 /**
- * The browser tests' own local stack, as `crumbs dev` runs it, on free ports.
+ * The browser tests run against the local stack the integration tests use (one stack per test run, see
+ * test/support/shared-stack.ts), started as `crumbs dev` starts it, on free ports.
  */
 import type { TestProject } from 'vitest/node';
-import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { acquireStack, releaseStack } from '../support/shared-stack.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -10,19 +11,14 @@ declare module 'vitest' {
   }
 }
 
-let stack: LocalStack | undefined;
+let acquired = false;
 
 export async function setup(project: TestProject): Promise<void> {
-  stack = await startLocalStack({
-    apiPort: 0,
-    dynamodbPort: 0,
-    sqsPort: 0,
-    eventbridgePort: 0,
-    token: 'e2e-token',
-  });
+  const stack = await acquireStack();
+  acquired = true;
   project.provide('e2e', { api: stack.endpoints.api, token: stack.token, dashboard: stack.dashboard });
 }
 
 export async function teardown(): Promise<void> {
-  await stack?.stop();
+  if (acquired) await releaseStack();
 }

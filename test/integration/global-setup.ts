@@ -4,10 +4,11 @@
  * behind the `openai-compatible` provider. Tests isolate themselves by workspace.
  */
 import type { TestProject } from 'vitest/node';
-import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import type { LocalStack } from '#local/stack.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { acquireStack, releaseStack, TEST_TOKEN } from '../support/shared-stack.ts';
 
-export const TEST_TOKEN = 'integration-test-token';
+export { TEST_TOKEN };
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,18 +25,13 @@ export async function setup(project: TestProject): Promise<void> {
   fakeOpenAi = await startFakeOpenAi();
   // The stack runs in this process: its agent executor reads the base URL from here.
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
-  stack = await startLocalStack({
-    apiPort: 0,
-    dynamodbPort: 0,
-    sqsPort: 0,
-    eventbridgePort: 0,
-    token: TEST_TOKEN,
-  });
+  // Shared with the browser tests (test/support/shared-stack.ts).
+  stack = await acquireStack();
   project.provide('crumbs', { ...stack.endpoints, token: stack.token });
   project.provide('fakeOpenAi', fakeOpenAi.baseUrl);
 }
 
 export async function teardown(): Promise<void> {
-  await stack?.stop();
+  if (stack) await releaseStack();
   await fakeOpenAi?.stop();
 }
