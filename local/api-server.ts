@@ -25,6 +25,11 @@ export async function startLocalApiServer(options: {
   tokens: readonly LocalToken[];
   workspacesClaim: string;
   handler: (event: HttpEvent) => Promise<HttpResult>;
+  /**
+   * Handlers of public routes by path prefix (the dashboard's `/ui`), as API Gateway routes them to their own
+   * function without the authorizer.
+   */
+  publicHandlers?: readonly { prefix: string; handler: (event: HttpEvent) => Promise<HttpResult> }[];
   log?: (line: string) => void;
 }): Promise<LocalApiServer> {
   const accepted = options.tokens.map((t) => ({ ...t, header: Buffer.from(`Bearer ${t.token}`) }));
@@ -64,8 +69,11 @@ export async function startLocalApiServer(options: {
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
 
+    const publicRoute = options.publicHandlers?.find(
+      (p) => url.pathname === p.prefix || url.pathname.startsWith(`${p.prefix}/`),
+    );
     let claims: Record<string, string> | undefined;
-    if (url.pathname !== '/health') {
+    if (url.pathname !== '/health' && !publicRoute) {
       const caller = tokenFor(headers.authorization);
       if (!caller) {
         send(
@@ -111,7 +119,7 @@ export async function startLocalApiServer(options: {
       body: chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
       isBase64Encoded: false,
     };
-    send(res, await options.handler(event));
+    send(res, await (publicRoute ?? options).handler(event));
   }
 
   await new Promise<void>((resolve, reject) => {

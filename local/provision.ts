@@ -7,7 +7,9 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   type DynamoDBClient,
+  type Projection,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -20,6 +22,7 @@ import {
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { embeddedSchemas } from '#shared/core/vector-search.ts';
 import {
+  type GsiDeclaration,
   indexerPattern,
   type QueueDeclaration,
   ruleManagerPattern,
@@ -55,7 +58,7 @@ export async function ensureTable(
             { AttributeName: g.partitionKey, KeyType: 'HASH' },
             { AttributeName: g.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: projection(g),
         })),
         StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
       }),
@@ -73,7 +76,39 @@ export async function ensureTable(
   const described = await client.send(new DescribeTableCommand({ TableName: table.name }));
   const streamArn = described.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${table.name} has no stream`);
+  // A table kept in a data directory by an older crumbs lacks indexes added since: add them (one per update, as
+  // DynamoDB allows).
+  const existing = new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
+  for (const g of table.gsis.filter((g) => !existing.has(g.name))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: table.name,
+        AttributeDefinitions: [
+          { AttributeName: g.partitionKey, AttributeType: 'S' },
+          { AttributeName: g.sortKey, AttributeType: 'S' },
+        ],
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: g.name,
+              KeySchema: [
+                { AttributeName: g.partitionKey, KeyType: 'HASH' },
+                { AttributeName: g.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: projection(g),
+            },
+          },
+        ],
+      }),
+    );
+  }
   return { streamArn, created };
+}
+
+function projection(g: GsiDeclaration): Projection {
+  return g.include
+    ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...g.include] }
+    : { ProjectionType: 'ALL' };
 }
 
 export interface ProvisionedQueue {

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -83,11 +84,15 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   readonly endpoints: { api: string; dynamodb: string; sqs: string; eventbridge: string };
+  /** The dashboard, logged in on workspace `demo` (the token rides in the fragment, which no server sees). */
+  readonly dashboard: string;
   readonly token: string;
   /** Resolves once the stream has been read up to now (tests and benchmarks use it to wait for routing). */
   settle(): Promise<void>;
   stop(): Promise<void>;
 }
+
+const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 export const DEFAULT_PORTS = { api: 4710, dynamodb: 4711, sqs: 4712, eventbridge: 4713 } as const;
 
@@ -212,6 +217,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     eventBridgeClient.destroy();
 
     const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
+    // The dashboard: built from ui/ into a cache folder (again only when its sources changed), served at /ui.
+    const { buildDashboard } = await import('../ui/build.ts');
+    process.env[ENV.uiDir] = buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui'));
+    const uiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/ui/handler.ts');
     const publisherHandler = await loadHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
       '#functions/publisher/handler.ts',
     );
@@ -308,6 +317,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tokens,
       workspacesClaim: 'crumbs:workspaces',
       handler: (event) => invoke(apiHandler, event, topology.functions.api),
+      publicHandlers: [
+        { prefix: '/ui', handler: (event) => invoke(uiHandler, event, topology.functions.ui) },
+      ],
       log,
     });
     cleanups.push(() => api.stop());
@@ -315,6 +327,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     return {
       endpoints: { api: api.endpoint, ...endpoints },
+      dashboard: dashboardUrl(api.endpoint, token, 'demo'),
       token,
       settle: async () => {
         await streamPoller.idle();
@@ -326,6 +339,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stop();
     throw error;
   }
+}
+
+/** The dashboard URL that opens logged in on `workspace`. */
+export function dashboardUrl(endpoint: string, token: string, workspace: string): string {
+  return `${endpoint}/ui/#token=${encodeURIComponent(token)}&workspace=${encodeURIComponent(workspace)}`;
 }
 
 /** Imports a Lambda module (middy-wrapped handlers take an optional third argument; Lambda passes two). */
@@ -352,6 +370,9 @@ function configureEnvironment(endpoints: { dynamodb: string; sqs: string; eventb
   env[ENV.busName] = topology.bus.name;
   env[ENV.ruleNamePrefix] = topology.bus.ruleNamePrefix;
   env[ENV.localEndpoints] = JSON.stringify(endpoints);
+  // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.
+  env[ENV.changesSettleMs] ??= '300';
+  env[ENV.changesPollMs] ??= '150';
   // Bare model ids (seed 002's `gpt-4`) run offline unless the developer's environment names a provider.
   env[ENV.defaultLlmProvider] ??= 'offline';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';

@@ -51,6 +51,9 @@ export const TableEnvSchema = z.object({ [ENV.tableName]: z.string().check(z.min
 export const ApiEnvSchema = z.extend(TableEnvSchema, {
   [ENV.workspacesClaim]: z._default(z.string().check(z.minLength(1)), 'crumbs:workspaces'),
   [ENV.localEndpoints]: z.optional(jsonObject),
+  /** Defaults suit AWS (index propagation is usually well under a second); the local stack sets shorter ones. */
+  [ENV.changesSettleMs]: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10_000)), 1500),
+  [ENV.changesPollMs]: z._default(z.coerce.number().check(z.int(), z.minimum(50), z.maximum(5000)), 500),
 });
 
 export const PublisherEnvSchema = z.extend(TableEnvSchema, {

@@ -51,6 +51,8 @@ export interface GsiDeclaration {
   readonly name: string;
   readonly partitionKey: string;
   readonly sortKey: string;
+  /** Non-key attributes projected (INCLUDE); absent = ALL. */
+  readonly include?: readonly string[];
 }
 
 export interface TableDeclaration {
@@ -90,6 +92,8 @@ export interface StreamTrigger {
 
 export interface HttpTrigger {
   readonly kind: 'http';
+  /** Routes served without the JWT authorizer (`GET /ui/{proxy+}`); absent: the API's default route. */
+  readonly publicRoutes?: readonly string[];
 }
 
 export interface FunctionDeclaration {
@@ -168,6 +172,27 @@ export const topology = {
     gsis: [
       { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
       { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+      // Threads (heads with causation) and the change log (versions, deletions): only what a trace or a change
+      // notice shows, so each index write stays one write unit (shared/adapters/dynamodb/table-design.md).
+      {
+        name: 'gsi3',
+        partitionKey: 'gsi3pk',
+        sortKey: 'gsi3sk',
+        include: [
+          'kind',
+          'ref',
+          'schema_name',
+          'title',
+          'tags',
+          'version',
+          'created_at',
+          'created_by',
+          'updated_at',
+          'updated_by',
+          'causation',
+          'ctx_status',
+        ],
+      },
     ],
   } satisfies TableDeclaration,
 
@@ -201,10 +226,20 @@ export const topology = {
     api: {
       name: 'api',
       entry: 'functions/api/handler.ts',
-      timeoutSeconds: 15,
+      // The change stream long-polls for up to 20 s; API Gateway ends an integration after 30 s.
+      timeoutSeconds: 28,
       memoryMb: 512,
       trigger: { kind: 'http' },
       uses: { table: 'read-write', embeddings: true },
+    },
+    /** The dashboard's files (ui/, built at `cdk synth` and by `crumbs dev`). Public: its data calls need the JWT. */
+    ui: {
+      name: 'ui',
+      entry: 'functions/ui/handler.ts',
+      timeoutSeconds: 5,
+      memoryMb: 256,
+      trigger: { kind: 'http', publicRoutes: ['GET /ui', 'GET /ui/{proxy+}'] },
+      uses: {},
     },
     publisher: {
       name: 'publisher',
@@ -293,6 +328,12 @@ export const ENV = {
   allowPrivateNetwork: 'CRUMBS_ALLOW_PRIVATE_NETWORK',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
+  /** Change stream (shared/core/changes.ts): how old a change must be before it is handed out, in ms. */
+  changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
+  /** Change stream: how often a waiting request reads the change log, in ms. */
+  changesPollMs: 'CRUMBS_CHANGES_POLL_MS',
+  /** Where the dashboard's built files are (the ui function serves them). */
+  uiDir: 'CRUMBS_UI_DIR',
   /**
    * Where a model id without a provider runs (`bedrock`, `openrouter`, …, `offline`): `offline` in the local stack,
    * the CDK context value `crumbs:defaultLlmProvider` on AWS. Set on functions with `uses.llm`.
@@ -302,5 +343,5 @@ export const ENV = {
 
 export function allFunctions(): FunctionDeclaration[] {
   const f = topology.functions;
-  return [f.api, f.publisher, f.ruleManager, f.indexer, ...Object.values(f.executors)];
+  return [f.api, f.ui, f.publisher, f.ruleManager, f.indexer, ...Object.values(f.executors)];
 }

@@ -123,9 +123,9 @@ Environment:
 };
 
 function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
-  const { endpoints, token } = stack;
+  const { endpoints, token, dashboard } = stack;
   if (json) {
-    io.stdout(`${JSON.stringify({ endpoints, token })}\n`);
+    io.stdout(`${JSON.stringify({ endpoints, token, dashboard })}\n`);
     return;
   }
   io.stdout(
@@ -136,6 +136,8 @@ function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
       `  sqs          ${endpoints.sqs}`,
       `  eventbridge  ${endpoints.eventbridge}`,
       `  token        ${token}`,
+      '',
+      `Dashboard: ${dashboard}`,
       '',
       'In another terminal:',
       `  export CRUMBS_ENDPOINT=${endpoints.api} CRUMBS_TOKEN=${token}`,

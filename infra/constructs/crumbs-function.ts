@@ -102,6 +102,20 @@ export const CRUMBS_BUNDLING: Readonly<
   bundleAwsSDK: true,
 };
 
+/** Command hooks that copy a folder into the bundle's output (run by CDK's local bundling). */
+function copyAfterBundling(files: {
+  from: string;
+  name: string;
+}): NonNullable<BundlingOptions['commandHooks']> {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir: string, outputDir: string) => [
+      `cp -R ${JSON.stringify(files.from)} ${JSON.stringify(join(outputDir, files.name))}`,
+    ],
+  };
+}
+
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
   FunctionDeclaration,
@@ -128,6 +142,11 @@ export interface CrumbsFunctionProps {
    * @default - none
    */
   readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * A folder copied beside the bundle (as `<bundle>/<name>`), for functions that serve files (the dashboard).
+   * @default - nothing besides the bundle
+   */
+  readonly extraFiles?: { readonly from: string; readonly name: string };
 }
 
 export type TableAccess = 'read' | 'read-write';
@@ -205,7 +224,10 @@ export class CrumbsFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       role,
-      bundling: CRUMBS_BUNDLING,
+      bundling: {
+        ...CRUMBS_BUNDLING,
+        ...(props.extraFiles ? { commandHooks: copyAfterBundling(props.extraFiles) } : {}),
+      },
       environment: {
         POWERTOOLS_SERVICE_NAME: `crumbs-${declaration.name}`,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,

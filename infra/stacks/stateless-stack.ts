@@ -3,6 +3,7 @@
  * rule manager's static rule, the HTTP API and the alarms. Built from `shared/topology.ts`: which functions exist,
  * their triggers and batch settings, and which resources each one uses (`uses`) all come from there.
  */
+import { join } from 'node:path';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   HttpApi,
@@ -31,15 +32,18 @@ import {
   EXECUTOR_KINDS,
   type ExecutorKind,
   type FunctionDeclaration,
+  type HttpTrigger,
   indexerPattern,
   ruleManagerPattern,
   type SqsTrigger,
   type StreamTrigger,
   topology,
 } from '#shared/topology.ts';
+import { buildDashboard } from '../../ui/build.ts';
 import {
   CrumbsFunction,
   type CrumbsFunctionDeclaration,
+  REPO_ROOT,
   ruleArnPattern,
 } from '../constructs/crumbs-function.ts';
 import { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
@@ -87,6 +91,11 @@ function sqsTrigger(declaration: FunctionDeclaration): SqsTrigger {
   return declaration.trigger;
 }
 
+function httpTrigger(declaration: FunctionDeclaration): HttpTrigger {
+  if (declaration.trigger.kind !== 'http') throw new Error(`${declaration.name}: expected an HTTP trigger`);
+  return declaration.trigger;
+}
+
 function streamTrigger(declaration: FunctionDeclaration): StreamTrigger {
   if (declaration.trigger.kind !== 'dynamodb-stream') {
     throw new Error(`${declaration.name}: expected a DynamoDB stream trigger`);
@@ -96,6 +105,8 @@ function streamTrigger(declaration: FunctionDeclaration): StreamTrigger {
 
 export class StatelessStack extends Stack {
   public readonly api: CrumbsFunction;
+  /** Serves the dashboard's files at `/ui` (public; the dashboard's data calls need the JWT). */
+  public readonly ui: CrumbsFunction;
   public readonly publisher: CrumbsFunction;
   public readonly ruleManager: CrumbsFunction;
   public readonly executors: Readonly<Record<ExecutorKind, CrumbsFunction>>;
@@ -314,6 +325,25 @@ export class StatelessStack extends Stack {
       integration,
       authorizer: new HttpNoneAuthorizer(),
     });
+
+    // The dashboard: built from ui/ now (cdk synth), bundled beside a small function of its own so the API function
+    // carries none of it, and served on the API's own origin (no CORS, one URL). Public, like any login page: every
+    // data call it makes goes to the JWT-protected routes with the user's token.
+    this.ui = this.crumbsFunction(f.ui, undefined, {
+      from: buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui')),
+      name: 'ui',
+    });
+    this.ui.addEnvironment(ENV.uiDir, '/var/task/ui');
+    const uiIntegration = new HttpLambdaIntegration('UiIntegration', this.ui.function);
+    for (const route of httpTrigger(f.ui).publicRoutes ?? []) {
+      const [method, path] = route.split(' ') as [string, string];
+      this.httpApi.addRoutes({
+        path,
+        methods: [method as HttpMethod],
+        integration: uiIntegration,
+        authorizer: new HttpNoneAuthorizer(),
+      });
+    }
     const accessLogs = new LogGroup(this, 'HttpApiAccessLogs', { retention: RetentionDays.ONE_MONTH });
     this.httpStage = new HttpStage(this, 'HttpApiStage', {
       httpApi: this.httpApi,
@@ -326,8 +356,10 @@ export class StatelessStack extends Stack {
         {
           id: 'AwsSolutions-APIG4',
           reason:
-            'GET /health is public on purpose (load balancer and uptime checks; it reveals no data). Every other ' +
-            'route, including $default, requires a JWT.',
+            'GET /health is public on purpose (load balancer and uptime checks; it reveals no data), and so are ' +
+            "GET /ui and GET /ui/{proxy+}, the dashboard's static files (a login page and its script; they hold " +
+            'no data, and every data call the dashboard makes needs the JWT). Every other route, including ' +
+            '$default, requires a JWT.',
         },
       ],
       true,
@@ -340,12 +372,18 @@ export class StatelessStack extends Stack {
       value: this.httpStage.url,
       description: 'Base URL of the crumbs HTTP API',
     });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: `${this.httpStage.url}ui/`,
+      description:
+        'The crumbs dashboard (asks for a JWT once; append #token=<jwt>&workspace=<ws> to log in directly)',
+    });
   }
 
   /** Every function of the stack. */
   functions(): CrumbsFunction[] {
     return [
       this.api,
+      this.ui,
       this.publisher,
       this.ruleManager,
       this.indexer,
@@ -358,6 +396,7 @@ export class StatelessStack extends Stack {
   private crumbsFunction(
     declaration: CrumbsFunctionDeclaration,
     ruleTargets?: { executorQueues: Readonly<Record<ExecutorKind, Queue>>; ruleTargetsDlq: Queue },
+    extraFiles?: { from: string; name: string },
   ): CrumbsFunction {
     const { stage, table, bus } = this.props;
     const { uses } = declaration;
@@ -365,6 +404,7 @@ export class StatelessStack extends Stack {
       declaration,
       stage,
       entry: this.props.entryOverrides?.[declaration.name],
+      ...(extraFiles ? { extraFiles } : {}),
     });
     if (uses.table) fn.bindTable(table, uses.table);
     if (uses.stream) fn.bindTableStream(table);

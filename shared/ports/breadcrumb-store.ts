@@ -86,7 +86,12 @@ export interface BreadcrumbStore {
     input: CreateBreadcrumb,
     options: UpsertOptions,
   ): Promise<UpsertResult>;
-  delete(workspace: string, id: string, options?: { expectedVersion?: number }): Promise<void>;
+  /** `principal` is recorded as who deleted it in the change log. */
+  delete(
+    workspace: string,
+    id: string,
+    options?: { expectedVersion?: number; principal?: string },
+  ): Promise<void>;
   list(query: ListQuery): Promise<Page<Breadcrumb>>;
 }
 

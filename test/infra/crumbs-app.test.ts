@@ -145,7 +145,9 @@ describe('StatefulStack', () => {
             { AttributeName: g.partitionKey, KeyType: 'HASH' },
             { AttributeName: g.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: g.include
+            ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...g.include] }
+            : { ProjectionType: 'ALL' },
         })),
       }),
     });
@@ -177,10 +179,10 @@ describe('StatelessStack', () => {
     }
   });
 
-  it('gives every function the table name and Powertools settings, and secrets only to agents and tools', () => {
+  it('gives every function that uses the table its name, every function Powertools settings, and secrets only to agents and tools', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
       const env = functionEnv(f.name);
-      expect(env[ENV.tableName], f.name).toBeDefined();
+      expect(env[ENV.tableName] !== undefined, f.name).toBe(f.uses.table !== undefined);
       expect(env.POWERTOOLS_SERVICE_NAME, f.name).toBe(`crumbs-${f.name}`);
       expect(env.POWERTOOLS_METRICS_NAMESPACE, f.name).toBeDefined();
       const readsSecrets = statementsOfFunction(f.name).some((s) =>
@@ -421,15 +423,20 @@ describe('StatelessStack', () => {
     expect(functionEnv('indexer')[EMBEDDINGS_ENV]).toBe('bedrock');
   });
 
-  it('requires a JWT on every HTTP API route except GET /health', () => {
+  it('requires a JWT on every HTTP API route except GET /health and the dashboard files', () => {
     stateless.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       JwtConfiguration: { Issuer: ISSUER, Audience: [AUDIENCE] },
     });
     const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual(['$default', 'GET /health']);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual([
+      '$default',
+      'GET /health',
+      'GET /ui',
+      'GET /ui/{proxy+}',
+    ]);
     for (const route of routes) {
-      if (route.RouteKey === 'GET /health') {
+      if (['GET /health', 'GET /ui', 'GET /ui/{proxy+}'].includes(String(route.RouteKey))) {
         expect(route.AuthorizationType).toBe('NONE');
       } else {
         expect(route.AuthorizationType, String(route.RouteKey)).toBe('JWT');
@@ -440,6 +447,17 @@ describe('StatelessStack', () => {
       AutoDeploy: true,
       AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
     });
+  });
+
+  it('serves the dashboard from its own function, which reaches no table, queue or bus, with the built files beside it', () => {
+    const env = functionEnv('ui');
+    expect(env[ENV.uiDir]).toBe('/var/task/ui');
+    const actions = statementsOfFunction('ui').flatMap((s) => asList(s.Action).map(String));
+    expect(actions.filter((a) => !/^(logs|xray):/.test(a))).toEqual([]);
+    const integrations = ofType('AWS::ApiGatewayV2::Integration').map(([, i]) =>
+      JSON.stringify(i.Properties),
+    );
+    expect(integrations.some((i) => i.includes('Ui'))).toBe(true);
   });
 
   it('alarms on every dead-letter queue holding a message', () => {

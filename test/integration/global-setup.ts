@@ -4,14 +4,17 @@
  * behind the `openai-compatible` provider. Tests isolate themselves by workspace.
  */
 import type { TestProject } from 'vitest/node';
-import { type LocalStack, startLocalStack } from '#local/stack.ts';
-import { parseScopedTokens } from '#local/tokens.ts';
+import type { LocalStack } from '#local/stack.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import {
+  acquireStack,
+  releaseStack,
+  SCOPED_TOKEN,
+  SCOPED_WORKSPACE,
+  TEST_TOKEN,
+} from '../support/shared-stack.ts';
 
-export const TEST_TOKEN = 'integration-test-token';
-/** A token that may use only `SCOPED_WORKSPACE` (CRUMBS_TOKENS): every other workspace answers 403. */
-export const SCOPED_TOKEN = 'integration-scoped-token';
-export const SCOPED_WORKSPACE = 'scoped-only';
+export { SCOPED_TOKEN, SCOPED_WORKSPACE, TEST_TOKEN };
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -36,16 +39,8 @@ export async function setup(project: TestProject): Promise<void> {
   fakeOpenAi = await startFakeOpenAi();
   // The stack runs in this process: its agent executor reads the base URL from here.
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
-  stack = await startLocalStack({
-    apiPort: 0,
-    dynamodbPort: 0,
-    sqsPort: 0,
-    eventbridgePort: 0,
-    token: TEST_TOKEN,
-    scopedTokens: parseScopedTokens(JSON.stringify({ [SCOPED_TOKEN]: [SCOPED_WORKSPACE] })),
-    // Tests call their own HTTP servers on 127.0.0.1 through the http tool.
-    allowPrivateNetwork: true,
-  });
+  // Shared with the browser tests (test/support/shared-stack.ts).
+  stack = await acquireStack();
   project.provide('crumbs', {
     ...stack.endpoints,
     token: stack.token,
@@ -56,6 +51,6 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  await stack?.stop();
+  if (stack) await releaseStack();
   await fakeOpenAi?.stop();
 }

@@ -67,6 +67,7 @@ import {
 } from '../record-rules.ts';
 import { upsertVia } from '../store-upsert.ts';
 import {
+  deletionItem,
   gsi,
   headItem,
   type Key,
@@ -292,7 +293,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     return upsertVia(this, workspace, id, input, options);
   }
 
-  async delete(workspace: string, id: string, options: { expectedVersion?: number } = {}): Promise<void> {
+  async delete(
+    workspace: string,
+    id: string,
+    options: { expectedVersion?: number; principal?: string } = {},
+  ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
       if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
@@ -311,6 +316,17 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           Delete: { TableName: this.tableName, Key: keys.tag(workspace, id, tag) },
         })),
         ...this.schemaHintWrites(undefined, current),
+        // The change log's entry for the delete (versions stay as the audit trail and say nothing of it).
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: deletionItem(
+              current,
+              this.clock.now().toISOString(),
+              options.principal ?? current.updated_by,
+            ),
+          },
+        },
       ];
       try {
         await this.transact(items);

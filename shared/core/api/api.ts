@@ -30,6 +30,7 @@ import {
 } from '#shared/domain/errors.ts';
 import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import {
   type Caller,
   empty,
@@ -45,6 +46,8 @@ export interface ApiDependencies {
   store: BreadcrumbStore;
   /** Serves `GET …/breadcrumbs/search` (nearest neighbours by embedding); the route answers 404 without it. */
   vectorSearch?: VectorSearchDeps;
+  /** Serves threads, the change stream, definitions with their state and errors (activity-routes.ts). */
+  activity?: ActivityDeps;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -176,13 +179,12 @@ export function createApi(deps: ApiDependencies): Api {
           });
           return json(200, updated, { etag: etag(updated.version) });
         },
-        DELETE: async (req, p) => {
+        DELETE: async (req, p, caller) => {
           const expectedVersion = ifMatch(req);
-          await store.delete(
-            workspace(p),
-            breadcrumbId(p),
-            expectedVersion !== undefined ? { expectedVersion } : {},
-          );
+          await store.delete(workspace(p), breadcrumbId(p), {
+            principal: caller.principal,
+            ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+          });
           return empty(204);
         },
       },
@@ -226,6 +228,7 @@ export function createApi(deps: ApiDependencies): Api {
         },
       },
     },
+    ...(deps.activity ? activityRoutes(deps.activity) : []),
   ];
 
   const api = async (request: HttpRequest): Promise<HttpResult> => {

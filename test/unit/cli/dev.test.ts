@@ -48,7 +48,12 @@ beforeEach(() => {
   stack.startLocalStack.mockReset();
   stack.startLocalStack.mockImplementation(async (options: LocalStackOptions) => {
     options.log?.('dynamodb local started');
-    return { endpoints: ENDPOINTS, token: 'secret-token', stop: stack.stop };
+    return {
+      endpoints: ENDPOINTS,
+      token: 'secret-token',
+      dashboard: 'http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo',
+      stop: stack.stop,
+    };
   });
 });
 
@@ -68,6 +73,7 @@ describe('crumbs dev', () => {
     expect(h.out.stdout).toMatch(/^ {2}eventbridge\s+http:\/\/127\.0\.0\.1:4713$/m);
     expect(h.out.stdout).toMatch(/^ {2}token\s+secret-token$/m);
     expect(h.out.stdout).toContain('export CRUMBS_ENDPOINT=http://127.0.0.1:4710 CRUMBS_TOKEN=secret-token');
+    expect(h.out.stdout).toContain('Dashboard: http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo');
     expect(h.out.stderr).toContain('dynamodb local started');
     expect(stack.stop).not.toHaveBeenCalled();
 
@@ -166,7 +172,11 @@ describe('crumbs dev', () => {
     const h = harness();
     const running = main(['dev', '--json'], h.io);
     await vi.waitFor(() => expect(h.out.stdout).not.toBe(''));
-    expect(JSON.parse(h.out.stdout)).toEqual({ endpoints: ENDPOINTS, token: 'secret-token' });
+    expect(JSON.parse(h.out.stdout)).toEqual({
+      endpoints: ENDPOINTS,
+      token: 'secret-token',
+      dashboard: 'http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo',
+    });
     h.signal('SIGTERM');
     expect(await running).toBe(0);
   });
