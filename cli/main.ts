@@ -32,6 +32,7 @@ import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
 import { rulesCommand } from './commands/rules.ts';
 import { tailCommand } from './commands/tail.ts';
+import { traceCommand } from './commands/trace.ts';
 import { updateCommand } from './commands/update.ts';
 
 export type { CliIo } from './args.ts';
@@ -49,6 +50,7 @@ export const COMMANDS: readonly Command[] = [
   explainCommand,
   chatCommand,
   tailCommand,
+  traceCommand,
 ];
 
 const defaultIo: CliIo = {

@@ -36,8 +36,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     jwtAudience: config.jwtAudience,
     workspacesClaim: config.workspacesClaim,
     llmSecretPrefix: config.llmSecretPrefix,
-    powertools: config.powertools,
-    powertoolsLayerArn: config.powertoolsLayerArn,
+    defaultLlmProvider: config.defaultLlmProvider,
     entryOverrides: options.entryOverrides,
   });
   stateless.addStackDependency(stateful);

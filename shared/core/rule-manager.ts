@@ -1,31 +1,37 @@
 /**
  * The rule manager core: keeps exactly one EventBridge rule per valid definition, whose pattern is the
- * definition's compiled trigger selectors and whose one target is the SQS queue of the definition's executor kind.
+ * definition's compiled trigger selectors and whose one target is the SQS queue of the definition's executor kind,
+ * with the rule-targets dead-letter queue and the retry policy of `topology.bus.ruleTargets` (a target that drifted
+ * from any of these, e.g. one created before targets had a DLQ, is put again).
  *
  * It reconciles to the *stored* state of the definition (not to what the event said), so events may arrive late,
  * twice or out of order and the outcome is the same; a second run changes nothing. The outcome is recorded in a
- * `definition.status.v1` breadcrumb tagged `definition:<id>`.
+ * `definition.status.v1` breadcrumb tagged `definition:<id>` (and `rule:<rule name>` while it has a rule; written
+ * only when it changed): state, errors, rule,
+ * pattern, and for agents which provider and model will run (`llm`, resolved against the stack's default
+ * provider; an unknown provider makes the definition `invalid`).
+ *
+ * Batches go through the one SQS batch loop (`sqs-batch.ts`); messages about the same definition are handled one
+ * after the other, in order, and the rest concurrently.
  */
 import { createHash } from 'node:crypto';
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type Breadcrumb, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
-import {
-  type FieldIssue,
-  isCrumbsError,
-  NotFoundError,
-  RetriableError,
-  ValidationError,
-} from '#shared/domain/errors.ts';
+import { type FieldIssue, isRetriable, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
+import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
-import type { RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
+import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts';
-import { DEFINITION_SCHEMAS, type ExecutorKind, RULES_SYNC_SCHEMA } from '#shared/topology.ts';
+import { DEFINITION_SCHEMAS, type ExecutorKind, RULES_SYNC_SCHEMA, topology } from '#shared/topology.ts';
 import { executorInputTransformer } from './executor/contract.ts';
+import { processSqsBatch, type Redelivery } from './sqs-batch.ts';
 
-export const STATUS_SCHEMA = 'definition.status.v1';
+export { STATUS_SCHEMA };
 export const SYNC_RESULT_SCHEMA = 'system.rules_sync_result.v1';
 export const PRINCIPAL = 'system:rule-manager';
 const TARGET_ID = 'executor';
@@ -36,8 +42,20 @@ export interface RuleManagerDependencies {
   busName: string;
   prefix: string;
   executorQueueArns: Readonly<Record<ExecutorKind, string>>;
+  /** Where an agent's bare model id runs (`CRUMBS_DEFAULT_LLM_PROVIDER`). */
+  defaultLlmProvider: LlmProvider;
+  /** Where EventBridge puts events it could not deliver to a target (`ENV.ruleTargetsDlqArn`). */
+  ruleTargetsDlqArn: string;
   log: Log;
+  /** Failed messages come back after a back-off instead of the queue's visibility timeout. */
+  redelivery?: Redelivery | undefined;
 }
+
+/** The retry policy of every compiled target (see `topology.bus.ruleTargets`). */
+export const TARGET_RETRY_POLICY: RetryPolicy = {
+  maximumRetryAttempts: topology.bus.ruleTargets.maximumRetryAttempts,
+  maximumEventAgeSeconds: topology.bus.ruleTargets.maximumEventAgeSeconds,
+};
 
 export type DefinitionState = 'active' | 'invalid';
 
@@ -52,6 +70,8 @@ export interface DefinitionStatus {
   event_bus: string;
   pattern: unknown;
   pattern_hash: string | null;
+  /** For agents: the provider and model their calls go to. Null for other kinds and invalid definitions. */
+  llm: ResolvedModel | null;
 }
 
 export type ReconcileOutcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'invalid' | 'absent';
@@ -72,6 +92,7 @@ export function evaluateDefinition(
   record: Breadcrumb,
   busName: string,
   prefix: string,
+  defaultLlmProvider: LlmProvider,
 ): DefinitionStatus & { kindKnown: boolean } {
   const kind = DEFINITION_SCHEMAS[record.schema_name as keyof typeof DEFINITION_SCHEMAS];
   const base = {
@@ -84,6 +105,14 @@ export function evaluateDefinition(
   };
   try {
     const parsed = validateDefinition(record.schema_name, record.context);
+    const llm =
+      parsed.kind === 'agent'
+        ? resolveModel(
+            parsed.definition.model,
+            defaultLlmProvider,
+            record.schema_name === 'agent.definition.v1' ? 'llm_config.model' : 'model',
+          )
+        : null;
     const entries = triggerSelectorEntries(parsed.kind, parsed.definition);
     if (entries.length === 0) {
       throw new ValidationError([
@@ -107,6 +136,7 @@ export function evaluateDefinition(
       rule_name: ruleName(prefix, record.workspace, record.id),
       pattern,
       pattern_hash: patternHash(pattern),
+      llm,
     };
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
@@ -117,6 +147,7 @@ export function evaluateDefinition(
       rule_name: null,
       pattern: null,
       pattern_hash: null,
+      llm: null,
     };
   }
 }
@@ -137,7 +168,7 @@ export async function reconcileDefinition(
     return removed ? 'deleted' : 'absent';
   }
 
-  const status = evaluateDefinition(record, deps.busName, deps.prefix);
+  const status = evaluateDefinition(record, deps.busName, deps.prefix, deps.defaultLlmProvider);
   let outcome: ReconcileOutcome;
   if (status.state === 'invalid') {
     await removeRule(name, deps);
@@ -175,6 +206,8 @@ async function ensureRule(
       kind: status.kind,
       schema_name: record.schema_name,
     }),
+    deadLetterArn: deps.ruleTargetsDlqArn,
+    retryPolicy: TARGET_RETRY_POLICY,
   };
 
   const existing = await deps.rules.describe(name);
@@ -188,7 +221,9 @@ async function ensureRule(
   const sameTarget =
     current !== undefined &&
     current.arn === target.arn &&
-    canonicalJson(current.inputTransformer ?? null) === canonicalJson(target.inputTransformer);
+    canonicalJson(current.inputTransformer ?? null) === canonicalJson(target.inputTransformer) &&
+    current.deadLetterArn === target.deadLetterArn &&
+    canonicalJson(current.retryPolicy ?? null) === canonicalJson(target.retryPolicy);
   if (!sameTarget) await deps.rules.putTargets(name, [target]);
   const extra = targets.filter((t) => t.id !== TARGET_ID).map((t) => t.id);
   await deps.rules.removeTargets(name, extra);
@@ -215,37 +250,22 @@ async function writeStatus(
   status: DefinitionStatus,
   deps: RuleManagerDependencies,
 ): Promise<void> {
-  const id = statusId(status.definition_id);
-  const input = {
-    schema_name: STATUS_SCHEMA,
-    title: `${status.definition_id}: ${status.state}`,
-    tags: [`definition:${status.definition_id}`, `state:${status.state}`, 'definition-status'],
-    context: { ...status } as Record<string, unknown>,
-  };
-  const { replayed } = await deps.store.create(workspace, input, { principal: PRINCIPAL, id });
-  if (!replayed) return;
-  // Two reconciles of the same definition can race; the version condition keeps history linear.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await deps.store.get(workspace, id);
-    if (
-      canonicalJson(current.context) === canonicalJson(input.context) &&
-      canonicalJson(current.tags) === canonicalJson(input.tags)
-    ) {
-      return;
-    }
-    try {
-      await deps.store.update(
-        workspace,
-        id,
-        { title: input.title, tags: input.tags, context: input.context },
-        { principal: PRINCIPAL, expectedVersion: current.version },
-      );
-      return;
-    } catch (error) {
-      if (!(isCrumbsError(error) && error.status === 412)) throw error;
-    }
-  }
-  throw new RetriableError(`status of ${status.definition_id} kept changing while it was written`);
+  await deps.store.upsert(
+    workspace,
+    statusId(status.definition_id),
+    {
+      schema_name: STATUS_SCHEMA,
+      title: `${status.definition_id}: ${status.state}`,
+      tags: [
+        `definition:${status.definition_id}`,
+        `state:${status.state}`,
+        'definition-status',
+        ...(status.rule_name ? [ruleTag(status.rule_name)] : []),
+      ],
+      context: { ...status } as Record<string, unknown>,
+    },
+    { principal: PRINCIPAL },
+  );
 }
 
 async function deleteStatus(
@@ -328,28 +348,30 @@ function safeParse(text: string): unknown {
 
 /**
  * One SQS batch from the rule manager's queue (bodies are change events from its static rule). Failed messages
- * are reported so SQS retries only them.
+ * are reported so SQS retries only them, after a back-off.
  */
 export async function handleRuleManagerBatch(
-  records: readonly { messageId: string; body: string }[],
+  records: readonly SQSRecord[],
   deps: RuleManagerDependencies,
-): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
-  const failures: { itemIdentifier: string }[] = [];
-  // Messages about different definitions are independent: reconcile them concurrently. Messages about the same
-  // definition stay in order (each reconciles to the stored state anyway).
-  const groups = new Map<string, { messageId: string; body: string }[]>();
-  for (const record of records) {
-    const key = groupKey(record.body);
-    groups.set(key, [...(groups.get(key) ?? []), record]);
-  }
-  await Promise.all(
-    [...groups.values()].map(async (group) => {
-      for (const record of group) {
-        if (!(await handleOne(record, deps))) failures.push({ itemIdentifier: record.messageId });
-      }
-    }),
+): Promise<SQSBatchResponse> {
+  // Messages about different definitions are independent: reconciled concurrently. Messages about the same
+  // definition are chained in order (each reconciles to the stored state anyway, but a delete and an update
+  // racing on one rule could leave the older outcome last).
+  const chains = new Map<string, Promise<unknown>>();
+  const { batchItemFailures } = await processSqsBatch(
+    records,
+    (record) => {
+      const key = groupKey(record.body);
+      const run = (chains.get(key) ?? Promise.resolve()).then(() => handleOne(record, deps));
+      chains.set(
+        key,
+        run.catch(() => undefined),
+      );
+      return run;
+    },
+    { log: deps.log, redelivery: deps.redelivery },
   );
-  return { batchItemFailures: failures };
+  return { batchItemFailures };
 }
 
 function groupKey(body: string): string {
@@ -361,11 +383,11 @@ function groupKey(body: string): string {
   }
 }
 
-/** Handles one message; false when it should be retried. */
+/** Handles one message; throws when it should be retried. */
 async function handleOne(
   record: { messageId: string; body: string },
   deps: RuleManagerDependencies,
-): Promise<boolean> {
+): Promise<void> {
   try {
     // A ValidationError (not zod's own error) so it is judged like every other bad input below; `instanceof` on
     // zod's error class would also pull the whole `z.core` namespace, every locale included, into the bundle.
@@ -373,9 +395,9 @@ async function handleOne(
     const { workspace, id, schema_name: schema } = event.detail;
     if (schema !== RULES_SYNC_SCHEMA) {
       await reconcileDefinition(workspace, id, deps);
-      return true;
+      return;
     }
-    if (event['detail-type'] !== DETAIL_TYPES.created) return true;
+    if (event['detail-type'] !== DETAIL_TYPES.created) return;
     const report = await syncWorkspace(workspace, deps);
     await deps.store.create(
       workspace,
@@ -390,22 +412,13 @@ async function handleOne(
         id: `sync-result-${createHash('sha256').update(id).digest('hex').slice(0, 24)}`,
       },
     );
-    return true;
   } catch (error) {
-    const hopeless =
-      error instanceof SyntaxError || (isCrumbsError(error) && !error.retriable && error.status < 500);
-    if (hopeless) {
-      // A message that can never succeed: log it and let it go rather than retry it into the DLQ.
-      deps.log.error('rule manager dropped an unusable message', {
-        messageId: record.messageId,
-        error: String(error),
-      });
-      return true;
-    }
-    deps.log.warn('rule manager message failed; SQS will retry it', {
+    if (isRetriable(error)) throw error;
+    // A message that can never succeed (not JSON, not a change event, a store refusal): log it and let it go
+    // rather than retry it into the DLQ.
+    deps.log.error('rule manager dropped an unusable message', {
       messageId: record.messageId,
       error: String(error),
     });
-    return false;
   }
 }

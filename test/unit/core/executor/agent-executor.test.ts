@@ -65,6 +65,8 @@ class MemoryStore {
           .slice(0, q.limit),
         next_cursor: null,
       }),
+      // No llm_hints in these records: the context view is the record.
+      contextViews: async (_ws: string, records: readonly Breadcrumb[]) => [...records],
       update: async (_ws, id, patch, options) => {
         const r = await get(_ws, id);
         if (options.expectedVersion !== undefined && options.expectedVersion !== r.version) {
@@ -350,7 +352,8 @@ describe('agent executor', () => {
     });
     const { outputs } = await createAgentExecutor({
       store: store.asPort(),
-      llm: new LlmRouter({ env: {} }),
+      // `gpt-4` names no provider: it runs on the stack's default provider.
+      llm: new LlmRouter({ env: {}, defaultProvider: 'offline' }),
     }).execute(input(parsed.definition, trigger));
     expect(outputs[0]?.context.message).toContain('list files');
     expect(outputs[0]?.context.model).toBe('offline/gpt-4');

@@ -1,0 +1,136 @@
+/**
+ * What every store adapter does the same way when it builds, stores and reads records, so the DynamoDB and the
+ * in-memory adapters cannot drift: the stored record's derived fields (checksum, `updated_at` never before
+ * `created_at`), the storable-shape check, schema-level `llm_hints` defaults kept from `schema.def.v1`
+ * breadcrumbs tagged `defines:<schema>`, and the context view.
+ */
+import {
+  type Breadcrumb,
+  type ContextView,
+  checksumOf,
+  jsonBytes,
+  storableJsonIssues,
+} from '#shared/domain/breadcrumb.ts';
+import { ValidationError } from '#shared/domain/errors.ts';
+import { applyLlmHints, type LlmHints, LlmHintsSchema } from '#shared/domain/llm-hints.ts';
+
+export const SCHEMA_DEF = 'schema.def.v1';
+export const DEFINES_PREFIX = 'defines:';
+
+/** The stored record for these fields: checksum added, field order fixed, storability checked. */
+export function buildRecord(fields: Omit<Breadcrumb, 'checksum'>): Breadcrumb {
+  const updatedAt = fields.updated_at;
+  const record: Breadcrumb = {
+    id: fields.id,
+    workspace: fields.workspace,
+    schema_name: fields.schema_name,
+    title: fields.title,
+    tags: fields.tags,
+    context: fields.context,
+    version: fields.version,
+    checksum: checksumOf(fields.context),
+    created_at: fields.created_at,
+    // ISO-8601 strings of one format compare like the instants they name.
+    updated_at: updatedAt < fields.created_at ? fields.created_at : updatedAt,
+    created_by: fields.created_by,
+    updated_by: fields.updated_by,
+    ...(fields.llm_hints !== undefined ? { llm_hints: fields.llm_hints } : {}),
+    ...(fields.expires_at !== undefined ? { expires_at: fields.expires_at } : {}),
+    ...(fields.causation !== undefined ? { causation: fields.causation } : {}),
+  };
+  assertStorable(record);
+  return record;
+}
+
+export function toContextView(record: Breadcrumb, hints: LlmHints | undefined): ContextView {
+  return {
+    id: record.id,
+    schema_name: record.schema_name,
+    title: record.title,
+    tags: record.tags,
+    version: record.version,
+    updated_at: record.updated_at,
+    context: applyLlmHints(record.context, hints),
+  };
+}
+
+/** The schemas a `schema.def.v1` breadcrumb gives llm_hints defaults for (its `defines:<schema>` tags). */
+export function definedSchemas(record: Breadcrumb | undefined): string[] {
+  return record?.schema_name === SCHEMA_DEF
+    ? record.tags.filter((t) => t.startsWith(DEFINES_PREFIX)).map((t) => t.slice(DEFINES_PREFIX.length))
+    : [];
+}
+
+/** The longest per-schema default expiry: ten years. */
+export const MAX_TTL_SECONDS = 10 * 365 * 24 * 60 * 60;
+/** Serialized size of what a user controls in one record; the rest of the 400 KB item is bookkeeping. */
+export const MAX_RECORD_BYTES = 380 * 1024;
+
+/** What a `schema.def.v1` sets for the schemas it defines. */
+export interface SchemaSettings {
+  hints: LlmHints | undefined;
+  ttlSeconds: number | undefined;
+}
+
+/**
+ * The settings a `schema.def.v1` carries: `context.llm_hints` defaults and `context.ttl_seconds` (the expiry
+ * given to breadcrumbs of the schema written without one). Invalid ones refuse the write.
+ */
+export function schemaDefSettings(record: Breadcrumb): SchemaSettings {
+  const issues: { path: string; message: string }[] = [];
+  let hints: LlmHints | undefined;
+  const raw = record.context.llm_hints;
+  if (raw !== undefined) {
+    const parsed = LlmHintsSchema.safeParse(raw);
+    if (parsed.success) hints = parsed.data;
+    else {
+      issues.push(
+        ...parsed.error.issues.map((i) => ({
+          path: ['context', 'llm_hints', ...i.path].join('.'),
+          message: i.message,
+        })),
+      );
+    }
+  }
+  const ttl = record.context.ttl_seconds;
+  if (
+    ttl !== undefined &&
+    !(typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0 && ttl <= MAX_TTL_SECONDS)
+  ) {
+    issues.push({
+      path: 'context.ttl_seconds',
+      message: `expected whole seconds from 1 to ${MAX_TTL_SECONDS} (ten years), got ${JSON.stringify(ttl)}`,
+    });
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+  return { hints, ttlSeconds: typeof ttl === 'number' ? ttl : undefined };
+}
+
+/** The llm_hints defaults a `schema.def.v1` carries in `context.llm_hints`; invalid ones refuse the write. */
+export function schemaDefHints(record: Breadcrumb): LlmHints | undefined {
+  return schemaDefSettings(record).hints;
+}
+
+/**
+ * Every write goes through here, whoever built the record (API, executors, tools, adopted plain puts): a value
+ * DynamoDB would refuse, or that would not read back as written, is a ValidationError naming its path — never an
+ * SDK error surfacing as a 5xx or an endless retry.
+ */
+function assertStorable(record: Breadcrumb): void {
+  const issues = [
+    ...storableJsonIssues(record.context, ['context'], 1),
+    ...(record.llm_hints !== undefined ? storableJsonIssues(record.llm_hints, ['llm_hints'], 1) : []),
+    ...storableJsonIssues(record.title, ['title']),
+    ...storableJsonIssues(record.tags, ['tags'], 1),
+  ];
+  if (issues.length > 0) throw new ValidationError(issues);
+  const bytes = jsonBytes([record.context, record.llm_hints ?? null, record.title, record.tags]);
+  if (bytes > MAX_RECORD_BYTES) {
+    throw new ValidationError([
+      {
+        path: record.llm_hints !== undefined ? 'llm_hints' : 'context',
+        message: `context, llm_hints, title and tags together are ${Math.ceil(bytes / 1024)} KB serialized; at most ${MAX_RECORD_BYTES / 1024} KB (DynamoDB items are capped at 400 KB)`,
+      },
+    ]);
+  }
+}
