@@ -118,6 +118,12 @@ export interface FunctionDeclaration {
      * provider (`ENV.defaultLlmProvider`).
      */
     readonly llm?: boolean;
+    /**
+     * Creates and deletes EventBridge Scheduler schedules in `topology.timers.scheduleGroup` (one-time timers,
+     * recurring schedules) that target the timers queue: gets the group, queue, DLQ and scheduler role env vars,
+     * scheduler permissions on that group and `iam:PassRole` on that role only.
+     */
+    readonly timers?: boolean;
   };
 }
 
@@ -156,6 +162,8 @@ export function executorFunction(kind: ExecutorKind): SqsFunctionDeclaration {
     // Every executor can fetch `vector` context (shared/core/executor/context-assembly.ts).
     uses: {
       table: 'read-write',
+      // Runs set timers (waits, step timeouts, retry back-off).
+      timers: kind === 'workflow',
       secrets: kind === 'agent' || kind === 'tool',
       llm: kind === 'agent' || kind === 'tool',
       embeddings: true,
@@ -222,6 +230,13 @@ export const topology = {
     },
   },
 
+  /** Timers and schedules: EventBridge Scheduler schedules in one group, all targeting the timers queue. */
+  timers: {
+    scheduleGroup: 'crumbs',
+    /** The role Scheduler assumes to deliver to the timers queue (it may send to that queue only). */
+    schedulerRoleName: 'crumbs-scheduler',
+  },
+
   functions: {
     api: {
       name: 'api',
@@ -270,7 +285,8 @@ export const topology = {
         maxConcurrency: 5,
       },
       // `llm`: the status of an agent definition says which provider and model will run.
-      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true },
+      // `timers`: a `schedule.def.v1` becomes a recurring Scheduler schedule.
+      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true, timers: true },
     },
     indexer: {
       name: 'indexer',
@@ -292,6 +308,24 @@ export const topology = {
       workflow: executorFunction('workflow'),
       'context-builder': executorFunction('context-builder'),
     } satisfies Record<ExecutorKind, SqsFunctionDeclaration>,
+    /**
+     * Fired timers and schedules (EventBridge Scheduler → the timers queue) become breadcrumbs
+     * (`shared/core/timers.ts`). Its DLQ is alarmed; a dead-lettered firing is a timer nobody heard.
+     */
+    timer: {
+      name: 'timer',
+      entry: 'functions/timer/handler.ts',
+      timeoutSeconds: 30,
+      memoryMb: 256,
+      trigger: {
+        kind: 'sqs',
+        queue: queue('timers', 30),
+        batchSize: 10,
+        maxBatchingWindowSeconds: 0,
+        maxConcurrency: 5,
+      },
+      uses: { table: 'read-write' },
+    },
     dlqHandler: {
       name: 'dlq-handler',
       entry: 'functions/dlq-handler/handler.ts',
@@ -339,9 +373,17 @@ export const ENV = {
    * the CDK context value `crumbs:defaultLlmProvider` on AWS. Set on functions with `uses.llm`.
    */
   defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
+  /** Functions with `uses.timers`: the Scheduler schedule group (`topology.timers.scheduleGroup`). */
+  scheduleGroup: 'CRUMBS_SCHEDULE_GROUP',
+  /** Functions with `uses.timers`: the timers queue's ARN, every schedule's target. */
+  timersQueueArn: 'CRUMBS_TIMERS_QUEUE_ARN',
+  /** Functions with `uses.timers`: where Scheduler dead-letters a firing it could not deliver. */
+  timersDlqArn: 'CRUMBS_TIMERS_DLQ_ARN',
+  /** Functions with `uses.timers`: the role Scheduler assumes to send to the timers queue. */
+  schedulerRoleArn: 'CRUMBS_SCHEDULER_ROLE_ARN',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {
   const f = topology.functions;
-  return [f.api, f.ui, f.publisher, f.ruleManager, f.indexer, ...Object.values(f.executors)];
+  return [f.api, f.ui, f.publisher, f.ruleManager, f.indexer, f.timer, ...Object.values(f.executors)];
 }

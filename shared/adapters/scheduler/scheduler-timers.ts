@@ -156,3 +156,18 @@ export class SchedulerTimers implements Timers, Schedules {
     }
   }
 }
+
+/** The adapter as a function with `uses.timers` configures it from its environment (TimersEnvSchema). */
+export function schedulerTimersFrom(env: {
+  readonly CRUMBS_SCHEDULE_GROUP: string;
+  readonly CRUMBS_TIMERS_QUEUE_ARN: string;
+  readonly CRUMBS_TIMERS_DLQ_ARN?: string | undefined;
+  readonly CRUMBS_SCHEDULER_ROLE_ARN: string;
+}): SchedulerTimers {
+  return new SchedulerTimers({
+    group: env.CRUMBS_SCHEDULE_GROUP,
+    queueArn: env.CRUMBS_TIMERS_QUEUE_ARN,
+    roleArn: env.CRUMBS_SCHEDULER_ROLE_ARN,
+    deadLetterArn: env.CRUMBS_TIMERS_DLQ_ARN,
+  });
+}
