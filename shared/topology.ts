@@ -21,11 +21,19 @@ export type DefinitionSchema = keyof typeof DEFINITION_SCHEMAS;
 /** Asks the rule manager to reconcile a workspace's rules (`crumbs rules sync`); answered with a result breadcrumb. */
 export const RULES_SYNC_SCHEMA = 'system.rules_sync.v1';
 
+/**
+ * Definitions the rule manager keeps something other than a rule for: a `schedule.def.v1` becomes a recurring
+ * EventBridge Scheduler schedule (`shared/core/schedule-manager.ts`).
+ */
+export const SCHEDULE_DEFINITION_SCHEMA = 'schedule.def.v1';
+
 /** The rule manager's own static rule: every change of a definition, and sync requests. */
 export function ruleManagerPattern(): { source: string[]; detail: { schema_name: string[] } } {
   return {
     source: ['crumbs'],
-    detail: { schema_name: [...Object.keys(DEFINITION_SCHEMAS), RULES_SYNC_SCHEMA] },
+    detail: {
+      schema_name: [...Object.keys(DEFINITION_SCHEMAS), SCHEDULE_DEFINITION_SCHEMA, RULES_SYNC_SCHEMA],
+    },
   };
 }
 

@@ -15,9 +15,12 @@
  * pipeline answers with a `workflow.error.v1` breadcrumb naming the step, so nothing waits forever.
  */
 import jsonata from 'jsonata';
+import { parseOrThrow } from './breadcrumb.ts';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
 import { InvalidJsonSchemaError } from './errors.ts';
 import { compileJsonSchema } from './json-schema.ts';
+import { type ScheduleDefinition, scheduleDefinitionSchema } from './schedule-definition.ts';
+import { parseScheduleExpression, ScheduleExpressionError } from './schedule-expression.ts';
 
 /** The issue message for an expression JSONata cannot parse; `undefined` when it parses. */
 function jsonataSyntaxError(expression: string): string | undefined {
@@ -57,4 +60,22 @@ const CHECKED_SCHEMAS = definitionSchemas({ expression: jsonataSyntaxError, json
  */
 export function validateDefinition(schemaName: string, context: unknown): ParsedDefinition {
   return parseDefinition(schemaName, context, CHECKED_SCHEMAS);
+}
+
+/** Why Scheduler would refuse this expression in this zone, or undefined (croner reads the cron). */
+function scheduleExpressionProblem(expression: string, timezone: string | undefined): string | undefined {
+  try {
+    parseScheduleExpression(expression, timezone ?? 'UTC');
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ScheduleExpressionError)) throw error;
+    return error.message;
+  }
+}
+
+const CHECKED_SCHEDULE = scheduleDefinitionSchema(scheduleExpressionProblem);
+
+/** A `schedule.def.v1` context, checked in full (its cron or rate and time zone included). */
+export function validateScheduleDefinition(context: unknown): ScheduleDefinition {
+  return parseOrThrow(CHECKED_SCHEDULE, context);
 }

@@ -17,7 +17,7 @@ import { ContextSchema, SchemaNameSchema, TagsSchema, TitleSchema } from './brea
 import { NameSchema } from './definition-fields.ts';
 import * as z from './zod.ts';
 
-export const SCHEDULE_DEFINITION_SCHEMA = 'schedule.def.v1';
+export { SCHEDULE_DEFINITION_SCHEMA } from '../topology.ts';
 
 /** Says what is wrong with a schedule expression in a time zone, or undefined when Scheduler would take it. */
 export type ScheduleExpressionCheck = (
