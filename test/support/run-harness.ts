@@ -24,6 +24,7 @@ export function startEvent(input: unknown, overrides: Partial<StartEvent> = {}):
     type: 'start',
     run_id: runIdFor('req1'),
     request_id: 'req1',
+    definition_id: 'wf-def',
     workflow_version: 1,
     input,
     depth: 0,

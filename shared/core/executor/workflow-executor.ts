@@ -150,7 +150,7 @@ export function createWorkflowExecutor(
       await deps.store.update(
         workspace,
         id,
-        { title, context },
+        { title, tags, context },
         { principal: execution.principal, expectedVersion: stored.version, causation: execution.causation },
       );
       return true;
@@ -225,7 +225,7 @@ export function createWorkflowExecutor(
   return {
     async execute(execution) {
       const { definition, definitionRef: ref } = execution;
-      const message = readRunMessage(incoming(execution.trigger), definition, ref.version);
+      const message = readRunMessage(incoming(execution.trigger), definition, ref);
       if ('ignored' in message) {
         log.info(`workflow ${definition.workflow_id}: ${message.ignored}`);
         return { outputs: [] };
@@ -264,7 +264,7 @@ export function createWorkflowExecutor(
     errorOutput: ERROR_ANSWERS.workflow,
 
     ownRequestOf({ definition, trigger }) {
-      const message = readRunMessage(incoming(trigger), definition, 1);
+      const message = readRunMessage(incoming(trigger), definition, { id: trigger.id, version: 1 });
       if ('ignored' in message || message.event.type !== 'answer') return undefined;
       return { id: message.event.request_id };
     },

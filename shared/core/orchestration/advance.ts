@@ -27,13 +27,13 @@
  *   attempt with new request ids; earlier outputs stay in the run's history).
  * - Run status: `waiting` when no step is running and a human step waits; otherwise `running` until it ends.
  */
-import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import {
   DEFAULT_MAP_CONCURRENCY,
   type StepDefinition,
   stepKind,
   type WorkflowDefinition,
 } from '#shared/domain/workflow-definition.ts';
+import { humanInputProblem, inputProblem } from './checks.ts';
 import { cancelRunOf, type Effect, effectsOf, freshEffects } from './effects.ts';
 import type { AnswerEvent, ControlEvent, HumanEvent, RunEvent, StartEvent, TimerEvent } from './events.ts';
 import { Evaluator, expressionFailure, type Frame, scopeOf, TOP_FRAME } from './expressions.ts';
@@ -696,6 +696,7 @@ function newRun(definition: WorkflowDefinition, event: StartEvent, now: Date): R
   return {
     run_id: event.run_id,
     workflow: definition.workflow_id,
+    definition_id: event.definition_id,
     workflow_version: event.workflow_version,
     status: 'running',
     input: event.input,
@@ -710,40 +711,6 @@ function newRun(definition: WorkflowDefinition, event: StartEvent, now: Date): R
     completions: 0,
     controls: [],
   };
-}
-
-/** Why a run's input is refused (`input_schema`), or undefined. Also used by the API before writing a request. */
-export function inputProblem(definition: WorkflowDefinition, input: unknown): string | undefined {
-  if (definition.input_schema === undefined) return undefined;
-  const issues = compileJsonSchema(
-    `workflow-input:${JSON.stringify(definition.input_schema)}`,
-    definition.input_schema,
-    `workflow "${definition.workflow_id}"'s input_schema`,
-  ).validate(input, 'input');
-  return issues.length === 0
-    ? undefined
-    : `input does not match the workflow's input_schema: ${formatIssues(issues)}`;
-}
-
-/**
- * Why the human step at `stepKey` refuses this approved input (its `input_schema`), or undefined. Also used by the
- * API before it writes a response.
- */
-export function humanInputProblem(
-  definition: WorkflowDefinition,
-  stepKey: string,
-  input: unknown,
-): string | undefined {
-  const schema = stepAt(graphOf(definition), stepKey)?.human?.input_schema;
-  if (schema === undefined) return undefined;
-  const issues = compileJsonSchema(
-    `human-input:${JSON.stringify(schema)}`,
-    schema,
-    `step "${stepKey}"'s input_schema`,
-  ).validate(input ?? null, 'input');
-  return issues.length === 0
-    ? undefined
-    : `input does not match the step's input_schema: ${formatIssues(issues)}`;
 }
 
 /** Effects by id, first kept: one id is one write. */

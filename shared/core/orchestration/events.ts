@@ -11,6 +11,7 @@ export interface StartEvent {
   readonly type: 'start';
   readonly run_id: string;
   readonly request_id: string;
+  readonly definition_id: string;
   readonly workflow_version: number;
   readonly input: unknown;
   readonly depth: number;

@@ -123,7 +123,7 @@ function errorText(error: unknown): string | undefined {
 
 function start(
   trigger: IncomingBreadcrumb,
-  definitionVersion: number,
+  ref: DefinitionAt,
   request?: z.infer<typeof WorkflowRequestSchema>,
 ): RunMessage {
   const run_id = runIdFor(trigger.id);
@@ -133,7 +133,8 @@ function start(
       type: 'start',
       run_id,
       request_id: request?.request_id ?? trigger.id,
-      workflow_version: definitionVersion,
+      definition_id: ref.id,
+      workflow_version: ref.version,
       input: request === undefined ? trigger.context : (request.input ?? {}),
       depth: request?.depth ?? 0,
       parent: request?.parent,
@@ -143,11 +144,17 @@ function start(
   };
 }
 
+/** The definition breadcrumb a run follows: its id and version. */
+export interface DefinitionAt {
+  readonly id: string;
+  readonly version: number;
+}
+
 /** What a breadcrumb that triggered the workflow means for which run. */
 export function readRunMessage(
   trigger: IncomingBreadcrumb,
   definition: WorkflowDefinition,
-  definitionVersion: number,
+  ref: DefinitionAt,
 ): RunMessage {
   const workflowId = definition.workflow_id;
   const addressed = trigger.tags.includes(replyToTag(workflowId));
@@ -158,10 +165,10 @@ export function readRunMessage(
         return { ignored: `workflow.request.v1 ${trigger.id} is malformed: ${request.error.message}` };
       if (request.data.workflow !== workflowId)
         return { ignored: `request ${trigger.id} names another workflow` };
-      return start(trigger, definitionVersion, request.data);
+      return start(trigger, ref, request.data);
     }
     // A breadcrumb an explicit subscription matched: it is the input.
-    return start(trigger, definitionVersion);
+    return start(trigger, ref);
   }
   const context = trigger.context;
   const by = trigger.created_by;
@@ -266,13 +273,31 @@ export interface RunWrite {
   readonly context: Record<string, unknown>;
 }
 
+/** The tags runs are listed by (`GET …/runs?workflow=&status=`). */
+export function runListTag(filter: {
+  workflow?: string | undefined;
+  status?: string | undefined;
+}): string | undefined {
+  if (filter.status !== undefined) {
+    return filter.workflow !== undefined
+      ? `run-status:${filter.workflow}:${filter.status}`
+      : `run-status:${filter.status}`;
+  }
+  return filter.workflow !== undefined ? `workflow:${filter.workflow}` : undefined;
+}
+
 /** The run breadcrumb itself. */
 export function runBreadcrumb(run: Run): RunWrite {
   return {
     id: run.run_id,
     schema_name: 'workflow.run.v1',
     title: `${run.workflow}: ${run.status}`,
-    tags: [`workflow:${run.workflow}`, `run:${run.run_id}`],
+    tags: [
+      `workflow:${run.workflow}`,
+      `run:${run.run_id}`,
+      `run-status:${run.status}`,
+      `run-status:${run.workflow}:${run.status}`,
+    ],
     context: run as unknown as Record<string, unknown>,
   };
 }

@@ -91,6 +91,8 @@ export type Parent = z.infer<typeof ParentSchema>;
 export const RunSchema = z.object({
   run_id: z.string(),
   workflow: z.string(),
+  /** The `workflow.def.v1` breadcrumb's id. */
+  definition_id: z.string(),
   /** The definition version the run follows from start to end (a later edit does not change a running run). */
   workflow_version: z.number().check(z.int(), z.minimum(1)),
   status: z.enum(RUN_STATUSES),

@@ -43,7 +43,7 @@ describe('readRunMessage', () => {
         },
       }),
       def,
-      4,
+      { id: 'wf-def', version: 4 },
     );
     expect(message).toEqual({
       run_id: 'run-req-9',
@@ -59,7 +59,10 @@ describe('readRunMessage', () => {
   });
 
   it('starts a run with the subscribed breadcrumb as input', () => {
-    const message = readRunMessage(crumb({ id: 'j', schema_name: 'calc.job.v1', context: { a: 1 } }), def, 1);
+    const message = readRunMessage(crumb({ id: 'j', schema_name: 'calc.job.v1', context: { a: 1 } }), def, {
+      id: 'wf-def',
+      version: 1,
+    });
     expect(message).toMatchObject({
       run_id: 'run-j',
       event: { type: 'start', input: { a: 1 }, request_id: 'j' },
@@ -68,7 +71,10 @@ describe('readRunMessage', () => {
 
   it('reads each answer kind addressed to a run', () => {
     const read = (schema_name: string, context: Record<string, unknown>, created_by = 'tool:echo') =>
-      readRunMessage(crumb({ id: 'a1', schema_name, tags: addressed, context, created_by }), def, 1);
+      readRunMessage(crumb({ id: 'a1', schema_name, tags: addressed, context, created_by }), def, {
+        id: 'wf-def',
+        version: 1,
+      });
     expect(read('tool.response.v1', { request_id: 'r', status: 'success', output: 5 })).toEqual({
       run_id: 'run-1',
       event: {
@@ -116,7 +122,10 @@ describe('readRunMessage', () => {
 
   it('ignores what it cannot read, saying why', () => {
     expect(
-      readRunMessage(crumb({ schema_name: 'workflow.request.v1', context: { workflow: 'other' } }), def, 1),
+      readRunMessage(crumb({ schema_name: 'workflow.request.v1', context: { workflow: 'other' } }), def, {
+        id: 'wf-def',
+        version: 1,
+      }),
     ).toEqual({ ignored: 'request b1 names another workflow' });
     expect(
       readRunMessage(
@@ -126,11 +135,14 @@ describe('readRunMessage', () => {
           context: { request_id: 'r', decision: 'maybe' },
         }),
         def,
-        1,
+        { id: 'wf-def', version: 1 },
       ),
     ).toMatchObject({ ignored: expect.stringContaining('malformed') });
     expect(
-      readRunMessage(crumb({ schema_name: 'tool.response.v1', tags: ['reply-to:workflow:wf'] }), def, 1),
+      readRunMessage(crumb({ schema_name: 'tool.response.v1', tags: ['reply-to:workflow:wf'] }), def, {
+        id: 'wf-def',
+        version: 1,
+      }),
     ).toMatchObject({
       ignored: expect.stringContaining('no run: tag'),
     });
@@ -223,7 +235,7 @@ describe('actionOf', () => {
     expect(runBreadcrumb(h.current)).toMatchObject({
       id: h.current.run_id,
       schema_name: 'workflow.run.v1',
-      tags: ['workflow:wf', `run:${h.current.run_id}`],
+      tags: ['workflow:wf', `run:${h.current.run_id}`, 'run-status:succeeded', 'run-status:wf:succeeded'],
     });
   });
 });
