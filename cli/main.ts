@@ -31,6 +31,7 @@ import { lsCommand } from './commands/ls.ts';
 import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
 import { rulesCommand } from './commands/rules.ts';
+import { runsCommand } from './commands/runs.ts';
 import { tailCommand } from './commands/tail.ts';
 import { traceCommand } from './commands/trace.ts';
 import { updateCommand } from './commands/update.ts';
@@ -47,6 +48,7 @@ export const COMMANDS: readonly Command[] = [
   historyCommand,
   applyCommand,
   rulesCommand,
+  runsCommand,
   explainCommand,
   chatCommand,
   tailCommand,
