@@ -207,10 +207,11 @@ export async function startA2aServer(): Promise<TestA2aServer> {
   );
   const listen = () =>
     new Promise<void>((resolve) => {
-      server = app.listen(port, '127.0.0.1', () => {
-        port = (server?.address() as AddressInfo).port;
+      const listening = app.listen(port, '127.0.0.1', () => {
+        port = (listening.address() as AddressInfo).port;
         resolve();
       });
+      server = listening;
     });
   const stop = () =>
     new Promise<void>((resolve) => {
