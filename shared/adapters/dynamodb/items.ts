@@ -12,6 +12,7 @@ export const KIND = {
   idempotency: 'idempotency',
   schemaHints: 'schema-hints',
   claim: 'claim',
+  circuit: 'circuit',
 } as const;
 
 export type Key = { id: string; workspace: string };
