@@ -25,6 +25,7 @@
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { AGENT_MODES, type AgentMode, type AgentTypeName } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { RetriableError } from '#shared/domain/errors.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../executor/contract.ts';
@@ -104,6 +105,20 @@ export type AgentTypes = { readonly [T in AgentTypeName]?: AgentType<T> };
 
 export function answer(a: AgentAnswer, outputs?: readonly OutputBreadcrumb[]): AgentOutcome {
   return { kind: 'answer', answer: a, ...(outputs !== undefined ? { outputs } : {}) };
+}
+
+/**
+ * Retriable, and says when to try again (a partner's Retry-After). The request is delivered again by the queue
+ * after that delay; nothing sleeps in the Lambda.
+ */
+export class RetryLaterError extends RetriableError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 const CORRELATION_PREFIXES = ['run:', 'step:', 'reply-to:'] as const;
