@@ -5,7 +5,8 @@
  * (GET `/sse`, POST `/messages`) and answers a Streamable HTTP POST to `/sse` with 405, as old servers do.
  *
  * Tools: `add { a, b }` → text and structuredContent `{ sum }`; `greet { name }` → text; `fail { reason }` → a
- * result with `isError: true`; `whoami` → the Authorization header it was called with.
+ * result with `isError: true`; `whoami` → the Authorization header it was called with; `calculator
+ * { expression }` → the value of `a+b`, `a*b`, … (named so crumbs' offline model calls it when imported).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +45,20 @@ function buildServer(authorization: () => string | undefined): McpServer {
     'fail',
     { description: 'Always fails', inputSchema: { reason: z.string() } },
     async ({ reason }) => ({ content: [{ type: 'text', text: `failed: ${reason}` }], isError: true }),
+  );
+  server.registerTool(
+    'calculator',
+    {
+      description: 'Evaluates a binary arithmetic expression like 17*23',
+      inputSchema: { expression: z.string() },
+    },
+    async ({ expression }) => {
+      const m = /^\s*(-?[\d.]+)\s*([-+*/])\s*(-?[\d.]+)\s*$/.exec(expression);
+      if (!m) return { content: [{ type: 'text', text: `cannot evaluate ${expression}` }], isError: true };
+      const [a, b] = [Number(m[1]), Number(m[3])];
+      const value = m[2] === '+' ? a + b : m[2] === '-' ? a - b : m[2] === '*' ? a * b : a / b;
+      return { content: [{ type: 'text', text: String(value) }], structuredContent: { value } };
+    },
   );
   server.registerTool('whoami', { description: 'Echoes the Authorization header' }, async () => ({
     content: [{ type: 'text', text: authorization() ?? '(none)' }],

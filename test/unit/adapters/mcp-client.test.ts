@@ -16,7 +16,7 @@ describe('SdkMcpClient against a real MCP server over Streamable HTTP', () => {
 
   it('lists the tools with their input schemas', async () => {
     const tools = await client.listTools({ url: server.url }, signal);
-    expect(tools.map((t) => t.name)).toEqual(['add', 'greet', 'fail', 'whoami']);
+    expect(tools.map((t) => t.name)).toEqual(['add', 'greet', 'fail', 'calculator', 'whoami']);
     expect(tools[0]).toMatchObject({
       description: 'Adds two numbers',
       inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
