@@ -65,7 +65,15 @@ export interface A2aMessage {
 
 export interface A2aClient {
   card(endpoint: A2aEndpoint, signal: AbortSignal): Promise<A2aCard>;
-  /** message/send, blocking until the task ends or the signal aborts. */
-  send(endpoint: A2aEndpoint, message: A2aMessage, signal: AbortSignal): Promise<A2aReply>;
+  /**
+   * Sends the message and follows the task until it ends or the signal aborts. `onTask` is told the task's id as
+   * soon as the partner names it (before the task ends), so a caller can keep it and read the task later.
+   */
+  send(
+    endpoint: A2aEndpoint,
+    message: A2aMessage,
+    signal: AbortSignal,
+    onTask?: (taskId: string) => Promise<void>,
+  ): Promise<A2aReply>;
   getTask(endpoint: A2aEndpoint, taskId: string, signal: AbortSignal): Promise<A2aReply>;
 }

@@ -5,7 +5,7 @@
  * The agent adds numbers: a message with a data part `{ a, b }` (or text "a+b") becomes a task that goes
  * submitted → working → an artifact `{ sum }` → completed. A data part `{ fail: "why" }` ends the task failed;
  * `{ slowMs }` keeps it working that long before completing (to test a task that outlives a blocking call).
- * `GET /health` answers 200. `stop()` closes the port, so the partner is down; `start()` opens it again.
+ * `GET /health` answers 200. The card offers streaming unless `streaming: false`. `stop()` closes the port, so the partner is down; `start()` opens it again.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -142,7 +142,7 @@ class AdderExecutor implements AgentExecutor {
   async cancelTask(): Promise<void> {}
 }
 
-export async function startA2aServer(): Promise<TestA2aServer> {
+export async function startA2aServer(options: { streaming?: boolean } = {}): Promise<TestA2aServer> {
   const requests: string[] = [];
   let port = 0;
   let server: Server | undefined;
@@ -159,7 +159,7 @@ export async function startA2aServer(): Promise<TestA2aServer> {
     ],
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming: false, pushNotifications: false, extensions: [] },
+    capabilities: { streaming: options.streaming ?? true, pushNotifications: false, extensions: [] },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['application/json', 'text/plain'],

@@ -1,7 +1,9 @@
 /**
  * The A2aClient port on the official A2A SDK (`@a2a-js/sdk`, protocol v1.0): the agent card is read from its URL,
- * the SDK picks the transport the card offers (JSON-RPC or HTTP+JSON), and `message/send` is a blocking
- * `SendMessage` (the partner answers when the task ends, or the caller's signal gives up).
+ * the SDK picks the transport the card offers (JSON-RPC or HTTP+JSON). A partner that streams
+ * (`capabilities.streaming`) gets `SendStreamingMessage`: the task id is known from the first event (and handed
+ * to `onTask`), and the events are followed until the task ends or the caller's signal gives up, so a task that
+ * outlives the call is never lost. Others get a blocking `SendMessage`.
  *
  * Every request goes through the guarded fetch the adapter is given, with the endpoint's headers (credentials
  * resolved from their references) added. Clients are cached per card URL for five minutes, so a warm Lambda does
@@ -19,14 +21,15 @@ import {
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
-import type {
-  A2aCard,
-  A2aClient,
-  A2aEndpoint,
-  A2aMessage,
-  A2aPart,
-  A2aReply,
-  A2aTaskState,
+import {
+  A2A_FINAL_STATES,
+  type A2aCard,
+  type A2aClient,
+  type A2aEndpoint,
+  type A2aMessage,
+  type A2aPart,
+  type A2aReply,
+  type A2aTaskState,
 } from '#shared/ports/a2a.ts';
 import { NetworkGuardError } from '../http/guarded-fetch.ts';
 
@@ -83,32 +86,37 @@ export class SdkA2aClient implements A2aClient {
     };
   }
 
-  async send(endpoint: A2aEndpoint, message: A2aMessage, signal: AbortSignal): Promise<A2aReply> {
+  async send(
+    endpoint: A2aEndpoint,
+    message: A2aMessage,
+    signal: AbortSignal,
+    onTask?: (taskId: string) => Promise<void>,
+  ): Promise<A2aReply> {
     const client = await this.client(endpoint, signal);
-    const result = await this.call(endpoint, 'message/send', () =>
-      client.sendMessage(
-        {
-          tenant: '',
-          message: {
-            messageId: message.messageId,
-            contextId: message.contextId ?? '',
-            taskId: '',
-            role: ROLE_USER,
-            parts: message.parts.map(toSdkPart) as never,
-            metadata: undefined,
-            extensions: [],
-            referenceTaskIds: [],
-          },
-          configuration: {
-            acceptedOutputModes: [],
-            taskPushNotificationConfig: undefined,
-            returnImmediately: false,
-          },
-          metadata: undefined,
-        },
-        { signal },
-      ),
-    );
+    const card = await this.call(endpoint, 'the agent card', () => client.getAgentCard({ signal }));
+    const params = {
+      tenant: '',
+      message: {
+        messageId: message.messageId,
+        contextId: message.contextId ?? '',
+        taskId: '',
+        role: ROLE_USER,
+        parts: message.parts.map(toSdkPart) as never,
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+      configuration: {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+        returnImmediately: false,
+      },
+      metadata: undefined,
+    };
+    if (card.capabilities?.streaming === true) {
+      return this.call(endpoint, 'message/stream', () => followStream(client, params, signal, onTask));
+    }
+    const result = await this.call(endpoint, 'message/send', () => client.sendMessage(params, { signal }));
     return toReply(result as unknown as Record<string, unknown>);
   }
 
@@ -151,6 +159,61 @@ export class SdkA2aClient implements A2aClient {
     }
   }
 }
+
+type Params = Parameters<Client['sendMessage']>[0];
+type Rec = Record<string, unknown>;
+
+/** Follows a streamed task: the Task, then status and artifact updates, until a final state or the stream's end. */
+async function followStream(
+  client: Client,
+  params: Params,
+  signal: AbortSignal,
+  onTask?: (taskId: string) => Promise<void>,
+): Promise<A2aReply> {
+  let task: Rec | undefined;
+  let told = false;
+  for await (const event of client.sendMessageStream(params, { signal })) {
+    const payload = (event as { payload?: { $case: string; value: Rec } }).payload;
+    if (payload === undefined) continue;
+    if (payload.$case === 'message') return toReply(payload.value);
+    if (payload.$case === 'task') task = { ...payload.value };
+    else if (payload.$case === 'statusUpdate')
+      task = { ...task, id: payload.value.taskId, status: payload.value.status };
+    else if (payload.$case === 'artifactUpdate') {
+      const artifact = payload.value.artifact as Rec | undefined;
+      const artifacts = [...((task?.artifacts as Rec[] | undefined) ?? [])];
+      const at = artifacts.findIndex((a) => a.artifactId === artifact?.artifactId);
+      if (artifact !== undefined && at >= 0 && payload.value.append === true) {
+        const previous = artifacts[at] as Rec;
+        artifacts[at] = {
+          ...previous,
+          parts: [...(previous.parts as unknown[]), ...(artifact.parts as unknown[])],
+        };
+      } else if (artifact !== undefined) {
+        if (at >= 0) artifacts[at] = artifact;
+        else artifacts.push(artifact);
+      }
+      task = { ...task, id: payload.value.taskId, artifacts };
+    }
+    const id = task?.id;
+    if (!told && typeof id === 'string' && id !== '') {
+      told = true;
+      await onTask?.(id);
+    }
+    const reply = toReply(task ?? {});
+    if (A2A_FINAL_STATES.has(reply.state)) return reply;
+  }
+  return toReply(task ?? {});
+}
+
+const FINAL = new Set<A2aTaskState>([
+  'completed',
+  'failed',
+  'canceled',
+  'rejected',
+  'input-required',
+  'auth-required',
+]);
 
 function toSdkPart(part: A2aPart): SdkPart & { metadata: undefined; filename: string; mediaType: string } {
   switch (part.kind) {

@@ -24,22 +24,42 @@ describe('SdkA2aClient against a real A2A v1.0 server (@a2a-js/sdk)', () => {
     });
   });
 
-  it('sends a message and follows the task to completed, with its artifacts', async () => {
+  it('streams a message and follows the task to completed, naming the task as soon as it exists', async () => {
+    const told: string[] = [];
     const reply = await client.send(
       endpoint(),
       { messageId: 'm-1', parts: [{ kind: 'data', data: { a: 2, b: 40 } }] },
       signal,
+      async (id) => {
+        told.push(id);
+      },
     );
+    expect(told).toEqual([reply.taskId]);
     expect(reply).toMatchObject({
       state: 'completed',
       taskId: expect.any(String),
       parts: [{ kind: 'text', text: 'the sum is 42' }],
       artifacts: [{ name: 'result', parts: [{ kind: 'data', data: { sum: 42 } }] }],
     });
-    expect(partner.requests).toContain('SendMessage');
+    expect(partner.requests).toContain('SendStreamingMessage');
     // The task can be read again by id.
     const again = await client.getTask(endpoint(), reply.taskId ?? '', signal);
     expect(again).toMatchObject({ state: 'completed', artifacts: [{ parts: [{ data: { sum: 42 } }] }] });
+  });
+
+  it('sends a blocking message/send to a partner that does not stream', async () => {
+    const plain = await startA2aServer({ streaming: false });
+    try {
+      const reply = await client.send(
+        { cardUrl: `${plain.baseUrl}/.well-known/agent-card.json` },
+        { messageId: 'm-3', parts: [{ kind: 'text', text: 'what is 1+2?' }] },
+        signal,
+      );
+      expect(reply).toMatchObject({ state: 'completed', artifacts: [{ parts: [{ data: { sum: 3 } }] }] });
+      expect(plain.requests).toContain('SendMessage');
+    } finally {
+      await plain.close();
+    }
   });
 
   it('reports a task that failed as a failed reply, not an exception', async () => {
