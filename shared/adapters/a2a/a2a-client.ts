@@ -206,15 +206,6 @@ async function followStream(
   return toReply(task ?? {});
 }
 
-const FINAL = new Set<A2aTaskState>([
-  'completed',
-  'failed',
-  'canceled',
-  'rejected',
-  'input-required',
-  'auth-required',
-]);
-
 function toSdkPart(part: A2aPart): SdkPart & { metadata: undefined; filename: string; mediaType: string } {
   switch (part.kind) {
     case 'text':
