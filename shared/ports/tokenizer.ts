@@ -3,6 +3,8 @@
 export interface Tokenizer {
   /** The encoding's name, e.g. `cl100k_base`. */
   readonly encoding: string;
+  /** True when this is the model family's own tokenizer; false for the nearest available one. */
+  readonly exact: boolean;
   count(text: string): number;
 }
 
