@@ -23,7 +23,14 @@
  */
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
-import { AGENT_TYPES, LlmSettingsSchema, TransportSchema, YamlFieldSchema } from './agent-types.ts';
+import {
+  AGENT_TYPES,
+  checkHeaders,
+  LlmSettingsSchema,
+  McpTransportSchema,
+  TransportSchema,
+  YamlFieldSchema,
+} from './agent-types.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
 import { ValidationError } from './errors.ts';
 import {
@@ -158,27 +165,51 @@ export const LegacyAgentDefinitionSchema = z.pipe(
 // ---------------------------------------------------------------------------------------------------------------
 // tool.def.v1
 
+/** Where an `implementation: "mcp"` tool lives: the MCP server, and the tool's name there (default: `name`). */
+export const McpToolSchema = z.extend(McpTransportSchema, {
+  tool: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+});
+export type McpToolConfig = z.output<typeof McpToolSchema>;
+
 export const ToolDefinitionSchema = z.pipe(
-  z.object({
-    name: NameSchema,
-    description: z.optional(z.string()),
-    input_schema: z.optional(JsonSchemaObject),
-    output_schema: z.optional(JsonSchemaObject),
-    /** A built-in tool name; defaults to `name`. */
-    implementation: z.optional(NameSchema),
-    timeout_ms: z.optional(
-      z
-        .number({ error: 'expected a whole number of milliseconds' })
-        .check(
-          z.int('expected a whole number of milliseconds'),
-          z.minimum(1, 'at least 1 ms'),
-          z.maximum(900_000, 'at most 900000 ms (the Lambda maximum)'),
-        ),
+  z
+    .object({
+      name: NameSchema,
+      description: z.optional(z.string()),
+      input_schema: z.optional(JsonSchemaObject),
+      output_schema: z.optional(JsonSchemaObject),
+      /** A built-in tool name, or "mcp" (a tool of the MCP server in `mcp`); defaults to `name`. */
+      implementation: z.optional(NameSchema),
+      /** With `implementation: "mcp"`: the server and the tool's name on it (`crumbs mcp import` writes these). */
+      mcp: z.optional(McpToolSchema),
+      timeout_ms: z.optional(
+        z
+          .number({ error: 'expected a whole number of milliseconds' })
+          .check(
+            z.int('expected a whole number of milliseconds'),
+            z.minimum(1, 'at least 1 ms'),
+            z.maximum(900_000, 'at most 900000 ms (the Lambda maximum)'),
+          ),
+      ),
+      config: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
+      subscriptions: z.optional(SubscriptionsSchema),
+      hop_limit: HopLimitSchema,
+    })
+    .check(
+      z.superRefine((tool, ctx) => {
+        if (tool.implementation === 'mcp' && tool.mcp === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['mcp'], message: 'an mcp tool needs mcp: { url, tool? }' });
+        }
+        if (tool.mcp !== undefined && tool.implementation !== 'mcp') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['implementation'],
+            message: 'a tool with mcp must say implementation: "mcp"',
+          });
+        }
+        checkHeaders(tool.mcp?.headers, ctx, ['mcp', 'headers']);
+      }),
     ),
-    config: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
-    subscriptions: z.optional(SubscriptionsSchema),
-    hop_limit: HopLimitSchema,
-  }),
   z.transform(({ implementation, ...tool }) => ({ ...tool, implementation: implementation ?? tool.name })),
 );
 export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
