@@ -3,6 +3,7 @@
  * once, so a missing issuer fails the synth with a clear message instead of deploying an API nobody can call.
  */
 import type { Node } from 'constructs';
+import { LLM_PROVIDERS, type LlmProvider } from '#shared/domain/llm-model.ts';
 
 export interface CrumbsConfig {
   /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
@@ -22,7 +23,16 @@ export interface CrumbsConfig {
   readonly powertools: PowertoolsMode;
   /** `crumbs:powertoolsLayerArn` (optional): a layer version ARN instead of the public SSM parameter's. */
   readonly powertoolsLayerArn?: string;
+  /**
+   * `crumbs:defaultLlmProvider` (optional, default `bedrock`): where a model id without a provider (seed 002's
+   * `gpt-4`) runs. Given to the functions that call models and to the rule manager, whose definition status says
+   * which provider and model each agent will run.
+   */
+  readonly defaultLlmProvider: LlmProvider;
 }
+
+/** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
+export const DEFAULT_LLM_PROVIDER: LlmProvider = 'bedrock';
 
 export const POWERTOOLS_MODES = ['layer', 'bundle'] as const;
 export type PowertoolsMode = (typeof POWERTOOLS_MODES)[number];
@@ -38,6 +48,7 @@ export const CONTEXT_KEYS = {
   llmSecretName: 'crumbs:llmSecretName',
   powertools: 'crumbs:powertools',
   powertoolsLayerArn: 'crumbs:powertoolsLayerArn',
+  defaultLlmProvider: 'crumbs:defaultLlmProvider',
 } as const;
 
 export function readConfig(node: Node): CrumbsConfig {
@@ -93,6 +104,12 @@ export function readConfig(node: Node): CrumbsConfig {
         'a layer ARN only applies with the layer',
     );
   }
+  const defaultLlmProvider = text(CONTEXT_KEYS.defaultLlmProvider, false) ?? DEFAULT_LLM_PROVIDER;
+  if (!(LLM_PROVIDERS as readonly string[]).includes(defaultLlmProvider)) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.defaultLlmProvider}" must be one of ${LLM_PROVIDERS.join(', ')}, got "${defaultLlmProvider}"`,
+    );
+  }
   return {
     stage,
     jwtIssuer,
@@ -101,5 +118,6 @@ export function readConfig(node: Node): CrumbsConfig {
     llmSecretPrefix: text(CONTEXT_KEYS.llmSecretName, false) ?? DEFAULT_LLM_SECRET_PREFIX,
     powertools: powertools as PowertoolsMode,
     ...(powertoolsLayerArn !== undefined ? { powertoolsLayerArn } : {}),
+    defaultLlmProvider: defaultLlmProvider as LlmProvider,
   };
 }

@@ -36,6 +36,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     jwtAudience: config.jwtAudience,
     workspacesClaim: config.workspacesClaim,
     llmSecretPrefix: config.llmSecretPrefix,
+    defaultLlmProvider: config.defaultLlmProvider,
     powertools: config.powertools,
     powertoolsLayerArn: config.powertoolsLayerArn,
     entryOverrides: options.entryOverrides,

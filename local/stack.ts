@@ -56,8 +56,6 @@ export interface LocalStackOptions {
   runExecutors?: boolean;
   /** Write the demo definitions (chat agent, its context builder, built-in tools) into workspace `demo` (default true). */
   seedDemo?: boolean;
-  /** Local only: retry failed SQS messages after this many seconds instead of the visibility timeout. */
-  retryDelaySeconds?: number;
   log?: (line: string) => void;
   /**
    * Benchmarks only: called once per service with its endpoint; the handlers and pollers then use the endpoint it
@@ -219,7 +217,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         fn,
         handler,
         concurrency: Math.min(fn.trigger.maxConcurrency, 2),
-        ...(options.retryDelaySeconds !== undefined ? { retryDelaySeconds: options.retryDelaySeconds } : {}),
         log,
       });
     pollers.push(
@@ -303,6 +300,8 @@ function configureEnvironment(endpoints: { dynamodb: string; sqs: string; eventb
   env[ENV.busName] = topology.bus.name;
   env[ENV.ruleNamePrefix] = topology.bus.ruleNamePrefix;
   env[ENV.localEndpoints] = JSON.stringify(endpoints);
+  // Bare model ids (seed 002's `gpt-4`) run offline unless the developer's environment names a provider.
+  env[ENV.defaultLlmProvider] ??= 'offline';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   env.POWERTOOLS_TRACE_ENABLED ??= 'false';

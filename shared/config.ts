@@ -3,6 +3,7 @@
  * defaults; functions that read env take `env = process.env` so tests pass their own.
  */
 import { ValidationError } from '#shared/domain/errors.ts';
+import { LlmProviderSchema } from '#shared/domain/llm-model.ts';
 import * as z from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
 
@@ -56,8 +57,12 @@ const executorQueueArns = z.pipe(
   }),
 );
 
+/** Functions that resolve model strings (`uses.llm` in the topology). */
+export const LlmEnvSchema = z.object({ [ENV.defaultLlmProvider]: LlmProviderSchema });
+
 export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   [ENV.busName]: z.string().check(z.minLength(1)),
   [ENV.ruleNamePrefix]: z.string().check(z.minLength(1)),
   [ENV.executorQueueArns]: executorQueueArns,
+  [ENV.defaultLlmProvider]: LlmProviderSchema,
 });

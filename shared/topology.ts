@@ -91,6 +91,11 @@ export interface FunctionDeclaration {
     readonly secrets?: boolean;
     /** Computes embeddings (indexing or vector search): Titan on AWS, the local embedder offline. */
     readonly embeddings?: boolean;
+    /**
+     * Resolves model strings (calls models, or reports which model will run): gets the stack's default LLM
+     * provider (`ENV.defaultLlmProvider`).
+     */
+    readonly llm?: boolean;
   };
 }
 
@@ -127,7 +132,12 @@ export function executorFunction(kind: ExecutorKind): SqsFunctionDeclaration {
       maxConcurrency: kind === 'agent' ? 20 : 50,
     },
     // Every executor can fetch `vector` context (shared/core/executor/context-assembly.ts).
-    uses: { table: 'read-write', secrets: kind === 'agent' || kind === 'tool', embeddings: true },
+    uses: {
+      table: 'read-write',
+      secrets: kind === 'agent' || kind === 'tool',
+      llm: kind === 'agent' || kind === 'tool',
+      embeddings: true,
+    },
   };
 }
 
@@ -189,7 +199,8 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target' },
+      // `llm`: the status of an agent definition says which provider and model will run.
+      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true },
     },
     executors: {
       agent: executorFunction('agent'),
@@ -224,6 +235,11 @@ export const ENV = {
   localToken: 'CRUMBS_TOKEN',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
+  /**
+   * Where a model id without a provider runs (`bedrock`, `openrouter`, …, `offline`): `offline` in the local stack,
+   * the CDK context value `crumbs:defaultLlmProvider` on AWS. Set on functions with `uses.llm`.
+   */
+  defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {

@@ -1,7 +1,8 @@
 /**
  * `crumbs apply -f <file|dir>…`: validates every definition first (nothing is written if any is invalid), writes
  * them with stable ids (PUT: re-applying an unchanged file writes nothing), then waits for the rule manager's
- * `definition.status.v1` of each written version and prints it.
+ * `definition.status.v1` of each written version and prints it: state, rule, errors, and for agents the provider
+ * and model that will run (a bare model id runs on the stack's default provider).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
@@ -77,6 +78,11 @@ Flags:
             { header: 'schema', value: (r: StatusRow) => r.schema_name },
             { header: 'version', value: (r: StatusRow) => r.version, align: 'right' },
             { header: 'state', value: (r: StatusRow) => r.state },
+            {
+              header: 'model',
+              value: (r: StatusRow) => (r.llm ? `${r.llm.provider}/${r.llm.model}` : ''),
+              max: 48,
+            },
             { header: 'rule', value: (r: StatusRow) => r.rule_name ?? '', max: 64 },
             { header: 'errors', value: (r: StatusRow) => r.errors.join('; '), max: 80 },
           ],
@@ -96,6 +102,8 @@ interface StatusRow {
   state: string;
   rule_name: string | null;
   errors: string[];
+  /** For agents: the provider and model their calls go to. */
+  llm: { provider: string; model: string } | null;
 }
 
 /** Waits for the status breadcrumb of exactly this version of the definition. */
@@ -117,6 +125,7 @@ export async function statusOf(
           state?: string;
           rule_name?: string | null;
           errors?: { path: string; message: string }[];
+          llm?: { provider: string; model: string } | null;
         }
       | undefined;
     if (status && (status.definition_version ?? 0) >= definition.version) {
@@ -127,6 +136,7 @@ export async function statusOf(
         state: status.state ?? 'unknown',
         rule_name: status.rule_name ?? null,
         errors: (status.errors ?? []).map((e) => `${e.path}: ${e.message}`),
+        llm: status.llm ?? null,
       };
     }
     if (Date.now() >= deadline) {
@@ -136,6 +146,7 @@ export async function statusOf(
         version: definition.version,
         state: 'pending',
         rule_name: null,
+        llm: null,
         errors: [
           waitSeconds > 0
             ? `no status after ${waitSeconds} s: is the rule manager running?`

@@ -9,20 +9,33 @@
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { handleDeadLetterBatch } from '#shared/core/executor/dlq.ts';
-import { ENV } from '#shared/topology.ts';
+import { redeliveryFor } from '#shared/core/sqs-batch.ts';
+import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(TableEnvSchema);
 const pt = powertools('crumbs-dlq-handler', [defaultDocumentClient()]);
 const { logger, metrics, tracing } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
+// The DLQs' visibility timeout is 6 × this function's timeout (work-queue.ts); dead letters it fails on are
+// parked after as many receives as the executor queues allow.
+const redelivery = redeliveryFor(new SqsMessageVisibility(), {
+  visibilityTimeoutSeconds: 6 * topology.functions.dlqHandler.timeoutSeconds,
+  maxReceiveCount: topology.functions.executors.tool.trigger.queue.maxReceiveCount,
+});
 
 export const handler = instrumented(
   middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
     metrics.addMetric('DeadLetteredTriggers', 'Count', event.Records.length);
-    return handleDeadLetterBatch(event.Records, { store, log: logger, tracing });
+    return handleDeadLetterBatch(event.Records, {
+      store,
+      log: logger,
+      tracing,
+      redelivery,
+    });
   }),
   pt,
 );

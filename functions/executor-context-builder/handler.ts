@@ -5,10 +5,9 @@
  * agent.context.v1 per consumer and session (or writes context.error.v1).
  */
 import { createContextBuilder } from '#shared/core/executor/context-builder.ts';
-import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 export const handler = createExecutorHandler('context-builder', {
-  implementation: () => createContextBuilder() as ExecutorKindImplementation<unknown>,
+  implementation: () => createContextBuilder(),
   timeoutEarlyInMillis: 3_000,
 });

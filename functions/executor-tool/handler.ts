@@ -2,18 +2,26 @@
  * Tool executor. Triggered by the tool executor queue (SQS, partial batch failures), fed by the EventBridge rules
  * compiled from `tool.def.v1` definitions. Reads the definition and the trigger (and any context sources) from
  * the breadcrumbs table; writes one `tool.response.v1` per request (or `system.loop_stopped.v1`) and claim items.
+ * Runs the built-in tools plus `context.build` and `llm` (a bare model id runs on CRUMBS_DEFAULT_LLM_PROVIDER).
  */
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { registerContextTools } from '#shared/core/executor/context-builder.ts';
+import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
+import { contextTools } from '#shared/core/executor/context-builder.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
-import { registerBuiltinTools } from '#shared/tools/builtins.ts';
+import { builtinTools } from '#shared/tools/builtins.ts';
+import { toolCatalog } from '#shared/tools/catalog.ts';
+import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
+const llm = new LlmRouter({ defaultProvider: parseEnv(LlmEnvSchema)[ENV.defaultLlmProvider] });
+
 export const handler = createExecutorHandler('tool', {
-  implementation: createToolExecutor,
+  implementation: ({ store, log, clock, vectorSearch }) =>
+    createToolExecutor({
+      store,
+      log,
+      clock,
+      tools: toolCatalog([...builtinTools, ...contextTools({ llm, vectorSearch })]),
+    }),
   timeoutEarlyInMillis: 2_000,
-  setup: ({ vectorSearch }) => {
-    registerBuiltinTools();
-    registerContextTools({ llm: new LlmRouter(), vectorSearch });
-  },
 });

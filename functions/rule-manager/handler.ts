@@ -2,16 +2,20 @@
  * Rule manager. Triggered by its SQS queue, fed by the static rule `crumbs-system-rule-manager` on the crumbs bus
  * (changes of agent.def.v1, tool.def.v1, workflow.def.v1, context.config.v1, agent.definition.v1, and
  * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the crumbs
- * bus (PutRule/PutTargets/RemoveTargets/DeleteRule); writes definition.status.v1 and sync-result breadcrumbs.
+ * bus (PutRule/PutTargets/RemoveTargets/DeleteRule); writes definition.status.v1 (with the provider and model an
+ * agent will run, by CRUMBS_DEFAULT_LLM_PROVIDER) and sync-result breadcrumbs. Failed messages come back after a
+ * back-off (ChangeMessageVisibility on its queue).
  */
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { defaultEventBridgeClient } from '#shared/adapters/eventbridge/event-bus.ts';
 import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
+import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
 import { parseEnv, RuleManagerEnvSchema } from '#shared/config.ts';
 import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
-import { ENV } from '#shared/topology.ts';
+import { redeliveryFor } from '#shared/core/sqs-batch.ts';
+import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(RuleManagerEnvSchema);
@@ -23,7 +27,9 @@ const deps = {
   busName: env[ENV.busName],
   prefix: env[ENV.ruleNamePrefix],
   executorQueueArns: env[ENV.executorQueueArns],
+  defaultLlmProvider: env[ENV.defaultLlmProvider],
   log: logger,
+  redelivery: redeliveryFor(new SqsMessageVisibility(), topology.functions.ruleManager.trigger.queue),
 };
 
 export const handler = instrumented(

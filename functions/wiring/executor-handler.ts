@@ -1,28 +1,30 @@
 /**
- * What every executor Lambda shares: an SQS batch (partial batch failures) through the universal pipeline, with
- * the store, claims and vector search built once per cold start, Powertools (powertools.ts), and middy's
- * abort signal passed down so slow model and HTTP calls stop before the Lambda timeout. Each executor's handler
- * says only which kind it runs and what it registers.
+ * What every executor Lambda shares: an SQS batch through the universal pipeline (partial batch failures, failed
+ * messages back after a back-off in seconds), with the store, claims and vector search built once per cold start,
+ * Powertools (powertools.ts), and middy's abort signal passed down so slow model and HTTP calls stop before the
+ * Lambda timeout. Each executor's handler says only which implementation it runs, built from what it needs.
  */
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
+import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
-import { DynamoClaims } from '#shared/core/executor/claims.ts';
-import type { VectorSearch } from '#shared/core/executor/context-assembly.ts';
-import { processExecutorBatch } from '#shared/core/executor/pipeline.ts';
-import { type KindFactory, registerKind } from '#shared/core/executor/registry.ts';
+import { processExecutorBatch } from '#shared/core/executor/batch.ts';
+import type { ExecutorKindImplementation, KindDependencies } from '#shared/core/executor/contract.ts';
+import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { searchSimilar } from '#shared/core/vector-search.ts';
+import { systemClock } from '#shared/ports/breadcrumb-store.ts';
+import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { ENV, type ExecutorKind, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from './powertools.ts';
 
 export interface ExecutorHandlerOptions {
-  implementation: KindFactory;
+  /** The implementation this function runs, built once per cold start from the pipeline's dependencies. */
+  implementation: (deps: KindDependencies) => ExecutorKindImplementation<unknown>;
   /** Stop this long before the Lambda timeout: the message is retried instead of dying mid-write. */
   timeoutEarlyInMillis: number;
-  /** Registrations the kind needs (built-in tools, …), run once per cold start. */
-  setup?: (deps: { vectorSearch: VectorSearch }) => void;
 }
 
 export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandlerOptions) {
@@ -34,8 +36,13 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
   const claims = new DynamoClaims(env[ENV.tableName]);
   const vectors = vectorDepsFor(store, env[ENV.tableName]);
   const vectorSearch: VectorSearch = { search: (query) => searchSimilar(vectors, query) };
-  options.setup?.({ vectorSearch });
-  registerKind(kind, options.implementation);
+  const redelivery = redeliveryFor(new SqsMessageVisibility(), fn.trigger.queue);
+  const implementation = options.implementation({
+    store,
+    log: logger,
+    clock: systemClock,
+    vectorSearch,
+  });
 
   const handler = middy(
     async (
@@ -47,10 +54,12 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
         store,
         claims,
         leaseMs: fn.timeoutSeconds * 1000,
+        implementations: { [kind]: implementation },
         log: logger,
         signal,
         vectorSearch,
         tracing,
+        redelivery,
       });
       metrics.addMetric('TriggersFailed', 'Count', batchItemFailures.length);
       return { batchItemFailures };

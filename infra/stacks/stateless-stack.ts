@@ -24,6 +24,7 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
+import type { LlmProvider } from '#shared/domain/llm-model.ts';
 import {
   ENV,
   EXECUTOR_KINDS,
@@ -65,6 +66,8 @@ export interface StatelessStackProps extends StackProps {
   readonly workspacesClaim: string;
   /** Name prefix of the Secrets Manager secrets holding LLM provider keys (`<prefix><provider>`). */
   readonly llmSecretPrefix: string;
+  /** Where a model id without a provider runs; given to the functions whose topology `uses.llm`. */
+  readonly defaultLlmProvider: LlmProvider;
   /**
    * Where Powertools comes from: the official layer (bundles leave it out) or each bundle.
    * @default 'layer'
@@ -170,6 +173,9 @@ export class StatelessStack extends Stack {
       alarms.push(queue.deadLetterAlarm);
 
       const fn = this.crumbsFunction(declaration);
+      // The event source grants consuming the queue, which includes sqs:GetQueueUrl and
+      // sqs:ChangeMessageVisibility: the executor uses both to bring a failed message back after a back-off in
+      // seconds instead of the visibility timeout (shared/core/sqs-batch.ts; asserted in the template tests).
       fn.function.addEventSource(
         new SqsEventSource(queue.queue, {
           batchSize: trigger.batchSize,
@@ -339,6 +345,7 @@ export class StatelessStack extends Stack {
     }
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();
+    if (uses.llm) fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
     if (declaration.uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
     return fn;
   }

@@ -1,14 +1,16 @@
 /**
  * Local SQS event-source mapping: long-polls a queue and invokes a handler with Lambda's SQS event shape and
  * semantics — batch size and batching window from the topology, `batchItemFailures` (only the failed messages
- * stay), a thrown error leaves the whole batch, failed messages come back after the visibility timeout and the
- * queue's redrive policy moves them to the DLQ after `maxReceiveCount` receives.
+ * stay), a thrown error leaves the whole batch, and the queue's redrive policy moves a message to the DLQ after
+ * `maxReceiveCount` receives.
  *
- * `retryDelaySeconds` (local only, off by default) shortens the wait before a failed message is retried, so a
- * development loop does not sit out a 12-minute visibility timeout; it changes timing, not outcomes.
+ * Like Lambda's event source mapping, the poller does nothing to a failed message: it stays invisible for as long
+ * as the handler set with `ChangeMessageVisibility` (the crumbs consumers back off in seconds, see
+ * `shared/core/sqs-batch.ts`), else for the queue's visibility timeout. There is deliberately no local-only knob
+ * to shorten that wait: it would hide exactly the difference between a handler that backs off and one that
+ * leaves a throttled message waiting for minutes.
  */
 import {
-  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   type Message,
   ReceiveMessageCommand,
@@ -26,7 +28,6 @@ export interface SqsPollerOptions {
   trigger: Pick<SqsTrigger, 'batchSize' | 'maxBatchingWindowSeconds' | 'maxConcurrency'>;
   fn: { name: string; timeoutSeconds: number; memoryMb: number };
   handler: LambdaHandler<SQSEvent, SQSBatchResponse | undefined | undefined>;
-  retryDelaySeconds?: number;
   /** Concurrent pollers (Lambda's maximum concurrency, capped locally). */
   concurrency?: number;
   log?: (line: string) => void;
@@ -94,24 +95,11 @@ export function startSqsPoller(options: SqsPollerOptions): Poller {
       failed = new Set(messages.map((m) => m.MessageId ?? ''));
     }
     const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-    const retry = messages.filter((m) => failed.has(m.MessageId ?? ''));
     if (done.length > 0) {
       await options.client.send(
         new DeleteMessageBatchCommand({
           QueueUrl: options.queueUrl,
           Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-        }),
-      );
-    }
-    if (retry.length > 0 && options.retryDelaySeconds !== undefined) {
-      await options.client.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: options.queueUrl,
-          Entries: retry.map((m, i) => ({
-            Id: String(i),
-            ReceiptHandle: m.ReceiptHandle,
-            VisibilityTimeout: options.retryDelaySeconds,
-          })),
         }),
       );
     }

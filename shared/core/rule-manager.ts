@@ -4,26 +4,28 @@
  *
  * It reconciles to the *stored* state of the definition (not to what the event said), so events may arrive late,
  * twice or out of order and the outcome is the same; a second run changes nothing. The outcome is recorded in a
- * `definition.status.v1` breadcrumb tagged `definition:<id>`.
+ * `definition.status.v1` breadcrumb tagged `definition:<id>` (written only when it changed): state, errors, rule,
+ * pattern, and for agents which provider and model will run (`llm`, resolved against the stack's default
+ * provider; an unknown provider makes the definition `invalid`).
+ *
+ * Batches go through the one SQS batch loop (`sqs-batch.ts`); messages about the same definition are handled one
+ * after the other, in order, and the rest concurrently.
  */
 import { createHash } from 'node:crypto';
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type Breadcrumb, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
-import {
-  type FieldIssue,
-  isCrumbsError,
-  NotFoundError,
-  RetriableError,
-  ValidationError,
-} from '#shared/domain/errors.ts';
+import { type FieldIssue, isRetriable, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
+import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts';
 import { DEFINITION_SCHEMAS, type ExecutorKind, RULES_SYNC_SCHEMA } from '#shared/topology.ts';
 import { executorInputTransformer } from './executor/contract.ts';
+import { processSqsBatch, type Redelivery } from './sqs-batch.ts';
 
 export const STATUS_SCHEMA = 'definition.status.v1';
 export const SYNC_RESULT_SCHEMA = 'system.rules_sync_result.v1';
@@ -36,7 +38,11 @@ export interface RuleManagerDependencies {
   busName: string;
   prefix: string;
   executorQueueArns: Readonly<Record<ExecutorKind, string>>;
+  /** Where an agent's bare model id runs (`CRUMBS_DEFAULT_LLM_PROVIDER`). */
+  defaultLlmProvider: LlmProvider;
   log: Log;
+  /** Failed messages come back after a back-off instead of the queue's visibility timeout. */
+  redelivery?: Redelivery | undefined;
 }
 
 export type DefinitionState = 'active' | 'invalid';
@@ -52,6 +58,8 @@ export interface DefinitionStatus {
   event_bus: string;
   pattern: unknown;
   pattern_hash: string | null;
+  /** For agents: the provider and model their calls go to. Null for other kinds and invalid definitions. */
+  llm: ResolvedModel | null;
 }
 
 export type ReconcileOutcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'invalid' | 'absent';
@@ -72,6 +80,7 @@ export function evaluateDefinition(
   record: Breadcrumb,
   busName: string,
   prefix: string,
+  defaultLlmProvider: LlmProvider,
 ): DefinitionStatus & { kindKnown: boolean } {
   const kind = DEFINITION_SCHEMAS[record.schema_name as keyof typeof DEFINITION_SCHEMAS];
   const base = {
@@ -84,6 +93,14 @@ export function evaluateDefinition(
   };
   try {
     const parsed = validateDefinition(record.schema_name, record.context);
+    const llm =
+      parsed.kind === 'agent'
+        ? resolveModel(
+            parsed.definition.model,
+            defaultLlmProvider,
+            record.schema_name === 'agent.definition.v1' ? 'llm_config.model' : 'model',
+          )
+        : null;
     const entries = triggerSelectorEntries(parsed.kind, parsed.definition);
     if (entries.length === 0) {
       throw new ValidationError([
@@ -107,6 +124,7 @@ export function evaluateDefinition(
       rule_name: ruleName(prefix, record.workspace, record.id),
       pattern,
       pattern_hash: patternHash(pattern),
+      llm,
     };
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
@@ -117,6 +135,7 @@ export function evaluateDefinition(
       rule_name: null,
       pattern: null,
       pattern_hash: null,
+      llm: null,
     };
   }
 }
@@ -137,7 +156,7 @@ export async function reconcileDefinition(
     return removed ? 'deleted' : 'absent';
   }
 
-  const status = evaluateDefinition(record, deps.busName, deps.prefix);
+  const status = evaluateDefinition(record, deps.busName, deps.prefix, deps.defaultLlmProvider);
   let outcome: ReconcileOutcome;
   if (status.state === 'invalid') {
     await removeRule(name, deps);
@@ -215,37 +234,17 @@ async function writeStatus(
   status: DefinitionStatus,
   deps: RuleManagerDependencies,
 ): Promise<void> {
-  const id = statusId(status.definition_id);
-  const input = {
-    schema_name: STATUS_SCHEMA,
-    title: `${status.definition_id}: ${status.state}`,
-    tags: [`definition:${status.definition_id}`, `state:${status.state}`, 'definition-status'],
-    context: { ...status } as Record<string, unknown>,
-  };
-  const { replayed } = await deps.store.create(workspace, input, { principal: PRINCIPAL, id });
-  if (!replayed) return;
-  // Two reconciles of the same definition can race; the version condition keeps history linear.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await deps.store.get(workspace, id);
-    if (
-      canonicalJson(current.context) === canonicalJson(input.context) &&
-      canonicalJson(current.tags) === canonicalJson(input.tags)
-    ) {
-      return;
-    }
-    try {
-      await deps.store.update(
-        workspace,
-        id,
-        { title: input.title, tags: input.tags, context: input.context },
-        { principal: PRINCIPAL, expectedVersion: current.version },
-      );
-      return;
-    } catch (error) {
-      if (!(isCrumbsError(error) && error.status === 412)) throw error;
-    }
-  }
-  throw new RetriableError(`status of ${status.definition_id} kept changing while it was written`);
+  await deps.store.upsert(
+    workspace,
+    statusId(status.definition_id),
+    {
+      schema_name: STATUS_SCHEMA,
+      title: `${status.definition_id}: ${status.state}`,
+      tags: [`definition:${status.definition_id}`, `state:${status.state}`, 'definition-status'],
+      context: { ...status } as Record<string, unknown>,
+    },
+    { principal: PRINCIPAL },
+  );
 }
 
 async function deleteStatus(
@@ -328,28 +327,30 @@ function safeParse(text: string): unknown {
 
 /**
  * One SQS batch from the rule manager's queue (bodies are change events from its static rule). Failed messages
- * are reported so SQS retries only them.
+ * are reported so SQS retries only them, after a back-off.
  */
 export async function handleRuleManagerBatch(
-  records: readonly { messageId: string; body: string }[],
+  records: readonly SQSRecord[],
   deps: RuleManagerDependencies,
-): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
-  const failures: { itemIdentifier: string }[] = [];
-  // Messages about different definitions are independent: reconcile them concurrently. Messages about the same
-  // definition stay in order (each reconciles to the stored state anyway).
-  const groups = new Map<string, { messageId: string; body: string }[]>();
-  for (const record of records) {
-    const key = groupKey(record.body);
-    groups.set(key, [...(groups.get(key) ?? []), record]);
-  }
-  await Promise.all(
-    [...groups.values()].map(async (group) => {
-      for (const record of group) {
-        if (!(await handleOne(record, deps))) failures.push({ itemIdentifier: record.messageId });
-      }
-    }),
+): Promise<SQSBatchResponse> {
+  // Messages about different definitions are independent: reconciled concurrently. Messages about the same
+  // definition are chained in order (each reconciles to the stored state anyway, but a delete and an update
+  // racing on one rule could leave the older outcome last).
+  const chains = new Map<string, Promise<unknown>>();
+  const { batchItemFailures } = await processSqsBatch(
+    records,
+    (record) => {
+      const key = groupKey(record.body);
+      const run = (chains.get(key) ?? Promise.resolve()).then(() => handleOne(record, deps));
+      chains.set(
+        key,
+        run.catch(() => undefined),
+      );
+      return run;
+    },
+    { log: deps.log, redelivery: deps.redelivery },
   );
-  return { batchItemFailures: failures };
+  return { batchItemFailures };
 }
 
 function groupKey(body: string): string {
@@ -361,11 +362,11 @@ function groupKey(body: string): string {
   }
 }
 
-/** Handles one message; false when it should be retried. */
+/** Handles one message; throws when it should be retried. */
 async function handleOne(
   record: { messageId: string; body: string },
   deps: RuleManagerDependencies,
-): Promise<boolean> {
+): Promise<void> {
   try {
     // A ValidationError (not zod's own error) so it is judged like every other bad input below; `instanceof` on
     // zod's error class would also pull the whole `z.core` namespace, every locale included, into the bundle.
@@ -373,9 +374,9 @@ async function handleOne(
     const { workspace, id, schema_name: schema } = event.detail;
     if (schema !== RULES_SYNC_SCHEMA) {
       await reconcileDefinition(workspace, id, deps);
-      return true;
+      return;
     }
-    if (event['detail-type'] !== DETAIL_TYPES.created) return true;
+    if (event['detail-type'] !== DETAIL_TYPES.created) return;
     const report = await syncWorkspace(workspace, deps);
     await deps.store.create(
       workspace,
@@ -390,22 +391,13 @@ async function handleOne(
         id: `sync-result-${createHash('sha256').update(id).digest('hex').slice(0, 24)}`,
       },
     );
-    return true;
   } catch (error) {
-    const hopeless =
-      error instanceof SyntaxError || (isCrumbsError(error) && !error.retriable && error.status < 500);
-    if (hopeless) {
-      // A message that can never succeed: log it and let it go rather than retry it into the DLQ.
-      deps.log.error('rule manager dropped an unusable message', {
-        messageId: record.messageId,
-        error: String(error),
-      });
-      return true;
-    }
-    deps.log.warn('rule manager message failed; SQS will retry it', {
+    if (isRetriable(error)) throw error;
+    // A message that can never succeed (not JSON, not a change event, a store refusal): log it and let it go
+    // rather than retry it into the DLQ.
+    deps.log.error('rule manager dropped an unusable message', {
       messageId: record.messageId,
       error: String(error),
     });
-    return false;
   }
 }

@@ -1,6 +1,11 @@
 /**
  * The error hierarchy of crumbs. Every error says whether it is retriable (an SQS redelivery or a client retry
  * may succeed) and which HTTP status it maps to at the API edge. Catch only to translate or classify.
+ *
+ * Retriable or not is decided here and nowhere else (`isRetriable`): our own errors say it themselves; errors from
+ * the AWS SDK, from fetch and from Node's sockets are judged by their name, HTTP status and socket code. Adapters
+ * that translate a foreign error into ours (`asCrumbsError`) and every loop that decides between "let SQS
+ * redeliver" and "answer with an error" (the executor pipeline, the DLQ handler, the rule manager) ask this module.
  */
 
 export interface FieldIssue {
@@ -111,6 +116,17 @@ export class RetriableError extends CrumbsError {
   readonly status = 503;
   readonly code = 'temporarily-unavailable';
   override readonly retriable = true;
+  /**
+   * How long the failing service asked to be left alone (its Retry-After), in seconds. The SQS consumers make a
+   * failed message visible again after this long instead of after their own back-off.
+   */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number | undefined }) {
+    super(message, options);
+    const after = options?.retryAfterSeconds;
+    this.retryAfterSeconds = after !== undefined && Number.isFinite(after) && after >= 0 ? after : undefined;
+  }
 }
 
 /** A failure that will not go away on retry (bad definition, tool bug): answer with an error breadcrumb. */
@@ -168,4 +184,92 @@ export class JsonPathLimitError extends NonRetriableError {}
 
 export function isCrumbsError(error: unknown): error is CrumbsError {
   return error instanceof CrumbsError;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Retriable or not: the one place that decides
+
+/**
+ * HTTP statuses worth another attempt: timeout, conflict, throttling, server faults. 409 is included because
+ * OpenAI answers it for a transient conflict on its side.
+ */
+export function isRetriableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** AWS service errors (DynamoDB, SQS, EventBridge, Bedrock, Secrets Manager) that pass on their own. */
+const RETRIABLE_ERROR_NAMES = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'LimitExceededException',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'InternalServerError',
+  'InternalServerException',
+  'InternalFailure',
+  'ModelNotReadyException',
+  'ModelTimeoutException',
+  'TransactionConflictException',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+]);
+
+/** Transport failures before any HTTP status (Node socket and DNS codes). */
+const RETRIABLE_SOCKET_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+type ForeignError = Error & {
+  $retryable?: unknown;
+  $metadata?: { httpStatusCode?: number };
+  code?: unknown;
+};
+
+/**
+ * Whether trying again later may succeed: our errors say so themselves; AWS SDK errors by `$retryable`, their
+ * name or a retriable HTTP status; socket failures by their code (also on the `cause` fetch wraps them in). When
+ * `signal` has fired (the Lambda is about to time out), whatever the call threw is retriable: it was cut short.
+ */
+export function isRetriable(error: unknown, signal?: AbortSignal): boolean {
+  if (isCrumbsError(error)) return error.retriable;
+  if (signal?.aborted) return true;
+  if (!(error instanceof Error)) return false;
+  const e = error as ForeignError;
+  if (e.$retryable) return true;
+  if (RETRIABLE_ERROR_NAMES.has(e.name)) return true;
+  const status = e.$metadata?.httpStatusCode;
+  if (status !== undefined && isRetriableStatus(status)) return true;
+  const code = typeof e.code === 'string' ? e.code : (e.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && RETRIABLE_SOCKET_CODES.has(code);
+}
+
+/** The Retry-After an error carries, in seconds (our RetriableError's), if any. */
+export function retryAfterSecondsOf(error: unknown): number | undefined {
+  return error instanceof RetriableError ? error.retryAfterSeconds : undefined;
+}
+
+/**
+ * A foreign error as one of ours, classified by `isRetriable`: RetriableError or NonRetriableError with `message`
+ * and the original as `cause`. Our own errors pass through unchanged.
+ */
+export function asCrumbsError(
+  error: unknown,
+  message: string,
+  options: { signal?: AbortSignal | undefined; retryAfterSeconds?: number | undefined } = {},
+): CrumbsError {
+  if (isCrumbsError(error)) return error;
+  return isRetriable(error, options.signal)
+    ? new RetriableError(message, { cause: error, retryAfterSeconds: options.retryAfterSeconds })
+    : new NonRetriableError(message, { cause: error });
 }

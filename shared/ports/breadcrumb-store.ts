@@ -1,3 +1,9 @@
+/**
+ * The breadcrumb store port: versioned records scoped by workspace, with history, tag/schema listings (newest
+ * first), If-Match updates, idempotent creates and create-or-replace (`upsert`). Adapters: DynamoDB
+ * (`shared/adapters/dynamodb/`) and in memory (`shared/adapters/memory/`), held to one contract test suite
+ * (`test/support/store-contract.ts`).
+ */
 import type {
   Breadcrumb,
   ContextView,
@@ -35,6 +41,22 @@ export interface UpdateOptions {
   causation?: Causation;
 }
 
+export interface UpsertOptions {
+  principal: string;
+  /** Causation of the version written (executor outputs). */
+  causation?: Causation;
+  /** If-Match: replace only this version; VersionConflictError otherwise (and when the id does not exist). */
+  expectedVersion?: number;
+  /** If-None-Match: *: only create; an existing breadcrumb is a VersionConflictError. */
+  createOnly?: boolean;
+}
+
+export interface UpsertResult {
+  breadcrumb: Breadcrumb;
+  /** `unchanged`: what was asked for is what is stored; nothing was written (no version, no change event). */
+  outcome: 'created' | 'updated' | 'unchanged';
+}
+
 export interface ListQuery {
   workspace: string;
   schema_name?: string;
@@ -51,6 +73,17 @@ export interface BreadcrumbStore {
   getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb>;
   history(workspace: string, id: string, page: { limit: number; cursor?: string }): Promise<Page<Breadcrumb>>;
   update(workspace: string, id: string, patch: UpdateBreadcrumb, options: UpdateOptions): Promise<Breadcrumb>;
+  /**
+   * Create-or-replace under a caller-chosen id: created when missing; replaced (title, tags, context, llm_hints,
+   * expires_at) when different; nothing written when equal. `schema_name` cannot change. Without
+   * `expectedVersion`, a concurrent writer is waited out (read again, compare again); with it, it is a conflict.
+   */
+  upsert(
+    workspace: string,
+    id: string,
+    input: CreateBreadcrumb,
+    options: UpsertOptions,
+  ): Promise<UpsertResult>;
   delete(workspace: string, id: string, options?: { expectedVersion?: number }): Promise<void>;
   list(query: ListQuery): Promise<Page<Breadcrumb>>;
 }

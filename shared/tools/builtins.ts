@@ -1,11 +1,13 @@
-/** The built-in tools this package ships, registered by the executor handlers that run tools. */
+/**
+ * The built-in tools this package ships. The executor handlers that run tools list them (with any tools of their
+ * own) in the catalog they pass to their executor (catalog.ts).
+ */
 import { breadcrumbCreateTool } from './breadcrumb-create.ts';
 import { breadcrumbSearchTool } from './breadcrumb-search.ts';
 import { calculatorTool } from './calculator.ts';
 import { echoTool } from './echo.ts';
 import { httpTool } from './http.ts';
 import { jsonTransformTool } from './json-transform.ts';
-import { registerTool } from './registry.ts';
 import type { Tool } from './tool.ts';
 
 export const builtinTools: readonly Tool[] = [
@@ -16,7 +18,3 @@ export const builtinTools: readonly Tool[] = [
   breadcrumbCreateTool,
   jsonTransformTool,
 ] as Tool[];
-
-export function registerBuiltinTools(): void {
-  for (const tool of builtinTools) registerTool(tool);
-}

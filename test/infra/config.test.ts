@@ -20,7 +20,17 @@ describe('readConfig', () => {
       workspacesClaim: 'crumbs:workspaces',
       llmSecretPrefix: DEFAULT_LLM_SECRET_PREFIX,
       powertools: 'layer',
+      defaultLlmProvider: 'bedrock',
     });
+  });
+
+  it('takes the default LLM provider from crumbs:defaultLlmProvider and refuses one that is not a provider', () => {
+    expect(read({ ...VALID, 'crumbs:defaultLlmProvider': 'openrouter' }).defaultLlmProvider).toBe(
+      'openrouter',
+    );
+    expect(() => read({ ...VALID, 'crumbs:defaultLlmProvider': 'gpt' })).toThrow(
+      /crumbs:defaultLlmProvider.*bedrock.*"gpt"/,
+    );
   });
 
   it('takes Powertools from the layer unless crumbs:powertools says bundle, and refuses other values', () => {

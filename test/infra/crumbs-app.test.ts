@@ -225,6 +225,28 @@ describe('StatelessStack', () => {
     }
   });
 
+  it('lets every SQS consumer bring a failed message back early: GetQueueUrl and ChangeMessageVisibility on its queue', () => {
+    for (const { fnId, queueId } of sqsEventSources()) {
+      const name = String(resources[fnId]?.Properties.FunctionName).replace(`crumbs-${STAGE}-`, '');
+      const onQueue = statementsOfFunction(name).filter((s) =>
+        asList(s.Resource).some((r) => refId(r) === queueId),
+      );
+      const actions = onQueue.flatMap((s) => asList(s.Action).map(String));
+      expect(actions, `${name} on ${queueId}`).toEqual(
+        expect.arrayContaining(['sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl']),
+      );
+    }
+  });
+
+  it('gives the stack default LLM provider to the functions that resolve model ids, and only to them', () => {
+    for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
+      const resolves = 'llm' in f.uses && f.uses.llm === true;
+      expect(functionEnv(f.name)[ENV.defaultLlmProvider], f.name).toBe(resolves ? 'bedrock' : undefined);
+    }
+    expect(functionEnv('rule-manager')[ENV.defaultLlmProvider]).toBe('bedrock');
+    expect(functionEnv('executor-agent')[ENV.defaultLlmProvider]).toBe('bedrock');
+  });
+
   it('limits each executor event source to the concurrency the topology declares', () => {
     for (const kind of EXECUTOR_KINDS) {
       const declared = topology.functions.executors[kind];

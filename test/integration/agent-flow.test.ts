@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_AGENT_ID, seedDemo } from '#local/demo.ts';
 import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';
 import { LocalEmbedder } from '#shared/adapters/embeddings/local-embedder.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { createSearchHandler } from '#shared/core/api/search.ts';
 import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
-import { DynamoClaims } from '#shared/core/executor/claims.ts';
 import { createContextBuilder } from '#shared/core/executor/context-builder.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
@@ -22,7 +22,8 @@ import { indexEmbedding, searchSimilar, type VectorSearchDeps } from '#shared/co
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
-import { registerBuiltinTools } from '#shared/tools/builtins.ts';
+import { builtinTools } from '#shared/tools/builtins.ts';
+import { toolCatalog } from '#shared/tools/catalog.ts';
 import { topology } from '#shared/topology.ts';
 import { messageFor } from '../support/executor-message.ts';
 import { localStore, startStackWithoutExecutors, uniqueWorkspace } from '../support/local.ts';
@@ -43,7 +44,6 @@ beforeAll(async () => {
     index: new DynamoEmbeddingIndex(topology.table.name, documentClient),
     embedder: new LocalEmbedder(),
   };
-  registerBuiltinTools();
 }, 90_000);
 
 afterAll(async () => {
@@ -62,7 +62,12 @@ function deps(): PipelineDeps {
         llm: new LlmRouter({ env: {} }),
       }) as ExecutorKindImplementation<unknown>,
       'context-builder': createContextBuilder() as ExecutorKindImplementation<unknown>,
-      tool: createToolExecutor({ store, log: silentLog, clock: systemClock }),
+      tool: createToolExecutor({
+        store,
+        log: silentLog,
+        clock: systemClock,
+        tools: toolCatalog(builtinTools),
+      }),
     },
   };
 }

@@ -1,12 +1,13 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { DynamoClaims } from '#shared/core/executor/claims.ts';
+import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
-import { registerKind } from '#shared/core/executor/registry.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
 import {
@@ -16,11 +17,14 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
-import type { Clock } from '#shared/ports/breadcrumb-store.ts';
+import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
+import { silentLog } from '#shared/ports/log.ts';
 import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
-import { registerBuiltinTools } from '#shared/tools/builtins.ts';
+import { builtinTools } from '#shared/tools/builtins.ts';
+import { toolCatalog } from '#shared/tools/catalog.ts';
 import { topology } from '#shared/topology.ts';
 import { messageFor } from '../support/executor-message.ts';
+import { faultyIo, throttlingError } from '../support/faults.ts';
 import { eventually, localStore, startStackWithoutExecutors, uniqueWorkspace } from '../support/local.ts';
 
 const LEASE_MS = 60_000;
@@ -44,21 +48,25 @@ let stack: LocalStack;
 beforeAll(async () => {
   ({ stack, documentClient } = await startStackWithoutExecutors());
   store = localStore(documentClient);
-  registerBuiltinTools();
-  registerKind('tool', createToolExecutor);
-  registerKind('workflow', createWorkflowExecutor);
 }, 90_000);
 
 afterAll(async () => {
   await stack?.stop();
 });
 
+const tools = toolCatalog(builtinTools);
+
 function deps(overrides: Partial<PipelineDeps> = {}, clock: Clock = new ManualClock()): PipelineDeps {
+  const writer = overrides.store ?? store;
   return {
     store,
     claims: new DynamoClaims(topology.table.name, { client: documentClient, clock }),
     leaseMs: LEASE_MS,
     clock,
+    implementations: {
+      tool: createToolExecutor({ store: writer, log: silentLog, clock: systemClock, tools }),
+      workflow: createWorkflowExecutor({ store: writer, log: silentLog, tools }),
+    },
     ...overrides,
   };
 }
@@ -251,6 +259,70 @@ describe('executor pipeline on DynamoDB Local', () => {
       status: 'skipped',
       reason: 'already answered',
     });
+  });
+
+  it('answers once when the worker dies right after claiming, or between the response write and the claim completion', async () => {
+    for (const dieAt of ['claims.acquire', 'claims.complete'] as const) {
+      const ws = uniqueWorkspace('exec');
+      const def = await toolDef(ws, { name: 'echo' });
+      const trigger = await request(ws, 'echo', { die: dieAt }, `r-${dieAt}`);
+      const message = messageFor(def, trigger);
+      const clock = new ManualClock();
+      const healthy = deps({}, clock);
+      const io = faultyIo({ store, claims: healthy.claims }, (_n, op) =>
+        op === dieAt ? (dieAt === 'claims.acquire' ? 'die-after' : 'die-before') : 'ok',
+      );
+      void processExecutorMessage(message, { ...healthy, store: io.store, claims: io.claims });
+      await io.died;
+
+      // The dead worker's claim holds off the next delivery until its lease runs out.
+      await expect(processExecutorMessage(message, healthy)).rejects.toBeInstanceOf(RetriableError);
+      clock.advance(LEASE_MS + 1);
+      expect((await processExecutorMessage(message, healthy)).status).toBe('responded');
+
+      const found = await responses(ws, `r-${dieAt}`);
+      expect(found, dieAt).toHaveLength(1);
+      expect(found[0]?.context).toMatchObject({ status: 'success', output: { die: dieAt } });
+    }
+  });
+
+  it('retries a response write DynamoDB throttled, and answers once with the real answer', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', { n: 1 }, 'r-throttled');
+    const message = messageFor(def, trigger);
+    // A document client whose first TransactWriteItems (the response write) is throttled, as DynamoDB does.
+    const throttled = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: stack.endpoints.dynamodb,
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+      }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    );
+    let writes = 0;
+    throttled.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand' && writes++ === 0) throw throttlingError();
+        return next(args);
+      },
+      { step: 'initialize', name: 'throttleFirstWrite' },
+    );
+    const throttledStore = localStore(throttled);
+    const clock = new ManualClock();
+
+    const first = await processExecutorMessage(message, deps({ store: throttledStore }, clock)).catch(
+      (error: unknown) => error,
+    );
+    expect(first).toBeInstanceOf(RetriableError);
+    // The claim was released: the redelivery runs at once.
+    expect((await processExecutorMessage(message, deps({ store: throttledStore }, clock))).status).toBe(
+      'responded',
+    );
+
+    const found = await responses(ws, 'r-throttled');
+    expect(found).toHaveLength(1);
+    expect(found[0]?.context).toMatchObject({ status: 'success', output: { n: 1 } });
   });
 
   it('answers status "error" with the validation message when the input fails its schema', async () => {

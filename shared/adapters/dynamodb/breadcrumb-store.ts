@@ -24,7 +24,6 @@ import {
   type ContextView,
   type CreateBreadcrumb,
   canonicalJson,
-  checksumOf,
   isExpired,
   toEpochSeconds,
   type UpdateBreadcrumb,
@@ -32,12 +31,14 @@ import {
 import {
   BadRequestError,
   IdempotencyKeyReuseError,
+  isCrumbsError,
+  isRetriable,
   NotFoundError,
   RetriableError,
   ValidationError,
   VersionConflictError,
 } from '#shared/domain/errors.ts';
-import { applyLlmHints, type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
+import { type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
 import type {
   BreadcrumbStore,
   Clock,
@@ -46,8 +47,12 @@ import type {
   ListQuery,
   Page,
   UpdateOptions,
+  UpsertOptions,
+  UpsertResult,
 } from '#shared/ports/breadcrumb-store.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
+import { buildRecord, definedSchemas, schemaDefHints, toContextView } from '../record-rules.ts';
+import { upsertVia } from '../store-upsert.ts';
 import { gsi, headItem, type Key, KIND, keys, tagItem, toRecord, versionItem } from './items.ts';
 
 type Item = Record<string, unknown>;
@@ -56,10 +61,6 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const MAX_TRANSACT_ITEMS = 100;
 const MAX_WRITE_ATTEMPTS = 12;
-/** DynamoDB nests maps and lists at most 32 levels deep; the record itself uses one level for `context`. */
-const MAX_CONTEXT_DEPTH = 31;
-const SCHEMA_DEF = 'schema.def.v1';
-const DEFINES_PREFIX = 'defines:';
 
 let defaultClient: DynamoDBDocumentClient | undefined;
 /** Module-scope client, created once per cold start. Endpoint and region come from the standard AWS env. */
@@ -254,6 +255,15 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     }
   }
 
+  upsert(
+    workspace: string,
+    id: string,
+    input: CreateBreadcrumb,
+    options: UpsertOptions,
+  ): Promise<UpsertResult> {
+    return upsertVia(this, workspace, id, input, options);
+  }
+
   async delete(workspace: string, id: string, options: { expectedVersion?: number } = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
@@ -399,27 +409,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   // ---------------------------------------------------------------------------------------------------------
 
   private buildRecord(fields: Omit<Breadcrumb, 'checksum'>): Breadcrumb {
-    const updatedAt = fields.updated_at;
-    const record: Breadcrumb = {
-      id: fields.id,
-      workspace: fields.workspace,
-      schema_name: fields.schema_name,
-      title: fields.title,
-      tags: fields.tags,
-      context: fields.context,
-      version: fields.version,
-      checksum: checksumOf(fields.context),
-      created_at: fields.created_at,
-      // ISO-8601 strings of one format compare like the instants they name.
-      updated_at: updatedAt < fields.created_at ? fields.created_at : updatedAt,
-      created_by: fields.created_by,
-      updated_by: fields.updated_by,
-      ...(fields.llm_hints !== undefined ? { llm_hints: fields.llm_hints } : {}),
-      ...(fields.expires_at !== undefined ? { expires_at: fields.expires_at } : {}),
-      ...(fields.causation !== undefined ? { causation: fields.causation } : {}),
-    };
-    assertStorable(record);
-    return record;
+    return buildRecord(fields);
   }
 
   /** One transaction: head, version item, tag items, schema hints, plus `extra` (placed last). */
@@ -465,12 +455,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   /** `schema.def.v1` breadcrumbs tagged `defines:<schema>` keep that schema's llm_hints defaults in one item. */
   private schemaHintWrites(record: Breadcrumb | undefined, previous: Breadcrumb | undefined): TransactItem[] {
-    const defined = (r: Breadcrumb | undefined) =>
-      r?.schema_name === SCHEMA_DEF
-        ? r.tags.filter((t) => t.startsWith(DEFINES_PREFIX)).map((t) => t.slice(DEFINES_PREFIX.length))
-        : [];
-    const now = defined(record);
-    const before = defined(previous);
+    const now = definedSchemas(record);
+    const before = definedSchemas(previous);
     const writes: TransactItem[] = [];
     const hints = record ? schemaDefHints(record) : undefined;
     for (const schema of now) {
@@ -528,6 +514,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
             await sleep(Math.random() * 20 * 2 ** Math.min(attempt, 5));
             continue;
           }
+          throw new RetriableError(`DynamoDB kept cancelling the write (${codes.join(', ')})`, {
+            cause: error,
+          });
         }
         throw translate(error);
       }
@@ -612,33 +601,6 @@ class WriteConditionFailed extends Error {
   }
 }
 
-function toContextView(record: Breadcrumb, hints: LlmHints | undefined): ContextView {
-  return {
-    id: record.id,
-    schema_name: record.schema_name,
-    title: record.title,
-    tags: record.tags,
-    version: record.version,
-    updated_at: record.updated_at,
-    context: applyLlmHints(record.context, hints),
-  };
-}
-
-function schemaDefHints(record: Breadcrumb): LlmHints | undefined {
-  const raw = record.context.llm_hints;
-  if (raw === undefined) return undefined;
-  const parsed = LlmHintsSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new ValidationError(
-      parsed.error.issues.map((i) => ({
-        path: ['context', 'llm_hints', ...i.path].join('.'),
-        message: i.message,
-      })),
-    );
-  }
-  return parsed.data;
-}
-
 /** A condition that holds only while the item is exactly `seen` (every attribute equal, nothing added). */
 function sameItemCondition(seen: Item): VersionWrite['condition'] {
   const names: Record<string, string> = {};
@@ -659,25 +621,6 @@ function sameItemCondition(seen: Item): VersionWrite['condition'] {
     i++;
   }
   return { expression: parts.join(' AND '), names, values };
-}
-
-function assertStorable(record: Breadcrumb): void {
-  const depth = nestingDepth(record.context);
-  if (depth > MAX_CONTEXT_DEPTH) {
-    throw new ValidationError([
-      {
-        path: 'context',
-        message: `nested ${depth} levels deep; at most ${MAX_CONTEXT_DEPTH} (DynamoDB's limit)`,
-      },
-    ]);
-  }
-}
-
-function nestingDepth(value: unknown): number {
-  if (value === null || typeof value !== 'object') return 0;
-  let max = 0;
-  for (const v of Object.values(value)) max = Math.max(max, nestingDepth(v));
-  return max + 1;
 }
 
 function keyString(key: Key): string {
@@ -736,19 +679,13 @@ function decodeHistoryCursor(cursor: string, current: number): number {
   return v;
 }
 
-const RETRIABLE_NAMES = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TimeoutError',
-]);
-
-/** SDK errors → domain errors. Throttling and service faults are retriable; the rest propagate unchanged. */
+/**
+ * SDK errors → domain errors: what `isRetriable` calls retriable (throttling, service faults, timeouts) becomes a
+ * RetriableError; the rest propagate unchanged.
+ */
 export function translate(error: unknown): unknown {
-  if (error instanceof Error && RETRIABLE_NAMES.has(error.name)) {
-    return new RetriableError(`DynamoDB: ${error.message}`, { cause: error });
+  if (!isCrumbsError(error) && isRetriable(error)) {
+    return new RetriableError(`DynamoDB: ${(error as Error).message}`, { cause: error });
   }
   return error;
 }

@@ -3,18 +3,12 @@
  * of 256, 512 or 1024 dimensions. One request per text (the model takes one input per call), run in parallel.
  */
 import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
-import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { asCrumbsError, NonRetriableError } from '#shared/domain/errors.ts';
 import type { Embedder } from '#shared/ports/embeddings.ts';
 
 export const TITAN_V2_MODEL_ID = 'amazon.titan-embed-text-v2:0';
 /** Titan v2 accepts up to 8,192 tokens; characters are cut well below that. */
 const MAX_INPUT_CHARS = 20_000;
-const RETRIABLE = new Set([
-  'ThrottlingException',
-  'ServiceUnavailableException',
-  'ModelNotReadyException',
-  'InternalServerException',
-]);
 
 let defaultClient: BedrockRuntimeClient | undefined;
 
@@ -62,12 +56,7 @@ export class TitanEmbedder implements Embedder {
       }
       return parsed.embedding.map(Number);
     } catch (error) {
-      if (error instanceof NonRetriableError) throw error;
-      const name = (error as { name?: string }).name ?? '';
-      const message = `${TITAN_V2_MODEL_ID}: ${(error as Error).message}`;
-      throw RETRIABLE.has(name) || name === 'AbortError'
-        ? new RetriableError(message, { cause: error })
-        : new NonRetriableError(message, { cause: error });
+      throw asCrumbsError(error, `${TITAN_V2_MODEL_ID}: ${(error as Error).message}`, { signal });
     }
   }
 }

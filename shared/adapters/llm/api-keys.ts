@@ -9,7 +9,7 @@ import {
   ResourceNotFoundException,
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { asCrumbsError, NonRetriableError } from '#shared/domain/errors.ts';
 
 export const API_KEY_ENV: Record<string, string> = {
   openrouter: 'OPENROUTER_API_KEY',
@@ -64,11 +64,9 @@ export class SecretsManagerApiKeys implements ApiKeySource {
       }
       return text;
     } catch (error) {
-      if (error instanceof NonRetriableError) throw error;
       if (error instanceof ResourceNotFoundException) return undefined;
-      throw new RetriableError(`could not read secret ${name}: ${(error as Error).message}`, {
-        cause: error,
-      });
+      // Throttling and service faults are retried; access denied or a secret that is not JSON is not.
+      throw asCrumbsError(error, `could not read secret ${name}: ${(error as Error).message}`);
     }
   }
 }

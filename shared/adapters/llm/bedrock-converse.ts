@@ -20,9 +20,9 @@ import {
   type Tool,
   type ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
-import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { asCrumbsError } from '#shared/domain/errors.ts';
 import type { LlmFinishReason, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '#shared/ports/llm.ts';
-import { abortedError, isAbort, isRetriableStatus } from './call-errors.ts';
+import { abortedError, isAbort } from './call-errors.ts';
 import { jsonText, withSchemaInstruction } from './structured-output.ts';
 import { ToolNames, toolResultText } from './tool-wire.ts';
 
@@ -37,26 +37,6 @@ const STOP_REASONS: Record<string, LlmFinishReason> = {
   content_filtered: 'content-filter',
   guardrail_intervened: 'content-filter',
 };
-
-/** Service errors that pass on their own; any 408, 409, 429 or 5xx status is retriable too. */
-const RETRIABLE_ERRORS = new Set([
-  'ThrottlingException',
-  'ServiceUnavailableException',
-  'InternalServerException',
-  'ModelNotReadyException',
-  'ModelTimeoutException',
-  'TimeoutError',
-]);
-
-/** Transport failures before any HTTP status: worth another delivery. */
-const NETWORK_ERRORS = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
 
 export async function bedrockConverse(
   client: BedrockRuntimeClient,
@@ -190,11 +170,8 @@ function classify(error: unknown, model: string, signal: AbortSignal | undefined
   };
   const name = e.name ?? 'Error';
   const status = e.$metadata?.httpStatusCode;
-  const message = `${model} answered ${status ?? 'no status'}: ${name}: ${e.message ?? String(error)}`;
-  const retriable =
-    RETRIABLE_ERRORS.has(name) ||
-    (status !== undefined ? isRetriableStatus(status) : NETWORK_ERRORS.has(e.code ?? ''));
-  return retriable
-    ? new RetriableError(message, { cause: error })
-    : new NonRetriableError(message, { cause: error });
+  return asCrumbsError(
+    error,
+    `${model} answered ${status ?? 'no status'}: ${name}: ${e.message ?? String(error)}`,
+  );
 }

@@ -10,29 +10,26 @@
  *   openai-compatible/<model>    vLLM, LM Studio, ... (OPENAI_COMPATIBLE_BASE_URL, required)
  *   offline/<name>               the deterministic offline model (no network; see offline-model.ts)
  *
- * A model without a known prefix (`gpt-4`, as in the seeds) goes to `CRUMBS_DEFAULT_LLM_PROVIDER` (default
- * `offline`, so nothing leaves the machine unless a provider is configured). Keys: see api-keys.ts.
+ * A bare model id (`gpt-4`, as in the seeds) goes to the stack's default provider (`defaultProvider`, from
+ * `CRUMBS_DEFAULT_LLM_PROVIDER`); an unknown provider prefix is an error, not a fallback
+ * (`#shared/domain/llm-model.ts`). Keys: see api-keys.ts.
  *
  * Tool calls come back as data, never executed here. Tool names are encoded for providers that accept only
  * `[a-zA-Z0-9_-]` (`context.build` → `context__build`) and decoded on the way back (tool-wire.ts).
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import {
+  LLM_PROVIDERS,
+  type LlmProvider,
+  LlmProviderSchema,
+  resolveModel,
+} from '#shared/domain/llm-model.ts';
 import type { LlmClient, LlmRequest, LlmResponse } from '#shared/ports/llm.ts';
 import { type ApiKeySource, apiKeysFromEnv } from './api-keys.ts';
 import { bedrockConverse } from './bedrock-converse.ts';
 import { generateOffline, OFFLINE_PROVIDER } from './offline-model.ts';
 import { openAiChat } from './openai-chat.ts';
-
-export const PROVIDERS = [
-  'bedrock',
-  'openrouter',
-  'openai',
-  'ollama',
-  'openai-compatible',
-  OFFLINE_PROVIDER,
-] as const;
-export type Provider = (typeof PROVIDERS)[number];
 
 const BASE_URLS: Record<
   'openrouter' | 'openai' | 'ollama' | 'openai-compatible',
@@ -44,27 +41,23 @@ const BASE_URLS: Record<
   'openai-compatible': { env: 'OPENAI_COMPATIBLE_BASE_URL' },
 };
 
-/** Splits `provider/model`; a string without a known provider prefix uses the default provider. */
-export function parseModel(
-  model: string,
-  env: NodeJS.ProcessEnv = process.env,
-): { provider: Provider; modelId: string } {
-  const slash = model.indexOf('/');
-  const prefix = slash > 0 ? model.slice(0, slash) : '';
-  if ((PROVIDERS as readonly string[]).includes(prefix)) {
-    return { provider: prefix as Provider, modelId: model.slice(slash + 1) || 'default' };
-  }
-  const fallback = env.CRUMBS_DEFAULT_LLM_PROVIDER?.trim() || OFFLINE_PROVIDER;
-  if (!(PROVIDERS as readonly string[]).includes(fallback)) {
+/** The default provider named by `CRUMBS_DEFAULT_LLM_PROVIDER` in `env`; undefined when unset. */
+export function defaultProviderFromEnv(env: NodeJS.ProcessEnv): LlmProvider | undefined {
+  const raw = env.CRUMBS_DEFAULT_LLM_PROVIDER?.trim();
+  if (!raw) return undefined;
+  const parsed = LlmProviderSchema.safeParse(raw);
+  if (!parsed.success) {
     throw new NonRetriableError(
-      `CRUMBS_DEFAULT_LLM_PROVIDER is "${fallback}"; expected one of ${PROVIDERS.join(', ')}`,
+      `CRUMBS_DEFAULT_LLM_PROVIDER is "${raw}"; expected one of ${LLM_PROVIDERS.join(', ')}`,
     );
   }
-  return { provider: fallback as Provider, modelId: model || 'default' };
+  return parsed.data;
 }
 
 export interface LlmRouterOptions {
   env?: NodeJS.ProcessEnv;
+  /** Where a bare model id runs. @default `CRUMBS_DEFAULT_LLM_PROVIDER` in `env`; none: bare ids are refused */
+  defaultProvider?: LlmProvider;
   apiKeys?: ApiKeySource;
   /** The Bedrock runtime client Converse requests go through. @default one per container */
   bedrockClient?: BedrockRuntimeClient;
@@ -95,7 +88,8 @@ export class LlmRouter implements LlmClient {
   }
 
   async generate(request: LlmRequest): Promise<LlmResponse> {
-    const { provider, modelId } = parseModel(request.model, this.env);
+    const defaultProvider = this.options.defaultProvider ?? defaultProviderFromEnv(this.env);
+    const { provider, model: modelId } = resolveModel(request.model, defaultProvider);
     switch (provider) {
       case OFFLINE_PROVIDER:
         return generateOffline(request, modelId);

@@ -5,13 +5,15 @@
  * token limit and a response format.
  *
  * 429, 5xx and network failures are retried `maxRetries` times after a short backoff (or the server's
- * Retry-After when it is short); a longer wait is left to the SQS redelivery rather than paid for in a Lambda.
+ * Retry-After when it is short); a longer wait is left to the SQS redelivery rather than paid for in a Lambda:
+ * the RetriableError then carries the server's Retry-After, and the executor makes the message visible again
+ * after that long (shared/core/sqs-batch.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { isRetriableStatus, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { LlmFinishReason, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '#shared/ports/llm.ts';
-import { abortedError, isAbort, isRetriableStatus } from './call-errors.ts';
+import { abortedError, isAbort } from './call-errors.ts';
 import { fitsStrictMode, jsonText, withSchemaInstruction } from './structured-output.ts';
 import { ToolNames, toolResultText } from './tool-wire.ts';
 
@@ -167,7 +169,11 @@ async function post(
     const options = failure.cause !== undefined ? { cause: failure.cause } : undefined;
     if (!failure.retriable) throw new NonRetriableError(failure.message, options);
     const wait = attempt < target.maxRetries ? retryDelay(attempt, failure.retryAfterMs) : undefined;
-    if (wait === undefined) throw new RetriableError(failure.message, options);
+    if (wait === undefined) {
+      const retryAfterSeconds =
+        failure.retryAfterMs !== undefined ? Math.ceil(failure.retryAfterMs / 1000) : undefined;
+      throw new RetriableError(failure.message, { ...options, retryAfterSeconds });
+    }
     try {
       await delay(wait, undefined, signal ? { signal } : undefined);
     } catch (error) {

@@ -10,10 +10,8 @@ import type { VectorSearchDeps } from '#shared/core/vector-search.ts';
 import {
   BreadcrumbIdSchema,
   CreateBreadcrumbSchema,
-  canonicalJson,
   LIMITS,
   parseOrThrow,
-  toEpochSeconds,
   UpdateBreadcrumbSchema,
   WorkspaceSchema,
 } from '#shared/domain/breadcrumb.ts';
@@ -26,8 +24,6 @@ import {
   PayloadTooLargeError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
-  ValidationError,
-  VersionConflictError,
 } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import {
@@ -121,48 +117,13 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
           const id = parseOrThrow(BreadcrumbIdSchema, p.id, 'id');
           const expectedVersion = ifMatch(req);
           const input = parseOrThrow(CreateBreadcrumbSchema, parseJsonBody(req));
-          const ws = workspace(p);
-          if (expectedVersion === undefined) {
-            const created = await store.create(ws, input, { principal: caller.principal, id });
-            if (!created.replayed) return json(201, created.breadcrumb, { etag: etag(1) });
-          }
-          if (req.headers['if-none-match'] === '*') {
-            throw new VersionConflictError(0, undefined);
-          }
-          const current = await store.get(ws, id);
-          if (current.schema_name !== input.schema_name) {
-            throw new ValidationError([
-              {
-                path: 'schema_name',
-                message: `is ${current.schema_name} for this breadcrumb and cannot change`,
-              },
-            ]);
-          }
-          const replacement = {
-            title: input.title,
-            tags: input.tags,
-            context: input.context,
-            llm_hints: input.llm_hints ?? null,
-            expires_at: input.expires_at === undefined ? null : toEpochSeconds(input.expires_at),
-          };
-          const unchanged =
-            canonicalJson(replacement) ===
-            canonicalJson({
-              title: current.title,
-              tags: current.tags,
-              context: current.context,
-              llm_hints: current.llm_hints ?? null,
-              expires_at: current.expires_at ?? null,
-            });
-          // A PUT of what is already stored is a no-op: no new version, no change event.
-          if (unchanged && (expectedVersion === undefined || expectedVersion === current.version)) {
-            return json(200, current, { etag: etag(current.version) });
-          }
-          const updated = await store.update(ws, id, replacement, {
+          // Create-or-replace; a PUT of what is already stored writes nothing (no version, no change event).
+          const { breadcrumb, outcome } = await store.upsert(workspace(p), id, input, {
             principal: caller.principal,
             ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+            ...(req.headers['if-none-match'] === '*' ? { createOnly: true } : {}),
           });
-          return json(200, updated, { etag: etag(updated.version) });
+          return json(outcome === 'created' ? 201 : 200, breadcrumb, { etag: etag(breadcrumb.version) });
         },
         PATCH: async (req, p, caller) => {
           const expectedVersion = ifMatch(req);

@@ -10,10 +10,18 @@
  * `{tool, input, requestId, requestedBy, thread}` tagged `tool:request`, `request:<requestId>`, and the
  * conversation so far is saved in an `agent.conversation.v1` (one per agent × thread, upserted). Then it returns.
  *
+ * Only the agent's own tools: a call to a tool the agent was not given (not in `tools`, or with `tools` absent, no
+ * `tool.def.v1` of that name in the workspace) never becomes a request. It is answered to the model at once as a
+ * failed tool result naming the tools it has, so the model can recover; the refusal is counted
+ * (`refused_tool_calls` on the conversation and the response) and logged. A round whose every call was refused
+ * goes straight back to the model, in the same invocation; it still counts as a round.
+ *
  * A continuation (`tool.response.v1` with `$.requestedBy` = agent_id): load the conversation; when every request
  * of the pending round has a response (listed by tag `request:<id>`), claim the round on the conversation
  * (If-Match, so two responses arriving together continue once), append the results and call the model again.
- * After `max_tool_rounds` rounds the model is called without tools and must answer.
+ * After `max_tool_rounds` rounds the model is called without tools and must answer. Such a trigger answers the
+ * agent's own request (`ownRequestOf`), so its rounds do not grow the hop count (loop-guard.ts):
+ * `max_tool_rounds` is what bounds them.
  *
  * The final answer is an `agent.response.v1` `{message, agent_id, thread, response_to, tool_rounds, …}` tagged
  * `agent:response`, `thread:<thread>`. With `response_schema` the model's JSON is validated (the project's one
@@ -35,14 +43,22 @@ import {
 } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import type { LlmClient, LlmMessage, LlmResponse, LlmToolResult, LlmToolSpec } from '#shared/ports/llm.ts';
-import { getTool } from '#shared/tools/registry.ts';
+import type {
+  LlmClient,
+  LlmMessage,
+  LlmResponse,
+  LlmToolCall,
+  LlmToolResult,
+  LlmToolSpec,
+} from '#shared/ports/llm.ts';
+import { type Log, silentLog } from '#shared/ports/log.ts';
 import { ERROR_ANSWERS, responseTo, TOOL_REQUEST_SCHEMA, TOOL_RESPONSE_SCHEMA } from './answers.ts';
 import type {
   ExecutionInput,
   ExecutionResult,
   ExecutorKindImplementation,
   OutputBreadcrumb,
+  OwnRequestRef,
 } from './contract.ts';
 
 export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
@@ -58,6 +74,8 @@ const MAX_TOOLS_LISTED = 100;
 export interface AgentExecutorDeps {
   store: BreadcrumbStore;
   llm: LlmClient;
+  /** Refused tool calls are logged here (`agent refused a tool call`). @default silent */
+  log?: Log;
 }
 
 /** What `agent.conversation.v1` holds: enough to resume the turn in another invocation. */
@@ -71,6 +89,10 @@ export interface AgentConversation {
   round: number;
   status: 'waiting-for-tools' | 'answered';
   pending: { requestId: string; toolCallId: string; tool: string }[];
+  /** Failed results for this round's calls to tools the agent was not given, answered with the round's results. */
+  refused?: LlmToolResult[] | undefined;
+  /** Calls to tools the agent was not given, over the whole turn. */
+  refused_tool_calls?: number | undefined;
   /** The round being continued and by which tool response (`<id>@<version>`): the continuation claim. */
   continued?: { round: number; by: string } | undefined;
   response_to: string;
@@ -96,7 +118,17 @@ export function createAgentExecutor(deps: AgentExecutorDeps): ExecutorKindImplem
   return {
     execute: (input) => executeAgent(input, deps),
     errorOutput: ERROR_ANSWERS.agent,
+    ownRequestOf: ({ definition, trigger }) => ownToolRequest(definition, trigger),
   };
+}
+
+/** A tool response to a request this agent made: the request it answers (its causation names it). */
+function ownToolRequest(def: AgentDefinition, trigger: Breadcrumb): OwnRequestRef | undefined {
+  if (trigger.schema_name !== TOOL_RESPONSE_SCHEMA) return undefined;
+  const context = asObject(trigger.context);
+  if (stringField(context, ['requestedBy', 'requested_by']) !== def.agent_id) return undefined;
+  const match = /^(.+)@(\d+)$/.exec(trigger.causation?.caused_by ?? '');
+  return match?.[1] && match[2] ? { id: match[1], version: Number(match[2]) } : undefined;
 }
 
 async function executeAgent(
@@ -148,24 +180,54 @@ async function step(
 
   if (response.toolCalls.length > 0 && mayCallTools) {
     const round = conversation.round + 1;
-    const pending = response.toolCalls.map((call, index) => ({
+    const given = new Set(tools.map((t) => t.name));
+    const refused = response.toolCalls
+      .filter((call) => !given.has(call.name))
+      .map((call) => refusal(call, given));
+    for (const r of refused) {
+      (deps.log ?? silentLog).warn('agent refused a tool call: the tool is not one it was given', {
+        agentId: def.agent_id,
+        tool: r.toolName,
+        thread: conversation.thread,
+        round,
+      });
+    }
+    const assistant: LlmMessage = {
+      role: 'assistant',
+      content: response.text,
+      toolCalls: response.toolCalls,
+    };
+    const refusedCount = (conversation.refused_tool_calls ?? 0) + refused.length;
+    const accepted = response.toolCalls
+      .map((call, index) => ({ call, index }))
+      .filter(({ call }) => given.has(call.name));
+    if (accepted.length === 0) {
+      // Nothing to wait for: tell the model at once, in this invocation (the round still counts).
+      const answered: AgentConversation = {
+        ...conversation,
+        messages: [...conversation.messages, assistant, { role: 'tool', results: refused }],
+        round,
+        refused_tool_calls: refusedCount,
+      };
+      return step(input, deps, answered, tools);
+    }
+    const pending = accepted.map(({ call, index }) => ({
       requestId: requestIdFor(def.agent_id, input.trigger.id, input.trigger.version, round, index),
       toolCallId: call.id,
       tool: call.name,
     }));
     const next: AgentConversation = {
       ...conversation,
-      messages: [
-        ...conversation.messages,
-        { role: 'assistant', content: response.text, toolCalls: response.toolCalls },
-      ],
+      messages: [...conversation.messages, assistant],
       round,
       status: 'waiting-for-tools',
       pending,
+      refused: refused.length > 0 ? refused : undefined,
+      refused_tool_calls: refusedCount,
       continued: undefined,
     };
-    const requests: OutputBreadcrumb[] = response.toolCalls.map((call, index) => {
-      const requestId = pending[index]?.requestId ?? '';
+    const requests: OutputBreadcrumb[] = accepted.map(({ call }, n) => {
+      const requestId = pending[n]?.requestId ?? '';
       return {
         schema_name: TOOL_REQUEST_SCHEMA,
         title: `${def.agent_id} asks ${call.name}`,
@@ -222,6 +284,7 @@ function finalOutputs(
         response_to: conversation.response_to,
         trigger_id: conversation.trigger_id,
         tool_rounds: conversation.round,
+        refused_tool_calls: conversation.refused_tool_calls ?? 0,
         model: response.model,
         finish_reason: response.finishReason,
         usage: response.usage,
@@ -289,11 +352,31 @@ async function continueWithToolResults(
 
   const next: AgentConversation = {
     ...conversation,
-    messages: [...conversation.messages, { role: 'tool', results }],
+    messages: [...conversation.messages, { role: 'tool', results: inCallOrder(conversation, results) }],
     pending: [],
+    refused: undefined,
   };
   const tools = await toolSpecs(def, workspace, deps.store);
   return step(input, deps, next, tools);
+}
+
+/** A failed result for a call to a tool the agent was not given, naming the ones it was. */
+function refusal(call: LlmToolCall, given: ReadonlySet<string>): LlmToolResult {
+  const available = given.size > 0 ? [...given].join(', ') : 'none';
+  return {
+    toolCallId: call.id,
+    toolName: call.name,
+    output: `the tool "${call.name}" is not available to this agent (its tools: ${available}); the call was not made`,
+    isError: true,
+  };
+}
+
+/** The round's results (answered and refused) in the order the model made the calls. */
+function inCallOrder(conversation: AgentConversation, answered: LlmToolResult[]): LlmToolResult[] {
+  const all = [...(conversation.refused ?? []), ...answered];
+  const last = conversation.messages.findLast((m) => m.role === 'assistant');
+  const order = new Map((last?.role === 'assistant' ? (last.toolCalls ?? []) : []).map((c, i) => [c.id, i]));
+  return all.sort((a, b) => (order.get(a.toolCallId) ?? 0) - (order.get(b.toolCallId) ?? 0));
 }
 
 function toolResult(
@@ -392,9 +475,9 @@ export function formatSection(key: string, value: unknown): string {
 }
 
 /**
- * The tools offered: the definition's `tools` (all of the workspace's tool definitions when absent), described by
- * their `tool.def.v1` (description, input_schema), else by the built-in tool registered in this function, else
- * as taking any object.
+ * The tools offered (and the only ones the agent may call): the definition's `tools` (all of the workspace's tool
+ * definitions when absent), described by their `tool.def.v1` (description, input_schema), else as "the <name>
+ * tool" taking any object.
  */
 async function toolSpecs(
   def: AgentDefinition,
@@ -410,14 +493,10 @@ async function toolSpecs(
   const names = def.tools ?? [...defs.keys()];
   return names.map((name) => {
     const d = defs.get(name);
-    const builtin = getTool(name);
-    const schema = asObject(d?.input_schema ?? builtin?.inputSchema ?? { type: 'object' });
+    const schema = asObject(d?.input_schema ?? { type: 'object' });
     return {
       name,
-      description:
-        (typeof d?.description === 'string' ? d.description : undefined) ??
-        builtin?.description ??
-        `the ${name} tool`,
+      description: (typeof d?.description === 'string' ? d.description : undefined) ?? `the ${name} tool`,
       inputSchema: { type: 'object', ...schema },
     };
   });

@@ -13,34 +13,9 @@
  */
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { contextKey, type Selector } from '#shared/domain/selector.ts';
-import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
+import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { matchesSelector, type SelectorSubject } from '#shared/routing/compiler.ts';
-
-/** The store as executors use it: the port plus batch context views (the DynamoDB adapter has both). */
-export type ExecutorStore = BreadcrumbStore & {
-  contextViews(workspace: string, records: readonly Breadcrumb[]): Promise<ContextView[]>;
-};
-
-export interface VectorHit {
-  id: string;
-  score: number;
-  /** The hit's context view (llm_hints applied). */
-  breadcrumb: ContextView;
-}
-
-/**
- * Nearest-neighbour search over embedded breadcrumbs, scoped to one workspace. Shaped like `searchSimilar`
- * (`shared/core/vector-search.ts`), so the executor wires `{ search: (q) => searchSimilar(deps, q) }`.
- */
-export interface VectorSearch {
-  search(query: {
-    workspace: string;
-    schemaName?: string;
-    text: string;
-    nn: number;
-    excludeIds?: readonly string[];
-  }): Promise<VectorHit[]>;
-}
 
 export const DEFAULT_RECENT_LIMIT = 5;
 export const DEFAULT_NN = 5;

@@ -15,18 +15,19 @@
  *   token, default 4,000 tokens); `sources` keeps the data, with arrays shortened if the record would outgrow
  *   the breadcrumb context limit.
  *
- * Also here: the `context.build` and `llm` built-in tools (registered by the handlers that run them).
+ * Also here: the `context.build` and `llm` built-in tools (listed by the handlers that run them).
  */
 import { createHash } from 'node:crypto';
 import { type Breadcrumb, type ContextView, jsonBytes } from '#shared/domain/breadcrumb.ts';
 import { type ContextConfig, ContextSourceSchema, sourceToSelector } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
-import { registerTool } from '#shared/tools/registry.ts';
+import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import type { Tool } from '#shared/tools/tool.ts';
 import { ERROR_ANSWERS } from './answers.ts';
-import { assembleContext, type ExecutorStore, triggerText, type VectorSearch } from './context-assembly.ts';
+import { assembleContext, triggerText } from './context-assembly.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from './contract.ts';
 
 export const AGENT_CONTEXT_SCHEMA = 'agent.context.v1';
@@ -255,10 +256,9 @@ export function llmTool(llm: LlmClient): Tool<LlmToolInput, unknown> {
   };
 }
 
-/** Registers `context.build` and `llm` with the built-in tool registry (call from the tool executor's handler). */
-export function registerContextTools(deps: { llm: LlmClient; vectorSearch?: VectorSearch }): void {
-  registerTool(contextBuildTool(deps.vectorSearch) as Tool);
-  registerTool(llmTool(deps.llm) as Tool);
+/** `context.build` and `llm`, for the catalog of a handler that runs tools. */
+export function contextTools(deps: { llm: LlmClient; vectorSearch?: VectorSearch | undefined }): Tool[] {
+  return [contextBuildTool(deps.vectorSearch) as Tool, llmTool(deps.llm) as Tool];
 }
 
 export { triggerText };

@@ -6,15 +6,48 @@
  *
  *   { "definition": { "id", "version", "workspace", "kind", "schema_name" }, "event": <the whole change event> }
  *
- * Pipeline (shared/core/executor/pipeline.ts): load the definition at that version → re-check the trigger
- * selectors against the stored trigger breadcrumb → hop limit → claim → assemble context → `execute` → write the
- * outputs with deterministic ids → complete the claim. Only `execute` differs between kinds.
+ * Pipeline (pipeline.ts): load the definition at that version → re-check the trigger selectors against the stored
+ * trigger breadcrumb → hop limit (loop-guard.ts) → claim → assemble context → `execute` → write the outputs
+ * (outputs.ts) → complete the claim. Only `execute` differs between kinds.
+ *
+ * Implementations are passed, never registered: each executor handler (`functions/executor-<kind>/handler.ts`)
+ * names the implementation it runs and what that implementation needs (its tools, its model client), as inngest's
+ * `serve({ functions })` does. A new kind is one module with a factory returning `ExecutorKindImplementation`
+ * plus one line in its handler; the pipeline knows nothing about any kind.
+ *
+ * What an implementation can rely on (the seams the orchestration engine and agent types build on):
+ *
+ * - **Outputs are written exactly once per trigger version.** Each output's id is one of:
+ *   - derived by the pipeline from (definition, trigger id, trigger version, output index) — the default;
+ *   - `id`: chosen by the implementation, deterministic (e.g. `deterministicId('wfstep', runId, stepId, attempt)`
+ *     from outputs.ts), created once: writing it again (a redelivery, a re-execution after a crash, another
+ *     worker) is a replay that returns the stored breadcrumb, never an error and never a second breadcrumb;
+ *   - `upsertId`: created, or replaced when its content differs (`BreadcrumbStore.upsert`), for records that
+ *     evolve (a conversation, a built context, a run's state).
+ *   Output order is write order: an implementation puts the record other outputs depend on last when a crash
+ *   between two writes must be retried into a consistent state.
+ * - **Hops count chains between definitions, not an executor's own bounded continuation.** A trigger carries the
+ *   hop at which it was written (`causation.hop`); outputs are one hop further, and a trigger at the definition's
+ *   `hop_limit` is answered with `system.loop_stopped.v1` instead of running. An implementation whose trigger
+ *   answers a request it wrote itself (an agent's `tool.request.v1` answered by `tool.response.v1`, a run's step
+ *   request answered by its result) says so with `ownRequestOf`: the pipeline checks that request was written
+ *   by this definition and then treats the trigger as part of the turn the request belongs to — the loop guard
+ *   looks at the hop that turn started at, and outputs get the request's own hop. Tool rounds and workflow
+ *   steps therefore do not grow the hop; what bounds them is the implementation's own limit (`max_tool_rounds`,
+ *   a run's step and LLM-call limits), which an implementation using `ownRequestOf` must have.
+ * - **Retries:** throw a retriable error (`RetriableError`, or anything `isRetriable` in
+ *   `#shared/domain/errors.ts` says is) to have SQS deliver the message again after a back-off (a Retry-After on
+ *   the error is honoured); anything else is answered with `errorOutput` under the first output id.
  */
-import type { ContextView } from '#shared/domain/breadcrumb.ts';
+import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { type Causation, ChangeEventSchema } from '#shared/domain/change-event.ts';
 import * as z from '#shared/domain/zod.ts';
+import type { Clock } from '#shared/ports/breadcrumb-store.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
+import type { Log } from '#shared/ports/log.ts';
 import type { CorrelationKeys } from '#shared/ports/tracing.ts';
-import { EXECUTOR_KINDS } from '#shared/topology.ts';
+import type { VectorSearch } from '#shared/ports/vector-search.ts';
+import { EXECUTOR_KINDS, type ExecutorKind } from '#shared/topology.ts';
 
 export const DefinitionRefSchema = z.object({
   id: z.string().check(z.minLength(1)),
@@ -54,13 +87,15 @@ export function executorInputTransformer(ref: DefinitionRef): {
   };
 }
 
-/** A breadcrumb an executor asks the pipeline to write. The pipeline adds id, causation and created_by. */
+/** A breadcrumb an executor asks the pipeline to write. The pipeline adds causation and created_by. */
 export interface OutputBreadcrumb {
   schema_name: string;
   title?: string;
   tags?: string[];
   context: Record<string, unknown>;
-  /** Update this existing breadcrumb (context builder upserts) instead of creating; created when missing. */
+  /** Create under this id, once (a repeat is a replay). Default: derived from the trigger and the output index. */
+  id?: string;
+  /** Create or replace this breadcrumb (context builder, conversations): written again only when it differs. */
   upsertId?: string;
 }
 
@@ -74,13 +109,20 @@ export interface ExecutionInput<D> {
   trigger: ContextView & { workspace: string; created_by: string; causation?: Causation | undefined };
   /** Assembled context: `trigger` plus one key per context selector (or an `{ error }` entry for a failed source). */
   context: Record<string, unknown>;
-  /** Causation for outputs: caused_by = trigger@version, same thread, hop + 1. */
+  /** Causation for outputs: caused_by = trigger@version, same thread, hop + 1 (a continuation: its request's hop). */
   causation: Causation;
   signal: AbortSignal;
 }
 
 export interface ExecutionResult {
   outputs: OutputBreadcrumb[];
+}
+
+/** A breadcrumb an implementation wrote itself and now receives an answer to (see `ownRequestOf`). */
+export interface OwnRequestRef {
+  id: string;
+  /** The version that was answered; the current one when absent. */
+  version?: number;
 }
 
 export interface ExecutorKindImplementation<D> {
@@ -92,4 +134,24 @@ export interface ExecutorKindImplementation<D> {
     trigger: ExecutionInput<D>['trigger'] | undefined;
     error: string;
   }): OutputBreadcrumb;
+  /**
+   * The continuation seam (see the header): the request this trigger answers, when this definition wrote that
+   * request itself in an earlier step of the same turn; undefined when the trigger starts something new. Only
+   * for implementations that bound their own continuation.
+   */
+  ownRequestOf?(input: {
+    definition: D;
+    trigger: Breadcrumb;
+  }): OwnRequestRef | undefined | Promise<OwnRequestRef | undefined>;
 }
+
+/** What the pipeline gives a kind's factory: the function's store, log, clock and vector search. */
+export interface KindDependencies {
+  store: ExecutorStore;
+  log: Log;
+  clock: Clock;
+  vectorSearch?: VectorSearch | undefined;
+}
+
+/** The implementations a function runs, by kind (an executor function runs one; tests may pass several). */
+export type ExecutorImplementations = Partial<Record<ExecutorKind, ExecutorKindImplementation<unknown>>>;

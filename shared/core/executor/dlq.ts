@@ -10,25 +10,33 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
-import { parseDefinition } from '#shared/domain/definitions.ts';
-import { NotFoundError } from '#shared/domain/errors.ts';
+import type { ParsedDefinition } from '#shared/domain/definitions.ts';
+import { isRetriable, NotFoundError } from '#shared/domain/errors.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import { type CorrelationKeys, noTracing, type Tracing } from '#shared/ports/tracing.ts';
+import { processSqsBatch, type Redelivery } from '../sqs-batch.ts';
 import { errorAnswer } from './answers.ts';
-import type { ExecutorStore } from './context-assembly.ts';
+import { parseBody } from './batch.ts';
 import {
   correlationOf,
   type ExecutionInput,
   type ExecutorMessage,
   ExecutorMessageSchema,
 } from './contract.ts';
-import { definitionParts, isRetriable, outputCausation, parseBody, writeOutputs } from './pipeline.ts';
+import { definitionParts, loadDefinition } from './definition-cache.ts';
+import { outputCausation, writeOutputs } from './outputs.ts';
 
 export interface DeadLetterDeps {
   store: ExecutorStore;
   log?: Log;
   /** One span per dead letter, annotated with the trigger's correlation keys. @default no tracing */
   tracing?: Tracing;
+}
+
+export interface DeadLetterBatchDeps extends DeadLetterDeps {
+  /** Failed answers are retried after a back-off instead of the DLQ's visibility timeout. */
+  redelivery?: Redelivery | undefined;
 }
 
 export type DeadLetterOutcome =
@@ -59,10 +67,9 @@ async function answerDeadLetter(
   const detail = event.detail;
   if (event['detail-type'] === DETAIL_TYPES.deleted) return drop(log, 'the trigger was deleted', keys);
 
-  let definition: ReturnType<typeof parseDefinition>;
+  let definition: ParsedDefinition;
   try {
-    const record = await deps.store.getVersion(ref.workspace, ref.id, ref.version);
-    definition = parseDefinition(record.schema_name, record.context);
+    definition = await loadDefinition(ref, deps.store);
   } catch (error) {
     if (isRetriable(error)) throw error;
     return drop(log, `the definition cannot be loaded: ${(error as Error).message}`, keys);
@@ -112,32 +119,25 @@ function drop(log: Log, reason: string, keys: Record<string, unknown>): DeadLett
   return { status: 'dropped', reason };
 }
 
-/** A DLQ batch: answers each message; only retriable store failures are reported back for another try. */
+/** A DLQ batch: answers each message; only store failures are reported back for another try. */
 export async function handleDeadLetterBatch(
   records: readonly SQSRecord[],
-  deps: DeadLetterDeps,
+  deps: DeadLetterBatchDeps,
 ): Promise<SQSBatchResponse> {
   const log = deps.log ?? silentLog;
-  const failures: { itemIdentifier: string }[] = [];
-  await Promise.all(
-    records.map(async (record) => {
+  const { batchItemFailures } = await processSqsBatch(
+    records,
+    async (record) => {
+      let body: unknown;
       try {
-        let body: unknown;
-        try {
-          body = parseBody(record.body);
-        } catch {
-          drop(log, 'the body is not JSON', { messageId: record.messageId });
-          return;
-        }
-        await handleDeadLetter(body, deps, 'every delivery failed and SQS moved it to the dead-letter queue');
-      } catch (error) {
-        log.warn('dead-letter answer failed; it will be retried', {
-          messageId: record.messageId,
-          error: String(error),
-        });
-        failures.push({ itemIdentifier: record.messageId });
+        body = parseBody(record.body);
+      } catch {
+        drop(log, 'the body is not JSON', { messageId: record.messageId });
+        return;
       }
-    }),
+      await handleDeadLetter(body, deps, 'every delivery failed and SQS moved it to the dead-letter queue');
+    },
+    { log, redelivery: deps.redelivery },
   );
-  return { batchItemFailures: failures };
+  return { batchItemFailures };
 }

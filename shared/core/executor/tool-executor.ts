@@ -8,22 +8,25 @@
  * validated against `output_schema`. Validation failures, unknown tools, timeouts and tool errors are answered
  * with `status: "error"` and a message naming the field; only retriable failures (throttling, the Lambda running
  * out of time) go back to SQS. Compiled schemas are cached per definition version.
+ *
+ * The tools it can run are the catalog its handler passes in (`functions/executor-tool/handler.ts`).
  */
 import type { Causation } from '#shared/domain/change-event.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
-import { isCrumbsError, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
-import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
-import { getTool } from '#shared/tools/registry.ts';
+import type { ToolCatalog } from '#shared/tools/catalog.ts';
 import { ERROR_ANSWERS, readToolRequest, toolResponse } from './answers.ts';
-import type { ExecutorKindImplementation } from './contract.ts';
-import type { KindDependencies } from './registry.ts';
+import type { ExecutorKindImplementation, KindDependencies } from './contract.ts';
 
 /** When the definition sets no `timeout_ms`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
 export interface RunToolOptions {
+  /** The tools this executor can run. */
+  tools: ToolCatalog;
   /** Name of the built-in (`implementation`). */
   implementation: string;
   input: unknown;
@@ -44,7 +47,7 @@ export interface RunToolOptions {
  * RetriableError when the executor itself is out of time.
  */
 export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> {
-  const tool = getTool(options.implementation);
+  const tool = options.tools.get(options.implementation);
   if (!tool)
     throw new NonRetriableError(`no built-in tool named "${options.implementation}" in this executor`);
   const issues = compileJsonSchema(
@@ -96,8 +99,12 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
   }
 }
 
-export function createToolExecutor(deps: KindDependencies): ExecutorKindImplementation<ToolDefinition> {
-  const clock: Clock = deps.clock;
+export interface ToolExecutorDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
+  tools: ToolCatalog;
+}
+
+export function createToolExecutor(deps: ToolExecutorDeps): ExecutorKindImplementation<ToolDefinition> {
+  const { clock } = deps;
   return {
     async execute(execution) {
       const { definition, definitionRef: ref } = execution;
@@ -119,6 +126,7 @@ export function createToolExecutor(deps: KindDependencies): ExecutorKindImplemen
           }
         }
         const output = await runBuiltinTool({
+          tools: deps.tools,
           implementation: definition.implementation,
           input: request.input,
           timeoutMs: definition.timeout_ms ?? DEFAULT_TOOL_TIMEOUT_MS,
@@ -143,8 +151,8 @@ export function createToolExecutor(deps: KindDependencies): ExecutorKindImplemen
         }
         return answer({ status: 'success', output: output ?? null });
       } catch (error) {
-        if (isCrumbsError(error) && error.retriable) throw error;
-        if (!isCrumbsError(error)) throw error;
+        // Retriable: SQS delivers the request again. Not ours (a bug): the pipeline answers with errorOutput.
+        if (isRetriable(error, execution.signal) || !isCrumbsError(error)) throw error;
         return answer({ status: 'error', error: error.message });
       }
     },

@@ -14,12 +14,12 @@ import {
   ToolDefinitionSchema,
   type WorkflowDefinition,
 } from '#shared/domain/definitions.ts';
-import { isCrumbsError, NonRetriableError } from '#shared/domain/errors.ts';
+import { isRetriable, NonRetriableError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
+import type { ToolCatalog } from '#shared/tools/catalog.ts';
 import { evaluateJsonata } from '#shared/tools/jsonata.ts';
 import { ERROR_ANSWERS } from './answers.ts';
-import type { ExecutorKindImplementation, OutputBreadcrumb } from './contract.ts';
-import type { KindDependencies } from './registry.ts';
+import type { ExecutorKindImplementation, KindDependencies, OutputBreadcrumb } from './contract.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS, runBuiltinTool } from './tool-executor.ts';
 
 export const WORKFLOW_RESULT_SCHEMA = 'workflow.result.v1';
@@ -38,8 +38,13 @@ export async function resolveExpressions(value: unknown, scope: Record<string, u
   return value;
 }
 
+export interface WorkflowExecutorDeps extends Pick<KindDependencies, 'store' | 'log'> {
+  /** The tools steps can run. */
+  tools: ToolCatalog;
+}
+
 export function createWorkflowExecutor(
-  deps: KindDependencies,
+  deps: WorkflowExecutorDeps,
 ): ExecutorKindImplementation<WorkflowDefinition> {
   /** The workspace's tool definitions by name (newest wins), read once per execution and only when needed. */
   async function toolDefinitions(workspace: string): Promise<Map<string, ToolDefinition>> {
@@ -87,6 +92,7 @@ export function createWorkflowExecutor(
             if (issues.length > 0) throw new NonRetriableError(`invalid input: ${formatIssues(issues)}`);
           }
           last = await runBuiltinTool({
+            tools: deps.tools,
             implementation: tool?.implementation ?? step.tool,
             input,
             timeoutMs: tool?.timeout_ms ?? DEFAULT_TOOL_TIMEOUT_MS,
@@ -101,7 +107,7 @@ export function createWorkflowExecutor(
           });
           steps[step.id] = last;
         } catch (error) {
-          if (isCrumbsError(error) && error.retriable) throw error;
+          if (isRetriable(error, execution.signal)) throw error;
           const reason = error instanceof Error ? error.message : String(error);
           throw new NonRetriableError(`step "${step.id}" (${step.tool}) failed: ${reason}`, { cause: error });
         }

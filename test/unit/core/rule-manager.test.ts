@@ -1,6 +1,17 @@
+import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { evaluateDefinition } from '#shared/core/rule-manager.ts';
-import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
+import {
+  evaluateDefinition,
+  handleRuleManagerBatch,
+  type RuleManagerDependencies,
+  reconcileDefinition,
+  statusId,
+} from '#shared/core/rule-manager.ts';
+import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
+import { silentLog } from '#shared/ports/log.ts';
+import type { RuleDescription, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
+import { messageFor } from '../../support/executor-message.ts';
 
 function definitionRecord(schemaName: string, context: Record<string, unknown>): Breadcrumb {
   return {
@@ -35,6 +46,7 @@ describe('evaluateDefinition', () => {
       definitionRecord('workflow.def.v1', workflow({ url: '=trigger.context.(' }, 'steps.fetch.ok and')),
       'bus',
       'crumbs-def-',
+      'offline',
     );
     expect(status).toMatchObject({ state: 'invalid', rule_name: null, pattern: null, definition_version: 3 });
     expect(status.errors).toEqual([
@@ -48,8 +60,163 @@ describe('evaluateDefinition', () => {
       definitionRecord('workflow.def.v1', workflow({ url: '=trigger.context.url' }, '=steps.fetch.ok')),
       'bus',
       'crumbs-def-',
+      'offline',
     );
     expect(status).toMatchObject({ state: 'active', errors: [], kind: 'workflow' });
     expect(status.rule_name).toMatch(/^crumbs-def-/);
+  });
+});
+
+/** EventBridge rules in memory, counting the calls that change something. */
+class MemoryRules implements RuleRegistry {
+  readonly rules = new Map<string, { rule: RuleDescription; targets: RuleTarget[] }>();
+  writes = 0;
+
+  async describe(name: string) {
+    return this.rules.get(name)?.rule;
+  }
+  async put(rule: { name: string; pattern: string; description: string }) {
+    this.writes++;
+    const arn = `arn:aws:events:eu-west-1:1:rule/crumbs/${rule.name}`;
+    const targets = this.rules.get(rule.name)?.targets ?? [];
+    this.rules.set(rule.name, { rule: { ...rule, arn, state: 'ENABLED' }, targets });
+    return arn;
+  }
+  async targets(name: string) {
+    return this.rules.get(name)?.targets ?? [];
+  }
+  async putTargets(name: string, targets: readonly RuleTarget[]) {
+    this.writes++;
+    const entry = this.rules.get(name);
+    if (entry) entry.targets = [...targets];
+  }
+  async removeTargets(name: string, ids: readonly string[]) {
+    const entry = this.rules.get(name);
+    if (entry && ids.length > 0) {
+      this.writes++;
+      entry.targets = entry.targets.filter((t) => !ids.includes(t.id));
+    }
+  }
+  async delete(name: string) {
+    this.writes++;
+    this.rules.delete(name);
+  }
+  async list(prefix: string) {
+    return [...this.rules.values()].map((r) => r.rule).filter((r) => r.name.startsWith(prefix));
+  }
+}
+
+function ruleManager() {
+  const store = new InMemoryBreadcrumbStore();
+  const rules = new MemoryRules();
+  const errors: unknown[] = [];
+  const deps: RuleManagerDependencies = {
+    store,
+    rules,
+    busName: 'crumbs',
+    prefix: 'crumbs-def-',
+    executorQueueArns: {
+      agent: 'arn:aws:sqs:eu-west-1:1:agent',
+      tool: 'arn:aws:sqs:eu-west-1:1:tool',
+      workflow: 'arn:aws:sqs:eu-west-1:1:workflow',
+      'context-builder': 'arn:aws:sqs:eu-west-1:1:context-builder',
+    },
+    defaultLlmProvider: 'offline',
+    log: { ...silentLog, error: (message, extra) => errors.push({ message, ...extra }) },
+  };
+  const status = async (ws: string, id: string) => (await store.get(ws, statusId(id))).context;
+  return { store, rules, deps, errors, status };
+}
+
+const agentDefinition = (model?: string) => ({
+  agent_id: 'helper',
+  ...(model !== undefined ? { model } : {}),
+  subscriptions: { selectors: [{ schema_name: 'user.message.v1', all_tags: ['to:helper'] }] },
+});
+
+function changeMessage(record: Breadcrumb, messageId = record.id): SQSRecord {
+  return { messageId, body: JSON.stringify(messageFor(record, record).event) } as unknown as SQSRecord;
+}
+
+describe('rule manager (in memory)', () => {
+  it('creates one rule and an active status naming the provider and model, then changes nothing', async () => {
+    const { store, rules, deps, status } = ruleManager();
+    const input = CreateBreadcrumbSchema.parse({
+      schema_name: 'agent.def.v1',
+      context: agentDefinition('gpt-4'),
+    });
+    await store.create('ws', input, { principal: 'user:a', id: 'agent-helper' });
+
+    expect(await reconcileDefinition('ws', 'agent-helper', deps)).toBe('created');
+    expect(await status('ws', 'agent-helper')).toMatchObject({
+      state: 'active',
+      kind: 'agent',
+      llm: { provider: 'offline', model: 'gpt-4' },
+    });
+    const writes = rules.writes;
+    const statusVersion = (await store.get('ws', statusId('agent-helper'))).version;
+
+    expect(await reconcileDefinition('ws', 'agent-helper', deps)).toBe('unchanged');
+    expect(rules.writes).toBe(writes);
+    expect((await store.get('ws', statusId('agent-helper'))).version).toBe(statusVersion);
+  });
+
+  it('marks an unknown provider invalid and removes the rule the previous version had', async () => {
+    const { store, rules, deps, status } = ruleManager();
+    const create = (model: string) =>
+      CreateBreadcrumbSchema.parse({ schema_name: 'agent.def.v1', context: agentDefinition(model) });
+    await store.create('ws', create('offline/crumbs'), { principal: 'user:a', id: 'agent-helper' });
+    await reconcileDefinition('ws', 'agent-helper', deps);
+    expect(rules.rules.size).toBe(1);
+
+    await store.upsert('ws', 'agent-helper', create('antrhopic/claude-3'), { principal: 'user:a' });
+    expect(await reconcileDefinition('ws', 'agent-helper', deps)).toBe('invalid');
+
+    expect(rules.rules.size).toBe(0);
+    const s = await status('ws', 'agent-helper');
+    expect(s).toMatchObject({ state: 'invalid', definition_version: 2, llm: null });
+    expect(s.errors).toEqual([{ path: 'model', message: expect.stringContaining('"antrhopic"') }]);
+  });
+
+  it('resolves an agent without a model to the default provider’s default model', () => {
+    const record = definitionRecord('agent.def.v1', agentDefinition());
+    expect(evaluateDefinition(record, 'bus', 'crumbs-def-', 'bedrock').llm).toEqual({
+      provider: 'bedrock',
+      model: 'default',
+    });
+  });
+
+  it('deletes the rule and the status with the definition', async () => {
+    const { store, rules, deps } = ruleManager();
+    const input = CreateBreadcrumbSchema.parse({ schema_name: 'agent.def.v1', context: agentDefinition() });
+    await store.create('ws', input, { principal: 'user:a', id: 'agent-helper' });
+    await reconcileDefinition('ws', 'agent-helper', deps);
+    await store.delete('ws', 'agent-helper');
+
+    expect(await reconcileDefinition('ws', 'agent-helper', deps)).toBe('deleted');
+    expect(rules.rules.size).toBe(0);
+    await expect(store.get('ws', statusId('agent-helper'))).rejects.toThrow(/no breadcrumb/);
+  });
+
+  it('drops a message that can never succeed and retries one that failed retriably', async () => {
+    const { store, deps, errors } = ruleManager();
+    const input = CreateBreadcrumbSchema.parse({ schema_name: 'agent.def.v1', context: agentDefinition() });
+    const { breadcrumb } = await store.create('ws', input, { principal: 'user:a', id: 'agent-helper' });
+    const flaky: RuleManagerDependencies = {
+      ...deps,
+      rules: Object.assign(Object.create(deps.rules) as RuleRegistry, {
+        describe: async () => {
+          throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+        },
+      }),
+    };
+
+    const outcome = await handleRuleManagerBatch(
+      [{ messageId: 'garbage', body: 'not json' } as SQSRecord, changeMessage(breadcrumb, 'throttled')],
+      flaky,
+    );
+
+    expect(outcome.batchItemFailures).toEqual([{ itemIdentifier: 'throttled' }]);
+    expect(errors).toEqual([expect.objectContaining({ messageId: 'garbage' })]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LlmRouter, parseModel } from '#shared/adapters/llm/llm-router.ts';
+import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { fillSchema, findArithmetic } from '#shared/adapters/llm/offline-model.ts';
 import type { LlmRequest } from '#shared/ports/llm.ts';
 
@@ -123,18 +123,12 @@ describe('the offline model', () => {
     expect(findArithmetic('I have 3 apples')).toBeUndefined();
   });
 
-  it('is the default provider for a model without a provider prefix', () => {
-    expect(parseModel('gpt-4', {})).toEqual({ provider: 'offline', modelId: 'gpt-4' });
-    expect(parseModel('gpt-4', { CRUMBS_DEFAULT_LLM_PROVIDER: 'openrouter' })).toEqual({
-      provider: 'openrouter',
-      modelId: 'gpt-4',
-    });
-    expect(parseModel('bedrock/amazon.nova-lite-v1:0', {})).toEqual({
-      provider: 'bedrock',
-      modelId: 'amazon.nova-lite-v1:0',
-    });
-    expect(() => parseModel('x', { CRUMBS_DEFAULT_LLM_PROVIDER: 'nope' })).toThrow(
-      /CRUMBS_DEFAULT_LLM_PROVIDER/,
+  it('answers a bare model id only when it is the configured default provider', async () => {
+    const request = { system: '', messages: [{ role: 'user' as const, content: 'hi' }] };
+    const offline = new LlmRouter({ env: { CRUMBS_DEFAULT_LLM_PROVIDER: 'offline' } });
+    expect((await offline.generate({ ...request, model: 'gpt-4' })).model).toBe('offline/gpt-4');
+    await expect(new LlmRouter({ env: {} }).generate({ ...request, model: 'gpt-4' })).rejects.toThrow(
+      /no default provider/,
     );
   });
 });

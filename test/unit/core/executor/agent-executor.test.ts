@@ -350,7 +350,8 @@ describe('agent executor', () => {
     });
     const { outputs } = await createAgentExecutor({
       store: store.asPort(),
-      llm: new LlmRouter({ env: {} }),
+      // `gpt-4` names no provider: it runs on the stack's default provider.
+      llm: new LlmRouter({ env: {}, defaultProvider: 'offline' }),
     }).execute(input(parsed.definition, trigger));
     expect(outputs[0]?.context.message).toContain('list files');
     expect(outputs[0]?.context.model).toBe('offline/gpt-4');

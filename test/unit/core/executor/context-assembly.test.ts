@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assembleContext,
-  type ExecutorStore,
-  type VectorSearch,
-} from '#shared/core/executor/context-assembly.ts';
+import { assembleContext } from '#shared/core/executor/context-assembly.ts';
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { type Selector, type SelectorInput, SelectorSchema } from '#shared/domain/selector.ts';
 import type { ListQuery } from '#shared/ports/breadcrumb-store.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
+import type { VectorSearch } from '#shared/ports/vector-search.ts';
 
 function crumb(id: string, schema: string, tags: string[], context: Record<string, unknown>): Breadcrumb {
   return {

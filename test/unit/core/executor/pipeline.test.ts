@@ -1,13 +1,38 @@
+import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import type { Claims } from '#shared/core/executor/claims.ts';
-import type { ExecutorStore } from '#shared/core/executor/context-assembly.ts';
-import {
-  isRetriable,
-  outputCausation,
-  outputId,
-  processExecutorBatch,
-} from '#shared/core/executor/pipeline.ts';
-import { NonRetriableError, RetriableError, ValidationError } from '#shared/domain/errors.ts';
+import { processExecutorBatch } from '#shared/core/executor/batch.ts';
+import type {
+  ExecutionInput,
+  ExecutorKindImplementation,
+  OutputBreadcrumb,
+} from '#shared/core/executor/contract.ts';
+import { LOOP_STOPPED_SCHEMA } from '#shared/core/executor/loop-guard.ts';
+import { deterministicId, outputCausation, outputId } from '#shared/core/executor/outputs.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
+import { Harness, LEASE_MS } from '../../../support/executor-harness.ts';
+import { messageFor } from '../../../support/executor-message.ts';
+
+/** A tool-kind implementation whose outputs and behaviour the test decides. */
+function fakeKind(
+  execute: (input: ExecutionInput<unknown>) => Promise<OutputBreadcrumb[]>,
+  extra: Partial<ExecutorKindImplementation<unknown>> = {},
+): ExecutorKindImplementation<unknown> & { runs: number } {
+  const kind = {
+    runs: 0,
+    async execute(input: ExecutionInput<unknown>) {
+      kind.runs++;
+      return { outputs: await execute(input) };
+    },
+    errorOutput: ({ error }: { error: string }) => ({
+      schema_name: 'test.error.v1',
+      tags: ['test:error'],
+      context: { error },
+    }),
+    ...extra,
+  };
+  return kind;
+}
 
 describe('outputId', () => {
   it('is deterministic per (definition, trigger, version, index) and a valid breadcrumb id', () => {
@@ -22,6 +47,7 @@ describe('outputId', () => {
         outputId('tool', 'def2', 'trig', 1, 0),
       ]).size,
     ).toBe(4);
+    expect(deterministicId('wfstep', 'run-1', 'a', '1')).toMatch(/^wfstep-[0-9a-f]{32}$/);
   });
 });
 
@@ -30,49 +56,262 @@ describe('outputCausation', () => {
     expect(outputCausation({ id: 'u1', version: 3 })).toEqual({ caused_by: 'u1@3', thread: 'u1', hop: 1 });
     expect(
       outputCausation({ id: 'r1', version: 1, causation: { caused_by: 'u1@3', thread: 'u1', hop: 1 } }),
-    ).toEqual({
-      caused_by: 'r1@1',
-      thread: 'u1',
-      hop: 2,
-    });
+    ).toEqual({ caused_by: 'r1@1', thread: 'u1', hop: 2 });
   });
 });
 
-describe('isRetriable', () => {
-  it('retries throttling, timeouts and server faults, not bad input', () => {
-    const throttled = Object.assign(new Error('slow down'), { name: 'ThrottlingException' });
-    const fault = Object.assign(new Error('oops'), { name: 'Whatever', $metadata: { httpStatusCode: 503 } });
-    expect(
-      [
-        new RetriableError('x'),
-        throttled,
-        fault,
-        Object.assign(new Error('t'), { name: 'TimeoutError' }),
-      ].map((e) => isRetriable(e)),
-    ).toEqual([true, true, true, true]);
-    expect(
-      [new NonRetriableError('x'), new ValidationError([]), new TypeError('bug')].map((e) => isRetriable(e)),
-    ).toEqual([false, false, false]);
-    const aborted = new AbortController();
-    aborted.abort();
-    expect(isRetriable(new TypeError('aborted mid-call'), aborted.signal)).toBe(true);
+describe('executor pipeline (in memory)', () => {
+  it('answers a tool request once, with causation, the request tag and the tool as writer', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('calculator');
+    const trigger = await h.request('calculator', { expression: '17*23' }, 'r1');
+
+    const outcome = await h.process(def, trigger);
+    const again = await h.process(def, trigger);
+
+    expect(outcome.status).toBe('responded');
+    expect(again).toEqual({ status: 'skipped', reason: 'already answered' });
+    const [response, ...others] = await h.list('tool.response.v1', 'request:r1');
+    expect(others).toEqual([]);
+    expect(response).toMatchObject({
+      created_by: 'tool:calculator',
+      causation: { caused_by: `${trigger.id}@1`, thread: trigger.id, hop: 1 },
+      context: { status: 'success', output: { result: 391 }, request_id: 'r1' },
+    });
+  });
+
+  it('skips what it must not run: a trigger written by the definition itself, another tool, a deleted one', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const other = await h.request('calculator', {}, 'r-other');
+    const own = await h.put(
+      { schema_name: 'tool.request.v1', context: { tool: 'echo', input: {}, requestId: 'r-own' } },
+      'tool:echo',
+    );
+    const deleted = await h.request('echo', {}, 'r-deleted');
+    await h.store.delete(h.workspace, deleted.id);
+
+    expect((await h.process(def, other)).status).toBe('skipped');
+    expect(await h.process(def, own)).toEqual({
+      status: 'skipped',
+      reason: 'the trigger was written by this definition',
+    });
+    expect(await h.process(def, deleted)).toEqual({ status: 'skipped', reason: 'the trigger is gone' });
+    expect(await h.list('tool.response.v1')).toEqual([]);
+  });
+
+  it('writes outputs under ids the implementation chooses, once; a repeat is a replay', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const trigger = await h.request('echo', {}, 'r-chosen');
+    const id = deterministicId('wfstep', 'run-1', 'step-a', '1');
+    const kind = fakeKind(async () => [
+      { schema_name: 'test.step.v1', id, context: { run: kind.runs } },
+      { schema_name: 'test.answer.v1', context: { run: kind.runs } },
+    ]);
+
+    const first = await h.process(def, trigger, h.deps({ implementations: { tool: kind } }));
+    // A re-execution (say, after a crash before the claim was completed) lands on the same ids.
+    h.clock.advance(LEASE_MS + 1);
+    await h.claims.release(
+      { workspace: h.workspace, executor: def.id, triggerId: trigger.id, triggerVersion: 1 },
+      'any',
+    );
+    const second = await h.process(def, trigger, h.deps({ implementations: { tool: kind, agent: kind } }));
+
+    expect(first.status).toBe('responded');
+    expect(first.status === 'responded' && first.outputIds[0]).toBe(id);
+    expect(second.status).toBe('skipped');
+    expect((await h.list('test.step.v1')).map((b) => [b.id, b.context])).toEqual([[id, { run: 1 }]]);
+  });
+
+  it('answers a non-retriable failure with the kind’s error output; a retriable one fails the message', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const broken = await h.request('echo', {}, 'r-broken');
+    const throttled = await h.request('echo', {}, 'r-throttled');
+
+    const failing = fakeKind(async () => {
+      throw new NonRetriableError('the tool is broken');
+    });
+    const outcome = await h.process(def, broken, h.deps({ implementations: { tool: failing } }));
+    expect(outcome).toMatchObject({ status: 'errored', error: 'the tool is broken' });
+    expect((await h.list('test.error.v1')).map((b) => b.context)).toEqual([{ error: 'the tool is broken' }]);
+
+    const busy = fakeKind(async () => {
+      throw new RetriableError('slow down', { retryAfterSeconds: 3 });
+    });
+    await expect(
+      h.process(def, throttled, h.deps({ implementations: { tool: busy } })),
+    ).rejects.toMatchObject({
+      retryAfterSeconds: 3,
+    });
+    // The claim was released: the retry runs at once instead of waiting out the lease.
+    expect((await h.process(def, throttled)).status).toBe('responded');
+  });
+
+  it('answers with the error output when the store refuses an output for good', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const trigger = await h.request('echo', {}, 'r-refused');
+    const bad = fakeKind(async () => [{ schema_name: 'Not A Schema', context: {} }]);
+
+    const outcome = await h.process(def, trigger, h.deps({ implementations: { tool: bad } }));
+
+    expect(outcome.status).toBe('errored');
+    expect(String((await h.list('test.error.v1'))[0]?.context.error)).toMatch(
+      /output was refused.*schema_name/,
+    );
+  });
+
+  it('asks a redelivery to wait for a live claim’s lease', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const trigger = await h.request('echo', {}, 'r-busy');
+    await h.claims.acquire(
+      { workspace: h.workspace, executor: def.id, triggerId: trigger.id, triggerVersion: 1 },
+      LEASE_MS,
+    );
+
+    const error = await h.process(def, trigger).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(RetriableError);
+    expect((error as RetriableError).retryAfterSeconds).toBe(LEASE_MS / 1000 + 1);
+  });
+
+  it('stops a trigger at the hop limit with one system.loop_stopped.v1', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo', { hop_limit: 3 });
+    const trigger = await h.request('echo', {}, 'r-loop', { caused_by: 'x@1', thread: 'th', hop: 3 });
+
+    const outcomes = [await h.process(def, trigger), await h.process(def, trigger)];
+
+    expect(outcomes.map((o) => o.status)).toEqual(['loop-stopped', 'loop-stopped']);
+    const stopped = await h.list(LOOP_STOPPED_SCHEMA);
+    expect(stopped).toHaveLength(1);
+    expect(stopped[0]?.context).toMatchObject({ hop: 3, hop_limit: 3, thread: 'th' });
+    expect(await h.list('tool.response.v1')).toEqual([]);
+  });
+
+  describe('continuations (ownRequestOf)', () => {
+    /** A kind that asks a question and continues on the answer, as an agent does with its tools. */
+    async function setup(h: Harness) {
+      const def = await h.put({
+        schema_name: 'workflow.def.v1',
+        context: {
+          workflow_id: 'asker',
+          subscriptions: {
+            selectors: [
+              { schema_name: 'job.v1', role: 'trigger' },
+              { schema_name: 'answer.v1', role: 'trigger' },
+            ],
+          },
+          steps: [{ id: 'a', tool: 'echo' }],
+          output: { schema_name: 'workflow.result.v1' },
+        },
+      });
+      const kind = fakeKind(async () => [{ schema_name: 'question.v1', context: {} }], {
+        ownRequestOf: ({ trigger }) => {
+          const match = /^(.+)@(\d+)$/.exec(trigger.causation?.caused_by ?? '');
+          return trigger.schema_name === 'answer.v1' && match?.[1] ? { id: match[1] } : undefined;
+        },
+      });
+      return { def, kind, deps: h.deps({ implementations: { workflow: kind } }) };
+    }
+
+    it('keeps the hop of the turn: the outputs of a continuation get the hop of its own request', async () => {
+      const h = new Harness();
+      const { def, kind, deps } = await setup(h);
+      const job = await h.put({ schema_name: 'job.v1', context: {} }, 'user:a', {
+        caused_by: 'u@1',
+        thread: 't',
+        hop: 2,
+      });
+      let trigger = job;
+      for (let round = 1; round <= 20; round++) {
+        const outcome = await h.process(def, trigger, deps);
+        expect(outcome.status).toBe('responded');
+        const [questionId] = outcome.status === 'responded' ? outcome.outputIds : [];
+        const question = await h.store.get(h.workspace, questionId ?? '');
+        expect(question.causation?.hop).toBe(3);
+        // Someone else answers the question, one hop further, caused by it.
+        trigger = await h.put({ schema_name: 'answer.v1', context: { round } }, 'tool:answerer', {
+          caused_by: `${question.id}@${question.version}`,
+          thread: 't',
+          hop: 4,
+        });
+      }
+      expect(kind.runs).toBe(20);
+      expect(await h.list(LOOP_STOPPED_SCHEMA)).toEqual([]);
+    });
+
+    it('does not count an answer to somebody else’s request as a continuation', async () => {
+      const h = new Harness();
+      const { def, deps } = await setup(h);
+      const foreign = await h.put({ schema_name: 'question.v1', context: {} }, 'agent:other', {
+        caused_by: 'u@1',
+        thread: 't',
+        hop: 15,
+      });
+      const answer = await h.put({ schema_name: 'answer.v1', context: {} }, 'tool:answerer', {
+        caused_by: `${foreign.id}@1`,
+        thread: 't',
+        hop: 16,
+      });
+
+      expect((await h.process(def, answer, deps)).status).toBe('loop-stopped');
+    });
   });
 });
 
 describe('processExecutorBatch', () => {
-  it('reports only the failed messages as batch item failures', async () => {
-    const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('not expected')) });
+  const record = (messageId: string, body: string, receiveCount = 1): SQSRecord =>
+    ({
+      messageId,
+      body,
+      receiptHandle: `rh-${messageId}`,
+      eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:crumbs-tool',
+      attributes: { ApproximateReceiveCount: String(receiveCount) },
+    }) as unknown as SQSRecord;
+
+  it('reports only the failed messages and brings them back after a back-off in seconds', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const ok = await h.request('echo', {}, 'r-ok');
+    const throttled = await h.request('echo', {}, 'r-429');
+    const delays: { receiptHandle: string; seconds: number }[] = [];
+    const visibility: MessageVisibility = {
+      async delay(messages) {
+        for (const m of messages) delays.push({ receiptHandle: m.message.receiptHandle, seconds: m.seconds });
+      },
+    };
+    const tool = fakeKind(async ({ trigger }) => {
+      if (trigger.id === throttled.id) throw new RetriableError('429', { retryAfterSeconds: 7 });
+      return [{ schema_name: 'test.answer.v1', context: {} }];
+    });
+
     const outcome = await processExecutorBatch(
       [
-        { messageId: 'm1', body: 'not json' } as never,
-        { messageId: 'm2', body: JSON.stringify({ definition: {}, event: {} }) } as never,
+        record('m1', JSON.stringify(messageFor(def, ok))),
+        record('m2', JSON.stringify(messageFor(def, throttled))),
+        record('m3', 'not json', 3),
       ],
-      { store: unused as ExecutorStore, claims: unused as Claims, leaseMs: 1000 },
+      {
+        ...h.deps({ implementations: { tool } }),
+        redelivery: { visibility, maxDelaySeconds: 360, maxReceiveCount: 5 },
+      },
     );
-    expect(outcome.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }]);
-    expect(outcome.outcomes[0]).toEqual({
+
+    expect(outcome.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m2', 'm3']);
+    expect(outcome.outcomes[2]).toEqual({
       status: 'failed',
       error: 'not an executor message: the body is not JSON',
     });
+    // m2: the Retry-After it carried; m3: its third receive, 4–8 s.
+    const byHandle = new Map(delays.map((d) => [d.receiptHandle, d.seconds]));
+    expect(byHandle.get('rh-m2')).toBe(7);
+    expect(byHandle.get('rh-m3')).toBeGreaterThanOrEqual(4);
+    expect(byHandle.get('rh-m3')).toBeLessThanOrEqual(8);
+    expect(byHandle.has('rh-m1')).toBe(false);
   });
 });

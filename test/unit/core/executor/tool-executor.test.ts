@@ -1,33 +1,37 @@
 import { describe, expect, it } from 'vitest';
-import type { ExecutorStore } from '#shared/core/executor/context-assembly.ts';
 import type { ExecutionInput } from '#shared/core/executor/contract.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { parseDefinition, type ToolDefinition } from '#shared/domain/definitions.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
-import { registerTool } from '#shared/tools/registry.ts';
+import { builtinTools } from '#shared/tools/builtins.ts';
+import { toolCatalog } from '#shared/tools/catalog.ts';
+import type { Tool } from '#shared/tools/tool.ts';
 
-registerTool({
-  name: 'test.slow',
-  description: 'never answers',
-  inputSchema: {},
-  run: () => new Promise(() => undefined),
-});
-registerTool({
-  name: 'test.double',
-  description: 'doubles n',
-  inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
-  run: async (input) => ({ doubled: (input as { n: number }).n * 2 }),
-});
-registerTool({
-  name: 'test.throttled',
-  description: 'always throttled',
-  inputSchema: {},
-  run: async () => {
-    throw new RetriableError('throttled');
+const testTools: Tool[] = [
+  {
+    name: 'test.slow',
+    description: 'never answers',
+    inputSchema: {},
+    run: () => new Promise(() => undefined),
   },
-});
+  {
+    name: 'test.double',
+    description: 'doubles n',
+    inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+    run: async (input) => ({ doubled: (input as { n: number }).n * 2 }),
+  },
+  {
+    name: 'test.throttled',
+    description: 'always throttled',
+    inputSchema: {},
+    run: async () => {
+      throw new RetriableError('throttled');
+    },
+  },
+];
 
 let version = 0;
 function execution(
@@ -59,7 +63,12 @@ function execution(
   };
 }
 
-const executor = createToolExecutor({ store: {} as ExecutorStore, log: silentLog, clock: systemClock });
+const executor = createToolExecutor({
+  store: {} as ExecutorStore,
+  log: silentLog,
+  clock: systemClock,
+  tools: toolCatalog([...builtinTools, ...testTools]),
+});
 
 describe('tool executor', () => {
   it('runs the implementation and answers tool.response.v1 tagged with the request', async () => {

@@ -1,13 +1,10 @@
 /**
- * Claims: at most one live execution per (executor, trigger id, trigger version), so duplicate deliveries do not
- * run twice at once and a finished trigger is not run again.
+ * DynamoDB adapter of the claims port (`shared/ports/claims.ts`).
  *
  * A claim is an item in the breadcrumbs table (`#claim#<executor>#<trigger id>@<version>`, `kind: claim`; see
  * `shared/adapters/dynamodb/table-design.md`). Acquiring is one conditional put that succeeds when there is no
  * claim yet, or when the claim is still `running` but its lease has run out (the worker that held it crashed or
- * timed out). Completing sets `done`. The lease is the function timeout: a live worker cannot still be running
- * after it. Exactly-once *responses* come from deterministic output ids (pipeline.ts); the claim keeps work from
- * being repeated while another worker is on it and lets a finished trigger be skipped cheaply.
+ * timed out). Completing sets `done`; releasing deletes a claim still held under the caller's token.
  */
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -18,34 +15,10 @@ import {
   PutCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { defaultDocumentClient, translate } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { KIND } from '#shared/adapters/dynamodb/items.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
-
-export interface ClaimKey {
-  workspace: string;
-  /** The definition id. */
-  executor: string;
-  triggerId: string;
-  triggerVersion: number;
-}
-
-export type ClaimOutcome =
-  | {
-      status: 'acquired';
-      token: string /** A previous holder's lease ran out: this is a re-execution. */;
-      takeover: boolean;
-    }
-  | { status: 'done' }
-  | { status: 'busy'; leaseUntil: number };
-
-/** The claims port (DynamoDB below; tests may fake it). */
-export interface Claims {
-  acquire(key: ClaimKey, leaseMs: number): Promise<ClaimOutcome>;
-  complete(key: ClaimKey, token: string): Promise<void>;
-  /** Gives a claim up early (a retriable failure), so the retry need not wait for the lease. */
-  release(key: ClaimKey, token: string): Promise<void>;
-}
+import type { ClaimKey, ClaimOutcome, Claims } from '#shared/ports/claims.ts';
+import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
+import { KIND } from './items.ts';
 
 /** Claims are kept a week: long past any SQS retention, so a late redelivery still finds `done`. */
 const CLAIM_TTL_SECONDS = 7 * 24 * 60 * 60;

@@ -1,0 +1,101 @@
+/**
+ * Create-or-replace under a caller-chosen id, built on a store's own create / get / update: the one
+ * implementation of `BreadcrumbStore.upsert`, shared by every adapter (DynamoDB, in memory). Its callers are the
+ * API's `PUT …/breadcrumbs/{id}` (`crumbs apply`), the executor pipeline's `upsertId` outputs (context builder,
+ * agent conversations) and the rule manager's status breadcrumbs.
+ *
+ *   read the id → missing: create it (a concurrent create wins: read again)
+ *               → stored equals the input (title, tags in order, context, llm_hints, expires_at): nothing written
+ *               → different: update on the version read (If-Match); a concurrent writer: read again and compare
+ *
+ * Writing nothing for an equal input matters: no new version and no change event, so re-applying a file or
+ * re-executing a trigger after a crash triggers nobody. With `expectedVersion` (the API's If-Match) nothing is
+ * retried: a different stored version is the caller's conflict to resolve.
+ */
+import {
+  type Breadcrumb,
+  type CreateBreadcrumb,
+  canonicalJson,
+  toEpochSeconds,
+} from '#shared/domain/breadcrumb.ts';
+import {
+  NotFoundError,
+  RetriableError,
+  ValidationError,
+  VersionConflictError,
+} from '#shared/domain/errors.ts';
+import type { BreadcrumbStore, UpsertOptions, UpsertResult } from '#shared/ports/breadcrumb-store.ts';
+
+const MAX_ATTEMPTS = 8;
+
+type Primitives = Pick<BreadcrumbStore, 'create' | 'get' | 'update'>;
+
+export async function upsertVia(
+  store: Primitives,
+  workspace: string,
+  id: string,
+  input: CreateBreadcrumb,
+  options: UpsertOptions,
+): Promise<UpsertResult> {
+  const { principal, causation, expectedVersion } = options;
+  const createOptions = { principal, id, ...(causation !== undefined ? { causation } : {}) };
+  if (options.createOnly) {
+    const created = await store.create(workspace, input, createOptions);
+    if (created.replayed) throw new VersionConflictError(0, created.breadcrumb.version);
+    return { breadcrumb: created.breadcrumb, outcome: 'created' };
+  }
+  const replacement = {
+    title: input.title,
+    tags: input.tags,
+    context: input.context,
+    llm_hints: input.llm_hints ?? null,
+    expires_at: input.expires_at === undefined ? null : toEpochSeconds(input.expires_at),
+  };
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    let current: Breadcrumb;
+    try {
+      current = await store.get(workspace, id);
+    } catch (error) {
+      if (!(error instanceof NotFoundError) || expectedVersion !== undefined) throw error;
+      const created = await store.create(workspace, input, createOptions);
+      if (!created.replayed) return { breadcrumb: created.breadcrumb, outcome: 'created' };
+      continue; // created concurrently: compare with what the other writer wrote
+    }
+    if (current.schema_name !== input.schema_name) {
+      throw new ValidationError([
+        { path: 'schema_name', message: `is ${current.schema_name} for this breadcrumb and cannot change` },
+      ]);
+    }
+    if (expectedVersion !== undefined && expectedVersion !== current.version) {
+      throw new VersionConflictError(expectedVersion, current.version);
+    }
+    if (sameContent(current, replacement)) return { breadcrumb: current, outcome: 'unchanged' };
+    try {
+      const updated = await store.update(workspace, id, replacement, {
+        principal,
+        expectedVersion: current.version,
+        ...(causation !== undefined ? { causation } : {}),
+      });
+      return { breadcrumb: updated, outcome: 'updated' };
+    } catch (error) {
+      if (!(error instanceof VersionConflictError) || expectedVersion !== undefined) throw error;
+    }
+  }
+  throw new RetriableError(`breadcrumb ${id} kept changing while it was being written`);
+}
+
+function sameContent(
+  current: Breadcrumb,
+  replacement: { title: string; tags: string[]; context: unknown; llm_hints: unknown; expires_at: unknown },
+): boolean {
+  return (
+    canonicalJson(replacement) ===
+    canonicalJson({
+      title: current.title,
+      tags: current.tags,
+      context: current.context,
+      llm_hints: current.llm_hints ?? null,
+      expires_at: current.expires_at ?? null,
+    })
+  );
+}

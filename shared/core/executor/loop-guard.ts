@@ -1,0 +1,103 @@
+/**
+ * The loop guard: stops runaway chains between definitions (two agents answering each other, a tool whose output
+ * triggers itself through another definition) without stopping an executor's own bounded work.
+ *
+ * Hops. Every breadcrumb an executor writes carries `causation.hop`: how many executor steps separate it from
+ * the start of its thread (a breadcrumb written by a person or a plain API call is hop 0). The outputs of a
+ * trigger are normally one hop further than the trigger; a trigger whose hop has reached the definition's
+ * `hop_limit` (default 16) is not run: it is answered once with `system.loop_stopped.v1` (deterministic id).
+ *
+ * Continuations do not count. When an implementation says the trigger answers a request the definition wrote
+ * itself (`ownRequestOf`, contract.ts) — an agent's `tool.request.v1` answered by a `tool.response.v1`, a run's
+ * step request answered by its result — and the store confirms that request's `created_by` is this definition,
+ * the trigger belongs to the turn that request was written in. The guard then judges the hop that turn started
+ * at (the request's hop − 1), and the outputs get the request's own hop: an agent's eighth tool round writes at
+ * the same hop as its first, so `max_tool_rounds` and `hop_limit` no longer compete. What bounds a continuation
+ * is the implementation's own limit (`max_tool_rounds`, a run's step limit), not the hop.
+ *
+ *   user.message (0) → agent: tool.request (1) → tool: tool.response (2) → agent (turn at 0): tool.request (1)
+ *                    … → agent: agent.response (1) → another agent (1): its answer (2) → … → loop_stopped
+ */
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
+import type { Causation } from '#shared/domain/change-event.ts';
+import { NotFoundError } from '#shared/domain/errors.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { DefinitionRef, OwnRequestRef } from './contract.ts';
+import { outputCausation, outputId, type WriteContext } from './outputs.ts';
+
+export const LOOP_STOPPED_SCHEMA = 'system.loop_stopped.v1';
+const LOOP_GUARD_PRINCIPAL = 'system:loop-guard';
+
+export interface HopAccount {
+  /** The hop the loop guard judges: the trigger's, or where the turn it continues started. */
+  hop: number;
+  /** Causation of the outputs. */
+  causation: Causation;
+  /** The own request this trigger continues, when it is a continuation. */
+  continues?: string;
+}
+
+/**
+ * The hop of a trigger and the causation of what answers it. `ownRequest` is what the implementation's
+ * `ownRequestOf` returned; it counts only when that breadcrumb exists and was written by `principal`.
+ */
+export async function accountHops(
+  trigger: Breadcrumb,
+  principal: string,
+  ownRequest: OwnRequestRef | undefined,
+  store: Pick<BreadcrumbStore, 'get' | 'getVersion'>,
+): Promise<HopAccount> {
+  const plain = { hop: trigger.causation?.hop ?? 0, causation: outputCausation(trigger) };
+  if (ownRequest === undefined) return plain;
+  let request: Breadcrumb;
+  try {
+    request =
+      ownRequest.version === undefined
+        ? await store.get(trigger.workspace, ownRequest.id)
+        : await store.getVersion(trigger.workspace, ownRequest.id, ownRequest.version);
+  } catch (error) {
+    if (error instanceof NotFoundError) return plain;
+    throw error;
+  }
+  if (request.created_by !== principal || request.causation === undefined) return plain;
+  const requestHop = request.causation.hop;
+  return {
+    hop: Math.max(0, requestHop - 1),
+    causation: outputCausation(trigger, requestHop),
+    continues: `${request.id}@${request.version}`,
+  };
+}
+
+/** Writes the one `system.loop_stopped.v1` for this trigger (a repeat replays it) and returns its id. */
+export async function writeLoopStopped(
+  ctx: WriteContext,
+  info: { ref: DefinitionRef; trigger: Breadcrumb; hop: number; hopLimit: number },
+): Promise<string> {
+  const id = outputId(ctx.kind, ctx.definitionId, ctx.trigger.id, ctx.trigger.version, 'loop-stopped');
+  const thread = ctx.causation.thread;
+  const { breadcrumb } = await ctx.store.create(
+    ctx.workspace,
+    parseOrThrow(CreateBreadcrumbSchema, {
+      schema_name: LOOP_STOPPED_SCHEMA,
+      title: `Loop stopped at hop ${info.hop}: ${ctx.principal} did not answer ${info.trigger.schema_name}`,
+      tags: ['system:loop_stopped', `thread:${thread}`, `definition:${info.ref.id}`],
+      context: {
+        definition_id: info.ref.id,
+        definition_version: info.ref.version,
+        definition_schema: info.ref.schema_name,
+        principal: ctx.principal,
+        trigger_id: info.trigger.id,
+        trigger_version: info.trigger.version,
+        trigger_schema: info.trigger.schema_name,
+        trigger_created_by: info.trigger.created_by,
+        thread,
+        hop: info.hop,
+        hop_limit: info.hopLimit,
+        reason: `the trigger is ${info.hop} hops from the start of its thread; the limit is ${info.hopLimit}`,
+      },
+    }),
+    { principal: LOOP_GUARD_PRINCIPAL, id, causation: ctx.causation },
+  );
+  return breadcrumb.id;
+}

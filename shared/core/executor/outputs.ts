@@ -1,0 +1,105 @@
+/**
+ * Writing what an executor answers: every output under an id that does not depend on which worker writes it or
+ * how often, so duplicate deliveries, a re-execution after a crash and a late dead-letter answer all land on the
+ * same breadcrumbs (contract.ts, "Outputs are written exactly once per trigger version").
+ *
+ * - default: `outputId(kind, definition, trigger id, trigger version, index)`; the store's create with a chosen
+ *   id replays an existing one instead of writing a second;
+ * - `id`: the implementation's own deterministic id (`deterministicId`), created once the same way;
+ * - `upsertId`: create-or-replace through the store's `upsert` (nothing written when the content is the same).
+ *
+ * Outputs are written in order, one at a time: a later output may refer to an earlier one, and a crash between
+ * two writes is retried into the same ids.
+ */
+import { createHash } from 'node:crypto';
+import { BreadcrumbIdSchema, CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
+import type { Causation } from '#shared/domain/change-event.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { ExecutorKind } from '#shared/topology.ts';
+import type { OutputBreadcrumb } from './contract.ts';
+
+/** The id of output `index` for this (definition, trigger, version): `<kind>-<26 hex>`. */
+export function outputId(
+  kind: ExecutorKind,
+  definitionId: string,
+  triggerId: string,
+  triggerVersion: number,
+  index: number | string,
+): string {
+  return `${kind}-${digest([definitionId, triggerId, String(triggerVersion), String(index)]).slice(0, 26)}`;
+}
+
+/**
+ * A deterministic breadcrumb id an implementation chooses for an output: `<prefix>-<32 hex>` of the parts, e.g.
+ * `deterministicId('wfstep', runId, stepId, String(attempt))`. The prefix says what the breadcrumb is (letters,
+ * digits and "-").
+ */
+export function deterministicId(prefix: string, ...parts: readonly string[]): string {
+  return `${prefix}-${digest(parts).slice(0, 32)}`;
+}
+
+/** Causation of what an executor writes in answer to a trigger: caused by it, same thread, one hop further. */
+export function outputCausation(
+  trigger: { id: string; version: number; causation?: Causation | null | undefined },
+  hop: number = (trigger.causation?.hop ?? 0) + 1,
+): Causation {
+  return {
+    caused_by: `${trigger.id}@${trigger.version}`,
+    thread: trigger.causation?.thread ?? trigger.id,
+    hop,
+  };
+}
+
+export interface WriteContext {
+  store: Pick<BreadcrumbStore, 'create' | 'upsert'>;
+  workspace: string;
+  kind: ExecutorKind;
+  definitionId: string;
+  trigger: { id: string; version: number };
+  principal: string;
+  causation: Causation;
+}
+
+/** Writes outputs in order under their ids; returns the ids written (or replayed). */
+export async function writeOutputs(
+  outputs: readonly OutputBreadcrumb[],
+  ctx: WriteContext,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [index, output] of outputs.entries()) {
+    const input = parseOrThrow(
+      CreateBreadcrumbSchema,
+      {
+        schema_name: output.schema_name,
+        title: output.title ?? '',
+        tags: output.tags ?? [],
+        context: output.context,
+      },
+      `outputs[${index}]`,
+    );
+    if (output.upsertId !== undefined) {
+      const id = parseOrThrow(BreadcrumbIdSchema, output.upsertId, `outputs[${index}].upsertId`);
+      const { breadcrumb } = await ctx.store.upsert(ctx.workspace, id, input, {
+        principal: ctx.principal,
+        causation: ctx.causation,
+      });
+      ids.push(breadcrumb.id);
+      continue;
+    }
+    const id =
+      output.id !== undefined
+        ? parseOrThrow(BreadcrumbIdSchema, output.id, `outputs[${index}].id`)
+        : outputId(ctx.kind, ctx.definitionId, ctx.trigger.id, ctx.trigger.version, index);
+    const { breadcrumb } = await ctx.store.create(ctx.workspace, input, {
+      principal: ctx.principal,
+      id,
+      causation: ctx.causation,
+    });
+    ids.push(breadcrumb.id);
+  }
+  return ids;
+}
+
+function digest(parts: readonly string[]): string {
+  return createHash('sha256').update(parts.join('\u0000')).digest('hex');
+}

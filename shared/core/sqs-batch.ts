@@ -1,0 +1,143 @@
+/**
+ * The one SQS batch loop every SQS-triggered function uses (executors, DLQ handler, rule manager): Powertools'
+ * batch processor runs the records and reports the failed ones as `batchItemFailures` (the event source mapping
+ * has `ReportBatchItemFailures`), and each failed message is made visible again after a back-off in seconds
+ * (`ChangeMessageVisibility`) instead of after the queue's whole visibility timeout (6 × the function timeout:
+ * 3 to 12 minutes for a throttled model call).
+ *
+ * Back-off of a failed message, in seconds (`redeliveryDelaySeconds`):
+ * - the failing service's Retry-After when the error carries one (a 429 from a model provider);
+ * - otherwise 2^receiveCount with jitter: a random point in [d/2, d] for d = 2, 4, 8, 16, … by the message's
+ *   `ApproximateReceiveCount`, so messages that failed together do not all come back together;
+ * - never longer than the queue's visibility timeout (`maxDelaySeconds`): the back-off only ever shortens the
+ *   wait SQS would have imposed anyway;
+ * - none after the last receive the redrive policy allows (`maxReceiveCount`): the next receive moves the message
+ *   to its DLQ, whose handler answers it, so waiting longer would only delay that answer.
+ * Every delivery still counts as a receive, so the redrive policy still ends a message that keeps failing; with
+ * the default 5 receives, the back-offs add up to at most 30 s before it reaches the DLQ.
+ *
+ * The whole batch failing is reported item by item too (`throwOnFullBatchFailure: false`), so the back-off
+ * applies to it as well; a processor is created per batch because it holds the batch's state.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import { retryAfterSecondsOf } from '#shared/domain/errors.ts';
+import type { Log } from '#shared/ports/log.ts';
+import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
+
+/** How failed messages of one queue come back: its visibility timeout and redrive policy, and the SQS port. */
+export interface Redelivery {
+  visibility: MessageVisibility;
+  /** The queue's visibility timeout: the longest back-off. */
+  maxDelaySeconds: number;
+  /** The redrive policy's receive count: after this receive, no back-off. */
+  maxReceiveCount: number;
+}
+
+/** The redelivery of a queue declared in the topology (its visibility timeout and receive count). */
+export function redeliveryFor(
+  visibility: MessageVisibility,
+  queue: { visibilityTimeoutSeconds: number; maxReceiveCount: number },
+): Redelivery {
+  return {
+    visibility,
+    maxDelaySeconds: queue.visibilityTimeoutSeconds,
+    maxReceiveCount: queue.maxReceiveCount,
+  };
+}
+
+export interface SqsBatchOptions {
+  log: Log;
+  /** Shortens the wait of failed messages; without it they wait out the queue's visibility timeout. */
+  redelivery?: Redelivery | undefined;
+  /** Jitter source (tests). @default Math.random */
+  random?: () => number;
+}
+
+export interface SqsBatchResult<R> extends SQSBatchResponse {
+  /** Per record, in order: what the handler returned, or the error it threw. */
+  results: ({ ok: true; value: R } | { ok: false; error: unknown })[];
+}
+
+export async function processSqsBatch<R>(
+  records: readonly SQSRecord[],
+  handle: (record: SQSRecord) => Promise<R>,
+  options: SqsBatchOptions,
+): Promise<SqsBatchResult<R>> {
+  const outcomes = new Map<string, { ok: true; value: R } | { ok: false; error: unknown }>();
+  const processor = new BatchProcessor(EventType.SQS);
+  const { batchItemFailures } = await processPartialResponse(
+    { Records: [...records] },
+    async (record: SQSRecord) => {
+      try {
+        const value = await handle(record);
+        outcomes.set(record.messageId, { ok: true, value });
+        return value;
+      } catch (error) {
+        outcomes.set(record.messageId, { ok: false, error });
+        throw error;
+      }
+    },
+    processor,
+    { throwOnFullBatchFailure: false },
+  );
+
+  const failed = records.filter((r) => outcomes.get(r.messageId)?.ok === false);
+  for (const record of failed) {
+    const outcome = outcomes.get(record.messageId);
+    const error = outcome && !outcome.ok ? outcome.error : undefined;
+    options.log.warn('message failed; SQS will deliver it again', {
+      messageId: record.messageId,
+      receiveCount: receiveCount(record),
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+  const { redelivery } = options;
+  if (redelivery && failed.length > 0) {
+    const delays = failed.map((record) => {
+      const outcome = outcomes.get(record.messageId);
+      const error = outcome && !outcome.ok ? outcome.error : undefined;
+      return {
+        message: { eventSourceARN: record.eventSourceARN, receiptHandle: record.receiptHandle },
+        seconds: redeliveryDelaySeconds(error, receiveCount(record), redelivery, options.random),
+      };
+    });
+    await redelivery.visibility.delay(delays).catch((error: unknown) => {
+      // Not fatal: the messages come back after the queue's visibility timeout instead.
+      options.log.warn('could not shorten the redelivery of failed messages', { error: String(error) });
+    });
+  }
+  return {
+    batchItemFailures,
+    results: records.map(
+      (r) => outcomes.get(r.messageId) ?? { ok: false, error: new Error('the record was not processed') },
+    ),
+  };
+}
+
+/**
+ * Seconds until a failed message comes back: its Retry-After, else jittered 2^receiveCount; at most the queue's
+ * visibility timeout, and 0 after the last receive before the DLQ.
+ */
+export function redeliveryDelaySeconds(
+  error: unknown,
+  receiveCount: number,
+  queue: Pick<Redelivery, 'maxDelaySeconds' | 'maxReceiveCount'>,
+  random: () => number = Math.random,
+): number {
+  if (receiveCount >= queue.maxReceiveCount) return 0;
+  const retryAfter = retryAfterSecondsOf(error);
+  const wanted =
+    retryAfter !== undefined
+      ? retryAfter
+      : (() => {
+          const ceiling = 2 ** Math.min(Math.max(1, receiveCount), 15);
+          return ceiling / 2 + random() * (ceiling / 2);
+        })();
+  return Math.max(0, Math.min(queue.maxDelaySeconds, Math.ceil(wanted)));
+}
+
+function receiveCount(record: SQSRecord): number {
+  const n = Number(record.attributes?.ApproximateReceiveCount);
+  return Number.isInteger(n) && n > 0 ? n : 1;
+}

@@ -1,0 +1,11 @@
+/**
+ * The store as executors use it: the breadcrumb store port plus context views of many records at once (one
+ * schema-defaults lookup per schema instead of one per record). Both store adapters implement it.
+ */
+import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
+import type { BreadcrumbStore } from './breadcrumb-store.ts';
+
+export interface ExecutorStore extends BreadcrumbStore {
+  /** Context views (llm_hints applied: the record's own over its schema's defaults), in the order given. */
+  contextViews(workspace: string, records: readonly Breadcrumb[]): Promise<ContextView[]>;
+}

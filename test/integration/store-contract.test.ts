@@ -1,0 +1,7 @@
+import { localStore, uniqueWorkspace } from '../support/local.ts';
+import { describeStoreContract } from '../support/store-contract.ts';
+
+describeStoreContract('DynamoDB Local', () => ({
+  store: localStore(),
+  workspace: uniqueWorkspace('contract'),
+}));

@@ -1,0 +1,145 @@
+/**
+ * A loopback OpenAI-compatible chat-completions server whose behaviour the model id scripts, for integration tests
+ * of agents through the real `openai-compatible` adapter (the local stack points OPENAI_COMPATIBLE_BASE_URL here):
+ *
+ *   rounds-<n>-<tool>     calls <tool> once per round until it has seen n tool results, then answers
+ *                         "done after <n> rounds: <last result>"
+ *   forbidden-<tool>      calls <tool> once, then answers with what the tool results said
+ *   throttled-<key>       answers 429 with Retry-After: 1 to the first two requests of <key>, then "recovered"
+ *
+ * Requests per model id are counted (`GET /counts`), so a test can tell how often it was called.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+interface ChatRequest {
+  model: string;
+  messages: { role: string; content?: string | null; tool_calls?: unknown[] }[];
+}
+
+export interface FakeOpenAi {
+  /** The base URL (…/v1) to give as OPENAI_COMPATIBLE_BASE_URL. */
+  readonly baseUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startFakeOpenAi(): Promise<FakeOpenAi> {
+  const counts = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      if (req.method === 'GET' && req.url === '/v1/counts') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(Object.fromEntries(counts)));
+        return;
+      }
+      const body = JSON.parse(await read(req)) as ChatRequest;
+      const n = (counts.get(body.model) ?? 0) + 1;
+      counts.set(body.model, n);
+      const reply = script(body, n);
+      if (reply.kind === 'error') {
+        res.statusCode = reply.status;
+        for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
+        res.end(JSON.stringify({ error: { message: reply.message } }));
+        return;
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(reply.body));
+    })().catch((error: unknown) => {
+      res.statusCode = 400;
+      res.end(JSON.stringify({ error: { message: String(error) } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** How often the fake was asked about each model id. */
+export async function fakeOpenAiCounts(baseUrl: string): Promise<Record<string, number>> {
+  return (await (await fetch(`${baseUrl}/counts`)).json()) as Record<string, number>;
+}
+
+type Reply =
+  | { kind: 'completion'; body: Record<string, unknown> }
+  | { kind: 'error'; status: number; headers: Record<string, string>; message: string };
+
+function script(body: ChatRequest, requestNumber: number): Reply {
+  const toolResults = body.messages.filter((m) => m.role === 'tool');
+  const last = toolResults[toolResults.length - 1]?.content ?? '';
+  const rounds = /^rounds-(\d+)-(.+)$/.exec(body.model);
+  if (rounds) {
+    const wanted = Number(rounds[1]);
+    return toolResults.length < wanted
+      ? toolCall(rounds[2] ?? 'echo', toolResults.length + 1)
+      : answer(`done after ${toolResults.length} rounds: ${last}`);
+  }
+  const forbidden = /^forbidden-(.+)$/.exec(body.model);
+  if (forbidden) {
+    return toolResults.length === 0
+      ? toolCall(forbidden[1] ?? 'calculator', 1)
+      : answer(`the tool said: ${toolResults.map((m) => m.content).join(' | ')}`);
+  }
+  if (body.model.startsWith('throttled-')) {
+    if (requestNumber <= 2) {
+      return {
+        kind: 'error',
+        status: 429,
+        headers: { 'retry-after': '1' },
+        message: 'rate limited, try again in 1 s',
+      };
+    }
+    return answer(`recovered after ${requestNumber - 1} throttled calls`);
+  }
+  return answer(`(fake) ${body.model}`);
+}
+
+function toolCall(name: string, round: number): Reply {
+  return completion({
+    choices: [
+      {
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: `call-${round}`,
+              type: 'function',
+              function: { name, arguments: JSON.stringify({ round }) },
+            },
+          ],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 5 },
+  });
+}
+
+function answer(text: string): Reply {
+  return completion({
+    choices: [{ message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 10, completion_tokens: 5 },
+  });
+}
+
+function completion(body: Record<string, unknown>): Reply {
+  return { kind: 'completion', body };
+}
+
+function read(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    req.on('end', () => resolve(text));
+    req.on('error', reject);
+  });
+}
