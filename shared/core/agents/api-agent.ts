@@ -7,15 +7,15 @@
  *   2. The call: method, headers, authentication (bearer / header / basic from `secret_ref`), a timeout, at most
  *      `max_response_bytes` read, every hop checked by the network guard against `allowed_hosts` (default: the
  *      endpoint's own host) and the stack's private-network policy.
- *   3. A status in `retry_on_status` (429 and 5xx by default) throws RetryLaterError carrying the response's
+ *   3. A status in `retry_on_status` (429 and 5xx by default) throws RetriableError carrying the response's
  *      Retry-After: the queue delivers the request again later; the Lambda does not sleep. Other non-2xx answers
  *      are an error answer naming the status, with the body in `output`.
  *   4. response_transform over the parsed body (`$status` and `$headers` bound) gives `output`.
  */
 import type { Transform } from '#shared/domain/agent-types.ts';
-import { NonRetriableError } from '#shared/domain/errors.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
-import { type AgentRun, type AgentType, answer, RetryLaterError, type SpecOf } from './contract.ts';
+import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
 import { resolveHeaders } from './credentials.ts';
 
 export interface ApiAgentDeps {
@@ -75,22 +75,21 @@ async function runApi(run: AgentRun<SpecOf<'api'>>, deps: ApiAgentDeps) {
     });
   } catch (error) {
     if (timeout.aborted && !run.signal.aborted) {
-      throw new RetryLaterError(
+      throw new RetriableError(
         `${url.host} did not answer within ${api.timeout_ms} ms (transport.api.timeout_ms)`,
       );
     }
     if (error instanceof NonRetriableError) throw error;
-    throw new RetryLaterError(`${url.host} could not be reached: ${(error as Error).message}`, undefined, {
+    throw new RetriableError(`${url.host} could not be reached: ${(error as Error).message}`, {
       cause: error,
     });
   }
 
   if (api.retry_on_status.includes(response.status)) {
     await response.body?.cancel();
-    throw new RetryLaterError(
-      `${url.host} answered ${response.status}`,
-      retryAfterSeconds(response.headers.get('retry-after')),
-    );
+    throw new RetriableError(`${url.host} answered ${response.status}`, {
+      retryAfterSeconds: retryAfterSeconds(response.headers.get('retry-after')),
+    });
   }
   const parsed = parseBody(
     await readCapped(response, api.max_response_bytes),

@@ -13,8 +13,8 @@
  *   continue  breadcrumbs to write now (tool requests and conversation state) with no answer yet: the answer
  *             comes from a later invocation (the context type's tool rounds).
  *
- * Errors: a type throws RetriableError for what may pass (429, 5xx, a partner still working; `retryAfterSeconds`
- * says when), and NonRetriableError for what will not; the executor answers the latter with an `agent.response.v1`
+ * Errors: a type throws RetriableError for what may pass (429, 5xx, a partner still working; its
+ * `retryAfterSeconds` says when the queue delivers the request again), and NonRetriableError for what will not; the executor answers the latter with an `agent.response.v1`
  * whose status is `error` (and the type's own error answers — an MCP tool's `isError`, a failed A2A task — are
  * answers with status `error`, not exceptions). A type never waits inside the Lambda beyond one bounded call.
  *
@@ -25,7 +25,6 @@
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { AGENT_MODES, type AgentMode, type AgentTypeName } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
-import { RetriableError } from '#shared/domain/errors.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../executor/contract.ts';
@@ -105,20 +104,6 @@ export type AgentTypes = { readonly [T in AgentTypeName]?: AgentType<T> };
 
 export function answer(a: AgentAnswer, outputs?: readonly OutputBreadcrumb[]): AgentOutcome {
   return { kind: 'answer', answer: a, ...(outputs !== undefined ? { outputs } : {}) };
-}
-
-/**
- * Retriable, and says when to try again (a partner's Retry-After). The request is delivered again by the queue
- * after that delay; nothing sleeps in the Lambda.
- */
-export class RetryLaterError extends RetriableError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 const CORRELATION_PREFIXES = ['run:', 'step:', 'reply-to:'] as const;

@@ -13,7 +13,7 @@
  *      auth-required → an error answer saying what the partner waits for (multi-turn is issue 12's).
  *   4. A task still running when the call returns (the partner answered early, or the call timed out) is not
  *      waited for: its id is in an `agent.external_task.v1` breadcrumb (one per agent and request, deterministic
- *      id) and RetryLaterError asks the queue to deliver the request again later, when the task is read by id
+ *      id) and RetriableError asks the queue to deliver the request again later, when the task is read by id
  *      instead of sending the message again. No Lambda sleeps; the queue's receive limit bounds how long a task is
  *      followed, after which the request is answered with an error.
  */
@@ -23,14 +23,7 @@ import type { A2aClient, A2aEndpoint, A2aPart, A2aReply } from '#shared/ports/a2
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
-import {
-  type AgentAnswer,
-  type AgentRun,
-  type AgentType,
-  answer,
-  RetryLaterError,
-  type SpecOf,
-} from './contract.ts';
+import { type AgentAnswer, type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
 import { resolveHeaders } from './credentials.ts';
 
 export const EXTERNAL_TASK_SCHEMA = 'agent.external_task.v1';
@@ -99,10 +92,9 @@ async function runExternal(run: AgentRun<SpecOf<'external'>>, deps: ExternalAgen
     )
     .catch((error: unknown) => {
       if (timeout.aborted && !run.signal.aborted && !(error instanceof NonRetriableError)) {
-        throw new RetryLaterError(
+        throw new RetriableError(
           `the partner ${base.host} did not finish within ${ext.timeout_ms} ms (transport.external.timeout_ms); asking again later`,
-          RECHECK_AFTER_SECONDS,
-          { cause: error },
+          { cause: error, retryAfterSeconds: RECHECK_AFTER_SECONDS },
         );
       }
       throw error;
@@ -111,9 +103,9 @@ async function runExternal(run: AgentRun<SpecOf<'external'>>, deps: ExternalAgen
   if (reply.state === 'submitted' || reply.state === 'working' || reply.state === 'unknown') {
     if (reply.taskId !== undefined && reply.taskId !== pending)
       await remember(run, deps, stateId, reply.taskId);
-    throw new RetryLaterError(
+    throw new RetriableError(
       `the partner's task ${reply.taskId ?? '(no id)'} is ${reply.state}; it is read again later`,
-      RECHECK_AFTER_SECONDS,
+      { retryAfterSeconds: RECHECK_AFTER_SECONDS },
     );
   }
   return answer(toAnswer(reply, base.host));

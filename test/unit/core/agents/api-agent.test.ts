@@ -2,10 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { guardedFetch } from '#shared/adapters/http/guarded-fetch.ts';
 import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { createApiAgent, retryAfterSeconds } from '#shared/core/agents/api-agent.ts';
-import { RetryLaterError } from '#shared/core/agents/contract.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
-import { NonRetriableError } from '#shared/domain/errors.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { evaluateJsonata } from '#shared/tools/jsonata.ts';
 import { agentRun } from '../../../support/agent-run.ts';
@@ -87,8 +86,8 @@ describe('api agent', () => {
     const error = await apiAgent()
       .run(agentRun(s, { input: {} }))
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RetryLaterError);
-    expect((error as RetryLaterError).retryAfterSeconds).toBe(7);
+    expect(error).toBeInstanceOf(RetriableError);
+    expect((error as RetriableError).retryAfterSeconds).toBe(7);
   });
 
   it('answers other error statuses with an error naming the status', async () => {

@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
 import { guardedFetch } from '#shared/adapters/http/guarded-fetch.ts';
+import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
 import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { CircuitBreaker, CircuitOpenError } from '#shared/core/agents/circuit-breaker.ts';
-import { RetryLaterError } from '#shared/core/agents/contract.ts';
 import { createExternalAgent, externalTaskId } from '#shared/core/agents/external-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import { startA2aServer, type TestA2aServer } from '../../../support/a2a-server.ts';
 import { agentRun } from '../../../support/agent-run.ts';
-import { fakeBreadcrumbs } from '../../../support/fake-breadcrumbs.ts';
 import { InMemoryCircuitStore } from '../../../support/memory-circuit-store.ts';
 
 let partner: TestA2aServer;
@@ -37,7 +36,7 @@ function setup() {
     calls.push(String(input));
     return guarded(input, init);
   };
-  const store = fakeBreadcrumbs();
+  const store = new InMemoryBreadcrumbStore();
   const circuits = new InMemoryCircuitStore();
   const agent = createExternalAgent({
     a2a: new SdkA2aClient({ fetch }),
@@ -73,7 +72,7 @@ describe('external agent (A2A)', () => {
     const { agent, store } = setup();
     const s = spec(partner.baseUrl, { timeout_ms: 200 });
     const run = agentRun(s, { requestId: 'req-slow', input: { a: 1, b: 1, slowMs: 600 } });
-    await expect(agent.run(run)).rejects.toThrow(RetryLaterError);
+    await expect(agent.run(run)).rejects.toThrow(RetriableError);
     const kept = await store.get('ws-test', externalTaskId('test-agent', 'req-slow'));
     expect(kept.context).toMatchObject({ task_id: expect.any(String), request_id: 'req-slow' });
     await new Promise((r) => setTimeout(r, 700));
