@@ -18,7 +18,16 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
-import { ENV, type ExecutorKind, type FunctionDeclaration } from '#shared/topology.ts';
+import {
+  AGENT_SECRET_PREFIX_ENV,
+  DEFAULT_AGENT_SECRET_PREFIX,
+} from '#shared/adapters/secrets/secret-source.ts';
+import {
+  type BundlingDeclaration,
+  ENV,
+  type ExecutorRunner,
+  type FunctionDeclaration,
+} from '#shared/topology.ts';
 import { POWERTOOLS_MODULES } from './powertools-layer.ts';
 
 /** Repository root: topology entries are relative to it, and so are `package-lock.json` and `tsconfig.json`. */
@@ -102,8 +111,37 @@ export function bundlingOptions(powertoolsFromLayer: boolean): BundlingOptions {
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
   FunctionDeclaration,
-  'name' | 'entry' | 'timeoutSeconds' | 'memoryMb' | 'uses'
+  'name' | 'entry' | 'timeoutSeconds' | 'memoryMb' | 'uses' | 'bundling'
 >;
+
+/**
+ * `bundlingOptions`, plus what the declaration says its bundle leaves out (`bundling` in the topology): modules
+ * kept external, packages installed beside the bundle (NodejsFunction installs them from the lock file), and
+ * files copied next to it (a worker script). The bundle test and benchmark bundle with these same options.
+ */
+export function bundlingOptionsFor(
+  extra: BundlingDeclaration | undefined,
+  powertoolsFromLayer: boolean,
+): BundlingOptions {
+  const base = bundlingOptions(powertoolsFromLayer);
+  if (extra === undefined) return base;
+  const copies = extra.copyFiles ?? [];
+  return {
+    ...base,
+    externalModules: [...(base.externalModules ?? []), ...(extra.externalModules ?? [])],
+    ...(extra.nodeModules !== undefined ? { nodeModules: [...extra.nodeModules] } : {}),
+    ...(copies.length > 0
+      ? {
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (inputDir: string, outputDir: string) =>
+              copies.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+          },
+        }
+      : {}),
+  };
+}
 
 export interface CrumbsFunctionProps {
   /** The function's declaration in `shared/topology.ts`: entry, timeout and memory come from here. */
@@ -208,7 +246,7 @@ export class CrumbsFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       role,
-      bundling: bundlingOptions(props.powertoolsLayer !== undefined),
+      bundling: bundlingOptionsFor(declaration.bundling, props.powertoolsLayer !== undefined),
       ...(props.powertoolsLayer ? { layers: [props.powertoolsLayer] } : {}),
       environment: {
         POWERTOOLS_SERVICE_NAME: `crumbs-${declaration.name}`,
@@ -310,7 +348,7 @@ export class CrumbsFunction extends Construct {
    * only targets with a resource policy can receive events, and the only queues whose policy admits EventBridge
    * for rules under this prefix are the executor queues (see `allowRuleDelivery` in `work-queue.ts`).
    */
-  bindRuleManagement(bus: IEventBus, prefix: string, queues: Readonly<Record<ExecutorKind, IQueue>>): this {
+  bindRuleManagement(bus: IEventBus, prefix: string, queues: Readonly<Record<ExecutorRunner, IQueue>>): this {
     this.function.addEnvironment(ENV.busName, bus.eventBusName);
     this.function.addEnvironment(ENV.ruleNamePrefix, prefix);
     const arns: Record<string, string> = {};
@@ -375,6 +413,44 @@ export class CrumbsFunction extends Construct {
           reason:
             'LLM provider keys are secrets named <secret prefix><provider>, chosen by definitions at run time; ' +
             'the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
+          appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
+        },
+      ],
+      true,
+    );
+    return this;
+  }
+
+  /**
+   * `CRUMBS_SECRET_SOURCE=secretsmanager` and `secretsmanager:GetSecretValue` on secrets named
+   * `crumbs/agents/*` only: the credentials agent and MCP tool definitions reference by `secret_ref`
+   * (`shared/adapters/secrets/secret-source.ts`), read by name at run time.
+   */
+  bindAgentSecrets(prefix = DEFAULT_AGENT_SECRET_PREFIX): this {
+    this.function.addEnvironment(ENV.secretSource, 'secretsmanager');
+    this.function.addEnvironment(AGENT_SECRET_PREFIX_ENV, prefix);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'ReadAgentCredentials',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [
+          Stack.of(this).formatArn({
+            service: 'secretsmanager',
+            resource: 'secret',
+            resourceName: `${prefix}*`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'Agent credentials are secrets named <agent secret prefix><secret_ref>, chosen by definitions at run ' +
+            'time; the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
           appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
         },
       ],

@@ -27,8 +27,8 @@ import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts
 import type { LlmProvider } from '#shared/domain/llm-model.ts';
 import {
   ENV,
-  EXECUTOR_KINDS,
-  type ExecutorKind,
+  EXECUTOR_RUNNERS,
+  type ExecutorRunner,
   type FunctionDeclaration,
   ruleManagerPattern,
   type SqsTrigger,
@@ -108,10 +108,10 @@ export class StatelessStack extends Stack {
   public readonly api: CrumbsFunction;
   public readonly publisher: CrumbsFunction;
   public readonly ruleManager: CrumbsFunction;
-  public readonly executors: Readonly<Record<ExecutorKind, CrumbsFunction>>;
+  public readonly executors: Readonly<Record<ExecutorRunner, CrumbsFunction>>;
   public readonly dlqHandler: CrumbsFunction;
   public readonly ruleManagerQueue: WorkQueue;
-  public readonly executorQueues: Readonly<Record<ExecutorKind, WorkQueue>>;
+  public readonly executorQueues: Readonly<Record<ExecutorRunner, WorkQueue>>;
   /** On-failure destination of the publisher's stream event source (records it gave up on). */
   public readonly publisherFailures: Queue;
   /** Where executor dead letters go that the DLQ handler itself failed to handle. */
@@ -156,11 +156,11 @@ export class StatelessStack extends Stack {
       ),
     );
 
-    // Executor queues: compiled definition rules deliver here; each kind's Lambda consumes its queue.
+    // Executor queues: compiled definition rules deliver here; each runner's Lambda consumes its queue.
     const compiledRules = ruleArnPattern(this, bus, topology.bus.ruleNamePrefix);
-    const executorQueues: Partial<Record<ExecutorKind, WorkQueue>> = {};
-    const executors: Partial<Record<ExecutorKind, CrumbsFunction>> = {};
-    for (const kind of EXECUTOR_KINDS) {
+    const executorQueues: Partial<Record<ExecutorRunner, WorkQueue>> = {};
+    const executors: Partial<Record<ExecutorRunner, CrumbsFunction>> = {};
+    for (const kind of EXECUTOR_RUNNERS) {
       const declaration = f.executors[kind];
       const trigger = sqsTrigger(declaration);
       const queue = new WorkQueue(this, `${pascal(declaration.name)}Queue`, {
@@ -186,15 +186,15 @@ export class StatelessStack extends Stack {
       );
       executors[kind] = fn;
     }
-    this.executorQueues = executorQueues as Record<ExecutorKind, WorkQueue>;
-    this.executors = executors as Record<ExecutorKind, CrumbsFunction>;
+    this.executorQueues = executorQueues as Record<ExecutorRunner, WorkQueue>;
+    this.executors = executors as Record<ExecutorRunner, CrumbsFunction>;
     const executorQueueMap = Object.fromEntries(
-      EXECUTOR_KINDS.map((kind) => [kind, this.executorQueues[kind].queue]),
-    ) as Record<ExecutorKind, Queue>;
+      EXECUTOR_RUNNERS.map((kind) => [kind, this.executorQueues[kind].queue]),
+    ) as Record<ExecutorRunner, Queue>;
 
     // DLQ handler: one event source per executor DLQ; answers dead letters with error breadcrumbs.
     this.dlqHandler = this.crumbsFunction(f.dlqHandler);
-    for (const kind of EXECUTOR_KINDS) {
+    for (const kind of EXECUTOR_RUNNERS) {
       this.dlqHandler.function.addEventSource(
         new SqsEventSource(this.executorQueues[kind].deadLetterQueue, {
           batchSize: f.dlqHandler.batchSize,
@@ -325,7 +325,7 @@ export class StatelessStack extends Stack {
   /** A function with what its declaration `uses` bound: env vars and grants from one place. */
   private crumbsFunction(
     declaration: CrumbsFunctionDeclaration,
-    executorQueues?: Readonly<Record<ExecutorKind, Queue>>,
+    executorQueues?: Readonly<Record<ExecutorRunner, Queue>>,
   ): CrumbsFunction {
     const { stage, table, bus } = this.props;
     const { uses } = declaration;
@@ -346,6 +346,7 @@ export class StatelessStack extends Stack {
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();
     if (uses.llm) fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
+    if (uses.agentSecrets) fn.bindAgentSecrets();
     if (declaration.uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
     return fn;
   }

@@ -19,11 +19,17 @@ import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import { type FieldIssue, isRetriable, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
+import { executorRunnerOf } from '#shared/domain/runners.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts';
-import { DEFINITION_SCHEMAS, type ExecutorKind, RULES_SYNC_SCHEMA } from '#shared/topology.ts';
+import {
+  DEFINITION_SCHEMAS,
+  type ExecutorKind,
+  type ExecutorRunner,
+  RULES_SYNC_SCHEMA,
+} from '#shared/topology.ts';
 import { executorInputTransformer } from './executor/contract.ts';
 import { processSqsBatch, type Redelivery } from './sqs-batch.ts';
 
@@ -37,7 +43,8 @@ export interface RuleManagerDependencies {
   rules: RuleRegistry;
   busName: string;
   prefix: string;
-  executorQueueArns: Readonly<Record<ExecutorKind, string>>;
+  /** The queue of each executor runner (`EXECUTOR_RUNNERS`): a definition's rule targets its runner's queue. */
+  executorQueueArns: Readonly<Record<ExecutorRunner, string>>;
   /** Where an agent's bare model id runs (`CRUMBS_DEFAULT_LLM_PROVIDER`). */
   defaultLlmProvider: LlmProvider;
   log: Log;
@@ -52,6 +59,8 @@ export interface DefinitionStatus {
   definition_schema: string;
   definition_version: number;
   kind: ExecutorKind;
+  /** The executor function whose queue the rule targets (`executorRunnerOf`); null when invalid. */
+  runner: ExecutorRunner | null;
   state: DefinitionState;
   errors: FieldIssue[];
   rule_name: string | null;
@@ -119,6 +128,7 @@ export function evaluateDefinition(
     return {
       ...base,
       kind: parsed.kind,
+      runner: executorRunnerOf(parsed),
       state: 'active',
       errors: [],
       rule_name: ruleName(prefix, record.workspace, record.id),
@@ -130,6 +140,7 @@ export function evaluateDefinition(
     if (!(error instanceof ValidationError)) throw error;
     return {
       ...base,
+      runner: null,
       state: 'invalid',
       errors: [...error.issues],
       rule_name: null,
@@ -186,7 +197,7 @@ async function ensureRule(
   const description = JSON.stringify({ workspace: record.workspace, definition_id: record.id });
   const target: RuleTarget = {
     id: TARGET_ID,
-    arn: deps.executorQueueArns[status.kind],
+    arn: deps.executorQueueArns[status.runner ?? status.kind],
     inputTransformer: executorInputTransformer({
       id: record.id,
       version: record.version,

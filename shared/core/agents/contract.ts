@@ -10,8 +10,8 @@
  *   answer    the content of the one `agent.response.v1 { agent_id, request_id, status, output?, text?, error? }`
  *             that answers the task; the executor writes it tagged `request:<request_id>` plus the request's
  *             correlation tags (`run:`, `step:`, `reply-to:`), with extra breadcrumbs the type asks for.
- *   continue  breadcrumbs to write now (tool requests and conversation state) with no answer yet: the answer
- *             comes from a later invocation (the context type's tool rounds).
+ *   outputs   breadcrumbs to write now, the type having built its answer among them or leaving it to a later
+ *             invocation (the context type: its tool requests and conversation state, or its final answer).
  *
  * Errors: a type throws RetriableError for what may pass (429, 5xx, a partner still working; its
  * `retryAfterSeconds` says when the queue delivers the request again), and NonRetriableError for what will not; the executor answers the latter with an `agent.response.v1`
@@ -25,12 +25,13 @@
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { AGENT_MODES, type AgentMode, type AgentTypeName } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { NonRetriableError } from '#shared/domain/errors.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Log } from '#shared/ports/log.ts';
+import { AGENT_REQUEST_SCHEMA, correlationTags } from '../executor/answers.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../executor/contract.ts';
 
-export const AGENT_REQUEST_SCHEMA = 'agent.request.v1';
-export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
+export { AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA } from '../executor/answers.ts';
 
 /** The request breadcrumb's context (CONVENTIONS.md). Unknown keys are ignored. */
 export const AgentRequestSchema = z.object({
@@ -73,7 +74,7 @@ export type AgentAnswer =
 
 export type AgentOutcome =
   | { readonly kind: 'answer'; readonly answer: AgentAnswer; readonly outputs?: readonly OutputBreadcrumb[] }
-  | { readonly kind: 'continue'; readonly outputs: readonly OutputBreadcrumb[] };
+  | { readonly kind: 'outputs'; readonly outputs: readonly OutputBreadcrumb[] };
 
 /** What a type gets for one task. */
 export interface AgentRun<S extends AgentSpec = AgentSpec> {
@@ -106,9 +107,48 @@ export function answer(a: AgentAnswer, outputs?: readonly OutputBreadcrumb[]): A
   return { kind: 'answer', answer: a, ...(outputs !== undefined ? { outputs } : {}) };
 }
 
-const CORRELATION_PREFIXES = ['run:', 'step:', 'reply-to:'] as const;
+/** The limit on `depth` (nested sub-agent and sub-workflow requests): a deeper request fails clearly. */
+export const MAX_REQUEST_DEPTH = 8;
 
-/** The tags an answer copies from its request (CONVENTIONS.md, "Correlation tags"). */
-export function correlationTagsOf(tags: readonly string[]): string[] {
-  return tags.filter((t) => CORRELATION_PREFIXES.some((p) => t.startsWith(p)));
+type Trigger = ExecutionInput<unknown>['trigger'];
+
+/**
+ * What a trigger asks of the agent: an `agent.request.v1` says it (an unusable one is a NonRetriableError naming
+ * the field); any other trigger is a message (its `message` / `content` / `text`) or, failing that, its context
+ * as `input`. The request id is the request's `request_id`, else the trigger's id.
+ */
+export function agentTaskOf(trigger: Trigger): AgentTask {
+  const context = trigger.context !== null && typeof trigger.context === 'object' ? trigger.context : {};
+  const tags = correlationTags(trigger);
+  if (trigger.schema_name === AGENT_REQUEST_SCHEMA) {
+    const parsed = AgentRequestSchema.safeParse(context);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new NonRetriableError(
+        `the agent.request.v1 is not usable: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+      );
+    }
+    const r = parsed.data;
+    if (r.depth !== undefined && r.depth > MAX_REQUEST_DEPTH) {
+      throw new NonRetriableError(
+        `the request is nested ${r.depth} deep; at most ${MAX_REQUEST_DEPTH} (depth)`,
+      );
+    }
+    return {
+      requestId: r.request_id ?? trigger.id,
+      ...(r.message !== undefined ? { message: r.message } : {}),
+      ...(r.input !== undefined ? { input: r.input } : {}),
+      ...(r.mode !== undefined ? { mode: r.mode } : {}),
+      correlationTags: tags,
+    };
+  }
+  const c = context as Record<string, unknown>;
+  const text = ['message', 'content', 'text', 'prompt', 'question']
+    .map((k) => c[k])
+    .find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  return {
+    requestId: trigger.id,
+    ...(text !== undefined ? { message: text } : { input: c }),
+    correlationTags: tags,
+  };
 }

@@ -9,6 +9,7 @@ import { NonRetriableError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { McpClient } from '#shared/ports/mcp.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
+import type { Tool, ToolContext } from '#shared/tools/tool.ts';
 import { resolveHeaders } from './credentials.ts';
 import type { McpToolRef } from './tool-agent.ts';
 import { fromResult } from './tool-agent.ts';
@@ -60,4 +61,18 @@ export async function runMcpTool(
   const result = fromResult(await deps.mcp.callTool(ref.server, { name: ref.tool, arguments: args }, signal));
   if (result.status === 'error') throw new NonRetriableError(`${def.name}: ${result.error}`);
   return result.output;
+}
+
+/** The `mcp` implementation for the tool executor's catalog: runs the definition's MCP tool (`runMcpTool`). */
+export function mcpTool(deps: { mcp: McpClient; secrets: SecretSource }): Tool {
+  return {
+    name: 'mcp',
+    description: 'Calls a tool of an MCP server (the tool definition says which server and tool).',
+    inputSchema: { type: 'object' },
+    run: (input: unknown, ctx: ToolContext) => {
+      if (ctx.definition === undefined)
+        throw new NonRetriableError('the mcp tool runs only from a tool definition');
+      return runMcpTool(ctx.definition, input, deps, ctx.signal);
+    },
+  };
 }

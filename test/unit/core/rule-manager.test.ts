@@ -120,6 +120,8 @@ function ruleManager() {
       tool: 'arn:aws:sqs:eu-west-1:1:tool',
       workflow: 'arn:aws:sqs:eu-west-1:1:workflow',
       'context-builder': 'arn:aws:sqs:eu-west-1:1:context-builder',
+      'agent-remote': 'arn:aws:sqs:eu-west-1:1:agent-remote',
+      'agent-sandbox': 'arn:aws:sqs:eu-west-1:1:agent-sandbox',
     },
     defaultLlmProvider: 'offline',
     log: { ...silentLog, error: (message, extra) => errors.push({ message, ...extra }) },
@@ -159,6 +161,51 @@ describe('rule manager (in memory)', () => {
     expect(await reconcileDefinition('ws', 'agent-helper', deps)).toBe('unchanged');
     expect(rules.writes).toBe(writes);
     expect((await store.get('ws', statusId('agent-helper'))).version).toBe(statusVersion);
+  });
+
+  it("targets the queue of the definition's runner: function agents the sandbox, mcp tools and remote agent types agent-remote", async () => {
+    const { store, rules, deps, status } = ruleManager();
+    const target = (id: string) =>
+      [...rules.rules.values()].find((r) => r.rule.description?.includes(id))?.targets[0]?.arn;
+    const put = async (id: string, schema_name: string, context: Record<string, unknown>) => {
+      await store.create('ws', CreateBreadcrumbSchema.parse({ schema_name, context }), {
+        principal: 'user:a',
+        id,
+      });
+      expect(await reconcileDefinition('ws', id, deps)).toBe('created');
+    };
+    await put('agent-fn', 'agent.def.v1', {
+      agent_id: 'fn',
+      type: 'function',
+      function_code: 'async function handler() {}',
+    });
+    await put('agent-api', 'agent.def.v1', {
+      agent_id: 'api',
+      type: 'api',
+      transport: { kind: 'api', api: { endpoint: 'https://x.example/v1' } },
+    });
+    await put('tool-mcp', 'tool.def.v1', {
+      name: 'gh.issue',
+      implementation: 'mcp',
+      mcp: { url: 'https://m.example/mcp' },
+    });
+    expect(target('agent-fn')).toBe('arn:aws:sqs:eu-west-1:1:agent-sandbox');
+    expect(target('agent-api')).toBe('arn:aws:sqs:eu-west-1:1:agent-remote');
+    expect(target('tool-mcp')).toBe('arn:aws:sqs:eu-west-1:1:agent-remote');
+    expect(await status('ws', 'agent-fn')).toMatchObject({
+      kind: 'agent',
+      runner: 'agent-sandbox',
+      state: 'active',
+    });
+    // A new version of another type moves the rule's target to that type's runner.
+    await store.update(
+      'ws',
+      'agent-fn',
+      { context: { agent_id: 'fn', system_prompt: 'now an LLM agent' } },
+      { principal: 'user:a' },
+    );
+    expect(await reconcileDefinition('ws', 'agent-fn', deps)).toBe('updated');
+    expect(target('agent-fn')).toBe('arn:aws:sqs:eu-west-1:1:agent');
   });
 
   it('marks an unknown provider invalid and removes the rule the previous version had', async () => {
