@@ -24,6 +24,11 @@ export async function setup(project: TestProject): Promise<void> {
   fakeOpenAi = await startFakeOpenAi();
   // The stack runs in this process: its agent executor reads the base URL from here.
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
+  // The test stack calls MCP servers, APIs and A2A partners on loopback: it allows private networks explicitly
+  // (the executors' network guard refuses them otherwise).
+  process.env.CRUMBS_ALLOW_PRIVATE_NETWORK = '1';
+  // Credentials the agent-type tests reference by secret_ref (locally: environment variables).
+  process.env.PARTNER_TOKEN = 'partner-s3cret';
   stack = await startLocalStack({
     apiPort: 0,
     dynamodbPort: 0,

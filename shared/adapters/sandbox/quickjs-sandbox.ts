@@ -23,6 +23,8 @@
  *
  * One idle worker is kept between runs (a warm start costs one message; a cold one starts a thread and compiles
  * the WebAssembly module, tens of milliseconds); a worker that ran out its deadline is terminated, never reused.
+ * The deadline starts when the worker has the module loaded and begins the run (it says `started`), so a cold
+ * worker's start-up is not taken from the function's time; start-up itself is bounded by `STARTUP_MS`.
  * The worker is `quickjs-worker.mjs`, next to this file and next to the Lambda bundle (the function's bundling
  * copies it and installs the two QuickJS packages beside it; see the CDK function construct).
  */
@@ -33,10 +35,13 @@ import type { Sandbox, SandboxBridge, SandboxLimits, SandboxResult } from '#shar
 const KILL_GRACE_MS = 250;
 /** The worker's own V8 heap (messages, the QuickJS glue): QuickJS's memory is WebAssembly memory, limited above. */
 const WORKER_HEAP_MB = 64;
+/** How long a worker may take to start and load the WebAssembly module before the run fails. */
+const STARTUP_MS = 15_000;
 
 export const QUICKJS_WORKER_FILE = 'quickjs-worker.mjs';
 
 type WorkerMessage =
+  | { type: 'started' }
   | { type: 'call'; id: number; name: string; arg: unknown }
   | { type: 'done'; result: SandboxResult };
 
@@ -79,6 +84,11 @@ export class QuickJsSandbox implements Sandbox {
           finish(message.result, true);
           return;
         }
+        if (message.type === 'started') {
+          clearTimeout(killTimer);
+          killTimer = setTimeout(() => kill(timeoutResult), limits.timeoutMs + KILL_GRACE_MS);
+          return;
+        }
         const fn = Object.hasOwn(bridge, message.name) ? bridge[message.name] : undefined;
         const reply = fn
           ? fn(message.arg).then(
@@ -105,18 +115,22 @@ export class QuickJsSandbox implements Sandbox {
           { ok: false, reason: 'error', error: `the sandbox stopped (exit code ${code})`, logs: [] },
           false,
         );
-      const killTimer = setTimeout(
+      const timeoutResult: SandboxResult = {
+        ok: false,
+        reason: 'timeout',
+        error: `the function ran past its time limit of ${limits.timeoutMs} ms (transport.function.timeout_ms)`,
+        logs: [],
+      };
+      const kill = (result: SandboxResult) => finish(result, false);
+      let killTimer = setTimeout(
         () =>
-          finish(
-            {
-              ok: false,
-              reason: 'timeout',
-              error: `the function ran past its time limit of ${limits.timeoutMs} ms (transport.function.timeout_ms)`,
-              logs: [],
-            },
-            false,
-          ),
-        limits.timeoutMs + KILL_GRACE_MS,
+          kill({
+            ok: false,
+            reason: 'error',
+            error: `the sandbox did not start within ${STARTUP_MS} ms`,
+            logs: [],
+          }),
+        STARTUP_MS,
       );
       worker.on('message', onMessage);
       worker.on('error', onError);

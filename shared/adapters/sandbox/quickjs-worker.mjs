@@ -6,6 +6,7 @@
  *
  * Protocol (parentPort messages):
  *   in   { type: 'run', code, input, bridge: [names], memoryMb, timeoutMs }
+ *   out  { type: 'started' }                      the module is loaded: the run's time starts now
  *   out  { type: 'call', id, name, arg }           a ctx.<name>(arg) call to run on the host
  *   in   { type: 'reply', id, ok, value | error }  its result
  *   out  { type: 'done', result }                 a SandboxResult (see shared/ports/sandbox.ts)
@@ -86,6 +87,9 @@ function errorMessage(dumped) {
  * @param {{ code: string, input: unknown, bridge: string[], memoryMb: number, timeoutMs: number }} job
  */
 async function run(job) {
+  const module = await quickjs();
+  // The time limit is the code's: loading the WebAssembly module (the first run of a worker) does not count.
+  parentPort?.postMessage({ type: 'started' });
   const deadline = Date.now() + job.timeoutMs;
   const logs = /** @type {string[]} */ ([]);
   /** @param {string} reason @param {string} error */
@@ -95,7 +99,6 @@ async function run(job) {
       'timeout',
       `the function ran past its time limit of ${job.timeoutMs} ms (transport.function.timeout_ms)`,
     );
-  const module = await quickjs();
   const runtime = module.newRuntime();
   runtime.setMemoryLimit(job.memoryMb * 1024 * 1024);
   runtime.setMaxStackSize(STACK_BYTES);
