@@ -42,6 +42,7 @@ const chosen: Variant = 'sdk+powertools-ext';
 /** Just enough environment for every handler's cold-start env parsing to succeed. */
 const FAKE_ENV: Record<string, string> = {
   [ENV.tableName]: 'bench-table',
+  [ENV.defaultLlmProvider]: 'offline',
   [ENV.busName]: 'bench-bus',
   [ENV.ruleNamePrefix]: topology.bus.ruleNamePrefix,
   [ENV.executorQueueArns]: JSON.stringify(
