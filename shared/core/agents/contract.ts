@@ -14,9 +14,9 @@
  *             invocation (the context type: its tool requests and conversation state, or its final answer).
  *
  * Errors: a type throws RetriableError for what may pass (429, 5xx, a partner still working; its
- * `retryAfterSeconds` says when the queue delivers the request again), and NonRetriableError for what will not; the executor answers the latter with an `agent.response.v1`
- * whose status is `error` (and the type's own error answers — an MCP tool's `isError`, a failed A2A task — are
- * answers with status `error`, not exceptions). A type never waits inside the Lambda beyond one bounded call.
+ * `retryAfterSeconds` says when the queue delivers the request again), and NonRetriableError for what will not;
+ * the executor answers the latter with an `agent.response.v1` whose status is `error`. A type's own failures —
+ * an MCP tool's `isError`, a failed A2A task, a function that throws — are answers with status `error`. A type never waits inside the Lambda beyond one bounded call.
  *
  * `mode` is carried as the request gave it; what converse / plan / build do differently is issue 12's, and every
  * type today does its one job (BUILD, in the seed's words) whatever the mode.
