@@ -15,6 +15,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { topology } from '#shared/topology.ts';
 import { type CountingProxy, percentile, startCountingProxy } from './support/counting-proxy.ts';
 
@@ -46,7 +47,7 @@ try {
     tableName: topology.table.name,
     client: DynamoDBDocumentClient.from(
       new DynamoDBClient({ endpoint: real.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-      { marshallOptions: { removeUndefinedValues: true } },
+      translateConfig(),
     ),
   });
   const ws = 'bench';

@@ -47,7 +47,12 @@ try {
     const written = await client.put(`t${i}`, tool(i));
     for (;;) {
       const s = (
-        await client.list({ schema_name: 'definition.status.v1', tag: `definition:t${i}`, limit: 1 })
+        await client.list({
+          schema_name: 'definition.status.v1',
+          tag: `definition:t${i}`,
+          limit: 1,
+          view: 'full',
+        })
       ).items[0];
       if (s && Number(s.context.definition_version) >= written.version) break;
       await new Promise((r) => setTimeout(r, 10));

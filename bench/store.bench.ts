@@ -15,6 +15,7 @@ import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { checkPortFree } from '#local/process.ts';
 import { ensureTable } from '#local/provision.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import type { HttpRequest } from '#shared/core/api/http.ts';
 import { topology } from '#shared/topology.ts';
@@ -35,7 +36,7 @@ try {
   });
   await ensureTable(raw);
   const requests: string[] = [];
-  const client = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
+  const client = DynamoDBDocumentClient.from(raw, translateConfig());
   client.middlewareStack.add(
     (next, context) => async (args) => {
       requests.push(String(context.commandName));

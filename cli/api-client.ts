@@ -12,6 +12,9 @@
  *   `detail`, `errors[]`); a non-problem error body is folded into the same shape;
  * - the API could not be reached (refused, DNS, reset, timeout) → `ApiConnectionError` naming the endpoint.
  */
+
+import type { ChangeEvent } from '#shared/core/changes.ts';
+import type { ThreadNode, ThreadView } from '#shared/core/threads.ts';
 import type {
   Breadcrumb,
   BreadcrumbVersion,
@@ -19,8 +22,18 @@ import type {
   CreateBreadcrumbInput,
   UpdateBreadcrumbInput,
 } from '#shared/domain/breadcrumb.ts';
+import { parseEventStream } from './sse.ts';
 
-export type { Breadcrumb, BreadcrumbVersion, ContextView, CreateBreadcrumbInput, UpdateBreadcrumbInput };
+export type {
+  Breadcrumb,
+  BreadcrumbVersion,
+  ChangeEvent,
+  ContextView,
+  CreateBreadcrumbInput,
+  ThreadNode,
+  ThreadView,
+  UpdateBreadcrumbInput,
+};
 
 export interface ProblemFieldError {
   readonly path: string;
@@ -47,6 +60,25 @@ export interface ListQuery {
   readonly tag?: string;
   readonly limit?: number;
   readonly cursor?: string;
+  /** `full` lists stored records; context views (llm_hints applied) otherwise, as the API does by default. */
+  readonly view?: 'context' | 'full';
+}
+
+/** A listing of stored records (`view: 'full'`). */
+export type FullListQuery = ListQuery & { readonly view: 'full' };
+
+/** Filters of the change stream, and where to continue (`lastEventId`). */
+export interface ChangesQuery {
+  readonly lastEventId?: string | undefined;
+  readonly schema_name?: string;
+  readonly tag?: string;
+  readonly thread?: string;
+  readonly writer?: string;
+  /** Seconds to wait for a change (default: the server's, 20). */
+  readonly wait?: number;
+  /** Without lastEventId: the newest N changes first. */
+  readonly backlog?: number;
+  readonly view?: 'summary' | 'full';
 }
 
 export interface HistoryQuery {
@@ -234,16 +266,20 @@ export class CrumbsClient {
     await this.#request('DELETE', this.#crumbs(id), options);
   }
 
-  /** One page, newest first. */
-  list(query: ListQuery = {}, options: RequestOptions = {}): Promise<Page<Breadcrumb>> {
-    return this.#json<Page<Breadcrumb>>('GET', this.#crumbs() + queryString(query), options);
+  /** One page, newest first: context views, or stored records with `view: 'full'`. */
+  list(query: FullListQuery, options?: RequestOptions): Promise<Page<Breadcrumb>>;
+  list(query?: ListQuery, options?: RequestOptions): Promise<Page<ContextView>>;
+  list(query: ListQuery = {}, options: RequestOptions = {}): Promise<Page<ContextView | Breadcrumb>> {
+    return this.#json<Page<ContextView | Breadcrumb>>('GET', this.#crumbs() + queryString(query), options);
   }
 
   /** Every page, following `next_cursor`; `query.limit` is the page size. */
+  listAll(query: FullListQuery, options?: RequestOptions): AsyncGenerator<Breadcrumb[], void, undefined>;
+  listAll(query?: ListQuery, options?: RequestOptions): AsyncGenerator<ContextView[], void, undefined>;
   listAll(
     query: ListQuery = {},
     options: RequestOptions = {},
-  ): AsyncGenerator<Breadcrumb[], void, undefined> {
+  ): AsyncGenerator<(ContextView | Breadcrumb)[], void, undefined> {
     return paginate(
       (cursor) => this.list({ ...query, ...(cursor ? { cursor } : {}) }, options),
       query.cursor,
@@ -272,6 +308,55 @@ export class CrumbsClient {
       (cursor) => this.history(id, { ...query, ...(cursor ? { cursor } : {}) }, options),
       query.cursor,
     );
+  }
+
+  /** A thread's causal tree; `id` is the thread id or any breadcrumb in it. */
+  thread(id: string, options: RequestOptions = {}): Promise<ThreadView> {
+    return this.#json<ThreadView>('GET', this.#workspacePath('threads', id), options);
+  }
+
+  /**
+   * One long poll of the change stream: the changes after `lastEventId` (waiting up to `wait` seconds for one),
+   * and the id to continue from.
+   */
+  async changes(
+    query: ChangesQuery = {},
+    options: RequestOptions = {},
+  ): Promise<{ events: ChangeEvent[]; lastEventId: string | undefined }> {
+    const { lastEventId, ...filters } = query;
+    const response = await this.#request('GET', this.#workspacePath('changes') + queryString(filters), {
+      ...options,
+      headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+      timeoutMs: ((query.wait ?? 20) + 15) * 1000,
+    });
+    const parsed = parseEventStream(await response.text());
+    const events: ChangeEvent[] = [];
+    for (const m of parsed.messages) {
+      try {
+        events.push(JSON.parse(m.data) as ChangeEvent);
+      } catch (cause) {
+        throw new ApiResponseError('the change stream sent an event that is not JSON', { cause });
+      }
+    }
+    return { events, lastEventId: parsed.lastEventId ?? lastEventId };
+  }
+
+  /** Every definition with its rule state. */
+  definitions(options: RequestOptions = {}): Promise<{ items: Record<string, unknown>[] }> {
+    return this.#json('GET', this.#workspacePath('definitions'), options);
+  }
+
+  /** Error answers, loop stops and dead-letter answers, newest first. */
+  errors(
+    query: { limit?: number } = {},
+    options: RequestOptions = {},
+  ): Promise<{ items: Record<string, unknown>[] }> {
+    return this.#json('GET', this.#workspacePath('errors') + queryString(query), options);
+  }
+
+  #workspacePath(...segments: string[]): string {
+    const parts = ['v1', 'workspaces', this.workspace, ...segments];
+    return `/${parts.map(encodeURIComponent).join('/')}`;
   }
 
   #crumbs(...segments: string[]): string {
@@ -311,7 +396,7 @@ export class CrumbsClient {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const timeout = AbortSignal.timeout(Math.max(this.#timeoutMs, options.timeoutMs ?? 0));
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
 
     let response: Response;
@@ -330,6 +415,8 @@ export class CrumbsClient {
 
 interface InternalOptions extends RequestOptions {
   readonly body?: unknown;
+  /** A longer timeout than the client's for this request (long polls). */
+  readonly timeoutMs?: number;
   readonly headers?: Record<string, string>;
   readonly auth?: boolean;
 }
@@ -353,7 +440,7 @@ async function* paginate<T>(
   }
 }
 
-function queryString(query: ListQuery | HistoryQuery): string {
+function queryString(query: object): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
     if (value !== undefined && value !== '') params.set(key, String(value));

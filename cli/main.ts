@@ -33,6 +33,7 @@ import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
 import { rulesCommand } from './commands/rules.ts';
 import { tailCommand } from './commands/tail.ts';
+import { traceCommand } from './commands/trace.ts';
 import { updateCommand } from './commands/update.ts';
 
 export type { CliIo } from './args.ts';
@@ -51,6 +52,7 @@ export const COMMANDS: readonly Command[] = [
   chatCommand,
   tailCommand,
   mcpCommand,
+  traceCommand,
 ];
 
 const defaultIo: CliIo = {

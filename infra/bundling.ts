@@ -9,18 +9,15 @@ import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build, type Metafile } from 'esbuild';
 import { REPO_ROOT } from './constructs/crumbs-function.ts';
 
-/**
- * The per-function budget of issue 5: a bundle above it fails the bundle test and the benchmark. 310 KB since the
- * executor core of issue 9 (store upsert, SQS back-off) put the tool executor at 301 KB; issue 9 retires the size
- * budget for a load-time one, which replaces this.
- */
-export const BUNDLE_LIMIT_BYTES = 310 * 1024;
-
 export interface BundleResult {
   readonly outfile: string;
   readonly bytes: number;
   /** Bytes in the output per package (`zod`, `@cfworker/json-schema`) or per repository folder (`shared/core`). */
   readonly bytesBySource: ReadonlyMap<string, number>;
+  /** Every input file inlined, relative to the repository root (`node_modules/@aws-sdk/client-sqs/dist-es/…`). */
+  readonly inputs: readonly string[];
+  /** What the bundle still imports at run time (`node:fs`, or a package left external). */
+  readonly externalImports: readonly string[];
   readonly metafile: Metafile;
 }
 
@@ -39,10 +36,12 @@ export async function bundleFunction(
     format: options.format === 'cjs' ? 'cjs' : 'esm',
     minify: options.minify ?? false,
     sourcemap: options.sourceMap ?? false,
+    // NodejsFunction's default, like its externals below.
+    sourcesContent: options.sourcesContent ?? true,
     target: options.target,
     mainFields: options.mainFields ? [...options.mainFields] : undefined,
     banner: options.banner ? { js: options.banner } : undefined,
-    external: options.externalModules ? [...options.externalModules] : undefined,
+    external: [...(options.externalModules ?? (options.bundleAwsSDK ? [] : ['@aws-sdk/*']))],
     metafile: true,
     logLevel: 'error',
   });
@@ -52,11 +51,18 @@ export async function bundleFunction(
     const source = sourceOf(input);
     bytesBySource.set(source, (bytesBySource.get(source) ?? 0) + bytesInOutput);
   }
-  return { outfile, bytes: statSync(outfile).size, bytesBySource, metafile: result.metafile };
+  return {
+    outfile,
+    bytes: statSync(outfile).size,
+    bytesBySource,
+    inputs: Object.keys(output?.inputs ?? {}),
+    externalImports: [...new Set((output?.imports ?? []).filter((i) => i.external).map((i) => i.path))],
+    metafile: result.metafile,
+  };
 }
 
 /** `node_modules/@scope/pkg/x.js` → `@scope/pkg`; `node_modules/pkg/x.js` → `pkg`; `shared/core/x.ts` → `shared/core`. */
-function sourceOf(input: string): string {
+export function sourceOf(input: string): string {
   const inModules = input.lastIndexOf('node_modules/');
   if (inModules >= 0) {
     const parts = input.slice(inModules + 'node_modules/'.length).split('/');

@@ -17,13 +17,6 @@ export interface CrumbsConfig {
   /** `crumbs:llmSecretName` (optional): name prefix of the LLM provider key secrets, `<prefix><provider>`. */
   readonly llmSecretPrefix: string;
   /**
-   * `crumbs:powertools`: `layer` (default) runs every function with the official Powertools layer and leaves
-   * Powertools out of the bundles; `bundle` bundles it (for LocalStack, which cannot use AWS's public layers).
-   */
-  readonly powertools: PowertoolsMode;
-  /** `crumbs:powertoolsLayerArn` (optional): a layer version ARN instead of the public SSM parameter's. */
-  readonly powertoolsLayerArn?: string;
-  /**
    * `crumbs:defaultLlmProvider` (optional, default `bedrock`): where a model id without a provider (seed 002's
    * `gpt-4`) runs. Given to the functions that call models and to the rule manager, whose definition status says
    * which provider and model each agent will run.
@@ -34,9 +27,6 @@ export interface CrumbsConfig {
 /** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
 export const DEFAULT_LLM_PROVIDER: LlmProvider = 'bedrock';
 
-export const POWERTOOLS_MODES = ['layer', 'bundle'] as const;
-export type PowertoolsMode = (typeof POWERTOOLS_MODES)[number];
-
 /** LLM provider keys are secrets named `crumbs/llm/<provider>` unless `crumbs:llmSecretName` says otherwise. */
 export const DEFAULT_LLM_SECRET_PREFIX = 'crumbs/llm/';
 
@@ -46,12 +36,24 @@ export const CONTEXT_KEYS = {
   jwtAudience: 'crumbs:jwtAudience',
   workspacesClaim: 'crumbs:workspacesClaim',
   llmSecretName: 'crumbs:llmSecretName',
-  powertools: 'crumbs:powertools',
-  powertoolsLayerArn: 'crumbs:powertoolsLayerArn',
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
 } as const;
 
+/**
+ * Context keys of earlier releases. Functions bundle Powertools and the AWS SDK and run with no layer now (see
+ * `CRUMBS_BUNDLING`), so these mean nothing; a synth that sets one fails instead of quietly ignoring it.
+ */
+export const RETIRED_CONTEXT_KEYS: Readonly<Record<string, string>> = {
+  'crumbs:powertools': 'Powertools is bundled into every function, with no layer',
+  'crumbs:powertoolsLayerArn': 'functions run with no Powertools layer',
+};
+
 export function readConfig(node: Node): CrumbsConfig {
+  for (const [key, why] of Object.entries(RETIRED_CONTEXT_KEYS)) {
+    if (node.tryGetContext(key) !== undefined) {
+      throw new Error(`CDK context "${key}" is no longer read: ${why}. Remove it (docs/deploy.md)`);
+    }
+  }
   const text = (key: string, required: boolean): string | undefined => {
     const value: unknown = node.tryGetContext(key);
     if (value === undefined || value === null || value === '') {
@@ -82,28 +84,6 @@ export function readConfig(node: Node): CrumbsConfig {
       `CDK context "${CONTEXT_KEYS.jwtAudience}" is required: one audience or a comma-separated list`,
     );
   }
-  const powertools = text(CONTEXT_KEYS.powertools, false) ?? 'layer';
-  if (!(POWERTOOLS_MODES as readonly string[]).includes(powertools)) {
-    throw new Error(
-      `CDK context "${CONTEXT_KEYS.powertools}" must be one of ${POWERTOOLS_MODES.join(', ')}, got "${powertools}"`,
-    );
-  }
-  const powertoolsLayerArn = text(CONTEXT_KEYS.powertoolsLayerArn, false);
-  if (
-    powertoolsLayerArn !== undefined &&
-    !/^arn:aws[a-z-]*:lambda:[^:]+:\d{12}:layer:[^:]+:\d+$/.test(powertoolsLayerArn)
-  ) {
-    throw new Error(
-      `CDK context "${CONTEXT_KEYS.powertoolsLayerArn}" must be a Lambda layer version ARN ` +
-        `(arn:aws:lambda:<region>:<account>:layer:<name>:<version>), got "${powertoolsLayerArn}"`,
-    );
-  }
-  if (powertoolsLayerArn !== undefined && powertools !== 'layer') {
-    throw new Error(
-      `CDK context "${CONTEXT_KEYS.powertoolsLayerArn}" is set, but "${CONTEXT_KEYS.powertools}" is "${powertools}": ` +
-        'a layer ARN only applies with the layer',
-    );
-  }
   const defaultLlmProvider = text(CONTEXT_KEYS.defaultLlmProvider, false) ?? DEFAULT_LLM_PROVIDER;
   if (!(LLM_PROVIDERS as readonly string[]).includes(defaultLlmProvider)) {
     throw new Error(
@@ -116,8 +96,6 @@ export function readConfig(node: Node): CrumbsConfig {
     jwtAudience,
     workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',
     llmSecretPrefix: text(CONTEXT_KEYS.llmSecretName, false) ?? DEFAULT_LLM_SECRET_PREFIX,
-    powertools: powertools as PowertoolsMode,
-    ...(powertoolsLayerArn !== undefined ? { powertoolsLayerArn } : {}),
     defaultLlmProvider: defaultLlmProvider as LlmProvider,
   };
 }

@@ -37,8 +37,6 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     workspacesClaim: config.workspacesClaim,
     llmSecretPrefix: config.llmSecretPrefix,
     defaultLlmProvider: config.defaultLlmProvider,
-    powertools: config.powertools,
-    powertoolsLayerArn: config.powertoolsLayerArn,
     entryOverrides: options.entryOverrides,
   });
   stateless.addStackDependency(stateful);

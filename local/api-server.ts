@@ -1,11 +1,13 @@
 /**
  * Serves the API Lambda handler on a local port, playing API Gateway HTTP API's part: it turns requests into
  * payload-2.0 events, checks the bearer token as the JWT authorizer would (every route but /health), and passes the
- * caller's claims in `requestContext.authorizer.jwt.claims`.
+ * caller's claims in `requestContext.authorizer.jwt.claims` — `sub` and the workspaces claim rendered as API
+ * Gateway renders a JWT list claim (`tokens.ts`), so workspace scoping runs in the handler exactly as on AWS.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
+import { type LocalToken, workspacesClaimValue } from './tokens.ts';
 
 /** API Gateway's own payload limit; the handler enforces crumbs' smaller limit with a 413 of its own. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -19,21 +21,39 @@ export interface LocalApiServer {
 export async function startLocalApiServer(options: {
   port: number;
   host: string;
-  token: string;
+  /** Every accepted token with the workspaces it may use (`localTokens` in tokens.ts). */
+  tokens: readonly LocalToken[];
   workspacesClaim: string;
   handler: (event: HttpEvent) => Promise<HttpResult>;
+  /**
+   * Handlers of public routes by path prefix (the dashboard's `/ui`), as API Gateway routes them to their own
+   * function without the authorizer.
+   */
+  publicHandlers?: readonly { prefix: string; handler: (event: HttpEvent) => Promise<HttpResult> }[];
   log?: (line: string) => void;
 }): Promise<LocalApiServer> {
-  const expected = Buffer.from(`Bearer ${options.token}`);
+  const accepted = options.tokens.map((t) => ({ ...t, header: Buffer.from(`Bearer ${t.token}`) }));
+  /** Compares against every token in constant time per token, so timing says nothing about which is close. */
+  const tokenFor = (authorization: string | undefined): LocalToken | undefined => {
+    const given = Buffer.from(authorization ?? '');
+    let found: LocalToken | undefined;
+    for (const t of accepted) {
+      if (given.length === t.header.length && timingSafeEqual(given, t.header)) found ??= t;
+    }
+    return found;
+  };
   const server: Server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
       options.log?.(`api: ${(error as Error).stack ?? String(error)}`);
-      if (!res.headersSent) send(res, { statusCode: 500, headers: {}, body: '' });
+      if (!res.headersSent)
+        send(res, problem(500, 'Internal error', 'the local API server failed; see its log'));
     });
   });
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    // Concatenated, not resolved against a base: a path starting with `//` is a path (as API Gateway reads it), not
+    // a protocol-relative URL naming another host.
+    const url = new URL(`http://localhost${req.url ?? '/'}`);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of req) {
@@ -49,17 +69,20 @@ export async function startLocalApiServer(options: {
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
 
+    const publicRoute = options.publicHandlers?.find(
+      (p) => url.pathname === p.prefix || url.pathname.startsWith(`${p.prefix}/`),
+    );
     let claims: Record<string, string> | undefined;
-    if (url.pathname !== '/health') {
-      const given = Buffer.from(headers.authorization ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    if (url.pathname !== '/health' && !publicRoute) {
+      const caller = tokenFor(headers.authorization);
+      if (!caller) {
         send(
           res,
           problem(401, 'Unauthorized', 'missing or invalid bearer token (Authorization: Bearer <token>)'),
         );
         return;
       }
-      claims = { sub: 'local', [options.workspacesClaim]: '*' };
+      claims = { sub: caller.sub, [options.workspacesClaim]: workspacesClaimValue(caller.workspaces) };
     }
 
     const query: Record<string, string> = {};
@@ -96,7 +119,7 @@ export async function startLocalApiServer(options: {
       body: chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
       isBase64Encoded: false,
     };
-    send(res, await options.handler(event));
+    send(res, await (publicRoute ?? options).handler(event));
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -126,7 +149,7 @@ function problem(status: number, title: string, detail: string): HttpResult {
     statusCode: status,
     headers: { 'content-type': 'application/problem+json' },
     body: JSON.stringify({
-      type: `https://crumbs.dev/problems/${status === 401 ? 'unauthorized' : 'payload-too-large'}`,
+      type: `https://crumbs.dev/problems/${status === 401 ? 'unauthorized' : status === 413 ? 'payload-too-large' : 'internal-error'}`,
       title,
       status,
       detail,

@@ -1,13 +1,15 @@
 /**
  * Creates the emulated resources from the topology declaration (idempotently): the table with its indexes, stream
- * and TTL; the queues with their DLQs and redrive policies. The CDK app builds the AWS ones from the same
+ * and TTL; the queues with their DLQs and redrive policies; the compiled rule targets' DLQ. The CDK app builds the AWS ones from the same
  * declaration (`infra/`).
  */
 import {
   CreateTableCommand,
   DescribeTableCommand,
   type DynamoDBClient,
+  type Projection,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -18,7 +20,10 @@ import {
   ResourceAlreadyExistsException,
 } from '@aws-sdk/client-eventbridge';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { embeddedSchemas } from '#shared/core/vector-search.ts';
 import {
+  type GsiDeclaration,
+  indexerPattern,
   type QueueDeclaration,
   ruleManagerPattern,
   type TableDeclaration,
@@ -53,7 +58,7 @@ export async function ensureTable(
             { AttributeName: g.partitionKey, KeyType: 'HASH' },
             { AttributeName: g.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: projection(g),
         })),
         StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
       }),
@@ -71,7 +76,39 @@ export async function ensureTable(
   const described = await client.send(new DescribeTableCommand({ TableName: table.name }));
   const streamArn = described.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${table.name} has no stream`);
+  // A table kept in a data directory by an older crumbs lacks indexes added since: add them (one per update, as
+  // DynamoDB allows).
+  const existing = new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
+  for (const g of table.gsis.filter((g) => !existing.has(g.name))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: table.name,
+        AttributeDefinitions: [
+          { AttributeName: g.partitionKey, AttributeType: 'S' },
+          { AttributeName: g.sortKey, AttributeType: 'S' },
+        ],
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: g.name,
+              KeySchema: [
+                { AttributeName: g.partitionKey, KeyType: 'HASH' },
+                { AttributeName: g.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: projection(g),
+            },
+          },
+        ],
+      }),
+    );
+  }
   return { streamArn, created };
+}
+
+function projection(g: GsiDeclaration): Projection {
+  return g.include
+    ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...g.include] }
+    : { ProjectionType: 'ALL' };
 }
 
 export interface ProvisionedQueue {
@@ -101,6 +138,16 @@ export async function ensureQueue(client: SQSClient, queue: QueueDeclaration): P
   return { url, arn: await queueArn(client, url), dlqUrl, dlqArn };
 }
 
+/** A queue with no DLQ of its own (a dead-letter destination, such as the rule targets' DLQ). */
+export async function ensureDeadLetterQueue(
+  client: SQSClient,
+  name: string,
+): Promise<{ url: string; arn: string }> {
+  const out = await client.send(new CreateQueueCommand({ QueueName: name }));
+  const url = out.QueueUrl!;
+  return { url, arn: await queueArn(client, url) };
+}
+
 async function queueArn(client: SQSClient, url: string): Promise<string> {
   const out = await client.send(
     new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
@@ -110,10 +157,13 @@ async function queueArn(client: SQSClient, url: string): Promise<string> {
   return arn;
 }
 
-/** The crumbs bus and the rule manager's static rule with its queue as the one target. */
+/**
+ * The crumbs bus and the static rules, each with its queue as the one target: the rule manager's (definition
+ * changes) and the indexer's (changes of embedded schemas, as `CRUMBS_EMBED_SCHEMAS` says here).
+ */
 export async function ensureBusAndSystemRules(
   client: EventBridgeClient,
-  ruleManagerQueueArn: string,
+  queues: { ruleManager: string; indexer: string },
 ): Promise<void> {
   try {
     await client.send(new CreateEventBusCommand({ Name: topology.bus.name }));
@@ -132,7 +182,22 @@ export async function ensureBusAndSystemRules(
     new PutTargetsCommand({
       Rule: topology.bus.ruleManagerRuleName,
       EventBusName: topology.bus.name,
-      Targets: [{ Id: 'rule-manager', Arn: ruleManagerQueueArn }],
+      Targets: [{ Id: 'rule-manager', Arn: queues.ruleManager }],
+    }),
+  );
+  await client.send(
+    new PutRuleCommand({
+      Name: topology.bus.indexerRuleName,
+      EventBusName: topology.bus.name,
+      EventPattern: JSON.stringify(indexerPattern(embeddedSchemas())),
+      Description: 'crumbs: changes of schemas with embeddings → indexer',
+    }),
+  );
+  await client.send(
+    new PutTargetsCommand({
+      Rule: topology.bus.indexerRuleName,
+      EventBusName: topology.bus.name,
+      Targets: [{ Id: 'indexer', Arn: queues.indexer }],
     }),
   );
 }

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -29,12 +30,19 @@ import { startLocalApiServer } from './api-server.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
-import { startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
+import { fileCheckpoints, startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
 import { invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { checkPortFree } from './process.ts';
-import { ensureBusAndSystemRules, ensureQueue, ensureTable, type ProvisionedQueue } from './provision.ts';
+import {
+  ensureBusAndSystemRules,
+  ensureDeadLetterQueue,
+  ensureQueue,
+  ensureTable,
+  type ProvisionedQueue,
+} from './provision.ts';
+import { type LocalToken, localTokens, parseScopedTokens } from './tokens.ts';
 
 type SqsHandler = LambdaHandler<SQSEvent, SQSBatchResponse>;
 
@@ -47,8 +55,13 @@ export interface LocalStackOptions {
   eventbridgePort?: number;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
-  /** The bearer token the API accepts; generated when absent. */
+  /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
   token?: string;
+  /**
+   * Scoped tokens (token → workspaces it may use), beside `token`; `CRUMBS_TOKENS` (JSON) when absent. See
+   * `tokens.ts`.
+   */
+  scopedTokens?: readonly LocalToken[];
   /**
    * Poll the executor queues with the executor handlers (default true). Off, messages stay in the queues: tests
    * and benchmarks of routing read them directly.
@@ -56,6 +69,11 @@ export interface LocalStackOptions {
   runExecutors?: boolean;
   /** Write the demo definitions (chat agent, its context builder, built-in tools) into workspace `demo` (default true). */
   seedDemo?: boolean;
+  /**
+   * Let definitions that ask for it (`http` tool `config.allow_private`) reach private and loopback addresses
+   * (`crumbs dev --allow-private-network`). Leaves `CRUMBS_ALLOW_PRIVATE_NETWORK` as it is when absent.
+   */
+  allowPrivateNetwork?: boolean;
   log?: (line: string) => void;
   /**
    * Benchmarks only: called once per service with its endpoint; the handlers and pollers then use the endpoint it
@@ -66,11 +84,15 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   readonly endpoints: { api: string; dynamodb: string; sqs: string; eventbridge: string };
+  /** The dashboard, logged in on workspace `demo` (the token rides in the fragment, which no server sees). */
+  readonly dashboard: string;
   readonly token: string;
   /** Resolves once the stream has been read up to now (tests and benchmarks use it to wait for routing). */
   settle(): Promise<void>;
   stop(): Promise<void>;
 }
+
+const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 export const DEFAULT_PORTS = { api: 4710, dynamodb: 4711, sqs: 4712, eventbridge: 4713 } as const;
 
@@ -78,6 +100,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => undefined);
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
+  // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
+  const tokens = localTokens(
+    token,
+    options.scopedTokens ?? parseScopedTokens(process.env[ENV.localScopedTokens]),
+  );
 
   const apiPort = await checkPortFree(
     options.apiPort ?? DEFAULT_PORTS.api,
@@ -152,9 +179,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventbridge: await interpose('eventbridge', endpoints.eventbridge),
     };
     configureEnvironment(used);
+    if (options.allowPrivateNetwork !== undefined) {
+      process.env[ENV.allowPrivateNetwork] = options.allowPrivateNetwork ? '1' : '0';
+    }
 
     const dynamodb = new DynamoDBClient({});
-    const { streamArn, created } = await ensureTable(dynamodb);
+    const { streamArn } = await ensureTable(dynamodb);
     dynamodb.destroy();
 
     // Queues (each with its DLQ and redrive policy) for every SQS-triggered function, then the bus and the rule
@@ -164,6 +194,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(async () => sqsClient.destroy());
     const ruleManager = topology.functions.ruleManager;
     const ruleManagerQueue = await ensureQueue(sqsClient, ruleManager.trigger.queue);
+    const indexer = topology.functions.indexer;
+    const indexerQueue = await ensureQueue(sqsClient, indexer.trigger.queue);
     const executorQueues = Object.fromEntries(
       await Promise.all(
         EXECUTOR_RUNNERS.map(
@@ -178,11 +210,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env[ENV.executorQueueArns] = JSON.stringify(
       Object.fromEntries(EXECUTOR_RUNNERS.map((runner) => [runner, executorQueues[runner].arn])),
     );
+    const ruleTargetsDlq = await ensureDeadLetterQueue(sqsClient, topology.bus.ruleTargets.dlqName);
+    process.env[ENV.ruleTargetsDlqArn] = ruleTargetsDlq.arn;
     const eventBridgeClient = new EventBridgeClient({});
-    await ensureBusAndSystemRules(eventBridgeClient, ruleManagerQueue.arn);
+    await ensureBusAndSystemRules(eventBridgeClient, {
+      ruleManager: ruleManagerQueue.arn,
+      indexer: indexerQueue.arn,
+    });
     eventBridgeClient.destroy();
 
     const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
+    // The dashboard: built from ui/ into a cache folder (again only when its sources changed), served at /ui.
+    const { buildDashboard } = await import('../ui/build.ts');
+    process.env[ENV.uiDir] = buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui'));
+    const uiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/ui/handler.ts');
     const publisherHandler = await loadHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
       '#functions/publisher/handler.ts',
     );
@@ -201,7 +242,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       trigger: publisher.trigger,
       fn: publisher,
       handler: publisherHandler,
-      startingPosition: created ? 'TRIM_HORIZON' : 'LATEST',
+      // As the CDK app's event source mapping: from the oldest record the stream holds, then from the checkpoint
+      // kept in the data directory, so a restart after a crash publishes what was committed before it.
+      startingPosition: 'TRIM_HORIZON',
+      ...(options.dataDir
+        ? { checkpoints: fileCheckpoints(join(options.dataDir, 'stream-checkpoints.json')) }
+        : {}),
       log,
     });
     pollers.push(streamPoller);
@@ -224,6 +270,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       });
     pollers.push(
       sqsPoller(ruleManagerQueue, ruleManager, await loadHandler('#functions/rule-manager/handler.ts')),
+      // Its DLQ has no consumer (as on AWS, where an alarm watches it): embeddings that keep failing wait there.
+      sqsPoller(indexerQueue, indexer, await loadHandler('#functions/indexer/handler.ts')),
     );
 
     if (options.runExecutors ?? true) {
@@ -246,6 +294,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           sqsPoller({ ...queue, url: queue.dlqUrl, arn: queue.dlqArn }, dlqAsFunction, dlqHandler),
         );
       }
+      // And on the compiled rule targets' DLQ: events EventBridge could not deliver to an executor queue.
+      const agentTrigger = topology.functions.executors.agent.trigger;
+      pollers.push(
+        sqsPoller(
+          { ...ruleTargetsDlq, dlqUrl: ruleTargetsDlq.url, dlqArn: ruleTargetsDlq.arn },
+          {
+            ...dlqFn,
+            name: `${dlqFn.name}-rule-targets`,
+            trigger: { ...agentTrigger, batchSize: dlqFn.batchSize, maxConcurrency: 2 },
+          },
+          dlqHandler,
+        ),
+      );
     }
 
     if (options.seedDemo ?? true) {
@@ -256,9 +317,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const api = await startLocalApiServer({
       port: apiPort,
       host,
-      token,
+      tokens,
       workspacesClaim: 'crumbs:workspaces',
       handler: (event) => invoke(apiHandler, event, topology.functions.api),
+      publicHandlers: [
+        { prefix: '/ui', handler: (event) => invoke(uiHandler, event, topology.functions.ui) },
+      ],
       log,
     });
     cleanups.push(() => api.stop());
@@ -266,6 +330,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     return {
       endpoints: { api: api.endpoint, ...endpoints },
+      dashboard: dashboardUrl(api.endpoint, token, 'demo'),
       token,
       settle: async () => {
         await streamPoller.idle();
@@ -277,6 +342,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stop();
     throw error;
   }
+}
+
+/** The dashboard URL that opens logged in on `workspace`. */
+export function dashboardUrl(endpoint: string, token: string, workspace: string): string {
+  return `${endpoint}/ui/#token=${encodeURIComponent(token)}&workspace=${encodeURIComponent(workspace)}`;
 }
 
 /** Imports a Lambda module (middy-wrapped handlers take an optional third argument; Lambda passes two). */
@@ -303,6 +373,9 @@ function configureEnvironment(endpoints: { dynamodb: string; sqs: string; eventb
   env[ENV.busName] = topology.bus.name;
   env[ENV.ruleNamePrefix] = topology.bus.ruleNamePrefix;
   env[ENV.localEndpoints] = JSON.stringify(endpoints);
+  // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.
+  env[ENV.changesSettleMs] ??= '300';
+  env[ENV.changesPollMs] ??= '150';
   // Bare model ids (seed 002's `gpt-4`) run offline unless the developer's environment names a provider.
   env[ENV.defaultLlmProvider] ??= 'offline';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';

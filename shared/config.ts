@@ -35,11 +35,25 @@ const jsonObject = z.pipe(
   }),
 );
 
+/** `CRUMBS_ALLOW_PRIVATE_NETWORK`: `1`/`true` lets definitions ask for private addresses; unset on AWS. */
+export const NetworkEnvSchema = z.object({
+  [ENV.allowPrivateNetwork]: z._default(
+    z.pipe(
+      z.enum(['', '0', '1', 'false', 'true'], { error: 'expected 1 or 0 (true or false)' }),
+      z.transform((v) => v === '1' || v === 'true'),
+    ),
+    false,
+  ),
+});
+
 export const TableEnvSchema = z.object({ [ENV.tableName]: z.string().check(z.minLength(1)) });
 
 export const ApiEnvSchema = z.extend(TableEnvSchema, {
   [ENV.workspacesClaim]: z._default(z.string().check(z.minLength(1)), 'crumbs:workspaces'),
   [ENV.localEndpoints]: z.optional(jsonObject),
+  /** Defaults suit AWS (index propagation is usually well under a second); the local stack sets shorter ones. */
+  [ENV.changesSettleMs]: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10_000)), 1500),
+  [ENV.changesPollMs]: z._default(z.coerce.number().check(z.int(), z.minimum(50), z.maximum(5000)), 500),
 });
 
 export const PublisherEnvSchema = z.extend(TableEnvSchema, {
@@ -64,4 +78,5 @@ export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   [ENV.ruleNamePrefix]: z.string().check(z.minLength(1)),
   [ENV.executorQueueArns]: executorQueueArns,
   [ENV.defaultLlmProvider]: LlmProviderSchema,
+  [ENV.ruleTargetsDlqArn]: z.string().check(z.minLength(1)),
 });

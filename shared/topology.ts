@@ -38,10 +38,30 @@ export function ruleManagerPattern(): { source: string[]; detail: { schema_name:
   };
 }
 
+/**
+ * The indexer's own static rule: every change (created, updated, deleted) of a schema that has embeddings, so
+ * embeddings follow breadcrumbs without the publisher waiting on an embedding model. `embedded` is the
+ * embedding policy's list (`embeddedSchemas` in shared/core/vector-search.ts), or `'*'` for every schema (the
+ * indexer then skips the ones the policy never embeds).
+ */
+export function indexerPattern(embedded: readonly string[] | '*'): {
+  source: string[];
+  'detail-type': string[];
+  detail?: { schema_name: string[] };
+} {
+  return {
+    source: ['crumbs'],
+    'detail-type': ['Breadcrumb Created', 'Breadcrumb Updated', 'Breadcrumb Deleted'],
+    ...(embedded === '*' ? {} : { detail: { schema_name: [...embedded] } }),
+  };
+}
+
 export interface GsiDeclaration {
   readonly name: string;
   readonly partitionKey: string;
   readonly sortKey: string;
+  /** Non-key attributes projected (INCLUDE); absent = ALL. */
+  readonly include?: readonly string[];
 }
 
 export interface TableDeclaration {
@@ -81,6 +101,8 @@ export interface StreamTrigger {
 
 export interface HttpTrigger {
   readonly kind: 'http';
+  /** Routes served without the JWT authorizer (`GET /ui/{proxy+}`); absent: the API's default route. */
+  readonly publicRoutes?: readonly string[];
 }
 
 /**
@@ -100,11 +122,6 @@ export interface FunctionDeclaration {
   /** Stable logical name: used for CDK ids, local logs and bundle names. */
   readonly name: string;
   readonly bundling?: BundlingDeclaration;
-  /**
-   * This function's bundle budget in KB when it is not the common one (`infra/bundling.ts`): only for a function
-   * that exists to carry something big, so the others need not (agent-remote: the MCP and A2A SDKs).
-   */
-  readonly bundleBudgetKb?: number;
   /** Handler module, relative to the repository root; it exports `handler`. */
   readonly entry: string;
   readonly timeoutSeconds: number;
@@ -175,9 +192,6 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
     name: `executor-${runner}`,
     entry: `functions/executor-${runner}/handler.ts`,
     ...(bundling !== undefined ? { bundling } : {}),
-    // MCP SDK (with zod classic and the Ajv it imports statically), A2A SDK and JSONata: ~780 KB minified,
-    // measured with `npm run bench:bundles`; only tool, api and external agents and mcp tools load it.
-    ...(runner === 'agent-remote' ? { bundleBudgetKb: 800 } : {}),
     timeoutSeconds,
     memoryMb: agent ? 1024 : 512,
     trigger: {
@@ -207,6 +221,27 @@ export const topology = {
     gsis: [
       { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
       { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+      // Threads (heads with causation) and the change log (versions, deletions): only what a trace or a change
+      // notice shows, so each index write stays one write unit (shared/adapters/dynamodb/table-design.md).
+      {
+        name: 'gsi3',
+        partitionKey: 'gsi3pk',
+        sortKey: 'gsi3sk',
+        include: [
+          'kind',
+          'ref',
+          'schema_name',
+          'title',
+          'tags',
+          'version',
+          'created_at',
+          'created_by',
+          'updated_at',
+          'updated_by',
+          'causation',
+          'ctx_status',
+        ],
+      },
     ],
   } satisfies TableDeclaration,
 
@@ -216,18 +251,44 @@ export const topology = {
     ruleNamePrefix: 'crumbs-def-',
     /** The rule manager's own static rule (definition schemas → rule-manager queue). */
     ruleManagerRuleName: 'crumbs-system-rule-manager',
+    /** The indexer's own static rule (changes of embedded schemas → indexer queue). */
+    indexerRuleName: 'crumbs-system-indexer',
     archiveRetentionDays: 14,
     source: 'crumbs',
+    /**
+     * Delivery from compiled rules to the executor queues. EventBridge retries a failed delivery with exponential
+     * back-off and jitter until either limit below is reached (its defaults are 185 attempts over 24 hours: a
+     * chat message would wait a day for its error answer), then puts the event in this DLQ; errors that retrying
+     * cannot fix (the queue is gone, no permission) go to the DLQ at once. The DLQ is alarmed, and the DLQ handler
+     * answers what it holds with error breadcrumbs (`shared/core/rule-target-dead-letters.ts`).
+     */
+    ruleTargets: {
+      dlqName: 'crumbs-rule-targets-dlq',
+      /** RetryPolicy.MaximumRetryAttempts (0..185). */
+      maximumRetryAttempts: 24,
+      /** RetryPolicy.MaximumEventAgeInSeconds (60..86400): an hour of retries. */
+      maximumEventAgeSeconds: 3600,
+    },
   },
 
   functions: {
     api: {
       name: 'api',
       entry: 'functions/api/handler.ts',
-      timeoutSeconds: 15,
+      // The change stream long-polls for up to 20 s; API Gateway ends an integration after 30 s.
+      timeoutSeconds: 28,
       memoryMb: 512,
       trigger: { kind: 'http' },
       uses: { table: 'read-write', embeddings: true },
+    },
+    /** The dashboard's files (ui/, built at `cdk synth` and by `crumbs dev`). Public: its data calls need the JWT. */
+    ui: {
+      name: 'ui',
+      entry: 'functions/ui/handler.ts',
+      timeoutSeconds: 5,
+      memoryMb: 256,
+      trigger: { kind: 'http', publicRoutes: ['GET /ui', 'GET /ui/{proxy+}'] },
+      uses: {},
     },
     publisher: {
       name: 'publisher',
@@ -242,7 +303,8 @@ export const topology = {
         bisectBatchOnError: true,
         parallelizationFactor: 1,
       },
-      uses: { table: 'read-write', stream: true, bus: 'put-events', embeddings: true },
+      // No embeddings: the indexer computes them from the events, so a failing model never blocks publishing.
+      uses: { table: 'read-write', stream: true, bus: 'put-events' },
     },
     ruleManager: {
       name: 'rule-manager',
@@ -258,6 +320,20 @@ export const topology = {
       },
       // `llm`: the status of an agent definition says which provider and model will run.
       uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true },
+    },
+    indexer: {
+      name: 'indexer',
+      entry: 'functions/indexer/handler.ts',
+      timeoutSeconds: 60,
+      memoryMb: 512,
+      trigger: {
+        kind: 'sqs',
+        queue: queue('indexer', 60),
+        batchSize: 10,
+        maxBatchingWindowSeconds: 0,
+        maxConcurrency: 5,
+      },
+      uses: { table: 'read-write', embeddings: true },
     },
     executors: {
       agent: executorFunction('agent'),
@@ -288,27 +364,38 @@ export const ENV = {
   ruleNamePrefix: 'CRUMBS_RULE_NAME_PREFIX',
   /** JSON object: executor runner (`EXECUTOR_RUNNERS`) → SQS queue ARN (rule manager targets). */
   executorQueueArns: 'CRUMBS_EXECUTOR_QUEUE_ARNS',
+  /** ARN of the SQS queue every compiled rule target dead-letters to (`topology.bus.ruleTargets.dlqName`). */
+  ruleTargetsDlqArn: 'CRUMBS_RULE_TARGETS_DLQ_ARN',
   /** Local mode only: JSON of local endpoints for `/health`. Absent on AWS. */
   localEndpoints: 'CRUMBS_LOCAL_ENDPOINTS',
-  /** Local mode only: the bearer token the local API accepts. */
+  /** Local mode only: the bearer token the local API accepts (every workspace). */
   localToken: 'CRUMBS_TOKEN',
+  /** Local mode only: JSON object of scoped tokens, token → list of workspaces or "*" (`local/tokens.ts`). */
+  localScopedTokens: 'CRUMBS_TOKENS',
+  /**
+   * `1` lets definitions reach private and loopback addresses (the http tool; MCP servers, APIs and A2A partners of
+   * agents) (`crumbs dev --allow-private-network`); never set on AWS, where loopback is the Lambda Runtime API.
+   * Read by the network guard (`shared/adapters/network/`).
+   */
+  allowPrivateNetwork: 'CRUMBS_ALLOW_PRIVATE_NETWORK',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
+  /** Change stream (shared/core/changes.ts): how old a change must be before it is handed out, in ms. */
+  changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
+  /** Change stream: how often a waiting request reads the change log, in ms. */
+  changesPollMs: 'CRUMBS_CHANGES_POLL_MS',
+  /** Where the dashboard's built files are (the ui function serves them). */
+  uiDir: 'CRUMBS_UI_DIR',
   /**
    * Where a model id without a provider runs (`bedrock`, `openrouter`, …, `offline`): `offline` in the local stack,
    * the CDK context value `crumbs:defaultLlmProvider` on AWS. Set on functions with `uses.llm`.
    */
   defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
-  /**
-   * `1`: calls to loopback and private addresses (MCP servers, APIs, A2A partners, http) are allowed — the local
-   * stack for tests and development (`crumbs dev --allow-private-network`); never set on AWS by default.
-   */
-  allowPrivateNetwork: 'CRUMBS_ALLOW_PRIVATE_NETWORK',
   /** `secretsmanager` on AWS: `secret_ref`s name Secrets Manager secrets; absent locally (environment variables). */
   secretSource: 'CRUMBS_SECRET_SOURCE',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {
   const f = topology.functions;
-  return [f.api, f.publisher, f.ruleManager, ...Object.values(f.executors)];
+  return [f.api, f.ui, f.publisher, f.ruleManager, f.indexer, ...Object.values(f.executors)];
 }

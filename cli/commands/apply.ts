@@ -115,6 +115,7 @@ export async function statusOf(
   const deadline = Date.now() + waitSeconds * 1000;
   for (;;) {
     const page = await client.list({
+      view: 'full',
       schema_name: STATUS_SCHEMA,
       tag: `definition:${definition.id}`,
       limit: 1,

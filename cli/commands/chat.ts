@@ -75,7 +75,7 @@ async function waitForAnswer(
 ): Promise<Breadcrumb | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const page = await client.list({ tag: `thread:${messageId}`, limit: 25 });
+    const page = await client.list({ tag: `thread:${messageId}`, limit: 25, view: 'full' });
     const finals = page.items.filter((b) => FINAL_SCHEMAS.includes(b.schema_name));
     const answer = finals.find((b) => b.schema_name === 'agent.response.v1') ?? finals[0];
     if (answer) return answer;

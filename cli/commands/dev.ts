@@ -7,6 +7,7 @@
  * A second signal during shutdown exits at once (130), for when stopping hangs.
  */
 import type { LocalStack, LocalStackOptions } from '#local/stack.ts';
+import { parseScopedTokens, ScopedTokensError } from '#local/tokens.ts';
 import {
   type CliIo,
   type Command,
@@ -30,7 +31,7 @@ export const devCommand: Command = {
   name: 'dev',
   summary: 'run the local stack (DynamoDB Local, SQS, EventBridge, HTTP API) until Ctrl-C',
   usage: `Usage: crumbs dev [--port N] [--dynamodb-port N] [--sqs-port N] [--eventbridge-port N]
-                  [--data-dir DIR] [--host H]
+                  [--data-dir DIR] [--host H] [--allow-private-network]
 
 Runs crumbs on this machine (no Docker, no AWS account) and prints the API endpoint and token.
 Ctrl-C stops everything; a second Ctrl-C exits at once.
@@ -42,7 +43,14 @@ Flags:
   --eventbridge-port N   EventBridge port (env CRUMBS_EVENTBRIDGE_PORT, default 4713)
   --data-dir DIR         keep DynamoDB data in DIR (default: in memory)
   --host H               interface to listen on (default 127.0.0.1)
-  --token TOKEN          use this API token (env CRUMBS_TOKEN; default: generated)`,
+  --token TOKEN          use this API token, good for every workspace (env CRUMBS_TOKEN; default: generated)
+  --allow-private-network
+                         let tools reach private and loopback addresses (env CRUMBS_ALLOW_PRIVATE_NETWORK=1);
+                         a tool definition still has to ask for it with config.allow_private
+
+Environment:
+  CRUMBS_TOKENS          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.
+                         {"alice-token":["team-a"]}; a scoped token gets 403 on every other workspace`,
   options: {
     port: { type: 'string' },
     'dynamodb-port': { type: 'string' },
@@ -50,6 +58,7 @@ Flags:
     'eventbridge-port': { type: 'string' },
     'data-dir': { type: 'string' },
     host: { type: 'string' },
+    'allow-private-network': { type: 'boolean' },
   },
   async run(ctx) {
     noPositionals(ctx);
@@ -73,6 +82,15 @@ Flags:
     const dataDir = optString(ctx.values, 'data-dir');
     if (dataDir !== undefined) options.dataDir = dataDir;
     if (ctx.global.token !== undefined) options.token = ctx.global.token;
+    try {
+      options.scopedTokens = parseScopedTokens(io.env.CRUMBS_TOKENS);
+    } catch (error) {
+      if (error instanceof ScopedTokensError) throw new UsageError(error.message);
+      throw error;
+    }
+    if (ctx.values['allow-private-network'] === true || io.env.CRUMBS_ALLOW_PRIVATE_NETWORK === '1') {
+      options.allowPrivateNetwork = true;
+    }
 
     // Listen before starting: Ctrl-C during startup stops the stack as soon as it is up, and stays ours
     // throughout, so no signal falls through to Node's default (which would kill us and orphan java).
@@ -105,9 +123,9 @@ Flags:
 };
 
 function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
-  const { endpoints, token } = stack;
+  const { endpoints, token, dashboard } = stack;
   if (json) {
-    io.stdout(`${JSON.stringify({ endpoints, token })}\n`);
+    io.stdout(`${JSON.stringify({ endpoints, token, dashboard })}\n`);
     return;
   }
   io.stdout(
@@ -118,6 +136,8 @@ function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
       `  sqs          ${endpoints.sqs}`,
       `  eventbridge  ${endpoints.eventbridge}`,
       `  token        ${token}`,
+      '',
+      `Dashboard: ${dashboard}`,
       '',
       'In another terminal:',
       `  export CRUMBS_ENDPOINT=${endpoints.api} CRUMBS_TOKEN=${token}`,

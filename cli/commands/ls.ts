@@ -1,39 +1,44 @@
 /** `crumbs ls`: list breadcrumbs newest first, by schema, tag, or both; one page or, with `--all`, every page. */
-import type { Breadcrumb } from '../api-client.ts';
+import type { ContextView, ListQuery } from '../api-client.ts';
 import { type Command, noPositionals, optInt, optString, printJson } from '../args.ts';
 import { breadcrumbTable } from './views.ts';
 
 export const lsCommand: Command = {
   name: 'ls',
   summary: 'list breadcrumbs (newest first)',
-  usage: `Usage: crumbs ls [--schema S] [--tag T] [--limit N] [--cursor C] [--all]
+  usage: `Usage: crumbs ls [--schema S] [--tag T] [--limit N] [--cursor C] [--all] [--full]
 
 Lists breadcrumbs newest first: id, schema, title, tags, version, updated.
 Give --schema, --tag, or both (the API lists by schema and/or tag, never a whole workspace).
+With --json each item is the context view (llm_hints applied), as \`crumbs get\` shows; --full lists the stored
+records (every field, the context as stored), as \`crumbs get --full\` does.
 
 Flags:
   --schema S     only this schema name
   --tag T        only breadcrumbs with this tag
   --limit N      page size (the API's default when absent)
   --cursor C     continue from a previous page's cursor
-  --all          follow cursors and list every page`,
+  --all          follow cursors and list every page
+  --full         list stored records instead of context views`,
   options: {
     schema: { type: 'string' },
     tag: { type: 'string' },
     limit: { type: 'string' },
     cursor: { type: 'string' },
     all: { type: 'boolean' },
+    full: { type: 'boolean' },
   },
   async run(ctx) {
     noPositionals(ctx);
-    const query = {
+    const query: ListQuery = {
+      ...(ctx.values.full === true ? { view: 'full' as const } : {}),
       ...optional('schema_name', optString(ctx.values, 'schema')),
       ...optional('tag', optString(ctx.values, 'tag')),
       ...optional('limit', optInt(ctx.values, 'limit')),
       ...optional('cursor', optString(ctx.values, 'cursor')),
     };
     const client = ctx.client();
-    let items: Breadcrumb[];
+    let items: ContextView[];
     let nextCursor: string | null;
     if (ctx.values.all === true) {
       items = [];

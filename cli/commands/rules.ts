@@ -30,10 +30,11 @@ Flags:
 
     const definitions: Breadcrumb[] = [];
     for (const schema of Object.keys(DEFINITION_SCHEMAS)) {
-      for await (const page of client.listAll({ schema_name: schema, limit: 100 })) definitions.push(...page);
+      for await (const page of client.listAll({ schema_name: schema, limit: 100, view: 'full' }))
+        definitions.push(...page);
     }
     const statuses = new Map<string, Record<string, unknown>>();
-    for await (const page of client.listAll({ schema_name: STATUS_SCHEMA, limit: 100 })) {
+    for await (const page of client.listAll({ schema_name: STATUS_SCHEMA, limit: 100, view: 'full' })) {
       for (const s of page) statuses.set(String(s.context.definition_id), s.context);
     }
     const rows = definitions.map((d) => {
@@ -99,7 +100,7 @@ async function sync(
   });
   const deadline = Date.now() + waitSeconds * 1000;
   for (;;) {
-    const page = await client.list({ tag: `sync:${request.id}`, limit: 1 });
+    const page = await client.list({ tag: `sync:${request.id}`, limit: 1, view: 'full' });
     const result = page.items[0];
     if (result) {
       if (ctx.global.json) printJson(ctx.io, result.context);

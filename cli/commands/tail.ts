@@ -1,95 +1,89 @@
 /**
- * `crumbs tail [--schema S] [--tag T]`: prints breadcrumbs as they are written. It polls the listing (newest
- * first), remembers the version it printed for each id, and prints what is new or changed — oldest first, so the
- * output reads in write order. Ctrl-C stops it.
+ * `crumbs tail [--schema S] [--tag T] [--thread ID] [--writer P]`: prints breadcrumb changes as they happen, from
+ * the API's change stream (`GET …/changes`, long-polled server-sent events): each request waits on the server
+ * for the next changes, and the next continues from the last event id, so nothing is missed or printed twice.
+ * Ctrl-C stops it.
  */
-import type { Breadcrumb } from '../api-client.ts';
-import {
-  type Command,
-  listenToProcessSignals,
-  noPositionals,
-  optInt,
-  optString,
-  UsageError,
-} from '../args.ts';
+import type { ChangeEvent, ChangesQuery } from '../api-client.ts';
+import { type Command, listenToProcessSignals, noPositionals, optInt, optString } from '../args.ts';
 
-const DEFAULT_INTERVAL_MS = 1000;
-const PAGE = 50;
+const MAX_BACKLOG = 100;
 
 export const tailCommand: Command = {
   name: 'tail',
-  summary: 'print breadcrumbs as they are written (Ctrl-C stops)',
-  usage: `Usage: crumbs tail [--schema S] [--tag T] [--interval MS] [--backlog N] [--once]
+  summary: 'print breadcrumb changes as they happen (Ctrl-C stops)',
+  usage: `Usage: crumbs tail [--schema S] [--tag T] [--thread ID] [--writer P] [--backlog N] [--once]
 
-Prints breadcrumbs as they are created or updated: time, id, version, schema, title, tags (with --json, one JSON
-record a line). Give --schema, --tag, or both (the API lists by schema and/or tag).
+Prints breadcrumbs as they are created, updated or deleted: time, change, id, version, schema, writer, title, tags
+(with --json, one change event a line, with the full record). Without filters, every change of the workspace.
 
 Flags:
-  --schema S       only this schema name
+  --schema S       only these schema names (comma-separated)
   --tag T          only breadcrumbs with this tag
-  --interval MS    how often to poll (default ${DEFAULT_INTERVAL_MS})
-  --backlog N      how many existing breadcrumbs to print first (default 10, 0 for none)
+  --thread ID      only breadcrumbs of this thread
+  --writer P       only what this principal wrote (e.g. agent:chat-assistant)
+  --backlog N      print the newest N earlier changes first (default 10, 0 for none, at most ${MAX_BACKLOG})
   --once           print the backlog and stop`,
   options: {
     schema: { type: 'string' },
     tag: { type: 'string' },
-    interval: { type: 'string' },
+    thread: { type: 'string' },
+    writer: { type: 'string' },
     backlog: { type: 'string' },
     once: { type: 'boolean' },
   },
   async run(ctx) {
     noPositionals(ctx);
-    const schema = optString(ctx.values, 'schema');
-    const tag = optString(ctx.values, 'tag');
-    if (schema === undefined && tag === undefined) {
-      throw new UsageError('give --schema, --tag, or both (the API never lists a whole workspace)', true);
-    }
-    const interval = optInt(ctx.values, 'interval', { min: 100, max: 60_000 }) ?? DEFAULT_INTERVAL_MS;
-    const backlog = optInt(ctx.values, 'backlog', { min: 0, max: PAGE }) ?? 10;
+    const filters = {
+      ...optional('schema_name', optString(ctx.values, 'schema')),
+      ...optional('tag', optString(ctx.values, 'tag')),
+      ...optional('thread', optString(ctx.values, 'thread')),
+      ...optional('writer', optString(ctx.values, 'writer')),
+      ...(ctx.global.json ? { view: 'full' as const } : {}),
+    } satisfies ChangesQuery;
+    const backlog = optInt(ctx.values, 'backlog', { min: 0, max: MAX_BACKLOG }) ?? 10;
     const client = ctx.client();
-    const query = {
-      ...(schema !== undefined ? { schema_name: schema } : {}),
-      ...(tag !== undefined ? { tag } : {}),
-    };
 
-    let stopped = false;
-    let wake: (() => void) | undefined;
+    const controller = new AbortController();
     const subscribe = ctx.io.onSignal ?? listenToProcessSignals;
-    const unsubscribe = subscribe(() => {
-      stopped = true;
-      wake?.();
-    });
-    const seen = new Map<string, number>();
-    const print = (b: Breadcrumb) => {
-      if (ctx.global.json) ctx.io.stdout(`${JSON.stringify(b)}\n`);
-      else ctx.io.stdout(`${line(b)}\n`);
-    };
+    const unsubscribe = subscribe(() => controller.abort());
+    const print = (e: ChangeEvent) => ctx.io.stdout(`${ctx.global.json ? JSON.stringify(e) : line(e)}\n`);
     try {
-      const first = await client.list({ ...query, limit: PAGE });
-      for (const b of first.items) seen.set(b.id, b.version);
-      for (const b of first.items.slice(0, backlog).reverse()) print(b);
+      // The first request answers the backlog at once (or, with none, waits for the first change).
+      let { events, lastEventId } = await client.changes(
+        { ...filters, backlog, wait: ctx.values.once === true || backlog > 0 ? 0 : undefined },
+        { signal: controller.signal },
+      );
+      events.forEach(print);
       if (ctx.values.once === true) return 0;
-      while (!stopped) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, interval);
-        });
-        if (stopped) break;
-        const page = await client.list({ ...query, limit: PAGE });
-        const fresh = page.items.filter((b) => (seen.get(b.id) ?? 0) < b.version);
-        for (const b of fresh.reverse()) {
-          seen.set(b.id, b.version);
-          print(b);
+      while (!controller.signal.aborted) {
+        try {
+          ({ events, lastEventId } = await client.changes(
+            { ...filters, lastEventId },
+            { signal: controller.signal },
+          ));
+        } catch (error) {
+          if (controller.signal.aborted) break;
+          throw error;
         }
+        events.forEach(print);
       }
       return 0;
+    } catch (error) {
+      if (controller.signal.aborted) return 0;
+      throw error;
     } finally {
       unsubscribe();
     }
   },
 };
 
-function line(b: Breadcrumb): string {
-  const tags = b.tags.length > 0 ? `  [${b.tags.join(', ')}]` : '';
-  return `${b.updated_at}  ${b.id}  v${b.version}  ${b.schema_name}  ${b.title}${tags}`;
+function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
+}
+
+function line(e: ChangeEvent): string {
+  const tags = e.tags.length > 0 ? `  [${e.tags.join(', ')}]` : '';
+  const flag = e.outcome === 'ok' ? '' : `  !${e.outcome}`;
+  return `${e.updated_at}  ${e.type.padEnd(7)}  ${e.id}  v${e.version}  ${e.schema_name}  ${e.updated_by}  ${e.title}${tags}${flag}`;
 }

@@ -4,7 +4,7 @@
 import type { Breadcrumb, BreadcrumbVersion, ContextView } from '../api-client.ts';
 import { type Column, formatJson, formatRecord, formatTable, shortTime } from '../format.ts';
 
-export const BREADCRUMB_COLUMNS: readonly Column<Breadcrumb>[] = [
+export const BREADCRUMB_COLUMNS: readonly Column<ContextView>[] = [
   { header: 'id', value: (b) => b.id, max: 40 },
   { header: 'schema', value: (b) => b.schema_name, max: 40 },
   { header: 'title', value: (b) => b.title, max: 40 },
@@ -21,7 +21,7 @@ export const HISTORY_COLUMNS: readonly Column<BreadcrumbVersion>[] = [
   { header: 'checksum', value: (v) => v.checksum?.slice(0, 12) },
 ];
 
-export function breadcrumbTable(rows: readonly Breadcrumb[]): string {
+export function breadcrumbTable(rows: readonly ContextView[]): string {
   return formatTable(BREADCRUMB_COLUMNS, rows);
 }
 

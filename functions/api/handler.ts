@@ -3,6 +3,8 @@
  * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else.
  */
 import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
@@ -20,14 +22,24 @@ const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const api = createApi({
   store,
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
+  activity: {
+    store,
+    threads: new DynamoThreadIndex({ tableName: env[ENV.tableName] }),
+    changes: new DynamoChangeLog({ tableName: env[ENV.tableName] }),
+    stream: {
+      maxWaitMs: 20_000,
+      settleMs: env[ENV.changesSettleMs],
+      pollMs: env[ENV.changesPollMs],
+    },
+  },
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>
     logger.error('unexpected error', { error, method: request.method, path: request.path }),
 });
 
 export const handler = instrumented(
-  middy(async (event: HttpEvent): Promise<HttpResult> => {
-    const result = await api(toHttpRequest(event, env[ENV.workspacesClaim]));
+  middy(async (event: HttpEvent, context: Context): Promise<HttpResult> => {
+    const result = await api(toHttpRequest(event, env[ENV.workspacesClaim], context));
     // API Gateway counts 4xx/5xx per route too; these say which the handler itself answered.
     metrics.addMetric('ClientErrors', 'Count', result.statusCode >= 400 && result.statusCode < 500 ? 1 : 0);
     metrics.addMetric('ServerErrors', 'Count', result.statusCode >= 500 ? 1 : 0);

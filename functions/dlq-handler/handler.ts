@@ -1,6 +1,7 @@
 /**
- * Dead-letter handler. Triggered by the executor queues' DLQs (one event source per DLQ). Reads the definition
- * and trigger a dead-lettered message names; writes that kind's error breadcrumb (`tool.response.v1` with
+ * Dead-letter handler. Triggered by the executor queues' DLQs and the compiled rule targets' DLQ (one event source
+ * per DLQ). Reads the definition and trigger a dead-lettered message names (for a rule target's dead letter, the
+ * definition is found from its RULE_ARN); writes that kind's error breadcrumb (`tool.response.v1` with
  * `status: "error"`, `workflow.error.v1`, …) under the response's deterministic id, so nobody waits forever.
  *
  * One handler serves every executor DLQ. It loads only the kinds' error answers (`answers.ts`), not the kinds
@@ -11,7 +12,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
-import { handleDeadLetterBatch } from '#shared/core/executor/dlq.ts';
+import { handleDeadLetterRecords } from '#shared/core/rule-target-dead-letters.ts';
 import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
@@ -30,7 +31,7 @@ const redelivery = redeliveryFor(new SqsMessageVisibility(), {
 export const handler = instrumented(
   middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
     metrics.addMetric('DeadLetteredTriggers', 'Count', event.Records.length);
-    return handleDeadLetterBatch(event.Records, {
+    return handleDeadLetterRecords(event.Records, {
       store,
       log: logger,
       tracing,

@@ -1,17 +1,14 @@
 /**
  * Publisher. Triggered by the breadcrumbs table's DynamoDB stream (batch, bisect on error, partial batch
- * failures). Reads stream images; adopts plain puts into the table; keeps embeddings of opted-in schemas; puts
- * change events on the crumbs bus.
+ * failures). Reads stream images; adopts plain puts into the table; puts change events on the crumbs bus.
+ * (Embeddings are the indexer's, from those events.)
  */
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
 import { PublisherEnvSchema, parseEnv } from '#shared/config.ts';
 import { publishStreamBatch } from '#shared/core/publisher.ts';
-import { embeddingPolicyFromEnv, indexEmbedding, removeEmbedding } from '#shared/core/vector-search.ts';
-import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
@@ -20,16 +17,10 @@ const pt = powertools('crumbs-publisher', [defaultDocumentClient(), defaultEvent
 const { logger, metrics } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const bus = new EventBridgeBus(env[ENV.busName]);
-const vectors = vectorDepsFor(store, env[ENV.tableName]);
-const policy = embeddingPolicyFromEnv();
-const embeddings = {
-  index: (record: Breadcrumb) => indexEmbedding(vectors, record, policy),
-  remove: (workspace: string, id: string) => removeEmbedding(vectors, workspace, id),
-};
 
 export const handler = instrumented(
   middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const outcome = await publishStreamBatch(event.Records, { bus, adopter: store, embeddings, log: logger });
+    const outcome = await publishStreamBatch(event.Records, { bus, adopter: store, log: logger });
     metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);
     metrics.addMetric('PlainPutsAdopted', 'Count', outcome.adopted);
     metrics.addMetric('PlainPutsRejected', 'Count', outcome.rejected);

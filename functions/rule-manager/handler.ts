@@ -2,7 +2,7 @@
  * Rule manager. Triggered by its SQS queue, fed by the static rule `crumbs-system-rule-manager` on the crumbs bus
  * (changes of agent.def.v1, tool.def.v1, workflow.def.v1, context.config.v1, agent.definition.v1, and
  * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the crumbs
- * bus (PutRule/PutTargets/RemoveTargets/DeleteRule); writes definition.status.v1 (with the provider and model an
+ * bus (PutRule/PutTargets/RemoveTargets/DeleteRule; every target with the rule-targets DLQ and retry policy); writes definition.status.v1 (with the provider and model an
  * agent will run, by CRUMBS_DEFAULT_LLM_PROVIDER) and sync-result breadcrumbs. Failed messages come back after a
  * back-off (ChangeMessageVisibility on its queue).
  */
@@ -28,6 +28,7 @@ const deps = {
   prefix: env[ENV.ruleNamePrefix],
   executorQueueArns: env[ENV.executorQueueArns],
   defaultLlmProvider: env[ENV.defaultLlmProvider],
+  ruleTargetsDlqArn: env[ENV.ruleTargetsDlqArn],
   log: logger,
   redelivery: redeliveryFor(new SqsMessageVisibility(), topology.functions.ruleManager.trigger.queue),
 };

@@ -12,7 +12,7 @@ import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-clo
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, type ILayerVersion, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -28,7 +28,6 @@ import {
   type ExecutorRunner,
   type FunctionDeclaration,
 } from '#shared/topology.ts';
-import { POWERTOOLS_MODULES } from './powertools-layer.ts';
 
 /** Repository root: topology entries are relative to it, and so are `package-lock.json` and `tsconfig.json`. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -58,55 +57,59 @@ export const ESM_REQUIRE_BANNER =
 /**
  * Bundling of every crumbs function; `bench/bundles.bench.ts` bundles with exactly these options.
  *
- * What is bundled: measured with `npm run bench:bundles -- --runs 9` (esbuild 0.28, minified ESM, Node 20, 2 vCPU,
- * median of 9 fresh-process imports; "+srcmap" = with `--enable-source-maps`, as deployed), 2026-11-22:
+ * Everything goes into one minified file with no source map: the variant that loads fastest. Measured with
+ * `npm run bench:bundles -- --runs 9` (esbuild 0.28, Node 20, 2 vCPU shared with other jobs, median of 9
+ * fresh-process imports, rounds interleaved), 2026-11-23. CPU ms is the CPU time of the import (user + system),
+ * which stays put while the wall clock of a busy machine swings; "× api" is the ratio to the api function, whose
+ * budget is 1.5. KB and CPU ms per variant:
  *
- *                             everything bundled      @aws-sdk/* external     + Powertools from its layer
- *   function                   KB   load  +srcmap      KB   load  +srcmap      KB   load  +srcmap
- *   api                       658     72       87     270    125      149     115    163      161
- *   publisher                 672     74       86     268    133      138     112    176      174
- *   rule-manager              732     84       98     374    128      135     219    161      162
- *   executor-agent            760     77       96     358    151      147     202    166      186
- *   executor-tool             854     91      107     451    135      145     296    183      186
- *   executor-workflow         824     85      103     435    135      138     280    157      158
- *   executor-context-builder  694     71       86     305    118      126     150    148      151
- *   dlq-handler               612     64       77     275    105      111     120    131      151
+ *                          shipped (bundled, minified)   not minified  + source map  SDK external  SDK+Powertools
+ *   function                 KB  CPU ms  × api  wall ms     KB  CPU ms        CPU ms    KB  CPU ms    KB  CPU ms
+ *   api                     660     131   1.00      294   1605     134           148   272     283   115     346
+ *   publisher               674     123   0.93      401   1633     134           165   270     355   113     434
+ *   rule-manager            733     149   1.14      426   1814     150           176   376     343   220     428
+ *   executor-agent          762     144   1.10      434   1797     158           174   360     343   203     386
+ *   executor-tool           856     163   1.24      426   2053     151           193   454     338   297     425
+ *   executor-workflow       826     152   1.16      514   1993     158           184   437     315   281     384
+ *   executor-context-build  696     127   0.97      308   1668     142           163   307     300   151     372
+ *   dlq-handler             614     114   0.87      390   1504     121           159   277     269   121     335
+ *   sum of CPU ms                  1103                            1148          1362          2546          3109
  *
- * Choice: the AWS SDK external (the Node.js 22 runtime provides it) and Powertools from its official layer
- * (`powertools-layer.ts`; `bundlingOptions(true)`), the last column. The SDK alone is ~390 KB and Powertools with
- * the X-Ray SDK ~155 KB per function, so with either bundled no function meets the 300 KB budget. The numbers show
- * the price: the load times include the external modules, read here from node_modules, and many small files load
- * slower than one bundle (~60-90 ms more than everything bundled); on Lambda the runtime's SDK and the layer are read
- * from local disk the same way. What shrank the application code itself (zod/mini, no AI SDK, own calculator,
- * template and JSONPath, one interpretive JSON Schema validator) cut both size and load time. Re-run the bench when
- * dependencies change; `test/infra/bundles.test.ts` fails as soon as a bundle passes the budget.
+ * - The SDK-external and SDK+Powertools-external variants (minified, with a source map read by Node, as functions
+ *   shipped before with the Powertools layer and the runtime's SDK) take 2.3× and 2.8× the CPU: one file loads
+ *   faster than the hundreds of small modules the SDK and Powertools are made of. Their wall-clock times in the
+ *   same run were 6.8 s and 7.5 s summed, against 3.2 s for the shipped variant.
+ * - A source map read by Node (`--enable-source-maps`) costs about a fifth more, so none is shipped; the bundle is
+ *   reproducible from the commit, which gives the map when a stack trace needs reading (docs/deploy.md).
+ * - Not minifying costs about 4% and doubles the size.
+ * Re-run the bench when dependencies change; it flags a function over 1.5× the api function.
  */
 export const CRUMBS_BUNDLING: Readonly<
   Required<
     Pick<
       BundlingOptions,
-      'format' | 'minify' | 'sourceMap' | 'target' | 'mainFields' | 'banner' | 'externalModules'
+      | 'format'
+      | 'minify'
+      | 'sourceMap'
+      | 'target'
+      | 'mainFields'
+      | 'banner'
+      | 'externalModules'
+      | 'bundleAwsSDK'
     >
   >
 > = {
   format: OutputFormat.ESM,
   minify: true,
-  sourceMap: true,
+  // No source map: Node reading it made every function load more slowly (see the measurement above).
+  sourceMap: false,
   target: 'node22',
   mainFields: ['module', 'main'],
   banner: ESM_REQUIRE_BANNER,
-  externalModules: ['@aws-sdk/*'],
+  // Everything in the bundle, the AWS SDK at the version in package-lock.json: never the runtime's copy.
+  externalModules: [],
+  bundleAwsSDK: true,
 };
-
-/** `CRUMBS_BUNDLING`, with Powertools left external when the function runs with the Powertools layer. */
-export function bundlingOptions(powertoolsFromLayer: boolean): BundlingOptions {
-  return {
-    ...CRUMBS_BUNDLING,
-    externalModules: powertoolsFromLayer
-      ? [...CRUMBS_BUNDLING.externalModules, POWERTOOLS_MODULES]
-      : [...CRUMBS_BUNDLING.externalModules],
-  };
-}
 
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
@@ -114,29 +117,43 @@ export type CrumbsFunctionDeclaration = Pick<
   'name' | 'entry' | 'timeoutSeconds' | 'memoryMb' | 'uses' | 'bundling'
 >;
 
+/** A folder copied beside the bundle as `<bundle>/<name>` (the dashboard's files). */
+export interface ExtraFiles {
+  readonly from: string;
+  readonly name: string;
+}
+
 /**
- * `bundlingOptions`, plus what the declaration says its bundle leaves out (`bundling` in the topology): modules
+ * `CRUMBS_BUNDLING`, plus what the declaration says its bundle leaves out (`bundling` in the topology): modules
  * kept external, packages installed beside the bundle (NodejsFunction installs them from the lock file), and
- * files copied next to it (a worker script). The bundle test and benchmark bundle with these same options.
+ * repository files copied next to it (a worker script); and a folder of files copied beside it (`extraFiles`).
+ * The bundle test and benchmark bundle with these same options.
  */
 export function bundlingOptionsFor(
   extra: BundlingDeclaration | undefined,
-  powertoolsFromLayer: boolean,
+  extraFiles?: ExtraFiles,
 ): BundlingOptions {
-  const base = bundlingOptions(powertoolsFromLayer);
-  if (extra === undefined) return base;
-  const copies = extra.copyFiles ?? [];
+  const files = extra?.copyFiles ?? [];
+  const hooks = files.length > 0 || extraFiles !== undefined;
   return {
-    ...base,
-    externalModules: [...(base.externalModules ?? []), ...(extra.externalModules ?? [])],
-    ...(extra.nodeModules !== undefined ? { nodeModules: [...extra.nodeModules] } : {}),
-    ...(copies.length > 0
+    ...CRUMBS_BUNDLING,
+    externalModules: [...CRUMBS_BUNDLING.externalModules, ...(extra?.externalModules ?? [])],
+    ...(extra?.nodeModules !== undefined ? { nodeModules: [...extra.nodeModules] } : {}),
+    ...(hooks
       ? {
           commandHooks: {
             beforeBundling: () => [],
             beforeInstall: () => [],
-            afterBundling: (inputDir: string, outputDir: string) =>
-              copies.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+            afterBundling: (inputDir: string, outputDir: string) => [
+              ...files.map(
+                (file) => `cp ${JSON.stringify(join(inputDir, file))} ${JSON.stringify(`${outputDir}/`)}`,
+              ),
+              ...(extraFiles
+                ? [
+                    `cp -R ${JSON.stringify(extraFiles.from)} ${JSON.stringify(join(outputDir, extraFiles.name))}`,
+                  ]
+                : []),
+            ],
           },
         }
       : {}),
@@ -164,11 +181,10 @@ export interface CrumbsFunctionProps {
    */
   readonly environment?: Readonly<Record<string, string>>;
   /**
-   * The Powertools layer (`powertools-layer.ts`). Given, the function runs with it and its bundle leaves
-   * `@aws-lambda-powertools/*` to it; absent, Powertools is bundled (LocalStack, which has no public layers).
-   * @default - Powertools bundled into the function
+   * A folder copied beside the bundle (as `<bundle>/<name>`), for functions that serve files (the dashboard).
+   * @default - nothing besides the bundle
    */
-  readonly powertoolsLayer?: ILayerVersion;
+  readonly extraFiles?: ExtraFiles;
 }
 
 export type TableAccess = 'read' | 'read-write';
@@ -246,13 +262,10 @@ export class CrumbsFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       role,
-      bundling: bundlingOptionsFor(declaration.bundling, props.powertoolsLayer !== undefined),
-      ...(props.powertoolsLayer ? { layers: [props.powertoolsLayer] } : {}),
+      bundling: bundlingOptionsFor(declaration.bundling, props.extraFiles),
       environment: {
         POWERTOOLS_SERVICE_NAME: `crumbs-${declaration.name}`,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-        // Stack traces point into the TypeScript sources through the bundle's source map.
-        NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
     });
@@ -341,19 +354,26 @@ export class CrumbsFunction extends Construct {
 
   /**
    * What the rule manager needs: `CRUMBS_EVENT_BUS_NAME`, `CRUMBS_RULE_NAME_PREFIX`, `CRUMBS_EXECUTOR_QUEUE_ARNS`,
-   * management of rules named `<prefix>*` on the crumbs bus and nothing else, and `events:ListRules` (the one
+   * `CRUMBS_RULE_TARGETS_DLQ_ARN` (every target's DeadLetterConfig; an SQS DLQ needs no grant), management of rules named `<prefix>*` on the crumbs bus and nothing else, and `events:ListRules` (the one
    * EventBridge action without resource-level permissions; it lists names, it changes nothing).
    *
    * The rule manager cannot point rules anywhere but the crumbs executor queues: it has no `iam:PassRole`, so
    * only targets with a resource policy can receive events, and the only queues whose policy admits EventBridge
    * for rules under this prefix are the executor queues (see `allowRuleDelivery` in `work-queue.ts`).
    */
-  bindRuleManagement(bus: IEventBus, prefix: string, queues: Readonly<Record<ExecutorRunner, IQueue>>): this {
+  bindRuleManagement(
+    bus: IEventBus,
+    prefix: string,
+    queues: Readonly<Record<ExecutorRunner, IQueue>>,
+    ruleTargetsDlq: IQueue,
+  ): this {
     this.function.addEnvironment(ENV.busName, bus.eventBusName);
     this.function.addEnvironment(ENV.ruleNamePrefix, prefix);
     const arns: Record<string, string> = {};
     for (const [kind, queue] of Object.entries(queues)) arns[kind] = queue.queueArn;
     this.function.addEnvironment(ENV.executorQueueArns, Stack.of(this).toJsonString(arns));
+    // Named in every target's DeadLetterConfig; no grant: EventBridge sends under the queue's own policy.
+    this.function.addEnvironment(ENV.ruleTargetsDlqArn, ruleTargetsDlq.queueArn);
     this.function.addToRolePolicy(
       new PolicyStatement({
         sid: 'ManageOwnRules',

@@ -44,8 +44,11 @@ export class StatefulStack extends Stack {
         indexName: gsi.name,
         partitionKey: { name: gsi.partitionKey, type: AttributeType.STRING },
         sortKey: { name: gsi.sortKey, type: AttributeType.STRING },
-        // Queries by schema or tag return whole breadcrumbs; ALL avoids a second read per item.
-        projectionType: ProjectionType.ALL,
+        // Queries by schema or tag return whole breadcrumbs; ALL avoids a second read per item. The thread and
+        // change index projects only what a trace or a change notice shows (table-design.md).
+        ...(gsi.include
+          ? { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...gsi.include] }
+          : { projectionType: ProjectionType.ALL }),
       });
     }
 

@@ -3,6 +3,7 @@
  * rule manager's static rule, the HTTP API and the alarms. Built from `shared/topology.ts`: which functions exist,
  * their triggers and batch settings, and which resources each one uses (`uses`) all come from there.
  */
+import { join } from 'node:path';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   HttpApi,
@@ -17,32 +18,36 @@ import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
-import { type ILayerVersion, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
+import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
 import type { LlmProvider } from '#shared/domain/llm-model.ts';
 import {
   ENV,
   EXECUTOR_RUNNERS,
   type ExecutorRunner,
   type FunctionDeclaration,
+  type HttpTrigger,
+  indexerPattern,
   ruleManagerPattern,
   type SqsTrigger,
   type StreamTrigger,
   topology,
 } from '#shared/topology.ts';
-import type { PowertoolsMode } from '../config.ts';
+import { buildDashboard } from '../../ui/build.ts';
 import {
   CrumbsFunction,
   type CrumbsFunctionDeclaration,
+  type ExtraFiles,
   REPO_ROOT,
   ruleArnPattern,
 } from '../constructs/crumbs-function.ts';
-import { installedPowertoolsVersion, powertoolsLayer } from '../constructs/powertools-layer.ts';
+import { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
 import {
   DEAD_LETTER_RETENTION,
   deadLetterAlarm,
@@ -69,16 +74,6 @@ export interface StatelessStackProps extends StackProps {
   /** Where a model id without a provider runs; given to the functions whose topology `uses.llm`. */
   readonly defaultLlmProvider: LlmProvider;
   /**
-   * Where Powertools comes from: the official layer (bundles leave it out) or each bundle.
-   * @default 'layer'
-   */
-  readonly powertools?: PowertoolsMode;
-  /**
-   * A Powertools layer version ARN instead of the one in the public SSM parameter of the installed release.
-   * @default - the public SSM parameter's ARN
-   */
-  readonly powertoolsLayerArn?: string;
-  /**
    * Handler paths by function name, replacing the topology's entries. Only for local experiments while a
    * handler does not exist yet; the deployed app never sets it.
    * @default - every function's `entry` from the topology
@@ -97,6 +92,11 @@ function sqsTrigger(declaration: FunctionDeclaration): SqsTrigger {
   return declaration.trigger;
 }
 
+function httpTrigger(declaration: FunctionDeclaration): HttpTrigger {
+  if (declaration.trigger.kind !== 'http') throw new Error(`${declaration.name}: expected an HTTP trigger`);
+  return declaration.trigger;
+}
+
 function streamTrigger(declaration: FunctionDeclaration): StreamTrigger {
   if (declaration.trigger.kind !== 'dynamodb-stream') {
     throw new Error(`${declaration.name}: expected a DynamoDB stream trigger`);
@@ -106,24 +106,31 @@ function streamTrigger(declaration: FunctionDeclaration): StreamTrigger {
 
 export class StatelessStack extends Stack {
   public readonly api: CrumbsFunction;
+  /** Serves the dashboard's files at `/ui` (public; the dashboard's data calls need the JWT). */
+  public readonly ui: CrumbsFunction;
   public readonly publisher: CrumbsFunction;
   public readonly ruleManager: CrumbsFunction;
   public readonly executors: Readonly<Record<ExecutorRunner, CrumbsFunction>>;
   public readonly dlqHandler: CrumbsFunction;
+  /** Keeps embeddings in step with breadcrumbs, from change events (never on the publishing path). */
+  public readonly indexer: CrumbsFunction;
+  public readonly indexerQueue: WorkQueue;
+  /** The indexer's static rule: changes of embedded schemas → indexer queue. */
+  public readonly indexerRule: Rule;
   public readonly ruleManagerQueue: WorkQueue;
   public readonly executorQueues: Readonly<Record<ExecutorRunner, WorkQueue>>;
   /** On-failure destination of the publisher's stream event source (records it gave up on). */
   public readonly publisherFailures: Queue;
   /** Where executor dead letters go that the DLQ handler itself failed to handle. */
   public readonly parkedDeadLetters: Queue;
+  /** The compiled rule targets' DLQ (`topology.bus.ruleTargets`), with its policy and alarm. */
+  public readonly ruleTargetDeadLetters: RuleTargetDeadLetters;
   /** The rule manager's own static rule: definition changes and sync requests → rule-manager queue. */
   public readonly ruleManagerRule: Rule;
   public readonly httpApi: HttpApi;
   public readonly httpStage: HttpStage;
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
   public readonly alarms: readonly Alarm[];
-  /** The Powertools layer every function runs with; undefined when Powertools is bundled. */
-  public readonly powertoolsLayer: ILayerVersion | undefined;
 
   private readonly props: StatelessStackProps;
 
@@ -133,13 +140,6 @@ export class StatelessStack extends Stack {
     const { stage, table, bus } = props;
     const f = topology.functions;
     const alarms: Alarm[] = [];
-    this.powertoolsLayer =
-      (props.powertools ?? 'layer') === 'layer'
-        ? powertoolsLayer(this, 'PowertoolsLayer', {
-            version: installedPowertoolsVersion(REPO_ROOT),
-            layerArn: props.powertoolsLayerArn,
-          })
-        : undefined;
 
     // Dead letters the DLQ handler fails on are parked, not retried until they expire.
     this.parkedDeadLetters = new Queue(this, 'ParkedDeadLetters', {
@@ -192,14 +192,24 @@ export class StatelessStack extends Stack {
       EXECUTOR_RUNNERS.map((kind) => [kind, this.executorQueues[kind].queue]),
     ) as Record<ExecutorRunner, Queue>;
 
-    // DLQ handler: one event source per executor DLQ; answers dead letters with error breadcrumbs.
+    // Compiled rule targets dead-letter here what EventBridge could not deliver to an executor queue.
+    this.ruleTargetDeadLetters = new RuleTargetDeadLetters(this, 'RuleTargetDeadLetters', {
+      stage,
+      ruleArnPattern: compiledRules,
+      consumerTimeout: Duration.seconds(f.dlqHandler.timeoutSeconds),
+      parkingQueue: this.parkedDeadLetters,
+    });
+    alarms.push(this.ruleTargetDeadLetters.alarm);
+
+    // DLQ handler: one event source per executor DLQ and the rule targets' DLQ; answers dead letters with error
+    // breadcrumbs.
     this.dlqHandler = this.crumbsFunction(f.dlqHandler);
-    for (const kind of EXECUTOR_RUNNERS) {
+    for (const queue of [
+      ...EXECUTOR_RUNNERS.map((runner) => this.executorQueues[runner].deadLetterQueue),
+      this.ruleTargetDeadLetters.queue,
+    ]) {
       this.dlqHandler.function.addEventSource(
-        new SqsEventSource(this.executorQueues[kind].deadLetterQueue, {
-          batchSize: f.dlqHandler.batchSize,
-          reportBatchItemFailures: true,
-        }),
+        new SqsEventSource(queue, { batchSize: f.dlqHandler.batchSize, reportBatchItemFailures: true }),
       );
     }
 
@@ -220,12 +230,39 @@ export class StatelessStack extends Stack {
         new SqsQueue(this.ruleManagerQueue.queue, { deadLetterQueue: this.ruleManagerQueue.deadLetterQueue }),
       ],
     });
-    this.ruleManager = this.crumbsFunction(f.ruleManager, executorQueueMap);
+    this.ruleManager = this.crumbsFunction(f.ruleManager, {
+      executorQueues: executorQueueMap,
+      ruleTargetsDlq: this.ruleTargetDeadLetters.queue,
+    });
     this.ruleManager.function.addEventSource(
       new SqsEventSource(this.ruleManagerQueue.queue, {
         batchSize: ruleManagerTrigger.batchSize,
         maxBatchingWindow: Duration.seconds(ruleManagerTrigger.maxBatchingWindowSeconds),
         maxConcurrency: ruleManagerTrigger.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    // Indexer: its own static rule on the bus feeds its queue (DLQ, alarm), so an embedding model that fails
+    // (no Bedrock access, throttling) retries and dead-letters here and never holds up the publisher.
+    const indexerTrigger = sqsTrigger(f.indexer);
+    this.indexerQueue = new WorkQueue(this, 'IndexerQueue', { declaration: indexerTrigger.queue, stage });
+    alarms.push(this.indexerQueue.deadLetterAlarm);
+    this.indexerRule = new Rule(this, 'IndexerRule', {
+      eventBus: bus,
+      ruleName: topology.bus.indexerRuleName,
+      description: 'Changes of schemas with embeddings, to the crumbs indexer',
+      eventPattern: indexerPattern(DEFAULT_EMBEDDED_SCHEMAS),
+      targets: [
+        new SqsQueue(this.indexerQueue.queue, { deadLetterQueue: this.indexerQueue.deadLetterQueue }),
+      ],
+    });
+    this.indexer = this.crumbsFunction(f.indexer);
+    this.indexer.function.addEventSource(
+      new SqsEventSource(this.indexerQueue.queue, {
+        batchSize: indexerTrigger.batchSize,
+        maxBatchingWindow: Duration.seconds(indexerTrigger.maxBatchingWindowSeconds),
+        maxConcurrency: indexerTrigger.maxConcurrency,
         reportBatchItemFailures: true,
       }),
     );
@@ -289,6 +326,25 @@ export class StatelessStack extends Stack {
       integration,
       authorizer: new HttpNoneAuthorizer(),
     });
+
+    // The dashboard: built from ui/ now (cdk synth), bundled beside a small function of its own so the API function
+    // carries none of it, and served on the API's own origin (no CORS, one URL). Public, like any login page: every
+    // data call it makes goes to the JWT-protected routes with the user's token.
+    this.ui = this.crumbsFunction(f.ui, undefined, {
+      from: buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui')),
+      name: 'ui',
+    });
+    this.ui.addEnvironment(ENV.uiDir, '/var/task/ui');
+    const uiIntegration = new HttpLambdaIntegration('UiIntegration', this.ui.function);
+    for (const route of httpTrigger(f.ui).publicRoutes ?? []) {
+      const [method, path] = route.split(' ') as [string, string];
+      this.httpApi.addRoutes({
+        path,
+        methods: [method as HttpMethod],
+        integration: uiIntegration,
+        authorizer: new HttpNoneAuthorizer(),
+      });
+    }
     const accessLogs = new LogGroup(this, 'HttpApiAccessLogs', { retention: RetentionDays.ONE_MONTH });
     this.httpStage = new HttpStage(this, 'HttpApiStage', {
       httpApi: this.httpApi,
@@ -301,8 +357,10 @@ export class StatelessStack extends Stack {
         {
           id: 'AwsSolutions-APIG4',
           reason:
-            'GET /health is public on purpose (load balancer and uptime checks; it reveals no data). Every other ' +
-            'route, including $default, requires a JWT.',
+            'GET /health is public on purpose (load balancer and uptime checks; it reveals no data), and so are ' +
+            "GET /ui and GET /ui/{proxy+}, the dashboard's static files (a login page and its script; they hold " +
+            'no data, and every data call the dashboard makes needs the JWT). Every other route, including ' +
+            '$default, requires a JWT.',
         },
       ],
       true,
@@ -315,17 +373,31 @@ export class StatelessStack extends Stack {
       value: this.httpStage.url,
       description: 'Base URL of the crumbs HTTP API',
     });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: `${this.httpStage.url}ui/`,
+      description:
+        'The crumbs dashboard (asks for a JWT once; append #token=<jwt>&workspace=<ws> to log in directly)',
+    });
   }
 
   /** Every function of the stack. */
   functions(): CrumbsFunction[] {
-    return [this.api, this.publisher, this.ruleManager, ...Object.values(this.executors), this.dlqHandler];
+    return [
+      this.api,
+      this.ui,
+      this.publisher,
+      this.ruleManager,
+      this.indexer,
+      ...Object.values(this.executors),
+      this.dlqHandler,
+    ];
   }
 
   /** A function with what its declaration `uses` bound: env vars and grants from one place. */
   private crumbsFunction(
     declaration: CrumbsFunctionDeclaration,
-    executorQueues?: Readonly<Record<ExecutorRunner, Queue>>,
+    ruleTargets?: { executorQueues: Readonly<Record<ExecutorRunner, Queue>>; ruleTargetsDlq: Queue },
+    extraFiles?: ExtraFiles,
   ): CrumbsFunction {
     const { stage, table, bus } = this.props;
     const { uses } = declaration;
@@ -333,15 +405,19 @@ export class StatelessStack extends Stack {
       declaration,
       stage,
       entry: this.props.entryOverrides?.[declaration.name],
-      powertoolsLayer: this.powertoolsLayer,
+      ...(extraFiles ? { extraFiles } : {}),
     });
     if (uses.table) fn.bindTable(table, uses.table);
     if (uses.stream) fn.bindTableStream(table);
     if (uses.bus === 'put-events') fn.bindBus(bus, 'put-events');
     if (uses.bus === 'manage-rules') {
-      if (!executorQueues)
-        throw new Error(`${declaration.name} manages rules but was given no executor queues`);
-      fn.bindRuleManagement(bus, topology.bus.ruleNamePrefix, executorQueues);
+      if (!ruleTargets) throw new Error(`${declaration.name} manages rules but was given no rule targets`);
+      fn.bindRuleManagement(
+        bus,
+        topology.bus.ruleNamePrefix,
+        ruleTargets.executorQueues,
+        ruleTargets.ruleTargetsDlq,
+      );
     }
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();

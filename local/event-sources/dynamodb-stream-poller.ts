@@ -3,7 +3,17 @@
  * a handler with Lambda's DynamoDB stream event shape and semantics — batch size and window from the topology,
  * in-order per shard, `batchItemFailures` resume from the first failed record, a thrown error retries the batch,
  * bisect-on-error splits a failing batch, and after `retryAttempts` the batch goes to the on-failure handler.
+ *
+ * Position: like Lambda's event source mapping, the poller checkpoints each shard after every batch it is done
+ * with (delivered, or handed to on-failure) and resumes after the checkpoint when it starts again, so changes
+ * committed just before a crash are still delivered (at least once: a batch in flight at the crash is delivered
+ * again). Shards with no checkpoint are read from `startingPosition`. `fileCheckpoints` keeps them in the data
+ * directory; without one (an in-memory table, new at every start) there is nothing to resume.
  */
+
+import { mkdirSync, readFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import {
   DescribeStreamCommand,
   type DynamoDBStreamsClient,
@@ -27,11 +37,48 @@ export interface StreamPollerOptions {
   >;
   fn: { name: string; timeoutSeconds: number; memoryMb: number };
   handler: LambdaHandler<DynamoDBStreamEvent, DynamoDBBatchResponse | undefined | undefined>;
-  /** Where shards already present at start are read from: TRIM_HORIZON for a new table, LATEST for a reopened one. */
+  /** Where shards without a checkpoint are read from (TRIM_HORIZON: everything the stream still holds). */
   startingPosition: 'TRIM_HORIZON' | 'LATEST';
+  /** Where each shard's position is kept across restarts; none: every start reads from `startingPosition`. */
+  checkpoints?: StreamCheckpoints;
   /** Receives records that exhausted their retries (Lambda's on-failure destination). */
   onFailure?: (records: DynamoDBRecord[], error: string) => Promise<void>;
   log?: (line: string) => void;
+}
+
+/** The last sequence number handled per shard of a stream. */
+export interface StreamCheckpoints {
+  get(streamArn: string, shardId: string): string | undefined;
+  set(streamArn: string, shardId: string, sequenceNumber: string): Promise<void>;
+}
+
+/**
+ * Checkpoints in a JSON file (`{ streamArn: { shardId: sequenceNumber } }`), written atomically (temporary file,
+ * then rename) after each batch, one write at a time.
+ */
+export function fileCheckpoints(path: string): StreamCheckpoints {
+  let state: Record<string, Record<string, string>> = {};
+  try {
+    state = JSON.parse(readFileSync(path, 'utf8')) as typeof state;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new Error(`cannot read the stream checkpoints in ${path}: ${(error as Error).message}`);
+    }
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  let writing: Promise<void> = Promise.resolve();
+  return {
+    get: (streamArn, shardId) => state[streamArn]?.[shardId],
+    set(streamArn, shardId, sequenceNumber) {
+      state = { ...state, [streamArn]: { ...state[streamArn], [shardId]: sequenceNumber } };
+      const snapshot = JSON.stringify(state);
+      writing = writing.then(async () => {
+        await writeFile(`${path}.tmp`, snapshot);
+        await rename(`${path}.tmp`, path);
+      });
+      return writing;
+    },
+  };
 }
 
 export function startStreamPoller(options: StreamPollerOptions): Poller & { idle(): Promise<void> } {
@@ -60,16 +107,39 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     }
   })();
 
+  /** After the checkpoint when there is one (and the stream still holds it), else at `position`. */
+  async function firstIterator(shardId: string, position: ShardIteratorType): Promise<string | undefined> {
+    const after = options.checkpoints?.get(options.streamArn, shardId);
+    if (after !== undefined) {
+      try {
+        const out = await options.client.send(
+          new GetShardIteratorCommand({
+            StreamArn: options.streamArn,
+            ShardId: shardId,
+            ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+            SequenceNumber: after,
+          }),
+        );
+        return out.ShardIterator;
+      } catch (error) {
+        options.log?.(
+          `${options.fn.name}: cannot resume shard ${shardId} after ${after} (${(error as Error).message}); reading it from TRIM_HORIZON`,
+        );
+        position = 'TRIM_HORIZON';
+      }
+    }
+    const out = await options.client.send(
+      new GetShardIteratorCommand({
+        StreamArn: options.streamArn,
+        ShardId: shardId,
+        ShardIteratorType: position,
+      }),
+    );
+    return out.ShardIterator;
+  }
+
   async function readShard(shardId: string, position: ShardIteratorType): Promise<void> {
-    let iterator = (
-      await options.client.send(
-        new GetShardIteratorCommand({
-          StreamArn: options.streamArn,
-          ShardId: shardId,
-          ShardIteratorType: position,
-        }),
-      )
-    ).ShardIterator;
+    let iterator = await firstIterator(shardId, position);
     const pending: DynamoDBRecord[] = [];
     while (running && (iterator || pending.length > 0)) {
       if (iterator && pending.length < options.trigger.batchSize) {
@@ -85,7 +155,10 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
       busy++;
       try {
         const batch = pending.splice(0, options.trigger.batchSize);
-        await deliver(batch);
+        const done = await deliver(batch);
+        const last = batch.at(-1)?.dynamodb?.SequenceNumber;
+        // Only a batch the function is done with moves the checkpoint; one cut short by stop() is read again.
+        if (done && last !== undefined) await options.checkpoints?.set(options.streamArn, shardId, last);
       } finally {
         busy--;
         lastActivityAt = Date.now();
@@ -93,10 +166,14 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     }
   }
 
-  /** Delivers a batch in order, with Lambda's retry, partial-failure and bisect semantics. */
-  async function deliver(batch: DynamoDBRecord[]): Promise<void> {
+  /**
+   * Delivers a batch in order, with Lambda's retry, partial-failure and bisect semantics. True once the batch is
+   * done with (delivered, or given to on-failure); false when stop() cut it short.
+   */
+  async function deliver(batch: DynamoDBRecord[]): Promise<boolean> {
     let remaining = batch;
-    for (let attempt = 0; remaining.length > 0 && running; attempt++) {
+    for (let attempt = 0; remaining.length > 0; attempt++) {
+      if (!running) return false;
       invocations++;
       let failedFrom: number;
       let reason = '';
@@ -109,21 +186,20 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
         failedFrom = 0;
         reason = (error as Error).message;
       }
-      if (failedFrom < 0) return;
+      if (failedFrom < 0) return running;
       remaining = remaining.slice(failedFrom);
       if (attempt >= options.trigger.retryAttempts) {
         options.log?.(`${options.fn.name}: giving up on ${remaining.length} stream records: ${reason}`);
         await options.onFailure?.(remaining, reason);
-        return;
+        return true;
       }
       if (options.trigger.bisectBatchOnError && remaining.length > 1) {
         const half = Math.ceil(remaining.length / 2);
-        await deliver(remaining.slice(0, half));
-        await deliver(remaining.slice(half));
-        return;
+        return (await deliver(remaining.slice(0, half))) && (await deliver(remaining.slice(half)));
       }
       await sleep(Math.min(2000, 100 * 2 ** attempt));
     }
+    return true;
   }
 
   return {

@@ -1,8 +1,20 @@
 /**
  * Delivers matched events to rule targets after the PutEvents response, as EventBridge does. Only SQS queue
  * targets are supported (`arn:aws:sqs:<region>:<account>:<queue>`); queue URLs come from GetQueueUrl and are
- * cached. A failed delivery is retried with exponential backoff up to `maxAttempts` (bounded locally; EventBridge
- * retries for up to 24 hours), then sent to the target's dead-letter queue if it has one, else logged and dropped.
+ * cached.
+ *
+ * Failures follow EventBridge's "Event retry policy and using dead-letter queues":
+ * - An error retrying cannot fix (the queue does not exist, no permission, a bad parameter) is not retried: the
+ *   event goes straight to the target's dead-letter queue.
+ * - Other errors are retried with exponential back-off until the target's RetryPolicy is exhausted:
+ *   `MaximumRetryAttempts` retries (EventBridge's default 185) or `MaximumEventAgeInSeconds` since the event was
+ *   put (default 86400), whichever comes first. Locally the attempts are also capped at `maxAttempts` (default 5)
+ *   and back-off starts at `baseDelayMs` (default 100 ms), so a dead letter arrives in seconds, not hours.
+ * - Then, if the target has a `DeadLetterConfig`, the original event (not the transformed input) is sent to that
+ *   queue with EventBridge's message attributes RULE_ARN, TARGET_ARN, ERROR_CODE (EventBridge's codes:
+ *   NO_RESOURCE, NO_PERMISSIONS, INVALID_PARAMETER, THROTTLING, TIMEOUT, CONNECTION_FAILURE, SDK_CLIENT_ERROR),
+ *   ERROR_MESSAGE, EXHAUSTED_RETRY_CONDITION (MaximumRetryAttempts | MaximumEventAgeInSeconds, when retries ran
+ *   out) and RETRY_ATTEMPTS. Without one, the event is logged and dropped.
  */
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { targetInput } from './input-transformer.ts';
@@ -46,6 +58,45 @@ interface SqsArn {
 export function parseSqsArn(arn: string): SqsArn | undefined {
   const m = /^arn:aws[\w-]*:sqs:([^:]+):(\d{12}):([A-Za-z0-9_-]{1,80}(?:\.fifo)?)$/.exec(arn);
   return m ? { region: m[1]!, account: m[2]!, queue: m[3]! } : undefined;
+}
+
+/** EventBridge's RetryPolicy defaults (24 hours, 185 retries). */
+const DEFAULT_MAXIMUM_RETRY_ATTEMPTS = 185;
+const DEFAULT_MAXIMUM_EVENT_AGE_SECONDS = 86_400;
+
+export interface DeliveryFailure {
+  /** EventBridge's ERROR_CODE for the failure. */
+  readonly code: string;
+  readonly message: string;
+  /** False for errors EventBridge does not retry (the target is gone, no permission, a bad parameter). */
+  readonly retriable: boolean;
+  readonly exhausted?: 'MaximumRetryAttempts' | 'MaximumEventAgeInSeconds';
+}
+
+const NOT_RETRIED: Readonly<Record<string, string>> = {
+  QueueDoesNotExist: 'NO_RESOURCE',
+  'AWS.SimpleQueueService.NonExistentQueue': 'NO_RESOURCE',
+  AccessDenied: 'NO_PERMISSIONS',
+  AccessDeniedException: 'NO_PERMISSIONS',
+  KmsAccessDenied: 'NO_PERMISSIONS',
+  InvalidParameterValue: 'INVALID_PARAMETER',
+  InvalidMessageContents: 'INVALID_PARAMETER',
+};
+
+/** An SQS failure as EventBridge reports it in a dead letter, and whether it retries it. */
+export function classifyDeliveryError(error: unknown): DeliveryFailure {
+  const e = error as { name?: unknown; code?: unknown; message?: unknown; Code?: unknown };
+  const name = typeof e?.name === 'string' ? e.name : 'Error';
+  const code = typeof e?.Code === 'string' ? e.Code : typeof e?.code === 'string' ? e.code : name;
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  const permanent = NOT_RETRIED[name] ?? NOT_RETRIED[code];
+  if (permanent) return { code: permanent, message, retriable: false };
+  if (/throttl|RequestThrottled|TooManyRequests|SlowDown/i.test(`${name} ${code}`))
+    return { code: 'THROTTLING', message, retriable: true };
+  if (/Timeout|ETIMEDOUT/i.test(`${name} ${code}`)) return { code: 'TIMEOUT', message, retriable: true };
+  if (/ECONNREFUSED|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|socket hang up/i.test(`${code} ${message}`))
+    return { code: 'CONNECTION_FAILURE', message, retriable: true };
+  return { code: 'SDK_CLIENT_ERROR', message, retriable: true };
 }
 
 export class Deliverer {
@@ -116,28 +167,38 @@ export class Deliverer {
       return;
     }
     const body = targetInput(target, event, { ruleArn: rule.Arn, ruleName: rule.Name, ingestionTime });
-    const attempts = Math.min(
-      this.maxAttempts,
-      1 + (target.RetryPolicy?.MaximumRetryAttempts ?? this.maxAttempts),
-    );
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
+    const policy = {
+      retries: target.RetryPolicy?.MaximumRetryAttempts ?? DEFAULT_MAXIMUM_RETRY_ATTEMPTS,
+      maxAgeMs: (target.RetryPolicy?.MaximumEventAgeInSeconds ?? DEFAULT_MAXIMUM_EVENT_AGE_SECONDS) * 1000,
+    };
+    const putAt = Date.parse(ingestionTime);
+    const attempts = Math.min(this.maxAttempts, 1 + policy.retries);
+    let failure: DeliveryFailure | undefined;
+    let retries = 0;
+    for (let attempt = 1; ; attempt++) {
       try {
         await this.slot(() => this.send(arn, target.Arn, body, event, target));
         this.stats.delivered++;
         return;
       } catch (error) {
-        lastError = error;
         this.urls.delete(target.Arn);
-        if (attempt < attempts) {
-          this.stats.retries++;
-          await new Promise((resolve) => setTimeout(resolve, this.baseDelayMs * 2 ** (attempt - 1)));
+        failure = classifyDeliveryError(error);
+        if (!failure.retriable) break;
+        if (attempt >= attempts) {
+          failure = { ...failure, exhausted: 'MaximumRetryAttempts' };
+          break;
         }
+        const delay = this.baseDelayMs * 2 ** (attempt - 1);
+        if (Date.now() + delay - putAt > policy.maxAgeMs) {
+          failure = { ...failure, exhausted: 'MaximumEventAgeInSeconds' };
+          break;
+        }
+        this.stats.retries++;
+        retries++;
+        await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
     this.stats.failed++;
-    const message = lastError instanceof Error ? lastError.message : String(lastError);
-    const code = lastError instanceof Error ? lastError.name : 'Error';
     const dlq = target.DeadLetterConfig?.Arn;
     const dlqArn = dlq === undefined ? undefined : parseSqsArn(dlq);
     if (dlq !== undefined && dlqArn !== undefined) {
@@ -146,13 +207,15 @@ export class Deliverer {
           this.send(dlqArn, dlq, JSON.stringify(event), event, undefined, {
             RULE_ARN: rule.Arn,
             TARGET_ARN: target.Arn,
-            ERROR_CODE: code,
-            ERROR_MESSAGE: message,
+            ERROR_CODE: failure.code,
+            ERROR_MESSAGE: failure.message,
+            ...(failure.exhausted ? { EXHAUSTED_RETRY_CONDITION: failure.exhausted } : {}),
+            RETRY_ATTEMPTS: String(retries),
           }),
         );
         this.stats.deadLettered++;
         this.options.log?.(
-          `eventbridge: event ${String(event.id)} to ${target.Arn} failed (${message}); sent to ${dlq}`,
+          `eventbridge: event ${String(event.id)} to ${target.Arn} failed (${failure.code}: ${failure.message}); sent to ${dlq}`,
         );
         return;
       } catch (error) {
@@ -161,7 +224,7 @@ export class Deliverer {
       }
     }
     this.options.log?.(
-      `eventbridge: dropped event ${String(event.id)} for rule ${rule.Name} target ${target.Id} after ${attempts} attempts: ${message}`,
+      `eventbridge: dropped event ${String(event.id)} for rule ${rule.Name} target ${target.Id} after ${retries + 1} attempts: ${failure.message}`,
     );
   }
 

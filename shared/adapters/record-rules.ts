@@ -4,12 +4,16 @@
  * `created_at`), the storable-shape check, schema-level `llm_hints` defaults kept from `schema.def.v1`
  * breadcrumbs tagged `defines:<schema>`, and the context view.
  */
-import { type Breadcrumb, type ContextView, checksumOf } from '#shared/domain/breadcrumb.ts';
+import {
+  type Breadcrumb,
+  type ContextView,
+  checksumOf,
+  jsonBytes,
+  storableJsonIssues,
+} from '#shared/domain/breadcrumb.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
 import { applyLlmHints, type LlmHints, LlmHintsSchema } from '#shared/domain/llm-hints.ts';
 
-/** DynamoDB nests maps and lists at most 32 levels deep; the record itself uses one level for `context`. */
-export const MAX_CONTEXT_DEPTH = 31;
 export const SCHEMA_DEF = 'schema.def.v1';
 export const DEFINES_PREFIX = 'defines:';
 
@@ -57,37 +61,76 @@ export function definedSchemas(record: Breadcrumb | undefined): string[] {
     : [];
 }
 
-/** The llm_hints defaults a `schema.def.v1` carries in `context.llm_hints`; invalid ones refuse the write. */
-export function schemaDefHints(record: Breadcrumb): LlmHints | undefined {
-  const raw = record.context.llm_hints;
-  if (raw === undefined) return undefined;
-  const parsed = LlmHintsSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new ValidationError(
-      parsed.error.issues.map((i) => ({
-        path: ['context', 'llm_hints', ...i.path].join('.'),
-        message: i.message,
-      })),
-    );
-  }
-  return parsed.data;
+/** The longest per-schema default expiry: ten years. */
+export const MAX_TTL_SECONDS = 10 * 365 * 24 * 60 * 60;
+/** Serialized size of what a user controls in one record; the rest of the 400 KB item is bookkeeping. */
+export const MAX_RECORD_BYTES = 380 * 1024;
+
+/** What a `schema.def.v1` sets for the schemas it defines. */
+export interface SchemaSettings {
+  hints: LlmHints | undefined;
+  ttlSeconds: number | undefined;
 }
 
+/**
+ * The settings a `schema.def.v1` carries: `context.llm_hints` defaults and `context.ttl_seconds` (the expiry
+ * given to breadcrumbs of the schema written without one). Invalid ones refuse the write.
+ */
+export function schemaDefSettings(record: Breadcrumb): SchemaSettings {
+  const issues: { path: string; message: string }[] = [];
+  let hints: LlmHints | undefined;
+  const raw = record.context.llm_hints;
+  if (raw !== undefined) {
+    const parsed = LlmHintsSchema.safeParse(raw);
+    if (parsed.success) hints = parsed.data;
+    else {
+      issues.push(
+        ...parsed.error.issues.map((i) => ({
+          path: ['context', 'llm_hints', ...i.path].join('.'),
+          message: i.message,
+        })),
+      );
+    }
+  }
+  const ttl = record.context.ttl_seconds;
+  if (
+    ttl !== undefined &&
+    !(typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0 && ttl <= MAX_TTL_SECONDS)
+  ) {
+    issues.push({
+      path: 'context.ttl_seconds',
+      message: `expected whole seconds from 1 to ${MAX_TTL_SECONDS} (ten years), got ${JSON.stringify(ttl)}`,
+    });
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+  return { hints, ttlSeconds: typeof ttl === 'number' ? ttl : undefined };
+}
+
+/** The llm_hints defaults a `schema.def.v1` carries in `context.llm_hints`; invalid ones refuse the write. */
+export function schemaDefHints(record: Breadcrumb): LlmHints | undefined {
+  return schemaDefSettings(record).hints;
+}
+
+/**
+ * Every write goes through here, whoever built the record (API, executors, tools, adopted plain puts): a value
+ * DynamoDB would refuse, or that would not read back as written, is a ValidationError naming its path — never an
+ * SDK error surfacing as a 5xx or an endless retry.
+ */
 function assertStorable(record: Breadcrumb): void {
-  const depth = nestingDepth(record.context);
-  if (depth > MAX_CONTEXT_DEPTH) {
+  const issues = [
+    ...storableJsonIssues(record.context, ['context'], 1),
+    ...(record.llm_hints !== undefined ? storableJsonIssues(record.llm_hints, ['llm_hints'], 1) : []),
+    ...storableJsonIssues(record.title, ['title']),
+    ...storableJsonIssues(record.tags, ['tags'], 1),
+  ];
+  if (issues.length > 0) throw new ValidationError(issues);
+  const bytes = jsonBytes([record.context, record.llm_hints ?? null, record.title, record.tags]);
+  if (bytes > MAX_RECORD_BYTES) {
     throw new ValidationError([
       {
-        path: 'context',
-        message: `nested ${depth} levels deep; at most ${MAX_CONTEXT_DEPTH} (DynamoDB's limit)`,
+        path: record.llm_hints !== undefined ? 'llm_hints' : 'context',
+        message: `context, llm_hints, title and tags together are ${Math.ceil(bytes / 1024)} KB serialized; at most ${MAX_RECORD_BYTES / 1024} KB (DynamoDB items are capped at 400 KB)`,
       },
     ]);
   }
-}
-
-function nestingDepth(value: unknown): number {
-  if (value === null || typeof value !== 'object') return 0;
-  let max = 0;
-  for (const v of Object.values(value)) max = Math.max(max, nestingDepth(v));
-  return max + 1;
 }

@@ -7,14 +7,12 @@
  *   event on its own stream record. Invalid plain puts are annotated with `ingest_errors`; no event.
  * - History, tag, idempotency, hints and claim items → nothing.
  *
- * Events go out in PutEvents calls of 10; entries the bus refuses are retried with backoff. A record whose event
+ * Events go out in PutEvents calls of up to 10 (and 256 KB); entries the bus refuses are retried with backoff. A record whose event
  * could not be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from
  * there and nothing after it is lost (stream order is kept per shard).
  */
-import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
-import { toRecord } from '#shared/adapters/dynamodb/items.ts';
+import { toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import {
   CHANGE_SOURCE,
@@ -24,6 +22,7 @@ import {
   MAX_EVENT_CONTEXT_BYTES,
   tagMap,
 } from '#shared/domain/change-event.ts';
+import { contextWords } from '#shared/domain/words.ts';
 import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
 import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
@@ -42,11 +41,6 @@ export interface PlainPutAdopter {
 export interface PublisherDependencies {
   bus: EventBus;
   adopter: PlainPutAdopter;
-  /** Keeps embeddings (vector search) in step with breadcrumbs; a failure retries the record like any other. */
-  embeddings?: {
-    index(record: Breadcrumb): Promise<unknown>;
-    remove(workspace: string, id: string): Promise<unknown>;
-  };
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
@@ -81,7 +75,6 @@ export async function publishStreamBatch(
       if (!newImage) continue;
       if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
         const current = toRecord(newImage);
-        await deps.embeddings?.index(current);
         const type = current.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated;
         pending.push({ entry: changeEntry(type, current), sequence });
         continue;
@@ -134,7 +127,7 @@ export async function publishStreamBatch(
   };
 }
 
-/** Puts entries 10 at a time, retrying refused ones; returns the earliest sequence that could not be put. */
+/** Puts entries in requests of up to 10 (and 256 KB), retrying refused ones; returns the earliest sequence that could not be put. */
 async function putAll(
   pending: { entry: BusEntry; sequence: string }[],
   deps: PublisherDependencies,
@@ -143,8 +136,7 @@ async function putAll(
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let count = 0;
   let failedSequence: string | undefined;
-  for (let i = 0; i < pending.length; i += 10) {
-    let chunk = pending.slice(i, i + 10);
+  for (let chunk of putEventsRequests(pending)) {
     for (let attempt = 1; chunk.length > 0; attempt++) {
       let refused: typeof chunk;
       try {
@@ -174,10 +166,49 @@ async function putAll(
   return { count, ...(failedSequence !== undefined ? { failedSequence } : {}) };
 }
 
-/** The change event for a record; the context is left out (with a flag) when it would make the event large. */
+/** PutEvents takes at most 10 entries and 256 KB of them per request (AWS's "PutEvents event entry size"). */
+const MAX_PUT_EVENTS_ENTRIES = 10;
+const MAX_PUT_EVENTS_BYTES = 256 * 1024;
+
+function entryBytes(entry: BusEntry): number {
+  const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+  return (
+    (entry.time ? 14 : 0) +
+    bytes(entry.source) +
+    bytes(entry.detailType) +
+    bytes(JSON.stringify(entry.detail)) +
+    (entry.resources ?? []).reduce((sum, r) => sum + bytes(r), 0)
+  );
+}
+
+/** Splits entries, in order, into requests within PutEvents' count and size limits. */
+function putEventsRequests<T extends { entry: BusEntry }>(pending: readonly T[]): T[][] {
+  const requests: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const item of pending) {
+    const bytes = entryBytes(item.entry);
+    const full = current.length >= MAX_PUT_EVENTS_ENTRIES || size + bytes > MAX_PUT_EVENTS_BYTES;
+    if (current.length > 0 && full) {
+      requests.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(item);
+    size += bytes;
+  }
+  if (current.length > 0) requests.push(current);
+  return requests;
+}
+
+/**
+ * The change event for a record; the context (and its words) are left out, with a flag, when the context would
+ * make the event large.
+ */
 export function changeEntry(type: DetailType, record: Breadcrumb): BusEntry {
   const contextBytes = Buffer.byteLength(JSON.stringify(record.context), 'utf8');
   const omit = contextBytes > MAX_EVENT_CONTEXT_BYTES;
+  const words = omit ? undefined : contextWords(record.context);
   const detail: ChangeDetail = {
     workspace: record.workspace,
     id: record.id,
@@ -192,13 +223,14 @@ export function changeEntry(type: DetailType, record: Breadcrumb): BusEntry {
     causation: record.causation ?? null,
     ...(omit ? {} : { context: record.context }),
     context_omitted: omit,
+    ...(words ? { words: words.words, words_truncated: words.truncated } : {}),
     checksum: record.checksum,
   };
   return { source: CHANGE_SOURCE, detailType: type, detail, time: new Date(record.updated_at) };
 }
 
 function image(raw: unknown): Item | undefined {
-  return raw ? unmarshall(raw as Record<string, NativeAttributeValue>) : undefined;
+  return raw ? unmarshallImage(raw as Record<string, unknown>) : undefined;
 }
 
 /** Stream sequence numbers are decimal strings of varying length. */

@@ -1,10 +1,13 @@
 /**
  * The rule manager core: keeps exactly one EventBridge rule per valid definition, whose pattern is the
- * definition's compiled trigger selectors and whose one target is the SQS queue of the definition's executor kind.
+ * definition's compiled trigger selectors and whose one target is the SQS queue of the definition's executor kind,
+ * with the rule-targets dead-letter queue and the retry policy of `topology.bus.ruleTargets` (a target that drifted
+ * from any of these, e.g. one created before targets had a DLQ, is put again).
  *
  * It reconciles to the *stored* state of the definition (not to what the event said), so events may arrive late,
  * twice or out of order and the outcome is the same; a second run changes nothing. The outcome is recorded in a
- * `definition.status.v1` breadcrumb tagged `definition:<id>` (written only when it changed): state, errors, rule,
+ * `definition.status.v1` breadcrumb tagged `definition:<id>` (and `rule:<rule name>` while it has a rule; written
+ * only when it changed): state, errors, rule,
  * pattern, and for agents which provider and model will run (`llm`, resolved against the stack's default
  * provider; an unknown provider makes the definition `invalid`).
  *
@@ -15,6 +18,7 @@ import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type Breadcrumb, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import { type FieldIssue, isRetriable, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
@@ -22,18 +26,19 @@ import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/doma
 import { executorRunnerOf } from '#shared/domain/runners.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
-import type { RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
+import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts';
 import {
   DEFINITION_SCHEMAS,
   type ExecutorKind,
   type ExecutorRunner,
   RULES_SYNC_SCHEMA,
+  topology,
 } from '#shared/topology.ts';
 import { executorInputTransformer } from './executor/contract.ts';
 import { processSqsBatch, type Redelivery } from './sqs-batch.ts';
 
-export const STATUS_SCHEMA = 'definition.status.v1';
+export { STATUS_SCHEMA };
 export const SYNC_RESULT_SCHEMA = 'system.rules_sync_result.v1';
 export const PRINCIPAL = 'system:rule-manager';
 const TARGET_ID = 'executor';
@@ -47,10 +52,18 @@ export interface RuleManagerDependencies {
   executorQueueArns: Readonly<Record<ExecutorRunner, string>>;
   /** Where an agent's bare model id runs (`CRUMBS_DEFAULT_LLM_PROVIDER`). */
   defaultLlmProvider: LlmProvider;
+  /** Where EventBridge puts events it could not deliver to a target (`ENV.ruleTargetsDlqArn`). */
+  ruleTargetsDlqArn: string;
   log: Log;
   /** Failed messages come back after a back-off instead of the queue's visibility timeout. */
   redelivery?: Redelivery | undefined;
 }
+
+/** The retry policy of every compiled target (see `topology.bus.ruleTargets`). */
+export const TARGET_RETRY_POLICY: RetryPolicy = {
+  maximumRetryAttempts: topology.bus.ruleTargets.maximumRetryAttempts,
+  maximumEventAgeSeconds: topology.bus.ruleTargets.maximumEventAgeSeconds,
+};
 
 export type DefinitionState = 'active' | 'invalid';
 
@@ -205,6 +218,8 @@ async function ensureRule(
       kind: status.kind,
       schema_name: record.schema_name,
     }),
+    deadLetterArn: deps.ruleTargetsDlqArn,
+    retryPolicy: TARGET_RETRY_POLICY,
   };
 
   const existing = await deps.rules.describe(name);
@@ -218,7 +233,9 @@ async function ensureRule(
   const sameTarget =
     current !== undefined &&
     current.arn === target.arn &&
-    canonicalJson(current.inputTransformer ?? null) === canonicalJson(target.inputTransformer);
+    canonicalJson(current.inputTransformer ?? null) === canonicalJson(target.inputTransformer) &&
+    current.deadLetterArn === target.deadLetterArn &&
+    canonicalJson(current.retryPolicy ?? null) === canonicalJson(target.retryPolicy);
   if (!sameTarget) await deps.rules.putTargets(name, [target]);
   const extra = targets.filter((t) => t.id !== TARGET_ID).map((t) => t.id);
   await deps.rules.removeTargets(name, extra);
@@ -251,7 +268,12 @@ async function writeStatus(
     {
       schema_name: STATUS_SCHEMA,
       title: `${status.definition_id}: ${status.state}`,
-      tags: [`definition:${status.definition_id}`, `state:${status.state}`, 'definition-status'],
+      tags: [
+        `definition:${status.definition_id}`,
+        `state:${status.state}`,
+        'definition-status',
+        ...(status.rule_name ? [ruleTag(status.rule_name)] : []),
+      ],
       context: { ...status } as Record<string, unknown>,
     },
     { principal: PRINCIPAL },

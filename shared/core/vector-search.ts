@@ -6,9 +6,10 @@
  * executor bookkeeping). Definitions, contexts and conversations are never embedded: they are not what a
  * "what did we say about X" search looks for.
  *
- * When: `indexEmbedding(record)` on every create/update (the publisher calls it for each change it publishes;
- * `removeEmbedding` on delete). It is idempotent and cheap when nothing changed: the stored checksum is compared
- * first, and an older version never overwrites a newer one.
+ * When: the indexer (`shared/core/indexer.ts`, its own queue fed by a static rule on the bus) calls
+ * `indexEmbedding(record)` for every change of an embedded schema and `removeEmbedding` when the breadcrumb is
+ * gone — never the publisher, so a failing model cannot hold up change events. It is idempotent and cheap when
+ * nothing changed: the stored checksum is compared first, and an older version never overwrites a newer one.
  *
  * Search: brute-force cosine over the newest candidates of the (workspace, schema) — see the index adapter for the
  * storage layout and the bound.
@@ -56,7 +57,8 @@ export interface EmbeddingPolicy {
   embeds(schemaName: string): boolean;
 }
 
-export function embeddingPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): EmbeddingPolicy {
+/** The schemas that get embeddings: `CRUMBS_EMBED_SCHEMAS` (comma-separated, `*` for all), else the defaults. */
+export function embeddedSchemas(env: NodeJS.ProcessEnv = process.env): readonly string[] | '*' {
   const raw = env.CRUMBS_EMBED_SCHEMAS?.trim();
   const list = raw
     ? raw
@@ -64,8 +66,12 @@ export function embeddingPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): Em
         .map((s) => s.trim())
         .filter(Boolean)
     : DEFAULT_EMBEDDED_SCHEMAS;
-  const all = list.includes('*');
-  return { embeds: (schema) => !NEVER_EMBEDDED.test(schema) && (all || list.includes(schema)) };
+  return list.includes('*') ? '*' : list.filter((s) => !NEVER_EMBEDDED.test(s));
+}
+
+export function embeddingPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): EmbeddingPolicy {
+  const list = embeddedSchemas(env);
+  return { embeds: (schema) => !NEVER_EMBEDDED.test(schema) && (list === '*' || list.includes(schema)) };
 }
 
 /** The text that represents a breadcrumb: its title and its text-like context fields (else all string leaves). */
@@ -92,8 +98,8 @@ function collectStrings(value: unknown, out: string[], depth: number): void {
 export type IndexOutcome = 'indexed' | 'unchanged' | 'not-embedded' | 'stale';
 
 /**
- * Computes and stores the embedding of one breadcrumb if its schema opts in. Call it for every created or updated
- * breadcrumb (the publisher, after it publishes the change event).
+ * Computes and stores the embedding of one breadcrumb if its schema opts in. The indexer calls it for every created
+ * or updated breadcrumb, after the change event was published.
  */
 export async function indexEmbedding(
   deps: VectorSearchDeps,

@@ -7,6 +7,13 @@
  *   tags, hints and bookkeeping attributes.
  * - ≤ 50 tags of ≤ 128 characters: each tag is an index entry written in the same transaction as the record.
  * - ids and workspaces never contain `#` or `/`: `#` separates key parts in the table, `/` separates URL parts.
+ * - schema names ≤ 256 characters: they are part of index keys (DynamoDB caps a key at 2048 bytes).
+ * - Every value must be storable as written, so a write is refused up front (422, with the path) rather than
+ *   failing in DynamoDB (`storableJsonIssues`): numbers 0 or of magnitude 1e-130 to below 1e126 (DynamoDB's
+ *   range; every such JavaScript number round-trips exactly), at most 31 levels of nesting below the attribute,
+ *   well-formed Unicode (no lone surrogates) in strings and keys, no empty keys (DynamoDB refuses empty attribute
+ *   names) and no `__proto__` key (JavaScript readers, the SDK's included, would turn it into a prototype and
+ *   lose it).
  */
 import { createHash } from 'node:crypto';
 import { CausationSchema } from './change-event.ts';
@@ -20,6 +27,7 @@ export const BREADCRUMB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export const PRINCIPAL_PATTERN = /^[a-z][a-z0-9-]*:[^\s]{1,256}$/;
 
 export const LIMITS = {
+  maxSchemaNameLength: 256,
   maxTags: 50,
   maxTagLength: 128,
   maxTitleLength: 512,
@@ -31,6 +39,10 @@ export const LIMITS = {
 export const SchemaNameSchema = z
   .string({ error: 'expected a string' })
   .check(
+    z.maxLength(
+      LIMITS.maxSchemaNameLength,
+      `a schema name has at most ${LIMITS.maxSchemaNameLength} characters`,
+    ),
     z.regex(
       SCHEMA_NAME_PATTERN,
       'expected a schema name like "domain.noun.v1" (lowercase, dot-separated, ending .vN)',
@@ -77,19 +89,140 @@ export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
 
-export const ContextSchema = z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }).check(
-  z.refine((c) => jsonBytes(c) <= LIMITS.maxContextBytes, {
-    message: `context is larger than ${LIMITS.maxContextBytes / 1024} KB serialized (DynamoDB items are capped at 400 KB)`,
-  }),
+/** DynamoDB's number range (magnitudes) and nesting limit; see `storableJsonIssues`. */
+export const DYNAMODB_VALUES = {
+  minMagnitude: 1e-130,
+  /** Exclusive. */
+  maxMagnitude: 1e126,
+  /** Levels of maps and lists below a top-level attribute (DynamoDB allows 32 including the attribute). */
+  maxDepth: 31,
+} as const;
+
+/** At most this many storability issues are reported for one value (a hostile body could have thousands). */
+const MAX_STORABLE_ISSUES = 10;
+
+/**
+ * Why `value` cannot be stored as written (empty when it can): DynamoDB's number range and nesting, well-formed
+ * Unicode, no empty or `__proto__` keys, JSON values only. `depth` is the nesting level of `value` itself (0 for a
+ * request body, whose fields are top-level attributes). Bounded recursion: it stops descending past the limit, so
+ * a hostile, deeply nested body cannot exhaust the stack here or in a later `JSON.stringify`.
+ */
+export function storableJsonIssues(
+  value: unknown,
+  path: readonly PropertyKey[] = [],
+  depth = 0,
+): FieldIssue[] {
+  return unstorable(value, path, depth).map((i) => ({ path: formatPath(i.path), message: i.message }));
+}
+
+/** Unicode mode reads a string by code points, so only a surrogate without its partner matches. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function unstorable(
+  value: unknown,
+  path: readonly PropertyKey[],
+  depth: number,
+): { path: PropertyKey[]; message: string }[] {
+  const issues: { path: PropertyKey[]; message: string }[] = [];
+  const add = (at: readonly PropertyKey[], message: string) => {
+    if (issues.length < MAX_STORABLE_ISSUES) issues.push({ path: [...at], message });
+  };
+  const walk = (v: unknown, at: readonly PropertyKey[], level: number): void => {
+    if (issues.length >= MAX_STORABLE_ISSUES) return;
+    switch (typeof v) {
+      case 'string':
+        if (LONE_SURROGATE.test(v)) add(at, 'is not well-formed Unicode (it contains a lone surrogate)');
+        return;
+      case 'boolean':
+      // Not stored: JSON and the document client (removeUndefinedValues) leave an undefined field out.
+      case 'undefined':
+        return;
+      case 'number': {
+        const magnitude = Math.abs(v);
+        if (!Number.isFinite(v)) add(at, 'expected a finite number');
+        else if (
+          magnitude !== 0 &&
+          (magnitude < DYNAMODB_VALUES.minMagnitude || magnitude >= DYNAMODB_VALUES.maxMagnitude)
+        ) {
+          add(
+            at,
+            `${v} is outside the range that can be stored: 0, or a magnitude from 1e-130 to below 1e126`,
+          );
+        }
+        return;
+      }
+      case 'object': {
+        if (v === null) return;
+        if (level > DYNAMODB_VALUES.maxDepth) {
+          add(at, `nested more than ${DYNAMODB_VALUES.maxDepth} levels deep (DynamoDB's limit)`);
+          return;
+        }
+        if (Array.isArray(v)) {
+          for (const [i, item] of v.entries()) walk(item, [...at, i], level + 1);
+          return;
+        }
+        const proto = Object.getPrototypeOf(v);
+        if (proto !== Object.prototype && proto !== null) {
+          add(at, 'expected a JSON value');
+          return;
+        }
+        for (const key of Object.keys(v)) {
+          if (key === '') add([...at, key], 'an empty key cannot be stored (DynamoDB refuses empty names)');
+          else if (key === '__proto__') add([...at, key], '"__proto__" cannot be used as a key');
+          else if (LONE_SURROGATE.test(key))
+            add([...at, key], 'the key is not well-formed Unicode (a lone surrogate)');
+          walk((v as Record<string, unknown>)[key], [...at, key], level + 1);
+        }
+        return;
+      }
+      default:
+        add(at, 'expected a JSON value');
+    }
+  };
+  walk(value, path, depth);
+  return issues;
+}
+
+/** A zod check running `storableJsonIssues` on the raw input (before zod copies it and drops `__proto__`). */
+function storable(depth: number) {
+  return z.unknown().check(
+    z.superRefine((value, ctx) => {
+      for (const issue of unstorable(value, [], depth)) {
+        ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path, input: value });
+      }
+    }),
+  );
+}
+
+export const ContextSchema = z.pipe(
+  storable(1),
+  z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }).check(
+    z.refine((c) => jsonBytes(c) <= LIMITS.maxContextBytes, {
+      message: `context is larger than ${LIMITS.maxContextBytes / 1024} KB serialized (DynamoDB items are capped at 400 KB)`,
+    }),
+  ),
 );
 
-/** Absolute expiry: an ISO-8601 date-time or epoch seconds. Stored as epoch seconds (DynamoDB TTL). */
-export const ExpiresAtSchema = z.union([
-  z.iso.datetime({ offset: true, error: 'expected an ISO-8601 date-time or epoch seconds' }),
-  z.number().check(z.int(), z.positive()),
-]);
+/** The latest expiry accepted: the end of year 9999. */
+export const MAX_EXPIRES_AT = 253_402_300_799;
 
-export const CreateBreadcrumbSchema = z.strictObject({
+/** Absolute expiry: an ISO-8601 date-time or epoch seconds. Stored as epoch seconds (DynamoDB TTL). */
+export const ExpiresAtSchema = z
+  .union([
+    z.iso.datetime({ offset: true, error: 'expected an ISO-8601 date-time or epoch seconds' }),
+    z.number().check(z.int(), z.positive()),
+  ])
+  .check(
+    z.refine(
+      (v) => {
+        const seconds = toEpochSeconds(v);
+        return Number.isFinite(seconds) && seconds > 0 && seconds <= MAX_EXPIRES_AT;
+      },
+      { message: 'expected a date-time (or epoch seconds) between 1970 and the end of year 9999' },
+    ),
+  );
+
+const CreateBreadcrumbFields = z.strictObject({
   schema_name: SchemaNameSchema,
   title: z._default(TitleSchema, ''),
   tags: z._default(TagsSchema, []),
@@ -97,10 +230,12 @@ export const CreateBreadcrumbSchema = z.strictObject({
   llm_hints: z.optional(LlmHintsSchema),
   expires_at: z.optional(ExpiresAtSchema),
 });
-export type CreateBreadcrumbInput = z.input<typeof CreateBreadcrumbSchema>;
-export type CreateBreadcrumb = z.output<typeof CreateBreadcrumbSchema>;
+/** A create request: storable as written (checked on the raw body, every field), then the fields. */
+export const CreateBreadcrumbSchema = z.pipe(storable(0), CreateBreadcrumbFields);
+export type CreateBreadcrumbInput = z.input<typeof CreateBreadcrumbFields>;
+export type CreateBreadcrumb = z.output<typeof CreateBreadcrumbFields>;
 
-export const UpdateBreadcrumbSchema = z
+const UpdateBreadcrumbFields = z
   .strictObject({
     title: z.optional(TitleSchema),
     tags: z.optional(TagsSchema),
@@ -113,8 +248,9 @@ export const UpdateBreadcrumbSchema = z
       message: 'expected at least one of title, tags, context, llm_hints, expires_at',
     }),
   );
-export type UpdateBreadcrumbInput = z.input<typeof UpdateBreadcrumbSchema>;
-export type UpdateBreadcrumb = z.output<typeof UpdateBreadcrumbSchema>;
+export const UpdateBreadcrumbSchema = z.pipe(storable(0), UpdateBreadcrumbFields);
+export type UpdateBreadcrumbInput = z.input<typeof UpdateBreadcrumbFields>;
+export type UpdateBreadcrumb = z.output<typeof UpdateBreadcrumbFields>;
 
 /** The stored record: the full view. */
 export const BreadcrumbSchema = z.object({

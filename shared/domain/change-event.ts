@@ -11,6 +11,11 @@
  * `tag_map` exists because EventBridge has no "all of" operator for arrays: `all_tags: [a, b]` compiles to
  * `{"tag_map": {"<enc a>": [true], "<enc b>": [true]}}`. In an event pattern a key containing "." is read as a
  * path, so tag keys are encoded with `encodeTagKey` (percent-encoding of `%`, `.`, `$` and whitespace).
+ *
+ * `words` exists because EventBridge compares strings only whole and case-sensitively: it mirrors the context's
+ * objects with the lowercased words of each text field (`words.ts`), so `contains_any` on a text field compiles to
+ * word equality. `words_truncated` says a limit cut some field's words (matching then falls back to the executor's
+ * re-check). Both are absent when the context is omitted.
  */
 import * as z from './zod.ts';
 
@@ -49,6 +54,10 @@ export const ChangeDetailSchema = z.object({
   /** Present unless `context_omitted` is true. */
   context: z.optional(z.record(z.string(), z.unknown())),
   context_omitted: z.boolean(),
+  /** The words of the context's text fields (`words.ts`); absent when the context is omitted. */
+  words: z.optional(z.record(z.string(), z.unknown())),
+  /** True when a limit cut the words of some field (`words.ts`). */
+  words_truncated: z.optional(z.boolean()),
   checksum: z.string(),
 });
 export type ChangeDetail = z.infer<typeof ChangeDetailSchema>;

@@ -29,6 +29,20 @@
  * - Limits (JSONPATH_LIMITS): query length, filter nesting, work per evaluation and regular expression size;
  *   exceeding one is an error, never a partial answer.
  *
+ * Where jsonpath-plus, which `extract` rules used before, answers otherwise (it reads filters as JavaScript and
+ * some selectors as JavaScript property access), a rule written for it can select something else here. Everything
+ * else agrees: test/unit/domain/json-path.differential.test.ts compares the two on generated queries and documents
+ * and asserts each of these differences:
+ * - Filters: an existence test [?(@.flag)] holds for a member that is false, 0 or "" (jsonpath-plus: truthiness);
+ *   == is strict
+ *   ("1" == 1 is false); null, booleans and mixed types are not ordered (jsonpath-plus: null < 1 is true); a
+ *   missing member is not null; a member of null or of a missing member selects nothing (jsonpath-plus failed the
+ *   query); [?@.x] needs no parentheses (jsonpath-plus answered nothing).
+ * - Selectors: an index selects array elements only, not the key "0" of an object or a character of a string, and a
+ *   name selects object members only, not array elements; [-1] selects the last element (jsonpath-plus: nothing);
+ *   unions of quoted names and of negative indexes select each one; [0:0] is empty and negative steps select
+ *   backwards (jsonpath-plus: everything and nothing).
+ *
  * Patterns run on an own matcher (a Thompson NFA stepped over code points), not on RegExp: a backtracking engine
  * can take exponential time on a pattern such as (a+)+ and cannot be interrupted. Time is linear in the text times
  * the pattern's size; RegExp only tests single characters against character classes and \p{…} categories.

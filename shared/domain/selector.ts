@@ -14,6 +14,7 @@
  * as `subscriptions.selectors[1].context_match[0].value`, instead of when its rule is compiled.
  */
 import { SchemaNameSchema, TagSchema } from './breadcrumb.ts';
+import { valueWord } from './words.ts';
 import * as z from './zod.ts';
 
 export const CONTEXT_MATCH_OPS = [
@@ -143,17 +144,32 @@ const InValueSchema = z
   .array(ScalarSchema, { error: 'in needs a non-empty array of strings, numbers, booleans or nulls' })
   .check(z.minLength(1, 'in needs a non-empty array of strings, numbers, booleans or nulls'));
 
+/**
+ * A `contains_any` string is one word (`words.ts`): on a text field the op matches words, so a phrase could never
+ * match there and is refused rather than left to fail silently. `in` matches an array element or a whole value
+ * equal to a phrase.
+ */
+const ContainsAnyStringSchema = z.string().check(
+  z.minLength(1, 'contains_any cannot contain an empty string'),
+  z.superRefine((value, ctx) => {
+    if (value.length === 0) return;
+    const result = valueWord(value);
+    if ('word' in result) return;
+    ctx.addIssue({
+      code: 'custom',
+      input: value,
+      message:
+        result.words.length === 0
+          ? `"${value}" holds no word: contains_any matches the words of text fields (letters or digits)`
+          : `"${value}" is ${result.words.length} words (${result.words.join(', ')}): contains_any matches single words of text fields; list them as separate values, or use "in" to match an array element or a whole value equal to "${value}"`,
+    });
+  }),
+);
+
 const ContainsAnyValueSchema = z
-  .array(
-    z.union([
-      z.string().check(z.minLength(1, 'contains_any cannot contain an empty string')),
-      z.number(),
-      z.boolean(),
-    ]),
-    {
-      error: 'contains_any needs a non-empty array of strings, numbers or booleans',
-    },
-  )
+  .array(z.union([ContainsAnyStringSchema, z.number(), z.boolean()]), {
+    error: 'contains_any needs a non-empty array of strings, numbers or booleans',
+  })
   .check(z.minLength(1, 'contains_any needs a non-empty array of strings, numbers or booleans'));
 
 const NumericValueSchema = z.number({ error: 'numeric comparisons need a finite number' }).check(

@@ -5,7 +5,8 @@
  * Here nothing is compiled or evaluated, lookups see own properties only, and output, work and nesting are
  * bounded, so a template written by one user cannot read prototypes or stall a Lambda on someone else's read.
  *
- * Supported, with Handlebars semantics (checked case by case against handlebars 4.7):
+ * Supported, with Handlebars semantics (compared with handlebars 4.7 on generated templates and data by
+ * test/unit/domain/template.differential.test.ts, which also asserts each difference below):
  *   {{a.b}} {{a/b}} {{this}} {{.}} {{this.x}} {{./x}} {{../x}} {{[weird key]}} {{items.[0]}} {{items.0}}
  *   {{@root.x}} {{@index}} {{@key}} {{@first}} {{@last}} {{@../index}}      data variables
  *   {{{raw}}} {{&raw}}                                                       same as {{raw}}: nothing is escaped
@@ -31,6 +32,8 @@
  *   key=value arguments other than includeZero on #if/#unless, block parameters other than on #each/#with,
  *   unknown @variables, and path segments named __proto__, constructor or prototype.
  * - {{items.0}} works; Handlebars only accepts a numeric last segment in brackets ({{items.[0]}}).
+ * - `this` stays null inside the blocks in the body of a null item. Handlebars called block helpers with an empty
+ *   object in place of a null `this`, so in `{{#each list}}{{#if true}}{{#if this}}…` a null item was true.
  * - Own properties only, as Handlebars' default prototype-access rules, but silently and with no opt-out; the
  *   three names above never resolve, even as own keys (JSON.parse makes "__proto__" an own key), and #each
  *   skips them. #each iterates arrays and plain objects, not Maps, Sets or other iterables.
@@ -1150,7 +1153,11 @@ function resolvePath(path: PathExpression, scope: Scope): unknown {
     value = frame?.value;
     start = 0;
   }
-  for (let i = start; i < parts.length; i++) value = property(value, parts[i] as string);
+  for (let i = start; i < parts.length; i++) {
+    // Handlebars walks a data path (`@root.a.b`) with `&&`: a falsy value on the way (0, "", false) is the
+    // result itself, where a context path (`a.b`) gives nothing.
+    value = path.data && !value ? value : property(value, parts[i] as string);
+  }
   return value;
 }
 
@@ -1193,14 +1200,22 @@ function callHelper(helper: InlineHelper, args: readonly unknown[]): unknown {
     case 'lookup':
       // Handlebars returns a falsy target itself (`{{lookup 0 "x"}}` prints 0).
       if (!first) return first;
-      return typeof second === 'string' || typeof second === 'number' || typeof second === 'boolean'
-        ? property(first, String(second))
-        : undefined;
+      return property(first, propertyKey(second));
     case 'json':
       return JSON.stringify(first) ?? '';
     case 'join':
       return Array.isArray(first) ? first.map(show).join(show(second)) : show(first);
   }
+}
+
+/**
+ * The property name JavaScript makes of a `lookup` key, as Handlebars used it: `[0]` is "0", null is "null".
+ * Written out rather than `String(key)`, which would call a `toString` that a JSON object may hold as data.
+ */
+function propertyKey(key: unknown): string {
+  if (Array.isArray(key)) return key.map((item) => (item == null ? '' : propertyKey(item))).join(',');
+  if (key !== null && typeof key === 'object') return '[object Object]';
+  return String(key);
 }
 
 /** Handlebars' isEmpty: what #with and #each treat as nothing. */

@@ -70,6 +70,8 @@ export interface BreadcrumbStore {
   create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult>;
   get(workspace: string, id: string): Promise<Breadcrumb>;
   getContextView(workspace: string, id: string): Promise<ContextView>;
+  /** Context views of records already read (a listing), with one schema-defaults lookup per schema. */
+  contextViews(workspace: string, records: readonly Breadcrumb[]): Promise<ContextView[]>;
   getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb>;
   history(workspace: string, id: string, page: { limit: number; cursor?: string }): Promise<Page<Breadcrumb>>;
   update(workspace: string, id: string, patch: UpdateBreadcrumb, options: UpdateOptions): Promise<Breadcrumb>;
@@ -84,7 +86,12 @@ export interface BreadcrumbStore {
     input: CreateBreadcrumb,
     options: UpsertOptions,
   ): Promise<UpsertResult>;
-  delete(workspace: string, id: string, options?: { expectedVersion?: number }): Promise<void>;
+  /** `principal` is recorded as who deleted it in the change log. */
+  delete(
+    workspace: string,
+    id: string,
+    options?: { expectedVersion?: number; principal?: string },
+  ): Promise<void>;
   list(query: ListQuery): Promise<Page<Breadcrumb>>;
 }
 

@@ -1,8 +1,17 @@
 /** The rules port: what the rule manager needs from EventBridge to keep one rule per definition. */
+export interface RetryPolicy {
+  maximumRetryAttempts: number;
+  maximumEventAgeSeconds: number;
+}
+
 export interface RuleTarget {
   id: string;
   arn: string;
   inputTransformer?: { InputPathsMap: Record<string, string>; InputTemplate: string };
+  /** SQS queue ARN for events EventBridge could not deliver (DeadLetterConfig.Arn). */
+  deadLetterArn?: string;
+  /** How long EventBridge retries a failed delivery before dead-lettering it. */
+  retryPolicy?: RetryPolicy;
 }
 
 export interface RuleDescription {

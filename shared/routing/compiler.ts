@@ -11,20 +11,36 @@
  *     eq v            [v]                      (scalars only; EventBridge cannot match objects or arrays exactly)
  *     ne v            $or: [anything-but v] | [exists: false]   (missing counts as different)
  *     in [v…]         [v1, v2, …]
- *     contains_any    [v1, v2, …]   (the field, or any element of an array field, equals one of the values)
+ *     contains_any    $or: context.a.b: [v1, v2, …] | words.a.b: [w1, w2, …]
+ *                     "contains any of these": on a text field, any of the words (case-insensitive, whole words,
+ *                     `shared/domain/words.ts`); on an array field, any element equal to a value (EventBridge's
+ *                     own array semantics); a field equal to a value matches too. Each string value must be one
+ *                     word (refused otherwise when the selector is parsed: use separate values, or `in` to match
+ *                     an array element or a whole value equal to a phrase). Numbers and booleans match by equality.
  *     gt/gte/lt/lte   [{"numeric": [op, n]}]; several on one path are merged into one range
  *     exists b        [{"exists": b}]   (EventBridge: objects and empty arrays do not "exist", only leaf values)
  *     prefix s        [{"prefix": s}]
  *
- * Events whose context was too large to carry (`context_omitted: true`) match any selector whose other fields
- * match: its context conditions are re-checked by the executor against the stored breadcrumb.
+ * Why words and not wildcards: EventBridge has no case-insensitive wildcard, and rules with a few `*word*`
+ * wildcards on one field are refused as "too complex", so a definition could fail on AWS by its values. Word
+ * equality is plain value matching, which EventBridge indexes; the publisher derives the words once per change.
  *
- * A selector can need several alternatives (`ne`, the omitted-context case). A rule with several selectors
- * expands every selector into plain alternatives under one `$or` (no nested `$or`), each carrying its selector's
- * schema/tag fields.
+ * Events whose context was too large to carry (`context_omitted: true`), or whose words were cut by the event's
+ * word limits (`words_truncated: true`, only for selectors with a text `contains_any`), match any selector whose
+ * other fields match: the executor re-checks the selector against the stored breadcrumb.
+ *
+ * A selector can need several alternatives (`ne`, `contains_any`, the omitted-context case). A rule with several
+ * selectors expands every selector into plain alternatives under one `$or` (no nested `$or`), each carrying its
+ * selector's schema/tag fields. EventBridge multiplies `$or` alternatives out and refuses more than 1000
+ * combinations; the pattern size limit below is reached long before that.
+ *
+ * Self-triggering: a rule never matches a change whose writer (`updated_by`; on a create, the creator) is the
+ * definition itself, so a definition that updates someone else's breadcrumb is not re-triggered by its own write,
+ * while another writer's update of a breadcrumb the definition created still triggers it.
  *
  * Size: EventBridge's default "Event pattern size" quota is 2048 characters (adjustable; PutRule accepts at most
- * 4096). Patterns are checked against 2048 unless the caller says the account's quota is higher.
+ * 4096). Patterns are checked against 2048 unless the caller says the account's quota is higher; a selector over
+ * it is invalid, with the selector that contributes the most named.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson, PrincipalSchema, toFieldIssues, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
@@ -37,6 +53,7 @@ import {
   type SelectorInput,
   SelectorSchema,
 } from '#shared/domain/selector.ts';
+import { contextWords, NO_WORD_LIMITS, valueWord } from '#shared/domain/words.ts';
 import {
   type CompiledPattern,
   compileEventPattern,
@@ -55,8 +72,14 @@ export type EventPattern = Record<string, unknown>;
 
 type Matchers = unknown[];
 
-/** One conjunctive alternative for the context: path key → matchers. */
-type ContextAlternative = Map<string, Matchers>;
+/** One field of a pattern: its path from `detail` (`["context", "a", "b"]`) and its matchers. */
+interface FieldCondition {
+  readonly segments: readonly string[];
+  readonly matchers: Matchers;
+}
+
+/** One conjunctive alternative: fields keyed by their joined path. */
+type Alternative = Map<string, FieldCondition>;
 
 interface CompiledSelector {
   /** schema_name / tags / tag_map: shared by every alternative. */
@@ -119,35 +142,53 @@ function numericRange(
   return bound ? [{ numeric: [bound.symbol, bound.n] }] : [];
 }
 
-/** The alternatives (each a list of matchers) for one condition. */
-function conditionAlternatives(match: ContextMatch): Matchers[] {
+/** The alternatives (each one field condition) for one condition on a context path. */
+function conditionAlternatives(match: ContextMatch): FieldCondition[] {
+  const segments = pathSegments(match.path);
+  const onContext = (matchers: Matchers): FieldCondition => ({
+    segments: ['context', ...segments],
+    matchers,
+  });
   switch (match.op) {
     case 'eq':
-      return [[match.value]];
+      return [onContext([match.value])];
     case 'ne':
-      return [[{ 'anything-but': match.value }], [{ exists: false }]];
+      return [onContext([{ 'anything-but': match.value }]), onContext([{ exists: false }])];
     case 'in':
-      return [[...new Set(match.value)]];
-    // EventBridge's own array semantics. Substring matching (`*v*` wildcards) was tried and dropped: EventBridge
-    // refuses rules with a few such wildcards as "too complex", so a definition could fail on AWS by its values.
-    case 'contains_any':
-      return [[...new Set(match.value)]];
+      return [onContext([...new Set(match.value)])];
+    case 'contains_any': {
+      const values = [...new Set(match.value)];
+      const words = [...new Set(values.flatMap((v) => (typeof v === 'string' ? [wordOf(v)] : [])))];
+      const options = [onContext(values)];
+      if (words.length > 0) options.push({ segments: ['words', ...segments], matchers: words });
+      return options;
+    }
     case 'exists':
-      return [[{ exists: match.value }]];
+      return [onContext([{ exists: match.value }])];
     case 'prefix':
-      return [[{ prefix: match.value }]];
+      return [onContext([{ prefix: match.value }])];
     case 'gt':
     case 'gte':
     case 'lt':
     case 'lte':
-      return [[{ numeric: [NUMERIC_SYMBOL[match.op], match.value] }]];
+      return [onContext([{ numeric: [NUMERIC_SYMBOL[match.op], match.value] }])];
   }
 }
 
-function contextTree(alternative: ContextAlternative): EventPattern {
+/** The word a `contains_any` string stands for; the selector schema has already refused values that are not one word. */
+function wordOf(value: string): string {
+  const result = valueWord(value);
+  if ('word' in result) return result.word;
+  throw new ValidationError([{ path: 'context_match', message: `"${value}" is not one word` }]);
+}
+
+function hasTextContainsAny(matches: readonly ContextMatch[]): boolean {
+  return matches.some((m) => m.op === 'contains_any' && m.value.some((v) => typeof v === 'string'));
+}
+
+function patternTree(alternative: Alternative): EventPattern {
   const root: EventPattern = {};
-  for (const [path, matchers] of alternative) {
-    const segments = pathSegments(path);
+  for (const { segments, matchers } of alternative.values()) {
     let node = root;
     for (const segment of segments.slice(0, -1)) {
       const next = node[segment];
@@ -181,9 +222,9 @@ function compileContextMatch(matches: readonly ContextMatch[], at: string): Even
     }
   }
 
-  let alternatives: ContextAlternative[] = [new Map()];
+  let alternatives: Alternative[] = [new Map()];
   for (const [path, group] of groups) {
-    let options: Matchers[];
+    let options: FieldCondition[];
     const first = group[0];
     if (group.length === 1 && first) {
       options = conditionAlternatives(first.match);
@@ -200,13 +241,13 @@ function compileContextMatch(matches: readonly ContextMatch[], at: string): Even
         }
         numeric.push({ op: match.op, value: match.value as number, index });
       }
-      options = [numericRange(numeric, at, path)];
+      options = [{ segments: ['context', ...pathSegments(path)], matchers: numericRange(numeric, at, path) }];
     }
     alternatives = alternatives.flatMap((alt) =>
-      options.map((matchers) => new Map([...alt, [path, matchers]])),
+      options.map((option) => new Map([...alt, [option.segments.join('\u0000'), option]])),
     );
   }
-  return alternatives.map((alt) => ({ context: contextTree(alt) }));
+  return alternatives.map(patternTree);
 }
 
 function compileParsed(selector: Selector, at: string): CompiledSelector {
@@ -226,8 +267,16 @@ function compileParsed(selector: Selector, at: string): CompiledSelector {
     }
     return { base, alternatives: [] };
   }
-  // Too large a context is left out of the event: match it anyway and let the executor re-check.
-  return { base, alternatives: [...compileContextMatch(matches, at), { context_omitted: [true] }] };
+  // Too large a context is left out of the event, and too many words are cut: match such events anyway and let the
+  // executor re-check against the stored breadcrumb.
+  return {
+    base,
+    alternatives: [
+      ...compileContextMatch(matches, at),
+      ...(hasTextContainsAny(matches) ? [{ words_truncated: [true] }] : []),
+      { context_omitted: [true] },
+    ],
+  };
 }
 
 function toFragment(compiled: CompiledSelector): EventPattern {
@@ -271,7 +320,7 @@ export function compileSelector(selector: SelectorInput | Selector): EventPatter
 
 export interface TriggerPatternInput {
   readonly workspace: string;
-  /** The definition's principal (`agent:helper`); events it created itself never trigger it. */
+  /** The definition's principal (`agent:helper`); changes it wrote itself (`updated_by`) never trigger it. */
   readonly principal: string;
   readonly selectors: readonly (SelectorInput | Selector)[];
   /** Where each selector sits in the definition, for error paths; default `selectors[i]`. */
@@ -280,7 +329,7 @@ export interface TriggerPatternInput {
   readonly maxPatternLength?: number;
 }
 
-/** The full rule pattern for a definition: its trigger selectors OR-ed, pinned to its workspace, minus itself. */
+/** The full rule pattern for a definition: its trigger selectors OR-ed, pinned to its workspace, minus its own writes. */
 export function compileTriggerPattern(input: TriggerPatternInput): EventPattern {
   const issues: FieldIssue[] = [];
   const workspace = WorkspaceSchema.safeParse(input.workspace);
@@ -300,7 +349,7 @@ export function compileTriggerPattern(input: TriggerPatternInput): EventPattern 
 
   const detail: EventPattern = {
     workspace: [input.workspace],
-    created_by: [{ 'anything-but': input.principal }],
+    updated_by: [{ 'anything-but': input.principal }],
   };
   const [single, ...others] = compiled;
   if (single && others.length === 0) {
@@ -382,17 +431,31 @@ function matcherFor(selector: SelectorInput | Selector): CompiledPattern {
 }
 
 /**
- * The executor's re-check: does the stored breadcrumb (full context) match the selector? Runs the selector's
- * compiled pattern on a synthesized change event with the full context and `context_omitted: false`, so the
- * answer is the one EventBridge would give had the context fitted in the event.
+ * The change event detail as the publisher would build it for `subject` had every limit been lifted: the full
+ * context, every word of it (`words.ts`, no limits), `context_omitted` and `words_truncated` false. What the
+ * re-check and `explain` match, so they give the answer EventBridge would give had everything fitted in the event.
  */
-export function matchesSelector(selector: SelectorInput | Selector, subject: SelectorSubject): boolean {
-  const detail = {
+export function routingDetail(subject: SelectorSubject): SelectorSubject {
+  const context = subject.context ?? {};
+  return {
     ...subject,
     tags: [...subject.tags],
     tag_map: tagMap(subject.tags),
-    context: subject.context ?? {},
+    context,
     context_omitted: false,
+    words: contextWords(context, NO_WORD_LIMITS).words,
+    words_truncated: false,
   };
-  return matcherFor(selector).matches({ source: CHANGE_SOURCE, 'detail-type': DETAIL_TYPES.updated, detail });
+}
+
+/**
+ * The executor's re-check: does the stored breadcrumb (full context) match the selector? Runs the selector's
+ * compiled pattern on the change event `routingDetail` synthesizes.
+ */
+export function matchesSelector(selector: SelectorInput | Selector, subject: SelectorSubject): boolean {
+  return matcherFor(selector).matches({
+    source: CHANGE_SOURCE,
+    'detail-type': DETAIL_TYPES.updated,
+    detail: routingDetail(subject),
+  });
 }

@@ -9,7 +9,7 @@ import { changeEntry } from '#shared/core/publisher.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { type ChangeDetail, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { getPath, type Selector } from '#shared/domain/selector.ts';
-import { compileTriggerPattern, matchesSelector, type SelectorSubject } from './compiler.ts';
+import { compileTriggerPattern, matchesSelector, routingDetail, type SelectorSubject } from './compiler.ts';
 import { matchesEventPattern } from './event-pattern.ts';
 
 export interface FieldFailure {
@@ -43,11 +43,7 @@ export function explainTrigger(input: {
     breadcrumb.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated,
     breadcrumb,
   );
-  const detail: SelectorSubject = {
-    ...(entry.detail as ChangeDetail),
-    context: breadcrumb.context,
-    context_omitted: false,
-  };
+  const detail = routingDetail({ ...(entry.detail as ChangeDetail), context: breadcrumb.context });
   const event = { source: entry.source, 'detail-type': entry.detailType, detail };
   const selectors = input.selectors.map((selector, index) => explainSelector(selector, index, detail));
   const first = selectors.find((s) => s.matched);
@@ -57,10 +53,10 @@ export function explainTrigger(input: {
       field: 'workspace',
       reason: `the breadcrumb is in workspace ${breadcrumb.workspace}, the definition in ${input.workspace}`,
     };
-  } else if (breadcrumb.created_by === input.principal) {
+  } else if (breadcrumb.updated_by === input.principal) {
     envelope = {
-      field: 'created_by',
-      reason: `the definition itself wrote it (${input.principal}); its own writes never trigger it`,
+      field: 'updated_by',
+      reason: `the definition itself wrote this version (${input.principal}); its own writes never trigger it`,
     };
   }
   // The whole compiled pattern is the final word; the per-field walk only explains it.

@@ -1,4 +1,8 @@
-/** `breadcrumb.search`: lists breadcrumbs by schema and/or tag in the caller's own workspace, newest first. */
+/**
+ * `breadcrumb.search`: lists breadcrumbs by schema and/or tag in the caller's own workspace, newest first, as
+ * context views — what a model may read, with `llm_hints` (instance and schema defaults) applied. The stored
+ * records never leave through a tool: a field a hint excludes stays out of every model's input.
+ */
 import type { ContextView } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import type { Tool } from './tool.ts';
@@ -38,16 +42,6 @@ export const breadcrumbSearchTool: Tool<BreadcrumbSearchInput, BreadcrumbSearchO
       ...(input.schema_name !== undefined ? { schema_name: input.schema_name } : {}),
       ...(input.tag !== undefined ? { tag: input.tag } : {}),
     });
-    return {
-      items: page.items.map((b) => ({
-        id: b.id,
-        schema_name: b.schema_name,
-        title: b.title,
-        tags: b.tags,
-        version: b.version,
-        updated_at: b.updated_at,
-        context: b.context,
-      })),
-    };
+    return { items: await ctx.store.contextViews(ctx.workspace, page.items) };
   },
 };

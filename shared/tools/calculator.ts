@@ -1,7 +1,8 @@
 /**
  * `calculator`: evaluates an arithmetic expression with a small parser of its own, never `eval` or `new Function`.
  * It replaced mathjs, which cost about 150 KB in every bundle that registers the built-in tools. For the arithmetic
- * it accepts it gives the same results as the mathjs version did; the differences are listed below.
+ * it accepts it gives the same results as the mathjs version did (compared on generated expressions by
+ * test/unit/tools/calculator.differential.test.ts); the differences are listed below.
  *
  *   expression := sum
  *   sum        := product (("+" | "-") product)*
@@ -18,7 +19,9 @@
  *   `+` or `-` is taken of the left side (`100 + 10%` is 110). When `+`, `-`, a number, a name or `(` follows,
  *   the `%` is modulo, so `10% + 1` is 10 mod +1, which is 0.
  * - Arithmetic is plain JavaScript number arithmetic, `Math.pow` and the `Math` functions. `round` rounds half away
- *   from zero on the printed decimal digits (see `roundDecimals`).
+ *   from zero on the printed decimal digits (see `roundDecimals`). `floor` and `ceil` take a value within rounding
+ *   error of a whole number as that number, so `floor(4.35 * 100)` is 435 although 4.35 * 100 is 434.99999999999994
+ *   (see `toNearInteger`).
  *
  * Where it differs from the mathjs version (each refusal is a clear error that an agent can act on):
  * - Implicit multiplication (`2pi`, `2(3+4)`) is refused with the hint "write *", because mathjs's rules for it
@@ -27,7 +30,8 @@
  * - A newline is plain whitespace, so `1\n+2` is 3; mathjs read two statements there and refused them.
  * - A number may end in a dot, so `5.*2` is 10; mathjs read the element-wise `.*` there and refused it.
  * - `floor` and `ceil` take exactly one argument. The mathjs version silently ignored a second one.
- * - `log(x, 0)` has no finite result. mathjs read a zero base as no base.
+ * - `log(x, 0)` and a base that is not a number (`log(x, 0/0)`) have no finite result. mathjs read a zero or NaN
+ *   base as no base and answered ln(x).
  * - `max` and `min` use `Math.max` and `Math.min`. mathjs took arguments within 1e-12 relative or 1e-15 absolute
  *   as equal and returned the first of them, so its `min(1e-16, 0)` was 1e-16; here it is 0.
  */
@@ -50,10 +54,10 @@ const oneArgument = (apply: (x: number) => number): MathFunction => ({ arity: [1
 const FUNCTIONS = new Map<string, MathFunction>([
   ['abs', oneArgument(Math.abs)],
   ['cbrt', oneArgument(Math.cbrt)],
-  ['ceil', oneArgument(Math.ceil)],
+  ['ceil', oneArgument(toNearInteger(Math.ceil))],
   ['cos', oneArgument(Math.cos)],
   ['exp', oneArgument(Math.exp)],
-  ['floor', oneArgument(Math.floor)],
+  ['floor', oneArgument(toNearInteger(Math.floor))],
   ['log', { arity: [1, 2], apply: logarithm }],
   ['max', { arity: [1, Number.POSITIVE_INFINITY], apply: Math.max }],
   ['min', { arity: [1, Number.POSITIVE_INFINITY], apply: Math.min }],
@@ -431,6 +435,32 @@ function logarithm(x: number, base?: number): number {
   if (base === undefined) return Math.log(x);
   // ln(x) / ln(0) would come out as ±0, a finite answer where no logarithm exists.
   return base === 0 ? Number.NaN : Math.log(x) / Math.log(base);
+}
+
+/** mathjs's default tolerances for taking two numbers as equal (its `relTol` and `absTol`). */
+const RELATIVE_TOLERANCE = 1e-12;
+const ABSOLUTE_TOLERANCE = 1e-15;
+
+function nearlyEqual(a: number, b: number): boolean {
+  if (a === b) return true;
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+  const largest = Math.max(Math.abs(a), Math.abs(b));
+  return Math.abs(a - b) <= Math.max(RELATIVE_TOLERANCE * largest, ABSOLUTE_TOLERANCE);
+}
+
+/**
+ * `floor` or `ceil` as mathjs computes them: when `value` is within rounding error of the nearest whole number and
+ * not of the one `direction` gives, that nearest number. Decimal arithmetic in binary floating point lands just
+ * beside whole numbers (4.35 * 100 is 434.99999999999994), and a calculator asked for floor(4.35 * 100) should say
+ * 435, as the mathjs version did.
+ */
+function toNearInteger(direction: (value: number) => number): (value: number) => number {
+  return (value) => {
+    const toward = direction(value);
+    const nearest = roundDecimals(value);
+    if (toward === nearest) return toward;
+    return nearlyEqual(value, nearest) && !nearlyEqual(value, toward) ? nearest : toward;
+  };
 }
 
 /**

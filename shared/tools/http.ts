@@ -2,22 +2,26 @@
  * `http`: one HTTP call (method, url, headers, body) with an optional JSONata `response_mapping` over
  * `{ status, headers, body }`.
  *
- * Guard rails, all from the tool definition's `config` (never from the request, which a model may write):
+ * Guard rails, from the tool definition's `config` (never from the request, which a model may write) and the stack:
  * - `allowed_hosts`: exact host names, `*.example.com` for subdomains, or `"*"`. Required: no list, no calls.
  * - Private, loopback, link-local (incl. the instance metadata address 169.254.169.254), CGNAT, multicast and
- *   reserved addresses are refused, for IPv4 and IPv6 (mapped, NAT64 and 6to4 forms included), unless
- *   `allow_private` is true. Host names are resolved first and every resolved address is checked, so
- *   `localhost` or a public name pointing at 127.0.0.1 is refused too. Redirects are followed by hand (at most
- *   `max_redirects`) and each hop is checked the same way.
- *   Residual risk: global fetch resolves the name again when it connects, so a name whose DNS answer changes in
- *   between (rebinding) is not covered; pinning the address needs an undici dispatcher we do not bundle.
+ *   reserved addresses are refused by the network guard (`shared/adapters/network/network-guard.ts`): names are
+ *   resolved and every address checked; redirects are followed by hand (at most `max_redirects`) and each hop is
+ *   checked the same way. `config.allow_private: true` lifts that only on a stack that allows private network
+ *   access (`crumbs dev --allow-private-network`, never on AWS); on any other stack a definition asking for it is
+ *   refused outright, with an error saying so, whatever the URL — a definition alone never opens the network.
  * - `timeout_ms` (default 10 s, and never beyond the executor's own deadline) and `max_response_bytes`
  *   (default 1 MiB): larger responses are cut off with an error, not truncated silently.
  * - `retry_on_status` (default 429, 502, 503, 504): answers that say "try later" fail the trigger retriably, so SQS
  *   delivers it again; once the queue gives up (its DLQ), the caller gets a `status: "error"` response.
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import {
+  type AddressLookup,
+  ALLOW_PRIVATE_NETWORK_HINT,
+  assertPublicUrl,
+  isPrivateAddress,
+  privateNetworkAllowed,
+} from '#shared/adapters/network/network-guard.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { evaluateJsonata } from './jsonata.ts';
 import type { Tool, ToolContext } from './tool.ts';
@@ -38,95 +42,22 @@ export interface HttpResponseOutput {
 
 export interface HttpToolOptions {
   /** DNS resolution (tests inject one); the system resolver by default. */
-  lookup?: (host: string) => Promise<{ address: string; family: number }[]>;
+  lookup?: AddressLookup;
   fetch?: typeof fetch;
+  /**
+   * Whether this stack lets a definition's `config.allow_private` open private addresses.
+   * @default privateNetworkAllowed(process.env), read once, at the tool's first call (in a Lambda, the first
+   *   invocation after the cold start; not at import, which the local stack does before it sets the variable)
+   */
+  allowPrivateNetwork?: boolean;
 }
+
+/** Kept here for existing importers; the guard is the home of the address check. */
+export { isPrivateAddress };
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 const DEFAULT_MAX_REDIRECTS = 3;
-
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
-}
-
-/** True for addresses an `http` call must not reach unless `allow_private` is set. */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family !== 6) return true;
-  const embedded = embeddedIpv4(address);
-  if (embedded !== undefined) return blocked.check(embedded, 'ipv4');
-  return blocked.check(address, 'ipv6');
-}
-
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
-function embeddedIpv4(address: string): string | undefined {
-  const groups = expandIpv6(address);
-  if (!groups) return undefined;
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && (g5 === 0xffff || g5 === 0)) {
-    // ::ffff:a.b.c.d (mapped) and the deprecated ::a.b.c.d (compatible); :: and ::1 stay IPv6.
-    if (g5 === 0xffff || g6 !== 0) return v4(g6, g7);
-    return undefined;
-  }
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return v4(g6, g7);
-  if (g0 === 0x2002) return v4(g1, g2);
-  return undefined;
-}
-
-function expandIpv6(address: string): number[] | undefined {
-  let text = address.split('%')[0] ?? '';
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1]) {
-    const parts = dotted[1].split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, -dotted[1].length)}${((parts[0] << 8) | parts[1]).toString(16)}:${((parts[2] << 8) | parts[3]).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const missing = 8 - left.length - right.length;
-  if (tail === undefined ? left.length !== 8 : missing < 0) return undefined;
-  const groups = [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((g) =>
-    Number.parseInt(g, 16),
-  );
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
-    ? groups
-    : undefined;
-}
 
 interface HttpConfig {
   allowedHosts: string[];
@@ -139,11 +70,16 @@ interface HttpConfig {
 
 const DEFAULT_RETRY_ON_STATUS = [429, 502, 503, 504];
 
-function readConfig(config: Record<string, unknown>): HttpConfig {
+function readConfig(config: Record<string, unknown>, allowPrivateNetwork: boolean): HttpConfig {
   const hosts = config.allowed_hosts;
   if (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((h) => typeof h === 'string')) {
     throw new NonRetriableError(
       'the http tool has no config.allowed_hosts: list the host names it may call (or "*" for any public host)',
+    );
+  }
+  if (config.allow_private === true && !allowPrivateNetwork) {
+    throw new NonRetriableError(
+      `this tool's config.allow_private asks for private and loopback addresses, which this stack does not allow: ${ALLOW_PRIVATE_NETWORK_HINT}, never a definition`,
     );
   }
   const positive = (value: unknown, fallback: number) =>
@@ -167,11 +103,7 @@ function hostAllowed(host: string, allowed: readonly string[]): boolean {
   );
 }
 
-async function checkTarget(
-  url: URL,
-  config: HttpConfig,
-  lookup: NonNullable<HttpToolOptions['lookup']>,
-): Promise<void> {
+async function checkTarget(url: URL, config: HttpConfig, lookup: AddressLookup | undefined): Promise<void> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new NonRetriableError(`only http and https URLs are allowed, not ${url.protocol}`);
   }
@@ -181,23 +113,7 @@ async function checkTarget(
       `host ${host} is not in the http tool's config.allowed_hosts (${config.allowedHosts.join(', ')})`,
     );
   }
-  if (config.allowPrivate) return;
-  let addresses: string[];
-  if (isIP(host)) {
-    addresses = [host];
-  } else {
-    try {
-      addresses = (await lookup(host)).map((a) => a.address);
-    } catch (error) {
-      throw new NonRetriableError(`cannot resolve ${host}: ${(error as Error).message}`);
-    }
-  }
-  const bad = addresses.find(isPrivateAddress);
-  if (bad !== undefined || addresses.length === 0) {
-    throw new NonRetriableError(
-      `${host} resolves to ${bad ?? 'no address'}, a private, loopback or link-local address; set config.allow_private to call it`,
-    );
-  }
+  await assertPublicUrl(url, { allowPrivate: config.allowPrivate, ...(lookup ? { lookup } : {}) });
 }
 
 async function readCapped(response: Response, cap: number): Promise<Uint8Array> {
@@ -238,7 +154,8 @@ function parseBody(bytes: Uint8Array, contentType: string | null): unknown {
 }
 
 export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, unknown> {
-  const lookup = options.lookup ?? ((host: string) => dnsLookup(host, { all: true, verbatim: true }));
+  const lookup = options.lookup;
+  let allowPrivateNetwork = options.allowPrivateNetwork;
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   return {
     name: 'http',
@@ -256,7 +173,8 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
       required: ['url'],
     },
     async run(input: HttpInput, ctx: ToolContext): Promise<unknown> {
-      const config = readConfig(ctx.config);
+      allowPrivateNetwork ??= privateNetworkAllowed();
+      const config = readConfig(ctx.config, allowPrivateNetwork);
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(config.timeoutMs)]);
       let url: URL;
       try {

@@ -19,7 +19,6 @@ describe('readConfig', () => {
       jwtAudience: ['crumbs-api', 'crumbs-cli'],
       workspacesClaim: 'crumbs:workspaces',
       llmSecretPrefix: DEFAULT_LLM_SECRET_PREFIX,
-      powertools: 'layer',
       defaultLlmProvider: 'bedrock',
     });
   });
@@ -33,21 +32,13 @@ describe('readConfig', () => {
     );
   });
 
-  it('takes Powertools from the layer unless crumbs:powertools says bundle, and refuses other values', () => {
-    expect(read({ ...VALID, 'crumbs:powertools': 'bundle' }).powertools).toBe('bundle');
-    expect(() => read({ ...VALID, 'crumbs:powertools': 'inline' })).toThrow(
-      /crumbs:powertools.*layer, bundle.*"inline"/,
+  it('refuses the retired Powertools layer settings instead of ignoring them', () => {
+    expect(() => read({ ...VALID, 'crumbs:powertools': 'layer' })).toThrow(
+      /"crumbs:powertools" is no longer read: Powertools is bundled into every function/,
     );
-  });
-
-  it('accepts a Powertools layer version ARN, refusing one that is not, or that comes with bundle', () => {
     const arn = 'arn:aws:lambda:eu-west-1:094274105915:layer:AWSLambdaPowertoolsTypeScriptV2:40';
-    expect(read({ ...VALID, 'crumbs:powertoolsLayerArn': arn }).powertoolsLayerArn).toBe(arn);
-    expect(() => read({ ...VALID, 'crumbs:powertoolsLayerArn': 'my-layer' })).toThrow(
-      /crumbs:powertoolsLayerArn.*layer version ARN/,
-    );
-    expect(() => read({ ...VALID, 'crumbs:powertoolsLayerArn': arn, 'crumbs:powertools': 'bundle' })).toThrow(
-      /only applies with the layer/,
+    expect(() => read({ ...VALID, 'crumbs:powertoolsLayerArn': arn })).toThrow(
+      /"crumbs:powertoolsLayerArn" is no longer read/,
     );
   });
 

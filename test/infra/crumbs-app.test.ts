@@ -3,19 +3,20 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '#infra/config.ts';
 import {
-  bundlingOptions,
   EMBEDDINGS_ENV,
-  REPO_ROOT,
   RULE_MANAGEMENT_ACTIONS,
   SECRET_PREFIX_ENV,
 } from '#infra/constructs/crumbs-function.ts';
-import {
-  installedPowertoolsVersion,
-  POWERTOOLS_MODULES,
-  powertoolsLayerParameter,
-} from '#infra/constructs/powertools-layer.ts';
 import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
-import { allFunctions, ENV, EXECUTOR_RUNNERS, ruleManagerPattern, topology } from '#shared/topology.ts';
+import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
+import {
+  allFunctions,
+  ENV,
+  EXECUTOR_RUNNERS,
+  indexerPattern,
+  ruleManagerPattern,
+  topology,
+} from '#shared/topology.ts';
 
 const STAGE = 'test';
 const ISSUER = 'https://issuer.example.com/pool';
@@ -144,7 +145,9 @@ describe('StatefulStack', () => {
             { AttributeName: g.partitionKey, KeyType: 'HASH' },
             { AttributeName: g.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: g.include
+            ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...g.include] }
+            : { ProjectionType: 'ALL' },
         })),
       }),
     });
@@ -176,10 +179,10 @@ describe('StatelessStack', () => {
     }
   });
 
-  it('gives every function the table name and Powertools settings, and secrets only to agents and tools', () => {
+  it('gives every function that uses the table its name, every function Powertools settings, and secrets only to agents and tools', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
       const env = functionEnv(f.name);
-      expect(env[ENV.tableName], f.name).toBeDefined();
+      expect(env[ENV.tableName] !== undefined, f.name).toBe(f.uses.table !== undefined);
       expect(env.POWERTOOLS_SERVICE_NAME, f.name).toBe(`crumbs-${f.name}`);
       expect(env.POWERTOOLS_METRICS_NAMESPACE, f.name).toBeDefined();
       const readsSecrets = statementsOfFunction(f.name).some((s) =>
@@ -227,8 +230,9 @@ describe('StatelessStack', () => {
 
   it('gives every SQS queue that feeds a function a dead-letter queue', () => {
     const sources = sqsEventSources();
-    // 4 executor queues + the rule manager queue + 4 executor DLQs (read by the DLQ handler).
-    expect(sources).toHaveLength(EXECUTOR_RUNNERS.length * 2 + 1);
+    // One queue per executor runner + the rule manager's and the indexer's queues + one DLQ per runner and the
+    // rule targets' DLQ (read by the DLQ handler).
+    expect(sources).toHaveLength(EXECUTOR_RUNNERS.length * 2 + 3);
     for (const { queueId } of sources) {
       const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
       expect(redrive?.deadLetterTargetArn, queueId).toBeDefined();
@@ -356,6 +360,47 @@ describe('StatelessStack', () => {
     }
   });
 
+  it('gives compiled rule targets a DLQ that only the compiled rules may send to, alarmed and answered', () => {
+    const name = `${topology.bus.ruleTargets.dlqName}-${STAGE}`;
+    const [queueId, queue] = ofType('AWS::SQS::Queue').find(([, q]) => q.Properties.QueueName === name) ?? [];
+    expect(queue?.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 24 * 3600,
+      // Consumed by the DLQ handler: 6 x its timeout, and what it fails on is parked.
+      VisibilityTimeout: 6 * topology.functions.dlqHandler.timeoutSeconds,
+      RedrivePolicy: { deadLetterTargetArn: expect.anything(), maxReceiveCount: 5 },
+    });
+    // The rule manager names it in every target's DeadLetterConfig, and has no grant on it (none is needed).
+    expect(refId(functionEnv('rule-manager')[ENV.ruleTargetsDlqArn])).toBe(queueId);
+    const ruleManager = statementsOfFunction('rule-manager');
+    expect(ruleManager.filter((s) => asList(s.Resource).some((r) => refId(r) === queueId))).toEqual([]);
+    expect(ruleManager.flatMap((s) => asList(s.Action)).includes('iam:PassRole')).toBe(false);
+
+    const statements = ofType('AWS::SQS::QueuePolicy')
+      .filter(([, p]) => (p.Properties.Queues as unknown[]).some((q) => refId(q) === queueId))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+    const delivery = statements.filter((s) => JSON.stringify(s.Principal).includes('events.amazonaws.com'));
+    expect(delivery).toHaveLength(1);
+    expect(delivery[0]).toMatchObject({ Effect: 'Allow', Action: 'sqs:SendMessage' });
+    expect(refId(delivery[0]?.Resource)).toBe(queueId);
+    const sourceArn = JSON.stringify((delivery[0]?.Condition as Json | undefined)?.ArnLike);
+    expect(sourceArn).toContain(':rule/');
+    expect(sourceArn).toContain(`/${topology.bus.ruleNamePrefix}*`);
+
+    const alarm = ofType('AWS::CloudWatch::Alarm')
+      .map(([, a]) => a.Properties)
+      .find(
+        (a) =>
+          a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          (a.Dimensions as Json[]).some((d) => refId(d.Value) === queueId),
+      );
+    expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(stacks.stateless.alarms).toContain(stacks.stateless.ruleTargetDeadLetters.alarm);
+
+    const consumer = sqsEventSources().find((m) => m.queueId === queueId);
+    expect(consumer?.fnId).toBe(functionId(topology.functions.dlqHandler.name));
+  });
+
   it("routes definition changes to the rule manager's queue through its own static rule", () => {
     const rule = ofType('AWS::Events::Rule').find(
       ([, r]) => r.Properties.Name === topology.bus.ruleManagerRuleName,
@@ -370,15 +415,48 @@ describe('StatelessStack', () => {
     expect((targets[0]?.DeadLetterConfig as Json | undefined)?.Arn).toBeDefined();
   });
 
-  it('requires a JWT on every HTTP API route except GET /health', () => {
+  it("routes changes of embedded schemas to the indexer's queue through its own rule, and keeps Bedrock out of the publisher", () => {
+    const rule = ofType('AWS::Events::Rule').find(
+      ([, r]) => r.Properties.Name === topology.bus.indexerRuleName,
+    );
+    expect(rule?.[1].Properties.EventPattern).toEqual(indexerPattern(DEFAULT_EMBEDDED_SCHEMAS));
+    const targets = rule?.[1].Properties.Targets as Json[];
+    expect(targets).toHaveLength(1);
+    const queueId = refId(targets[0]?.Arn) ?? '';
+    expect(resources[queueId]?.Properties.QueueName).toBe(
+      `${topology.functions.indexer.trigger.queue.name}-${STAGE}`,
+    );
+    // Events EventBridge cannot deliver, and messages the indexer keeps failing on, end in its DLQ (alarmed).
+    const dlqId = refId((targets[0]?.DeadLetterConfig as Json | undefined)?.Arn) ?? '';
+    const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
+    expect(refId(redrive?.deadLetterTargetArn)).toBe(dlqId);
+    expect(
+      sqsEventSources()
+        .filter((m) => m.queueId === queueId)
+        .map((m) => m.fnId),
+    ).toEqual([functionId('indexer')]);
+    // The publisher never calls a model: a failing embedding cannot hold up change events.
+    const publisherInvokes = statementsOfFunction('publisher').some((st) =>
+      asList(st.Action).some((a) => String(a).startsWith('bedrock:')),
+    );
+    expect(publisherInvokes).toBe(false);
+    expect(functionEnv('indexer')[EMBEDDINGS_ENV]).toBe('bedrock');
+  });
+
+  it('requires a JWT on every HTTP API route except GET /health and the dashboard files', () => {
     stateless.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       JwtConfiguration: { Issuer: ISSUER, Audience: [AUDIENCE] },
     });
     const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual(['$default', 'GET /health']);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual([
+      '$default',
+      'GET /health',
+      'GET /ui',
+      'GET /ui/{proxy+}',
+    ]);
     for (const route of routes) {
-      if (route.RouteKey === 'GET /health') {
+      if (['GET /health', 'GET /ui', 'GET /ui/{proxy+}'].includes(String(route.RouteKey))) {
         expect(route.AuthorizationType).toBe('NONE');
       } else {
         expect(route.AuthorizationType, String(route.RouteKey)).toBe('JWT');
@@ -391,10 +469,22 @@ describe('StatelessStack', () => {
     });
   });
 
+  it('serves the dashboard from its own function, which reaches no table, queue or bus, with the built files beside it', () => {
+    const env = functionEnv('ui');
+    expect(env[ENV.uiDir]).toBe('/var/task/ui');
+    const actions = statementsOfFunction('ui').flatMap((s) => asList(s.Action).map(String));
+    expect(actions.filter((a) => !/^(logs|xray):/.test(a))).toEqual([]);
+    const integrations = ofType('AWS::ApiGatewayV2::Integration').map(([, i]) =>
+      JSON.stringify(i.Properties),
+    );
+    expect(integrations.some((i) => i.includes('Ui'))).toBe(true);
+  });
+
   it('alarms on every dead-letter queue holding a message', () => {
     const dlqs = deadLetterQueueIds();
-    // 4 executor DLQs, the rule manager DLQ, the parked queue, the publisher's on-failure queue.
-    expect(dlqs.size).toBe(EXECUTOR_RUNNERS.length + 3);
+    // Every executor runner's DLQ, the rule manager's and the indexer's DLQs, the parked queue and the publisher's
+    // on-failure queue (the rule targets' DLQ is named by targets the rule manager puts at run time).
+    expect(dlqs.size).toBe(EXECUTOR_RUNNERS.length + 4);
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     for (const dlq of dlqs) {
       const alarm = alarms.find(
@@ -419,45 +509,13 @@ describe('StatelessStack', () => {
   });
 });
 
-describe('Powertools', () => {
-  it('runs every function with the Powertools layer of the installed release, resolved from its SSM parameter', () => {
-    const version = installedPowertoolsVersion(REPO_ROOT);
-    const parameters = (stateless.toJSON().Parameters ?? {}) as Record<
-      string,
-      { Type: string; Default?: string }
-    >;
-    const [name] = Object.entries(parameters).find(
-      ([, p]) => p.Default === powertoolsLayerParameter(version),
-    ) ?? [undefined];
-    expect(name, `a parameter defaulting to ${powertoolsLayerParameter(version)}`).toBeDefined();
-    expect(parameters[name as string]?.Type).toBe('AWS::SSM::Parameter::Value<String>');
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
-      expect(fn.Properties.Layers, id).toEqual([{ Ref: name }]);
-    }
-  });
-
-  it('leaves Powertools out of the bundles only when the functions run with the layer', () => {
-    expect(bundlingOptions(true).externalModules).toEqual(['@aws-sdk/*', POWERTOOLS_MODULES]);
-    expect(bundlingOptions(false).externalModules).toEqual(['@aws-sdk/*']);
-  });
-
-  it('bundles Powertools and adds no layer with crumbs:powertools=bundle (LocalStack)', () => {
-    const app = new App({ context: { ...CONTEXT, 'crumbs:powertools': 'bundle' } });
-    const bundled = buildCrumbs(app, readConfig(app.node)).stateless;
-    expect(bundled.powertoolsLayer).toBeUndefined();
-    const fns = Object.values(Template.fromStack(bundled).findResources('AWS::Lambda::Function'));
-    expect(fns.length).toBeGreaterThan(0);
-    for (const fn of fns) expect(fn.Properties.Layers).toBeUndefined();
-  });
-
-  it('uses a layer ARN from crumbs:powertoolsLayerArn instead of the SSM lookup', () => {
-    const arn = 'arn:aws:lambda:eu-west-1:123456789012:layer:my-powertools:3';
-    const app = new App({ context: { ...CONTEXT, 'crumbs:powertoolsLayerArn': arn } });
-    const own = Template.fromStack(buildCrumbs(app, readConfig(app.node)).stateless);
-    for (const fn of Object.values(own.findResources('AWS::Lambda::Function'))) {
-      expect(fn.Properties.Layers).toEqual([arn]);
-    }
-    expect(JSON.stringify(own.toJSON().Parameters ?? {})).not.toContain('/aws/service/powertools');
+describe('Powertools and the AWS SDK', () => {
+  // Both are in every bundle (test/infra/bundles.test.ts): a layer or the runtime's SDK would load more slowly.
+  it('runs every function with no layer and looks up no layer version at deploy time', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns.length).toBeGreaterThan(allFunctions().length);
+    for (const [id, fn] of fns) expect(fn.Properties.Layers, id).toBeUndefined();
+    expect(JSON.stringify(stateless.toJSON().Parameters ?? {})).not.toContain('/aws/service/powertools');
   });
 });
 

@@ -27,7 +27,12 @@ async function applyAndWait(
 ) {
   const written = await c.put(id, { schema_name, title: id, tags: [], context });
   const status = await eventually(async () => {
-    const page = await c.list({ schema_name: 'definition.status.v1', tag: `definition:${id}`, limit: 1 });
+    const page = await c.list({
+      schema_name: 'definition.status.v1',
+      tag: `definition:${id}`,
+      limit: 1,
+      view: 'full',
+    });
     const s = page.items[0]?.context;
     return s && Number(s.definition_version) >= written.version ? s : undefined;
   }, 20_000);
@@ -46,7 +51,14 @@ async function ask(c: CrumbsClient, agent: string, request: Record<string, unkno
   });
   const answer = await eventually(
     async () =>
-      (await c.list({ schema_name: 'agent.response.v1', tag: `request:${requestId}`, limit: 5 })).items[0],
+      (
+        await c.list({
+          schema_name: 'agent.response.v1',
+          tag: `request:${requestId}`,
+          limit: 5,
+          view: 'full',
+        })
+      ).items[0],
     40_000,
   );
   return { requestId, answer };
@@ -131,7 +143,7 @@ describe('crumbs mcp import, then an LLM agent calling an imported tool', () => 
     const { answer } = await ask(c, 'helper', { message: 'what is 17*23?' });
     expect(answer.context).toMatchObject({ status: 'success', tool_rounds: 1 });
     expect(String(answer.context.message)).toContain('391');
-    const [toolResponse] = (await c.list({ schema_name: 'tool.response.v1', limit: 5 })).items;
+    const [toolResponse] = (await c.list({ schema_name: 'tool.response.v1', limit: 5, view: 'full' })).items;
     expect(toolResponse?.context).toMatchObject({
       tool: 'calculator',
       status: 'success',
@@ -258,7 +270,7 @@ describe('function agent in the sandbox', () => {
       logs: ['log: n = 3'],
     });
     const created = await eventually(
-      async () => (await c.list({ schema_name: 'stats.result.v1', limit: 1 })).items[0],
+      async () => (await c.list({ schema_name: 'stats.result.v1', limit: 1, view: 'full' })).items[0],
     );
     expect(created.context).toEqual({ mean: 5 });
 

@@ -26,14 +26,22 @@ async function applyAndWait(
 ): Promise<Record<string, unknown>> {
   const written = await c.put(id, { title: id, tags: [], ...body });
   return eventually(async () => {
-    const page = await c.list({ schema_name: 'definition.status.v1', tag: `definition:${id}`, limit: 1 });
+    const page = await c.list({
+      schema_name: 'definition.status.v1',
+      tag: `definition:${id}`,
+      limit: 1,
+      view: 'full',
+    });
     const s = page.items[0]?.context;
     return s && Number(s.definition_version) >= written.version ? s : undefined;
   }, 20_000);
 }
 
 async function waitForTag(c: CrumbsClient, schema: string, tag: string, timeoutMs = 30_000) {
-  return eventually(async () => (await c.list({ schema_name: schema, tag, limit: 5 })).items[0], timeoutMs);
+  return eventually(
+    async () => (await c.list({ schema_name: schema, tag, limit: 5, view: 'full' })).items[0],
+    timeoutMs,
+  );
 }
 
 const tool = (name: string) => ({ schema_name: 'tool.def.v1', context: { name, implementation: name } });
@@ -140,7 +148,11 @@ describe('which model a definition runs', () => {
     expect(code).toBe(0);
     expect(rows[0]).toMatchObject({ state: 'active', llm: { provider: 'offline', model: 'gpt-4' } });
     const status = (
-      await client(ws).list({ schema_name: 'definition.status.v1', tag: 'definition:agent-file-manager' })
+      await client(ws).list({
+        schema_name: 'definition.status.v1',
+        tag: 'definition:agent-file-manager',
+        view: 'full',
+      })
     ).items[0];
     expect(status?.context.llm).toEqual({ provider: 'offline', model: 'gpt-4' });
   });

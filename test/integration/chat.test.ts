@@ -24,7 +24,12 @@ async function applyAndWait(
 ) {
   const written = await c.put(id, { title: id, tags: [], ...body });
   const status = await eventually(async () => {
-    const page = await c.list({ schema_name: 'definition.status.v1', tag: `definition:${id}`, limit: 1 });
+    const page = await c.list({
+      schema_name: 'definition.status.v1',
+      tag: `definition:${id}`,
+      limit: 1,
+      view: 'full',
+    });
     const s = page.items[0]?.context;
     return s && Number(s.definition_version) >= written.version ? s : undefined;
   }, 20_000);
@@ -32,7 +37,10 @@ async function applyAndWait(
 }
 
 async function waitForTag(c: CrumbsClient, schema: string, tag: string, timeoutMs = 30_000) {
-  return eventually(async () => (await c.list({ schema_name: schema, tag, limit: 5 })).items[0], timeoutMs);
+  return eventually(
+    async () => (await c.list({ schema_name: schema, tag, limit: 5, view: 'full' })).items[0],
+    timeoutMs,
+  );
 }
 
 const calculatorTool = {
@@ -158,11 +166,12 @@ describe('executors through the API and CLI', () => {
       schema_name: seed002Breadcrumb.schema_name,
       context: seed002Breadcrumb.context,
     });
-    // Its trigger: tags user:message or chat:input, and $.content equal to one of file / list / javascript.
+    // Its trigger: tags user:message or chat:input, and $.content containing one of the words file, list,
+    // javascript.
     const message = await c.create({
       schema_name: 'user.message.v1',
       tags: ['chat:input'],
-      context: { content: 'list' },
+      context: { content: 'Can you list my files?' },
     });
     const answer = await waitForTag(c, 'agent.response.v1', `thread:${message.id}`);
     expect(answer.created_by).toBe('agent:file-manager');
@@ -196,14 +205,16 @@ describe('executors through the API and CLI', () => {
     await applyAndWait(c, 'agent-pong', agent('pong', 'ping'));
     await c.create({ schema_name: 'user.message.v1', tags: ['to:ping'], context: { message: 'hello' } });
     const stopped = await eventually(
-      async () => (await c.list({ schema_name: 'system.loop_stopped.v1', limit: 5 })).items[0],
+      async () => (await c.list({ schema_name: 'system.loop_stopped.v1', limit: 5, view: 'full' })).items[0],
       30_000,
     );
     expect(Number(stopped.causation?.hop ?? stopped.context.hop)).toBeGreaterThanOrEqual(4);
     // Give any stray continuation time to show up, then check it stopped for good.
     await new Promise((r) => setTimeout(r, 1500));
-    expect((await c.list({ schema_name: 'system.loop_stopped.v1', limit: 5 })).items).toHaveLength(1);
-    const responses = (await c.list({ schema_name: 'agent.response.v1', limit: 20 })).items;
+    expect(
+      (await c.list({ schema_name: 'system.loop_stopped.v1', limit: 5, view: 'full' })).items,
+    ).toHaveLength(1);
+    const responses = (await c.list({ schema_name: 'agent.response.v1', limit: 20, view: 'full' })).items;
     expect(responses.length).toBeLessThanOrEqual(4);
   });
 

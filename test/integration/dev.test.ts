@@ -38,7 +38,8 @@ function startDev(args: string[] = []): { child: ChildProcess; output: () => str
 
 async function ready(
   output: () => string,
-  timeoutMs = 30_000,
+  // Generous: a loaded CI machine can take half a minute to start DynamoDB Local and the handlers.
+  timeoutMs = 120_000,
 ): Promise<{ endpoints: Record<string, string>; token: string }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -69,26 +70,30 @@ function javaOnPort(port: string): string {
 }
 
 describe('crumbs dev', () => {
-  it.each(['SIGINT', 'SIGTERM'] as const)('serves the API and stops everything on %s', async (signal) => {
-    const { child, output } = startDev();
-    const { endpoints } = await ready(output);
-    const health = (await (await fetch(`${endpoints.api}/health`)).json()) as {
-      status: string;
-      local: Record<string, string>;
-    };
-    expect(health).toMatchObject({
-      status: 'ok',
-      local: { dynamodb: endpoints.dynamodb, eventbridge: endpoints.eventbridge },
-    });
-    const dynamodbPort = new URL(endpoints.dynamodb ?? '').port;
-    expect(javaOnPort(dynamodbPort)).not.toBe('');
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    'serves the API and stops everything on %s',
+    async (signal) => {
+      const { child, output } = startDev();
+      const { endpoints } = await ready(output);
+      const health = (await (await fetch(`${endpoints.api}/health`)).json()) as {
+        status: string;
+        local: Record<string, string>;
+      };
+      expect(health).toMatchObject({
+        status: 'ok',
+        local: { dynamodb: endpoints.dynamodb, eventbridge: endpoints.eventbridge },
+      });
+      const dynamodbPort = new URL(endpoints.dynamodb ?? '').port;
+      expect(javaOnPort(dynamodbPort)).not.toBe('');
 
-    child.kill(signal);
-    expect(await exited(child)).toBe(0);
-    expect(output()).toContain('stopped');
-    expect(javaOnPort(dynamodbPort)).toBe('');
-    await expect(fetch(`${endpoints.api}/health`)).rejects.toThrow();
-  });
+      child.kill(signal);
+      expect(await exited(child)).toBe(0);
+      expect(output()).toContain('stopped');
+      expect(javaOnPort(dynamodbPort)).toBe('');
+      await expect(fetch(`${endpoints.api}/health`)).rejects.toThrow();
+    },
+    180_000,
+  );
 
   it('refuses a port that is in use, saying which and how to choose another', async () => {
     const blocker = createServer();

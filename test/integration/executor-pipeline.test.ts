@@ -386,6 +386,47 @@ describe('executor pipeline on DynamoDB Local', () => {
     expect(await responses(ws, 'r-other')).toEqual([]);
   });
 
+  it("skips its own update of another writer's trigger, and runs on another writer's update of its own", async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const context = (requestId: string, n: number) => ({
+      tool: 'echo',
+      input: { n },
+      requestId,
+      requestedBy: 'agent:helper',
+    });
+
+    // Created by agent:helper, then updated by the echo tool itself: its own write.
+    const theirs = await request(ws, 'echo', { n: 1 }, 'r-theirs');
+    const ownUpdate = await store.update(
+      ws,
+      theirs.id,
+      { context: context('r-theirs', 2) },
+      { principal: 'tool:echo' },
+    );
+    expect((await processExecutorMessage(messageFor(def, ownUpdate), deps())).status).toBe('skipped');
+    expect(await responses(ws, 'r-theirs')).toEqual([]);
+
+    // Created by the echo tool, then updated by agent:helper: a trigger.
+    const mine = await put(
+      ws,
+      { schema_name: 'tool.request.v1', tags: ['request:r-mine'], context: context('r-mine', 1) },
+      'tool:echo',
+    );
+    expect((await processExecutorMessage(messageFor(def, mine), deps())).status).toBe('skipped');
+    const theirUpdate = await store.update(
+      ws,
+      mine.id,
+      { context: context('r-mine', 3) },
+      { principal: 'agent:helper' },
+    );
+    expect((await processExecutorMessage(messageFor(def, theirUpdate), deps())).status).toBe('responded');
+    const [response, ...others] = await responses(ws, 'r-mine');
+    expect(others).toEqual([]);
+    expect(response?.context).toMatchObject({ status: 'success' });
+    expect(response?.causation?.caused_by).toBe(`${mine.id}@${theirUpdate.version}`);
+  });
+
   it('answers a dead-lettered message with an error response under the response id, once', async () => {
     const ws = uniqueWorkspace('exec');
     const def = await toolDef(ws, { name: 'echo' });

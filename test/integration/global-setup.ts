@@ -4,14 +4,29 @@
  * behind the `openai-compatible` provider. Tests isolate themselves by workspace.
  */
 import type { TestProject } from 'vitest/node';
-import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import type { LocalStack } from '#local/stack.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import {
+  acquireStack,
+  releaseStack,
+  SCOPED_TOKEN,
+  SCOPED_WORKSPACE,
+  TEST_TOKEN,
+} from '../support/shared-stack.ts';
 
-export const TEST_TOKEN = 'integration-test-token';
+export { SCOPED_TOKEN, SCOPED_WORKSPACE, TEST_TOKEN };
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    crumbs: { api: string; dynamodb: string; sqs: string; eventbridge: string; token: string };
+    crumbs: {
+      api: string;
+      dynamodb: string;
+      sqs: string;
+      eventbridge: string;
+      token: string;
+      scopedToken: string;
+      scopedWorkspace: string;
+    };
     /** Base URL of the scripted OpenAI-compatible server the stack's `openai-compatible/<script>` models call. */
     fakeOpenAi: string;
   }
@@ -24,23 +39,21 @@ export async function setup(project: TestProject): Promise<void> {
   fakeOpenAi = await startFakeOpenAi();
   // The stack runs in this process: its agent executor reads the base URL from here.
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
-  // The test stack calls MCP servers, APIs and A2A partners on loopback: it allows private networks explicitly
-  // (the executors' network guard refuses them otherwise).
-  process.env.CRUMBS_ALLOW_PRIVATE_NETWORK = '1';
-  // Credentials the agent-type tests reference by secret_ref (locally: environment variables).
+  // Credentials the agent-type tests reference by secret_ref (locally: environment variables, read at each call).
   process.env.PARTNER_TOKEN = 'partner-s3cret';
-  stack = await startLocalStack({
-    apiPort: 0,
-    dynamodbPort: 0,
-    sqsPort: 0,
-    eventbridgePort: 0,
-    token: TEST_TOKEN,
+  // Shared with the browser tests (test/support/shared-stack.ts); it allows private networks, so the agent-type
+  // tests reach their MCP servers, APIs and A2A partners on loopback through the executors' network guard.
+  stack = await acquireStack();
+  project.provide('crumbs', {
+    ...stack.endpoints,
+    token: stack.token,
+    scopedToken: SCOPED_TOKEN,
+    scopedWorkspace: SCOPED_WORKSPACE,
   });
-  project.provide('crumbs', { ...stack.endpoints, token: stack.token });
   project.provide('fakeOpenAi', fakeOpenAi.baseUrl);
 }
 
 export async function teardown(): Promise<void> {
-  await stack?.stop();
+  if (stack) await releaseStack();
   await fakeOpenAi?.stop();
 }

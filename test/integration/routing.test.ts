@@ -16,6 +16,7 @@ import { type LocalStack, startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { EXECUTOR_RUNNERS, topology } from '#shared/topology.ts';
 import { eventually } from '../support/local.ts';
+import { seed002Breadcrumb } from '../support/seeds.ts';
 
 /**
  * Routing end to end on a dedicated local stack whose executors do not consume their queues: definitions are
@@ -169,6 +170,9 @@ const DEFINITIONS: { ws: string; id: string; body: ReturnType<typeof tool> | Rec
       },
     },
   },
+  // Seed 002's agent, written unchanged: any_tags user:message | chat:input, and $.content contains_any
+  // ["file", "list", "javascript"].
+  { ws: WS_A, id: 'file-manager', body: seed002Breadcrumb },
   { ws: WS_B, id: 't-schema-b', body: tool('t-schema-b', [{ schema_name: 'note.v1' }]) },
   { ws: WS_B, id: 't-any-b', body: tool('t-any-b', [{ any_tags: ['red'] }]) },
 ];
@@ -219,6 +223,7 @@ async function status(ws: string, id: string, version: number): Promise<Record<s
         schema_name: 'definition.status.v1',
         tag: `definition:${id}`,
         limit: 1,
+        view: 'full',
       });
       const s = page.items[0]?.context;
       return s && Number(s.definition_version) >= version ? s : undefined;
@@ -241,7 +246,7 @@ describe('routing on the local stack', () => {
     expect(JSON.parse(rule.EventPattern ?? '{}')).toEqual(s.pattern);
   });
 
-  it('compiles 20 more definitions in two workspaces into active rules whose patterns are the recorded ones', async () => {
+  it('compiles the other definitions in two workspaces into active rules whose patterns are the recorded ones', async () => {
     await Promise.all(
       DEFINITIONS.slice(1).map(async (d) => {
         const written = await clients[d.ws]!.put(d.id, d.body as never);
@@ -288,7 +293,28 @@ describe('routing on the local stack', () => {
     await write(a, WS_A, { schema_name: 'other.v1', tags: ['size.large'], context: {} }, []);
     await write(a, WS_A, { schema_name: 'other.v1', context: { labels: ['urgent', 'x'] } }, ['t-contains']);
     await write(a, WS_A, { schema_name: 'other.v1', context: { labels: 'urgent' } }, ['t-contains']);
-    await write(a, WS_A, { schema_name: 'other.v1', context: { labels: 'very urgent stuff' } }, []);
+    // On a text field contains_any means "contains any of these words", whole words, any case.
+    await write(a, WS_A, { schema_name: 'other.v1', context: { labels: 'Very URGENT stuff' } }, [
+      't-contains',
+    ]);
+    await write(a, WS_A, { schema_name: 'other.v1', context: { labels: 'urgently needed' } }, []);
+    await write(a, WS_A, { schema_name: 'other.v1', context: { labels: ['very urgent stuff'] } }, []);
+    await write(
+      a,
+      WS_A,
+      {
+        schema_name: 'user.message.v1',
+        tags: ['user:message'],
+        context: { content: 'Can you list my files?' },
+      },
+      ['a-any', 'file-manager'],
+    );
+    await write(
+      a,
+      WS_A,
+      { schema_name: 'user.message.v1', tags: ['chat:input'], context: { content: 'Show me my photos' } },
+      ['a-any'],
+    );
     await write(a, WS_A, { schema_name: 'other.v1', context: { priority: 'p2' } }, ['t-in']);
     await write(a, WS_A, { schema_name: 'other.v1', context: { score: 10 } }, ['t-gte']);
     await write(a, WS_A, { schema_name: 'other.v1', context: { score: 11 } }, ['t-gt', 't-gte']);
@@ -322,6 +348,19 @@ describe('routing on the local stack', () => {
       { principal: 'tool:t-self' },
     );
     for (const d of ['t-schema', 't-ne']) expected.push(`${WS_A}/${d} <- ${WS_A}/${own.breadcrumb.id}@1`);
+    // The writer of the change decides, not the creator: t-self updating someone else's breadcrumb does not
+    // trigger t-self; someone else updating the breadcrumb t-self created does.
+    const ownUpdate = await store.update(
+      WS_A,
+      b1.id,
+      { context: { status: 'reviewed' } },
+      { principal: 'tool:t-self' },
+    );
+    for (const d of ['t-schema', 't-ne'])
+      expected.push(`${WS_A}/${d} <- ${WS_A}/${b1.id}@${ownUpdate.version}`);
+    const theirUpdate = await a.update(own.breadcrumb.id, { context: { status: 'seen' } });
+    for (const d of ['t-schema', 't-ne', 't-self'])
+      expected.push(`${WS_A}/${d} <- ${WS_A}/${own.breadcrumb.id}@${theirUpdate.version}`);
 
     const delivered = await drain();
     expect(delivered).toEqual(expected.sort());

@@ -2,6 +2,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
 import { topology } from '#shared/topology.ts';
 import { api, eventually, localDynamoClient, localStore, uniqueWorkspace } from '../support/local.ts';
@@ -14,9 +15,7 @@ interface Recorded {
 /** A store whose DynamoDB client records every command it sends. */
 function recordingStore(): { store: DynamoBreadcrumbStore; sent: Recorded[] } {
   const sent: Recorded[] = [];
-  const client = DynamoDBDocumentClient.from(localDynamoClient(), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  const client = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig());
   client.middlewareStack.add(
     (next, context) => async (args) => {
       sent.push({ command: String(context.commandName), input: args.input as Record<string, unknown> });

@@ -1,11 +1,12 @@
 /** Helpers for integration tests: clients pointed at the local stack started by global-setup. */
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
-import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { topology } from '#shared/topology.ts';
 
 export function localStack() {
@@ -24,17 +25,39 @@ export function localDynamoClient(): DynamoDBClient {
   });
 }
 
+/** Every item of a workspace (breadcrumbs and their bookkeeping: versions, tags, idempotency, hints, …). */
+export async function workspaceItems(
+  workspace: string,
+  client: DynamoDBDocumentClient = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig()),
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({
+        TableName: topology.table.name,
+        FilterExpression: '#ws = :ws',
+        ExpressionAttributeNames: { '#ws': 'workspace' },
+        ExpressionAttributeValues: { ':ws': workspace },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items.sort((a, b) => String(a.id).localeCompare(String(b.id)));
+}
+
 export function localStore(
-  client: DynamoDBDocumentClient = DynamoDBDocumentClient.from(localDynamoClient(), {
-    marshallOptions: { removeUndefinedValues: true },
-  }),
+  client: DynamoDBDocumentClient = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig()),
 ): DynamoBreadcrumbStore {
   return new DynamoBreadcrumbStore({ tableName: topology.table.name, client });
 }
 
-/** A small fetch wrapper for the local API. */
-export function api(workspace: string) {
-  const { api: endpoint, token } = localStack();
+/** A small fetch wrapper for the local API (the all-workspaces token unless another is given). */
+export function api(workspace: string, token: string = localStack().token) {
+  const { api: endpoint } = localStack();
   const base = `${endpoint}/v1/workspaces/${workspace}/breadcrumbs`;
   return {
     base,
@@ -76,7 +99,7 @@ export async function eventually<T>(
  * For tests that play the executor pipeline hop by hop: a local stack of their own whose executors do not run
  * (the shared stack's executors would race them for the same triggers), and a document client on its DynamoDB.
  */
-export async function startStackWithoutExecutors(): Promise<{
+export async function startStackWithoutExecutors(extra: LocalStackOptions = {}): Promise<{
   stack: LocalStack;
   documentClient: DynamoDBDocumentClient;
 }> {
@@ -88,6 +111,7 @@ export async function startStackWithoutExecutors(): Promise<{
     token: 'no-executors',
     runExecutors: false,
     seedDemo: false,
+    ...extra,
   });
   const documentClient = DynamoDBDocumentClient.from(
     new DynamoDBClient({
@@ -95,7 +119,7 @@ export async function startStackWithoutExecutors(): Promise<{
       region: LOCAL_REGION,
       credentials: LOCAL_CREDENTIALS,
     }),
-    { marshallOptions: { removeUndefinedValues: true } },
+    translateConfig(),
   );
   return { stack, documentClient };
 }

@@ -1,6 +1,13 @@
 /**
  * DynamoDB adapter of the BreadcrumbStore port (AWS SDK v3, lib-dynamodb). Key and index design:
  * `table-design.md` beside this file.
+ *
+ * Schema settings: a `schema.def.v1` tagged `defines:<schema>` keeps that schema's `llm_hints` defaults and its
+ * `ttl_seconds` (the expiry a breadcrumb of the schema gets when written without `expires_at`) in one item,
+ * `#hints#<schema>`. Context views read it every time. Writes read it through a per-store cache of
+ * `SCHEMA_SETTINGS_CACHE_MS`, so a busy writer adds at most one GetItem per schema per 30 s rather than one per
+ * write; the cost is a staleness window: a changed `ttl_seconds` applies to other containers' writes within 30 s
+ * (this store's own schema.def writes take effect at once).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -51,9 +58,26 @@ import type {
   UpsertResult,
 } from '#shared/ports/breadcrumb-store.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
-import { buildRecord, definedSchemas, schemaDefHints, toContextView } from '../record-rules.ts';
+import {
+  buildRecord,
+  definedSchemas,
+  type SchemaSettings,
+  schemaDefSettings,
+  toContextView,
+} from '../record-rules.ts';
 import { upsertVia } from '../store-upsert.ts';
-import { gsi, headItem, type Key, KIND, keys, tagItem, toRecord, versionItem } from './items.ts';
+import {
+  deletionItem,
+  gsi,
+  headItem,
+  type Key,
+  KIND,
+  keys,
+  tagItem,
+  toRecord,
+  translateConfig,
+  versionItem,
+} from './items.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -61,13 +85,13 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const MAX_TRANSACT_ITEMS = 100;
 const MAX_WRITE_ATTEMPTS = 12;
+/** How long a store trusts the schema settings it read, for writes (see the header). */
+export const SCHEMA_SETTINGS_CACHE_MS = 30_000;
 
 let defaultClient: DynamoDBDocumentClient | undefined;
 /** Module-scope client, created once per cold start. Endpoint and region come from the standard AWS env. */
 export function defaultDocumentClient(): DynamoDBDocumentClient {
-  defaultClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  defaultClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), translateConfig());
   return defaultClient;
 }
 
@@ -91,6 +115,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   private readonly client: DynamoDBDocumentClient;
   private readonly clock: Clock;
   private readonly ulid = monotonicFactory();
+  private readonly settingsCache = new Map<string, { settings: SchemaSettings; readAt: number }>();
 
   constructor(options: DynamoBreadcrumbStoreOptions) {
     this.tableName = options.tableName;
@@ -101,6 +126,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
     const now = this.clock.now();
     const id = options.id ?? this.ulid(now.getTime());
+    const expiresAt =
+      input.expires_at === undefined
+        ? await this.defaultExpiry(workspace, input.schema_name, now)
+        : toEpochSeconds(input.expires_at);
     const record = this.buildRecord({
       id,
       workspace,
@@ -109,7 +138,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       tags: input.tags,
       context: input.context,
       llm_hints: input.llm_hints,
-      expires_at: input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at),
+      expires_at: expiresAt,
       version: 1,
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
@@ -264,7 +293,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     return upsertVia(this, workspace, id, input, options);
   }
 
-  async delete(workspace: string, id: string, options: { expectedVersion?: number } = {}): Promise<void> {
+  async delete(
+    workspace: string,
+    id: string,
+    options: { expectedVersion?: number; principal?: string } = {},
+  ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
       if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
@@ -283,6 +316,17 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           Delete: { TableName: this.tableName, Key: keys.tag(workspace, id, tag) },
         })),
         ...this.schemaHintWrites(undefined, current),
+        // The change log's entry for the delete (versions stay as the audit trail and say nothing of it).
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: deletionItem(
+              current,
+              this.clock.now().toISOString(),
+              options.principal ?? current.updated_by,
+            ),
+          },
+        },
       ];
       try {
         await this.transact(items);
@@ -356,7 +400,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     parsed: PlainPut,
     previous: Breadcrumb | undefined,
   ): Promise<Breadcrumb | undefined> {
-    const now = this.clock.now().toISOString();
+    const nowDate = this.clock.now();
+    const now = nowDate.toISOString();
+    const expiresAt =
+      parsed.expires_at ?? (await this.defaultExpiry(parsed.workspace, parsed.schema_name, nowDate));
     const record = this.buildRecord({
       id: parsed.id,
       workspace: parsed.workspace,
@@ -365,7 +412,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       tags: parsed.tags,
       context: parsed.context,
       llm_hints: parsed.llm_hints,
-      expires_at: parsed.expires_at,
+      expires_at: expiresAt,
       version: previous ? previous.version + 1 : 1,
       created_at: previous?.created_at ?? now,
       updated_at: now,
@@ -453,22 +500,27 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     await this.transact(items, extraOffset);
   }
 
-  /** `schema.def.v1` breadcrumbs tagged `defines:<schema>` keep that schema's llm_hints defaults in one item. */
+  /**
+   * `schema.def.v1` breadcrumbs tagged `defines:<schema>` keep that schema's settings (llm_hints defaults,
+   * ttl_seconds) in one item per schema.
+   */
   private schemaHintWrites(record: Breadcrumb | undefined, previous: Breadcrumb | undefined): TransactItem[] {
     const now = definedSchemas(record);
     const before = definedSchemas(previous);
     const writes: TransactItem[] = [];
-    const hints = record ? schemaDefHints(record) : undefined;
+    const settings = record ? schemaDefSettings(record) : { hints: undefined, ttlSeconds: undefined };
     for (const schema of now) {
+      this.settingsCache.delete(cacheKey(record!.workspace, schema));
       writes.push(
-        hints
+        settings.hints !== undefined || settings.ttlSeconds !== undefined
           ? {
               Put: {
                 TableName: this.tableName,
                 Item: {
                   ...keys.schemaHints(record!.workspace, schema),
                   kind: KIND.schemaHints,
-                  hints,
+                  ...(settings.hints !== undefined ? { hints: settings.hints } : {}),
+                  ...(settings.ttlSeconds !== undefined ? { ttl_seconds: settings.ttlSeconds } : {}),
                   source: record!.id,
                 },
               },
@@ -477,6 +529,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       );
     }
     for (const schema of before.filter((s) => !now.includes(s))) {
+      this.settingsCache.delete(cacheKey(previous!.workspace, schema));
       writes.push({
         Delete: { TableName: this.tableName, Key: keys.schemaHints(previous!.workspace, schema) },
       });
@@ -484,10 +537,33 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     return writes;
   }
 
-  private async schemaHints(workspace: string, schemaName: string): Promise<LlmHints | undefined> {
+  /** The schema's settings as stored now (context views), refreshing the cache writes use. */
+  private async schemaSettings(workspace: string, schemaName: string): Promise<SchemaSettings> {
     const item = await this.getItem(keys.schemaHints(workspace, schemaName), false);
-    const parsed = LlmHintsSchema.safeParse(item?.hints);
-    return parsed.success ? parsed.data : undefined;
+    const hints = LlmHintsSchema.safeParse(item?.hints);
+    const ttl = item?.ttl_seconds;
+    const settings: SchemaSettings = {
+      hints: hints.success ? hints.data : undefined,
+      ttlSeconds: typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0 ? ttl : undefined,
+    };
+    this.settingsCache.set(cacheKey(workspace, schemaName), { settings, readAt: Date.now() });
+    return settings;
+  }
+
+  private async schemaHints(workspace: string, schemaName: string): Promise<LlmHints | undefined> {
+    return (await this.schemaSettings(workspace, schemaName)).hints;
+  }
+
+  /** `expires_at` for a breadcrumb written without one: now + the schema's ttl_seconds, if it has one. */
+  private async defaultExpiry(workspace: string, schemaName: string, now: Date): Promise<number | undefined> {
+    const cached = this.settingsCache.get(cacheKey(workspace, schemaName));
+    const settings =
+      cached && Date.now() - cached.readAt < SCHEMA_SETTINGS_CACHE_MS
+        ? cached.settings
+        : await this.schemaSettings(workspace, schemaName);
+    return settings.ttlSeconds === undefined
+      ? undefined
+      : Math.floor(now.getTime() / 1000) + settings.ttlSeconds;
   }
 
   private async transact(items: TransactItem[], extraOffset = items.length): Promise<void> {
@@ -517,6 +593,15 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           throw new RetriableError(`DynamoDB kept cancelling the write (${codes.join(', ')})`, {
             cause: error,
           });
+        }
+        // What passed our checks but not DynamoDB's (an item size the JSON estimate missed): the record, not the
+        // service, is at fault, so it is the writer's 422 rather than a 5xx or a retry that cannot succeed.
+        if (error instanceof Error && error.name === 'ValidationException') {
+          throw new ValidationError(
+            [{ path: 'context', message: `the record cannot be stored: ${error.message}` }],
+            undefined,
+            { cause: error },
+          );
         }
         throw translate(error);
       }
@@ -660,7 +745,21 @@ function decodeCursorJson(cursor: string): unknown {
 
 function decodeListCursor(cursor: string, pkName: string, pk: string): Record<string, unknown> {
   const value = decodeCursorJson(cursor);
-  if (value === null || typeof value !== 'object' || (value as Record<string, unknown>)[pkName] !== pk) {
+  const skName = pkName.replace(/pk$/, 'sk');
+  const wanted = ['id', 'workspace', pkName, skName].sort();
+  // Exactly the keys DynamoDB gave as LastEvaluatedKey, all short strings: anything else would reach DynamoDB as
+  // an invalid ExclusiveStartKey (a 5xx), not a 400.
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    Array.isArray(value) ||
+    (value as Record<string, unknown>)[pkName] !== pk ||
+    Object.keys(value).sort().join('\u0000') !== wanted.join('\u0000') ||
+    !Object.values(value).every(
+      (v) =>
+        typeof v === 'string' && v.length > 0 && Buffer.byteLength(v, 'utf8') <= 1024 && !/\p{Cs}/u.test(v),
+    )
+  ) {
     throw new BadRequestError('cursor does not belong to this listing', [
       { path: 'cursor', message: 'use the next_cursor of the same schema_name/tag listing' },
     ]);
@@ -688,4 +787,8 @@ export function translate(error: unknown): unknown {
     return new RetriableError(`DynamoDB: ${(error as Error).message}`, { cause: error });
   }
   return error;
+}
+
+function cacheKey(workspace: string, schemaName: string): string {
+  return `${workspace}\u0000${schemaName}`;
 }

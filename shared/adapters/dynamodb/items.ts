@@ -2,8 +2,34 @@
  * Key builders and item ↔ record mapping for the breadcrumbs table. The layout is documented in
  * `table-design.md` beside this file.
  */
+import type { TranslateConfig } from '@aws-sdk/lib-dynamodb';
+import type { NativeAttributeValue } from '@aws-sdk/util-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
+
+/**
+ * How crumbs converts numbers to and from DynamoDB, for every document client and stream image: any JavaScript
+ * number DynamoDB can store (0, or magnitudes 1e-130 to below 1e126 — what validation admits) is written as its
+ * shortest decimal and read back as the same number. The SDK's defaults refuse to write numbers beyond 2^53 and
+ * read them back as BigInt (which JSON cannot serialize), which turned such a number into a 5xx.
+ */
+export function translateConfig(): TranslateConfig {
+  // A fresh object per client: lib-dynamodb writes `convertWithoutMapWrapper` into the options it is given.
+  return {
+    marshallOptions: { removeUndefinedValues: true, allowImpreciseNumbers: true },
+    unmarshallOptions: { wrapNumbers: toNumber },
+  };
+}
+
+function toNumber(text: string): number {
+  return Number(text);
+}
+
+/** A stream image (DynamoDB JSON) as a plain item, numbers converted as `translateConfig` says. */
+export function unmarshallImage(raw: Record<string, unknown>): Record<string, unknown> {
+  return unmarshall(raw as Record<string, NativeAttributeValue>, { wrapNumbers: toNumber });
+}
 
 export const KIND = {
   breadcrumb: 'breadcrumb',
@@ -13,6 +39,7 @@ export const KIND = {
   schemaHints: 'schema-hints',
   claim: 'claim',
   circuit: 'circuit',
+  deletion: 'deletion',
 } as const;
 
 export type Key = { id: string; workspace: string };
@@ -26,14 +53,48 @@ export const keys = {
   tag: (workspace: string, id: string, tag: string): Key => ({ id: `${id}#t#${tag}`, workspace }),
   idempotency: (workspace: string, key: string): Key => ({ id: `#idem#${key}`, workspace }),
   schemaHints: (workspace: string, schemaName: string): Key => ({ id: `#hints#${schemaName}`, workspace }),
+  deletion: (workspace: string, id: string, version: number): Key => ({
+    id: `${id}#d#${String(version).padStart(10, '0')}`,
+    workspace,
+  }),
 };
+
+/**
+ * How many partitions a workspace's change log is spread over (gsi3 `<ws>#c#<shard>`). One GSI partition key takes
+ * about 1,000 writes a second, and a hot GSI partition throttles the table writes behind it; a breadcrumb always
+ * lands in the same shard (hash of its id), so its own versions stay in order within one partition. Readers query
+ * every shard and merge (table-design.md, "Threads and the change log").
+ */
+export const CHANGE_LOG_SHARDS = 4;
+
+export function changeLogShard(id: string): number {
+  let hash = 0x811c9dc5; // FNV-1a: cheap, stable, and spreads short ids well enough for 4 buckets.
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193) >>> 0;
+  return hash % CHANGE_LOG_SHARDS;
+}
 
 export const gsi = {
   bySchema: (workspace: string, schemaName: string) => `${workspace}#s#${schemaName}`,
   byTag: (workspace: string, tag: string) => `${workspace}#t#${tag}`,
   bySchemaTag: (workspace: string, schemaName: string, tag: string) => `${workspace}#st#${schemaName}#${tag}`,
   sort: (updatedAt: string, id: string) => `${updatedAt}#${id}`,
+  /** gsi3 on heads that carry causation: the thread index. */
+  byThread: (workspace: string, thread: string) => `${workspace}#th#${thread}`,
+  /** gsi3 on version and deletion items: the workspace's change log, one partition per shard. */
+  changeLog: (workspace: string, shard: number) => `${workspace}#c#${shard}`,
+  /** Sort key of a change: when, which breadcrumb, which version (zero-padded: sorts as the number). */
+  changeSort: (updatedAt: string, id: string, version: number) =>
+    `${updatedAt}#${id}#${String(version).padStart(10, '0')}`,
 };
+
+/**
+ * A short status read from the context (`status` of tool and agent responses, workflow runs), kept on heads and
+ * versions so the thread and change indexes can show errors without reading every record.
+ */
+function contextStatus(record: Breadcrumb): { ctx_status?: string } {
+  const status = record.context.status;
+  return typeof status === 'string' && status.length <= 40 ? { ctx_status: status } : {};
+}
 
 /** Attributes of a stored record that are bookkeeping, not part of the breadcrumb. */
 const INTERNAL = new Set([
@@ -45,6 +106,9 @@ const INTERNAL = new Set([
   'gsi2sk',
   'ref',
   'ingest_errors',
+  'gsi3pk',
+  'gsi3sk',
+  'ctx_status',
 ]);
 
 export function headItem(record: Breadcrumb, writeId: string): Record<string, unknown> {
@@ -54,6 +118,14 @@ export function headItem(record: Breadcrumb, writeId: string): Record<string, un
     write_id: writeId,
     gsi1pk: gsi.bySchema(record.workspace, record.schema_name),
     gsi1sk: gsi.sort(record.updated_at, record.id),
+    ...contextStatus(record),
+    // Sparse: a breadcrumb that starts a thread has no causation; its id is the thread id, read directly.
+    ...(record.causation
+      ? {
+          gsi3pk: gsi.byThread(record.workspace, record.causation.thread),
+          gsi3sk: gsi.sort(record.updated_at, record.id),
+        }
+      : {}),
   };
 }
 
@@ -64,6 +136,34 @@ export function versionItem(record: Breadcrumb, writeId: string): Record<string,
     kind: KIND.version,
     ref: record.id,
     write_id: writeId,
+    ...contextStatus(record),
+    gsi3pk: gsi.changeLog(record.workspace, changeLogShard(record.id)),
+    gsi3sk: gsi.changeSort(record.updated_at, record.id, record.version),
+  };
+}
+
+/** The change-log entry of a delete: what was deleted, when and by whom (history items are kept as they are). */
+export function deletionItem(
+  record: Breadcrumb,
+  deletedAt: string,
+  deletedBy: string,
+): Record<string, unknown> {
+  return {
+    ...keys.deletion(record.workspace, record.id, record.version),
+    kind: KIND.deletion,
+    ref: record.id,
+    schema_name: record.schema_name,
+    title: record.title,
+    tags: record.tags,
+    version: record.version,
+    created_at: record.created_at,
+    created_by: record.created_by,
+    updated_at: deletedAt,
+    updated_by: deletedBy,
+    ...(record.causation ? { causation: record.causation } : {}),
+    ...(record.expires_at !== undefined ? { expires_at: record.expires_at } : {}),
+    gsi3pk: gsi.changeLog(record.workspace, changeLogShard(record.id)),
+    gsi3sk: gsi.changeSort(deletedAt, record.id, record.version),
   };
 }
 

@@ -69,6 +69,16 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
               },
             }
           : {}),
+        ...(t.DeadLetterConfig?.Arn ? { deadLetterArn: t.DeadLetterConfig.Arn } : {}),
+        ...(t.RetryPolicy
+          ? {
+              // EventBridge's own defaults stand in for a field it leaves out.
+              retryPolicy: {
+                maximumRetryAttempts: t.RetryPolicy.MaximumRetryAttempts ?? 185,
+                maximumEventAgeSeconds: t.RetryPolicy.MaximumEventAgeInSeconds ?? 86_400,
+              },
+            }
+          : {}),
       }));
     } catch (error) {
       if (error instanceof ResourceNotFoundException) return [];
@@ -86,6 +96,15 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
             Id: t.id,
             Arn: t.arn,
             ...(t.inputTransformer ? { InputTransformer: t.inputTransformer } : {}),
+            ...(t.deadLetterArn ? { DeadLetterConfig: { Arn: t.deadLetterArn } } : {}),
+            ...(t.retryPolicy
+              ? {
+                  RetryPolicy: {
+                    MaximumRetryAttempts: t.retryPolicy.maximumRetryAttempts,
+                    MaximumEventAgeInSeconds: t.retryPolicy.maximumEventAgeSeconds,
+                  },
+                }
+              : {}),
           })),
         }),
       )

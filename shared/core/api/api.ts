@@ -12,6 +12,9 @@ import {
   CreateBreadcrumbSchema,
   LIMITS,
   parseOrThrow,
+  SchemaNameSchema,
+  TagSchema,
+  toFieldIssues,
   UpdateBreadcrumbSchema,
   WorkspaceSchema,
 } from '#shared/domain/breadcrumb.ts';
@@ -25,7 +28,9 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError,
 } from '#shared/domain/errors.ts';
+import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import {
   type Caller,
   empty,
@@ -41,6 +46,8 @@ export interface ApiDependencies {
   store: BreadcrumbStore;
   /** Serves `GET …/breadcrumbs/search` (nearest neighbours by embedding); the route answers 404 without it. */
   vectorSearch?: VectorSearchDeps;
+  /** Serves threads, the change stream, definitions with their state and errors (activity-routes.ts). */
+  activity?: ActivityDeps;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -50,28 +57,48 @@ export interface ApiDependencies {
 type Params = Record<string, string>;
 type RouteHandler = (request: HttpRequest, params: Params, caller: Caller) => Promise<HttpResult>;
 interface Route {
+  /** The path with `{param}` placeholders, as the README's route table writes it. */
+  template: string;
   pattern: RegExp;
   methods: Partial<Record<string, RouteHandler>>;
   public?: boolean;
 }
 
+/** A route as tests and docs see it: every method it answers, and whether it needs a caller. */
+export interface RouteDescription {
+  readonly template: string;
+  readonly methods: readonly string[];
+  readonly public: boolean;
+}
+
+export type Api = ((request: HttpRequest) => Promise<HttpResult>) & {
+  /** Every route, in matching order (the 403 and fuzz suites iterate over it, so a new route is covered). */
+  readonly routes: readonly RouteDescription[];
+};
+
+/** `?view=` of the list route: context views (llm_hints applied) unless `full` asks for stored records. */
+const VIEWS = ['context', 'full'] as const;
+
 export const DEFAULT_PAGE_LIMIT = 25;
 export const MAX_PAGE_LIMIT = 100;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-export function createApi(deps: ApiDependencies): (request: HttpRequest) => Promise<HttpResult> {
+export function createApi(deps: ApiDependencies): Api {
   const { store } = deps;
   const ws = '(?<ws>[^/]+)';
   const id = '(?<id>[^/]+)';
   const base = `^/v1/workspaces/${ws}/breadcrumbs`;
+  const crumbs = '/v1/workspaces/{ws}/breadcrumbs';
 
   const routes: Route[] = [
     {
+      template: '/health',
       pattern: /^\/health$/,
       public: true,
       methods: { GET: async () => json(200, { status: 'ok', ...deps.health?.() }) },
     },
     {
+      template: crumbs,
       pattern: new RegExp(`${base}$`),
       methods: {
         POST: async (req, p, caller) => {
@@ -92,23 +119,41 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
             ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
           });
         },
+        // Context views by default, like `GET …/{id}`: a default read never hands out what llm_hints exclude.
         GET: async (req, p) => {
+          const ws = workspace(p);
+          const view = listView(req.query.view);
+          const schemaName = req.query.schema_name
+            ? queryParam(SchemaNameSchema, req.query.schema_name, 'schema_name')
+            : undefined;
+          const tag = req.query.tag ? queryParam(TagSchema, req.query.tag, 'tag') : undefined;
           const page = await store.list({
-            workspace: workspace(p),
-            ...(req.query.schema_name ? { schema_name: req.query.schema_name } : {}),
-            ...(req.query.tag ? { tag: req.query.tag } : {}),
+            workspace: ws,
+            ...(schemaName !== undefined ? { schema_name: schemaName } : {}),
+            ...(tag !== undefined ? { tag } : {}),
             limit: pageLimit(req.query.limit),
             ...(req.query.cursor ? { cursor: req.query.cursor } : {}),
           });
-          return json(200, page);
+          if (view === 'full') return json(200, page);
+          return json(200, {
+            items: await store.contextViews(ws, page.items),
+            next_cursor: page.next_cursor,
+          });
         },
       },
     },
     // Before `/breadcrumbs/{id}`: "search" is not an id.
     ...(deps.vectorSearch
-      ? [{ pattern: SEARCH_ROUTE, methods: { GET: createSearchHandler(deps.vectorSearch) } }]
+      ? [
+          {
+            template: `${crumbs}/search`,
+            pattern: SEARCH_ROUTE,
+            methods: { GET: createSearchHandler(deps.vectorSearch) },
+          },
+        ]
       : []),
     {
+      template: `${crumbs}/{id}`,
       pattern: new RegExp(`${base}/${id}$`),
       methods: {
         GET: async (_req, p) => json(200, await store.getContextView(workspace(p), breadcrumbId(p))),
@@ -134,18 +179,18 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
           });
           return json(200, updated, { etag: etag(updated.version) });
         },
-        DELETE: async (req, p) => {
+        DELETE: async (req, p, caller) => {
           const expectedVersion = ifMatch(req);
-          await store.delete(
-            workspace(p),
-            breadcrumbId(p),
-            expectedVersion !== undefined ? { expectedVersion } : {},
-          );
+          await store.delete(workspace(p), breadcrumbId(p), {
+            principal: caller.principal,
+            ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+          });
           return empty(204);
         },
       },
     },
     {
+      template: `${crumbs}/{id}/full`,
       pattern: new RegExp(`${base}/${id}/full$`),
       methods: {
         GET: async (_req, p) => {
@@ -155,6 +200,7 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
       },
     },
     {
+      template: `${crumbs}/{id}/history`,
       pattern: new RegExp(`${base}/${id}/history$`),
       methods: {
         GET: async (req, p) =>
@@ -168,6 +214,7 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
       },
     },
     {
+      template: `${crumbs}/{id}/versions/{n}`,
       pattern: new RegExp(`${base}/${id}/versions/(?<n>[^/]+)$`),
       methods: {
         GET: async (_req, p) => {
@@ -181,9 +228,10 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
         },
       },
     },
+    ...(deps.activity ? activityRoutes(deps.activity) : []),
   ];
 
-  return async (request) => {
+  const api = async (request: HttpRequest): Promise<HttpResult> => {
     try {
       const { route, params } = match(routes, request.path);
       const handler = route.methods[request.method];
@@ -204,6 +252,13 @@ export function createApi(deps: ApiDependencies): (request: HttpRequest) => Prom
       return internalProblem();
     }
   };
+  return Object.assign(api, {
+    routes: routes.map((r) => ({
+      template: r.template,
+      methods: Object.keys(r.methods),
+      public: r.public === true,
+    })),
+  });
 }
 
 function match(routes: Route[], path: string): { route: Route; params: Params } {
@@ -222,7 +277,9 @@ function safeDecode(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new BadRequestError(`the path segment "${segment}" is not valid URL encoding`);
+    throw new BadRequestError(`the path segment "${segment}" is not valid URL encoding`, [
+      { path: 'path', message: `"${segment}" is not valid percent-encoded UTF-8` },
+    ]);
   }
 }
 
@@ -267,6 +324,25 @@ function ifMatch(req: HttpRequest): number | undefined {
     ]);
   }
   return Number(m[1]);
+}
+
+function listView(raw: string | undefined): (typeof VIEWS)[number] {
+  if (raw === undefined || raw === '') return 'context';
+  if (!(VIEWS as readonly string[]).includes(raw)) {
+    throw new BadRequestError('view is not valid', [
+      { path: 'view', message: `expected "context" (the default) or "full", got ${JSON.stringify(raw)}` },
+    ]);
+  }
+  return raw as (typeof VIEWS)[number];
+}
+
+/** A query parameter checked with a field schema: a bad one is a 400 naming the parameter. */
+function queryParam<S extends z.ZodMiniType>(schema: S, raw: string, name: string): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    throw new BadRequestError(`${name} is not valid`, toFieldIssues(result.error, name));
+  }
+  return result.data;
 }
 
 function pageLimit(raw: string | undefined): number {

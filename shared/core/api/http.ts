@@ -36,9 +36,15 @@ export interface HttpRequest {
   /** Raw body bytes as text (base64 already decoded). */
   body: string | undefined;
   caller: Caller | undefined;
+  /** Time left before the function times out (long-polling routes wait only this long). */
+  remainingMs?: () => number;
 }
 
-export function toHttpRequest(event: HttpEvent, workspacesClaim: string): HttpRequest {
+export function toHttpRequest(
+  event: HttpEvent,
+  workspacesClaim: string,
+  context?: { getRemainingTimeInMillis(): number },
+): HttpRequest {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
   const query: Record<string, string> = {};
@@ -57,6 +63,7 @@ export function toHttpRequest(event: HttpEvent, workspacesClaim: string): HttpRe
     query,
     body,
     caller: claims ? callerFromClaims(claims, workspacesClaim) : undefined,
+    ...(context ? { remainingMs: () => context.getRemainingTimeInMillis() } : {}),
   };
 }
 

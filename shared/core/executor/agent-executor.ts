@@ -469,8 +469,10 @@ async function latestResponse(
     tag: `request:${requestId}`,
     limit: 1,
   });
-  const first = page.items[0];
-  return first ? asObject(first.context) : undefined;
+  if (page.items.length === 0) return undefined;
+  // The context view, as for the trigger: a tool result's excluded fields never reach the model.
+  const [view] = await store.contextViews(workspace, page.items.slice(0, 1));
+  return view ? asObject(view.context) : undefined;
 }
 
 function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {

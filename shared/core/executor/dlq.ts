@@ -119,25 +119,27 @@ function drop(log: Log, reason: string, keys: Record<string, unknown>): DeadLett
   return { status: 'dropped', reason };
 }
 
+/** One executor dead letter: answers it; only store failures throw (for another try). */
+export async function handleExecutorDeadLetter(record: SQSRecord, deps: DeadLetterDeps): Promise<void> {
+  let body: unknown;
+  try {
+    body = parseBody(record.body);
+  } catch {
+    drop(deps.log ?? silentLog, 'the body is not JSON', { messageId: record.messageId });
+    return;
+  }
+  await handleDeadLetter(body, deps, 'every delivery failed and SQS moved it to the dead-letter queue');
+}
+
 /** A DLQ batch: answers each message; only store failures are reported back for another try. */
 export async function handleDeadLetterBatch(
   records: readonly SQSRecord[],
   deps: DeadLetterBatchDeps,
 ): Promise<SQSBatchResponse> {
-  const log = deps.log ?? silentLog;
   const { batchItemFailures } = await processSqsBatch(
     records,
-    async (record) => {
-      let body: unknown;
-      try {
-        body = parseBody(record.body);
-      } catch {
-        drop(log, 'the body is not JSON', { messageId: record.messageId });
-        return;
-      }
-      await handleDeadLetter(body, deps, 'every delivery failed and SQS moved it to the dead-letter queue');
-    },
-    { log, redelivery: deps.redelivery },
+    (record) => handleExecutorDeadLetter(record, deps),
+    { log: deps.log ?? silentLog, redelivery: deps.redelivery },
   );
   return { batchItemFailures };
 }

@@ -119,7 +119,7 @@ async function processTrigger(
   if (!selector) return skip(log, 'no trigger selector matches the stored trigger', logKeys);
 
   const principal = parts.principal;
-  if (trigger.created_by === principal)
+  if (trigger.updated_by === principal)
     return skip(log, 'the trigger was written by this definition', logKeys);
 
   const implementation = deps.implementations[parsed.kind];

@@ -8,6 +8,7 @@ interface Recorded {
   method: string;
   path: string;
   query: URLSearchParams;
+  headers: Record<string, string | string[] | undefined>;
   body: unknown;
 }
 
@@ -27,11 +28,16 @@ beforeAll(async () => {
         method: req.method ?? '',
         path: url.pathname,
         query: url.searchParams,
+        headers: req.headers,
         body: text ? JSON.parse(text) : undefined,
       };
       requests.push(recorded);
-      res.writeHead(recorded.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(answer(recorded)));
+      const body = answer(recorded);
+      // A string is a server-sent event stream (the change stream); anything else is JSON.
+      res.writeHead(recorded.method === 'POST' ? 201 : 200, {
+        'content-type': typeof body === 'string' ? 'text/event-stream' : 'application/json',
+      });
+      res.end(typeof body === 'string' ? body : JSON.stringify(body));
     });
   });
   server.listen(0, '127.0.0.1');
@@ -121,30 +127,62 @@ describe('crumbs chat', () => {
 });
 
 describe('crumbs tail', () => {
-  it('prints the backlog oldest first, then new breadcrumbs and versions until Ctrl-C', async () => {
+  const change = (id: string, version: number, type = version === 1 ? 'created' : 'updated') => ({
+    type,
+    id,
+    version,
+    schema_name: 'note.v1',
+    title: id,
+    tags: [],
+    created_by: 'user:u',
+    updated_by: 'user:u',
+    updated_at: `2026-01-01T00:00:0${version}.000Z`,
+    causation: null,
+    status: null,
+    outcome: 'ok',
+  });
+  const frame = (cursor: string, event: unknown) => `id: ${cursor}\ndata: ${JSON.stringify(event)}\n\n`;
+
+  it('prints the backlog, then each change once, continuing from the last event id until Ctrl-C', async () => {
     let polls = 0;
     let stop: (() => void) | undefined;
     answer = () => {
       polls++;
-      const items =
-        polls === 1
-          ? [crumb('B', 'note.v1', {}), crumb('A', 'note.v1', {})]
-          : [crumb('C', 'note.v1', {}), crumb('B', 'note.v1', {}, 2), crumb('A', 'note.v1', {})];
-      if (polls === 2) setTimeout(() => stop?.(), 10);
-      return { items, next_cursor: null };
+      if (polls === 1) return `retry: 250\n\n${frame('c1', change('A', 1))}${frame('c2', change('B', 1))}`;
+      if (polls === 2) return 'retry: 250\n\nid: c3\n\n'; // nothing changed: only the position moves
+      return `retry: 250\n\n${frame('c4', change('B', 2))}${frame('c5', change('A', 1, 'deleted'))}`;
     };
     const t = io({}, (handler) => {
       stop = () => handler('SIGINT');
       return () => undefined;
     });
-    expect(await main(['tail', '--schema', 'note.v1', '--interval', '100'], t.io)).toBe(0);
+    // Ctrl-C once the fourth change is printed.
+    const stdout = (text: string) => {
+      t.out.push(text);
+      if (t.out.length === 4) stop?.();
+    };
+    expect(await main(['tail', '--schema', 'note.v1'], { ...t.io, stdout })).toBe(0);
+    expect(polls).toBe(3);
     const lines = t.out.join('').trim().split('\n');
-    expect(lines.map((l) => l.split('  ').slice(1, 3).join(' '))).toEqual(['A v1', 'B v1', 'B v2', 'C v1']);
+    expect(
+      lines.map((l) =>
+        l
+          .split(/\s{2,}/)
+          .slice(1, 4)
+          .join(' '),
+      ),
+    ).toEqual(['created A v1', 'created B v1', 'updated B v2', 'deleted A v1']);
+    expect(requests[0]?.path).toBe('/v1/workspaces/default/changes');
     expect(requests[0]?.query.get('schema_name')).toBe('note.v1');
+    expect(requests[0]?.query.get('backlog')).toBe('10');
+    expect(requests.slice(1, 3).map((r) => r.headers['last-event-id'])).toEqual(['c2', 'c3']);
   });
 
-  it('needs --schema or --tag', async () => {
+  it('with --json prints one change event a line with its record', async () => {
+    answer = () => frame('c1', { ...change('A', 1), record: { id: 'A' } });
     const t = io();
-    expect(await main(['tail'], t.io)).toBe(2);
+    expect(await main(['tail', '--once', '--json'], t.io)).toBe(0);
+    expect(JSON.parse(t.out.join(''))).toMatchObject({ id: 'A', record: { id: 'A' } });
+    expect(requests[0]?.query.get('view')).toBe('full');
   });
 });

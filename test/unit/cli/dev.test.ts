@@ -48,7 +48,12 @@ beforeEach(() => {
   stack.startLocalStack.mockReset();
   stack.startLocalStack.mockImplementation(async (options: LocalStackOptions) => {
     options.log?.('dynamodb local started');
-    return { endpoints: ENDPOINTS, token: 'secret-token', stop: stack.stop };
+    return {
+      endpoints: ENDPOINTS,
+      token: 'secret-token',
+      dashboard: 'http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo',
+      stop: stack.stop,
+    };
   });
 });
 
@@ -68,6 +73,7 @@ describe('crumbs dev', () => {
     expect(h.out.stdout).toMatch(/^ {2}eventbridge\s+http:\/\/127\.0\.0\.1:4713$/m);
     expect(h.out.stdout).toMatch(/^ {2}token\s+secret-token$/m);
     expect(h.out.stdout).toContain('export CRUMBS_ENDPOINT=http://127.0.0.1:4710 CRUMBS_TOKEN=secret-token');
+    expect(h.out.stdout).toContain('Dashboard: http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo');
     expect(h.out.stderr).toContain('dynamodb local started');
     expect(stack.stop).not.toHaveBeenCalled();
 
@@ -166,8 +172,49 @@ describe('crumbs dev', () => {
     const h = harness();
     const running = main(['dev', '--json'], h.io);
     await vi.waitFor(() => expect(h.out.stdout).not.toBe(''));
-    expect(JSON.parse(h.out.stdout)).toEqual({ endpoints: ENDPOINTS, token: 'secret-token' });
+    expect(JSON.parse(h.out.stdout)).toEqual({
+      endpoints: ENDPOINTS,
+      token: 'secret-token',
+      dashboard: 'http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo',
+    });
     h.signal('SIGTERM');
     expect(await running).toBe(0);
+  });
+
+  it('passes scoped tokens from CRUMBS_TOKENS and --allow-private-network to the stack', async () => {
+    const h = harness({ CRUMBS_TOKENS: '{"alice-token-1":["team-a"],"admin-token-2":"*"}' });
+    const running = main(['dev', '--allow-private-network'], h.io);
+    await ready(h.out);
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    const options = stack.startLocalStack.mock.lastCall![0] as LocalStackOptions;
+    expect(options.allowPrivateNetwork).toBe(true);
+    expect(options.scopedTokens?.map((t) => [t.token, t.workspaces])).toEqual([
+      ['alice-token-1', ['team-a']],
+      ['admin-token-2', '*'],
+    ]);
+
+    const fromEnv = harness({ CRUMBS_ALLOW_PRIVATE_NETWORK: '1' });
+    const second = main(['dev'], fromEnv.io);
+    await ready(fromEnv.out);
+    fromEnv.signal('SIGINT');
+    await second;
+    expect((stack.startLocalStack.mock.lastCall![0] as LocalStackOptions).allowPrivateNetwork).toBe(true);
+  });
+
+  it('refuses bad CRUMBS_TOKENS with exit 2 and a message saying what to write, before starting anything', async () => {
+    for (const [value, says] of [
+      ['{not json', 'not valid JSON'],
+      ['["team-a"]', 'expected a JSON object mapping token'],
+      ['{"alice-token-1":"team-a"}', 'expected a list of workspace names or "*"'],
+      ['{"alice-token-1":["team a"]}', 'expected a workspace name'],
+      ['{"alice-token-1":[]}', 'at least one workspace'],
+    ] as const) {
+      const h = harness({ CRUMBS_TOKENS: value });
+      expect(await main(['dev'], h.io), value).toBe(2);
+      expect(h.out.stderr, value).toContain('CRUMBS_TOKENS: ');
+      expect(h.out.stderr, value).toContain(says);
+    }
+    expect(stack.startLocalStack).not.toHaveBeenCalled();
   });
 });

@@ -122,6 +122,42 @@ describe('publishStreamBatch', () => {
     const detail = calls[0]?.[0]?.detail;
     expect(detail?.context_omitted).toBe(true);
     expect(detail).not.toHaveProperty('context');
+    expect(detail).not.toHaveProperty('words');
+  });
+
+  it('lists the lowercased words of the context text fields, for contains_any rules', async () => {
+    const { bus, calls } = recordingBus();
+    const message = record({
+      context: { content: 'Can you list my FILES?', meta: { lang: 'en' }, labels: ['Red Apple'] },
+    });
+    await publishStreamBatch([streamRecord('INSERT', { newImage: headItem(message, 'w1') })], {
+      bus,
+      adopter,
+      sleep: noSleep,
+    });
+    const detail = calls[0]?.[0]?.detail;
+    expect(detail?.words).toEqual({ content: ['can', 'you', 'list', 'my', 'files'], meta: { lang: ['en'] } });
+    expect(detail?.words_truncated).toBe(false);
+  });
+
+  it('keeps every PutEvents request within 256 KB of entries', async () => {
+    const { bus, calls } = recordingBus();
+    const prose = (i: number) =>
+      Array.from({ length: 4000 }, (_, k) => `word${i}x${k}`)
+        .join(' ')
+        .slice(0, MAX_EVENT_CONTEXT_BYTES - 100);
+    const records = Array.from({ length: 10 }, (_, i) =>
+      streamRecord('INSERT', {
+        newImage: headItem(record({ id: `b${i}`, context: { text: prose(i) } }), `w${i}`),
+      }),
+    );
+    const out = await publishStreamBatch(records, { bus, adopter, sleep: noSleep });
+    expect(out.published).toBe(10);
+    expect(calls.length).toBeGreaterThan(1);
+    for (const call of calls) {
+      const bytes = call.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e.detail)), 0);
+      expect(bytes).toBeLessThanOrEqual(256 * 1024);
+    }
   });
 
   it('puts events in batches of at most 10', async () => {

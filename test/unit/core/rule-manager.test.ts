@@ -7,10 +7,12 @@ import {
   type RuleManagerDependencies,
   reconcileDefinition,
   statusId,
+  TARGET_RETRY_POLICY,
 } from '#shared/core/rule-manager.ts';
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import type { RuleDescription, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
+import { topology } from '#shared/topology.ts';
 import { messageFor } from '../../support/executor-message.ts';
 
 function definitionRecord(schemaName: string, context: Record<string, unknown>): Breadcrumb {
@@ -124,6 +126,7 @@ function ruleManager() {
       'agent-sandbox': 'arn:aws:sqs:eu-west-1:1:agent-sandbox',
     },
     defaultLlmProvider: 'offline',
+    ruleTargetsDlqArn: DLQ_ARN,
     log: { ...silentLog, error: (message, extra) => errors.push({ message, ...extra }) },
   };
   const status = async (ws: string, id: string) => (await store.get(ws, statusId(id))).context;
@@ -265,5 +268,62 @@ describe('rule manager (in memory)', () => {
 
     expect(outcome.batchItemFailures).toEqual([{ itemIdentifier: 'throttled' }]);
     expect(errors).toEqual([expect.objectContaining({ messageId: 'garbage' })]);
+  });
+});
+
+const DLQ_ARN = 'arn:aws:sqs:eu-west-1:1:crumbs-rule-targets-dlq';
+
+describe('reconcileDefinition: rule targets', () => {
+  async function withTool() {
+    const manager = ruleManager();
+    const input = CreateBreadcrumbSchema.parse({
+      schema_name: 'tool.def.v1',
+      context: { name: 'echo', implementation: 'echo' },
+    });
+    await manager.store.create('ws', input, { principal: 'user:a', id: 'tool-echo' });
+    const target = () => [...manager.rules.rules.values()][0]?.targets[0];
+    return { ...manager, target };
+  }
+
+  it('gives the target the rule-targets DLQ and the declared retry policy', async () => {
+    const { deps, rules, target } = await withTool();
+    expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('created');
+    expect(target()).toMatchObject({
+      id: 'executor',
+      arn: 'arn:aws:sqs:eu-west-1:1:tool',
+      deadLetterArn: DLQ_ARN,
+      retryPolicy: {
+        maximumRetryAttempts: topology.bus.ruleTargets.maximumRetryAttempts,
+        maximumEventAgeSeconds: topology.bus.ruleTargets.maximumEventAgeSeconds,
+      },
+    });
+    expect(TARGET_RETRY_POLICY.maximumEventAgeSeconds).toBeLessThan(86_400);
+    const writes = rules.writes;
+    expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('unchanged');
+    expect(rules.writes).toBe(writes);
+  });
+
+  it('puts the target again when its DLQ or retry policy drifted (an old target without them)', async () => {
+    const { deps, rules, target } = await withTool();
+    await reconcileDefinition('ws', 'tool-echo', deps);
+    const [rule] = [...rules.rules.values()];
+    const original = target() as RuleTarget;
+    const setTarget = (t: RuleTarget) => {
+      (rule as { targets: RuleTarget[] }).targets = [t];
+    };
+
+    const { deadLetterArn: _dlq, retryPolicy: _retry, ...old } = original;
+    setTarget(old);
+    expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('updated');
+    expect(target()).toMatchObject({ deadLetterArn: DLQ_ARN, retryPolicy: TARGET_RETRY_POLICY });
+
+    setTarget({ ...original, retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 } });
+    expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('updated');
+    expect(target()?.retryPolicy).toEqual(TARGET_RETRY_POLICY);
+
+    setTarget({ ...original, deadLetterArn: `${DLQ_ARN}-old` });
+    expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('updated');
+    expect(target()?.deadLetterArn).toBe(DLQ_ARN);
+    expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('unchanged');
   });
 });

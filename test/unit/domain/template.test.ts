@@ -73,6 +73,13 @@ describe('renderTemplate', () => {
         person,
         'Ada/first;Ada/second;',
       ],
+      // Handlebars walks data paths with &&, context paths with != null.
+      [
+        'a falsy value on the way of a data path as the result',
+        '[{{@root.count.x}}|{{count.x}}|{{@root.off.x}}|{{@root.none.x}}]',
+        { count: 0, off: false, none: null },
+        '[0||false|]',
+      ],
     ])('reads %s', (_name, template, data, expected) => {
       expect(renderTemplate(template, data)).toBe(expected);
     });
@@ -268,6 +275,18 @@ describe('renderTemplate', () => {
         '7=seven 8=eight ',
       );
       expect(renderTemplate('{{lookup missing "x"}}|{{lookup labels missing}}', data)).toBe('|');
+    });
+
+    it('takes a lookup key that is an array or null by the name JavaScript makes of it, as Handlebars', () => {
+      const data = {
+        m: { done: 'D', 'a,b': 'AB', null: 'N', '[object Object]': 'O' },
+        keys: ['done'],
+        pair: ['a', 'b'],
+      };
+      expect(renderTemplate('{{lookup m keys}}|{{lookup m pair}}|{{lookup m (lookup keys 5)}}', data)).toBe(
+        'D|AB|',
+      );
+      expect(renderTemplate('{{lookup m null}}|{{lookup m m}}', data)).toBe('N|O');
     });
 
     it('accepts sub-expressions as arguments', () => {

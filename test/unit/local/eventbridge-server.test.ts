@@ -23,7 +23,12 @@ import {
   RemoveTargetsCommand,
   TestEventPatternCommand,
 } from '@aws-sdk/client-eventbridge';
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  DeleteQueueCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalEventBridge, startLocalEventBridge } from '#local/eventbridge/server.ts';
@@ -282,8 +287,9 @@ describe('local EventBridge: delivery', () => {
     expect(after.delivered - before.delivered).toBe(0);
   });
 
-  it('sends events that cannot be delivered to the dead-letter queue', async () => {
+  it('sends the original event for a target whose queue was deleted to its DLQ at once, with EventBridge attributes', async () => {
     const dlq = newQueue();
+    const target = newQueue();
     await eb.send(new PutRuleCommand({ Name: 'dlq', EventPattern: pattern('crumbs.dlq') }));
     await eb.send(
       new PutTargetsCommand({
@@ -291,20 +297,61 @@ describe('local EventBridge: delivery', () => {
         Targets: [
           {
             Id: 'gone',
-            Arn: `arn:aws:sqs:${region}:${account}:does-not-exist`,
+            Arn: target.arn,
+            InputTransformer: { InputPathsMap: { n: '$.detail.n' }, InputTemplate: '{"n": <n>}' },
             DeadLetterConfig: { Arn: dlq.arn },
+            RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 60 },
           },
         ],
       }),
     );
+    await sqs.send(new DeleteQueueCommand({ QueueUrl: target.url }));
     const before = bridge.stats();
     await eb.send(new PutEventsCommand({ Entries: [entry('crumbs.dlq', { n: 1 })] }));
-    const bodies = await drain(dlq.url);
-    expect(bodies.map((b) => JSON.parse(b).detail)).toEqual([{ n: 1 }]);
+    await bridge.idle();
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: dlq.url,
+        MaxNumberOfMessages: 10,
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    expect(out.Messages).toHaveLength(1);
+    const message = out.Messages?.[0];
+    // The event as matched, not the transformed input.
+    expect(JSON.parse(message?.Body ?? '{}')).toMatchObject({ source: 'crumbs.dlq', detail: { n: 1 } });
+    const attributes = Object.fromEntries(
+      Object.entries(message?.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue]),
+    );
+    expect(attributes).toMatchObject({
+      RULE_ARN: `arn:aws:events:${region}:${account}:rule/dlq`,
+      TARGET_ARN: target.arn,
+      ERROR_CODE: 'NO_RESOURCE',
+      ERROR_MESSAGE: expect.any(String),
+      // A missing resource is not retried.
+      RETRY_ATTEMPTS: '0',
+    });
     const after = bridge.stats();
     expect(after.failed - before.failed).toBe(1);
     expect(after.deadLettered - before.deadLettered).toBe(1);
+    expect(after.retries - before.retries).toBe(0);
     expect(after.inFlight).toBe(0);
+  });
+
+  it('drops an undeliverable event when the target has no dead-letter queue', async () => {
+    await eb.send(new PutRuleCommand({ Name: 'no-dlq', EventPattern: pattern('crumbs.nodlq') }));
+    await eb.send(
+      new PutTargetsCommand({
+        Rule: 'no-dlq',
+        Targets: [{ Id: 'gone', Arn: `arn:aws:sqs:${region}:${account}:does-not-exist` }],
+      }),
+    );
+    const before = bridge.stats();
+    await eb.send(new PutEventsCommand({ Entries: [entry('crumbs.nodlq', { n: 1 })] }));
+    await bridge.idle();
+    const after = bridge.stats();
+    expect(after.failed - before.failed).toBe(1);
+    expect(after.deadLettered - before.deadLettered).toBe(0);
   });
 });
 
@@ -446,6 +493,38 @@ describe('local EventBridge: rules and targets', () => {
     );
     // Deleting again succeeds, as in EventBridge.
     await eb.send(new DeleteRuleCommand({ Name: 'doomed' }));
+  });
+
+  it("keeps each target's DeadLetterConfig and RetryPolicy, lists them, and checks the policy's ranges", async () => {
+    const q = newQueue();
+    const dlq = newQueue();
+    await eb.send(new PutRuleCommand({ Name: 'guarded', EventPattern: pattern('guarded') }));
+    await eb.send(
+      new PutTargetsCommand({
+        Rule: 'guarded',
+        Targets: [
+          {
+            Id: 'a',
+            Arn: q.arn,
+            DeadLetterConfig: { Arn: dlq.arn },
+            RetryPolicy: { MaximumRetryAttempts: 24, MaximumEventAgeInSeconds: 3600 },
+          },
+        ],
+      }),
+    );
+    const listed = await eb.send(new ListTargetsByRuleCommand({ Rule: 'guarded' }));
+    expect(listed.Targets?.[0]).toMatchObject({
+      Id: 'a',
+      Arn: q.arn,
+      DeadLetterConfig: { Arn: dlq.arn },
+      RetryPolicy: { MaximumRetryAttempts: 24, MaximumEventAgeInSeconds: 3600 },
+    });
+    for (const RetryPolicy of [{ MaximumRetryAttempts: 186 }, { MaximumEventAgeInSeconds: 59 }]) {
+      const error = await rejection(
+        eb.send(new PutTargetsCommand({ Rule: 'guarded', Targets: [{ Id: 'a', Arn: q.arn, RetryPolicy }] })),
+      );
+      expect(error.name).toBe('ValidationException');
+    }
   });
 
   it('limits a rule to 5 targets', async () => {

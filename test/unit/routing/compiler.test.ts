@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CHANGE_SOURCE, type ChangeEvent, DETAIL_TYPES, tagMap } from '#shared/domain/change-event.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
 import type { SelectorInput } from '#shared/domain/selector.ts';
+import { contextWords } from '#shared/domain/words.ts';
 import {
   canonicalJson,
   compileSelector,
@@ -21,6 +22,8 @@ interface EventOptions {
   context?: Record<string, unknown>;
   context_omitted?: boolean;
   created_by?: string;
+  /** The writer of this version; defaults to created_by. */
+  updated_by?: string;
   detailType?: ChangeEvent['detail-type'];
 }
 
@@ -28,6 +31,7 @@ interface EventOptions {
 function changeEvent(options: EventOptions = {}): ChangeEvent {
   const tags = options.tags ?? [];
   const omitted = options.context_omitted ?? false;
+  const words = omitted ? undefined : contextWords(options.context ?? {});
   return {
     version: '0',
     id: 'evt-1',
@@ -46,11 +50,12 @@ function changeEvent(options: EventOptions = {}): ChangeEvent {
       tags,
       tag_map: tagMap(tags),
       created_by: options.created_by ?? 'user:alice',
-      updated_by: options.created_by ?? 'user:alice',
+      updated_by: options.updated_by ?? options.created_by ?? 'user:alice',
       updated_at: '2025-01-01T00:00:00.000Z',
       causation: null,
       ...(omitted ? {} : { context: options.context ?? {} }),
       context_omitted: omitted,
+      ...(words ? { words: words.words, words_truncated: words.truncated } : {}),
       checksum: 'c'.repeat(64),
     },
   };
@@ -104,10 +109,27 @@ describe('compileTriggerPattern', () => {
     expect(routes(selector, changeEvent({ workspace: 'team-b' }))).toBe(false);
   });
 
-  it('does not route events the definition created itself', () => {
+  it('does not route changes the definition wrote itself', () => {
     const selector = { schema_name: 'tool.response.v1' };
     expect(routes(selector, changeEvent({ created_by: PRINCIPAL }))).toBe(false);
     expect(routes(selector, changeEvent({ created_by: 'agent:other' }))).toBe(true);
+    // Its own update of a breadcrumb someone else created: its own write, not a trigger.
+    expect(
+      routes(
+        selector,
+        changeEvent({ created_by: 'user:alice', updated_by: PRINCIPAL, detailType: DETAIL_TYPES.updated }),
+      ),
+    ).toBe(false);
+  });
+
+  it("routes another writer's update of a breadcrumb the definition created", () => {
+    const selector = { schema_name: 'tool.response.v1' };
+    expect(
+      routes(
+        selector,
+        changeEvent({ created_by: PRINCIPAL, updated_by: 'user:alice', detailType: DETAIL_TYPES.updated }),
+      ),
+    ).toBe(true);
   });
 
   describe('any_tags', () => {
@@ -175,33 +197,89 @@ describe('compileTriggerPattern', () => {
       expect(routes(onPath('in', ['a', 'b']), changeEvent({ context: { status: 'c' } }))).toBe(false);
     });
 
-    it('contains_any matches a string field equal to one of the values, never a substring', () => {
-      const selector = onPath('contains_any', ['file', 'javascript'], '$.content');
-      expect(routes(selector, changeEvent({ context: { content: 'javascript' } }))).toBe(true);
-      expect(routes(selector, changeEvent({ context: { content: 'list my files' } }))).toBe(false);
+    it('contains_any matches a text field containing any of the words, whatever their case', () => {
+      const selector = onPath('contains_any', ['file', 'list', 'javascript'], '$.content');
+      const text = (content: string) => changeEvent({ context: { content } });
+      expect(routes(selector, text('Can you list my files?'))).toBe(true);
+      expect(routes(selector, text('I like JavaScript.'))).toBe(true);
+      expect(routes(selector, text('FILE'))).toBe(true);
+      expect(routes(selector, text('javascript'))).toBe(true);
     });
 
-    it('contains_any compiles to plain values, which EventBridge never finds too complex', () => {
-      const pattern = JSON.stringify(
-        compileSelector(onPath('contains_any', ['file', 'list', 'javascript', 'a*b'], '$.content')),
+    it('contains_any matches whole words only: no substrings, no stems', () => {
+      const selector = onPath('contains_any', ['file', 'list', 'javascript'], '$.content');
+      const text = (content: string) => changeEvent({ context: { content } });
+      expect(routes(selector, text('show my files'))).toBe(false);
+      expect(routes(selector, text('a listing of typescript profiles'))).toBe(false);
+      expect(routes(selector, text(''))).toBe(false);
+      expect(routes(selector, changeEvent({ context: {} }))).toBe(false);
+    });
+
+    it('contains_any finds words in nested text fields and in non-Latin scripts', () => {
+      const nested = onPath('contains_any', ['Café'], '$.message.body');
+      expect(routes(nested, changeEvent({ context: { message: { body: 'Meet at the CAFÉ, 9am' } } }))).toBe(
+        true,
       );
-      expect(pattern).not.toContain('wildcard');
+      expect(routes(nested, changeEvent({ context: { message: { title: 'café' } } }))).toBe(false);
+      // Full-width letters and ligatures are their plain forms (NFKC).
+      expect(
+        routes(
+          onPath('contains_any', ['file'], '$.content'),
+          changeEvent({ context: { content: 'ｆｉｌｅ' } }),
+        ),
+      ).toBe(true);
+      expect(
+        routes(
+          onPath('contains_any', ['文件'], '$.content'),
+          changeEvent({ context: { content: '我想列出我的文件' } }),
+        ),
+      ).toBe(true);
     });
 
-    it('contains_any matches any element of an array field', () => {
+    it('contains_any compiles to word equality, never wildcards, which EventBridge can find too complex', () => {
+      const fragment = compileSelector(onPath('contains_any', ['File', 'list', 'javascript'], '$.content'));
+      expect(JSON.stringify(fragment)).not.toContain('wildcard');
+      expect(fragment).toEqual({
+        schema_name: ['tool.response.v1'],
+        $or: [
+          { context: { content: ['File', 'list', 'javascript'] } },
+          { words: { content: ['file', 'list', 'javascript'] } },
+          { words_truncated: [true] },
+          { context_omitted: [true] },
+        ],
+      });
+    });
+
+    it('contains_any matches any element of an array field, by equality', () => {
       const selector = onPath('contains_any', ['red', 7], '$.labels');
       expect(routes(selector, changeEvent({ context: { labels: ['blue', 'red'] } }))).toBe(true);
       expect(routes(selector, changeEvent({ context: { labels: [1, 7] } }))).toBe(true);
       expect(routes(selector, changeEvent({ context: { labels: ['blue', 'green'] } }))).toBe(false);
+      // Array elements are not split into words.
+      expect(routes(selector, changeEvent({ context: { labels: ['dark red'] } }))).toBe(false);
+      expect(routes(selector, changeEvent({ context: { labels: ['Red'] } }))).toBe(false);
     });
 
-    it('contains_any treats "*" and "\\" in values literally', () => {
-      const selector = onPath('contains_any', ['a*b', 'c\\d'], '$.content');
-      expect(routes(selector, changeEvent({ context: { content: 'a*b' } }))).toBe(true);
-      expect(routes(selector, changeEvent({ context: { content: 'aZZb' } }))).toBe(false);
-      expect(routes(selector, changeEvent({ context: { content: 'c\\d' } }))).toBe(true);
+    it('contains_any with numbers and booleans matches equal values only', () => {
+      const selector = onPath('contains_any', [7, true], '$.n');
+      expect(routes(selector, changeEvent({ context: { n: 7 } }))).toBe(true);
+      expect(routes(selector, changeEvent({ context: { n: true } }))).toBe(true);
+      expect(routes(selector, changeEvent({ context: { n: 'route 7' } }))).toBe(false);
+      expect(compileSelector(selector)).toEqual({
+        schema_name: ['tool.response.v1'],
+        $or: [{ context: { n: [7, true] } }, { context_omitted: [true] }],
+      });
     });
 
+    it('contains_any on a text field whose words were cut routes the event, for the executor to re-check', () => {
+      const selector = onPath('contains_any', ['needle'], '$.content');
+      const event = changeEvent({ context: { content: 'hay' } });
+      const truncated = { ...event, detail: { ...event.detail, words_truncated: true } };
+      expect(routes(selector, event)).toBe(false);
+      expect(routes(selector, truncated)).toBe(true);
+      // Selectors without a text contains_any ignore the flag.
+      expect(routes(onPath('eq', 'x', '$.content'), truncated)).toBe(false);
+    });
     it('gt, gte, lt and lte compare numbers', () => {
       const at = (n: number) => changeEvent({ context: { status: n } });
       expect(routes(onPath('gt', 5), at(6))).toBe(true);
@@ -264,7 +342,7 @@ describe('compileTriggerPattern', () => {
       expect(routes(selector, changeEvent({ context_omitted: true, schema_name: 'other.thing.v1' }))).toBe(
         false,
       );
-      expect(routes(selector, changeEvent({ context_omitted: true, created_by: PRINCIPAL }))).toBe(false);
+      expect(routes(selector, changeEvent({ context_omitted: true, updated_by: PRINCIPAL }))).toBe(false);
     });
   });
 
@@ -317,7 +395,7 @@ describe('compileTriggerPattern', () => {
       ).toBe(false);
     });
 
-    it('still pins the workspace and excludes the definition itself', () => {
+    it("still pins the workspace and excludes the definition's own writes", () => {
       const event = changeEvent({
         schema_name: 'agent.context.v1',
         tags: ['consumer:default-chat-assistant'],
@@ -326,7 +404,7 @@ describe('compileTriggerPattern', () => {
         matchesEventPattern(pattern, { ...event, detail: { ...event.detail, workspace: 'team-b' } }),
       ).toBe(false);
       expect(
-        matchesEventPattern(pattern, { ...event, detail: { ...event.detail, created_by: PRINCIPAL } }),
+        matchesEventPattern(pattern, { ...event, detail: { ...event.detail, updated_by: PRINCIPAL } }),
       ).toBe(false);
     });
   });
@@ -418,6 +496,56 @@ describe('compileTriggerPattern', () => {
       expect(issues[0]?.message).toMatch(/over EventBridge's limit of 2048/);
     });
 
+    it('refuses a contains_any value that is not one word, pointing at separate values or "in"', () => {
+      const phrase = validationIssues(() =>
+        compileSelector(onPath('contains_any', ['file', 'list files'], '$.content')),
+      );
+      expect(phrase[0]?.path).toBe('context_match[0].value[1]');
+      expect(phrase[0]?.message).toMatch(/"list files" is 2 words \(list, files\)/);
+      expect(phrase[0]?.message).toMatch(/separate values/);
+      expect(phrase[0]?.message).toMatch(/"in"/);
+      const none = validationIssues(() => compileSelector(onPath('contains_any', ['?!'], '$.content')));
+      expect(none[0]?.message).toMatch(/holds no word/);
+      // Punctuation around one word is not a second word.
+      expect(() => compileSelector(onPath('contains_any', ['list!', 'file.txt'], '$.content'))).not.toThrow();
+    });
+
+    it('refuses contains_any selectors whose word alternatives outgrow the pattern size limit', () => {
+      const words = Array.from({ length: 90 }, (_, i) => `keyword${i}`);
+      const issues = validationIssues(() =>
+        compileTriggerPattern({
+          workspace: WORKSPACE,
+          principal: PRINCIPAL,
+          selectors: [onPath('contains_any', words, '$.content')],
+        }),
+      );
+      expect(issues[0]?.path).toBe('selectors[0]');
+      expect(issues[0]?.message).toMatch(/over EventBridge's limit of 2048/);
+    });
+
+    it("keeps several contains_any conditions within EventBridge's $or limits", () => {
+      const selector = {
+        schema_name: 'user.message.v1',
+        context_match: [
+          { path: '$.content', op: 'contains_any', value: ['file', 'list'] },
+          { path: '$.subject', op: 'contains_any', value: ['urgent'] },
+          { path: '$.channel', op: 'ne', value: 'spam' },
+        ],
+      } as SelectorInput;
+      const pattern = compileTriggerPattern({
+        workspace: WORKSPACE,
+        principal: PRINCIPAL,
+        selectors: [selector],
+      });
+      // 2 × 2 × 2 word/element alternatives, the cut-words and omitted-context cases: one flat $or.
+      expect((pattern.detail as { $or: unknown[] }).$or).toHaveLength(10);
+      const event = changeEvent({
+        schema_name: 'user.message.v1',
+        context: { content: 'List them', subject: 'Urgent: files', channel: 'mail' },
+      });
+      expect(matchesEventPattern(pattern, event)).toBe(true);
+    });
+
     it('accepts a larger pattern when the account quota is raised, up to 4096', () => {
       const many = Array.from({ length: 120 }, (_, i) => `value-number-${i}`);
       const input = { workspace: WORKSPACE, principal: PRINCIPAL, selectors: [onPath('in', many)] };
@@ -475,6 +603,36 @@ describe('matchesSelector', () => {
         context: { content: ['show', 'file'] },
       }),
     ).toBe(true);
+  });
+
+  it("finds the words of the stored text itself, without the event's word limits", () => {
+    const long = `${Array.from({ length: 3000 }, (_, i) => `w${i}`).join(' ')} javascript`;
+    expect(contextWords({ content: long }).truncated).toBe(true);
+    expect(
+      matchesSelector(selector, {
+        schema_name: 'user.message.v1',
+        tags: ['chat:input'],
+        context: { content: long },
+      }),
+    ).toBe(true);
+    expect(
+      matchesSelector(selector, {
+        schema_name: 'user.message.v1',
+        tags: ['chat:input'],
+        context: { content: 'Can you list my files?' },
+        // Stale or partial words in the subject are ignored.
+        words: {},
+        words_truncated: true,
+      }),
+    ).toBe(true);
+    expect(
+      matchesSelector(selector, {
+        schema_name: 'user.message.v1',
+        tags: ['chat:input'],
+        context: { content: 'hello there' },
+        words: { content: ['list'] },
+      }),
+    ).toBe(false);
   });
 
   it('computes the tag map itself, so a stored breadcrumb can be passed as is', () => {

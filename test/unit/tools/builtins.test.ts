@@ -128,13 +128,32 @@ describe('breadcrumb.create tool', () => {
 });
 
 describe('breadcrumb.search tool', () => {
-  it('lists in the caller workspace only', async () => {
-    const list = vi.fn(async () => ({ items: [record({ id: 'n1', context: { a: 1 } })], next_cursor: null }));
+  it('lists in the caller workspace only and answers context views, never the stored context', async () => {
+    const stored = record({
+      id: 'n1',
+      context: { a: 1, secret: 's3cr3t' },
+      llm_hints: { exclude: ['secret'] },
+    });
+    const list = vi.fn(async () => ({ items: [stored], next_cursor: null }));
+    // The store applies llm_hints (DynamoBreadcrumbStore.contextViews; tested against DynamoDB Local).
+    const contextViews = vi.fn(async (_ws: string, records: readonly Breadcrumb[]) =>
+      records.map((r) => ({
+        id: r.id,
+        schema_name: r.schema_name,
+        title: r.title,
+        tags: r.tags,
+        version: r.version,
+        updated_at: r.updated_at,
+        context: { a: r.context.a },
+      })),
+    );
     const out = await breadcrumbSearchTool.run(
       { schema_name: 'note.v1', limit: 3 },
-      toolContext({ store: { list } as unknown as BreadcrumbStore }),
+      toolContext({ store: { list, contextViews } as unknown as BreadcrumbStore }),
     );
     expect(list).toHaveBeenCalledWith({ workspace: 'ws-test', schema_name: 'note.v1', limit: 3 });
+    expect(contextViews).toHaveBeenCalledWith('ws-test', [stored]);
     expect(out.items).toEqual([expect.objectContaining({ id: 'n1', context: { a: 1 } })]);
+    expect(JSON.stringify(out)).not.toContain('s3cr3t');
   });
 });

@@ -71,10 +71,12 @@ afterAll(async () => {
 
 const local = (extra: Record<string, unknown> = {}) =>
   toolContext({ config: { allowed_hosts: ['127.0.0.1', 'localhost'], allow_private: true, ...extra } });
+/** The tool on a stack started with `--allow-private-network` (the test server listens on loopback). */
+const devTool = createHttpTool({ allowPrivateNetwork: true });
 
 describe('http tool', () => {
   it('calls an allowed host and parses a JSON body', async () => {
-    const out = await httpTool.run({ url: `http://127.0.0.1:${port}/json` }, local());
+    const out = await devTool.run({ url: `http://127.0.0.1:${port}/json` }, local());
     expect(out).toMatchObject({
       status: 200,
       body: { items: [{ name: 'a' }, { name: 'b' }], method: 'GET' },
@@ -82,7 +84,7 @@ describe('http tool', () => {
   });
 
   it('sends a JSON body and maps the response with JSONata', async () => {
-    const out = await httpTool.run(
+    const out = await devTool.run(
       {
         method: 'POST',
         url: `http://127.0.0.1:${port}/echo`,
@@ -99,6 +101,53 @@ describe('http tool', () => {
     await expect(httpTool.run({ url: `http://127.0.0.1:${port}/json` }, ctx)).rejects.toThrow(
       /private, loopback or link-local/,
     );
+    // Even on a stack that allows private network access, the definition has to ask for it.
+    await expect(devTool.run({ url: `http://127.0.0.1:${port}/json` }, ctx)).rejects.toThrow(
+      /private, loopback or link-local/,
+    );
+  });
+
+  it('refuses a definition asking for allow_private on a stack that does not allow it, whatever the URL', async () => {
+    const calls: string[] = [];
+    const tool = createHttpTool({
+      allowPrivateNetwork: false,
+      lookup: async () => [{ address: '93.184.216.34', family: 4 }],
+      fetch: async (url) => {
+        calls.push(String(url));
+        return new Response('ok');
+      },
+    });
+    const asking = toolContext({ config: { allowed_hosts: ['*'], allow_private: true } });
+    for (const url of [`http://127.0.0.1:${port}/json`, 'http://public.example.com/']) {
+      await expect(tool.run({ url }, asking), url).rejects.toThrow(
+        /config\.allow_private .* which this stack does not allow: only a stack started with `crumbs dev --allow-private-network`/,
+      );
+    }
+    expect(calls).toEqual([]);
+  });
+
+  it('reads CRUMBS_ALLOW_PRIVATE_NETWORK once: off unless it is 1', async () => {
+    const saved = process.env.CRUMBS_ALLOW_PRIVATE_NETWORK;
+    try {
+      delete process.env.CRUMBS_ALLOW_PRIVATE_NETWORK;
+      const strict = createHttpTool();
+      await expect(strict.run({ url: `http://127.0.0.1:${port}/json` }, local())).rejects.toThrow(
+        /does not allow/,
+      );
+      process.env.CRUMBS_ALLOW_PRIVATE_NETWORK = '1';
+      // Read once: the variable set later changes nothing for a tool that already ran.
+      await expect(strict.run({ url: `http://127.0.0.1:${port}/json` }, local())).rejects.toThrow(
+        /does not allow/,
+      );
+      await expect(
+        createHttpTool().run({ url: `http://127.0.0.1:${port}/json` }, local()),
+      ).resolves.toMatchObject({
+        status: 200,
+      });
+    } finally {
+      if (saved === undefined) delete process.env.CRUMBS_ALLOW_PRIVATE_NETWORK;
+      else process.env.CRUMBS_ALLOW_PRIVATE_NETWORK = saved;
+    }
   });
 
   it('refuses a DNS name that resolves to 127.0.0.1', async () => {
@@ -130,7 +179,7 @@ describe('http tool', () => {
 
   it('refuses hosts outside config.allowed_hosts, and calls without an allow-list', async () => {
     await expect(
-      httpTool.run(
+      devTool.run(
         { url: `http://127.0.0.1:${port}/json` },
         toolContext({ config: { allowed_hosts: ['api.example.com'], allow_private: true } }),
       ),
@@ -153,20 +202,20 @@ describe('http tool', () => {
 
   it('cuts off responses larger than max_response_bytes', async () => {
     await expect(
-      httpTool.run({ url: `http://127.0.0.1:${port}/big` }, local({ max_response_bytes: 1024 })),
+      devTool.run({ url: `http://127.0.0.1:${port}/big` }, local({ max_response_bytes: 1024 })),
     ).rejects.toThrow(/more than config.max_response_bytes/);
     await expect(
-      httpTool.run({ url: `http://127.0.0.1:${port}/big-chunked` }, local({ max_response_bytes: 1500 })),
+      devTool.run({ url: `http://127.0.0.1:${port}/big-chunked` }, local({ max_response_bytes: 1500 })),
     ).rejects.toThrow(/larger than config.max_response_bytes/);
   });
 
   it('fails retriably on 503 so SQS retries, and returns other errors as output', async () => {
-    await expect(httpTool.run({ url: `http://127.0.0.1:${port}/busy` }, local())).rejects.toBeInstanceOf(
+    await expect(devTool.run({ url: `http://127.0.0.1:${port}/busy` }, local())).rejects.toBeInstanceOf(
       RetriableError,
     );
-    const notFound = await httpTool.run({ url: `http://127.0.0.1:${port}/nope` }, local());
+    const notFound = await devTool.run({ url: `http://127.0.0.1:${port}/nope` }, local());
     expect(notFound).toMatchObject({ status: 404 });
-    const configured = await httpTool.run(
+    const configured = await devTool.run(
       { url: `http://127.0.0.1:${port}/busy` },
       local({ retry_on_status: [] }),
     );
@@ -175,7 +224,7 @@ describe('http tool', () => {
 
   it('times out', async () => {
     await expect(
-      httpTool.run({ url: `http://127.0.0.1:${port}/slow` }, local({ timeout_ms: 100 })),
+      devTool.run({ url: `http://127.0.0.1:${port}/slow` }, local({ timeout_ms: 100 })),
     ).rejects.toThrow(/timed out after 100 ms/);
   });
 });

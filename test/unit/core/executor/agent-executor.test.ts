@@ -65,6 +65,8 @@ class MemoryStore {
           .slice(0, q.limit),
         next_cursor: null,
       }),
+      // No llm_hints in these records: the context view is the record.
+      contextViews: async (_ws: string, records: readonly Breadcrumb[]) => [...records],
       update: async (_ws, id, patch, options) => {
         const r = await get(_ws, id);
         if (options.expectedVersion !== undefined && options.expectedVersion !== r.version) {

@@ -1,0 +1,23 @@
+/**
+ * Dashboard files. Triggered by API Gateway HTTP API (`GET /ui`, `GET /ui/{proxy+}`, no authorizer: the page is
+ * public, its data calls are not) — and locally by the local stack's server. Reads the built dashboard from
+ * `CRUMBS_UI_DIR` (the folder `cdk synth` bundles beside this handler, or the one `crumbs dev` builds). Writes
+ * nothing.
+ */
+import { fileURLToPath } from 'node:url';
+import middy from '@middy/core';
+import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
+import { staticSite } from '#shared/core/static-site.ts';
+import { ENV } from '#shared/topology.ts';
+import { instrumented, powertools } from '../wiring/powertools.ts';
+
+const pt = powertools('crumbs-ui', []);
+const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/', import.meta.url)));
+
+export const handler = instrumented(
+  middy(
+    async (event: HttpEvent): Promise<HttpResult> =>
+      site.serve(event.requestContext.http.method, event.rawPath),
+  ),
+  pt,
+);

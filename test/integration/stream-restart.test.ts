@@ -1,0 +1,102 @@
+/**
+ * The local stream resumes where it stopped. With `--data-dir`, a change committed while nothing read the stream
+ * (the stack crashed before its poller got to it) is published when the stack starts again on the same data,
+ * and the position read is kept in the data directory for the next start.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
+import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
+import { ensureTable } from '#local/provision.ts';
+import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
+import { topology } from '#shared/topology.ts';
+import { eventually } from '../support/local.ts';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function storeOn(endpoint: string): DynamoBreadcrumbStore {
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  return new DynamoBreadcrumbStore({
+    tableName: topology.table.name,
+    client: DynamoDBDocumentClient.from(client, translateConfig()),
+  });
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'crumbs-restart-'));
+let stack: LocalStack | undefined;
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('local stream after a restart', () => {
+  it('publishes a change committed before a crash when the stack starts again on the same data directory', async () => {
+    const ws = 'restart';
+    // The crash: a definition is committed to the table, and the process dies (SIGKILL) before any poller read it.
+    const ddb = await startDynamoDbLocal({ port: await freePort(), dataDir });
+    const raw = new DynamoDBClient({
+      endpoint: ddb.endpoint,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    await ensureTable(raw);
+    raw.destroy();
+    await storeOn(ddb.endpoint).create(
+      ws,
+      {
+        schema_name: 'tool.def.v1',
+        title: 'echo',
+        tags: [],
+        context: { name: 'echo', implementation: 'echo' },
+      },
+      { principal: 'user:test', id: 'tool-echo' },
+    );
+    ddb.process.kill('SIGKILL');
+    await new Promise((resolve) => ddb.process.once('exit', resolve));
+
+    stack = await startLocalStack({
+      apiPort: 0,
+      dynamodbPort: 0,
+      sqsPort: 0,
+      eventbridgePort: 0,
+      token: 'restart-token',
+      dataDir,
+      runExecutors: false,
+      seedDemo: false,
+    });
+    // Published and routed: the rule manager answers the definition's change event with its status.
+    const store = storeOn(stack.endpoints.dynamodb);
+    const status = await eventually(
+      async () =>
+        (
+          await store.list({
+            workspace: ws,
+            schema_name: 'definition.status.v1',
+            tag: 'definition:tool-echo',
+            limit: 1,
+          })
+        ).items[0],
+      30_000,
+    );
+    expect(status.context).toMatchObject({ definition_id: 'tool-echo', state: 'active' });
+    await stack.settle();
+    const checkpoints = JSON.parse(readFileSync(join(dataDir, 'stream-checkpoints.json'), 'utf8')) as Record<
+      string,
+      Record<string, string>
+    >;
+    expect(Object.values(checkpoints).flatMap((shards) => Object.values(shards)).length).toBeGreaterThan(0);
+  }, 180_000);
+});

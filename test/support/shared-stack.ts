@@ -1,0 +1,43 @@
+/**
+ * One local stack for every test project that needs one (integration and the browser tests): their global setups
+ * run in the same process, and two stacks side by side — two DynamoDB Locals, two sets of pollers — would only
+ * slow each other down on a 2-core machine. Counted, so the last project to finish stops it.
+ */
+import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { parseScopedTokens } from '#local/tokens.ts';
+
+export const TEST_TOKEN = 'integration-test-token';
+/** A token that may use only `SCOPED_WORKSPACE` (CRUMBS_TOKENS): every other workspace answers 403. */
+export const SCOPED_TOKEN = 'integration-scoped-token';
+export const SCOPED_WORKSPACE = 'scoped-only';
+
+const shared = globalThis as typeof globalThis & {
+  __crumbsTestStack?: { users: number; stack: Promise<LocalStack> };
+};
+
+export function acquireStack(): Promise<LocalStack> {
+  shared.__crumbsTestStack ??= {
+    users: 0,
+    stack: startLocalStack({
+      apiPort: 0,
+      dynamodbPort: 0,
+      sqsPort: 0,
+      eventbridgePort: 0,
+      token: TEST_TOKEN,
+      scopedTokens: parseScopedTokens(JSON.stringify({ [SCOPED_TOKEN]: [SCOPED_WORKSPACE] })),
+      // Tests call their own HTTP servers on 127.0.0.1 through the http tool.
+      allowPrivateNetwork: true,
+    }),
+  };
+  shared.__crumbsTestStack.users++;
+  return shared.__crumbsTestStack.stack;
+}
+
+export async function releaseStack(): Promise<void> {
+  const entry = shared.__crumbsTestStack;
+  if (!entry) return;
+  entry.users--;
+  if (entry.users > 0) return;
+  shared.__crumbsTestStack = undefined;
+  await (await entry.stack).stop();
+}

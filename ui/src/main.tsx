@@ -1,0 +1,184 @@
+/**
+ * The crumbs dashboard: a single page served at /ui on the API's origin. Views: Live, Breadcrumb, Thread,
+ * Definitions, Errors, Chat, Runs (and one Run). Routing is in the URL fragment (`#/thread/<id>`), so links can be shared and the
+ * server only ever serves the same three files.
+ */
+import { render } from 'preact';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { Api, type Session } from './api.ts';
+import {
+  forgetToken,
+  href,
+  parseRoute,
+  type Route,
+  readSession,
+  recentWorkspaces,
+  saveSession,
+  setWorkspace,
+} from './session.ts';
+import './styles.css';
+import { BreadcrumbView } from './views/breadcrumb.tsx';
+import { ChatView } from './views/chat.tsx';
+import { DefinitionsView } from './views/definitions.tsx';
+import { ErrorsView } from './views/errors.tsx';
+import { LiveView } from './views/live.tsx';
+import { RunsView, RunView } from './views/runs.tsx';
+import { ThreadView } from './views/thread.tsx';
+
+const NAV: { view: Route['view']; label: string }[] = [
+  { view: 'live', label: 'Live' },
+  { view: 'chat', label: 'Chat' },
+  { view: 'runs', label: 'Runs' },
+  { view: 'definitions', label: 'Definitions' },
+  { view: 'errors', label: 'Errors' },
+];
+
+function App() {
+  const [session, setSession] = useState<Session | undefined>(() => readSession());
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
+  useEffect(() => {
+    const onHash = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  const api = useMemo(() => (session ? new Api(session) : undefined), [session]);
+
+  if (!session || !api) {
+    return (
+      <Login
+        onLogin={(s) => {
+          saveSession(s);
+          setSession(s);
+        }}
+      />
+    );
+  }
+  const switchWorkspace = (workspace: string) => {
+    if (!workspace || workspace === session.workspace) return;
+    setWorkspace(workspace);
+    setSession({ ...session, workspace });
+    if (route.view === 'breadcrumb' || route.view === 'thread' || route.view === 'run')
+      location.hash = '#/live';
+  };
+  return (
+    <div class="shell">
+      <header class="top">
+        <a class="brand" href="#/live">
+          crumbs
+        </a>
+        <nav>
+          {NAV.map((n) => (
+            <a
+              key={n.view}
+              href={href({ view: n.view } as Route)}
+              class={route.view === n.view ? 'active' : ''}
+              data-nav={n.view}
+            >
+              {n.label}
+            </a>
+          ))}
+          {route.view === 'thread' || route.view === 'breadcrumb' || route.view === 'run' ? (
+            <span class="active crumb-nav">
+              {{ thread: 'Thread', breadcrumb: 'Breadcrumb', run: 'Run' }[route.view]}
+            </span>
+          ) : null}
+        </nav>
+        <WorkspacePicker current={session.workspace} onSwitch={switchWorkspace} />
+        <button
+          type="button"
+          class="link"
+          onClick={() => {
+            forgetToken();
+            setSession(undefined);
+          }}
+        >
+          Log out
+        </button>
+      </header>
+      <main key={session.workspace}>
+        {route.view === 'live' && <LiveView api={api} />}
+        {route.view === 'breadcrumb' && <BreadcrumbView api={api} id={route.id} key={route.id} />}
+        {route.view === 'thread' && <ThreadView api={api} id={route.id} key={route.id} />}
+        {route.view === 'definitions' && <DefinitionsView api={api} />}
+        {route.view === 'errors' && <ErrorsView api={api} />}
+        {route.view === 'chat' && <ChatView api={api} />}
+        {route.view === 'runs' && <RunsView api={api} />}
+        {route.view === 'run' && <RunView api={api} id={route.id} key={route.id} />}
+      </main>
+    </div>
+  );
+}
+
+function WorkspacePicker({ current, onSwitch }: { current: string; onSwitch: (w: string) => void }) {
+  const [value, setValue] = useState(current);
+  useEffect(() => setValue(current), [current]);
+  return (
+    <form
+      class="workspace"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSwitch(value.trim());
+      }}
+    >
+      <label>
+        workspace
+        <input
+          name="workspace"
+          list="recent-workspaces"
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+        />
+      </label>
+      <datalist id="recent-workspaces">
+        {recentWorkspaces().map((w) => (
+          <option key={w} value={w} />
+        ))}
+      </datalist>
+      <button type="submit">Switch</button>
+    </form>
+  );
+}
+
+function Login({ onLogin }: { onLogin: (s: Session) => void }) {
+  const [token, setToken] = useState('');
+  const [workspace, setWs] = useState(localStorage.getItem('crumbs.workspace') || 'demo');
+  const [error, setError] = useState<string>();
+  return (
+    <div class="login">
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const session = { token: token.trim(), workspace: workspace.trim() || 'demo' };
+          // Check the token with a cheap authenticated call before keeping it.
+          try {
+            await new Api(session).definitions();
+            onLogin(session);
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <h1>crumbs</h1>
+        <p>Paste the API token (`crumbs dev` prints it, with a link that logs in directly).</p>
+        <label>
+          Token
+          <input
+            name="token"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onInput={(e) => setToken(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Workspace
+          <input name="workspace" value={workspace} onInput={(e) => setWs(e.currentTarget.value)} />
+        </label>
+        {error && <p class="error">{error}</p>}
+        <button type="submit">Log in</button>
+      </form>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

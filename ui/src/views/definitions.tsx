@@ -1,0 +1,105 @@
+/** Definitions: every agent, tool, workflow and context definition with its rule state; explain a trigger. */
+import { useState } from 'preact/hooks';
+import type { Api, DefinitionSummary, Explanation } from '../api.ts';
+import { Badge, ErrorLine, Json, useLoad } from '../components.tsx';
+import { dateTime } from '../format.ts';
+import { href } from '../session.ts';
+
+export function DefinitionsView({ api }: { api: Api }) {
+  const loaded = useLoad(() => api.definitions(), [api]);
+  if (loaded.error) return <ErrorLine error={loaded.error} />;
+  if (!loaded.value) return <p class="muted">Loading…</p>;
+  const items = loaded.value.items;
+  return (
+    <section>
+      <div class="heading">
+        <h2>Definitions</h2>
+        <span class="muted">
+          {items.length} in {api.workspace}
+        </span>
+        <button type="button" class="link" onClick={loaded.reload}>
+          refresh
+        </button>
+      </div>
+      {items.length === 0 && <p class="muted">No definitions in this workspace.</p>}
+      <div class="cards">
+        {items.map((d) => (
+          <Definition key={d.id} api={api} d={d} />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
+  const [target, setTarget] = useState('');
+  const [result, setResult] = useState<Explanation>();
+  const [error, setError] = useState<string>();
+  return (
+    <article class="card" data-definition={d.id}>
+      <header>
+        <a class="mono" href={href({ view: 'breadcrumb', id: d.id })}>
+          {d.id}
+        </a>
+        <Badge kind={d.state === 'active' ? 'ok' : d.state === 'invalid' ? 'error' : 'warn'}>{d.state}</Badge>
+      </header>
+      <p class="meta">
+        {d.kind} · {d.schema_name} · v{d.version} · {dateTime(d.updated_at)}
+      </p>
+      {d.title && <p>{d.title}</p>}
+      {d.errors.length > 0 && (
+        <ul class="error">
+          {d.errors.map((e) => (
+            <li key={e.path}>
+              <span class="mono">{e.path}</span>: {e.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      <details>
+        <summary>pattern {d.rule_name ? <span class="mono muted">{d.rule_name}</span> : null}</summary>
+        <Json value={d.pattern} />
+      </details>
+      <form
+        class="explain"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setError(undefined);
+          setResult(undefined);
+          try {
+            setResult(await api.explain(d.id, target.trim()));
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <input
+          name="breadcrumb"
+          placeholder="breadcrumb id"
+          value={target}
+          onInput={(e) => setTarget(e.currentTarget.value)}
+        />
+        <button type="submit">Explain</button>
+      </form>
+      {error && <p class="error">{error}</p>}
+      {result && (
+        <div class={`explanation ${result.matched ? 'ok' : 'error'}`}>
+          <b>{result.matched ? `triggers it (selector ${result.matchedSelector})` : 'does not trigger it'}</b>
+          {result.envelope && (
+            <div>
+              {result.envelope.field}: {result.envelope.reason}
+            </div>
+          )}
+          <ul>
+            {result.selectors.map((s) => (
+              <li key={s.index}>
+                selector {s.index}:{' '}
+                {s.matched ? 'matches' : `fails at ${s.failure?.field}: ${s.failure?.reason ?? ''}`}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </article>
+  );
+}
