@@ -112,7 +112,10 @@ export interface HttpTrigger {
 export interface BundlingDeclaration {
   /** Import specifiers (esbuild patterns, e.g. `js-tiktoken/ranks/*`) not bundled. */
   readonly externalModules?: readonly string[];
-  /** Packages installed into the asset's node_modules (at the lock file's versions). */
+  /**
+   * Installed packages copied into the asset's node_modules with their dependencies, at the lock file's versions
+   * (`infra/installed-packages.ts`): what the external modules above import.
+   */
   readonly nodeModules?: readonly string[];
   /** Repository files copied next to the bundle (e.g. a worker thread script). */
   readonly copyFiles?: readonly string[];

@@ -28,6 +28,7 @@ import {
   type ExecutorRunner,
   type FunctionDeclaration,
 } from '#shared/topology.ts';
+import { copyInstalledPackages } from '../installed-packages.ts';
 
 /** Repository root: topology entries are relative to it, and so are `package-lock.json` and `tsconfig.json`. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -125,7 +126,7 @@ export interface ExtraFiles {
 
 /**
  * `CRUMBS_BUNDLING`, plus what the declaration says its bundle leaves out (`bundling` in the topology): modules
- * kept external, packages installed beside the bundle (NodejsFunction installs them from the lock file), and
+ * kept external, the installed packages that provide them copied beside the bundle (`installed-packages.ts`), and
  * repository files copied next to it (a worker script); and a folder of files copied beside it (`extraFiles`).
  * The bundle test and benchmark bundle with these same options.
  */
@@ -133,18 +134,19 @@ export function bundlingOptionsFor(
   extra: BundlingDeclaration | undefined,
   extraFiles?: ExtraFiles,
 ): BundlingOptions {
+  const packages = extra?.nodeModules ?? [];
   const files = extra?.copyFiles ?? [];
-  const hooks = files.length > 0 || extraFiles !== undefined;
+  const hooks = packages.length > 0 || files.length > 0 || extraFiles !== undefined;
   return {
     ...CRUMBS_BUNDLING,
     externalModules: [...CRUMBS_BUNDLING.externalModules, ...(extra?.externalModules ?? [])],
-    ...(extra?.nodeModules !== undefined ? { nodeModules: [...extra.nodeModules] } : {}),
     ...(hooks
       ? {
           commandHooks: {
             beforeBundling: () => [],
             beforeInstall: () => [],
             afterBundling: (inputDir: string, outputDir: string) => [
+              ...copyInstalledPackages(packages, REPO_ROOT, inputDir, outputDir),
               ...files.map(
                 (file) => `cp ${JSON.stringify(join(inputDir, file))} ${JSON.stringify(`${outputDir}/`)}`,
               ),

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleFunction } from '#infra/bundling.ts';
 import { bundlingOptionsFor, REPO_ROOT } from '#infra/constructs/crumbs-function.ts';
+import { installedPackagePaths } from '#infra/installed-packages.ts';
 import { allFunctions, topology } from '#shared/topology.ts';
 
 /** More than twice the largest bundle (executor-tool, ~860 KB): room to grow, not to pull in a library by mistake. */
@@ -59,6 +60,14 @@ describe('function bundles', () => {
       for (const file of declared?.copyFiles ?? [])
         expect(existsSync(join(REPO_ROOT, file)), file).toBe(true);
 
+      // What it ships beside the bundle comes with what that imports, at the locked versions.
+      for (const dir of installedPackagePaths(declared?.nodeModules ?? [], REPO_ROOT)) {
+        const installed = readJson<{ version: string }>(join(dir, 'package.json')).version;
+        expect(installed, `${dir} is not the version package-lock.json pins`).toBe(
+          lock.packages[dir]?.version,
+        );
+      }
+
       const packages = new Map<string, string>();
       for (const input of bundle.inputs) {
         const found = packageOf(input);
@@ -87,4 +96,12 @@ describe('function bundles', () => {
       );
     });
   }
+
+  it('ships the packages a bundle leaves external with their dependencies (QuickJS needs its FFI types)', () => {
+    expect(installedPackagePaths(['quickjs-emscripten-core'], REPO_ROOT)).toEqual([
+      'node_modules/@jitl/quickjs-ffi-types',
+      'node_modules/quickjs-emscripten-core',
+    ]);
+    expect(() => installedPackagePaths(['no-such-package-here'], REPO_ROOT)).toThrow(/does not list/);
+  });
 });
