@@ -10,9 +10,10 @@
  */
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
 import { DynamoCircuitStore } from '#shared/adapters/dynamodb/circuit-store.ts';
-import { guardedFetch, networkPolicyFromEnv } from '#shared/adapters/http/guarded-fetch.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
+import { privateNetworkAllowed } from '#shared/adapters/network/network-guard.ts';
 import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
@@ -28,8 +29,14 @@ import { evaluateJsonata } from '#shared/tools/jsonata.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
-const policy = networkPolicyFromEnv();
-const guarded = guardedFetch(policy);
+// The stack's private-network switch, read at the first call (the local stack imports handlers before it may set
+// it), and the only thing that lets these calls reach loopback or private addresses.
+let stackAllowsPrivate: boolean | undefined;
+const allowPrivate = (): boolean => {
+  stackAllowsPrivate ??= privateNetworkAllowed();
+  return stackAllowsPrivate;
+};
+const guarded = guardedFetch({ allowPrivate });
 const secrets = secretsFromEnv();
 const mcp = new SdkMcpClient({ fetch: guarded });
 const a2a = new SdkA2aClient({ fetch: guarded });
@@ -42,7 +49,12 @@ export const handler = createExecutorHandler('agent-remote', {
       types: {
         tool: createToolAgent({ mcp, secrets, llm, resolveTool: mcpToolResolver(store, secrets) }),
         api: createApiAgent({
-          fetchFor: (allowedHosts) => guardedFetch(policy, { allowedHosts }),
+          fetchFor: (allowedHosts) =>
+            guardedFetch({
+              allowPrivate,
+              allowedHosts,
+              fields: { allowedHosts: 'transport.api.allowed_hosts' },
+            }),
           secrets,
           evaluate: evaluateJsonata,
         }),

@@ -31,7 +31,7 @@ import {
   type A2aReply,
   type A2aTaskState,
 } from '#shared/ports/a2a.ts';
-import { NetworkGuardError } from '../http/guarded-fetch.ts';
+import { NetworkGuardError } from '../network/network-guard.ts';
 
 const CLIENT_TTL_MS = 5 * 60_000;
 const ROLE_USER = 1;

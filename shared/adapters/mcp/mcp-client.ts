@@ -26,7 +26,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { McpCallResult, McpClient, McpServer, McpToolInfo } from '#shared/ports/mcp.ts';
-import { NetworkGuardError } from '../http/guarded-fetch.ts';
+import { NetworkGuardError } from '../network/network-guard.ts';
 
 const CLIENT_INFO = { name: 'crumbs', version: '0.1.0' };
 const DEFAULT_TIMEOUT_MS = 30_000;

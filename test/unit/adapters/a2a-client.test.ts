@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
-import { guardedFetch } from '#shared/adapters/http/guarded-fetch.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { startA2aServer, type TestA2aServer } from '../../support/a2a-server.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedFetch } from '#shared/adapters/http/guarded-fetch.ts';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { startMcpServer, type TestMcpServer } from '../../support/mcp-server.ts';
 

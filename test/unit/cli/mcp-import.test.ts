@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crumbsToolName, mcpToolDefinitions } from '#cli/commands/mcp.ts';
-import { guardedFetch } from '#shared/adapters/http/guarded-fetch.ts';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { runMcpTool } from '#shared/core/agents/mcp-tools.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { guardedFetch } from '#shared/adapters/http/guarded-fetch.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { createApiAgent, retryAfterSeconds } from '#shared/core/agents/api-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
@@ -18,7 +18,8 @@ afterEach(async () => {
 
 function apiAgent(allowPrivate = true, env: NodeJS.ProcessEnv = { PARTNER_TOKEN: 's3cret' }) {
   return createApiAgent({
-    fetchFor: (allowedHosts) => guardedFetch({ allowPrivate }, { allowedHosts }),
+    fetchFor: (allowedHosts) =>
+      guardedFetch({ allowPrivate, allowedHosts, fields: { allowedHosts: 'transport.api.allowed_hosts' } }),
     secrets: new EnvSecrets(env),
     evaluate: evaluateJsonata,
   });
@@ -123,7 +124,9 @@ describe('api agent', () => {
       res.end();
     });
     const s = spec({ transport: { kind: 'api', api: { endpoint: `${server.url}/r` } } });
-    await expect(apiAgent().run(agentRun(s, { input: {} }))).rejects.toThrow(/not in the allowed hosts/);
+    await expect(apiAgent().run(agentRun(s, { input: {} }))).rejects.toThrow(
+      /not in transport\.api\.allowed_hosts/,
+    );
     await expect(apiAgent(false).run(agentRun(s, { input: {} }))).rejects.toThrow(/private, loopback/);
   });
 

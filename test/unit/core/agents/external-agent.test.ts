@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
-import { guardedFetch } from '#shared/adapters/http/guarded-fetch.ts';
 import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { CircuitBreaker, CircuitOpenError } from '#shared/core/agents/circuit-breaker.ts';
 import { createExternalAgent, externalTaskId } from '#shared/core/agents/external-agent.ts';

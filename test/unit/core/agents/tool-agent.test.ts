@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedFetch } from '#shared/adapters/http/guarded-fetch.ts';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { createToolAgent } from '#shared/core/agents/tool-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
