@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import { agentModel, agentModelPath } from '#shared/domain/agent-spec.ts';
 import { type Breadcrumb, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
@@ -80,7 +81,10 @@ export interface DefinitionStatus {
   event_bus: string;
   pattern: unknown;
   pattern_hash: string | null;
-  /** For agents: the provider and model their calls go to. Null for other kinds and invalid definitions. */
+  /**
+   * For agents whose type calls a model (context agents; tool agents with `extract_arguments`): the provider and
+   * model their calls go to (`agentModel`). Null for agents that call none, other kinds and invalid definitions.
+   */
   llm: ResolvedModel | null;
 }
 
@@ -115,12 +119,17 @@ export function evaluateDefinition(
   };
   try {
     const parsed = validateDefinition(record.schema_name, record.context);
+    // The model the agent's type will call (none for api, external and function agents, nor for tool agents
+    // that take their arguments as given), resolved as the LLM router will resolve it.
+    const model = parsed.kind === 'agent' && parsed.spec ? agentModel(parsed.spec) : undefined;
     const llm =
-      parsed.kind === 'agent'
+      parsed.kind === 'agent' && model !== undefined
         ? resolveModel(
-            parsed.definition.model,
+            model,
             defaultLlmProvider,
-            record.schema_name === 'agent.definition.v1' ? 'llm_config.model' : 'model',
+            record.schema_name === 'agent.definition.v1'
+              ? 'llm_config.model'
+              : agentModelPath(parsed.definition),
           )
         : null;
     const entries = triggerSelectorEntries(parsed.kind, parsed.definition);

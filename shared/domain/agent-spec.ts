@@ -23,6 +23,7 @@ import { type AgentYaml, AgentYamlSchema, type Transform } from './agent-types.t
 import { toFieldIssues } from './breadcrumb.ts';
 import type { AgentDefinition, ExpressionCheck } from './definitions.ts';
 import { type FieldIssue, ValidationError } from './errors.ts';
+import { DEFAULT_MODEL_ID } from './llm-model.ts';
 import type { YamlParser } from './yaml.ts';
 
 /** Default token budget of a context agent's system prompt plus assembled context. */
@@ -184,12 +185,44 @@ export function agentSpec(def: AgentDefinition, checks: SpecChecks = {}): AgentS
   return spec;
 }
 
-/** `model` wins over `llm`; `llm: { provider, model }` is spelled `provider/model` as the LLM router reads it. */
+/**
+ * The model string this agent's type calls (`provider/model`, or a bare id for the stack's default provider), or
+ * undefined when the type calls no model. The one answer to "which model runs": the executors call this model and
+ * the rule manager reports it as the definition status's `llm`.
+ *   context  always: its `model` / `llm`, else the default provider's default model;
+ *   tool     only with `extract_arguments` (the model picks the tool and its arguments), the same way;
+ *   api, external, function  never (their transforms, partners and code run without a model).
+ */
+export function agentModel(spec: AgentSpec): string | undefined {
+  switch (spec.type) {
+    case 'context':
+      return spec.llm.model ?? DEFAULT_MODEL_ID;
+    case 'tool':
+      return spec.extractArguments ? (spec.llm.model ?? DEFAULT_MODEL_ID) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Where an agent definition sets its model, for error paths (`model`, `llm.model` or `llm.provider`). */
+export function agentModelPath(def: AgentDefinition): string {
+  if (def.model !== undefined) return 'model';
+  if (def.llm?.model !== undefined) return 'llm.model';
+  if (def.llm?.provider !== undefined) return 'llm.provider';
+  return 'model';
+}
+
+/**
+ * `model` wins over `llm`; `llm: { provider, model }` is spelled `provider/model` as the LLM router reads it, and
+ * `llm: { provider }` alone means that provider's default model (not the stack's default provider).
+ */
 function llmSettings(def: AgentDefinition): SpecBase['llm'] {
   const llm = def.llm;
   const fromLlm =
     llm?.model === undefined
-      ? undefined
+      ? llm?.provider !== undefined
+        ? `${llm.provider}/${DEFAULT_MODEL_ID}`
+        : undefined
       : llm.provider !== undefined && !llm.model.startsWith(`${llm.provider}/`)
         ? `${llm.provider}/${llm.model}`
         : llm.model;

@@ -17,7 +17,7 @@
  * the fields the type needs present (`transport`, `function_code`, `yaml.tools`), and api transforms compiled.
  */
 import jsonata from 'jsonata';
-import { agentSpec } from './agent-spec.ts';
+import { type AgentSpec, agentSpec } from './agent-spec.ts';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
 import { parseYaml } from './yaml.ts';
 
@@ -42,12 +42,15 @@ function describeJsonataError(error: unknown): string {
 
 const CHECKED_SCHEMAS = definitionSchemas({ expression: jsonataSyntaxError });
 
+/** A definition that passed every check; an agent's with the configuration its type runs with. */
+export type ValidatedDefinition = ParsedDefinition & { readonly spec?: AgentSpec };
+
 /**
  * Parses a definition's `context` by its schema name, with every check a writer should hear about. Throws
  * ValidationError with paths relative to the context, as `parseDefinition` does.
  */
-export function validateDefinition(schemaName: string, context: unknown): ParsedDefinition {
+export function validateDefinition(schemaName: string, context: unknown): ValidatedDefinition {
   const parsed = parseDefinition(schemaName, context, CHECKED_SCHEMAS);
-  if (parsed.kind === 'agent') agentSpec(parsed.definition, { parseYaml, expression: jsonataSyntaxError });
-  return parsed;
+  if (parsed.kind !== 'agent') return parsed;
+  return { ...parsed, spec: agentSpec(parsed.definition, { parseYaml, expression: jsonataSyntaxError }) };
 }

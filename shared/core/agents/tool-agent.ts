@@ -15,7 +15,9 @@
  * The answer: MCP's `CallToolResult` → `output` = `structuredContent`, else the JSON of a single text block, else
  * `{ content }`; `text` = the text blocks joined. `isError: true` → an error answer carrying the tool's message.
  */
+import { agentModel } from '#shared/domain/agent-spec.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import { DEFAULT_MODEL_ID } from '#shared/domain/llm-model.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
 import type { McpCallResult, McpClient, McpServer } from '#shared/ports/mcp.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
@@ -35,8 +37,6 @@ export interface ToolAgentDeps {
   readonly resolveTool?: (workspace: string, name: string) => Promise<McpToolRef | undefined>;
   /** For `extract_arguments`. */
   readonly llm?: LlmClient;
-  /** The model used when the definition names none. */
-  readonly defaultModel?: string;
 }
 
 interface ToolCall {
@@ -141,7 +141,8 @@ async function extractCall(run: AgentRun<SpecOf<'tool'>>, deps: ToolAgentDeps): 
     };
   });
   const response = await deps.llm.generate({
-    model: run.spec.llm.model ?? deps.defaultModel ?? 'default',
+    // The model the rule manager reports in the definition's status (`agentModel`).
+    model: agentModel(run.spec) ?? DEFAULT_MODEL_ID,
     system:
       run.definition.system_prompt ??
       'Choose the one tool that serves the request and fill in its arguments from the message. Call exactly one tool.',

@@ -40,7 +40,7 @@
 import { createHash } from 'node:crypto';
 import { type ContextSource, fitContext } from '#shared/core/agents/context-budget.ts';
 import { type AgentTask, agentTaskOf } from '#shared/core/agents/contract.ts';
-import { type AgentSpec, agentSpec } from '#shared/domain/agent-spec.ts';
+import { type AgentSpec, agentModel, agentSpec } from '#shared/domain/agent-spec.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
@@ -184,7 +184,8 @@ export async function contextTurn(
   const def = input.definition;
   const workspace = input.trigger.workspace;
   const userMessage = await userMessageOf(input, deps.store, task);
-  const model = def.model ?? spec.llm.model ?? DEFAULT_AGENT_MODEL;
+  // The model the rule manager reports in the definition's status (`agentModel`): one answer to "which model".
+  const model = agentModel(spec) ?? DEFAULT_AGENT_MODEL;
   const prompt = await systemPrompt(def, input, spec, model, deps.tokenizers);
   const conversation: AgentConversation = {
     agent_id: def.agent_id,

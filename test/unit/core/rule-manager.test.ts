@@ -236,6 +236,77 @@ describe('rule manager (in memory)', () => {
     });
   });
 
+  it('reports the model each agent type will call: its llm block when the type calls one, null when it calls none', () => {
+    const llmOf = (context: Record<string, unknown>) => {
+      const status = evaluateDefinition(definitionRecord('agent.def.v1', context), 'bus', 'p-', 'bedrock');
+      expect(status.state, JSON.stringify(status.errors)).toBe('active');
+      return status.llm;
+    };
+    const mcp = { kind: 'mcp', mcp: { url: 'https://m.example/mcp' } };
+    const llm = { provider: 'openrouter', model: 'openai/gpt-4o-mini' };
+    // A tool agent that picks the tool and its arguments from a message calls the model its llm block names.
+    expect(
+      llmOf({
+        agent_id: 'db',
+        type: 'tool',
+        transport: mcp,
+        yaml: 'tools: [query]\nextract_arguments: true\n',
+        llm,
+      }),
+    ).toEqual({ provider: 'openrouter', model: 'openai/gpt-4o-mini' });
+    // The same agent taking its arguments as given calls no model, whatever its llm block says.
+    expect(llmOf({ agent_id: 'db', type: 'tool', transport: mcp, yaml: 'tools: [query]\n', llm })).toBeNull();
+    // A provider alone means that provider's default model, not the stack's default provider.
+    expect(
+      llmOf({
+        agent_id: 'db',
+        type: 'tool',
+        transport: mcp,
+        yaml: 'tools: [q]\nextract_arguments: true\n',
+        llm: { provider: 'offline' },
+      }),
+    ).toEqual({ provider: 'offline', model: 'default' });
+    // A context agent's llm block counts as its model does.
+    expect(llmOf({ agent_id: 'golf', type: 'context', llm: { model: 'gpt-4o' } })).toEqual({
+      provider: 'bedrock',
+      model: 'gpt-4o',
+    });
+    for (const context of [
+      {
+        agent_id: 'weather',
+        type: 'api',
+        transport: { kind: 'api', api: { endpoint: 'https://x.example/v1' } },
+        llm,
+      },
+      {
+        agent_id: 'partner',
+        type: 'external',
+        transport: { kind: 'external', external: { endpoint: 'https://p.example', protocol: 'a2a' } },
+        llm,
+      },
+      { agent_id: 'stats', type: 'function', function_code: 'async function handler() {}', llm },
+    ]) {
+      expect(llmOf(context), context.type).toBeNull();
+    }
+  });
+
+  it('marks an agent invalid when the model its type calls names an unknown provider, at the field that says so', () => {
+    const status = evaluateDefinition(
+      definitionRecord('agent.def.v1', {
+        agent_id: 'db',
+        type: 'tool',
+        transport: { kind: 'mcp', mcp: { url: 'https://m.example/mcp' } },
+        yaml: 'tools: [query]\nextract_arguments: true\n',
+        llm: { provider: 'antrhopic', model: 'claude-3' },
+      }),
+      'bus',
+      'p-',
+      'bedrock',
+    );
+    expect(status).toMatchObject({ state: 'invalid', llm: null });
+    expect(status.errors).toEqual([{ path: 'llm.model', message: expect.stringContaining('"antrhopic"') }]);
+  });
+
   it('deletes the rule and the status with the definition', async () => {
     const { store, rules, deps } = ruleManager();
     const input = CreateBreadcrumbSchema.parse({ schema_name: 'agent.def.v1', context: agentDefinition() });

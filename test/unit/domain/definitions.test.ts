@@ -545,9 +545,11 @@ describe('validateDefinition', () => {
     expect(validateDefinition('workflow.def.v1', workflow)).toEqual(
       parseDefinition('workflow.def.v1', workflow),
     );
-    expect(validateDefinition('agent.definition.v1', seed002Breadcrumb.context)).toEqual(
-      parseDefinition('agent.definition.v1', seed002Breadcrumb.context),
-    );
+    // An agent comes with the configuration its type runs with.
+    expect(validateDefinition('agent.definition.v1', seed002Breadcrumb.context)).toEqual({
+      ...parseDefinition('agent.definition.v1', seed002Breadcrumb.context),
+      spec: expect.objectContaining({ type: 'context' }),
+    });
   });
 
   it('refuses an unknown definition schema as parseDefinition does', () => {
