@@ -149,14 +149,16 @@ for (const fn of functions) {
     }
     try {
       // The function's own externals (packages installed beside its bundle: WebAssembly, the tokenizer's rank
-      // tables) on top of the variant's; they load from node_modules here as from the asset on Lambda.
-      const own = bundlingOptionsFor('bundling' in fn ? fn.bundling : undefined).externalModules ?? [];
+      // tables; they load from node_modules here as from the asset on Lambda) and aliases, on top of the variant.
+      const own = bundlingOptionsFor('bundling' in fn ? fn.bundling : undefined);
+      const variantExternals = variant.options.externalModules ?? [];
       const bundle = await bundleFunction(fn.entry, join(outRoot, `v${v}`, fn.name, 'index.mjs'), {
         ...variant.options,
         externalModules: [
-          ...(variant.options.externalModules ?? []),
-          ...own.filter((m) => !(variant.options.externalModules ?? []).includes(m)),
+          ...variantExternals,
+          ...(own.externalModules ?? []).filter((m) => !variantExternals.includes(m)),
         ],
+        ...(own.esbuildArgs ? { esbuildArgs: own.esbuildArgs } : {}),
       });
       cells.push({ fn: fn.name, variant, outfile: bundle.outfile, kb: bundle.bytes / 1024, times: [] });
     } catch (error) {

@@ -119,6 +119,11 @@ export interface BundlingDeclaration {
   readonly nodeModules?: readonly string[];
   /** Repository files copied next to the bundle (e.g. a worker thread script). */
   readonly copyFiles?: readonly string[];
+  /**
+   * Packages replaced in the bundle by a repository module (esbuild `alias`): for a dependency a library imports
+   * statically that this function never runs (say why in the replacement's header).
+   */
+  readonly alias?: Readonly<Record<string, string>>;
 }
 
 export interface FunctionDeclaration {
@@ -175,10 +180,16 @@ const EXECUTOR_TIMEOUT_SECONDS: Record<ExecutorRunner, number> = {
 
 const QUICKJS_PACKAGES = ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-sync'] as const;
 
+const AJV_UNUSED = 'shared/adapters/mcp/ajv-unused.ts';
+
 /** What each runner's bundle leaves out (see BundlingDeclaration). */
 const EXECUTOR_BUNDLING: Partial<Record<ExecutorRunner, BundlingDeclaration>> = {
   // The tokenizer's rank tables (1-2 MB each) load on first need, from the installed package.
   agent: { externalModules: ['js-tiktoken/ranks/*'], nodeModules: ['js-tiktoken'] },
+  // The MCP SDK's client imports Ajv for a validator it is never asked to use (see ajv-unused.ts).
+  'agent-remote': {
+    alias: { ajv: AJV_UNUSED, 'ajv-formats': AJV_UNUSED },
+  },
   // The sandbox's worker script and the QuickJS WebAssembly module it loads live beside the bundle.
   'agent-sandbox': {
     externalModules: [...QUICKJS_PACKAGES],

@@ -126,8 +126,9 @@ export interface ExtraFiles {
 
 /**
  * `CRUMBS_BUNDLING`, plus what the declaration says its bundle leaves out (`bundling` in the topology): modules
- * kept external, the installed packages that provide them copied beside the bundle (`installed-packages.ts`), and
- * repository files copied next to it (a worker script); and a folder of files copied beside it (`extraFiles`).
+ * kept external, the installed packages that provide them copied beside the bundle (`installed-packages.ts`),
+ * repository files copied next to it (a worker script) and packages replaced by a module of ours (`alias`); and a
+ * folder of files copied beside it (`extraFiles`).
  * The bundle test and benchmark bundle with these same options.
  */
 export function bundlingOptionsFor(
@@ -137,9 +138,14 @@ export function bundlingOptionsFor(
   const packages = extra?.nodeModules ?? [];
   const files = extra?.copyFiles ?? [];
   const hooks = packages.length > 0 || files.length > 0 || extraFiles !== undefined;
+  const aliases = Object.entries(extra?.alias ?? {});
   return {
     ...CRUMBS_BUNDLING,
     externalModules: [...CRUMBS_BUNDLING.externalModules, ...(extra?.externalModules ?? [])],
+    // esbuild resolves an alias path against its working directory: the repository root (local bundling).
+    ...(aliases.length > 0
+      ? { esbuildArgs: { '--alias': aliases.map(([name, file]) => `${name}=./${file}`) } }
+      : {}),
     ...(hooks
       ? {
           commandHooks: {

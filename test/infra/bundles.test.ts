@@ -80,6 +80,9 @@ describe('function bundles', () => {
         ]),
       );
       expect([...new Set(packages.values())].filter((name) => DEV_ONLY.has(name))).toEqual([]);
+      // What the declaration replaces (`bundling.alias`) is not in the bundle.
+      const replaced = Object.keys(declared?.alias ?? {});
+      expect([...new Set(packages.values())].filter((name) => replaced.includes(name))).toEqual([]);
       for (const dir of packages.keys()) {
         const installed = readJson<{ version: string }>(join(dir, 'package.json')).version;
         expect(installed, `${dir} is not the version package-lock.json pins`).toBe(

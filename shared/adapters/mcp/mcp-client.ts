@@ -8,8 +8,8 @@
  *
  * One connection per call (initialize, the request, close): a Lambda invocation makes few MCP calls, and a session
  * kept across invocations would be one the server may have expired. JSON Schema validation of tool outputs uses
- * the SDK's @cfworker/json-schema provider (the project's validator) instead of its default Ajv, which would add
- * ~120 KB to the bundle.
+ * the SDK's @cfworker/json-schema provider (the project's validator) instead of its default Ajv, which is not even
+ * bundled (`ajv-unused.ts`).
  *
  * Errors: the server's JSON-RPC errors (unknown tool, bad arguments) are NonRetriableError naming the server and
  * tool; a server that cannot be reached, times out or answers 5xx/429 is RetriableError (SQS tries again). A tool
