@@ -81,6 +81,8 @@ describe('tool agent against a real MCP server over Streamable HTTP', () => {
       yaml: 'tools:\n  - add\n  - fail\n',
     });
     expect(status.runner).toBe('agent-remote');
+    // It takes its arguments as given, so no model runs for it.
+    expect(status.llm).toBeNull();
 
     const ok = await ask(c, 'math', { input: { tool: 'add', arguments: { a: 40, b: 2 } } }, [
       'run:run-7',
