@@ -28,8 +28,13 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { bundleFunction } from '#infra/bundling.ts';
-import { CRUMBS_BUNDLING, REPO_ROOT, SECRET_PREFIX_ENV } from '#infra/constructs/crumbs-function.ts';
-import { allFunctions, ENV, EXECUTOR_KINDS, topology } from '#shared/topology.ts';
+import {
+  bundlingOptionsFor,
+  CRUMBS_BUNDLING,
+  REPO_ROOT,
+  SECRET_PREFIX_ENV,
+} from '#infra/constructs/crumbs-function.ts';
+import { allFunctions, ENV, EXECUTOR_RUNNERS, topology } from '#shared/topology.ts';
 
 const BASELINE_FUNCTION = 'api';
 const { values } = parseArgs({
@@ -78,10 +83,11 @@ const VARIANTS: readonly Variant[] = [
 /** Just enough environment for every handler's cold-start env parsing to succeed. */
 const FAKE_ENV: Record<string, string> = {
   [ENV.tableName]: 'bench-table',
+  [ENV.defaultLlmProvider]: 'offline',
   [ENV.busName]: 'bench-bus',
   [ENV.ruleNamePrefix]: topology.bus.ruleNamePrefix,
   [ENV.executorQueueArns]: JSON.stringify(
-    Object.fromEntries(EXECUTOR_KINDS.map((k) => [k, `arn:aws:sqs:us-east-1:000000000000:bench-${k}`])),
+    Object.fromEntries(EXECUTOR_RUNNERS.map((k) => [k, `arn:aws:sqs:us-east-1:000000000000:bench-${k}`])),
   ),
   [ENV.ruleTargetsDlqArn]: 'arn:aws:sqs:us-east-1:000000000000:bench-rule-targets-dlq',
   [ENV.workspacesClaim]: 'crumbs:workspaces',
@@ -142,11 +148,18 @@ for (const fn of functions) {
       continue;
     }
     try {
-      const bundle = await bundleFunction(
-        fn.entry,
-        join(outRoot, `v${v}`, fn.name, 'index.mjs'),
-        variant.options,
-      );
+      // The function's own externals (packages installed beside its bundle: WebAssembly, the tokenizer's rank
+      // tables; they load from node_modules here as from the asset on Lambda) and aliases, on top of the variant.
+      const own = bundlingOptionsFor('bundling' in fn ? fn.bundling : undefined);
+      const variantExternals = variant.options.externalModules ?? [];
+      const bundle = await bundleFunction(fn.entry, join(outRoot, `v${v}`, fn.name, 'index.mjs'), {
+        ...variant.options,
+        externalModules: [
+          ...variantExternals,
+          ...(own.externalModules ?? []).filter((m) => !variantExternals.includes(m)),
+        ],
+        ...(own.esbuildArgs ? { esbuildArgs: own.esbuildArgs } : {}),
+      });
       cells.push({ fn: fn.name, variant, outfile: bundle.outfile, kb: bundle.bytes / 1024, times: [] });
     } catch (error) {
       cells.push({ fn: fn.name, variant, times: [], error: errorLine(error) });

@@ -1,5 +1,8 @@
 /**
  * Executors on the local stack: tool round-trip latency (tool.request.v1 written → tool.response.v1 stored),
+ * function-agent round-trip latency (agent.request.v1 written → agent.response.v1 stored, a trivial
+ * `function_code` run in the QuickJS sandbox of executor-agent-sandbox; the first run, which starts the worker
+ * and compiles the WebAssembly module, is reported apart),
  * sustained triggers/s, and the DynamoDB / SQS / EventBridge requests each trigger costs end to end (counted by
  * proxies in front of each local service; the bench's own writes and polls go straight to DynamoDB Local and are
  * not counted, except the trigger write itself).
@@ -17,7 +20,11 @@ import { topology } from '#shared/topology.ts';
 import { type CountingProxy, percentile, startCountingProxy } from './support/counting-proxy.ts';
 
 const { values } = parseArgs({
-  options: { roundtrips: { type: 'string', default: '50' }, burst: { type: 'string', default: '200' } },
+  options: {
+    roundtrips: { type: 'string', default: '50' },
+    'fn-roundtrips': { type: 'string', default: '30' },
+    burst: { type: 'string', default: '200' },
+  },
 });
 const proxies: Partial<Record<'dynamodb' | 'sqs' | 'eventbridge', CountingProxy>> = {};
 const real: Partial<Record<'dynamodb' | 'sqs' | 'eventbridge', string>> = {};
@@ -96,6 +103,59 @@ try {
   }
   roundtrips.sort((a, b) => a - b);
 
+  // 1b. Function agent round trips, one at a time.
+  await store.create(
+    ws,
+    {
+      schema_name: 'agent.def.v1',
+      title: 'inc',
+      tags: [],
+      context: {
+        agent_id: 'inc',
+        type: 'function',
+        function_code: 'async function handler(input) { return { n: input.n + 1 }; }',
+      },
+    },
+    { principal, id: 'agent-inc' },
+  );
+  for (;;) {
+    const s = (
+      await store.list({
+        workspace: ws,
+        schema_name: 'definition.status.v1',
+        tag: 'definition:agent-inc',
+        limit: 1,
+      })
+    ).items[0];
+    if (s?.context.state === 'active') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await stack.settle();
+  const fnRoundtrips: number[] = [];
+  for (let n = 0; n < Number(values['fn-roundtrips']); n++) {
+    const started = performance.now();
+    await store.create(
+      ws,
+      {
+        schema_name: 'agent.request.v1',
+        title: '',
+        tags: [],
+        context: { agent: 'inc', input: { n }, request_id: `f-${n}` },
+      },
+      { principal },
+    );
+    for (;;) {
+      const done = (await store.list({ workspace: ws, tag: `request:f-${n}`, limit: 2 })).items.some(
+        (b) => b.schema_name === 'agent.response.v1',
+      );
+      if (done) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    fnRoundtrips.push(performance.now() - started);
+  }
+  const fnFirst = fnRoundtrips.shift() ?? Number.NaN;
+  fnRoundtrips.sort((a, b) => a - b);
+
   // 2. A burst: sustained triggers/s and requests per trigger.
   await stack.settle();
   await new Promise((r) => setTimeout(r, 1500));
@@ -122,6 +182,9 @@ try {
   console.log('executor benchmark (local stack; echo tool)');
   console.log(
     `tool round trip (write request → response stored): n=${roundtrips.length} p50=${percentile(roundtrips, 0.5).toFixed(0)} ms p99=${percentile(roundtrips, 0.99).toFixed(0)} ms`,
+  );
+  console.log(
+    `function agent round trip (write agent.request.v1 → agent.response.v1 stored): first (worker start) ${fnFirst.toFixed(0)} ms; then n=${fnRoundtrips.length} p50=${percentile(fnRoundtrips, 0.5).toFixed(0)} ms p99=${percentile(fnRoundtrips, 0.99).toFixed(0)} ms`,
   );
   console.log(
     `sustained: ${burst - pending.size}/${burst} triggers answered in ${seconds.toFixed(1)} s = ${((burst - pending.size) / seconds).toFixed(1)} triggers/s`,

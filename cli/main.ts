@@ -28,6 +28,7 @@ import { explainCommand } from './commands/explain.ts';
 import { getCommand } from './commands/get.ts';
 import { historyCommand } from './commands/history.ts';
 import { lsCommand } from './commands/ls.ts';
+import { mcpCommand } from './commands/mcp.ts';
 import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
 import { rulesCommand } from './commands/rules.ts';
@@ -52,6 +53,7 @@ export const COMMANDS: readonly Command[] = [
   explainCommand,
   chatCommand,
   tailCommand,
+  mcpCommand,
   traceCommand,
 ];
 

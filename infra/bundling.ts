@@ -42,6 +42,7 @@ export async function bundleFunction(
     mainFields: options.mainFields ? [...options.mainFields] : undefined,
     banner: options.banner ? { js: options.banner } : undefined,
     external: [...(options.externalModules ?? (options.bundleAwsSDK ? [] : ['@aws-sdk/*']))],
+    alias: aliasesOf(options),
     metafile: true,
     logLevel: 'error',
   });
@@ -59,6 +60,19 @@ export async function bundleFunction(
     externalImports: [...new Set((output?.imports ?? []).filter((i) => i.external).map((i) => i.path))],
     metafile: result.metafile,
   };
+}
+
+/** `esbuildArgs: { '--alias': ['ajv=./x.ts'] }` (as NodejsFunction passes it) → esbuild's `alias`, from the root. */
+function aliasesOf(options: BundlingOptions): Record<string, string> | undefined {
+  const raw = options.esbuildArgs?.['--alias'];
+  const entries = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : [];
+  if (entries.length === 0) return undefined;
+  return Object.fromEntries(
+    entries.map((entry) => {
+      const at = entry.indexOf('=');
+      return [entry.slice(0, at), join(REPO_ROOT, entry.slice(at + 1))];
+    }),
+  );
 }
 
 /** `node_modules/@scope/pkg/x.js` → `@scope/pkg`; `node_modules/pkg/x.js` → `pkg`; `shared/core/x.ts` → `shared/core`. */

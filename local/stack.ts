@@ -21,8 +21,8 @@ import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-stor
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import {
   ENV,
-  EXECUTOR_KINDS,
-  type ExecutorKind,
+  EXECUTOR_RUNNERS,
+  type ExecutorRunner,
   type FunctionDeclaration,
   type SqsTrigger,
   topology,
@@ -230,14 +230,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const indexerQueue = await ensureQueue(sqsClient, indexer.trigger.queue);
     const executorQueues = Object.fromEntries(
       await Promise.all(
-        EXECUTOR_KINDS.map(
-          async (kind) =>
-            [kind, await ensureQueue(sqsClient, topology.functions.executors[kind].trigger.queue)] as const,
+        EXECUTOR_RUNNERS.map(
+          async (runner) =>
+            [
+              runner,
+              await ensureQueue(sqsClient, topology.functions.executors[runner].trigger.queue),
+            ] as const,
         ),
       ),
-    ) as Record<ExecutorKind, ProvisionedQueue>;
+    ) as Record<ExecutorRunner, ProvisionedQueue>;
     process.env[ENV.executorQueueArns] = JSON.stringify(
-      Object.fromEntries(EXECUTOR_KINDS.map((kind) => [kind, executorQueues[kind].arn])),
+      Object.fromEntries(EXECUTOR_RUNNERS.map((runner) => [runner, executorQueues[runner].arn])),
     );
     // Timers: the Scheduler group, the timers queue every schedule targets, and the (local, unchecked) role.
     const timerFn = topology.functions.timer;
@@ -320,7 +323,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // One poller per executor queue, and the DLQ handler on every executor DLQ (as the CDK app wires them).
       const dlqHandler = await loadHandler<SQSEvent, SQSBatchResponse>('#functions/dlq-handler/handler.ts');
       const dlqFn = topology.functions.dlqHandler;
-      for (const kind of EXECUTOR_KINDS) {
+      for (const kind of EXECUTOR_RUNNERS) {
         const fn = topology.functions.executors[kind];
         const queue = executorQueues[kind];
         const handler = await loadHandler<SQSEvent, SQSBatchResponse>(

@@ -5,7 +5,7 @@
 import { ValidationError } from '#shared/domain/errors.ts';
 import { LlmProviderSchema } from '#shared/domain/llm-model.ts';
 import * as z from '#shared/domain/zod.ts';
-import { ENV } from '#shared/topology.ts';
+import { ENV, EXECUTOR_RUNNERS, type ExecutorRunner } from '#shared/topology.ts';
 
 export function parseEnv<S extends z.ZodMiniType>(
   schema: S,
@@ -60,15 +60,14 @@ export const PublisherEnvSchema = z.extend(TableEnvSchema, {
   [ENV.busName]: z.string().check(z.minLength(1)),
 });
 
-/** JSON object of executor kind → SQS queue ARN (every kind must be present). */
+/** JSON object of executor runner → SQS queue ARN (every runner must be present). */
 const executorQueueArns = z.pipe(
   jsonObject,
-  z.object({
-    agent: z.string().check(z.minLength(1)),
-    tool: z.string().check(z.minLength(1)),
-    workflow: z.string().check(z.minLength(1)),
-    'context-builder': z.string().check(z.minLength(1)),
-  }),
+  z.object(
+    Object.fromEntries(
+      EXECUTOR_RUNNERS.map((runner) => [runner, z.string().check(z.minLength(1))]),
+    ) as Record<ExecutorRunner, z.ZodMiniString>,
+  ),
 );
 
 /** Functions that resolve model strings (`uses.llm` in the topology). */

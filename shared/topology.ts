@@ -7,6 +7,15 @@
 export const EXECUTOR_KINDS = ['agent', 'tool', 'workflow', 'context-builder'] as const;
 export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
 
+/**
+ * Executor functions, each with its own queue. Every kind has its runner of the same name; two more carry what
+ * the others should not load (DESIGN.md, "Budgets"): `agent-remote` runs agents of type tool, api and external and
+ * tools with `implementation: "mcp"` (the MCP and A2A SDKs, JSONata), `agent-sandbox` runs function agents (the
+ * QuickJS sandbox). Which runner a definition goes to: `executorRunnerOf` in `#shared/domain/runners.ts`.
+ */
+export const EXECUTOR_RUNNERS = [...EXECUTOR_KINDS, 'agent-remote', 'agent-sandbox'] as const;
+export type ExecutorRunner = (typeof EXECUTOR_RUNNERS)[number];
+
 /** Which executor kind runs each definition schema. */
 export const DEFINITION_SCHEMAS = {
   'agent.def.v1': 'agent',
@@ -104,9 +113,31 @@ export interface HttpTrigger {
   readonly publicRoutes?: readonly string[];
 }
 
+/**
+ * How a function's bundle differs from the others: packages left out of the bundle and installed beside it
+ * (WebAssembly and big data tables that esbuild cannot or should not inline), and files copied next to it.
+ */
+export interface BundlingDeclaration {
+  /** Import specifiers (esbuild patterns, e.g. `js-tiktoken/ranks/*`) not bundled. */
+  readonly externalModules?: readonly string[];
+  /**
+   * Installed packages copied into the asset's node_modules with their dependencies, at the lock file's versions
+   * (`infra/installed-packages.ts`): what the external modules above import.
+   */
+  readonly nodeModules?: readonly string[];
+  /** Repository files copied next to the bundle (e.g. a worker thread script). */
+  readonly copyFiles?: readonly string[];
+  /**
+   * Packages replaced in the bundle by a repository module (esbuild `alias`): for a dependency a library imports
+   * statically that this function never runs (say why in the replacement's header).
+   */
+  readonly alias?: Readonly<Record<string, string>>;
+}
+
 export interface FunctionDeclaration {
   /** Stable logical name: used for CDK ids, local logs and bundle names. */
   readonly name: string;
+  readonly bundling?: BundlingDeclaration;
   /** Handler module, relative to the repository root; it exports `handler`. */
   readonly entry: string;
   readonly timeoutSeconds: number;
@@ -132,6 +163,11 @@ export interface FunctionDeclaration {
      * scheduler permissions on that group and `iam:PassRole` on that role only.
      */
     readonly timers?: boolean;
+    /**
+     * Reads credentials that definitions reference (`secret_ref`): Secrets Manager secrets under
+     * `crumbs/agents/` on AWS (`CRUMBS_SECRET_SOURCE`), environment variables locally.
+     */
+    readonly agentSecrets?: boolean;
   };
 }
 
@@ -146,35 +182,62 @@ function queue(name: string, functionTimeoutSeconds: number, maxReceiveCount = 5
   };
 }
 
-const EXECUTOR_TIMEOUT_SECONDS: Record<ExecutorKind, number> = {
+const EXECUTOR_TIMEOUT_SECONDS: Record<ExecutorRunner, number> = {
   agent: 120,
   tool: 60,
   workflow: 60,
   'context-builder': 30,
+  // An A2A partner may block up to transport.external.timeout_ms (at most 90 s).
+  'agent-remote': 120,
+  'agent-sandbox': 90,
 };
 
-export function executorFunction(kind: ExecutorKind): SqsFunctionDeclaration {
-  const timeoutSeconds = EXECUTOR_TIMEOUT_SECONDS[kind];
+const QUICKJS_PACKAGES = ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-sync'] as const;
+
+const AJV_UNUSED = 'shared/adapters/mcp/ajv-unused.ts';
+
+/** What each runner's bundle leaves out (see BundlingDeclaration). */
+const EXECUTOR_BUNDLING: Partial<Record<ExecutorRunner, BundlingDeclaration>> = {
+  // The tokenizer's rank tables (1-2 MB each) load on first need, from the installed package.
+  agent: { externalModules: ['js-tiktoken/ranks/*'], nodeModules: ['js-tiktoken'] },
+  // The MCP SDK's client imports Ajv for a validator it is never asked to use (see ajv-unused.ts).
+  'agent-remote': {
+    alias: { ajv: AJV_UNUSED, 'ajv-formats': AJV_UNUSED },
+  },
+  // The sandbox's worker script and the QuickJS WebAssembly module it loads live beside the bundle.
+  'agent-sandbox': {
+    externalModules: [...QUICKJS_PACKAGES],
+    nodeModules: [...QUICKJS_PACKAGES],
+    copyFiles: ['shared/adapters/sandbox/quickjs-worker.mjs'],
+  },
+};
+
+export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration {
+  const timeoutSeconds = EXECUTOR_TIMEOUT_SECONDS[runner];
+  const agent = runner === 'agent' || runner === 'agent-remote' || runner === 'agent-sandbox';
+  const bundling = EXECUTOR_BUNDLING[runner];
   return {
-    name: `executor-${kind}`,
-    entry: `functions/executor-${kind}/handler.ts`,
+    name: `executor-${runner}`,
+    entry: `functions/executor-${runner}/handler.ts`,
+    ...(bundling !== undefined ? { bundling } : {}),
     timeoutSeconds,
-    memoryMb: kind === 'agent' ? 1024 : 512,
+    memoryMb: agent ? 1024 : 512,
     trigger: {
       kind: 'sqs',
-      queue: queue(kind, timeoutSeconds),
-      batchSize: kind === 'agent' ? 5 : 10,
+      queue: queue(runner, timeoutSeconds),
+      batchSize: agent ? 5 : 10,
       maxBatchingWindowSeconds: 0,
-      maxConcurrency: kind === 'agent' ? 20 : 50,
+      maxConcurrency: agent ? 20 : 50,
     },
     // Every executor can fetch `vector` context (shared/core/executor/context-assembly.ts).
     uses: {
       table: 'read-write',
       // Runs set timers (waits, step timeouts, retry back-off).
-      timers: kind === 'workflow',
-      secrets: kind === 'agent' || kind === 'tool',
-      llm: kind === 'agent' || kind === 'tool',
+      timers: runner === 'workflow',
+      secrets: agent || runner === 'tool',
+      llm: agent || runner === 'tool',
       embeddings: true,
+      ...(runner === 'agent-remote' || runner === 'agent-sandbox' ? { agentSecrets: true } : {}),
     },
   };
 }
@@ -315,7 +378,9 @@ export const topology = {
       tool: executorFunction('tool'),
       workflow: executorFunction('workflow'),
       'context-builder': executorFunction('context-builder'),
-    } satisfies Record<ExecutorKind, SqsFunctionDeclaration>,
+      'agent-remote': executorFunction('agent-remote'),
+      'agent-sandbox': executorFunction('agent-sandbox'),
+    } satisfies Record<ExecutorRunner, SqsFunctionDeclaration>,
     /**
      * Fired timers and schedules (EventBridge Scheduler → the timers queue) become breadcrumbs
      * (`shared/core/timers.ts`). Its DLQ is alarmed; a dead-lettered firing is a timer nobody heard.
@@ -353,7 +418,7 @@ export const ENV = {
   tableName: 'CRUMBS_TABLE_NAME',
   busName: 'CRUMBS_EVENT_BUS_NAME',
   ruleNamePrefix: 'CRUMBS_RULE_NAME_PREFIX',
-  /** JSON object: executor kind → SQS queue ARN (rule manager targets). */
+  /** JSON object: executor runner (`EXECUTOR_RUNNERS`) → SQS queue ARN (rule manager targets). */
   executorQueueArns: 'CRUMBS_EXECUTOR_QUEUE_ARNS',
   /** ARN of the SQS queue every compiled rule target dead-letters to (`topology.bus.ruleTargets.dlqName`). */
   ruleTargetsDlqArn: 'CRUMBS_RULE_TARGETS_DLQ_ARN',
@@ -364,8 +429,9 @@ export const ENV = {
   /** Local mode only: JSON object of scoped tokens, token → list of workspaces or "*" (`local/tokens.ts`). */
   localScopedTokens: 'CRUMBS_TOKENS',
   /**
-   * `1` lets definitions reach private and loopback addresses (`crumbs dev --allow-private-network`); never set on
-   * AWS, where loopback is the Lambda Runtime API. Read by the network guard (`shared/adapters/network/`).
+   * `1` lets definitions reach private and loopback addresses (the http tool; MCP servers, APIs and A2A partners of
+   * agents) (`crumbs dev --allow-private-network`); never set on AWS, where loopback is the Lambda Runtime API.
+   * Read by the network guard (`shared/adapters/network/`).
    */
   allowPrivateNetwork: 'CRUMBS_ALLOW_PRIVATE_NETWORK',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
@@ -381,6 +447,8 @@ export const ENV = {
    * the CDK context value `crumbs:defaultLlmProvider` on AWS. Set on functions with `uses.llm`.
    */
   defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
+  /** `secretsmanager` on AWS: `secret_ref`s name Secrets Manager secrets; absent locally (environment variables). */
+  secretSource: 'CRUMBS_SECRET_SOURCE',
   /** Functions with `uses.timers`: the Scheduler schedule group (`topology.timers.scheduleGroup`). */
   scheduleGroup: 'CRUMBS_SCHEDULE_GROUP',
   /** Functions with `uses.timers`: the timers queue's ARN, every schedule's target. */

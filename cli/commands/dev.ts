@@ -47,8 +47,9 @@ Flags:
   --host H               interface to listen on (default 127.0.0.1)
   --token TOKEN          use this API token, good for every workspace (env CRUMBS_TOKEN; default: generated)
   --allow-private-network
-                         let tools reach private and loopback addresses (env CRUMBS_ALLOW_PRIVATE_NETWORK=1);
-                         a tool definition still has to ask for it with config.allow_private
+                         let tools and agents reach private and loopback addresses (env
+                         CRUMBS_ALLOW_PRIVATE_NETWORK=1): MCP servers, APIs and A2A partners of agents, and the
+                         http tool when its definition also asks with config.allow_private
 
 Environment:
   CRUMBS_TOKENS          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.

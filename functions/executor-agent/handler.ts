@@ -1,21 +1,32 @@
 /**
- * Agent executor. Triggered by the agent queue (events routed by each agent definition's rule: its
+ * Agent executor for context agents (seed 004's `context` type, the LLM agents crumbs always had). Triggered by
+ * the agent queue (events routed by each context agent's rule: the agent.request.v1 naming it, its
  * agent.context.v1 / user messages, and tool.response.v1 answers to its own requests). Reads the definition, the
- * trigger, its context and the agent's conversation; calls the model (Bedrock, OpenRouter, OpenAI, Ollama,
- * OpenAI-compatible, or the offline model; keys from Secrets Manager; a bare model id runs on
+ * trigger, its context and the agent's conversation; fits the context to the token budget (the tokenizer's rank
+ * tables load on first need, from the package installed beside the bundle); calls the model (Bedrock, OpenRouter,
+ * OpenAI, Ollama, OpenAI-compatible, or the offline model; keys from Secrets Manager; a bare model id runs on
  * CRUMBS_DEFAULT_LLM_PROVIDER); writes tool.request.v1, agent.conversation.v1 and agent.response.v1 (or
- * agent.error.v1) breadcrumbs.
+ * agent.error.v1) breadcrumbs. Agents of the other types run in executor-agent-remote and executor-agent-sandbox.
  */
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
+import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
-import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
+import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
+import { createContextAgent } from '#shared/core/agents/context-agent.ts';
+import { parseYaml } from '#shared/domain/yaml.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 const llm = new LlmRouter({ defaultProvider: parseEnv(LlmEnvSchema)[ENV.defaultLlmProvider] });
+const tokenizers = new TiktokenTokenizers();
 
 export const handler = createExecutorHandler('agent', {
-  implementation: ({ store, log }) => createAgentExecutor({ store, llm, log }),
+  implementation: ({ store, log }) =>
+    createAgentKind({
+      types: { context: createContextAgent({ store, llm, log, tokenizers, parseYaml }) },
+      parseYaml,
+      log,
+    }),
   // Abort model calls 10 s before the Lambda timeout: the message is retried instead of timing out mid-write.
   timeoutEarlyInMillis: 10_000,
 });

@@ -4,17 +4,18 @@
  * the table; computes its embedding (Titan on AWS, the local embedder offline) and writes or removes the embedding
  * item beside it. Failures retry through SQS and end in the indexer's DLQ (alarmed); publishing never waits on it.
  */
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
+import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { indexChange } from '#shared/core/indexer.ts';
+import { processSqsBatch, redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { embeddingPolicyFromEnv } from '#shared/core/vector-search.ts';
 import { parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema } from '#shared/domain/change-event.ts';
-import { ENV } from '#shared/topology.ts';
+import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(TableEnvSchema);
@@ -23,13 +24,14 @@ const { logger, metrics } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const vectors = vectorDepsFor(store, env[ENV.tableName]);
 const policy = embeddingPolicyFromEnv();
-const processor = new BatchProcessor(EventType.SQS);
+// A failing embedding comes back after a back-off in seconds, not the queue's visibility timeout (sqs-batch.ts).
+const redelivery = redeliveryFor(new SqsMessageVisibility(), topology.functions.indexer.trigger.queue);
 
 export const handler = instrumented(
   middy(
     async (
       event: SQSEvent,
-      context: Context,
+      _context: Context,
       { signal }: { signal: AbortSignal },
     ): Promise<SQSBatchResponse> => {
       const indexRecord = async (record: SQSRecord) => {
@@ -38,7 +40,11 @@ export const handler = instrumented(
         logger.debug('indexed', { breadcrumbId: detail.id, workspace: detail.workspace, outcome });
         metrics.addMetric(outcome === 'removed' ? 'EmbeddingsRemoved' : 'EmbeddingsIndexed', 'Count', 1);
       };
-      return processPartialResponse(event, indexRecord, processor, { context });
+      const { batchItemFailures } = await processSqsBatch(event.Records, indexRecord, {
+        log: logger,
+        redelivery,
+      });
+      return { batchItemFailures };
     },
     { timeoutEarlyInMillis: 2_000 },
   ),

@@ -12,23 +12,34 @@ import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts'
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { processExecutorBatch } from '#shared/core/executor/batch.ts';
-import type { ExecutorKindImplementation, KindDependencies } from '#shared/core/executor/contract.ts';
+import type {
+  ExecutorImplementations,
+  ExecutorKindImplementation,
+  KindDependencies,
+} from '#shared/core/executor/contract.ts';
 import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { searchSimilar } from '#shared/core/vector-search.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
-import { ENV, type ExecutorKind, topology } from '#shared/topology.ts';
+import { ENV, EXECUTOR_KINDS, type ExecutorKind, type ExecutorRunner, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from './powertools.ts';
 
-export interface ExecutorHandlerOptions {
-  /** The implementation this function runs, built once per cold start from the pipeline's dependencies. */
-  implementation: (deps: KindDependencies) => ExecutorKindImplementation<unknown>;
+export type ExecutorHandlerOptions = {
   /** Stop this long before the Lambda timeout: the message is retried instead of dying mid-write. */
   timeoutEarlyInMillis: number;
-}
+} & (
+  | {
+      /** The implementation of the kind the runner is named after (runners named like a kind only). */
+      implementation: (deps: KindDependencies) => ExecutorKindImplementation<unknown>;
+    }
+  | {
+      /** The implementations of the kinds this runner serves (agent-remote: agents and mcp tools). */
+      implementations: (deps: KindDependencies) => ExecutorImplementations;
+    }
+);
 
-export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandlerOptions) {
-  const fn = topology.functions.executors[kind];
+export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorHandlerOptions) {
+  const fn = topology.functions.executors[runner];
   const env = parseEnv(TableEnvSchema);
   const pt = powertools(`crumbs-${fn.name}`, [defaultDocumentClient()]);
   const { logger, metrics, tracing } = pt;
@@ -37,12 +48,12 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
   const vectors = vectorDepsFor(store, env[ENV.tableName]);
   const vectorSearch: VectorSearch = { search: (query) => searchSimilar(vectors, query) };
   const redelivery = redeliveryFor(new SqsMessageVisibility(), fn.trigger.queue);
-  const implementation = options.implementation({
-    store,
-    log: logger,
-    clock: systemClock,
-    vectorSearch,
-  });
+  const deps: KindDependencies = { store, log: logger, clock: systemClock, vectorSearch };
+  let implementations: ExecutorImplementations;
+  if ('implementations' in options) implementations = options.implementations(deps);
+  else if ((EXECUTOR_KINDS as readonly string[]).includes(runner)) {
+    implementations = { [runner as ExecutorKind]: options.implementation(deps) };
+  } else throw new Error(`runner ${runner} serves no kind of its own name: pass implementations`);
 
   const handler = middy(
     async (
@@ -54,7 +65,7 @@ export function createExecutorHandler(kind: ExecutorKind, options: ExecutorHandl
         store,
         claims,
         leaseMs: fn.timeoutSeconds * 1000,
-        implementations: { [kind]: implementation },
+        implementations,
         log: logger,
         signal,
         vectorSearch,

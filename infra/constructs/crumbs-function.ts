@@ -18,7 +18,17 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
-import { ENV, type ExecutorKind, type FunctionDeclaration } from '#shared/topology.ts';
+import {
+  AGENT_SECRET_PREFIX_ENV,
+  DEFAULT_AGENT_SECRET_PREFIX,
+} from '#shared/adapters/secrets/secret-source.ts';
+import {
+  type BundlingDeclaration,
+  ENV,
+  type ExecutorRunner,
+  type FunctionDeclaration,
+} from '#shared/topology.ts';
+import { copyInstalledPackages } from '../installed-packages.ts';
 
 /** Repository root: topology entries are relative to it, and so are `package-lock.json` and `tsconfig.json`. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -102,25 +112,61 @@ export const CRUMBS_BUNDLING: Readonly<
   bundleAwsSDK: true,
 };
 
-/** Command hooks that copy a folder into the bundle's output (run by CDK's local bundling). */
-function copyAfterBundling(files: {
-  from: string;
-  name: string;
-}): NonNullable<BundlingOptions['commandHooks']> {
-  return {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (_inputDir: string, outputDir: string) => [
-      `cp -R ${JSON.stringify(files.from)} ${JSON.stringify(join(outputDir, files.name))}`,
-    ],
-  };
-}
-
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
   FunctionDeclaration,
-  'name' | 'entry' | 'timeoutSeconds' | 'memoryMb' | 'uses'
+  'name' | 'entry' | 'timeoutSeconds' | 'memoryMb' | 'uses' | 'bundling'
 >;
+
+/** A folder copied beside the bundle as `<bundle>/<name>` (the dashboard's files). */
+export interface ExtraFiles {
+  readonly from: string;
+  readonly name: string;
+}
+
+/**
+ * `CRUMBS_BUNDLING`, plus what the declaration says its bundle leaves out (`bundling` in the topology): modules
+ * kept external, the installed packages that provide them copied beside the bundle (`installed-packages.ts`),
+ * repository files copied next to it (a worker script) and packages replaced by a module of ours (`alias`); and a
+ * folder of files copied beside it (`extraFiles`).
+ * The bundle test and benchmark bundle with these same options.
+ */
+export function bundlingOptionsFor(
+  extra: BundlingDeclaration | undefined,
+  extraFiles?: ExtraFiles,
+): BundlingOptions {
+  const packages = extra?.nodeModules ?? [];
+  const files = extra?.copyFiles ?? [];
+  const hooks = packages.length > 0 || files.length > 0 || extraFiles !== undefined;
+  const aliases = Object.entries(extra?.alias ?? {});
+  return {
+    ...CRUMBS_BUNDLING,
+    externalModules: [...CRUMBS_BUNDLING.externalModules, ...(extra?.externalModules ?? [])],
+    // esbuild resolves an alias path against its working directory: the repository root (local bundling).
+    ...(aliases.length > 0
+      ? { esbuildArgs: { '--alias': aliases.map(([name, file]) => `${name}=./${file}`) } }
+      : {}),
+    ...(hooks
+      ? {
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (inputDir: string, outputDir: string) => [
+              ...copyInstalledPackages(packages, REPO_ROOT, inputDir, outputDir),
+              ...files.map(
+                (file) => `cp ${JSON.stringify(join(inputDir, file))} ${JSON.stringify(`${outputDir}/`)}`,
+              ),
+              ...(extraFiles
+                ? [
+                    `cp -R ${JSON.stringify(extraFiles.from)} ${JSON.stringify(join(outputDir, extraFiles.name))}`,
+                  ]
+                : []),
+            ],
+          },
+        }
+      : {}),
+  };
+}
 
 export interface CrumbsFunctionProps {
   /** The function's declaration in `shared/topology.ts`: entry, timeout and memory come from here. */
@@ -146,7 +192,7 @@ export interface CrumbsFunctionProps {
    * A folder copied beside the bundle (as `<bundle>/<name>`), for functions that serve files (the dashboard).
    * @default - nothing besides the bundle
    */
-  readonly extraFiles?: { readonly from: string; readonly name: string };
+  readonly extraFiles?: ExtraFiles;
 }
 
 export type TableAccess = 'read' | 'read-write';
@@ -224,10 +270,7 @@ export class CrumbsFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       role,
-      bundling: {
-        ...CRUMBS_BUNDLING,
-        ...(props.extraFiles ? { commandHooks: copyAfterBundling(props.extraFiles) } : {}),
-      },
+      bundling: bundlingOptionsFor(declaration.bundling, props.extraFiles),
       environment: {
         POWERTOOLS_SERVICE_NAME: `crumbs-${declaration.name}`,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
@@ -329,7 +372,7 @@ export class CrumbsFunction extends Construct {
   bindRuleManagement(
     bus: IEventBus,
     prefix: string,
-    queues: Readonly<Record<ExecutorKind, IQueue>>,
+    queues: Readonly<Record<ExecutorRunner, IQueue>>,
     ruleTargetsDlq: IQueue,
   ): this {
     this.function.addEnvironment(ENV.busName, bus.eventBusName);
@@ -453,6 +496,44 @@ export class CrumbsFunction extends Construct {
           reason:
             'LLM provider keys are secrets named <secret prefix><provider>, chosen by definitions at run time; ' +
             'the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
+          appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
+        },
+      ],
+      true,
+    );
+    return this;
+  }
+
+  /**
+   * `CRUMBS_SECRET_SOURCE=secretsmanager` and `secretsmanager:GetSecretValue` on secrets named
+   * `crumbs/agents/*` only: the credentials agent and MCP tool definitions reference by `secret_ref`
+   * (`shared/adapters/secrets/secret-source.ts`), read by name at run time.
+   */
+  bindAgentSecrets(prefix = DEFAULT_AGENT_SECRET_PREFIX): this {
+    this.function.addEnvironment(ENV.secretSource, 'secretsmanager');
+    this.function.addEnvironment(AGENT_SECRET_PREFIX_ENV, prefix);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'ReadAgentCredentials',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [
+          Stack.of(this).formatArn({
+            service: 'secretsmanager',
+            resource: 'secret',
+            resourceName: `${prefix}*`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'Agent credentials are secrets named <agent secret prefix><secret_ref>, chosen by definitions at run ' +
+            'time; the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
           appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
         },
       ],

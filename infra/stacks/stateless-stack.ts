@@ -29,8 +29,8 @@ import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
 import type { LlmProvider } from '#shared/domain/llm-model.ts';
 import {
   ENV,
-  EXECUTOR_KINDS,
-  type ExecutorKind,
+  EXECUTOR_RUNNERS,
+  type ExecutorRunner,
   type FunctionDeclaration,
   type HttpTrigger,
   indexerPattern,
@@ -43,6 +43,7 @@ import { buildDashboard } from '../../ui/build.ts';
 import {
   CrumbsFunction,
   type CrumbsFunctionDeclaration,
+  type ExtraFiles,
   REPO_ROOT,
   ruleArnPattern,
 } from '../constructs/crumbs-function.ts';
@@ -110,7 +111,7 @@ export class StatelessStack extends Stack {
   public readonly ui: CrumbsFunction;
   public readonly publisher: CrumbsFunction;
   public readonly ruleManager: CrumbsFunction;
-  public readonly executors: Readonly<Record<ExecutorKind, CrumbsFunction>>;
+  public readonly executors: Readonly<Record<ExecutorRunner, CrumbsFunction>>;
   public readonly dlqHandler: CrumbsFunction;
   /** Keeps embeddings in step with breadcrumbs, from change events (never on the publishing path). */
   public readonly indexer: CrumbsFunction;
@@ -122,7 +123,7 @@ export class StatelessStack extends Stack {
   public readonly timers: Timers;
   /** Turns fired timers and schedules into breadcrumbs. */
   public readonly timer: CrumbsFunction;
-  public readonly executorQueues: Readonly<Record<ExecutorKind, WorkQueue>>;
+  public readonly executorQueues: Readonly<Record<ExecutorRunner, WorkQueue>>;
   /** On-failure destination of the publisher's stream event source (records it gave up on). */
   public readonly publisherFailures: Queue;
   /** Where executor dead letters go that the DLQ handler itself failed to handle. */
@@ -179,11 +180,11 @@ export class StatelessStack extends Stack {
       }),
     );
 
-    // Executor queues: compiled definition rules deliver here; each kind's Lambda consumes its queue.
+    // Executor queues: compiled definition rules deliver here; each runner's Lambda consumes its queue.
     const compiledRules = ruleArnPattern(this, bus, topology.bus.ruleNamePrefix);
-    const executorQueues: Partial<Record<ExecutorKind, WorkQueue>> = {};
-    const executors: Partial<Record<ExecutorKind, CrumbsFunction>> = {};
-    for (const kind of EXECUTOR_KINDS) {
+    const executorQueues: Partial<Record<ExecutorRunner, WorkQueue>> = {};
+    const executors: Partial<Record<ExecutorRunner, CrumbsFunction>> = {};
+    for (const kind of EXECUTOR_RUNNERS) {
       const declaration = f.executors[kind];
       const trigger = sqsTrigger(declaration);
       const queue = new WorkQueue(this, `${pascal(declaration.name)}Queue`, {
@@ -209,11 +210,11 @@ export class StatelessStack extends Stack {
       );
       executors[kind] = fn;
     }
-    this.executorQueues = executorQueues as Record<ExecutorKind, WorkQueue>;
-    this.executors = executors as Record<ExecutorKind, CrumbsFunction>;
+    this.executorQueues = executorQueues as Record<ExecutorRunner, WorkQueue>;
+    this.executors = executors as Record<ExecutorRunner, CrumbsFunction>;
     const executorQueueMap = Object.fromEntries(
-      EXECUTOR_KINDS.map((kind) => [kind, this.executorQueues[kind].queue]),
-    ) as Record<ExecutorKind, Queue>;
+      EXECUTOR_RUNNERS.map((kind) => [kind, this.executorQueues[kind].queue]),
+    ) as Record<ExecutorRunner, Queue>;
 
     // Compiled rule targets dead-letter here what EventBridge could not deliver to an executor queue.
     this.ruleTargetDeadLetters = new RuleTargetDeadLetters(this, 'RuleTargetDeadLetters', {
@@ -228,7 +229,7 @@ export class StatelessStack extends Stack {
     // breadcrumbs.
     this.dlqHandler = this.crumbsFunction(f.dlqHandler);
     for (const queue of [
-      ...EXECUTOR_KINDS.map((kind) => this.executorQueues[kind].deadLetterQueue),
+      ...EXECUTOR_RUNNERS.map((runner) => this.executorQueues[runner].deadLetterQueue),
       this.ruleTargetDeadLetters.queue,
     ]) {
       this.dlqHandler.function.addEventSource(
@@ -420,8 +421,8 @@ export class StatelessStack extends Stack {
   /** A function with what its declaration `uses` bound: env vars and grants from one place. */
   private crumbsFunction(
     declaration: CrumbsFunctionDeclaration,
-    ruleTargets?: { executorQueues: Readonly<Record<ExecutorKind, Queue>>; ruleTargetsDlq: Queue },
-    extraFiles?: { from: string; name: string },
+    ruleTargets?: { executorQueues: Readonly<Record<ExecutorRunner, Queue>>; ruleTargetsDlq: Queue },
+    extraFiles?: ExtraFiles,
   ): CrumbsFunction {
     const { stage, table, bus } = this.props;
     const { uses } = declaration;
@@ -446,6 +447,7 @@ export class StatelessStack extends Stack {
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();
     if (uses.llm) fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
+    if (uses.agentSecrets) fn.bindAgentSecrets();
     if (declaration.uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
     if (uses.timers) fn.bindTimers(this.timers);
     return fn;

@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import { agentModel, agentModelPath } from '#shared/domain/agent-spec.ts';
 import { type Breadcrumb, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
@@ -23,6 +24,7 @@ import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import { type FieldIssue, isRetriable, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
+import { executorRunnerOf } from '#shared/domain/runners.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
@@ -31,6 +33,7 @@ import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts'
 import {
   DEFINITION_SCHEMAS,
   type ExecutorKind,
+  type ExecutorRunner,
   RULES_SYNC_SCHEMA,
   SCHEDULE_DEFINITION_SCHEMA,
   topology,
@@ -49,7 +52,8 @@ export interface RuleManagerDependencies {
   rules: RuleRegistry;
   busName: string;
   prefix: string;
-  executorQueueArns: Readonly<Record<ExecutorKind, string>>;
+  /** The queue of each executor runner (`EXECUTOR_RUNNERS`): a definition's rule targets its runner's queue. */
+  executorQueueArns: Readonly<Record<ExecutorRunner, string>>;
   /** Where an agent's bare model id runs (`CRUMBS_DEFAULT_LLM_PROVIDER`). */
   defaultLlmProvider: LlmProvider;
   /** Where EventBridge puts events it could not deliver to a target (`ENV.ruleTargetsDlqArn`). */
@@ -74,13 +78,18 @@ export interface DefinitionStatus {
   definition_schema: string;
   definition_version: number;
   kind: ExecutorKind;
+  /** The executor function whose queue the rule targets (`executorRunnerOf`); null when invalid. */
+  runner: ExecutorRunner | null;
   state: DefinitionState;
   errors: FieldIssue[];
   rule_name: string | null;
   event_bus: string;
   pattern: unknown;
   pattern_hash: string | null;
-  /** For agents: the provider and model their calls go to. Null for other kinds and invalid definitions. */
+  /**
+   * For agents whose type calls a model (context agents; tool agents with `extract_arguments`): the provider and
+   * model their calls go to (`agentModel`). Null for agents that call none, other kinds and invalid definitions.
+   */
   llm: ResolvedModel | null;
 }
 
@@ -115,12 +124,17 @@ export function evaluateDefinition(
   };
   try {
     const parsed = validateDefinition(record.schema_name, record.context);
+    // The model the agent's type will call (none for api, external and function agents, nor for tool agents
+    // that take their arguments as given), resolved as the LLM router will resolve it.
+    const model = parsed.kind === 'agent' && parsed.spec ? agentModel(parsed.spec) : undefined;
     const llm =
-      parsed.kind === 'agent'
+      parsed.kind === 'agent' && model !== undefined
         ? resolveModel(
-            parsed.definition.model,
+            model,
             defaultLlmProvider,
-            record.schema_name === 'agent.definition.v1' ? 'llm_config.model' : 'model',
+            record.schema_name === 'agent.definition.v1'
+              ? 'llm_config.model'
+              : agentModelPath(parsed.definition),
           )
         : null;
     const entries = triggerSelectorEntries(parsed.kind, parsed.definition);
@@ -141,6 +155,7 @@ export function evaluateDefinition(
     return {
       ...base,
       kind: parsed.kind,
+      runner: executorRunnerOf(parsed),
       state: 'active',
       errors: [],
       rule_name: ruleName(prefix, record.workspace, record.id),
@@ -152,6 +167,7 @@ export function evaluateDefinition(
     if (!(error instanceof ValidationError)) throw error;
     return {
       ...base,
+      runner: null,
       state: 'invalid',
       errors: [...error.issues],
       rule_name: null,
@@ -225,7 +241,7 @@ async function ensureRule(
   const description = JSON.stringify({ workspace: record.workspace, definition_id: record.id });
   const target: RuleTarget = {
     id: TARGET_ID,
-    arn: deps.executorQueueArns[status.kind],
+    arn: deps.executorQueueArns[status.runner ?? status.kind],
     inputTransformer: executorInputTransformer({
       id: record.id,
       version: record.version,

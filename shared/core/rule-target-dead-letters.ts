@@ -102,7 +102,7 @@ export async function handleRuleTargetDeadLetter(
       event: event.data,
     },
     deps,
-    `EventBridge could not deliver it to the ${kind} queue: ${code}${message ? ` ${message}` : ''}`,
+    `EventBridge could not deliver it to the ${typeof status.runner === 'string' ? status.runner : kind} queue: ${code}${message ? ` ${message}` : ''}`,
   );
 }
 

@@ -13,14 +13,19 @@
  * anyway (a message put on the queue by hand, a rule left from an older release), the workflow executor compiles
  * each expression when it evaluates it (`shared/tools/jsonata.ts`); the failure is a NonRetriableError, which the
  * pipeline answers with a `workflow.error.v1` breadcrumb naming the step, so nothing waits forever.
+ *
+ * Agents are checked for their type too (`agent-spec.ts`): the `yaml` text parsed (a syntax error names its line),
+ * the fields the type needs present (`transport`, `function_code`, `yaml.tools`), and api transforms compiled.
  */
 import jsonata from 'jsonata';
+import { type AgentSpec, agentSpec } from './agent-spec.ts';
 import { parseOrThrow } from './breadcrumb.ts';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
 import { InvalidJsonSchemaError } from './errors.ts';
 import { compileJsonSchema } from './json-schema.ts';
 import { type ScheduleDefinition, scheduleDefinitionSchema } from './schedule-definition.ts';
 import { parseScheduleExpression, ScheduleExpressionError } from './schedule-expression.ts';
+import { parseYaml } from './yaml.ts';
 
 /** The issue message for an expression JSONata cannot parse; `undefined` when it parses. */
 function jsonataSyntaxError(expression: string): string | undefined {
@@ -54,12 +59,17 @@ function jsonSchemaProblem(schema: Record<string, unknown>): string | undefined 
 
 const CHECKED_SCHEMAS = definitionSchemas({ expression: jsonataSyntaxError, jsonSchema: jsonSchemaProblem });
 
+/** A definition that passed every check; an agent's with the configuration its type runs with. */
+export type ValidatedDefinition = ParsedDefinition & { readonly spec?: AgentSpec };
+
 /**
  * Parses a definition's `context` by its schema name, with every check a writer should hear about. Throws
  * ValidationError with paths relative to the context, as `parseDefinition` does.
  */
-export function validateDefinition(schemaName: string, context: unknown): ParsedDefinition {
-  return parseDefinition(schemaName, context, CHECKED_SCHEMAS);
+export function validateDefinition(schemaName: string, context: unknown): ValidatedDefinition {
+  const parsed = parseDefinition(schemaName, context, CHECKED_SCHEMAS);
+  if (parsed.kind !== 'agent') return parsed;
+  return { ...parsed, spec: agentSpec(parsed.definition, { parseYaml, expression: jsonataSyntaxError }) };
 }
 
 /** Why Scheduler would refuse this expression in this zone, or undefined (croner reads the cron). */

@@ -23,6 +23,14 @@
  */
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
+import {
+  AGENT_TYPES,
+  checkHeaders,
+  LlmSettingsSchema,
+  McpTransportSchema,
+  TransportSchema,
+  YamlFieldSchema,
+} from './agent-types.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
 import {
   HopLimitSchema,
@@ -56,13 +64,20 @@ export const DEFAULT_MAX_TOOL_ROUNDS = 8;
 // ---------------------------------------------------------------------------------------------------------------
 // agent.def.v1
 
+/**
+ * `type` and the fields after `hop_limit` are seed 004's agent types (`agent-types.ts` has their shapes,
+ * `agent-spec.ts` combines them per type). `subscriptions` may be left out: every agent is triggered by the
+ * `agent.request.v1` breadcrumbs naming it (`agentRequestTrigger`).
+ */
 export const AgentDefinitionSchema = z.object({
   agent_id: NameSchema,
+  /** How the agent works (seed 004); agents written before types existed are `context` agents. */
+  type: z._default(z.enum(AGENT_TYPES, { error: `expected one of ${AGENT_TYPES.join(', ')}` }), 'context'),
   description: z.optional(z.string()),
   system_prompt: z.optional(z.string({ error: 'expected a string' })),
   model: z.optional(z.string({ error: 'expected a model id string' }).check(z.minLength(1))),
   temperature: z.optional(z.number({ error: 'expected a number' }).check(z.minimum(0), z.maximum(2))),
-  subscriptions: SubscriptionsSchema,
+  subscriptions: z._default(SubscriptionsSchema, { selectors: [] }),
   /** Tool names the agent may request; absent: every tool of the workspace. */
   tools: z.optional(z.array(NameSchema, { error: 'expected an array of tool names' })),
   max_tool_rounds: z._default(
@@ -73,6 +88,18 @@ export const AgentDefinitionSchema = z.object({
   ),
   response_schema: z.optional(JsonSchemaObject),
   hop_limit: HopLimitSchema,
+  /** Markdown instructions (seed 004's `context` column), put into a context agent's system prompt. */
+  context: z.optional(z.string({ error: 'expected markdown text' })),
+  /** YAML text (or an object) with the agent card, tools, transforms (seed 004's `yaml` column). */
+  yaml: z.optional(YamlFieldSchema),
+  transport: z.optional(TransportSchema),
+  /** A function agent's `async function handler(input, ctx) { … }`. */
+  function_code: z.optional(
+    z
+      .string({ error: 'expected JavaScript source text' })
+      .check(z.maxLength(100_000, 'at most 100000 characters')),
+  ),
+  llm: z.optional(LlmSettingsSchema),
 });
 export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
 
@@ -104,6 +131,7 @@ export const LegacyAgentDefinitionSchema = z.pipe(
   z.transform(
     (legacy): AgentDefinition => ({
       agent_id: legacy.agent_name,
+      type: 'context',
       ...(legacy.description !== undefined ? { description: legacy.description } : {}),
       ...(legacy.llm_config.system_prompt !== undefined
         ? { system_prompt: legacy.llm_config.system_prompt }
@@ -126,27 +154,51 @@ export const LegacyAgentDefinitionSchema = z.pipe(
 // ---------------------------------------------------------------------------------------------------------------
 // tool.def.v1
 
+/** Where an `implementation: "mcp"` tool lives: the MCP server, and the tool's name there (default: `name`). */
+export const McpToolSchema = z.extend(McpTransportSchema, {
+  tool: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+});
+export type McpToolConfig = z.output<typeof McpToolSchema>;
+
 export const ToolDefinitionSchema = z.pipe(
-  z.object({
-    name: NameSchema,
-    description: z.optional(z.string()),
-    input_schema: z.optional(JsonSchemaObject),
-    output_schema: z.optional(JsonSchemaObject),
-    /** A built-in tool name; defaults to `name`. */
-    implementation: z.optional(NameSchema),
-    timeout_ms: z.optional(
-      z
-        .number({ error: 'expected a whole number of milliseconds' })
-        .check(
-          z.int('expected a whole number of milliseconds'),
-          z.minimum(1, 'at least 1 ms'),
-          z.maximum(900_000, 'at most 900000 ms (the Lambda maximum)'),
-        ),
+  z
+    .object({
+      name: NameSchema,
+      description: z.optional(z.string()),
+      input_schema: z.optional(JsonSchemaObject),
+      output_schema: z.optional(JsonSchemaObject),
+      /** A built-in tool name, or "mcp" (a tool of the MCP server in `mcp`); defaults to `name`. */
+      implementation: z.optional(NameSchema),
+      /** With `implementation: "mcp"`: the server and the tool's name on it (`crumbs mcp import` writes these). */
+      mcp: z.optional(McpToolSchema),
+      timeout_ms: z.optional(
+        z
+          .number({ error: 'expected a whole number of milliseconds' })
+          .check(
+            z.int('expected a whole number of milliseconds'),
+            z.minimum(1, 'at least 1 ms'),
+            z.maximum(900_000, 'at most 900000 ms (the Lambda maximum)'),
+          ),
+      ),
+      config: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
+      subscriptions: z.optional(SubscriptionsSchema),
+      hop_limit: HopLimitSchema,
+    })
+    .check(
+      z.superRefine((tool, ctx) => {
+        if (tool.implementation === 'mcp' && tool.mcp === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['mcp'], message: 'an mcp tool needs mcp: { url, tool? }' });
+        }
+        if (tool.mcp !== undefined && tool.implementation !== 'mcp') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['implementation'],
+            message: 'a tool with mcp must say implementation: "mcp"',
+          });
+        }
+        checkHeaders(tool.mcp?.headers, ctx, ['mcp', 'headers']);
+      }),
     ),
-    config: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
-    subscriptions: z.optional(SubscriptionsSchema),
-    hop_limit: HopLimitSchema,
-  }),
   z.transform(({ implementation, ...tool }) => ({ ...tool, implementation: implementation ?? tool.name })),
 );
 export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
@@ -321,6 +373,29 @@ export function agentContinuationTrigger(agentId: string): Selector {
   } satisfies SelectorInput);
 }
 
+/** The schema of requests to an agent (CONVENTIONS.md): `{ agent, message?, input?, mode?, request_id? }`. */
+export const AGENT_REQUEST_SCHEMA = 'agent.request.v1';
+
+/** Every agent is triggered by the `agent.request.v1` breadcrumbs naming it, whatever its subscriptions say. */
+export function agentRequestTrigger(agentId: string): Selector {
+  return parseWith(SelectorSchema, {
+    schema_name: AGENT_REQUEST_SCHEMA,
+    role: 'trigger',
+    context_match: [{ path: '$.agent', op: 'eq', value: agentId }],
+  } satisfies SelectorInput);
+}
+
+function isRequestSelector(selector: Selector, agentId: string): boolean {
+  const [match, ...rest] = selector.context_match ?? [];
+  return (
+    selector.schema_name === AGENT_REQUEST_SCHEMA &&
+    rest.length === 0 &&
+    match?.path.replace(/^\$\./, '') === 'agent' &&
+    match.op === 'eq' &&
+    match.value === agentId
+  );
+}
+
 function isContinuationSelector(selector: Selector, agentId: string): boolean {
   const [match, ...rest] = selector.context_match ?? [];
   return (
@@ -356,9 +431,15 @@ export function triggerSelectorEntries<K extends ExecutorKind>(
         .map((e) =>
           e.selector.role === 'trigger' ? e : { ...e, selector: { ...e.selector, role: 'trigger' as const } },
         );
-      return entries.some((e) => isContinuationSelector(e.selector, agentId))
-        ? entries
-        : [...entries, { path: 'agent_id', selector: agentContinuationTrigger(agentId) }];
+      return [
+        ...entries,
+        ...(entries.some((e) => isContinuationSelector(e.selector, agentId))
+          ? []
+          : [{ path: 'agent_id', selector: agentContinuationTrigger(agentId) }]),
+        ...(entries.some((e) => isRequestSelector(e.selector, agentId))
+          ? []
+          : [{ path: 'agent_id', selector: agentRequestTrigger(agentId) }]),
+      ];
     }
     case 'workflow':
       return [

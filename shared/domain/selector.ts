@@ -45,6 +45,7 @@ export const TRIGGER_SCHEMAS: readonly string[] = [
   'agent.context.v1',
   'tool.request.v1',
   'system.message.v1',
+  'agent.request.v1',
 ];
 
 /** The seeds' friendly names for fetched context; other schemas use the schema name with `.` → `_`. */

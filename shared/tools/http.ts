@@ -7,7 +7,7 @@
  * - Private, loopback, link-local (incl. the instance metadata address 169.254.169.254), CGNAT, multicast and
  *   reserved addresses are refused by the network guard (`shared/adapters/network/network-guard.ts`): names are
  *   resolved and every address checked; redirects are followed by hand (at most `max_redirects`) and each hop is
- *   checked the same way. `config.allow_private: true` lifts that only on a stack that allows private network
+ *   checked the same way — the one guarded fetch the agent types use too (`shared/adapters/network/`). `config.allow_private: true` lifts that only on a stack that allows private network
  *   access (`crumbs dev --allow-private-network`, never on AWS); on any other stack a definition asking for it is
  *   refused outright, with an error saying so, whatever the URL — a definition alone never opens the network.
  * - `timeout_ms` (default 10 s, and never beyond the executor's own deadline) and `max_response_bytes`
@@ -15,10 +15,10 @@
  * - `retry_on_status` (default 429, 502, 503, 504): answers that say "try later" fail the trigger retriably, so SQS
  *   delivers it again; once the queue gives up (its DLQ), the caller gets a `status: "error"` response.
  */
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import {
   type AddressLookup,
   ALLOW_PRIVATE_NETWORK_HINT,
-  assertPublicUrl,
   isPrivateAddress,
   privateNetworkAllowed,
 } from '#shared/adapters/network/network-guard.ts';
@@ -97,25 +97,6 @@ function readConfig(config: Record<string, unknown>, allowPrivateNetwork: boolea
   };
 }
 
-function hostAllowed(host: string, allowed: readonly string[]): boolean {
-  return allowed.some(
-    (entry) => entry === '*' || entry === host || (entry.startsWith('*.') && host.endsWith(entry.slice(1))),
-  );
-}
-
-async function checkTarget(url: URL, config: HttpConfig, lookup: AddressLookup | undefined): Promise<void> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new NonRetriableError(`only http and https URLs are allowed, not ${url.protocol}`);
-  }
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (!hostAllowed(host, config.allowedHosts)) {
-    throw new NonRetriableError(
-      `host ${host} is not in the http tool's config.allowed_hosts (${config.allowedHosts.join(', ')})`,
-    );
-  }
-  await assertPublicUrl(url, { allowPrivate: config.allowPrivate, ...(lookup ? { lookup } : {}) });
-}
-
 async function readCapped(response: Response, cap: number): Promise<Uint8Array> {
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > cap) {
@@ -182,7 +163,7 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
       } catch {
         throw new NonRetriableError(`input.url is not a URL: ${JSON.stringify(input.url)}`);
       }
-      let method = (input.method ?? 'GET').toUpperCase();
+      const method = (input.method ?? 'GET').toUpperCase();
       const headers: Record<string, string> = { ...input.headers };
       let body: string | undefined;
       if (input.body !== undefined && input.body !== null) {
@@ -195,41 +176,31 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
         }
       }
 
+      const guarded = guardedFetch({
+        allowPrivate: config.allowPrivate,
+        allowedHosts: config.allowedHosts,
+        maxRedirects: config.maxRedirects,
+        fields: {
+          allowedHosts: "the http tool's config.allowed_hosts",
+          maxRedirects: 'config.max_redirects',
+        },
+        ...(lookup ? { lookup } : {}),
+        fetch: doFetch,
+      });
       try {
-        for (let redirects = 0; ; redirects++) {
-          await checkTarget(url, config, lookup);
-          const response = await doFetch(url, { method, headers, body, redirect: 'manual', signal });
-          const location = response.headers.get('location');
-          if (response.status >= 300 && response.status < 400 && location) {
-            await response.body?.cancel();
-            if (redirects >= config.maxRedirects) {
-              throw new NonRetriableError(
-                `more than ${config.maxRedirects} redirects (config.max_redirects)`,
-              );
-            }
-            url = new URL(location, url);
-            if (
-              response.status === 303 ||
-              ((response.status === 301 || response.status === 302) && method === 'POST')
-            ) {
-              method = 'GET';
-              body = undefined;
-            }
-            continue;
-          }
-          if (config.retryOnStatus.includes(response.status)) {
-            await response.body?.cancel();
-            throw new RetriableError(`${url.host} answered ${response.status}; the request will be retried`);
-          }
-          const bytes = await readCapped(response, config.maxResponseBytes);
-          const result: HttpResponseOutput = {
-            status: response.status,
-            headers: Object.fromEntries(response.headers.entries()),
-            body: parseBody(bytes, response.headers.get('content-type')),
-          };
-          if (input.response_mapping === undefined) return result;
-          return await evaluateJsonata(input.response_mapping, result);
+        const response = await guarded(url, { method, headers, body, signal });
+        if (config.retryOnStatus.includes(response.status)) {
+          await response.body?.cancel();
+          throw new RetriableError(`${url.host} answered ${response.status}; the request will be retried`);
         }
+        const bytes = await readCapped(response, config.maxResponseBytes);
+        const result: HttpResponseOutput = {
+          status: response.status,
+          headers: Object.fromEntries(response.headers.entries()),
+          body: parseBody(bytes, response.headers.get('content-type')),
+        };
+        if (input.response_mapping === undefined) return result;
+        return await evaluateJsonata(input.response_mapping, result);
       } catch (error) {
         if (signal.aborted && !ctx.signal.aborted) {
           throw new NonRetriableError(`the request to ${url.host} timed out after ${config.timeoutMs} ms`, {

@@ -5,6 +5,7 @@
  * for anything it writes.
  */
 import type { Causation } from '#shared/domain/change-event.ts';
+import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 
@@ -25,6 +26,8 @@ export interface ToolContext {
   log: Log;
   /** The executor's assembled context (`trigger` plus one key per context selector), as in the seeds. */
   context: Record<string, unknown>;
+  /** The `tool.def.v1` being run, when a tool needs more of it than `config` (the `mcp` tool: its server). */
+  definition?: ToolDefinition;
 }
 
 export interface Tool<I = unknown, O = unknown> {

@@ -4,12 +4,13 @@
  * bigger than a generous ceiling that only catches accidents (a CDK library or a test framework pulled in).
  * The budget that matters is load time, compared within one run by `npm run bench:bundles`; tests assert no times.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleFunction } from '#infra/bundling.ts';
-import { CRUMBS_BUNDLING, REPO_ROOT } from '#infra/constructs/crumbs-function.ts';
+import { bundlingOptionsFor, REPO_ROOT } from '#infra/constructs/crumbs-function.ts';
+import { installedPackagePaths } from '#infra/installed-packages.ts';
 import { allFunctions, topology } from '#shared/topology.ts';
 
 /** More than twice the largest bundle (executor-tool, ~860 KB): room to grow, not to pull in a library by mistake. */
@@ -33,14 +34,39 @@ function packageOf(input: string): [dir: string, name: string] | undefined {
   return match ? [match[1] as string, match[2] as string] : undefined;
 }
 
+/** `js-tiktoken/ranks/o200k_base` → `js-tiktoken`; `@scope/pkg/x` → `@scope/pkg`. */
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return (specifier.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/');
+}
+
 describe('function bundles', () => {
   for (const fn of [...allFunctions(), topology.functions.dlqHandler]) {
     it(`${fn.name} carries everything it runs, at the locked versions, and nothing only tests use`, async () => {
-      const bundle = await bundleFunction(fn.entry, join(outRoot, fn.name, 'index.mjs'), CRUMBS_BUNDLING);
+      const declared = 'bundling' in fn ? fn.bundling : undefined;
+      const bundle = await bundleFunction(
+        fn.entry,
+        join(outRoot, fn.name, 'index.mjs'),
+        bundlingOptionsFor(declared),
+      );
 
-      // Nothing left for the runtime to provide: not its AWS SDK, not a layer.
-      const notBuiltin = bundle.externalImports.filter((i) => !i.startsWith('node:') && !BUILTINS.has(i));
+      // Nothing left for the runtime to provide: not its AWS SDK, not a layer. Only what the declaration installs
+      // beside the bundle (`bundling.nodeModules`: WebAssembly, the tokenizer's rank tables) stays an import.
+      const installedBeside = new Set(declared?.nodeModules ?? []);
+      const notBuiltin = bundle.externalImports.filter(
+        (i) => !i.startsWith('node:') && !BUILTINS.has(i) && !installedBeside.has(packageName(i)),
+      );
       expect(notBuiltin).toEqual([]);
+      for (const file of declared?.copyFiles ?? [])
+        expect(existsSync(join(REPO_ROOT, file)), file).toBe(true);
+
+      // What it ships beside the bundle comes with what that imports, at the locked versions.
+      for (const dir of installedPackagePaths(declared?.nodeModules ?? [], REPO_ROOT)) {
+        const installed = readJson<{ version: string }>(join(dir, 'package.json')).version;
+        expect(installed, `${dir} is not the version package-lock.json pins`).toBe(
+          lock.packages[dir]?.version,
+        );
+      }
 
       const packages = new Map<string, string>();
       for (const input of bundle.inputs) {
@@ -54,6 +80,9 @@ describe('function bundles', () => {
         ]),
       );
       expect([...new Set(packages.values())].filter((name) => DEV_ONLY.has(name))).toEqual([]);
+      // What the declaration replaces (`bundling.alias`) is not in the bundle.
+      const replaced = Object.keys(declared?.alias ?? {});
+      expect([...new Set(packages.values())].filter((name) => replaced.includes(name))).toEqual([]);
       for (const dir of packages.keys()) {
         const installed = readJson<{ version: string }>(join(dir, 'package.json')).version;
         expect(installed, `${dir} is not the version package-lock.json pins`).toBe(
@@ -70,4 +99,12 @@ describe('function bundles', () => {
       );
     });
   }
+
+  it('ships the packages a bundle leaves external with their dependencies (QuickJS needs its FFI types)', () => {
+    expect(installedPackagePaths(['quickjs-emscripten-core'], REPO_ROOT)).toEqual([
+      'node_modules/@jitl/quickjs-ffi-types',
+      'node_modules/quickjs-emscripten-core',
+    ]);
+    expect(() => installedPackagePaths(['no-such-package-here'], REPO_ROOT)).toThrow(/does not list/);
+  });
 });

@@ -12,7 +12,7 @@ import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
 import {
   allFunctions,
   ENV,
-  EXECUTOR_KINDS,
+  EXECUTOR_RUNNERS,
   indexerPattern,
   ruleManagerPattern,
   topology,
@@ -195,6 +195,26 @@ describe('StatelessStack', () => {
     expect(functionEnv('publisher')[ENV.busName]).toBeDefined();
   });
 
+  it('lets only the remote and sandbox agent runners read agent credentials, under crumbs/agents/ only', () => {
+    for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
+      const grants = statementsOfFunction(f.name).filter((s) => s.Sid === 'ReadAgentCredentials');
+      const wants = 'agentSecrets' in f.uses && f.uses.agentSecrets === true;
+      expect(grants.length, f.name).toBe(wants ? 1 : 0);
+      expect(functionEnv(f.name)[ENV.secretSource], f.name).toBe(wants ? 'secretsmanager' : undefined);
+      for (const g of grants) {
+        expect(JSON.stringify(g.Resource)).toMatch(/secret:crumbs\/agents\/\*/);
+        expect(asList(g.Action)).toEqual(['secretsmanager:GetSecretValue']);
+      }
+      // Loopback and private addresses stay refused on AWS.
+      expect(functionEnv(f.name)[ENV.allowPrivateNetwork], f.name).toBeUndefined();
+    }
+    expect(
+      ['executor-agent-remote', 'executor-agent-sandbox'].every((n) =>
+        allFunctions().some((f) => f.name === n),
+      ),
+    ).toBe(true);
+  });
+
   it('uses one Bedrock embedding model in every function that indexes or searches vectors', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
       const embeds = 'embeddings' in f.uses && f.uses.embeddings === true;
@@ -210,9 +230,9 @@ describe('StatelessStack', () => {
 
   it('gives every SQS queue that feeds a function a dead-letter queue', () => {
     const sources = sqsEventSources();
-    // 4 executor queues + the rule manager, indexer and timers queues + 4 executor DLQs and the rule targets' DLQ
-    // (read by the DLQ handler).
-    expect(sources).toHaveLength(EXECUTOR_KINDS.length * 2 + 4);
+    // One queue per executor runner + the rule manager's, the indexer's and the timers' queues + one DLQ per runner
+    // and the rule targets' DLQ (read by the DLQ handler).
+    expect(sources).toHaveLength(EXECUTOR_RUNNERS.length * 2 + 4);
     for (const { queueId } of sources) {
       const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
       expect(redrive?.deadLetterTargetArn, queueId).toBeDefined();
@@ -252,7 +272,7 @@ describe('StatelessStack', () => {
   });
 
   it('limits each executor event source to the concurrency the topology declares', () => {
-    for (const kind of EXECUTOR_KINDS) {
+    for (const kind of EXECUTOR_RUNNERS) {
       const declared = topology.functions.executors[kind];
       const fnId = functionId(declared.name);
       const source = sqsEventSources().find((s) => s.fnId === fnId);
@@ -319,12 +339,12 @@ describe('StatelessStack', () => {
       ).toEqual([]);
     }
     const arns = String(JSON.stringify(functionEnv('rule-manager')[ENV.executorQueueArns]));
-    for (const kind of EXECUTOR_KINDS) expect(arns).toContain(`\\"${kind}\\":`);
+    for (const kind of EXECUTOR_RUNNERS) expect(arns).toContain(`\\"${kind}\\":`);
     expect(functionEnv('rule-manager')[ENV.ruleNamePrefix]).toBe(topology.bus.ruleNamePrefix);
   });
 
   it('lets EventBridge deliver to executor queues only from rules under the rule prefix', () => {
-    for (const kind of EXECUTOR_KINDS) {
+    for (const kind of EXECUTOR_RUNNERS) {
       const name = `${topology.functions.executors[kind].trigger.queue.name}-${STAGE}`;
       const queueId = ofType('AWS::SQS::Queue').find(([, q]) => q.Properties.QueueName === name)?.[0];
       const policies = ofType('AWS::SQS::QueuePolicy').filter(([, p]) =>
@@ -467,8 +487,9 @@ describe('StatelessStack', () => {
 
   it('alarms on every dead-letter queue holding a message', () => {
     const dlqs = deadLetterQueueIds();
-    // 4 executor queues + the rule manager's and the indexer's queues + 4 executor DLQs and the rule targets' DLQ
-    // (read by the DLQ handler).
+    // Every executor runner's DLQ, the rule manager's and the indexer's DLQs, the parked queue and the publisher's
+    // on-failure queue (the rule targets' DLQ is named by targets the rule manager puts at run time).
+    expect(dlqs.size).toBe(EXECUTOR_RUNNERS.length + 4);
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     for (const dlq of dlqs) {
       const alarm = alarms.find(

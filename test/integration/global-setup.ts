@@ -40,7 +40,10 @@ export async function setup(project: TestProject): Promise<void> {
   fakeOpenAi = await startFakeOpenAi();
   // The stack runs in this process: its agent executor reads the base URL from here.
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
-  // Shared with the browser tests (test/support/shared-stack.ts).
+  // Credentials the agent-type tests reference by secret_ref (locally: environment variables, read at each call).
+  process.env.PARTNER_TOKEN = 'partner-s3cret';
+  // Shared with the browser tests (test/support/shared-stack.ts); it allows private networks, so the agent-type
+  // tests reach their MCP servers, APIs and A2A partners on loopback through the executors' network guard.
   stack = await acquireStack();
   project.provide('crumbs', {
     ...stack.endpoints,

@@ -14,7 +14,7 @@ import { CrumbsClient } from '#cli/api-client.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { EXECUTOR_KINDS, topology } from '#shared/topology.ts';
+import { EXECUTOR_RUNNERS, topology } from '#shared/topology.ts';
 import { eventually } from '../support/local.ts';
 import { seed002Breadcrumb } from '../support/seeds.ts';
 
@@ -185,7 +185,7 @@ async function queueUrl(name: string): Promise<string> {
 async function drain(): Promise<string[]> {
   await stack.settle();
   const seen: string[] = [];
-  for (const kind of EXECUTOR_KINDS) {
+  for (const kind of EXECUTOR_RUNNERS) {
     const url = await queueUrl(topology.functions.executors[kind].trigger.queue.name);
     for (let empty = 0; empty < 2; ) {
       const out = await sqs.send(

@@ -38,6 +38,7 @@ export const KIND = {
   idempotency: 'idempotency',
   schemaHints: 'schema-hints',
   claim: 'claim',
+  circuit: 'circuit',
   deletion: 'deletion',
 } as const;
 

@@ -1,6 +1,7 @@
 /**
  * The network guard: every outbound request crumbs makes on behalf of a definition (the `http` tool; the MCP, A2A
- * and `api` agent types) goes through `assertPublicUrl` first, so a definition — which anyone allowed to write
+ * and `api` agent types) goes through `assertPublicUrl` first (through `guardedFetch` beside this module, which
+ * also checks a host allow-list and every redirect hop), so a definition — which anyone allowed to write
  * definitions in a workspace can write — cannot reach the private network from the shared executor. On Lambda,
  * loopback is the Runtime API (127.0.0.1:9001), which hands out the next invocation's event: another workspace's
  * data. In a VPC, private addresses are other systems; 169.254.169.254 is instance metadata.
@@ -11,10 +12,14 @@
  *   name pointing at 127.0.0.1 is refused too. Call it again for each redirect hop.
  * - `isPrivateAddress(ip)`: private, loopback, link-local (incl. metadata), CGNAT, multicast and reserved
  *   addresses, IPv4 and IPv6 (mapped, NAT64 and 6to4 forms included). Anything that is not an IP is "private".
- * - `privateNetworkAllowed(env)`: whether this stack lets definitions ask for private addresses at all —
+ * - `assertHostAllowed(url, allowedHosts, field?)` → throws `HostNotAllowedError` unless the host is on the list
+ *   (`*` any, `*.example.com` subdomains); `field` names where the list comes from in the message.
+ * - `privateNetworkAllowed(env)`: whether this stack lets definitions reach private addresses at all —
  *   `CRUMBS_ALLOW_PRIVATE_NETWORK=1` (`crumbs dev --allow-private-network`), parsed once with zod. Never set on
- *   AWS. `allowPrivate` passed to `assertPublicUrl` must be this AND the definition's own opt-in, never the
- *   definition's word alone.
+ *   AWS. `allowPrivate` passed to `assertPublicUrl` is never a definition's word alone: the http tool passes this
+ *   AND its definition's `config.allow_private`; the agent types (MCP, api, A2A), whose definitions have no such
+ *   opt-in, pass this alone (issue 11: a stack started to test against loopback servers).
+ * - `NetworkGuardError`: the base of both refusals (non-retriable), for adapters that classify SDK errors.
  *
  * Residual risk: global fetch resolves the name again when it connects, so a name whose DNS answer changes in
  * between (rebinding) is not covered; pinning the address needs an undici dispatcher we do not bundle.
@@ -25,8 +30,14 @@ import { NetworkEnvSchema, parseEnv } from '#shared/config.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { ENV } from '#shared/topology.ts';
 
+/** A request the guard refused: retrying cannot make it pass. */
+export class NetworkGuardError extends NonRetriableError {}
+
 /** A request to a private, loopback or link-local address (or an unusable URL) that the guard refused. */
-export class PrivateNetworkError extends NonRetriableError {}
+export class PrivateNetworkError extends NetworkGuardError {}
+
+/** A request to a host that is not on the caller's allow-list. */
+export class HostNotAllowedError extends NetworkGuardError {}
 
 export type AddressLookup = (host: string) => Promise<{ address: string; family: number }[]>;
 
@@ -60,7 +71,7 @@ export async function assertPublicUrl(url: URL | string, options: GuardOptions):
     throw new PrivateNetworkError(`only http and https URLs are allowed, not ${parsed.protocol}`);
   }
   if (options.allowPrivate) return parsed;
-  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const host = hostOf(parsed);
   let addresses: string[];
   if (isIP(host)) {
     addresses = [host];
@@ -78,6 +89,28 @@ export async function assertPublicUrl(url: URL | string, options: GuardOptions):
     );
   }
   return parsed;
+}
+
+/** The host of `url` as the guard compares it: lower case, IPv6 without brackets. */
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+}
+
+/**
+ * Throws HostNotAllowedError unless the host of `url` is on `allowedHosts`: exact names, `*.example.com` for
+ * subdomains, `*` for any host. `field` says where the list comes from (`transport.api.allowed_hosts`).
+ */
+export function assertHostAllowed(
+  url: URL,
+  allowedHosts: readonly string[],
+  field = 'the allowed hosts',
+): void {
+  const host = hostOf(url);
+  const allowed = allowedHosts.some((raw) => {
+    const entry = raw.toLowerCase();
+    return entry === '*' || entry === host || (entry.startsWith('*.') && host.endsWith(entry.slice(1)));
+  });
+  if (!allowed) throw new HostNotAllowedError(`host ${host} is not in ${field} (${allowedHosts.join(', ')})`);
 }
 
 const blocked = new BlockList();

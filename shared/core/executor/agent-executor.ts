@@ -23,13 +23,24 @@
  * agent's own request (`ownRequestOf`), so its rounds do not grow the hop count (loop-guard.ts):
  * `max_tool_rounds` is what bounds them.
  *
- * The final answer is an `agent.response.v1` `{message, agent_id, thread, response_to, tool_rounds, …}` tagged
- * `agent:response`, `thread:<thread>`. With `response_schema` the model's JSON is validated (the project's one
+ * The final answer is an `agent.response.v1` `{message, agent_id, request_id, status, text, thread, response_to,
+ * tool_rounds, …}` tagged `agent:response`, `thread:<thread>`, `request:<request_id>` and the request's
+ * correlation tags (`run:`, `step:`, `reply-to:`), which the conversation keeps across tool rounds; the tool
+ * requests made on the way never carry them.
+ *
+ * This is the `context` agent type (seed 004): the system prompt, then the `context` markdown, then the assembled
+ * context fitted to the token budget (`#shared/core/agents/context-budget.ts`: lowest-priority sources dropped
+ * first, counted with the model family's tokenizer). `createAgentExecutor` runs it as the whole agent kind (for a
+ * function or test that runs only context agents); `contextTurn` is what the agent-type dispatcher
+ * (`#shared/core/agents/agent-executor.ts`) calls. With `response_schema` the model's JSON is validated (the project's one
  * JSON Schema validator, `#shared/domain/json-schema.ts`) and kept in `output`; its `create_breadcrumbs` are
  * written in the agent's own workspace (the pipeline writes every output there) — never definitions or system
  * records — and its `tools_to_invoke` (seed 002) become fire-and-forget tool requests.
  */
 import { createHash } from 'node:crypto';
+import { type ContextSource, fitContext } from '#shared/core/agents/context-budget.ts';
+import { type AgentTask, agentTaskOf } from '#shared/core/agents/contract.ts';
+import { type AgentSpec, agentModel, agentSpec } from '#shared/domain/agent-spec.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
@@ -42,6 +53,7 @@ import {
   VersionConflictError,
 } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
+import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type {
   LlmClient,
@@ -52,6 +64,7 @@ import type {
   LlmToolSpec,
 } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
+import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { ERROR_ANSWERS, responseTo, TOOL_REQUEST_SCHEMA, TOOL_RESPONSE_SCHEMA } from './answers.ts';
 import type {
   ExecutionInput,
@@ -76,7 +89,13 @@ export interface AgentExecutorDeps {
   llm: LlmClient;
   /** Refused tool calls are logged here (`agent refused a tool call`). @default silent */
   log?: Log;
+  /** Counts tokens to fit the context into the budget; without it the prompt is not fitted. */
+  tokenizers?: Tokenizers;
+  /** Reads `yaml` text (budget, agent card); without it only object-form `yaml` is read. */
+  parseYaml?: YamlParser;
 }
+
+type ContextSpec = Extract<AgentSpec, { type: 'context' }>;
 
 /** What `agent.conversation.v1` holds: enough to resume the turn in another invocation. */
 export interface AgentConversation {
@@ -98,6 +117,12 @@ export interface AgentConversation {
   response_to: string;
   user_message: string;
   trigger_id: string;
+  /** The request this turn answers (agent.request.v1's request_id, else the trigger id). */
+  request_id?: string | undefined;
+  /** The request's correlation tags, put on the answer however many tool rounds later it comes. */
+  answer_tags?: string[] | undefined;
+  /** What the prompt left out to fit the token budget. */
+  context_dropped?: string[] | undefined;
 }
 
 export function conversationId(agentId: string, thread: string): string {
@@ -123,7 +148,7 @@ export function createAgentExecutor(deps: AgentExecutorDeps): ExecutorKindImplem
 }
 
 /** A tool response to a request this agent made: the request it answers (its causation names it). */
-function ownToolRequest(def: AgentDefinition, trigger: Breadcrumb): OwnRequestRef | undefined {
+export function ownToolRequest(def: AgentDefinition, trigger: Breadcrumb): OwnRequestRef | undefined {
   if (trigger.schema_name !== TOOL_RESPONSE_SCHEMA) return undefined;
   const context = asObject(trigger.context);
   if (stringField(context, ['requestedBy', 'requested_by']) !== def.agent_id) return undefined;
@@ -136,14 +161,37 @@ async function executeAgent(
   deps: AgentExecutorDeps,
 ): Promise<ExecutionResult> {
   if (input.trigger.schema_name === TOOL_RESPONSE_SCHEMA) return continueWithToolResults(input, deps);
+  const spec = agentSpec(input.definition, deps.parseYaml ? { parseYaml: deps.parseYaml } : {});
+  if (spec.type !== 'context') {
+    throw new NonRetriableError(
+      `this function runs context agents only; ${input.definition.agent_id} is a ${spec.type} agent`,
+    );
+  }
+  return contextTurn(input, deps, spec, agentTaskOf(input.trigger));
+}
+
+/**
+ * One invocation of a context agent: a new turn for `task`, or (for a `tool.response.v1`) the continuation of the
+ * turn whose tool round it answers.
+ */
+export async function contextTurn(
+  input: ExecutionInput<AgentDefinition>,
+  deps: AgentExecutorDeps,
+  spec: ContextSpec,
+  task: AgentTask,
+): Promise<ExecutionResult> {
+  if (input.trigger.schema_name === TOOL_RESPONSE_SCHEMA) return continueWithToolResults(input, deps);
   const def = input.definition;
   const workspace = input.trigger.workspace;
-  const userMessage = await userMessageOf(input, deps.store);
+  const userMessage = await userMessageOf(input, deps.store, task);
+  // The model the rule manager reports in the definition's status (`agentModel`): one answer to "which model".
+  const model = agentModel(spec) ?? DEFAULT_AGENT_MODEL;
+  const prompt = await systemPrompt(def, input, spec, model, deps.tokenizers);
   const conversation: AgentConversation = {
     agent_id: def.agent_id,
     thread: input.causation.thread,
-    model: def.model ?? DEFAULT_AGENT_MODEL,
-    system: systemPrompt(def, input),
+    model,
+    system: prompt.text,
     messages: [{ role: 'user', content: userMessage }],
     round: 0,
     status: 'waiting-for-tools',
@@ -151,6 +199,9 @@ async function executeAgent(
     response_to: responseTo(input.trigger),
     user_message: userMessage,
     trigger_id: input.trigger.id,
+    request_id: task.requestId,
+    answer_tags: [...task.correlationTags],
+    ...(prompt.dropped.length > 0 ? { context_dropped: prompt.dropped } : {}),
   };
   const tools = def.max_tool_rounds > 0 ? await toolSpecs(def, workspace, deps.store) : [];
   return step(input, deps, conversation, tools);
@@ -173,7 +224,9 @@ async function step(
     system: conversation.system,
     messages: conversation.messages,
     ...(offerTools.length > 0 ? { tools: offerTools } : {}),
-    ...(def.temperature !== undefined ? { temperature: def.temperature } : {}),
+    ...((def.temperature ?? def.llm?.temperature) !== undefined
+      ? { temperature: def.temperature ?? def.llm?.temperature }
+      : {}),
     ...(def.response_schema !== undefined ? { responseSchema: def.response_schema } : {}),
     signal: input.signal,
   });
@@ -276,10 +329,20 @@ function finalOutputs(
     {
       schema_name: AGENT_RESPONSE_SCHEMA,
       title: `${def.agent_id}: ${message.slice(0, 80)}`,
-      tags: ['agent:response', `agent:${def.agent_id}`, `thread:${conversation.thread}`],
+      tags: [
+        'agent:response',
+        `agent:${def.agent_id}`,
+        `thread:${conversation.thread}`,
+        `request:${conversation.request_id ?? conversation.trigger_id}`,
+        ...(conversation.answer_tags ?? []),
+      ],
       context: {
         message,
         agent_id: def.agent_id,
+        request_id: conversation.request_id ?? conversation.trigger_id,
+        status: 'success',
+        text: message,
+        ...(conversation.context_dropped ? { context_dropped: conversation.context_dropped } : {}),
         thread: conversation.thread,
         response_to: conversation.response_to,
         trigger_id: conversation.trigger_id,
@@ -430,9 +493,17 @@ function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
 async function userMessageOf(
   input: ExecutionInput<AgentDefinition>,
   store: BreadcrumbStore,
+  task: AgentTask,
 ): Promise<string> {
   const trigger = input.trigger;
   const c = asObject(trigger.context);
+  if (trigger.schema_name === 'agent.request.v1') {
+    const parts = [
+      ...(task.message !== undefined ? [task.message] : []),
+      ...(task.input !== undefined ? [`Input:\n${JSON.stringify(task.input, null, 2)}`] : []),
+    ];
+    return parts.length > 0 ? parts.join('\n\n') : '(an empty request)';
+  }
   if (trigger.schema_name === 'agent.context.v1' && typeof c.trigger_event_id === 'string') {
     try {
       const source = await store.getContextView(trigger.workspace, c.trigger_event_id);
@@ -456,24 +527,46 @@ function messageText(context: unknown): string | undefined {
   return stringField(asObject(context), ['message', 'content', 'text', 'prompt', 'question']);
 }
 
-function systemPrompt(def: AgentDefinition, input: ExecutionInput<AgentDefinition>): string {
-  const parts = [def.system_prompt ?? `You are ${def.agent_id}, a helpful assistant.`];
-  const sections: string[] = [];
+/**
+ * The system prompt: the definition's `system_prompt`, its `context` markdown, then the context sources in
+ * priority order (the context builder's formatted context, then each context selector's section), fitted to the
+ * token budget when a tokenizer is given.
+ */
+async function systemPrompt(
+  def: AgentDefinition,
+  input: ExecutionInput<AgentDefinition>,
+  spec: ContextSpec,
+  model: string,
+  tokenizers: Tokenizers | undefined,
+): Promise<{ text: string; dropped: string[] }> {
+  const fixed = [
+    def.system_prompt ?? `You are ${def.agent_id}, a helpful assistant.`,
+    ...(spec.markdown !== undefined && spec.markdown.trim() !== '' ? [spec.markdown] : []),
+  ];
+  const sources: ContextSource[] = [];
   const trigger = asObject(input.trigger.context);
   if (input.trigger.schema_name === 'agent.context.v1' && typeof trigger.formatted_context === 'string') {
-    sections.push(trigger.formatted_context);
+    sources.push({ key: 'formatted_context', text: trigger.formatted_context });
   }
   for (const [key, value] of Object.entries(input.context)) {
     if (key === 'trigger') continue;
-    sections.push(formatSection(key, value));
+    // With a tokenizer the budget decides what fits; without one, each section is capped in characters.
+    sources.push({
+      key,
+      text: formatSection(key, value, tokenizers ? Number.POSITIVE_INFINITY : MAX_SECTION_CHARS),
+    });
   }
-  if (sections.length > 0) parts.push(`# Context\n\n${sections.join('\n\n')}`);
-  return parts.join('\n\n');
+  const fitted = tokenizers
+    ? await fitContext(fixed, sources, spec.budgetTokens, model, tokenizers)
+    : { sources, dropped: [] as string[] };
+  const parts = [...fixed];
+  if (fitted.sources.length > 0) parts.push(`# Context\n\n${fitted.sources.map((s) => s.text).join('\n\n')}`);
+  return { text: parts.join('\n\n'), dropped: [...fitted.dropped] };
 }
 
-export function formatSection(key: string, value: unknown): string {
+export function formatSection(key: string, value: unknown, maxChars = MAX_SECTION_CHARS): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value, null, 2) ?? 'null');
-  return `## ${key}\n${text.length > MAX_SECTION_CHARS ? `${text.slice(0, MAX_SECTION_CHARS)}\n…(truncated)` : text}`;
+  return `## ${key}\n${text.length > maxChars ? `${text.slice(0, maxChars)}\n…(truncated)` : text}`;
 }
 
 /**

@@ -12,6 +12,8 @@ import type { ExecutorKind } from '#shared/topology.ts';
 import type { ExecutionInput, OutputBreadcrumb } from './contract.ts';
 
 export const AGENT_ERROR_SCHEMA = 'agent.error.v1';
+export const AGENT_REQUEST_SCHEMA = 'agent.request.v1';
+export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
 export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
 export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
 export const WORKFLOW_ERROR_SCHEMA = 'workflow.error.v1';
@@ -35,6 +37,12 @@ export function threadOf(trigger: Trigger): string {
 function contextOf(trigger: Trigger): Record<string, unknown> {
   const c = trigger.context;
   return c !== null && typeof c === 'object' && !Array.isArray(c) ? (c as Record<string, unknown>) : {};
+}
+
+/** An agent request's id: its `request_id`, else the request breadcrumb's id (CONVENTIONS.md). */
+export function agentRequestId(trigger: Pick<Trigger, 'id' | 'context'>): string {
+  const c = contextOf(trigger as Trigger);
+  return typeof c.request_id === 'string' && c.request_id !== '' ? c.request_id : trigger.id;
 }
 
 /** Tags an answer copies from its request (CONVENTIONS.md, "Correlation tags"). */
@@ -111,23 +119,53 @@ export function toolResponse(
 export const ERROR_ANSWERS: {
   readonly [K in ExecutorKind]: (input: ErrorAnswerInput<DefinitionByKind[K]>) => OutputBreadcrumb;
 } = {
-  agent: ({ definition, trigger, error }) => ({
-    schema_name: AGENT_ERROR_SCHEMA,
-    title: `${definition.agent_id} failed`,
-    // Tagged with the thread like a response, so a caller waiting for the answer sees the failure instead.
-    tags: [
-      'agent:error',
-      `agent:${definition.agent_id}`,
-      ...(trigger ? [`thread:${threadOf(trigger)}`] : []),
-    ],
-    context: {
-      agent_id: definition.agent_id,
-      error,
-      response_to: trigger ? responseTo(trigger) : null,
-      trigger_id: trigger?.id ?? null,
-      thread: trigger ? threadOf(trigger) : null,
-    },
-  }),
+  agent: ({ definition, trigger, error }) => {
+    // A request (`agent.request.v1`) is answered like a success would be, with status "error" (CONVENTIONS.md).
+    if (trigger?.schema_name === AGENT_REQUEST_SCHEMA) {
+      const requestId = agentRequestId(trigger);
+      return {
+        schema_name: AGENT_RESPONSE_SCHEMA,
+        title: `${definition.agent_id} failed`,
+        tags: [
+          'agent:response',
+          `agent:${definition.agent_id}`,
+          `thread:${threadOf(trigger)}`,
+          `request:${requestId}`,
+          ...correlationTags(trigger),
+        ],
+        context: {
+          agent_id: definition.agent_id,
+          request_id: requestId,
+          status: 'error',
+          error,
+          thread: threadOf(trigger),
+          response_to: trigger.id,
+          trigger_id: trigger.id,
+        },
+      };
+    }
+    return {
+      schema_name: AGENT_ERROR_SCHEMA,
+      title: `${definition.agent_id} failed`,
+      // Tagged with the thread like a response, so a caller waiting for the answer sees the failure instead.
+      tags: [
+        'agent:error',
+        `agent:${definition.agent_id}`,
+        ...(trigger
+          ? [`thread:${threadOf(trigger)}`, `request:${trigger.id}`, ...correlationTags(trigger)]
+          : []),
+      ],
+      context: {
+        agent_id: definition.agent_id,
+        error,
+        status: 'error',
+        request_id: trigger?.id ?? null,
+        response_to: trigger ? responseTo(trigger) : null,
+        trigger_id: trigger?.id ?? null,
+        thread: trigger ? threadOf(trigger) : null,
+      },
+    };
+  },
   tool: ({ definition, trigger, error }) => {
     const request = trigger ? readToolRequest(trigger) : { requestId: 'unknown', requestedBy: 'unknown' };
     return toolResponse(definition, request, { status: 'error', error }, 0);

@@ -39,6 +39,8 @@ export interface RunToolOptions {
   causation: Causation;
   log: Log;
   context: Record<string, unknown>;
+  /** The tool definition being run (an `mcp` tool reads its server from it). */
+  definition?: ToolDefinition;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
         causation: options.causation,
         log: options.log,
         context: options.context,
+        ...(options.definition !== undefined ? { definition: options.definition } : {}),
       }),
       aborted,
     ]);
@@ -138,6 +141,7 @@ export function createToolExecutor(deps: ToolExecutorDeps): ExecutorKindImplemen
           causation: execution.causation,
           log: deps.log,
           context: execution.context,
+          definition,
         });
         if (definition.output_schema) {
           const issues = compileJsonSchema(

@@ -122,6 +122,8 @@ function ruleManager() {
       tool: 'arn:aws:sqs:eu-west-1:1:tool',
       workflow: 'arn:aws:sqs:eu-west-1:1:workflow',
       'context-builder': 'arn:aws:sqs:eu-west-1:1:context-builder',
+      'agent-remote': 'arn:aws:sqs:eu-west-1:1:agent-remote',
+      'agent-sandbox': 'arn:aws:sqs:eu-west-1:1:agent-sandbox',
     },
     defaultLlmProvider: 'offline',
     ruleTargetsDlqArn: DLQ_ARN,
@@ -164,6 +166,51 @@ describe('rule manager (in memory)', () => {
     expect((await store.get('ws', statusId('agent-helper'))).version).toBe(statusVersion);
   });
 
+  it("targets the queue of the definition's runner: function agents the sandbox, mcp tools and remote agent types agent-remote", async () => {
+    const { store, rules, deps, status } = ruleManager();
+    const target = (id: string) =>
+      [...rules.rules.values()].find((r) => r.rule.description?.includes(id))?.targets[0]?.arn;
+    const put = async (id: string, schema_name: string, context: Record<string, unknown>) => {
+      await store.create('ws', CreateBreadcrumbSchema.parse({ schema_name, context }), {
+        principal: 'user:a',
+        id,
+      });
+      expect(await reconcileDefinition('ws', id, deps)).toBe('created');
+    };
+    await put('agent-fn', 'agent.def.v1', {
+      agent_id: 'fn',
+      type: 'function',
+      function_code: 'async function handler() {}',
+    });
+    await put('agent-api', 'agent.def.v1', {
+      agent_id: 'api',
+      type: 'api',
+      transport: { kind: 'api', api: { endpoint: 'https://x.example/v1' } },
+    });
+    await put('tool-mcp', 'tool.def.v1', {
+      name: 'gh.issue',
+      implementation: 'mcp',
+      mcp: { url: 'https://m.example/mcp' },
+    });
+    expect(target('agent-fn')).toBe('arn:aws:sqs:eu-west-1:1:agent-sandbox');
+    expect(target('agent-api')).toBe('arn:aws:sqs:eu-west-1:1:agent-remote');
+    expect(target('tool-mcp')).toBe('arn:aws:sqs:eu-west-1:1:agent-remote');
+    expect(await status('ws', 'agent-fn')).toMatchObject({
+      kind: 'agent',
+      runner: 'agent-sandbox',
+      state: 'active',
+    });
+    // A new version of another type moves the rule's target to that type's runner.
+    await store.update(
+      'ws',
+      'agent-fn',
+      { context: { agent_id: 'fn', system_prompt: 'now an LLM agent' } },
+      { principal: 'user:a' },
+    );
+    expect(await reconcileDefinition('ws', 'agent-fn', deps)).toBe('updated');
+    expect(target('agent-fn')).toBe('arn:aws:sqs:eu-west-1:1:agent');
+  });
+
   it('marks an unknown provider invalid and removes the rule the previous version had', async () => {
     const { store, rules, deps, status } = ruleManager();
     const create = (model: string) =>
@@ -187,6 +234,77 @@ describe('rule manager (in memory)', () => {
       provider: 'bedrock',
       model: 'default',
     });
+  });
+
+  it('reports the model each agent type will call: its llm block when the type calls one, null when it calls none', () => {
+    const llmOf = (context: Record<string, unknown>) => {
+      const status = evaluateDefinition(definitionRecord('agent.def.v1', context), 'bus', 'p-', 'bedrock');
+      expect(status.state, JSON.stringify(status.errors)).toBe('active');
+      return status.llm;
+    };
+    const mcp = { kind: 'mcp', mcp: { url: 'https://m.example/mcp' } };
+    const llm = { provider: 'openrouter', model: 'openai/gpt-4o-mini' };
+    // A tool agent that picks the tool and its arguments from a message calls the model its llm block names.
+    expect(
+      llmOf({
+        agent_id: 'db',
+        type: 'tool',
+        transport: mcp,
+        yaml: 'tools: [query]\nextract_arguments: true\n',
+        llm,
+      }),
+    ).toEqual({ provider: 'openrouter', model: 'openai/gpt-4o-mini' });
+    // The same agent taking its arguments as given calls no model, whatever its llm block says.
+    expect(llmOf({ agent_id: 'db', type: 'tool', transport: mcp, yaml: 'tools: [query]\n', llm })).toBeNull();
+    // A provider alone means that provider's default model, not the stack's default provider.
+    expect(
+      llmOf({
+        agent_id: 'db',
+        type: 'tool',
+        transport: mcp,
+        yaml: 'tools: [q]\nextract_arguments: true\n',
+        llm: { provider: 'offline' },
+      }),
+    ).toEqual({ provider: 'offline', model: 'default' });
+    // A context agent's llm block counts as its model does.
+    expect(llmOf({ agent_id: 'golf', type: 'context', llm: { model: 'gpt-4o' } })).toEqual({
+      provider: 'bedrock',
+      model: 'gpt-4o',
+    });
+    for (const context of [
+      {
+        agent_id: 'weather',
+        type: 'api',
+        transport: { kind: 'api', api: { endpoint: 'https://x.example/v1' } },
+        llm,
+      },
+      {
+        agent_id: 'partner',
+        type: 'external',
+        transport: { kind: 'external', external: { endpoint: 'https://p.example', protocol: 'a2a' } },
+        llm,
+      },
+      { agent_id: 'stats', type: 'function', function_code: 'async function handler() {}', llm },
+    ]) {
+      expect(llmOf(context), context.type).toBeNull();
+    }
+  });
+
+  it('marks an agent invalid when the model its type calls names an unknown provider, at the field that says so', () => {
+    const status = evaluateDefinition(
+      definitionRecord('agent.def.v1', {
+        agent_id: 'db',
+        type: 'tool',
+        transport: { kind: 'mcp', mcp: { url: 'https://m.example/mcp' } },
+        yaml: 'tools: [query]\nextract_arguments: true\n',
+        llm: { provider: 'antrhopic', model: 'claude-3' },
+      }),
+      'bus',
+      'p-',
+      'bedrock',
+    );
+    expect(status).toMatchObject({ state: 'invalid', llm: null });
+    expect(status.errors).toEqual([{ path: 'llm.model', message: expect.stringContaining('"antrhopic"') }]);
   });
 
   it('deletes the rule and the status with the definition', async () => {

@@ -289,8 +289,9 @@ describe('parseDefinition', () => {
     expect(triggerSelectors('agent', definition).map((s) => s.schema_name)).toEqual([
       'user.message.v1',
       'agent.context.v1',
-      // Every agent continues on the answers to its own tool requests.
+      // Every agent continues on the answers to its own tool requests, and answers the requests naming it.
       'tool.response.v1',
+      'agent.request.v1',
     ]);
     expect(contextSelectors('agent', definition).map((s) => s.schema_name)).toEqual([
       'browser.page.context.v1',
@@ -304,11 +305,13 @@ describe('parseDefinition', () => {
     expect(triggerSelectors('agent', parsed.definition).map((s) => s.schema_name)).toEqual([
       'agent.context.v1',
       'tool.response.v1',
+      'agent.request.v1',
     ]);
     // Seed 003's own follow-up selector is that trigger: it is not added twice, nor fetched as context.
     expect(triggerSelectorEntries('agent', parsed.definition).map((e) => e.path)).toEqual([
       'subscriptions.selectors[0]',
       'subscriptions.selectors[1]',
+      'agent_id',
     ]);
     expect(contextSelectors('agent', parsed.definition)).toEqual([]);
   });
@@ -332,6 +335,11 @@ describe('parseDefinition', () => {
         schema_name: 'tool.response.v1',
         role: 'trigger',
         context_match: [{ path: '$.requestedBy', op: 'eq', value: 'file-manager' }],
+      },
+      {
+        schema_name: 'agent.request.v1',
+        role: 'trigger',
+        context_match: [{ path: '$.agent', op: 'eq', value: 'file-manager' }],
       },
     ]);
     expect(definitionPrincipal('agent', agent)).toBe('agent:file-manager');
@@ -542,9 +550,11 @@ describe('validateDefinition', () => {
     expect(validateDefinition('workflow.def.v1', workflow)).toEqual(
       parseDefinition('workflow.def.v1', workflow),
     );
-    expect(validateDefinition('agent.definition.v1', seed002Breadcrumb.context)).toEqual(
-      parseDefinition('agent.definition.v1', seed002Breadcrumb.context),
-    );
+    // An agent comes with the configuration its type runs with.
+    expect(validateDefinition('agent.definition.v1', seed002Breadcrumb.context)).toEqual({
+      ...parseDefinition('agent.definition.v1', seed002Breadcrumb.context),
+      spec: expect.objectContaining({ type: 'context' }),
+    });
   });
 
   it('refuses an unknown definition schema as parseDefinition does', () => {

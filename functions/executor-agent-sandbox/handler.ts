@@ -1,0 +1,33 @@
+/**
+ * Executor for function agents (seed 004's `function` type). Triggered by the agent-sandbox queue (the rules of
+ * function agents: the agent.request.v1 naming one, its subscriptions). Reads the definition, the trigger and its
+ * context; runs `function_code` in QuickJS (WebAssembly) in a worker thread, with the memory and time limits of
+ * `transport.function`, `ctx.search` / `ctx.create` scoped to the agent's workspace and `ctx.callTool` for the
+ * built-in tools; writes agent.response.v1 and the breadcrumbs the function created. Its own function because
+ * the sandbox (a worker script and a .wasm module installed beside the bundle) should not load in other agents.
+ */
+import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
+import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
+import { createFunctionAgent } from '#shared/core/agents/function-agent.ts';
+import { parseYaml } from '#shared/domain/yaml.ts';
+import { calculatorTool } from '#shared/tools/calculator.ts';
+import { toolCatalog } from '#shared/tools/catalog.ts';
+import { echoTool } from '#shared/tools/echo.ts';
+import type { Tool } from '#shared/tools/tool.ts';
+import { createExecutorHandler } from '../wiring/executor-handler.ts';
+
+const sandbox = new QuickJsSandbox();
+// ctx.callTool's built-ins: the pure ones (ctx.search and ctx.create reach the workspace; http would need a
+// definition's allow-list; json.transform would add JSONata's 81 KB to this bundle).
+const tools = toolCatalog([echoTool, calculatorTool] as Tool[]);
+
+export const handler = createExecutorHandler('agent-sandbox', {
+  implementations: ({ store, log }) => ({
+    agent: createAgentKind({
+      types: { function: createFunctionAgent({ sandbox, store, tools: (name) => tools.get(name) }) },
+      parseYaml,
+      log,
+    }),
+  }),
+  timeoutEarlyInMillis: 5_000,
+});

@@ -1,0 +1,163 @@
+/**
+ * The Sandbox port: QuickJS compiled to WebAssembly (`quickjs-emscripten-core` with the release-sync variant, a
+ * .wasm file: nothing built natively), run in a worker thread.
+ *
+ * Isolation: each run gets a fresh QuickJS runtime and context, disposed at the end, so what one function does
+ * (globals it changes, prototypes it patches, memory it leaks) reaches no other run and never the host. Inside
+ * there is only the JavaScript language: no `process`, `require`, `fetch`, timers, file system or network, no
+ * module loader (so `import()` fails), and the `ctx` object whose methods are the bridge the caller gives.
+ *
+ * Limits, per run:
+ * - memory: QuickJS's allocator limit (`memoryMb`): a memory bomb ends with "out of memory" inside the sandbox;
+ * - time: one deadline for the run, bridged calls included. QuickJS's interrupt handler stops running JavaScript
+ *   at the deadline (an infinite loop), and waits on bridged calls are raced against it. QuickJS polls that
+ *   handler only between bytecodes, so a long builtin call (`new Array(1e5).fill(0)` a thousand times near the
+ *   memory limit spends seconds inside QuickJS's allocator and garbage collector) is not interrupted: that is why
+ *   the interpreter runs in a worker thread, which the host terminates shortly after the deadline whatever it is
+ *   doing. Measured before the worker existed: such a loop ran 17 s against a 2 s limit.
+ * - stack: 256 KB inside QuickJS; output: the result as JSON, at most 256 KB; console: 200 lines of 1000 chars.
+ *
+ * Bridged calls (`ctx.search`, `ctx.create`, `ctx.callTool`, whatever names the bridge has): the code calls
+ * `ctx.<name>(arg)` and gets a promise; the argument crosses as JSON, the host function runs here (outside the
+ * sandbox and its worker), and its JSON result resolves the promise.
+ *
+ * One idle worker is kept between runs (a warm start costs one message; a cold one starts a thread and compiles
+ * the WebAssembly module, tens of milliseconds); a worker that ran out its deadline is terminated, never reused.
+ * The deadline starts when the worker has the module loaded and begins the run (it says `started`), so a cold
+ * worker's start-up is not taken from the function's time; start-up itself is bounded by `STARTUP_MS`.
+ * The worker is `quickjs-worker.mjs`, next to this file and next to the Lambda bundle (the function's bundling
+ * copies it and installs the two QuickJS packages beside it; see the CDK function construct).
+ */
+import { Worker } from 'node:worker_threads';
+import type { Sandbox, SandboxBridge, SandboxLimits, SandboxResult } from '#shared/ports/sandbox.ts';
+
+/** Time after the deadline before the worker is terminated, so QuickJS's own interrupt usually ends the run. */
+const KILL_GRACE_MS = 250;
+/** The worker's own V8 heap (messages, the QuickJS glue): QuickJS's memory is WebAssembly memory, limited above. */
+const WORKER_HEAP_MB = 64;
+/** How long a worker may take to start and load the WebAssembly module before the run fails. */
+const STARTUP_MS = 15_000;
+
+export const QUICKJS_WORKER_FILE = 'quickjs-worker.mjs';
+
+type WorkerMessage =
+  | { type: 'started' }
+  | { type: 'call'; id: number; name: string; arg: unknown }
+  | { type: 'done'; result: SandboxResult };
+
+export interface QuickJsSandboxOptions {
+  /** Where the worker script is; default: `quickjs-worker.mjs` next to this module (or the bundle). */
+  readonly workerUrl?: URL;
+}
+
+export class QuickJsSandbox implements Sandbox {
+  private idle: Worker | undefined;
+  private readonly workerUrl: URL;
+
+  constructor(options: QuickJsSandboxOptions = {}) {
+    this.workerUrl = options.workerUrl ?? new URL(`./${QUICKJS_WORKER_FILE}`, import.meta.url);
+  }
+
+  run(code: string, input: unknown, bridge: SandboxBridge, limits: SandboxLimits): Promise<SandboxResult> {
+    const worker = this.idle ?? this.spawn();
+    this.idle = undefined;
+    worker.ref();
+    return new Promise<SandboxResult>((resolve) => {
+      let finished = false;
+      const finish = (result: SandboxResult, reusable: boolean) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(killTimer);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        if (reusable && this.idle === undefined) {
+          worker.unref();
+          this.idle = worker;
+        } else {
+          void worker.terminate();
+        }
+        resolve(result);
+      };
+      const onMessage = (message: WorkerMessage) => {
+        if (message.type === 'done') {
+          finish(message.result, true);
+          return;
+        }
+        if (message.type === 'started') {
+          clearTimeout(killTimer);
+          killTimer = setTimeout(() => kill(timeoutResult), limits.timeoutMs + KILL_GRACE_MS);
+          return;
+        }
+        const fn = Object.hasOwn(bridge, message.name) ? bridge[message.name] : undefined;
+        const reply = fn
+          ? fn(message.arg).then(
+              (value) => ({ type: 'reply', id: message.id, ok: true, value: value ?? null }),
+              (error: unknown) => ({
+                type: 'reply',
+                id: message.id,
+                ok: false,
+                error: error instanceof Error ? error.message : String(error),
+              }),
+            )
+          : Promise.resolve({ type: 'reply', id: message.id, ok: false, error: 'not available' });
+        void reply.then((m) => {
+          if (!finished) worker.postMessage(m);
+        });
+      };
+      const onError = (error: Error) =>
+        finish(
+          { ok: false, reason: 'error', error: `the sandbox failed: ${error.message}`, logs: [] },
+          false,
+        );
+      const onExit = (code: number) =>
+        finish(
+          { ok: false, reason: 'error', error: `the sandbox stopped (exit code ${code})`, logs: [] },
+          false,
+        );
+      const timeoutResult: SandboxResult = {
+        ok: false,
+        reason: 'timeout',
+        error: `the function ran past its time limit of ${limits.timeoutMs} ms (transport.function.timeout_ms)`,
+        logs: [],
+      };
+      const kill = (result: SandboxResult) => finish(result, false);
+      let killTimer = setTimeout(
+        () =>
+          kill({
+            ok: false,
+            reason: 'error',
+            error: `the sandbox did not start within ${STARTUP_MS} ms`,
+            logs: [],
+          }),
+        STARTUP_MS,
+      );
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+      worker.postMessage({
+        type: 'run',
+        code,
+        input: input ?? null,
+        bridge: Object.keys(bridge),
+        memoryMb: limits.memoryMb,
+        timeoutMs: limits.timeoutMs,
+      });
+    });
+  }
+
+  /** Ends the idle worker (tests, shutdown). */
+  async close(): Promise<void> {
+    const worker = this.idle;
+    this.idle = undefined;
+    await worker?.terminate();
+  }
+
+  private spawn(): Worker {
+    return new Worker(this.workerUrl, {
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      // No environment: nothing the host knows (table names, credentials in env) is readable in the worker.
+      env: {},
+    });
+  }
+}

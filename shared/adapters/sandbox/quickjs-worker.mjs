@@ -1,0 +1,238 @@
+// @ts-check
+/**
+ * The worker thread that runs function code in QuickJS (see quickjs-sandbox.ts for the design). Plain JavaScript
+ * because it is started as a file by `new Worker(url)`: the same file next to the TypeScript source locally and
+ * next to the function bundle on Lambda (the CDK bundling copies it), with no TypeScript loader in the worker.
+ *
+ * Protocol (parentPort messages):
+ *   in   { type: 'run', code, input, bridge: [names], memoryMb, timeoutMs }
+ *   out  { type: 'started' }                      the module is loaded: the run's time starts now
+ *   out  { type: 'call', id, name, arg }           a ctx.<name>(arg) call to run on the host
+ *   in   { type: 'reply', id, ok, value | error }  its result
+ *   out  { type: 'done', result }                 a SandboxResult (see shared/ports/sandbox.ts)
+ */
+import { parentPort } from 'node:worker_threads';
+import variant from '@jitl/quickjs-wasmfile-release-sync';
+import { newQuickJSWASMModuleFromVariant } from 'quickjs-emscripten-core';
+
+const MAX_OUTPUT_CHARS = 256 * 1024;
+const MAX_LOG_LINES = 200;
+const MAX_LOG_LINE_CHARS = 1000;
+// Well below the worker's native stack, so deep recursion is QuickJS's RangeError rather than the host's.
+const STACK_BYTES = 256 * 1024;
+
+/** @type {Promise<import('quickjs-emscripten-core').QuickJSWASMModule> | undefined} */
+let modulePromise;
+function quickjs() {
+  modulePromise ??= newQuickJSWASMModuleFromVariant(/** @type {any} */ (variant));
+  return modulePromise;
+}
+
+const RUNNER = `(async () => {
+  if (typeof handler !== 'function') throw new Error('function_code must define async function handler(input, ctx)');
+  const result = await handler(JSON.parse(__input), __ctx);
+  return result === undefined ? 'null' : JSON.stringify(result);
+})()`;
+
+/** @param {string[]} names */
+function prelude(names) {
+  const methods = names
+    .map(
+      (n) =>
+        `${JSON.stringify(n)}: async (arg) => JSON.parse(await __host(${JSON.stringify(n)}, JSON.stringify(arg ?? null)))`,
+    )
+    .join(',\n');
+  return `
+    globalThis.console = Object.freeze({
+      log: (...a) => __log('log', a), info: (...a) => __log('info', a),
+      warn: (...a) => __log('warn', a), error: (...a) => __log('error', a),
+    });
+    globalThis.__ctx = Object.freeze({ ${methods} });
+  `;
+}
+
+let nextCallId = 0;
+/** @type {Map<number, (reply: { ok: boolean, value?: unknown, error?: string }) => void>} */
+const pendingReplies = new Map();
+
+/** @param {string} name @param {string} argText @returns {Promise<unknown>} */
+function callHost(name, argText) {
+  const id = ++nextCallId;
+  return new Promise((resolve, reject) => {
+    pendingReplies.set(id, (reply) => (reply.ok ? resolve(reply.value) : reject(new Error(reply.error))));
+    parentPort?.postMessage({ type: 'call', id, name, arg: JSON.parse(argText) });
+  });
+}
+
+/** @param {unknown} value */
+function safeJson(value) {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** @param {unknown} dumped */
+function errorMessage(dumped) {
+  if (dumped !== null && typeof dumped === 'object') {
+    const { name, message } = /** @type {{ name?: unknown, message?: unknown }} */ (dumped);
+    if (typeof message === 'string')
+      return typeof name === 'string' && name !== '' ? `${name}: ${message}` : message;
+  }
+  return typeof dumped === 'string' ? dumped : safeJson(dumped);
+}
+
+/**
+ * @param {{ code: string, input: unknown, bridge: string[], memoryMb: number, timeoutMs: number }} job
+ */
+async function run(job) {
+  const module = await quickjs();
+  // The time limit is the code's: loading the WebAssembly module (the first run of a worker) does not count.
+  parentPort?.postMessage({ type: 'started' });
+  const deadline = Date.now() + job.timeoutMs;
+  const logs = /** @type {string[]} */ ([]);
+  /** @param {string} reason @param {string} error */
+  const fail = (reason, error) => ({ ok: false, reason, error, logs });
+  const timeout = () =>
+    fail(
+      'timeout',
+      `the function ran past its time limit of ${job.timeoutMs} ms (transport.function.timeout_ms)`,
+    );
+  const runtime = module.newRuntime();
+  runtime.setMemoryLimit(job.memoryMb * 1024 * 1024);
+  runtime.setMaxStackSize(STACK_BYTES);
+  runtime.setInterruptHandler(() => Date.now() > deadline);
+  const vm = runtime.newContext();
+  const life = { ended: false, deferreds: new Set(), inFlight: new Set() };
+
+  /** @param {import('quickjs-emscripten-core').QuickJSHandle} handle @param {'invalid-code' | 'error'} reason */
+  const failure = (handle, reason) => {
+    const message = errorMessage(vm.dump(handle));
+    handle.dispose();
+    if (/interrupted/i.test(message) && Date.now() > deadline) return timeout();
+    if (/out of memory/i.test(message)) {
+      return fail('memory', 'the function ran out of memory (transport.function.memory_mb)');
+    }
+    return fail(reason, reason === 'invalid-code' ? `function_code does not load: ${message}` : message);
+  };
+
+  try {
+    const inputText = vm.newString(JSON.stringify(job.input ?? null));
+    vm.setProp(vm.global, '__input', inputText);
+    inputText.dispose();
+    const log = vm.newFunction('__log', (levelHandle, argsHandle) => {
+      if (logs.length >= MAX_LOG_LINES) return;
+      const args = /** @type {unknown[]} */ (vm.dump(argsHandle));
+      const line = args.map((a) => (typeof a === 'string' ? a : safeJson(a))).join(' ');
+      logs.push(`${vm.getString(levelHandle)}: ${line}`.slice(0, MAX_LOG_LINE_CHARS));
+      if (logs.length === MAX_LOG_LINES) logs.push('… (more console output dropped)');
+    });
+    vm.setProp(vm.global, '__log', log);
+    log.dispose();
+    const host = vm.newFunction('__host', (nameHandle, argHandle) => {
+      const name = vm.getString(nameHandle);
+      const argText = vm.getString(argHandle);
+      const deferred = vm.newPromise();
+      life.deferreds.add(deferred);
+      const tracked = callHost(name, argText).then(
+        (value) => {
+          if (life.ended) return;
+          const text = vm.newString(JSON.stringify(value ?? null));
+          deferred.resolve(text);
+          text.dispose();
+        },
+        (error) => {
+          if (life.ended) return;
+          const err = vm.newError(`ctx.${name}: ${error instanceof Error ? error.message : String(error)}`);
+          deferred.reject(err);
+          err.dispose();
+        },
+      );
+      life.inFlight.add(tracked);
+      void tracked.finally(() => {
+        life.inFlight.delete(tracked);
+        life.deferreds.delete(deferred);
+      });
+      return deferred.handle;
+    });
+    vm.setProp(vm.global, '__host', host);
+    host.dispose();
+    const installed = vm.evalCode(prelude(job.bridge), 'prelude.js');
+    if (installed.error) return failure(installed.error, 'error');
+    installed.value.dispose();
+
+    const defined = vm.evalCode(job.code, 'function_code.js');
+    if (defined.error) return failure(defined.error, 'invalid-code');
+    defined.value.dispose();
+    const started = vm.evalCode(RUNNER, 'runner.js');
+    if (started.error) return failure(started.error, 'error');
+    const promise = started.value;
+    try {
+      for (;;) {
+        const jobs = runtime.executePendingJobs();
+        if (jobs.error) return failure(jobs.error, 'error');
+        const state = vm.getPromiseState(promise);
+        if (state.type === 'fulfilled') {
+          const text = vm.getString(state.value);
+          state.value.dispose();
+          if (text.length > MAX_OUTPUT_CHARS) {
+            return fail(
+              'output',
+              `the handler's result is ${text.length} characters of JSON; at most ${MAX_OUTPUT_CHARS}`,
+            );
+          }
+          return { ok: true, value: JSON.parse(text), logs };
+        }
+        if (state.type === 'rejected') return failure(state.error, 'error');
+        if (life.inFlight.size === 0) {
+          return fail(
+            'error',
+            'the handler neither returned nor awaited anything (a promise that never settles)',
+          );
+        }
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) return timeout();
+        /** @type {NodeJS.Timeout | undefined} */
+        let timer;
+        const timedOut = await Promise.race([
+          Promise.race(life.inFlight).then(() => false),
+          new Promise((resolve) => {
+            timer = setTimeout(() => resolve(true), remaining);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (timedOut) return timeout();
+      }
+    } finally {
+      promise.dispose();
+    }
+  } catch (error) {
+    // The host's own stack or heap gave out inside QuickJS: the instance may be damaged, so it is replaced below.
+    modulePromise = undefined;
+    return fail('error', `the function failed: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    life.ended = true;
+    for (const deferred of life.deferreds) if (deferred.alive) deferred.dispose();
+    try {
+      vm.dispose();
+      runtime.dispose();
+    } catch {
+      // QuickJS aborts its WebAssembly instance when a runtime is freed with objects still alive (some interrupted
+      // runs leave them): that instance is unusable, so the next run loads a new one.
+      modulePromise = undefined;
+    }
+  }
+}
+
+parentPort?.on('message', (message) => {
+  if (message.type === 'reply') {
+    const settle = pendingReplies.get(message.id);
+    pendingReplies.delete(message.id);
+    settle?.(message);
+    return;
+  }
+  if (message.type === 'run') {
+    void run(message).then((result) => parentPort?.postMessage({ type: 'done', result }));
+  }
+});

@@ -1,0 +1,119 @@
+/**
+ * The agent kind of the executor pipeline, dispatching on the definition's `type` (seed 004): it reads the
+ * definition's per-type configuration (`agentSpec`, the `yaml` text parsed), reads the trigger into a task
+ * (`agentTaskOf`: an `agent.request.v1`, or the triggers agents always had), and runs the implementation of that
+ * type among those this function was given. A function carries only the types it serves (their SDKs are heavy):
+ * a definition of another type reaching it is answered with an error naming the type.
+ *
+ * The answer: one `agent.response.v1 { agent_id, request_id, status, output?, text?, error?, logs? }` tagged
+ * `agent:response`, `agent:<id>`, `request:<request_id>` and the request's correlation tags, first among the
+ * outputs, so it takes the pipeline's first output id — the id a failure's error answer takes too, which makes
+ * "one answer per request" hold under duplicate delivery and crashes alike. The context type writes its own
+ * answer (it may come several tool rounds later). A definition that does not validate for its type, a request
+ * that is not usable, or a type's NonRetriableError is answered by `errorOutput` (`ERROR_ANSWERS.agent`): an
+ * `agent.response.v1` with status `error` for a request.
+ */
+import type { AgentSpec } from '#shared/domain/agent-spec.ts';
+import { agentSpec } from '#shared/domain/agent-spec.ts';
+import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
+import type { YamlParser } from '#shared/domain/yaml.ts';
+import { type Log, silentLog } from '#shared/ports/log.ts';
+import { ownToolRequest } from '../executor/agent-executor.ts';
+import { ERROR_ANSWERS, threadOf } from '../executor/answers.ts';
+import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
+import {
+  AGENT_RESPONSE_SCHEMA,
+  type AgentAnswer,
+  type AgentRun,
+  type AgentTask,
+  type AgentType,
+  type AgentTypes,
+  agentTaskOf,
+} from './contract.ts';
+
+export interface AgentKindDeps {
+  /** The agent types this function runs. */
+  readonly types: AgentTypes;
+  readonly parseYaml?: YamlParser;
+  readonly log?: Log;
+}
+
+export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation<AgentDefinition> {
+  return {
+    execute: (input) => executeAgent(input, deps),
+    errorOutput: ERROR_ANSWERS.agent,
+    ownRequestOf: ({ definition, trigger }) => ownToolRequest(definition, trigger),
+  };
+}
+
+async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentKindDeps) {
+  let spec: AgentSpec;
+  try {
+    spec = agentSpec(input.definition, deps.parseYaml ? { parseYaml: deps.parseYaml } : {});
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new NonRetriableError(`the agent definition is not usable: ${error.message}`, { cause: error });
+  }
+  const type = deps.types[spec.type] as AgentType | undefined;
+  if (type === undefined) {
+    throw new NonRetriableError(
+      `this function does not run ${spec.type} agents (it runs ${Object.keys(deps.types).join(', ')})`,
+    );
+  }
+  const task = agentTaskOf(input.trigger);
+  const run: AgentRun = {
+    spec,
+    definition: input.definition,
+    task,
+    workspace: input.trigger.workspace,
+    principal: input.principal,
+    execution: input,
+    signal: input.signal,
+    log: deps.log ?? silentLog,
+  };
+  const outcome = await type.run(run as never);
+  if (outcome.kind === 'outputs') return { outputs: [...outcome.outputs] };
+  return { outputs: [answerOutput(input, task, spec.type, outcome.answer), ...(outcome.outputs ?? [])] };
+}
+
+/** The `agent.response.v1` for an answer (see the header). */
+export function answerOutput(
+  input: ExecutionInput<AgentDefinition>,
+  task: AgentTask,
+  type: string,
+  answer: AgentAnswer,
+): OutputBreadcrumb {
+  const def = input.definition;
+  const thread = threadOf(input.trigger);
+  const summary =
+    answer.status === 'error'
+      ? `failed: ${answer.error}`
+      : (answer.text ?? JSON.stringify(answer.output ?? null));
+  return {
+    schema_name: AGENT_RESPONSE_SCHEMA,
+    title: `${def.agent_id}: ${summary.slice(0, 80)}`,
+    tags: [
+      'agent:response',
+      `agent:${def.agent_id}`,
+      `thread:${thread}`,
+      `request:${task.requestId}`,
+      ...task.correlationTags,
+    ],
+    context: {
+      agent_id: def.agent_id,
+      request_id: task.requestId,
+      type,
+      ...answer,
+      // `message` as context agents answer, so chats and callers that read it see every type's answer.
+      message:
+        answer.status === 'error'
+          ? `error: ${answer.error}`
+          : (answer.text ?? JSON.stringify(answer.output ?? null)),
+      thread,
+      response_to: input.trigger.id,
+      trigger_id: input.trigger.id,
+      ...(task.mode !== undefined ? { mode: task.mode } : {}),
+    },
+  };
+}

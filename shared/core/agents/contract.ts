@@ -1,0 +1,154 @@
+/**
+ * The contract between the agent executor and each agent type (seed 004, "The 5 Agent Types").
+ *
+ * The agent executor (the `agent` kind of the executor pipeline) reads the trigger into an `AgentTask` — an
+ * `agent.request.v1 { agent, message?, input?, mode?, request_id? }`, or any trigger agents had before (a user
+ * message, an `agent.context.v1`) — resolves the definition's `AgentSpec` (`#shared/domain/agent-spec.ts`) and
+ * hands both to the implementation of `spec.type`. Each type does its work through ports it is given (MCP, HTTP,
+ * A2A, sandbox, model) and returns an `AgentOutcome`:
+ *
+ *   answer    the content of the one `agent.response.v1 { agent_id, request_id, status, output?, text?, error? }`
+ *             that answers the task; the executor writes it tagged `request:<request_id>` plus the request's
+ *             correlation tags (`run:`, `step:`, `reply-to:`), with extra breadcrumbs the type asks for.
+ *   outputs   breadcrumbs to write now, the type having built its answer among them or leaving it to a later
+ *             invocation (the context type: its tool requests and conversation state, or its final answer).
+ *
+ * Errors: a type throws RetriableError for what may pass (429, 5xx, a partner still working; its
+ * `retryAfterSeconds` says when the queue delivers the request again), and NonRetriableError for what will not;
+ * the executor answers the latter with an `agent.response.v1` whose status is `error`. A type's own failures —
+ * an MCP tool's `isError`, a failed A2A task, a function that throws — are answers with status `error`. A type never waits inside the Lambda beyond one bounded call.
+ *
+ * `mode` is carried as the request gave it; what converse / plan / build do differently is issue 12's, and every
+ * type today does its one job (BUILD, in the seed's words) whatever the mode.
+ */
+
+import type { AgentSpec } from '#shared/domain/agent-spec.ts';
+import { AGENT_MODES, type AgentMode, type AgentTypeName } from '#shared/domain/agent-types.ts';
+import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { NonRetriableError } from '#shared/domain/errors.ts';
+import * as z from '#shared/domain/zod.ts';
+import type { Log } from '#shared/ports/log.ts';
+import { AGENT_REQUEST_SCHEMA, correlationTags } from '../executor/answers.ts';
+import type { ExecutionInput, OutputBreadcrumb } from '../executor/contract.ts';
+
+export { AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA } from '../executor/answers.ts';
+
+/** The request breadcrumb's context (CONVENTIONS.md). Unknown keys are ignored. */
+export const AgentRequestSchema = z.object({
+  agent: z.string().check(z.minLength(1)),
+  message: z.optional(z.string()),
+  input: z.optional(z.unknown()),
+  mode: z.optional(z.enum(AGENT_MODES, { error: `expected one of ${AGENT_MODES.join(', ')}` })),
+  request_id: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  conversation_id: z.optional(z.string()),
+  depth: z.optional(z.number().check(z.int(), z.minimum(0))),
+});
+export type AgentRequest = z.infer<typeof AgentRequestSchema>;
+
+/** What the agent is asked, whatever the trigger. */
+export interface AgentTask {
+  /** The request's `request_id`, else the trigger breadcrumb's id. */
+  readonly requestId: string;
+  readonly message?: string;
+  readonly input?: unknown;
+  readonly mode?: AgentMode;
+  /** The trigger's `run:*`, `step:*`, `reply-to:*` tags: copied onto the answer, never onto tool requests. */
+  readonly correlationTags: readonly string[];
+}
+
+/** The content of the `agent.response.v1` answering a task. */
+export type AgentAnswer =
+  | {
+      readonly status: 'success';
+      readonly output?: unknown;
+      readonly text?: string;
+      readonly logs?: readonly string[];
+    }
+  | {
+      readonly status: 'error';
+      readonly error: string;
+      readonly output?: unknown;
+      readonly text?: string;
+      readonly logs?: readonly string[];
+    };
+
+export type AgentOutcome =
+  | { readonly kind: 'answer'; readonly answer: AgentAnswer; readonly outputs?: readonly OutputBreadcrumb[] }
+  | { readonly kind: 'outputs'; readonly outputs: readonly OutputBreadcrumb[] };
+
+/** What a type gets for one task. */
+export interface AgentRun<S extends AgentSpec = AgentSpec> {
+  readonly spec: S;
+  readonly definition: AgentDefinition;
+  readonly task: AgentTask;
+  /** The agent's workspace: the only one it reads or writes. */
+  readonly workspace: string;
+  /** `agent:<id>`: created_by of what it writes. */
+  readonly principal: string;
+  /** The pipeline's input: the trigger, the assembled context, causation. */
+  readonly execution: ExecutionInput<AgentDefinition>;
+  /** Aborted before the Lambda's deadline; every call a type makes takes it. */
+  readonly signal: AbortSignal;
+  readonly log: Log;
+}
+
+export type SpecOf<T extends AgentTypeName> = Extract<AgentSpec, { type: T }>;
+
+/** One agent type: one module each (`context-agent.ts`, `tool-agent.ts`, …). */
+export interface AgentType<T extends AgentTypeName = AgentTypeName> {
+  readonly type: T;
+  run(run: AgentRun<SpecOf<T>>): Promise<AgentOutcome>;
+}
+
+/** The implementations an executor runs, by type; a function carries only the types it serves. */
+export type AgentTypes = { readonly [T in AgentTypeName]?: AgentType<T> };
+
+export function answer(a: AgentAnswer, outputs?: readonly OutputBreadcrumb[]): AgentOutcome {
+  return { kind: 'answer', answer: a, ...(outputs !== undefined ? { outputs } : {}) };
+}
+
+/** The limit on `depth` (nested sub-agent and sub-workflow requests): a deeper request fails clearly. */
+export const MAX_REQUEST_DEPTH = 8;
+
+type Trigger = ExecutionInput<unknown>['trigger'];
+
+/**
+ * What a trigger asks of the agent: an `agent.request.v1` says it (an unusable one is a NonRetriableError naming
+ * the field); any other trigger is a message (its `message` / `content` / `text`) or, failing that, its context
+ * as `input`. The request id is the request's `request_id`, else the trigger's id.
+ */
+export function agentTaskOf(trigger: Trigger): AgentTask {
+  const context = trigger.context !== null && typeof trigger.context === 'object' ? trigger.context : {};
+  const tags = correlationTags(trigger);
+  if (trigger.schema_name === AGENT_REQUEST_SCHEMA) {
+    const parsed = AgentRequestSchema.safeParse(context);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new NonRetriableError(
+        `the agent.request.v1 is not usable: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+      );
+    }
+    const r = parsed.data;
+    if (r.depth !== undefined && r.depth > MAX_REQUEST_DEPTH) {
+      throw new NonRetriableError(
+        `the request is nested ${r.depth} deep; at most ${MAX_REQUEST_DEPTH} (depth)`,
+      );
+    }
+    return {
+      requestId: r.request_id ?? trigger.id,
+      ...(r.message !== undefined ? { message: r.message } : {}),
+      ...(r.input !== undefined ? { input: r.input } : {}),
+      ...(r.mode !== undefined ? { mode: r.mode } : {}),
+      correlationTags: tags,
+    };
+  }
+  const c = context as Record<string, unknown>;
+  const text = ['message', 'content', 'text', 'prompt', 'question']
+    .map((k) => c[k])
+    .find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  return {
+    requestId: trigger.id,
+    ...(text !== undefined ? { message: text } : { input: c }),
+    correlationTags: tags,
+  };
+}

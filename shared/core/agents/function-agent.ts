@@ -1,0 +1,134 @@
+/**
+ * The `function` agent type (seed 004): runs the definition's `function_code` — `async function handler(input,
+ * ctx) { … }` — in the sandbox (QuickJS in WebAssembly; see the Sandbox port) and answers with what it returns.
+ *
+ * `input` is the request's `input` (or `{ message }` when it has only a message). `ctx` is all the code can reach,
+ * every call asynchronous and counted against `transport.function.timeout_ms`:
+ *   ctx.search({ schema_name?, tag?, limit? })   breadcrumbs of the agent's own workspace (at most 50)
+ *   ctx.create({ schema_name, title?, tags?, context })
+ *       a breadcrumb to write in the agent's workspace, written with the answer (so a repeated request writes
+ *       it once); definitions and `system.*` / `schema.*` records are refused, at most 10 per run
+ *   ctx.callTool({ tool, input })                a built-in tool (echo, calculator, json.transform, …), run here
+ *   ctx.request()                                { request_id, agent, mode }
+ * Console output is captured and returned in the answer's `logs`.
+ *
+ * Any failure of the code — an exception, the time or memory limit, code that does not load — is an error answer
+ * naming it (with the logs so far): the function is the user's, the failure is its result, not a retry.
+ */
+import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
+import { isDefinitionSchema } from '#shared/domain/definitions.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { Sandbox, SandboxBridge } from '#shared/ports/sandbox.ts';
+import type { Tool } from '#shared/tools/tool.ts';
+import type { OutputBreadcrumb } from '../executor/contract.ts';
+import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
+
+const MAX_SEARCH = 50;
+const MAX_CREATES = 10;
+
+export interface FunctionAgentDeps {
+  readonly sandbox: Sandbox;
+  readonly store: BreadcrumbStore;
+  /** The built-in tools `ctx.callTool` may run, by name. */
+  readonly tools: (name: string) => Tool | undefined;
+}
+
+export function createFunctionAgent(deps: FunctionAgentDeps): AgentType<'function'> {
+  return { type: 'function', run: (run) => runFunction(run, deps) };
+}
+
+async function runFunction(run: AgentRun<SpecOf<'function'>>, deps: FunctionAgentDeps) {
+  const creates: OutputBreadcrumb[] = [];
+  const input = run.task.input ?? (run.task.message !== undefined ? { message: run.task.message } : {});
+  const result = await deps.sandbox.run(run.spec.code, input, bridge(run, deps, creates), {
+    timeoutMs: run.spec.limits.timeout_ms,
+    memoryMb: run.spec.limits.memory_mb,
+  });
+  if (!result.ok) return answer({ status: 'error', error: result.error, logs: result.logs });
+  return answer(
+    {
+      status: 'success',
+      output: result.value,
+      ...(typeof result.value === 'string' ? { text: result.value } : {}),
+      logs: result.logs,
+    },
+    creates,
+  );
+}
+
+function bridge(
+  run: AgentRun<SpecOf<'function'>>,
+  deps: FunctionAgentDeps,
+  creates: OutputBreadcrumb[],
+): SandboxBridge {
+  const ws = run.workspace;
+  return {
+    search: async (arg) => {
+      const q = asObject(arg);
+      const page = await deps.store.list({
+        workspace: ws,
+        ...(typeof q.schema_name === 'string' ? { schema_name: q.schema_name } : {}),
+        ...(typeof q.tag === 'string' ? { tag: q.tag } : {}),
+        limit: Math.min(MAX_SEARCH, typeof q.limit === 'number' && q.limit > 0 ? Math.floor(q.limit) : 10),
+      });
+      return page.items.map((b) => ({
+        id: b.id,
+        schema_name: b.schema_name,
+        title: b.title,
+        tags: b.tags,
+        context: b.context,
+        updated_at: b.updated_at,
+      }));
+    },
+    create: async (arg) => {
+      const b = asObject(arg);
+      const schema = typeof b.schema_name === 'string' ? b.schema_name : '';
+      if (
+        !SCHEMA_NAME_PATTERN.test(schema) ||
+        isDefinitionSchema(schema) ||
+        /^(system|schema)\./.test(schema)
+      ) {
+        throw new Error(
+          `schema_name "${schema}" may not be written by a function (definitions and system records are refused)`,
+        );
+      }
+      if (creates.length >= MAX_CREATES) throw new Error(`at most ${MAX_CREATES} breadcrumbs per run`);
+      creates.push({
+        schema_name: schema,
+        title: typeof b.title === 'string' ? b.title : `${run.definition.agent_id} output`,
+        tags: [
+          ...(Array.isArray(b.tags) ? b.tags.filter((t): t is string => typeof t === 'string') : []),
+          `agent:${run.definition.agent_id}`,
+        ],
+        context: asObject(b.context),
+      });
+      return { queued: creates.length };
+    },
+    callTool: async (arg) => {
+      const { tool: name, input } = asObject(arg);
+      const tool = typeof name === 'string' ? deps.tools(name) : undefined;
+      if (tool === undefined) throw new Error(`no built-in tool named ${String(name)}`);
+      return tool.run(input ?? {}, {
+        workspace: ws,
+        store: deps.store,
+        signal: run.signal,
+        config: {},
+        principal: run.principal,
+        causation: run.execution.causation,
+        log: run.log,
+        context: {},
+      });
+    },
+    request: async () => ({
+      request_id: run.task.requestId,
+      agent: run.definition.agent_id,
+      mode: run.task.mode ?? null,
+    }),
+  };
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}

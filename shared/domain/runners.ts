@@ -1,0 +1,30 @@
+/**
+ * Which executor function (runner, `EXECUTOR_RUNNERS` in the topology) runs a definition: its kind's, except
+ *   - agents of type tool, api and external → `agent-remote` (MCP and A2A SDKs, JSONata),
+ *   - agents of type function → `agent-sandbox` (the QuickJS sandbox),
+ *   - tools with `implementation: "mcp"` → `agent-remote` (the MCP SDK),
+ * so the functions everyone uses do not load what few definitions need (DESIGN.md, "Budgets"). The rule manager
+ * targets the runner's queue; the message still names the definition's kind.
+ */
+import type { ExecutorRunner } from '../topology.ts';
+import type { ParsedDefinition } from './definitions.ts';
+
+export function executorRunnerOf(parsed: ParsedDefinition): ExecutorRunner {
+  switch (parsed.kind) {
+    case 'agent':
+      switch (parsed.definition.type) {
+        case 'tool':
+        case 'api':
+        case 'external':
+          return 'agent-remote';
+        case 'function':
+          return 'agent-sandbox';
+        case 'context':
+          return 'agent';
+      }
+      break;
+    case 'tool':
+      return parsed.definition.implementation === 'mcp' ? 'agent-remote' : 'tool';
+  }
+  return parsed.kind;
+}

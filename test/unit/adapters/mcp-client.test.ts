@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { startMcpServer, type TestMcpServer } from '../../support/mcp-server.ts';
+
+const signal = new AbortController().signal;
+const client = new SdkMcpClient({ fetch: guardedFetch({ allowPrivate: true }) });
+
+describe('SdkMcpClient against a real MCP server over Streamable HTTP', () => {
+  let server: TestMcpServer;
+  beforeAll(async () => {
+    server = await startMcpServer('streamable');
+  });
+  afterAll(() => server.close());
+
+  it('lists the tools with their input schemas', async () => {
+    const tools = await client.listTools({ url: server.url }, signal);
+    expect(tools.map((t) => t.name)).toEqual(['add', 'greet', 'fail', 'calculator', 'whoami']);
+    expect(tools[0]).toMatchObject({
+      description: 'Adds two numbers',
+      inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+      outputSchema: { type: 'object', properties: { sum: { type: 'number' } } },
+    });
+  });
+
+  it('calls a tool with arguments and returns content and structuredContent', async () => {
+    const result = await client.callTool(
+      { url: server.url },
+      { name: 'add', arguments: { a: 2, b: 40 } },
+      signal,
+    );
+    expect(result).toEqual({
+      content: [{ type: 'text', text: '42' }],
+      structuredContent: { sum: 42 },
+      isError: false,
+    });
+  });
+
+  it("returns a tool's own failure as isError, not as an exception", async () => {
+    const result = await client.callTool(
+      { url: server.url },
+      { name: 'fail', arguments: { reason: 'no' } },
+      signal,
+    );
+    expect(result.isError).toBe(true);
+    expect(result.content).toEqual([{ type: 'text', text: 'failed: no' }]);
+  });
+
+  it('sends the headers it is given (resolved credentials)', async () => {
+    const result = await client.callTool(
+      { url: server.url, headers: { Authorization: 'Bearer t0k' } },
+      { name: 'whoami', arguments: {} },
+      signal,
+    );
+    expect(result.content).toEqual([{ type: 'text', text: 'Bearer t0k' }]);
+  });
+
+  it('surfaces an unknown tool or bad arguments as a failure, never as a retry', async () => {
+    // The SDK's server answers both with an isError result; other servers use a JSON-RPC error, which the client
+    // turns into NonRetriableError.
+    for (const call of [
+      { name: 'nope', arguments: {} },
+      { name: 'add', arguments: { a: 'x' } },
+    ]) {
+      const outcome = await client.callTool({ url: server.url }, call, signal).catch((e: unknown) => e);
+      if (outcome instanceof Error) expect(outcome).toBeInstanceOf(NonRetriableError);
+      else expect(outcome).toMatchObject({ isError: true });
+    }
+  });
+});
+
+describe('SdkMcpClient against an HTTP+SSE (2024-11-05) server', () => {
+  let server: TestMcpServer;
+  beforeAll(async () => {
+    server = await startMcpServer('sse');
+  });
+  afterAll(() => server.close());
+
+  it('falls back to SSE when Streamable HTTP is refused, and calls the tool', async () => {
+    const result = await client.callTool(
+      { url: server.url },
+      { name: 'greet', arguments: { name: 'Ada' } },
+      signal,
+    );
+    expect(result.content).toEqual([{ type: 'text', text: 'Hello, Ada!' }]);
+    expect(server.requests.slice(0, 2)).toEqual(['POST /sse', 'GET /sse']);
+  });
+});
+
+describe('SdkMcpClient and the network guard', () => {
+  it('refuses a loopback server unless the stack allows private networks', async () => {
+    const server = await startMcpServer('streamable');
+    try {
+      const guarded = new SdkMcpClient({ fetch: guardedFetch({ allowPrivate: false }) });
+      const error = await guarded.listTools({ url: server.url }, signal).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NonRetriableError);
+      expect(String(error)).toMatch(/private, loopback or link-local/);
+      expect(server.requests).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reports a server that cannot be reached as retriable', async () => {
+    const server = await startMcpServer('streamable');
+    const url = server.url;
+    await server.close();
+    await expect(client.listTools({ url, timeoutMs: 2000 }, signal)).rejects.toThrow(RetriableError);
+  });
+});

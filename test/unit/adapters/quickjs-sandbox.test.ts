@@ -1,0 +1,197 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
+import type { SandboxResult } from '#shared/ports/sandbox.ts';
+
+const sandbox = new QuickJsSandbox();
+const limits = { timeoutMs: 1000, memoryMb: 16 };
+
+function run(code: string, input: unknown = {}, bridge = {}, l = limits): Promise<SandboxResult> {
+  return sandbox.run(code, input, bridge, l);
+}
+
+describe('QuickJsSandbox', () => {
+  afterAll(() => sandbox.close());
+
+  it('runs async function handler(input, ctx) and returns its result', async () => {
+    const result = await run('async function handler(input) { return { sum: input.a + input.b }; }', {
+      a: 2,
+      b: 3,
+    });
+    expect(result).toEqual({ ok: true, value: { sum: 5 }, logs: [] });
+  });
+
+  it('captures console output', async () => {
+    const result = await run(
+      'async function handler() { console.log("hello", { n: 1 }); console.error("oops"); return 1; }',
+    );
+    expect(result).toEqual({ ok: true, value: 1, logs: ['log: hello {"n":1}', 'error: oops'] });
+  });
+
+  it('bridges ctx calls asynchronously, with JSON in and out', async () => {
+    const calls: unknown[] = [];
+    const result = await run(
+      'async function handler(input, ctx) { const r = await ctx.search({ q: input.q }); const c = await ctx.create({ title: "t" }); return { r, c }; }',
+      { q: 'cats' },
+      {
+        search: async (arg: unknown) => {
+          calls.push(arg);
+          return [{ id: '1' }];
+        },
+        create: async () => ({ id: 'new' }),
+      },
+    );
+    expect(result).toEqual({ ok: true, value: { r: [{ id: '1' }], c: { id: 'new' } }, logs: [] });
+    expect(calls).toEqual([{ q: 'cats' }]);
+  });
+
+  it('turns a failing bridged call into an exception the code can catch', async () => {
+    const result = await run(
+      'async function handler(input, ctx) { try { await ctx.callTool({ tool: "x" }); } catch (e) { return String(e.message); } }',
+      {},
+      {
+        callTool: async () => {
+          throw new Error('no such tool');
+        },
+      },
+    );
+    expect(result).toEqual({ ok: true, value: 'ctx.callTool: no such tool', logs: [] });
+  });
+
+  it('reports code that does not load, or defines no handler', async () => {
+    expect(await run('async function handler( {')).toMatchObject({ ok: false, reason: 'invalid-code' });
+    expect(await run('const x = 1;')).toMatchObject({ ok: false, error: expect.stringContaining('handler') });
+  });
+
+  it('reports an exception thrown by the handler', async () => {
+    expect(await run('async function handler() { throw new TypeError("bad input"); }')).toMatchObject({
+      ok: false,
+      reason: 'error',
+      error: 'TypeError: bad input',
+    });
+  });
+
+  describe('escapes are contained', () => {
+    it('interrupts an infinite loop at the time limit', async () => {
+      const result = await run(
+        'async function handler() { while (true) {} }',
+        {},
+        {},
+        { timeoutMs: 200, memoryMb: 16 },
+      );
+      expect(result).toMatchObject({
+        ok: false,
+        reason: 'timeout',
+        error: expect.stringContaining('200 ms'),
+      });
+    });
+
+    it('interrupts a synchronous infinite loop at load time too', async () => {
+      const result = await run('for (;;) {}', {}, {}, { timeoutMs: 200, memoryMb: 16 });
+      expect(result).toMatchObject({ ok: false, reason: 'timeout' });
+    });
+
+    it('stops a memory bomb at the memory limit', async () => {
+      const result = await run(
+        'async function handler() { const a = []; let s = "x"; for (;;) { s = s + s.length; a.push(s.split("")); } }',
+        {},
+        {},
+        { timeoutMs: 3000, memoryMb: 8 },
+      );
+      expect(result).toMatchObject({
+        ok: false,
+        reason: 'memory',
+        error: expect.stringContaining('memory_mb'),
+      });
+    });
+
+    it('ends a builtin-heavy memory bomb at the deadline even where QuickJS cannot interrupt it', async () => {
+      const result = await run(
+        'async function handler() { const a = []; for (;;) a.push(new Array(100000).fill(0)); }',
+        {},
+        {},
+        { timeoutMs: 500, memoryMb: 8 },
+      );
+      if (result.ok) throw new Error('the memory bomb returned');
+      expect(['memory', 'timeout']).toContain(result.reason);
+    });
+
+    it('stops runaway recursion', async () => {
+      const result = await run('async function handler() { const f = () => f(); return f(); }');
+      expect(result).toMatchObject({ ok: false, reason: 'error', error: expect.stringMatching(/stack/i) });
+    });
+
+    it('counts time spent waiting on bridged calls against the limit', async () => {
+      const result = await run(
+        'async function handler(input, ctx) { return await ctx.search({}); }',
+        {},
+        { search: () => new Promise((resolve) => setTimeout(() => resolve([]), 2000)) },
+        { timeoutMs: 150, memoryMb: 16 },
+      );
+      expect(result).toMatchObject({ ok: false, reason: 'timeout' });
+    });
+
+    it.each([
+      ['process', 'return typeof process'],
+      ['require', 'return typeof require'],
+      ['fetch', 'return typeof fetch'],
+      ['timers', 'return typeof setTimeout'],
+      ['os/std modules', 'return typeof std + typeof os'],
+    ])('offers no %s', async (_name, body) => {
+      const result = await run(`async function handler() { ${body}; }`);
+      expect(result.ok && String(result.value)).toMatch(/^(undefined)+$/);
+    });
+
+    it('fails calls to process, require and fetch with errors', async () => {
+      for (const call of ['process.exit(1)', 'require("fs")', 'fetch("http://169.254.169.254/")']) {
+        expect(await run(`async function handler() { return ${call}; }`)).toMatchObject({
+          ok: false,
+          error: expect.stringMatching(/ReferenceError/),
+        });
+      }
+    });
+
+    it('fails import() of a module', async () => {
+      const result = await run(
+        'async function handler() { const fs = await import("fs"); return typeof fs; }',
+      );
+      expect(result.ok).toBe(false);
+    });
+
+    it('keeps globalThis tampering inside the run', async () => {
+      const tamper = await run(`
+        Object.prototype.polluted = 'yes';
+        globalThis.JSON = { stringify: () => '"hijacked"', parse: JSON.parse };
+        Array.prototype.map = function () { return 'hijacked'; };
+        async function handler() { return 1; }
+      `);
+      // The runner serializes through JSON: with JSON replaced, the run's own result is what the code made of it.
+      expect(tamper).toBeDefined();
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      expect([1, 2].map((x) => x * 2)).toEqual([2, 4]);
+      const clean = await run(
+        'async function handler() { return [({}).polluted ?? null, [1].map((x) => x + 1)]; }',
+      );
+      expect(clean).toEqual({ ok: true, value: [null, [2]], logs: [] });
+    });
+
+    it('cannot reach the host through the bridge or the console', async () => {
+      const result = await run(
+        `async function handler(input, ctx) {
+        const leaks = [];
+        for (const f of [console.log, ctx.search]) {
+          try { leaks.push(typeof f.constructor('return this')().process); } catch (e) { leaks.push('blocked'); }
+        }
+        return leaks;
+      }`,
+        {},
+        { search: async () => [] },
+      );
+      expect(result).toEqual({ ok: true, value: ['undefined', 'undefined'], logs: [] });
+    });
+
+    it('runs normally after contained escapes', async () => {
+      const result = await run('async function handler(input) { return input.n * 2; }', { n: 21 });
+      expect(result).toEqual({ ok: true, value: 42, logs: [] });
+    });
+  });
+});

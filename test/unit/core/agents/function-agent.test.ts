@@ -1,0 +1,136 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
+import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
+import { createFunctionAgent } from '#shared/core/agents/function-agent.ts';
+import { agentSpec } from '#shared/domain/agent-spec.ts';
+import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
+import { builtinTools } from '#shared/tools/builtins.ts';
+import { agentRun } from '../../../support/agent-run.ts';
+
+const sandbox = new QuickJsSandbox();
+afterAll(() => sandbox.close());
+
+function spec(code: string, limits: Record<string, unknown> = {}) {
+  const parsed = parseDefinition('agent.def.v1', {
+    agent_id: 'fn',
+    type: 'function',
+    function_code: code,
+    transport: { kind: 'function', function: { timeout_ms: 1000, memory_mb: 16, ...limits } },
+  });
+  const s = agentSpec(parsed.definition as AgentDefinition);
+  if (s.type !== 'function') throw new Error('not a function spec');
+  return s;
+}
+
+function setup() {
+  const store = new InMemoryBreadcrumbStore();
+  const agent = createFunctionAgent({
+    sandbox,
+    store,
+    tools: (name) => builtinTools.find((t) => t.name === name),
+  });
+  return { agent, store };
+}
+
+describe('function agent', () => {
+  it('returns a computed result, with the console output', async () => {
+    const { agent } = setup();
+    const outcome = await agent.run(
+      agentRun(
+        spec(`async function handler(input) {
+          console.log('summing', input.values.length);
+          return { total: input.values.reduce((a, b) => a + b, 0) };
+        }`),
+        { input: { values: [1, 2, 3.5] } },
+      ),
+    );
+    expect(outcome).toEqual({
+      kind: 'answer',
+      answer: { status: 'success', output: { total: 6.5 }, logs: ['log: summing 3'] },
+      outputs: [],
+    });
+  });
+
+  it('reaches the workspace and built-in tools only through ctx', async () => {
+    const { agent, store } = setup();
+    await store.create(
+      'ws-test',
+      { schema_name: 'note.v1', title: 'n', tags: ['x'], context: { n: 7 } },
+      { principal: 'user:a' },
+    );
+    const outcome = await agent.run(
+      agentRun(
+        spec(`async function handler(input, ctx) {
+          const notes = await ctx.search({ schema_name: 'note.v1' });
+          const calc = await ctx.callTool({ tool: 'calculator', input: { expression: '6*7' } });
+          await ctx.create({ schema_name: 'report.v1', title: 'r', context: { notes: notes.length } });
+          const req = await ctx.request();
+          return { n: notes[0].context.n, calc, req };
+        }`),
+        { requestId: 'r-9', input: {} },
+      ),
+    );
+    expect(outcome).toMatchObject({
+      answer: {
+        status: 'success',
+        output: {
+          n: 7,
+          calc: expect.objectContaining({ result: 42 }),
+          req: { request_id: 'r-9', agent: 'test-agent' },
+        },
+      },
+      outputs: [{ schema_name: 'report.v1', title: 'r', tags: ['agent:test-agent'], context: { notes: 1 } }],
+    });
+  });
+
+  it('refuses to create definitions or system records', async () => {
+    const { agent } = setup();
+    const outcome = await agent.run(
+      agentRun(
+        spec(
+          `async function handler(input, ctx) { await ctx.create({ schema_name: 'agent.def.v1', context: {} }); }`,
+        ),
+      ),
+    );
+    expect(outcome).toMatchObject({
+      answer: { status: 'error', error: expect.stringContaining('may not be written') },
+    });
+  });
+
+  it.each([
+    ['an infinite loop', 'async function handler() { for (;;) {} }', /time limit of 300 ms/],
+    [
+      'a memory bomb',
+      'async function handler() { const a = []; let s = "x"; for (;;) { s += s.length; a.push(s.split("")); } }',
+      /memory|time limit/,
+    ],
+    ['process', 'async function handler() { return process.env; }', /ReferenceError/],
+    ['require', 'async function handler() { return require("child_process"); }', /ReferenceError/],
+    ['import()', 'async function handler() { return await import("fs"); }', /./],
+    [
+      'fetch',
+      'async function handler() { return await fetch("http://169.254.169.254/"); }',
+      /ReferenceError/,
+    ],
+  ])('ends %s in an error answer within the limits', async (_what, code, message) => {
+    const { agent } = setup();
+    const outcome = await agent.run(agentRun(spec(code, { timeout_ms: 300, memory_mb: 8 })));
+    expect(outcome).toMatchObject({
+      kind: 'answer',
+      answer: { status: 'error', error: expect.stringMatching(message) },
+    });
+  });
+
+  it('is unaffected by globalThis tampering in an earlier run', async () => {
+    const { agent } = setup();
+    await agent.run(
+      agentRun(
+        spec(`Object.prototype.hacked = 1; globalThis.Math = null; async function handler() { return 1; }`),
+      ),
+    );
+    const outcome = await agent.run(
+      agentRun(spec(`async function handler() { return [({}).hacked ?? null, Math.max(1, 2)]; }`)),
+    );
+    expect(outcome).toMatchObject({ answer: { status: 'success', output: [null, 2] } });
+  });
+});
