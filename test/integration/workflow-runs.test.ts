@@ -44,8 +44,15 @@ function http(workspace: string) {
   };
 }
 
-/** A workspace with an `echo` tool and the given workflows, their rules active. */
+/** A workspace with an `echo` tool (and any `others`) and the given workflows, their rules active. */
 async function workspaceWith(...workflows: Json[]): Promise<{ ws: string; call: ReturnType<typeof http> }> {
+  return workspaceWithAlso([], ...workflows);
+}
+
+async function workspaceWithAlso(
+  others: Array<[id: string, schema: string, context: Json]>,
+  ...workflows: Json[]
+): Promise<{ ws: string; call: ReturnType<typeof http> }> {
   const ws = uniqueWorkspace('runs');
   const call = http(ws);
   const put = async (id: string, schema_name: string, context: Json) => {
@@ -53,12 +60,14 @@ async function workspaceWith(...workflows: Json[]): Promise<{ ws: string; call: 
     expect(res.status).toBe(201);
   };
   await put('tool-echo', 'tool.def.v1', { name: 'echo', implementation: 'echo' });
+  for (const [id, schema, context] of others) await put(id, schema, context);
   for (const w of workflows) await put(`wf-${String(w.workflow_id)}`, 'workflow.def.v1', w);
   // Active once the rule manager has compiled every rule.
   await eventually(async () => {
     const res = await call('GET', '/breadcrumbs?schema_name=definition.status.v1&limit=50');
     const items = (res.body.items as { context: { state: string } }[]) ?? [];
-    return items.length === workflows.length + 1 && items.every((i) => i.context.state === 'active')
+    return items.length === workflows.length + others.length + 1 &&
+      items.every((i) => i.context.state === 'active')
       ? true
       : undefined;
   }, 30_000);
@@ -296,6 +305,30 @@ describe('workflow runs on the local stack', () => {
     });
     const done = await runOf(call, runId, settled('succeeded'));
     expect(done.output).toEqual({ sub: { from: 'child', n: 7 }, agent: 'hello' });
+  });
+
+  it('an agent step is answered by a real agent (agent.request.v1 → agent.response.v1)', async () => {
+    const { call } = await workspaceWithAlso(
+      [
+        [
+          'agent-helper',
+          'agent.def.v1',
+          { agent_id: 'helper', model: 'offline/crumbs', system_prompt: 'Help.' },
+        ],
+      ],
+      {
+        workflow_id: 'ask',
+        steps: [{ id: 'ask', agent: 'helper', message: '="Say hello to " & input.name' }],
+        output: '=steps.ask',
+      },
+    );
+    const started = await call('POST', '/runs', { workflow: 'ask', input: { name: 'Ann' } });
+    const run = await runOf(call, String(started.body.run_id), settled('succeeded'));
+    expect((run.steps as Record<string, Json>).ask).toMatchObject({
+      status: 'succeeded',
+      by: 'agent:helper',
+    });
+    expect(run.output).toBeTruthy();
   });
 
   it('fails a run that exceeds max_steps, naming the limit', async () => {
