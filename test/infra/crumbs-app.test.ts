@@ -487,9 +487,9 @@ describe('StatelessStack', () => {
 
   it('alarms on every dead-letter queue holding a message', () => {
     const dlqs = deadLetterQueueIds();
-    // Every executor runner's DLQ, the rule manager's and the indexer's DLQs, the parked queue and the publisher's
-    // on-failure queue (the rule targets' DLQ is named by targets the rule manager puts at run time).
-    expect(dlqs.size).toBe(EXECUTOR_RUNNERS.length + 4);
+    // Every executor runner's DLQ, the rule manager's, the indexer's and the timers' DLQs, the parked queue and the
+    // publisher's on-failure queue (the rule targets' DLQ is named by targets the rule manager puts at run time).
+    expect(dlqs.size).toBe(EXECUTOR_RUNNERS.length + 5);
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     for (const dlq of dlqs) {
       const alarm = alarms.find(
