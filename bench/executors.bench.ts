@@ -33,6 +33,7 @@ const stack = await startLocalStack({
   dynamodbPort: 0,
   sqsPort: 0,
   eventbridgePort: 0,
+  schedulerPort: 0,
   token: 'bench',
   seedDemo: false,
   interpose: async (service, endpoint) => {

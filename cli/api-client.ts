@@ -35,6 +35,34 @@ export type {
   UpdateBreadcrumbInput,
 };
 
+/** What `POST …/runs` answers. */
+export interface RunStarted {
+  readonly run_id: string;
+  readonly request_id: string;
+  readonly workflow: string;
+  readonly status: string;
+}
+
+/** A run as `GET …/runs/{id}` shows it (the `workflow.run.v1` context with its id and version). */
+export interface RunView {
+  readonly run_id: string;
+  readonly workflow: string;
+  readonly status: string;
+  readonly steps?: Record<string, { status: string; attempts: number; output?: unknown; error?: string }>;
+  readonly output?: unknown;
+  readonly error?: string;
+  readonly [field: string]: unknown;
+}
+
+export interface RunListQuery {
+  readonly workflow?: string;
+  readonly status?: string;
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+export type RunAction = 'approve' | 'reject' | 'pause' | 'resume' | 'cancel' | 'retry';
+
 export interface ProblemFieldError {
   readonly path: string;
   readonly message: string;
@@ -352,6 +380,31 @@ export class CrumbsClient {
     options: RequestOptions = {},
   ): Promise<{ items: Record<string, unknown>[] }> {
     return this.#json('GET', this.#workspacePath('errors') + queryString(query), options);
+  }
+
+  /** Starts a run of a workflow (writes its `workflow.request.v1`). */
+  startRun(workflow: string, input: unknown, options: RequestOptions = {}): Promise<RunStarted> {
+    return this.#json('POST', this.#workspacePath('runs'), { ...options, body: { workflow, input } });
+  }
+
+  /** A run (`status: "requested"` until its executor has started it). */
+  getRun(runId: string, options: RequestOptions = {}): Promise<RunView> {
+    return this.#json('GET', this.#workspacePath('runs', runId), options);
+  }
+
+  /** One page of runs, newest first. */
+  listRuns(query: RunListQuery = {}, options: RequestOptions = {}): Promise<Page<RunView>> {
+    return this.#json('GET', this.#workspacePath('runs') + queryString(query), options);
+  }
+
+  /** approve / reject / pause / resume / cancel / retry a run; the answer says what was written. */
+  runAction(
+    runId: string,
+    action: RunAction,
+    body: Record<string, unknown> = {},
+    options: RequestOptions = {},
+  ): Promise<Record<string, unknown>> {
+    return this.#json('POST', this.#workspacePath('runs', runId, action), { ...options, body });
   }
 
   #workspacePath(...segments: string[]): string {

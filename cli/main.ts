@@ -32,6 +32,7 @@ import { mcpCommand } from './commands/mcp.ts';
 import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
 import { rulesCommand } from './commands/rules.ts';
+import { runsCommand } from './commands/runs.ts';
 import { tailCommand } from './commands/tail.ts';
 import { traceCommand } from './commands/trace.ts';
 import { updateCommand } from './commands/update.ts';
@@ -48,6 +49,7 @@ export const COMMANDS: readonly Command[] = [
   historyCommand,
   applyCommand,
   rulesCommand,
+  runsCommand,
   explainCommand,
   chatCommand,
   tailCommand,

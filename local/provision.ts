@@ -3,6 +3,7 @@
  * and TTL; the queues with their DLQs and redrive policies; the compiled rule targets' DLQ. The CDK app builds the AWS ones from the same
  * declaration (`infra/`).
  */
+
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -19,6 +20,11 @@ import {
   PutTargetsCommand,
   ResourceAlreadyExistsException,
 } from '@aws-sdk/client-eventbridge';
+import {
+  ConflictException,
+  CreateScheduleGroupCommand,
+  type SchedulerClient,
+} from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { embeddedSchemas } from '#shared/core/vector-search.ts';
 import {
@@ -200,4 +206,13 @@ export async function ensureBusAndSystemRules(
       Targets: [{ Id: 'indexer', Arn: queues.indexer }],
     }),
   );
+}
+
+/** The schedule group every timer and schedule lives in (`topology.timers.scheduleGroup`). */
+export async function ensureScheduleGroup(client: SchedulerClient): Promise<void> {
+  try {
+    await client.send(new CreateScheduleGroupCommand({ Name: topology.timers.scheduleGroup }));
+  } catch (error) {
+    if (!(error instanceof ConflictException)) throw error;
+  }
 }

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
@@ -27,7 +28,7 @@ import {
   topology,
 } from '#shared/topology.ts';
 import { startLocalApiServer } from './api-server.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
+import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { fileCheckpoints, startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
@@ -39,9 +40,11 @@ import {
   ensureBusAndSystemRules,
   ensureDeadLetterQueue,
   ensureQueue,
+  ensureScheduleGroup,
   ensureTable,
   type ProvisionedQueue,
 } from './provision.ts';
+import { startLocalScheduler } from './scheduler/server.ts';
 import { type LocalToken, localTokens, parseScopedTokens } from './tokens.ts';
 
 type SqsHandler = LambdaHandler<SQSEvent, SQSBatchResponse>;
@@ -53,6 +56,8 @@ export interface LocalStackOptions {
   dynamodbPort?: number;
   sqsPort?: number;
   eventbridgePort?: number;
+  /** EventBridge Scheduler (timers and schedules); 0 picks a free port. */
+  schedulerPort?: number;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
   /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
@@ -83,7 +88,7 @@ export interface LocalStackOptions {
 }
 
 export interface LocalStack {
-  readonly endpoints: { api: string; dynamodb: string; sqs: string; eventbridge: string };
+  readonly endpoints: { api: string; dynamodb: string; sqs: string; eventbridge: string; scheduler: string };
   /** The dashboard, logged in on workspace `demo` (the token rides in the fragment, which no server sees). */
   readonly dashboard: string;
   readonly token: string;
@@ -94,7 +99,13 @@ export interface LocalStack {
 
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-export const DEFAULT_PORTS = { api: 4710, dynamodb: 4711, sqs: 4712, eventbridge: 4713 } as const;
+export const DEFAULT_PORTS = {
+  api: 4710,
+  dynamodb: 4711,
+  sqs: 4712,
+  eventbridge: 4713,
+  scheduler: 4714,
+} as const;
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const host = options.host ?? '127.0.0.1';
@@ -129,6 +140,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     host,
     'EventBridge',
     '--eventbridge-port or CRUMBS_EVENTBRIDGE_PORT',
+  );
+
+  const schedulerPort = await checkPortFree(
+    options.schedulerPort ?? DEFAULT_PORTS.scheduler,
+    host,
+    'EventBridge Scheduler',
+    '--scheduler-port or CRUMBS_SCHEDULER_PORT',
   );
 
   const cleanups: (() => Promise<void>)[] = [];
@@ -170,13 +188,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log,
     });
     cleanups.push(() => eventbridge.stop());
+    const scheduler = await startLocalScheduler({
+      port: schedulerPort,
+      host,
+      sqsEndpoint,
+      ...(options.dataDir ? { stateFile: join(options.dataDir, 'scheduler.json') } : {}),
+      log,
+    });
+    cleanups.push(() => scheduler.stop());
 
-    const endpoints = { dynamodb: ddb.endpoint, sqs: sqsEndpoint, eventbridge: eventbridge.endpoint };
+    const endpoints = {
+      dynamodb: ddb.endpoint,
+      sqs: sqsEndpoint,
+      eventbridge: eventbridge.endpoint,
+      scheduler: scheduler.endpoint,
+    };
     const interpose = options.interpose ?? (async (_service: string, endpoint: string) => endpoint);
     const used = {
       dynamodb: await interpose('dynamodb', endpoints.dynamodb),
       sqs: await interpose('sqs', endpoints.sqs),
       eventbridge: await interpose('eventbridge', endpoints.eventbridge),
+      scheduler: endpoints.scheduler,
     };
     configureEnvironment(used);
     if (options.allowPrivateNetwork !== undefined) {
@@ -210,6 +242,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env[ENV.executorQueueArns] = JSON.stringify(
       Object.fromEntries(EXECUTOR_RUNNERS.map((runner) => [runner, executorQueues[runner].arn])),
     );
+    // Timers: the Scheduler group, the timers queue every schedule targets, and the (local, unchecked) role.
+    const timerFn = topology.functions.timer;
+    const timersQueue = await ensureQueue(sqsClient, timerFn.trigger.queue);
+    const schedulerClient = new SchedulerClient({});
+    await ensureScheduleGroup(schedulerClient);
+    schedulerClient.destroy();
+    process.env[ENV.scheduleGroup] = topology.timers.scheduleGroup;
+    process.env[ENV.timersQueueArn] = timersQueue.arn;
+    process.env[ENV.timersDlqArn] = timersQueue.dlqArn;
+    process.env[ENV.schedulerRoleArn] =
+      `arn:aws:iam::${LOCAL_ACCOUNT}:role/${topology.timers.schedulerRoleName}`;
     const ruleTargetsDlq = await ensureDeadLetterQueue(sqsClient, topology.bus.ruleTargets.dlqName);
     process.env[ENV.ruleTargetsDlqArn] = ruleTargetsDlq.arn;
     const eventBridgeClient = new EventBridgeClient({});
@@ -272,6 +315,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       sqsPoller(ruleManagerQueue, ruleManager, await loadHandler('#functions/rule-manager/handler.ts')),
       // Its DLQ has no consumer (as on AWS, where an alarm watches it): embeddings that keep failing wait there.
       sqsPoller(indexerQueue, indexer, await loadHandler('#functions/indexer/handler.ts')),
+      // Fired timers and schedules; its DLQ has no consumer either (alarmed on AWS).
+      sqsPoller(timersQueue, timerFn, await loadHandler('#functions/timer/handler.ts')),
     );
 
     if (options.runExecutors ?? true) {
@@ -358,7 +403,12 @@ async function loadHandler<E, R>(specifier: string): Promise<LambdaHandler<E, R>
 }
 
 /** Points the AWS SDK (in every handler) at the local endpoints, through the SDK's own environment variables. */
-function configureEnvironment(endpoints: { dynamodb: string; sqs: string; eventbridge: string }): void {
+function configureEnvironment(endpoints: {
+  dynamodb: string;
+  sqs: string;
+  eventbridge: string;
+  scheduler: string;
+}): void {
   const env = process.env;
   env.AWS_REGION = LOCAL_REGION;
   env.AWS_ACCESS_KEY_ID = LOCAL_CREDENTIALS.accessKeyId;
@@ -369,6 +419,7 @@ function configureEnvironment(endpoints: { dynamodb: string; sqs: string; eventb
   env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS = endpoints.dynamodb;
   env.AWS_ENDPOINT_URL_SQS = endpoints.sqs;
   env.AWS_ENDPOINT_URL_EVENTBRIDGE = endpoints.eventbridge;
+  env.AWS_ENDPOINT_URL_SCHEDULER = endpoints.scheduler;
   env[ENV.tableName] = topology.table.name;
   env[ENV.busName] = topology.bus.name;
   env[ENV.ruleNamePrefix] = topology.bus.ruleNamePrefix;

@@ -80,3 +80,11 @@ export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   [ENV.defaultLlmProvider]: LlmProviderSchema,
   [ENV.ruleTargetsDlqArn]: z.string().check(z.minLength(1)),
 });
+
+/** Functions with `uses.timers` (workflow executor, rule manager): where schedules go and who delivers them. */
+export const TimersEnvSchema = z.object({
+  [ENV.scheduleGroup]: z.string().check(z.minLength(1)),
+  [ENV.timersQueueArn]: z.string().check(z.minLength(1)),
+  [ENV.timersDlqArn]: z.optional(z.string().check(z.minLength(1))),
+  [ENV.schedulerRoleArn]: z.string().check(z.minLength(1)),
+});

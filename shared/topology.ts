@@ -30,11 +30,19 @@ export type DefinitionSchema = keyof typeof DEFINITION_SCHEMAS;
 /** Asks the rule manager to reconcile a workspace's rules (`crumbs rules sync`); answered with a result breadcrumb. */
 export const RULES_SYNC_SCHEMA = 'system.rules_sync.v1';
 
+/**
+ * Definitions the rule manager keeps something other than a rule for: a `schedule.def.v1` becomes a recurring
+ * EventBridge Scheduler schedule (`shared/core/schedule-manager.ts`).
+ */
+export const SCHEDULE_DEFINITION_SCHEMA = 'schedule.def.v1';
+
 /** The rule manager's own static rule: every change of a definition, and sync requests. */
 export function ruleManagerPattern(): { source: string[]; detail: { schema_name: string[] } } {
   return {
     source: ['crumbs'],
-    detail: { schema_name: [...Object.keys(DEFINITION_SCHEMAS), RULES_SYNC_SCHEMA] },
+    detail: {
+      schema_name: [...Object.keys(DEFINITION_SCHEMAS), SCHEDULE_DEFINITION_SCHEMA, RULES_SYNC_SCHEMA],
+    },
   };
 }
 
@@ -150,6 +158,12 @@ export interface FunctionDeclaration {
      */
     readonly llm?: boolean;
     /**
+     * Creates and deletes EventBridge Scheduler schedules in `topology.timers.scheduleGroup` (one-time timers,
+     * recurring schedules) that target the timers queue: gets the group, queue, DLQ and scheduler role env vars,
+     * scheduler permissions on that group and `iam:PassRole` on that role only.
+     */
+    readonly timers?: boolean;
+    /**
      * Reads credentials that definitions reference (`secret_ref`): Secrets Manager secrets under
      * `crumbs/agents/` on AWS (`CRUMBS_SECRET_SOURCE`), environment variables locally.
      */
@@ -218,6 +232,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
     // Every executor can fetch `vector` context (shared/core/executor/context-assembly.ts).
     uses: {
       table: 'read-write',
+      // Runs set timers (waits, step timeouts, retry back-off).
+      timers: runner === 'workflow',
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
@@ -285,6 +301,13 @@ export const topology = {
     },
   },
 
+  /** Timers and schedules: EventBridge Scheduler schedules in one group, all targeting the timers queue. */
+  timers: {
+    scheduleGroup: 'crumbs',
+    /** The role Scheduler assumes to deliver to the timers queue (it may send to that queue only). */
+    schedulerRoleName: 'crumbs-scheduler',
+  },
+
   functions: {
     api: {
       name: 'api',
@@ -333,7 +356,8 @@ export const topology = {
         maxConcurrency: 5,
       },
       // `llm`: the status of an agent definition says which provider and model will run.
-      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true },
+      // `timers`: a `schedule.def.v1` becomes a recurring Scheduler schedule.
+      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true, timers: true },
     },
     indexer: {
       name: 'indexer',
@@ -357,6 +381,24 @@ export const topology = {
       'agent-remote': executorFunction('agent-remote'),
       'agent-sandbox': executorFunction('agent-sandbox'),
     } satisfies Record<ExecutorRunner, SqsFunctionDeclaration>,
+    /**
+     * Fired timers and schedules (EventBridge Scheduler → the timers queue) become breadcrumbs
+     * (`shared/core/timers.ts`). Its DLQ is alarmed; a dead-lettered firing is a timer nobody heard.
+     */
+    timer: {
+      name: 'timer',
+      entry: 'functions/timer/handler.ts',
+      timeoutSeconds: 30,
+      memoryMb: 256,
+      trigger: {
+        kind: 'sqs',
+        queue: queue('timers', 30),
+        batchSize: 10,
+        maxBatchingWindowSeconds: 0,
+        maxConcurrency: 5,
+      },
+      uses: { table: 'read-write' },
+    },
     dlqHandler: {
       name: 'dlq-handler',
       entry: 'functions/dlq-handler/handler.ts',
@@ -407,9 +449,17 @@ export const ENV = {
   defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
   /** `secretsmanager` on AWS: `secret_ref`s name Secrets Manager secrets; absent locally (environment variables). */
   secretSource: 'CRUMBS_SECRET_SOURCE',
+  /** Functions with `uses.timers`: the Scheduler schedule group (`topology.timers.scheduleGroup`). */
+  scheduleGroup: 'CRUMBS_SCHEDULE_GROUP',
+  /** Functions with `uses.timers`: the timers queue's ARN, every schedule's target. */
+  timersQueueArn: 'CRUMBS_TIMERS_QUEUE_ARN',
+  /** Functions with `uses.timers`: where Scheduler dead-letters a firing it could not deliver. */
+  timersDlqArn: 'CRUMBS_TIMERS_DLQ_ARN',
+  /** Functions with `uses.timers`: the role Scheduler assumes to send to the timers queue. */
+  schedulerRoleArn: 'CRUMBS_SCHEDULER_ROLE_ARN',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {
   const f = topology.functions;
-  return [f.api, f.ui, f.publisher, f.ruleManager, f.indexer, ...Object.values(f.executors)];
+  return [f.api, f.ui, f.publisher, f.ruleManager, f.indexer, f.timer, ...Object.values(f.executors)];
 }

@@ -8,10 +8,10 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { BREADCRUMB_ID_PATTERN, CreateBreadcrumbSchema, toFieldIssues } from '#shared/domain/breadcrumb.ts';
-import { validateDefinition } from '#shared/domain/definition-validation.ts';
+import { validateDefinition, validateScheduleDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionName } from '#shared/domain/definitions.ts';
 import { isCrumbsError } from '#shared/domain/errors.ts';
-import { DEFINITION_SCHEMAS } from '#shared/topology.ts';
+import { DEFINITION_SCHEMAS, SCHEDULE_DEFINITION_SCHEMA } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
 import { type Command, InputError, isPlainObject, optInt, printJson, strings, UsageError } from '../args.ts';
 import { formatTable } from '../format.ts';
@@ -165,19 +165,23 @@ function validate(doc: unknown, source: string): Candidate | { errors: string[] 
   const parsed = CreateBreadcrumbSchema.safeParse(rest);
   if (!parsed.success) return { errors: toFieldIssues(parsed.error).map((i) => `${i.path}: ${i.message}`) };
   const body = parsed.data;
-  if (!(body.schema_name in DEFINITION_SCHEMAS)) {
+  const isSchedule = body.schema_name === SCHEDULE_DEFINITION_SCHEMA;
+  if (!(body.schema_name in DEFINITION_SCHEMAS) && !isSchedule) {
     return {
       errors: [
-        `schema_name: ${body.schema_name} is not a definition schema (${Object.keys(DEFINITION_SCHEMAS).join(', ')})`,
+        `schema_name: ${body.schema_name} is not a definition schema (${[...Object.keys(DEFINITION_SCHEMAS), SCHEDULE_DEFINITION_SCHEMA].join(', ')})`,
       ],
     };
   }
   try {
-    const { kind, definition } = validateDefinition(body.schema_name, body.context);
-    const id =
-      typeof rawId === 'string'
-        ? rawId
-        : `${kind}-${definitionName(definition)}`.replace(/[^A-Za-z0-9._:-]/g, '-');
+    let defaultId: string;
+    if (isSchedule) {
+      defaultId = `schedule-${validateScheduleDefinition(body.context).schedule_id}`;
+    } else {
+      const { kind, definition } = validateDefinition(body.schema_name, body.context);
+      defaultId = `${kind}-${definitionName(definition)}`;
+    }
+    const id = typeof rawId === 'string' ? rawId : defaultId.replace(/[^A-Za-z0-9._:-]/g, '-');
     if (!BREADCRUMB_ID_PATTERN.test(id))
       return { errors: [`id: ${JSON.stringify(id)} is not a valid breadcrumb id`] };
     return {

@@ -25,13 +25,14 @@ const PORTS = [
   { flag: 'dynamodb-port', env: 'CRUMBS_DYNAMODB_PORT', option: 'dynamodbPort', fallback: 4711 },
   { flag: 'sqs-port', env: 'CRUMBS_SQS_PORT', option: 'sqsPort', fallback: 4712 },
   { flag: 'eventbridge-port', env: 'CRUMBS_EVENTBRIDGE_PORT', option: 'eventbridgePort', fallback: 4713 },
+  { flag: 'scheduler-port', env: 'CRUMBS_SCHEDULER_PORT', option: 'schedulerPort', fallback: 4714 },
 ] as const;
 
 export const devCommand: Command = {
   name: 'dev',
-  summary: 'run the local stack (DynamoDB Local, SQS, EventBridge, HTTP API) until Ctrl-C',
+  summary: 'run the local stack (DynamoDB Local, SQS, EventBridge, Scheduler, HTTP API) until Ctrl-C',
   usage: `Usage: crumbs dev [--port N] [--dynamodb-port N] [--sqs-port N] [--eventbridge-port N]
-                  [--data-dir DIR] [--host H] [--allow-private-network]
+                  [--scheduler-port N] [--data-dir DIR] [--host H] [--allow-private-network]
 
 Runs crumbs on this machine (no Docker, no AWS account) and prints the API endpoint and token.
 Ctrl-C stops everything; a second Ctrl-C exits at once.
@@ -41,6 +42,7 @@ Flags:
   --dynamodb-port N      DynamoDB Local port (env CRUMBS_DYNAMODB_PORT, default 4711)
   --sqs-port N           SQS port (env CRUMBS_SQS_PORT, default 4712)
   --eventbridge-port N   EventBridge port (env CRUMBS_EVENTBRIDGE_PORT, default 4713)
+  --scheduler-port N     EventBridge Scheduler port (env CRUMBS_SCHEDULER_PORT, default 4714)
   --data-dir DIR         keep DynamoDB data in DIR (default: in memory)
   --host H               interface to listen on (default 127.0.0.1)
   --token TOKEN          use this API token, good for every workspace (env CRUMBS_TOKEN; default: generated)
@@ -57,6 +59,7 @@ Environment:
     'dynamodb-port': { type: 'string' },
     'sqs-port': { type: 'string' },
     'eventbridge-port': { type: 'string' },
+    'scheduler-port': { type: 'string' },
     'data-dir': { type: 'string' },
     host: { type: 'string' },
     'allow-private-network': { type: 'boolean' },
@@ -136,6 +139,7 @@ function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
       `  dynamodb     ${endpoints.dynamodb}`,
       `  sqs          ${endpoints.sqs}`,
       `  eventbridge  ${endpoints.eventbridge}`,
+      `  scheduler    ${endpoints.scheduler}`,
       `  token        ${token}`,
       '',
       `Dashboard: ${dashboard}`,

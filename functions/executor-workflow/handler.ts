@@ -1,18 +1,20 @@
 /**
- * Workflow executor. Triggered by the workflow executor queue (SQS, partial batch failures), fed by the
- * EventBridge rules compiled from `workflow.def.v1` definitions. Reads the definition and the trigger (and any
- * context sources) from the breadcrumbs table; writes one `workflow.result.v1` (or `workflow.error.v1`,
- * `system.loop_stopped.v1`) per trigger, claim items, and whatever its steps' tools write (breadcrumb.create).
- * Steps run the built-in tools.
+ * Workflow executor: the driver of workflow runs. Triggered by the workflow executor queue (SQS, partial batch
+ * failures), fed by the EventBridge rules compiled from `workflow.def.v1` definitions: `workflow.request.v1`
+ * naming the workflow, and everything tagged `reply-to:workflow:<id>` (step answers, human responses, controls,
+ * fired timers). Reads the definition, the trigger and the run; writes the run (`workflow.run.v1`, a conditional
+ * write per transition), its step requests (`tool.request.v1`, `agent.request.v1`, `workflow.request.v1`,
+ * `human.request.v1`) and its result (`workflow.result.v1` / `workflow.error.v1`); creates and deletes the run's
+ * timers (EventBridge Scheduler one-time schedules).
  */
+import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
+import { parseEnv, TimersEnvSchema } from '#shared/config.ts';
 import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
-import { builtinTools } from '#shared/tools/builtins.ts';
-import { toolCatalog } from '#shared/tools/catalog.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
-const tools = toolCatalog(builtinTools);
+const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
 
 export const handler = createExecutorHandler('workflow', {
-  implementation: ({ store, log }) => createWorkflowExecutor({ store, log, tools }),
+  implementation: ({ store, log, clock }) => createWorkflowExecutor({ store, log, clock, timers }),
   timeoutEarlyInMillis: 2_000,
 });

@@ -2,7 +2,8 @@
  * Rule manager. Triggered by its SQS queue, fed by the static rule `crumbs-system-rule-manager` on the crumbs bus
  * (changes of agent.def.v1, tool.def.v1, workflow.def.v1, context.config.v1, agent.definition.v1, and
  * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the crumbs
- * bus (PutRule/PutTargets/RemoveTargets/DeleteRule; every target with the rule-targets DLQ and retry policy); writes definition.status.v1 (with the provider and model an
+ * bus (PutRule/PutTargets/RemoveTargets/DeleteRule; every target with the rule-targets DLQ and retry policy) and,
+ * for schedule.def.v1, EventBridge Scheduler schedules in the crumbs group; writes definition.status.v1 (with the provider and model an
  * agent will run, by CRUMBS_DEFAULT_LLM_PROVIDER) and sync-result breadcrumbs. Failed messages come back after a
  * back-off (ChangeMessageVisibility on its queue).
  */
@@ -11,8 +12,9 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { defaultEventBridgeClient } from '#shared/adapters/eventbridge/event-bus.ts';
 import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
+import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
-import { parseEnv, RuleManagerEnvSchema } from '#shared/config.ts';
+import { parseEnv, RuleManagerEnvSchema, TimersEnvSchema } from '#shared/config.ts';
 import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
 import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { ENV, topology } from '#shared/topology.ts';
@@ -31,6 +33,7 @@ const deps = {
   ruleTargetsDlqArn: env[ENV.ruleTargetsDlqArn],
   log: logger,
   redelivery: redeliveryFor(new SqsMessageVisibility(), topology.functions.ruleManager.trigger.queue),
+  schedules: schedulerTimersFrom(parseEnv(TimersEnvSchema)),
 };
 
 export const handler = instrumented(

@@ -413,6 +413,61 @@ export class CrumbsFunction extends Construct {
   }
 
   /**
+   * Timers and schedules (`uses.timers`): the env vars naming the schedule group, the timers queue, its DLQ and the
+   * scheduler role; scheduler:Create/Update/Delete/GetSchedule on schedules of that group only; and iam:PassRole on
+   * that one role, passed to Scheduler only, so every schedule this function makes can only reach the timers queue.
+   */
+  bindTimers(timers: {
+    scheduleGroupName: string;
+    scheduleArnPattern(): string;
+    queue: { queue: IQueue; deadLetterQueue: IQueue };
+    schedulerRole: { roleArn: string };
+  }): this {
+    this.function.addEnvironment(ENV.scheduleGroup, timers.scheduleGroupName);
+    this.function.addEnvironment(ENV.timersQueueArn, timers.queue.queue.queueArn);
+    this.function.addEnvironment(ENV.timersDlqArn, timers.queue.deadLetterQueue.queueArn);
+    this.function.addEnvironment(ENV.schedulerRoleArn, timers.schedulerRole.roleArn);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'ManageTimerSchedules',
+        actions: [
+          'scheduler:CreateSchedule',
+          'scheduler:UpdateSchedule',
+          'scheduler:DeleteSchedule',
+          'scheduler:GetSchedule',
+        ],
+        resources: [timers.scheduleArnPattern()],
+      }),
+    );
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'PassSchedulerRole',
+        actions: ['iam:PassRole'],
+        resources: [timers.schedulerRole.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'Timer schedules are created per run step and named by hash at run time; the grant covers the schedules ' +
+            'of the crumbs schedule group only (schedule/<group>/*).',
+          appliesTo: [
+            {
+              regex: `/^Resource::arn:.+:scheduler:.*:schedule\\/${escapeRegex(timers.scheduleGroupName)}\\/\\*$/g`,
+            },
+          ],
+        },
+      ],
+      true,
+    );
+    return this;
+  }
+
+  /**
    * `CRUMBS_SECRET_PREFIX` and `secretsmanager:GetSecretValue` on secrets named `<prefix>*` only (LLM provider
    * keys, read by name at run time).
    */

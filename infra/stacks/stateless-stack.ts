@@ -48,6 +48,7 @@ import {
   ruleArnPattern,
 } from '../constructs/crumbs-function.ts';
 import { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
+import { Timers } from '../constructs/timers.ts';
 import {
   DEAD_LETTER_RETENTION,
   deadLetterAlarm,
@@ -118,6 +119,10 @@ export class StatelessStack extends Stack {
   /** The indexer's static rule: changes of embedded schemas → indexer queue. */
   public readonly indexerRule: Rule;
   public readonly ruleManagerQueue: WorkQueue;
+  /** Timers and schedules: the Scheduler group, the timers queue (DLQ, alarm) and the scheduler role. */
+  public readonly timers: Timers;
+  /** Turns fired timers and schedules into breadcrumbs. */
+  public readonly timer: CrumbsFunction;
   public readonly executorQueues: Readonly<Record<ExecutorRunner, WorkQueue>>;
   /** On-failure destination of the publisher's stream event source (records it gave up on). */
   public readonly publisherFailures: Queue;
@@ -154,6 +159,25 @@ export class StatelessStack extends Stack {
         this.parkedDeadLetters,
         'The DLQ handler failed on executor dead letters; they are parked for manual inspection',
       ),
+    );
+
+    // Timers first: the workflow executor and the rule manager create schedules that target the timers queue.
+    this.timers = new Timers(this, 'Timers', {
+      stage,
+      queue: sqsTrigger(f.timer).queue,
+      scheduleGroup: topology.timers.scheduleGroup,
+      schedulerRoleName: topology.timers.schedulerRoleName,
+    });
+    alarms.push(this.timers.deadLetterAlarm);
+    const timerTrigger = sqsTrigger(f.timer);
+    this.timer = this.crumbsFunction(f.timer);
+    this.timer.function.addEventSource(
+      new SqsEventSource(this.timers.queue.queue, {
+        batchSize: timerTrigger.batchSize,
+        maxBatchingWindow: Duration.seconds(timerTrigger.maxBatchingWindowSeconds),
+        maxConcurrency: timerTrigger.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
     );
 
     // Executor queues: compiled definition rules deliver here; each runner's Lambda consumes its queue.
@@ -388,6 +412,7 @@ export class StatelessStack extends Stack {
       this.publisher,
       this.ruleManager,
       this.indexer,
+      this.timer,
       ...Object.values(this.executors),
       this.dlqHandler,
     ];
@@ -424,6 +449,7 @@ export class StatelessStack extends Stack {
     if (uses.llm) fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
     if (uses.agentSecrets) fn.bindAgentSecrets();
     if (declaration.uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
+    if (uses.timers) fn.bindTimers(this.timers);
     return fn;
   }
 }

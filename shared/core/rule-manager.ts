@@ -28,15 +28,18 @@ import { executorRunnerOf } from '#shared/domain/runners.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
+import type { Schedules } from '#shared/ports/timers.ts';
 import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts';
 import {
   DEFINITION_SCHEMAS,
   type ExecutorKind,
   type ExecutorRunner,
   RULES_SYNC_SCHEMA,
+  SCHEDULE_DEFINITION_SCHEMA,
   topology,
 } from '#shared/topology.ts';
 import { executorInputTransformer } from './executor/contract.ts';
+import { reconcileSchedule } from './schedule-manager.ts';
 import { processSqsBatch, type Redelivery } from './sqs-batch.ts';
 
 export { STATUS_SCHEMA };
@@ -58,6 +61,8 @@ export interface RuleManagerDependencies {
   log: Log;
   /** Failed messages come back after a back-off instead of the queue's visibility timeout. */
   redelivery?: Redelivery | undefined;
+  /** Recurring schedules of `schedule.def.v1` (EventBridge Scheduler); absent, schedules are reported invalid. */
+  schedules?: Schedules | undefined;
 }
 
 /** The retry policy of every compiled target (see `topology.bus.ruleTargets`). */
@@ -183,8 +188,25 @@ export async function reconcileDefinition(
     if (error instanceof NotFoundError) return undefined;
     throw error;
   });
+  if (record?.schema_name === SCHEDULE_DEFINITION_SCHEMA) {
+    const outcome = await reconcileSchedule(record, {
+      store: deps.store,
+      schedules: deps.schedules,
+      principal: PRINCIPAL,
+      statusId: statusId(definitionId),
+    });
+    deps.log.info('schedule reconciled', {
+      workspace,
+      definitionId,
+      definitionVersion: record.version,
+      outcome,
+    });
+    return outcome;
+  }
   if (!record || !(record.schema_name in DEFINITION_SCHEMAS)) {
     const removed = await removeRule(name, deps);
+    // The definition may have been a schedule: its schedule goes too (a missing one is fine).
+    await deps.schedules?.delete(workspace, definitionId);
     await deleteStatus(workspace, definitionId, deps);
     return removed ? 'deleted' : 'absent';
   }
@@ -321,7 +343,7 @@ export async function syncWorkspace(workspace: string, deps: RuleManagerDependen
     deleted_orphans: 0,
   };
   const seen = new Set<string>();
-  for (const schema of Object.keys(DEFINITION_SCHEMAS)) {
+  for (const schema of [...Object.keys(DEFINITION_SCHEMAS), SCHEDULE_DEFINITION_SCHEMA]) {
     let cursor: string | undefined;
     do {
       const page = await deps.store.list({

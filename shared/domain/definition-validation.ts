@@ -1,6 +1,7 @@
 /**
  * A definition as written by a user, checked in full: its structure (`parseDefinition`) and, for workflows, that
- * every expression (step `input` strings starting with "=", and `when`) is valid JSONata, so a typo is reported
+ * every expression (step `input` strings starting with "=", `when`, agent `message`, human `prompt`, map `items`,
+ * the workflow's `output`) is valid JSONata and every `input_schema` is a usable JSON Schema, so a typo is reported
  * with its path (`steps[0].input.url`, `steps[1].when`) instead of failing the first run.
  *
  * Why a module of its own: the JSONata parser is 81 KB minified, and `definitions.ts` is loaded by every function
@@ -18,7 +19,12 @@
  */
 import jsonata from 'jsonata';
 import { type AgentSpec, agentSpec } from './agent-spec.ts';
+import { parseOrThrow } from './breadcrumb.ts';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
+import { InvalidJsonSchemaError } from './errors.ts';
+import { compileJsonSchema } from './json-schema.ts';
+import { type ScheduleDefinition, scheduleDefinitionSchema } from './schedule-definition.ts';
+import { parseScheduleExpression, ScheduleExpressionError } from './schedule-expression.ts';
 import { parseYaml } from './yaml.ts';
 
 /** The issue message for an expression JSONata cannot parse; `undefined` when it parses. */
@@ -40,7 +46,18 @@ function describeJsonataError(error: unknown): string {
   return String(error);
 }
 
-const CHECKED_SCHEMAS = definitionSchemas({ expression: jsonataSyntaxError });
+/** The problem with a JSON Schema a workflow uses (`input_schema`), as `compileJsonSchema` reports it. */
+function jsonSchemaProblem(schema: Record<string, unknown>): string | undefined {
+  try {
+    compileJsonSchema(`definition-check:${JSON.stringify(schema)}`, schema, 'this schema');
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof InvalidJsonSchemaError)) throw error;
+    return `not a valid JSON Schema: ${error.problem}`;
+  }
+}
+
+const CHECKED_SCHEMAS = definitionSchemas({ expression: jsonataSyntaxError, jsonSchema: jsonSchemaProblem });
 
 /** A definition that passed every check; an agent's with the configuration its type runs with. */
 export type ValidatedDefinition = ParsedDefinition & { readonly spec?: AgentSpec };
@@ -53,4 +70,22 @@ export function validateDefinition(schemaName: string, context: unknown): Valida
   const parsed = parseDefinition(schemaName, context, CHECKED_SCHEMAS);
   if (parsed.kind !== 'agent') return parsed;
   return { ...parsed, spec: agentSpec(parsed.definition, { parseYaml, expression: jsonataSyntaxError }) };
+}
+
+/** Why Scheduler would refuse this expression in this zone, or undefined (croner reads the cron). */
+function scheduleExpressionProblem(expression: string, timezone: string | undefined): string | undefined {
+  try {
+    parseScheduleExpression(expression, timezone ?? 'UTC');
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ScheduleExpressionError)) throw error;
+    return error.message;
+  }
+}
+
+const CHECKED_SCHEDULE = scheduleDefinitionSchema(scheduleExpressionProblem);
+
+/** A `schedule.def.v1` context, checked in full (its cron or rate and time zone included). */
+export function validateScheduleDefinition(context: unknown): ScheduleDefinition {
+  return parseOrThrow(CHECKED_SCHEDULE, context);
 }

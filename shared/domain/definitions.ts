@@ -32,6 +32,13 @@ import {
   YamlFieldSchema,
 } from './agent-types.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
+import {
+  HopLimitSchema,
+  JsonSchemaObject,
+  NameSchema,
+  SelectorsSchema,
+  SubscriptionsSchema,
+} from './definition-fields.ts';
 import { ValidationError } from './errors.ts';
 import {
   ContextMatchSchema,
@@ -41,36 +48,18 @@ import {
   SelectorSchema,
   TRIGGER_SCHEMAS,
 } from './selector.ts';
+import {
+  defaultWorkflowTriggers,
+  type ExpressionCheck,
+  type JsonSchemaCheck,
+  type WorkflowDefinition,
+  WorkflowDefinitionSchema,
+  workflowDefinitionSchema,
+} from './workflow-definition.ts';
 import * as z from './zod.ts';
 
-export const DEFAULT_HOP_LIMIT = 16;
+export { DEFAULT_HOP_LIMIT } from './definition-fields.ts';
 export const DEFAULT_MAX_TOOL_ROUNDS = 8;
-
-/** Names become principals (`agent:<name>`) and rule names: no spaces, no `#` or `/`. */
-const NameSchema = z
-  .string({ error: 'expected a string' })
-  .check(
-    z.regex(
-      /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
-      'expected 1-128 characters: letters, digits, ".", "_", ":" or "-", starting with a letter or digit',
-    ),
-  );
-
-const JsonSchemaObject = z.record(z.string(), z.unknown(), { error: 'expected a JSON Schema object' });
-
-const HopLimitSchema = z._default(
-  z
-    .number({ error: 'expected a whole number' })
-    .check(z.int('expected a whole number'), z.minimum(1, 'at least 1'), z.maximum(256, 'at most 256')),
-  DEFAULT_HOP_LIMIT,
-);
-
-const SelectorsSchema = z.array(SelectorSchema, { error: 'expected an array of selectors' });
-
-const SubscriptionsSchema = z.object(
-  { selectors: SelectorsSchema },
-  { error: 'expected { selectors: [...] }' },
-);
 
 // ---------------------------------------------------------------------------------------------------------------
 // agent.def.v1
@@ -215,92 +204,15 @@ export const ToolDefinitionSchema = z.pipe(
 export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
 
 // ---------------------------------------------------------------------------------------------------------------
-// workflow.def.v1
+// workflow.def.v1: its own module (workflow-definition.ts), the engine's step language being large.
 
-/**
- * Says what is wrong with one workflow expression (the issue message), or `undefined` when it compiles. Given to
- * `definitionSchemas` by `definition-validation.ts`, which owns the JSONata parser.
- */
-export type ExpressionCheck = (expression: string) => string | undefined;
-
-/** Reports every expression in a step input: strings starting with "=", at any depth. */
-function checkInputExpressions(
-  value: unknown,
-  check: ExpressionCheck,
-  ctx: z.core.$RefinementCtx,
-  path: PropertyKey[],
-): void {
-  if (typeof value === 'string') {
-    const message = value.startsWith('=') ? check(value.slice(1)) : undefined;
-    if (message !== undefined) ctx.addIssue({ code: 'custom', path, message });
-  } else if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) checkInputExpressions(item, check, ctx, [...path, i]);
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) checkInputExpressions(item, check, ctx, [...path, key]);
-  }
-}
-
-/**
- * The workflow schema, with the expression check inside each step's refinement so its issues come in document
- * order and are skipped for a step that is already malformed, like every other check of that step.
- */
-export function workflowDefinitionSchema(checkExpression?: ExpressionCheck) {
-  const step = z
-    .object({
-      id: z
-        .string({ error: 'expected a string' })
-        .check(z.regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, 'expected an identifier like "fetch_page"')),
-      tool: NameSchema,
-      /** Tool input; string values starting with "=" are JSONata expressions over { trigger, context, steps }. */
-      input: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
-      /** JSONata condition; the step is skipped when it is falsy. A leading "=" is accepted. */
-      when: z.optional(z.string({ error: 'expected a JSONata expression string' }).check(z.minLength(1))),
-    })
-    .check(
-      z.superRefine((value, ctx) => {
-        if (checkExpression === undefined) return;
-        checkInputExpressions(value.input, checkExpression, ctx, ['input']);
-        if (value.when !== undefined) {
-          const message = checkExpression(value.when.startsWith('=') ? value.when.slice(1) : value.when);
-          if (message !== undefined) ctx.addIssue({ code: 'custom', path: ['when'], message });
-        }
-      }),
-    );
-
-  return z
-    .object({
-      workflow_id: NameSchema,
-      description: z.optional(z.string()),
-      subscriptions: SubscriptionsSchema,
-      steps: z
-        .array(step, { error: 'expected an array of steps' })
-        .check(z.minLength(1, 'at least one step')),
-      output: z.object({
-        schema_name: SchemaNameSchema,
-        tags: z._default(z.array(TagSchema), []),
-      }),
-      hop_limit: HopLimitSchema,
-    })
-    .check(
-      z.superRefine((workflow, ctx) => {
-        const seen = new Set<string>();
-        workflow.steps.forEach((s, i) => {
-          if (seen.has(s.id)) {
-            ctx.addIssue({
-              code: 'custom',
-              path: ['steps', i, 'id'],
-              message: `duplicate step id "${s.id}"`,
-            });
-          }
-          seen.add(s.id);
-        });
-      }),
-    );
-}
-
-/** Structure only: expressions are not compiled (see the header). */
-export const WorkflowDefinitionSchema = workflowDefinitionSchema();
-export type WorkflowDefinition = z.output<typeof WorkflowDefinitionSchema>;
+export {
+  type ExpressionCheck,
+  type JsonSchemaCheck,
+  type WorkflowDefinition,
+  WorkflowDefinitionSchema,
+  workflowDefinitionSchema,
+};
 
 // ---------------------------------------------------------------------------------------------------------------
 // context.config.v1
@@ -356,8 +268,10 @@ export type ParsedDefinition = {
 
 /** Optional checks beyond structure, supplied by modules that carry what they need (see the header). */
 export interface DefinitionChecks {
-  /** Workflow step `input` expressions and `when`. */
+  /** Workflow expressions (step `input`, `when`, `message`, prompts, map items, `output`). */
   readonly expression?: ExpressionCheck;
+  /** Workflow `input_schema` and human steps' `input_schema`. */
+  readonly jsonSchema?: JsonSchemaCheck;
 }
 
 /** The schema of each definition schema name, with the given checks built in. */
@@ -367,9 +281,9 @@ export function definitionSchemas(checks: DefinitionChecks = {}) {
     'agent.definition.v1': LegacyAgentDefinitionSchema,
     'tool.def.v1': ToolDefinitionSchema,
     'workflow.def.v1':
-      checks.expression === undefined
+      checks.expression === undefined && checks.jsonSchema === undefined
         ? WorkflowDefinitionSchema
-        : workflowDefinitionSchema(checks.expression),
+        : workflowDefinitionSchema(checks),
     'context.config.v1': ContextConfigSchema,
   } as const satisfies Record<DefinitionSchema, z.ZodMiniType>;
 }
@@ -528,9 +442,15 @@ export function triggerSelectorEntries<K extends ExecutorKind>(
       ];
     }
     case 'workflow':
-      return subscriptionEntries(parsed.definition.subscriptions.selectors).filter(
-        (e) => inferRole(e.selector) === 'trigger',
-      );
+      return [
+        ...subscriptionEntries(parsed.definition.subscriptions?.selectors).filter(
+          (e) => inferRole(e.selector) === 'trigger',
+        ),
+        ...defaultWorkflowTriggers(parsed.definition.workflow_id).map((selector) => ({
+          path: 'workflow_id',
+          selector,
+        })),
+      ];
     case 'tool': {
       const entries = subscriptionEntries(parsed.definition.subscriptions?.selectors).filter(
         (e) => inferRole(e.selector) === 'trigger',
@@ -574,7 +494,7 @@ export function contextSelectors<K extends ExecutorKind>(kind: K, def: Definitio
         (s) => inferRole(s) === 'context' && !isContinuationSelector(s, parsed.definition.agent_id),
       );
     case 'workflow':
-      return parsed.definition.subscriptions.selectors.filter((s) => inferRole(s) === 'context');
+      return (parsed.definition.subscriptions?.selectors ?? []).filter((s) => inferRole(s) === 'context');
     case 'tool':
       return (parsed.definition.subscriptions?.selectors ?? []).filter((s) => inferRole(s) === 'context');
     case 'context-builder':

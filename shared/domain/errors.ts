@@ -54,6 +54,12 @@ export class NotFoundError extends CrumbsError {
   readonly code = 'not-found';
 }
 
+/** The request is well formed but the resource is not in a state that allows it (approving a run not waiting). */
+export class ConflictError extends CrumbsError {
+  readonly status = 409;
+  readonly code = 'conflict';
+}
+
 /** The expected version (If-Match) is not the stored one. */
 export class VersionConflictError extends CrumbsError {
   readonly status = 412;

@@ -230,9 +230,9 @@ describe('StatelessStack', () => {
 
   it('gives every SQS queue that feeds a function a dead-letter queue', () => {
     const sources = sqsEventSources();
-    // One queue per executor runner + the rule manager's and the indexer's queues + one DLQ per runner and the
-    // rule targets' DLQ (read by the DLQ handler).
-    expect(sources).toHaveLength(EXECUTOR_RUNNERS.length * 2 + 3);
+    // One queue per executor runner + the rule manager's, the indexer's and the timers' queues + one DLQ per runner
+    // and the rule targets' DLQ (read by the DLQ handler).
+    expect(sources).toHaveLength(EXECUTOR_RUNNERS.length * 2 + 4);
     for (const { queueId } of sources) {
       const redrive = resources[queueId]?.Properties.RedrivePolicy as Json | undefined;
       expect(redrive?.deadLetterTargetArn, queueId).toBeDefined();
@@ -374,7 +374,12 @@ describe('StatelessStack', () => {
     expect(refId(functionEnv('rule-manager')[ENV.ruleTargetsDlqArn])).toBe(queueId);
     const ruleManager = statementsOfFunction('rule-manager');
     expect(ruleManager.filter((s) => asList(s.Resource).some((r) => refId(r) === queueId))).toEqual([]);
-    expect(ruleManager.flatMap((s) => asList(s.Action)).includes('iam:PassRole')).toBe(false);
+    // Its one iam:PassRole is the scheduler role's, passed to Scheduler only (no rule target gets a role).
+    const passRole = ruleManager.filter((s) => asList(s.Action).includes('iam:PassRole'));
+    expect(passRole).toHaveLength(1);
+    expect(passRole[0]?.Condition).toEqual({
+      StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
+    });
 
     const statements = ofType('AWS::SQS::QueuePolicy')
       .filter(([, p]) => (p.Properties.Queues as unknown[]).some((q) => refId(q) === queueId))
@@ -482,9 +487,9 @@ describe('StatelessStack', () => {
 
   it('alarms on every dead-letter queue holding a message', () => {
     const dlqs = deadLetterQueueIds();
-    // Every executor runner's DLQ, the rule manager's and the indexer's DLQs, the parked queue and the publisher's
-    // on-failure queue (the rule targets' DLQ is named by targets the rule manager puts at run time).
-    expect(dlqs.size).toBe(EXECUTOR_RUNNERS.length + 4);
+    // Every executor runner's DLQ, the rule manager's, the indexer's and the timers' DLQs, the parked queue and the
+    // publisher's on-failure queue (the rule targets' DLQ is named by targets the rule manager puts at run time).
+    expect(dlqs.size).toBe(EXECUTOR_RUNNERS.length + 5);
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     for (const dlq of dlqs) {
       const alarm = alarms.find(
@@ -525,5 +530,49 @@ describe('cdk-nag AwsSolutions', () => {
       const errors = Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'));
       expect(errors.map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`)).toEqual([]);
     }
+  });
+
+  it('lets timers and schedules reach only the timers queue: a scoped scheduler role, PassRole on it alone', () => {
+    const [roleId, role] =
+      ofType('AWS::IAM::Role').find(
+        ([, r]) => r.Properties.RoleName === `${topology.timers.schedulerRoleName}-${STAGE}`,
+      ) ?? [];
+    expect(JSON.stringify(role?.Properties.AssumeRolePolicyDocument)).toContain('scheduler.amazonaws.com');
+    expect(JSON.stringify(role?.Properties.AssumeRolePolicyDocument)).toContain('aws:SourceAccount');
+    const roleStatements = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as unknown[]).some((r) => refId(r) === roleId))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+    expect(roleStatements.flatMap((s) => asList(s.Action))).toEqual(['sqs:SendMessage']);
+    const timersQueue = ofType('AWS::SQS::Queue').find(
+      ([, q]) => q.Properties.QueueName === `${topology.functions.timer.trigger.queue.name}-${STAGE}`,
+    )?.[0];
+    expect(asList(roleStatements[0]?.Resource).map(refId)).toContain(timersQueue);
+
+    const group = ofType('AWS::Scheduler::ScheduleGroup')[0]?.[1];
+    expect(group?.Properties.Name).toBe(`${topology.timers.scheduleGroup}-${STAGE}`);
+    for (const f of allFunctions()) {
+      const statements = statementsOfFunction(f.name);
+      const scheduler = statements.filter((s) =>
+        asList(s.Action).some((a) => String(a).startsWith('scheduler:')),
+      );
+      const pass = statements.filter((s) => asList(s.Action).includes('iam:PassRole'));
+      if (!f.uses.timers) {
+        expect(scheduler, f.name).toEqual([]);
+        expect(pass, f.name).toEqual([]);
+        continue;
+      }
+      expect(JSON.stringify(scheduler.map((s) => s.Resource)), f.name).toContain(
+        `schedule/${topology.timers.scheduleGroup}-${STAGE}/*`,
+      );
+      expect(
+        pass.map((s) => refId(s.Resource)),
+        f.name,
+      ).toEqual([roleId]);
+      expect(refId(functionEnv(f.name)[ENV.timersQueueArn]), f.name).toBe(timersQueue);
+    }
+    // The timer function consumes the timers queue.
+    expect(sqsEventSources().some((s) => s.fnId === functionId('timer') && s.queueId === timersQueue)).toBe(
+      true,
+    );
   });
 });

@@ -9,7 +9,6 @@ import type { ExecutorKindImplementation } from '#shared/core/executor/contract.
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
 import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
-import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
 import {
   type Breadcrumb,
   type CreateBreadcrumbInput,
@@ -65,7 +64,6 @@ function deps(overrides: Partial<PipelineDeps> = {}, clock: Clock = new ManualCl
     clock,
     implementations: {
       tool: createToolExecutor({ store: writer, log: silentLog, clock: systemClock, tools }),
-      workflow: createWorkflowExecutor({ store: writer, log: silentLog, tools }),
     },
     ...overrides,
   };
@@ -448,33 +446,5 @@ describe('executor pipeline on DynamoDB Local', () => {
     await processExecutorMessage(message, deps());
     await handleDeadLetter(message, { store });
     expect(await responses(ws, 'r-dlq')).toHaveLength(1);
-  });
-
-  it('runs a workflow whose steps feed each other through JSONata', async () => {
-    const ws = uniqueWorkspace('exec');
-    const def = await put(ws, {
-      schema_name: 'workflow.def.v1',
-      context: {
-        workflow_id: 'double-product',
-        subscriptions: { selectors: [{ schema_name: 'calc.job.v1', role: 'trigger' }] },
-        steps: [
-          { id: 'product', tool: 'calculator', input: { expression: '=trigger.a & "*" & trigger.b' } },
-          { id: 'double', tool: 'calculator', input: { expression: '="2*" & steps.product.result' } },
-        ],
-        output: { schema_name: 'workflow.result.v1', tags: ['job:1'] },
-      },
-    });
-    const trigger = await put(ws, { schema_name: 'calc.job.v1', context: { a: 17, b: 23 } });
-
-    const outcome = await processExecutorMessage(messageFor(def, trigger), deps());
-
-    expect(outcome.status).toBe('responded');
-    const [result] = (await store.list({ workspace: ws, schema_name: 'workflow.result.v1', limit: 5 })).items;
-    expect(result?.context).toMatchObject({
-      status: 'success',
-      result: { result: 782 },
-      steps: { product: { result: 391 } },
-    });
-    expect(result?.created_by).toBe('workflow:double-product');
   });
 });

@@ -23,6 +23,7 @@ declare module 'vitest' {
       dynamodb: string;
       sqs: string;
       eventbridge: string;
+      scheduler: string;
       token: string;
       scopedToken: string;
       scopedWorkspace: string;

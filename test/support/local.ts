@@ -108,6 +108,7 @@ export async function startStackWithoutExecutors(extra: LocalStackOptions = {}):
     dynamodbPort: 0,
     sqsPort: 0,
     eventbridgePort: 0,
+    schedulerPort: 0,
     token: 'no-executors',
     runExecutors: false,
     seedDemo: false,

@@ -23,6 +23,7 @@ export function acquireStack(): Promise<LocalStack> {
       dynamodbPort: 0,
       sqsPort: 0,
       eventbridgePort: 0,
+      schedulerPort: 0,
       token: TEST_TOKEN,
       scopedTokens: parseScopedTokens(JSON.stringify({ [SCOPED_TOKEN]: [SCOPED_WORKSPACE] })),
       // Tests call their own HTTP servers on 127.0.0.1 through the http tool.

@@ -40,6 +40,7 @@ import {
   json,
   problem,
 } from './http.ts';
+import { runRoutes } from './run-routes.ts';
 import { createSearchHandler, SEARCH_ROUTE } from './search.ts';
 
 export interface ApiDependencies {
@@ -229,6 +230,7 @@ export function createApi(deps: ApiDependencies): Api {
       },
     },
     ...(deps.activity ? activityRoutes(deps.activity) : []),
+    ...runRoutes({ store }, { parseJsonBody, optionalJsonBody, pageLimit }),
   ];
 
   const api = async (request: HttpRequest): Promise<HttpResult> => {
@@ -312,6 +314,12 @@ function parseJsonBody(req: HttpRequest): unknown {
       { path: '', message: (error as Error).message },
     ]);
   }
+}
+
+/** A JSON body when there is one (a POST that may have no body); undefined for an empty body. */
+function optionalJsonBody(req: HttpRequest): unknown {
+  if ((req.body ?? '').trim() === '') return undefined;
+  return parseJsonBody(req);
 }
 
 function ifMatch(req: HttpRequest): number | undefined {

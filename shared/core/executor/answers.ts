@@ -17,6 +17,7 @@ export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
 export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
 export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
 export const WORKFLOW_ERROR_SCHEMA = 'workflow.error.v1';
+export const WORKFLOW_REQUEST_SCHEMA = 'workflow.request.v1';
 export const CONTEXT_ERROR_SCHEMA = 'context.error.v1';
 
 type Trigger = ExecutionInput<unknown>['trigger'];
@@ -63,10 +64,18 @@ export function responseTo(trigger: Trigger): string {
     : trigger.id;
 }
 
+/** A request's id: its `request_id`, else the request breadcrumb's id (CONVENTIONS.md). */
+function requestIdOf(trigger: Trigger): string {
+  const c = contextOf(trigger);
+  return typeof c.request_id === 'string' && c.request_id !== '' ? c.request_id : trigger.id;
+}
+
 export interface ToolRequest {
   requestId: string;
   requestedBy: string;
   input: unknown;
+  /** The request's correlation tags, copied onto the response. */
+  correlation?: string[];
 }
 
 /** A `tool.request.v1` gives `input`; any other trigger (a tool subscribed to other schemas) is the input. */
@@ -77,20 +86,26 @@ export function readToolRequest(trigger: Trigger): ToolRequest {
     requestId: str(context.requestId) ?? str(context.request_id) ?? trigger.id,
     requestedBy: str(context.requestedBy) ?? str(context.requested_by) ?? trigger.created_by,
     input: trigger.schema_name === TOOL_REQUEST_SCHEMA ? (context.input ?? {}) : context,
+    correlation: correlationTags(trigger),
   };
 }
 
 /** The `tool.response.v1` for a request, tagged `request:<id>` so the requester finds it. */
 export function toolResponse(
   definition: ToolDefinition,
-  request: Pick<ToolRequest, 'requestId' | 'requestedBy'>,
+  request: Pick<ToolRequest, 'requestId' | 'requestedBy' | 'correlation'>,
   result: { status: 'success'; output: unknown } | { status: 'error'; error: string },
   durationMs: number,
 ): OutputBreadcrumb {
   return {
     schema_name: TOOL_RESPONSE_SCHEMA,
     title: `${definition.name}: ${result.status}`,
-    tags: [`request:${request.requestId}`, 'tool:response', `tool:${definition.name}`],
+    tags: [
+      `request:${request.requestId}`,
+      'tool:response',
+      `tool:${definition.name}`,
+      ...(request.correlation ?? []),
+    ],
     context: {
       request_id: request.requestId,
       tool: definition.name,
@@ -155,12 +170,30 @@ export const ERROR_ANSWERS: {
     const request = trigger ? readToolRequest(trigger) : { requestId: 'unknown', requestedBy: 'unknown' };
     return toolResponse(definition, request, { status: 'error', error }, 0);
   },
-  workflow: ({ definition, trigger, error }) => ({
-    schema_name: WORKFLOW_ERROR_SCHEMA,
-    title: `${definition.workflow_id}: error`,
-    tags: [...definition.output.tags, `workflow:${definition.workflow_id}`, 'workflow:error'],
-    context: { workflow_id: definition.workflow_id, status: 'error', trigger_id: trigger?.id ?? null, error },
-  }),
+  workflow: ({ definition, trigger, error }) => {
+    // A request is answered like a run would answer it (CONVENTIONS.md), so a parent run or a caller waiting on
+    // `request:<id>` hears of the failure; any other trigger (an answer to one of its runs) gets a plain error.
+    const request = trigger?.schema_name === WORKFLOW_REQUEST_SCHEMA ? requestIdOf(trigger) : undefined;
+    return {
+      schema_name: WORKFLOW_ERROR_SCHEMA,
+      title: `${definition.workflow_id}: error`,
+      tags: [
+        ...definition.answer.tags,
+        `workflow:${definition.workflow_id}`,
+        'workflow:error',
+        ...(request !== undefined && trigger !== undefined
+          ? [`request:${request}`, ...correlationTags(trigger)]
+          : []),
+      ],
+      context: {
+        workflow_id: definition.workflow_id,
+        status: 'failed',
+        ...(request !== undefined ? { request_id: request } : {}),
+        trigger_id: trigger?.id ?? null,
+        error,
+      },
+    };
+  },
   'context-builder': ({ definition, trigger, error }) => ({
     schema_name: CONTEXT_ERROR_SCHEMA,
     title: `context for ${definition.consumer_id} failed`,

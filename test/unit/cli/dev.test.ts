@@ -40,6 +40,7 @@ const ENDPOINTS = {
   dynamodb: 'http://127.0.0.1:4711',
   sqs: 'http://127.0.0.1:4712',
   eventbridge: 'http://127.0.0.1:4713',
+  scheduler: 'http://127.0.0.1:4714',
 };
 
 beforeEach(() => {

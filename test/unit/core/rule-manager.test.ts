@@ -398,3 +398,67 @@ describe('reconcileDefinition: rule targets', () => {
     expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('unchanged');
   });
 });
+
+describe('rule manager: schedule.def.v1', () => {
+  class MemorySchedules {
+    readonly schedules = new Map<string, { expression: string; timezone?: string | undefined }>();
+    async put(s: {
+      workspace: string;
+      definitionId: string;
+      expression: string;
+      timezone?: string | undefined;
+    }) {
+      this.schedules.set(`${s.workspace}/${s.definitionId}`, {
+        expression: s.expression,
+        timezone: s.timezone,
+      });
+    }
+    async delete(workspace: string, definitionId: string) {
+      this.schedules.delete(`${workspace}/${definitionId}`);
+    }
+  }
+
+  const schedule = (cron: string) =>
+    CreateBreadcrumbSchema.parse({
+      schema_name: 'schedule.def.v1',
+      context: {
+        schedule_id: 'daily',
+        cron,
+        timezone: 'Europe/Paris',
+        breadcrumb: { schema_name: 'workflow.request.v1', context: { workflow: 'report' } },
+      },
+    });
+
+  it('keeps one recurring schedule per valid schedule definition, with a status, and removes it with it', async () => {
+    const { store, deps, rules, status } = ruleManager();
+    const schedules = new MemorySchedules();
+    const withSchedules = { ...deps, schedules };
+    await store.create('ws', schedule('0 9 ? * MON-FRI *'), { principal: 'user:a', id: 'sched-daily' });
+
+    await reconcileDefinition('ws', 'sched-daily', withSchedules);
+    expect(schedules.schedules.get('ws/sched-daily')).toEqual({
+      expression: 'cron(0 9 ? * MON-FRI *)',
+      timezone: 'Europe/Paris',
+    });
+    expect(await status('ws', 'sched-daily')).toMatchObject({
+      state: 'active',
+      kind: 'schedule',
+      schedule: { expression: 'cron(0 9 ? * MON-FRI *)', timezone: 'Europe/Paris' },
+    });
+    expect(rules.rules.size).toBe(0);
+
+    await store.upsert('ws', 'sched-daily', schedule('0 9 * * MON *'), { principal: 'user:a' });
+    expect(await reconcileDefinition('ws', 'sched-daily', withSchedules)).toBe('invalid');
+    expect(schedules.schedules.size).toBe(0);
+    expect((await status('ws', 'sched-daily')).errors).toEqual([
+      { path: 'cron', message: expect.stringContaining('exactly one of day-of-month and day-of-week') },
+    ]);
+
+    await store.upsert('ws', 'sched-daily', schedule('0 9 ? * * *'), { principal: 'user:a' });
+    await reconcileDefinition('ws', 'sched-daily', withSchedules);
+    expect(schedules.schedules.size).toBe(1);
+    await store.delete('ws', 'sched-daily');
+    await reconcileDefinition('ws', 'sched-daily', withSchedules);
+    expect(schedules.schedules.size).toBe(0);
+  });
+});

@@ -415,7 +415,12 @@ describe('parseDefinition', () => {
     });
     if (parsed.kind !== 'workflow') throw new Error('expected a workflow');
     expect(definitionPrincipal('workflow', parsed.definition)).toBe('workflow:summarize-page');
-    expect(triggerSelectors('workflow', parsed.definition)).toHaveLength(1);
+    // Its own subscription, plus the defaults every workflow has: requests naming it and its runs' answers.
+    expect(triggerSelectors('workflow', parsed.definition).map((s) => s.schema_name ?? s.any_tags)).toEqual([
+      'browser.navigation.v1',
+      'workflow.request.v1',
+      ['reply-to:workflow:summarize-page'],
+    ]);
   });
 
   describe('bad definitions', () => {

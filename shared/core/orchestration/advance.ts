@@ -1,0 +1,773 @@
+/**
+ * The engine: `advance(definition, run, event, now)` → the next run and the effects to write. Pure (no I/O, no
+ * clock: `now` is given; expressions see it as `$now()`), so a transition can be re-applied after a write conflict
+ * and tested without a store. It is async only because JSONata evaluation is.
+ *
+ * A transition is: apply the event to the step states (record an answer, a decision, a fired timer, a control),
+ * then `reconcile`: walk the definition and start whatever is ready, join what has finished, end the run when the
+ * top-level steps are done or one failed. Reconciling twice changes nothing, so every event is handled the same
+ * way and a duplicate event is a no-op. The rules (README.md has the state machine):
+ *
+ * - Top-level steps run in order. `when` falsy → `skipped`. A failed step fails the run unless `on_error:
+ *   "continue"` (the run goes on; the step's output is null).
+ * - A failed attempt (an error answer, a timeout) is retried while `attempts < retry.max_attempts`, after
+ *   `backoff_seconds × 2^(attempt−1)` (a `retry` timer; at once when 0). An expression that fails, a rejection and
+ *   a limit are not retried: they would fail the same way.
+ * - `parallel`: every branch starts; joined (output `{ <branch id>: output }`) when all have ended; a branch that
+ *   fails (without `on_error: "continue"`) fails the parallel at once and cancels the others.
+ * - `map`: items from the expression, at most `max_concurrency` in flight, output in item order; an item that
+ *   fails fails the map at once and cancels the others.
+ * - `human`: `waiting` until a `human.response.v1`; approve → succeeded with the approved input (checked against
+ *   `input_schema`: a bad one is answered with an error and the step keeps waiting); reject → failed.
+ * - `wait`: a timer; the step succeeds when it fires.
+ * - Control: `pause` (nothing new starts; running steps finish and are recorded; a run whose steps all finished
+ *   while paused ends on resume), `resume`, `cancel` (active steps cancelled, sub-runs cancelled; later answers are
+ *   recorded on their step and ignored), `retry` (from a top-level step, default the first that did not succeed:
+ *   it and every step after it are reset to pending, keeping their attempt counts, so each rerun is another
+ *   attempt with new request ids; earlier outputs stay in the run's history).
+ * - Run status: `waiting` when no step is running and a human step waits; otherwise `running` until it ends.
+ */
+import {
+  DEFAULT_MAP_CONCURRENCY,
+  type StepDefinition,
+  stepKind,
+  type WorkflowDefinition,
+} from '#shared/domain/workflow-definition.ts';
+import { humanInputProblem, inputProblem } from './checks.ts';
+import { cancelRunOf, type Effect, effectsOf, freshEffects } from './effects.ts';
+import type { AnswerEvent, ControlEvent, HumanEvent, RunEvent, StartEvent, TimerEvent } from './events.ts';
+import { Evaluator, expressionFailure, type Frame, scopeOf, TOP_FRAME } from './expressions.ts';
+import { descendantKeys, graphOf, itemKey, itemPrefix, stepAt } from './graph.ts';
+import { type AttemptChain, attemptIdFor, responseErrorIdFor, timerIdFor } from './ids.ts';
+import { checkDepth, countStart, LimitExceededError } from './limits.ts';
+import { isActive, isTerminal, type Run, type StepState } from './run.ts';
+
+export interface AdvanceInput {
+  readonly definition: WorkflowDefinition;
+  /** The run as stored; undefined before its start. */
+  readonly run: Run | undefined;
+  readonly event: RunEvent;
+  readonly now: Date;
+  /** The workflow's assembled context selectors (expressions' `context`). */
+  readonly context?: Record<string, unknown>;
+}
+
+export interface AdvanceResult {
+  /** The run after the event; undefined when there is no run and the event does not start one. */
+  readonly run: Run | undefined;
+  /** False when the event changed nothing (a duplicate, a late or unknown answer): nothing to write but effects. */
+  readonly changed: boolean;
+  /** What to write now: the new effects of this transition, or every effect of the run when nothing changed. */
+  readonly effects: Effect[];
+  /** Why an event changed nothing, for logs. */
+  readonly note?: string;
+}
+
+const MAX_CONTROLS_KEPT = 100;
+const MAX_LATE_ANSWERS_KEPT = 20;
+
+/** Control flow inside a transition: the run fails now (a limit), whatever step was being started. */
+class RunFailure extends Error {
+  constructor(
+    message: string,
+    readonly step?: string,
+  ) {
+    super(message);
+  }
+}
+
+type Drive = 'done' | 'blocked' | 'failed';
+
+function addSeconds(now: Date, seconds: number): string {
+  return new Date(now.getTime() + seconds * 1000).toISOString();
+}
+
+/** JSONata truthiness as the old executor used it: null, false, 0, "" and [] skip. */
+function truthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  return Boolean(value);
+}
+
+class Transition {
+  readonly graph;
+  readonly nowIso: string;
+  readonly evaluator: Evaluator;
+  /** Effects of this event only (not derivable from state): response errors, cancels of orphaned sub-runs. */
+  readonly extra: Effect[] = [];
+  note: string | undefined;
+
+  constructor(
+    readonly definition: WorkflowDefinition,
+    readonly run: Run,
+    readonly now: Date,
+    readonly context: Record<string, unknown>,
+  ) {
+    this.graph = graphOf(definition);
+    this.nowIso = now.toISOString();
+    this.evaluator = new Evaluator(now);
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // Events
+
+  apply(event: Exclude<RunEvent, StartEvent>): void {
+    switch (event.type) {
+      case 'answer':
+        this.answer(event);
+        break;
+      case 'human':
+        this.human(event);
+        break;
+      case 'timer':
+        this.timer(event);
+        break;
+      case 'control':
+        this.control(event);
+        break;
+    }
+  }
+
+  private findAttempt(requestId: string): [string, StepState] | undefined {
+    for (const entry of Object.entries(this.run.steps)) if (entry[1].attempt_id === requestId) return entry;
+    return undefined;
+  }
+
+  /** An answer for a step that is no longer waiting for it: recorded when the step was cancelled, else dropped. */
+  private late(key: string, state: StepState, id: string, by: string, ok: boolean): void {
+    if (state.status !== 'cancelled') {
+      this.note = `answer ${id} is for step "${key}", which is ${state.status}: ignored`;
+      return;
+    }
+    const late = state.late_answers ?? [];
+    if (late.some((l) => l.id === id)) return;
+    this.run.steps[key] = {
+      ...state,
+      late_answers: [...late, { id, by, at: this.nowIso, ok }].slice(-MAX_LATE_ANSWERS_KEPT),
+    };
+  }
+
+  private answer(event: AnswerEvent): void {
+    const found = this.findAttempt(event.request_id);
+    if (found === undefined) {
+      this.note = `answer ${event.id} is for no current step attempt (request ${event.request_id}): ignored`;
+      return;
+    }
+    const [key, state] = found;
+    if (state.answer_id === event.id) return;
+    if (state.status !== 'running' || state.kind === 'human' || state.kind === 'wait') {
+      this.late(key, state, event.id, event.by, event.ok);
+      return;
+    }
+    const answered = { ...state, answer_id: event.id, by: event.by };
+    if (event.ok) {
+      this.run.steps[key] = this.ended(answered, 'succeeded', { output: event.output ?? null });
+    } else {
+      this.run.steps[key] = answered;
+      this.failAttempt(key, event.error ?? 'the step failed');
+    }
+  }
+
+  private human(event: HumanEvent): void {
+    const found = this.findAttempt(event.request_id);
+    if (found === undefined || found[1].kind !== 'human') {
+      this.note = `human response ${event.id} answers no human step of this run (request ${event.request_id})`;
+      return;
+    }
+    const [key, state] = found;
+    if (state.answer_id === event.id) return;
+    if (state.status !== 'waiting') {
+      this.late(key, state, event.id, event.by, event.decision === 'approve');
+      return;
+    }
+    const answered = {
+      ...state,
+      answer_id: event.id,
+      by: event.by,
+      decision: event.decision,
+      ...(event.comment !== undefined ? { comment: event.comment } : {}),
+      answered_at: this.nowIso,
+    };
+    if (event.decision === 'reject') {
+      const reason = `rejected by ${event.by}${event.comment ? `: ${event.comment}` : ''}`;
+      this.run.steps[key] = this.ended(answered, 'failed', { error: reason });
+      return;
+    }
+    const problem = humanInputProblem(this.definition, key, event.input);
+    if (problem !== undefined) {
+      this.note = `human response ${event.id}: ${problem}`;
+      this.extra.push({
+        type: 'response_error',
+        id: responseErrorIdFor(event.id),
+        request_id: event.request_id,
+        response_id: event.id,
+        step: key,
+        error: problem,
+      });
+      return;
+    }
+    this.run.steps[key] = this.ended(answered, 'succeeded', { output: event.input ?? null });
+  }
+
+  private timer(event: TimerEvent): void {
+    for (const [key, state] of Object.entries(this.run.steps)) {
+      if (state.attempt_id === undefined) continue;
+      if (
+        state.kind === 'wait' &&
+        state.status === 'waiting' &&
+        timerIdFor(state.attempt_id, 'wait') === event.id
+      ) {
+        this.run.steps[key] = this.ended(state, 'succeeded', {
+          output: { waited_until: state.wake_at ?? null },
+        });
+        return;
+      }
+      if (
+        isActive(state) &&
+        state.timeout_at !== undefined &&
+        timerIdFor(state.attempt_id, 'timeout') === event.id
+      ) {
+        const step = stepAt(this.graph, key);
+        this.cancelDescendants(key);
+        this.orphan(key, state);
+        this.failAttempt(key, `timed out after ${step?.timeout_seconds ?? '?'} s`);
+        return;
+      }
+      if (
+        state.retry_at !== undefined &&
+        state.status === 'waiting' &&
+        timerIdFor(state.attempt_id, 'retry') === event.id
+      ) {
+        const { retry_at: _, ...rest } = state;
+        this.run.steps[key] = { ...rest, status: 'pending' };
+        return;
+      }
+    }
+    this.note = `timer ${event.id} matches nothing waiting for it`;
+  }
+
+  private control(event: ControlEvent): void {
+    if (this.run.controls.includes(event.id)) return;
+    const refused = this.applyControl(event);
+    if (refused !== undefined) {
+      this.note = `control ${event.id} (${event.action}) refused: ${refused}`;
+      return;
+    }
+    this.run.controls = [...this.run.controls, event.id].slice(-MAX_CONTROLS_KEPT);
+  }
+
+  /** Applies a control; undefined when applied, else why it cannot be (the run is unchanged). */
+  private applyControl(event: ControlEvent): string | undefined {
+    const status = this.run.status;
+    switch (event.action) {
+      case 'pause':
+        if (status !== 'running' && status !== 'waiting') return `the run is ${status}`;
+        this.run.status = 'paused';
+        this.run.paused_by = event.by;
+        return undefined;
+      case 'resume':
+        if (status !== 'paused') return `the run is ${status}, not paused`;
+        this.run.status = 'running';
+        delete this.run.paused_by;
+        return undefined;
+      case 'cancel':
+        if (isTerminal(status)) return `the run has already ended (${status})`;
+        for (const [key, state] of Object.entries(this.run.steps)) {
+          if (isActive(state) || state.status === 'pending') {
+            this.run.steps[key] = this.ended(state, 'cancelled', {});
+          }
+        }
+        this.finish('cancelled', { error: `cancelled by ${event.by}` });
+        return undefined;
+      case 'retry':
+        return this.retryFrom(event.from_step);
+    }
+  }
+
+  /** Resets a top-level step and every step after it; undefined when done, else why not. */
+  private retryFrom(fromStep: string | undefined): string | undefined {
+    const steps = this.definition.steps;
+    const index =
+      fromStep === undefined
+        ? steps.findIndex((s) => {
+            const status = this.run.steps[s.id]?.status;
+            return status !== 'succeeded' && status !== 'skipped';
+          })
+        : steps.findIndex((s) => s.id === fromStep);
+    if (index < 0) {
+      if (fromStep === undefined) return 'every step succeeded; name the step to rerun from';
+      return stepAt(this.graph, fromStep) === undefined
+        ? `the workflow has no step "${fromStep}"`
+        : `"${fromStep}" is inside a parallel or map step; retry from that step instead`;
+    }
+    const blocker = steps.slice(0, index).find((s) => {
+      const state = this.run.steps[s.id];
+      return state?.status === 'cancelled' || (state?.status === 'failed' && s.on_error !== 'continue');
+    });
+    if (blocker !== undefined) {
+      return `step "${blocker.id}" before "${steps[index]?.id}" did not succeed (${this.run.steps[blocker.id]?.status}); retry from "${blocker.id}"`;
+    }
+    for (const step of steps.slice(index)) {
+      const state = this.run.steps[step.id];
+      for (const key of descendantKeys(step, step.id, '', Object.keys(this.run.steps))) {
+        const nested = this.run.steps[key];
+        if (nested !== undefined) this.orphan(key, nested);
+        delete this.run.steps[key];
+      }
+      if (state === undefined) continue;
+      this.orphan(step.id, state);
+      this.run.steps[step.id] = { kind: state.kind, status: 'pending', attempts: state.attempts };
+    }
+    this.run.status = 'running';
+    delete this.run.output;
+    delete this.run.error;
+    delete this.run.failed_step;
+    delete this.run.ended_at;
+    delete this.run.paused_by;
+    return undefined;
+  }
+
+  /**
+   * A sub-workflow whose step stops waiting for it without an answer and without being cancelled (a timeout, a
+   * retry resetting it) is cancelled; a cancelled step's sub-run is cancelled by `effectsOf`.
+   */
+  private orphan(key: string, state: StepState): void {
+    if (state.kind !== 'workflow' || !isActive(state) || state.attempt_id === undefined) return;
+    const cancel = cancelRunOf(this.definition, key, state.attempt_id);
+    if (cancel !== undefined) this.extra.push(cancel);
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // State changes
+
+  /** The state, ended with `status` now: deadlines cleared. */
+  private ended(
+    state: StepState,
+    status: 'succeeded' | 'failed' | 'skipped' | 'cancelled',
+    result: { output?: unknown; error?: string },
+  ): StepState {
+    const { timeout_at: _t, wake_at: _w, retry_at: _r, output: _o, error: _e, ...rest } = state;
+    return { ...rest, ...result, status, ended_at: this.nowIso };
+  }
+
+  /** The current attempt of `key` failed: retry it (after its back-off) or fail the step. */
+  private failAttempt(key: string, error: string, retriable = true): void {
+    const state = this.run.steps[key];
+    if (state === undefined) return;
+    const retry = stepAt(this.graph, key)?.retry;
+    if (retriable && retry !== undefined && state.attempts < retry.max_attempts) {
+      const { timeout_at: _t, wake_at: _w, ...rest } = state;
+      const delay = retry.backoff_seconds * 2 ** (state.attempts - 1);
+      this.run.steps[key] =
+        delay > 0
+          ? { ...rest, status: 'waiting', error, retry_at: addSeconds(this.now, delay) }
+          : { ...rest, status: 'pending', error };
+      return;
+    }
+    this.run.steps[key] = this.ended(state, 'failed', { error });
+  }
+
+  private cancelDescendants(key: string): void {
+    const step = stepAt(this.graph, key);
+    if (step === undefined) return;
+    const prefix = key.endsWith(']') ? itemPrefix(key) : key.slice(0, key.length - step.id.length);
+    for (const nested of descendantKeys(step, key, prefix, Object.keys(this.run.steps))) {
+      const state = this.run.steps[nested];
+      if (state === undefined) continue;
+      if (isActive(state) || state.status === 'pending') {
+        this.run.steps[nested] = this.ended(state, 'cancelled', {});
+      }
+    }
+  }
+
+  private finish(
+    status: 'succeeded' | 'failed' | 'cancelled',
+    result: { output?: unknown; error?: string; step?: string },
+  ): void {
+    this.run.status = status;
+    this.run.ended_at = this.nowIso;
+    this.run.completions += 1;
+    delete this.run.paused_by;
+    if (status === 'succeeded') this.run.output = result.output ?? null;
+    if (result.error !== undefined) this.run.error = result.error;
+    if (result.step !== undefined) this.run.failed_step = result.step;
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // Reconcile
+
+  async reconcile(): Promise<void> {
+    if (isTerminal(this.run.status)) return;
+    let outcome: Drive;
+    try {
+      outcome = await this.driveSequence();
+    } catch (error) {
+      if (!(error instanceof RunFailure)) throw error;
+      this.failRun(error.message, error.step);
+      return;
+    }
+    if (outcome === 'failed') {
+      const failed = this.definition.steps.find((s) => this.run.steps[s.id]?.status === 'failed');
+      const state = failed === undefined ? undefined : this.run.steps[failed.id];
+      this.failRun(`step "${failed?.id}" failed: ${state?.error ?? 'unknown error'}`, failed?.id);
+      return;
+    }
+    if (this.run.status === 'paused') return;
+    if (outcome === 'done') {
+      await this.complete();
+      return;
+    }
+    this.run.status = this.activeStatus();
+  }
+
+  failRun(error: string, step?: string): void {
+    for (const [key, state] of Object.entries(this.run.steps)) {
+      if (isActive(state) || state.status === 'pending') {
+        this.run.steps[key] = this.ended(state, 'cancelled', {});
+      }
+    }
+    this.finish('failed', { error, ...(step !== undefined ? { step } : {}) });
+  }
+
+  private activeStatus(): 'running' | 'waiting' {
+    let humanWaiting = false;
+    for (const state of Object.values(this.run.steps)) {
+      if (state.kind === 'parallel' || state.kind === 'map') continue;
+      if (state.status === 'running' || state.status === 'pending') return 'running';
+      if (state.status === 'waiting' && state.kind === 'human') humanWaiting = true;
+    }
+    return humanWaiting ? 'waiting' : 'running';
+  }
+
+  private async complete(): Promise<void> {
+    let output: unknown;
+    if (this.definition.output === undefined) {
+      // As before the engine: the last step that ran.
+      const last = [...this.definition.steps]
+        .reverse()
+        .find((s) => this.run.steps[s.id]?.status === 'succeeded');
+      output = last === undefined ? null : (this.run.steps[last.id]?.output ?? null);
+    } else {
+      try {
+        output = await this.evaluator.resolve(
+          this.definition.output,
+          scopeOf(this.run, TOP_FRAME, this.context),
+        );
+      } catch (error) {
+        const message = expressionFailure(error);
+        if (message === undefined) throw error;
+        this.failRun(`output: ${message}`);
+        return;
+      }
+    }
+    this.finish('succeeded', { output });
+  }
+
+  private canStart(): boolean {
+    return this.run.status === 'running' || this.run.status === 'waiting';
+  }
+
+  private async driveSequence(): Promise<Drive> {
+    for (const step of this.definition.steps) {
+      const outcome = await this.driveStep(step, step.id, step.id, [], TOP_FRAME);
+      if (outcome !== 'done') return outcome;
+    }
+    return 'done';
+  }
+
+  private async driveStep(
+    step: StepDefinition,
+    key: string,
+    segment: string,
+    chain: AttemptChain,
+    frame: Frame,
+  ): Promise<Drive> {
+    // A composite that failed with retries left (back-off 0) starts again in the same transition: bounded by
+    // max_attempts.
+    for (let pass = 0; pass <= (step.retry?.max_attempts ?? 1); pass++) {
+      let state = this.run.steps[key];
+      if (state === undefined || state.status === 'pending') {
+        if (!this.canStart()) return 'blocked';
+        await this.start(step, key, segment, chain, frame);
+        state = this.run.steps[key];
+        if (state === undefined) return 'blocked';
+      }
+      switch (state.status) {
+        case 'succeeded':
+        case 'skipped':
+          return 'done';
+        case 'failed':
+          return step.on_error === 'continue' ? 'done' : 'failed';
+        case 'cancelled':
+        case 'waiting':
+          return 'blocked';
+        case 'pending':
+          continue;
+        case 'running': {
+          const kind = stepKind(step);
+          if (kind !== 'parallel' && kind !== 'map') return 'blocked';
+          const here: AttemptChain = [...chain, [segment, state.attempts]];
+          await (kind === 'parallel'
+            ? this.driveParallel(step, key, here, frame)
+            : this.driveMap(step, key, here));
+          if (this.run.steps[key]?.status === 'pending') continue;
+          return this.run.steps[key]?.status === 'succeeded'
+            ? 'done'
+            : this.run.steps[key]?.status === 'failed'
+              ? step.on_error === 'continue'
+                ? 'done'
+                : 'failed'
+              : 'blocked';
+        }
+      }
+    }
+    return 'blocked';
+  }
+
+  private async driveParallel(
+    step: StepDefinition,
+    key: string,
+    chain: AttemptChain,
+    frame: Frame,
+  ): Promise<void> {
+    const branches = step.parallel ?? [];
+    let allDone = true;
+    for (const branch of branches) {
+      const branchKey = `${frame.prefix}${branch.id}`;
+      const outcome = await this.driveStep(branch, branchKey, branch.id, chain, frame);
+      if (outcome === 'failed') {
+        const error = this.run.steps[branchKey]?.error ?? 'failed';
+        this.cancelDescendants(key);
+        this.failAttempt(key, `branch "${branch.id}" failed: ${error}`);
+        return;
+      }
+      if (outcome !== 'done') allDone = false;
+    }
+    if (!allDone) return;
+    const output: Record<string, unknown> = {};
+    for (const branch of branches)
+      output[branch.id] = this.run.steps[`${frame.prefix}${branch.id}`]?.output ?? null;
+    const state = this.run.steps[key];
+    if (state !== undefined) this.run.steps[key] = this.ended(state, 'succeeded', { output });
+  }
+
+  private async driveMap(step: StepDefinition, key: string, chain: AttemptChain): Promise<void> {
+    const map = step.map;
+    const state = this.run.steps[key];
+    if (map === undefined || state === undefined) return;
+    const items = state.items ?? [];
+    const limit = map.max_concurrency ?? DEFAULT_MAP_CONCURRENCY;
+    let inFlight = 0;
+    for (let i = 0; i < items.length; i++) {
+      const s = this.run.steps[itemKey(key, i)];
+      if (s !== undefined && (isActive(s) || (s.status === 'pending' && s.attempts > 0))) inFlight++;
+    }
+    let allDone = true;
+    for (let i = 0; i < items.length; i++) {
+      const k = itemKey(key, i);
+      const before = this.run.steps[k];
+      const fresh = before === undefined || (before.status === 'pending' && before.attempts === 0);
+      if (fresh && inFlight >= limit) {
+        allDone = false;
+        continue;
+      }
+      const outcome = await this.driveStep(map.step, k, String(i), chain, {
+        item: items[i],
+        index: i,
+        prefix: itemPrefix(k),
+      });
+      if (fresh && isActive(this.run.steps[k])) inFlight++;
+      if (outcome === 'failed') {
+        const error = this.run.steps[k]?.error ?? 'failed';
+        this.cancelDescendants(key);
+        this.failAttempt(key, `item ${i} failed: ${error}`);
+        return;
+      }
+      if (outcome !== 'done') allDone = false;
+    }
+    if (!allDone) return;
+    const output = items.map((_, i) => this.run.steps[itemKey(key, i)]?.output ?? null);
+    this.run.steps[key] = this.ended(state, 'succeeded', { output });
+  }
+
+  /** Starts an attempt of the step at `key` (its state is absent or pending). */
+  private async start(step: StepDefinition, key: string, segment: string, chain: AttemptChain, frame: Frame) {
+    const kind = stepKind(step);
+    const previous = this.run.steps[key] ?? { kind, status: 'pending' as const, attempts: 0 };
+    const scope = () => scopeOf(this.run, frame, this.context);
+    const fail = (error: string) => {
+      this.run.steps[key] = this.ended(
+        { ...previous, attempts: previous.attempts + 1, started_at: this.nowIso },
+        'failed',
+        { error },
+      );
+    };
+    try {
+      if (step.when !== undefined && !truthy(await this.evaluator.expression(step.when, scope()))) {
+        this.run.steps[key] = this.ended(
+          { kind, status: 'pending', attempts: previous.attempts },
+          'skipped',
+          {},
+        );
+        return;
+      }
+    } catch (error) {
+      const message = expressionFailure(error);
+      if (message === undefined) throw error;
+      return fail(`when: ${message}`);
+    }
+    try {
+      countStart(this.definition, this.run, kind, key);
+    } catch (error) {
+      if (error instanceof LimitExceededError) throw new RunFailure(error.message, key);
+      throw error;
+    }
+    const attempts = previous.attempts + 1;
+    // Descendants of an earlier attempt (a rerun parallel or map) go: their ids carry this attempt's number.
+    for (const nested of descendantKeys(step, key, frame.prefix, Object.keys(this.run.steps))) {
+      delete this.run.steps[nested];
+    }
+    const base: StepState = {
+      kind,
+      status: 'running',
+      attempts,
+      attempt_id: attemptIdFor(this.run.run_id, [...chain, [segment, attempts]]),
+      started_at: this.nowIso,
+      ...(step.timeout_seconds !== undefined
+        ? { timeout_at: addSeconds(this.now, step.timeout_seconds) }
+        : {}),
+      // A retried step keeps the error of the attempt that failed until this one ends.
+      ...(previous.error !== undefined ? { error: previous.error } : {}),
+    };
+    try {
+      switch (kind) {
+        case 'tool':
+        case 'workflow':
+          this.run.steps[key] = { ...base, input: await this.evaluator.resolve(step.input ?? {}, scope()) };
+          return;
+        case 'agent': {
+          const input =
+            step.input === undefined ? undefined : await this.evaluator.resolve(step.input, scope());
+          const message =
+            step.message === undefined ? undefined : await this.evaluator.text(step.message, scope());
+          this.run.steps[key] = {
+            ...base,
+            ...(input !== undefined ? { input } : {}),
+            ...(message !== undefined ? { message } : {}),
+          };
+          return;
+        }
+        case 'human': {
+          const prompt = await this.evaluator.text(step.human?.prompt ?? '', scope());
+          this.run.steps[key] = { ...base, status: 'waiting', prompt };
+          return;
+        }
+        case 'wait': {
+          const seconds = step.wait?.seconds ?? 0;
+          this.run.steps[key] =
+            seconds <= 0
+              ? this.ended(base, 'succeeded', { output: { waited_until: this.nowIso } })
+              : { ...base, status: 'waiting', wake_at: addSeconds(this.now, seconds) };
+          return;
+        }
+        case 'parallel':
+          this.run.steps[key] = base;
+          return;
+        case 'map': {
+          const items = await this.evaluator.expression(step.map?.items ?? '[]', scope());
+          if (items === null || items === undefined) return fail('map items: expected an array, got null');
+          // A single value is what JSONata gives for a one-element sequence (`orders.id` of one order): one item.
+          const list = Array.isArray(items) ? items : [items];
+          this.run.steps[key] =
+            list.length === 0
+              ? this.ended({ ...base, items: [] }, 'succeeded', { output: [] })
+              : { ...base, items: list };
+          return;
+        }
+      }
+    } catch (error) {
+      const message = expressionFailure(error);
+      if (message === undefined) throw error;
+      fail(message);
+    }
+  }
+}
+
+function newRun(definition: WorkflowDefinition, event: StartEvent, now: Date): Run {
+  return {
+    run_id: event.run_id,
+    workflow: definition.workflow_id,
+    definition_id: event.definition_id,
+    workflow_version: event.workflow_version,
+    status: 'running',
+    input: event.input,
+    steps: {},
+    request_id: event.request_id,
+    depth: event.depth,
+    ...(event.parent !== undefined ? { parent: event.parent } : {}),
+    reply_tags: [...event.reply_tags],
+    trigger: { id: event.trigger.id, schema_name: event.trigger.schema_name, context: event.trigger.context },
+    started_at: now.toISOString(),
+    counters: { steps: 0, llm_calls: 0 },
+    completions: 0,
+    controls: [],
+  };
+}
+
+/** Effects by id, first kept: one id is one write. */
+function unique(effects: Effect[]): Effect[] {
+  const seen = new Set<string>();
+  return effects.filter((e) => {
+    if (seen.has(e.id)) return false;
+    seen.add(e.id);
+    return true;
+  });
+}
+
+export async function advance(input: AdvanceInput): Promise<AdvanceResult> {
+  const { definition, event, now } = input;
+  const context = input.context ?? {};
+  if (event.type === 'start') {
+    if (input.run !== undefined) {
+      return {
+        run: input.run,
+        changed: false,
+        effects: effectsOf(definition, input.run),
+        note: 'run already started',
+      };
+    }
+    const run = newRun(definition, event, now);
+    const transition = new Transition(definition, run, now, context);
+    const problem = inputProblem(definition, event.input);
+    try {
+      if (problem !== undefined) throw new RunFailure(problem);
+      checkDepth(definition, event.depth, 'this run');
+    } catch (error) {
+      if (error instanceof RunFailure || error instanceof LimitExceededError) {
+        transition.failRun(error.message);
+        return { run, changed: true, effects: unique(effectsOf(definition, run)) };
+      }
+      throw error;
+    }
+    await transition.reconcile();
+    return { run, changed: true, effects: unique([...effectsOf(definition, run), ...transition.extra]) };
+  }
+  if (input.run === undefined) return { run: undefined, changed: false, effects: [], note: 'no such run' };
+  const before = input.run;
+  const run = structuredClone(before);
+  const transition = new Transition(definition, run, now, context);
+  transition.apply(event);
+  await transition.reconcile();
+  const beforeEffects = effectsOf(definition, before);
+  const afterEffects = effectsOf(definition, run);
+  const changed = JSON.stringify(run) !== JSON.stringify(before);
+  const note = transition.note === undefined ? {} : { note: transition.note };
+  if (!changed)
+    return { run: before, changed, effects: unique([...afterEffects, ...transition.extra]), ...note };
+  const fired = event.type === 'timer' ? event.id : undefined;
+  return {
+    run,
+    changed,
+    effects: [...freshEffects(beforeEffects, afterEffects, fired), ...transition.extra],
+    ...note,
+  };
+}

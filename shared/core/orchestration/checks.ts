@@ -1,0 +1,42 @@
+/**
+ * The checks a run makes on what it is given: a run's input against the workflow's `input_schema`, a human's
+ * approved input against the step's. In a module of their own so the API can make the same checks before it
+ * writes anything, without loading the engine (and JSONata).
+ */
+import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
+import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
+import { graphOf, stepAt } from './graph.ts';
+
+/** Why a run's input is refused (`input_schema`), or undefined. Also used by the API before writing a request. */
+export function inputProblem(definition: WorkflowDefinition, input: unknown): string | undefined {
+  if (definition.input_schema === undefined) return undefined;
+  const issues = compileJsonSchema(
+    `workflow-input:${JSON.stringify(definition.input_schema)}`,
+    definition.input_schema,
+    `workflow "${definition.workflow_id}"'s input_schema`,
+  ).validate(input, 'input');
+  return issues.length === 0
+    ? undefined
+    : `input does not match the workflow's input_schema: ${formatIssues(issues)}`;
+}
+
+/**
+ * Why the human step at `stepKey` refuses this approved input (its `input_schema`), or undefined. Also used by the
+ * API before it writes a response.
+ */
+export function humanInputProblem(
+  definition: WorkflowDefinition,
+  stepKey: string,
+  input: unknown,
+): string | undefined {
+  const schema = stepAt(graphOf(definition), stepKey)?.human?.input_schema;
+  if (schema === undefined) return undefined;
+  const issues = compileJsonSchema(
+    `human-input:${JSON.stringify(schema)}`,
+    schema,
+    `step "${stepKey}"'s input_schema`,
+  ).validate(input ?? null, 'input');
+  return issues.length === 0
+    ? undefined
+    : `input does not match the step's input_schema: ${formatIssues(issues)}`;
+}

@@ -1,0 +1,207 @@
+/**
+ * What a run asks the world to do: write a request, set or cancel a timer, cancel a sub-run, write the result.
+ *
+ * Effects are *derived from the run state* (`effectsOf`), each with a deterministic id (ids.ts): a step that is
+ * running has its request; a step with a deadline has its timer; an ended run has its result. The driver writes
+ * them create-if-absent, so writing one again is a replay. `advance` returns the effects that are new in this
+ * transition (the difference between the effects of the run before and after it) and, when the event changed
+ * nothing (a redelivery), all of the run's effects again: a crash after the run was written and before its
+ * effects were is repaired by the redelivery of the event that made it (README.md, "Exactly once").
+ */
+import {
+  type StepKind,
+  type WorkflowDefinition,
+  workflowPrincipal,
+} from '#shared/domain/workflow-definition.ts';
+import { graphOf, stepAt } from './graph.ts';
+import { cancelIdFor, resultIdFor, runIdFor, type TimerPurpose, timerIdFor } from './ids.ts';
+import { isActive, isTerminal, type Run, type StepState } from './run.ts';
+
+export type RequestKind = Extract<StepKind, 'tool' | 'agent' | 'workflow' | 'human'>;
+
+export interface RequestEffect {
+  readonly type: 'request';
+  /** The request breadcrumb's id, and its `request_id`: the step attempt's id. */
+  readonly id: string;
+  readonly kind: RequestKind;
+  readonly step: string;
+  readonly attempt: number;
+  /** Tool name, agent id or workflow id; absent for human steps. */
+  readonly target?: string;
+  readonly input?: unknown;
+  readonly message?: string;
+  readonly mode?: string;
+  readonly prompt?: string;
+  readonly input_schema?: Record<string, unknown>;
+  /** Depth of the request (sub-workflows and agents): the run's depth + 1. */
+  readonly depth: number;
+}
+
+export interface TimerEffect {
+  readonly type: 'timer';
+  readonly id: string;
+  readonly at: string;
+  readonly step: string;
+  readonly attempt: number;
+  readonly purpose: TimerPurpose;
+}
+
+export interface CancelTimerEffect {
+  readonly type: 'cancel_timer';
+  readonly id: string;
+}
+
+/** Cancel a sub-workflow's run (the step that started it was cancelled). */
+export interface CancelRunEffect {
+  readonly type: 'cancel_run';
+  readonly id: string;
+  readonly run_id: string;
+  /** The sub-workflow's id (its runs take controls tagged `reply-to:workflow:<id>`). */
+  readonly workflow: string;
+  readonly step: string;
+}
+
+export interface ResultEffect {
+  readonly type: 'result';
+  readonly id: string;
+  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  readonly output?: unknown;
+  readonly error?: string;
+  readonly failed_step?: string;
+}
+
+/** The answer to a human response that could not be applied (its input failed the step's schema). */
+export interface ResponseErrorEffect {
+  readonly type: 'response_error';
+  readonly id: string;
+  /** The human request it answered. */
+  readonly request_id: string;
+  readonly response_id: string;
+  readonly step: string;
+  readonly error: string;
+}
+
+export type Effect =
+  | RequestEffect
+  | TimerEffect
+  | CancelTimerEffect
+  | CancelRunEffect
+  | ResultEffect
+  | ResponseErrorEffect;
+
+const REQUEST_KINDS: readonly StepKind[] = ['tool', 'agent', 'workflow', 'human'];
+
+function requestOf(
+  definition: WorkflowDefinition,
+  run: Run,
+  key: string,
+  state: StepState,
+): RequestEffect | undefined {
+  if (!REQUEST_KINDS.includes(state.kind) || state.attempt_id === undefined) return undefined;
+  const step = stepAt(graphOf(definition), key);
+  if (step === undefined) return undefined;
+  const base = {
+    type: 'request' as const,
+    id: state.attempt_id,
+    kind: state.kind as RequestKind,
+    step: key,
+    attempt: state.attempts,
+    depth: run.depth + 1,
+  };
+  switch (state.kind) {
+    case 'tool':
+      return { ...base, target: step.tool, input: state.input ?? {} };
+    case 'agent':
+      return {
+        ...base,
+        target: step.agent,
+        ...(state.input !== undefined ? { input: state.input } : {}),
+        ...(state.message !== undefined ? { message: state.message } : {}),
+        ...(step.mode !== undefined ? { mode: step.mode } : {}),
+      };
+    case 'workflow':
+      return { ...base, target: step.workflow, input: state.input ?? {} };
+    default:
+      return {
+        ...base,
+        prompt: state.prompt ?? step.human?.prompt ?? '',
+        ...(step.human?.input_schema !== undefined ? { input_schema: step.human.input_schema } : {}),
+      };
+  }
+}
+
+function timer(key: string, state: StepState, purpose: TimerPurpose, at: string): TimerEffect | undefined {
+  if (state.attempt_id === undefined) return undefined;
+  return {
+    type: 'timer',
+    id: timerIdFor(state.attempt_id, purpose),
+    at,
+    step: key,
+    attempt: state.attempts,
+    purpose,
+  };
+}
+
+/** Cancels the sub-run a workflow step started with the attempt `attemptId`. */
+export function cancelRunOf(
+  definition: WorkflowDefinition,
+  key: string,
+  attemptId: string,
+): CancelRunEffect | undefined {
+  const workflow = stepAt(graphOf(definition), key)?.workflow;
+  if (workflow === undefined) return undefined;
+  const child = runIdFor(attemptId);
+  return { type: 'cancel_run', id: cancelIdFor(child), run_id: child, workflow, step: key };
+}
+
+/** Every effect the run state implies, in step order. */
+export function effectsOf(definition: WorkflowDefinition, run: Run): Effect[] {
+  const out: Effect[] = [];
+  const push = (effect: Effect | undefined) => {
+    if (effect !== undefined) out.push(effect);
+  };
+  for (const [key, state] of Object.entries(run.steps)) {
+    if (state.kind === 'workflow' && state.status === 'cancelled' && state.attempt_id !== undefined) {
+      push(cancelRunOf(definition, key, state.attempt_id));
+    }
+    if (isTerminal(run.status)) continue;
+    if (isActive(state)) {
+      push(requestOf(definition, run, key, state));
+      if (state.kind === 'wait' && state.wake_at !== undefined)
+        push(timer(key, state, 'wait', state.wake_at));
+      if (state.timeout_at !== undefined) push(timer(key, state, 'timeout', state.timeout_at));
+      if (state.retry_at !== undefined) push(timer(key, state, 'retry', state.retry_at));
+    }
+  }
+  if (isTerminal(run.status)) {
+    const status = run.status as ResultEffect['status'];
+    push({
+      type: 'result',
+      id: resultIdFor(run.run_id, run.completions),
+      status,
+      ...(status === 'succeeded' ? { output: run.output ?? null } : { error: run.error ?? status }),
+      ...(run.failed_step !== undefined ? { failed_step: run.failed_step } : {}),
+    });
+  }
+  return out;
+}
+
+/** The effects of `after` that `before` did not have, and cancels for the timers `after` no longer has. */
+export function freshEffects(
+  before: readonly Effect[],
+  after: readonly Effect[],
+  firedTimer?: string,
+): Effect[] {
+  const had = new Set(before.map((e) => e.id));
+  const has = new Set(after.map((e) => e.id));
+  const fresh = after.filter((e) => !had.has(e.id));
+  const cancels: Effect[] = before
+    .filter((e) => e.type === 'timer' && !has.has(e.id) && e.id !== firedTimer)
+    .map((e) => ({ type: 'cancel_timer', id: e.id }));
+  return [...fresh, ...cancels];
+}
+
+/** The principal of everything a workflow's runs write. */
+export function runPrincipal(definition: WorkflowDefinition): string {
+  return workflowPrincipal(definition.workflow_id);
+}

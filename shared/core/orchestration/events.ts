@@ -1,0 +1,63 @@
+/**
+ * What happens to a run: the engine's input. `messages.ts` reads these from breadcrumbs (a request, an answer, a
+ * human response, a control, a timer); the engine never sees a breadcrumb.
+ *
+ * Every event carries the id of the breadcrumb it came from, so a redelivered one is recognised: an answer by the
+ * step attempt it was applied to, a control by the run's list of applied controls, a timer by the state it fires.
+ */
+import type { Parent } from './run.ts';
+
+export interface StartEvent {
+  readonly type: 'start';
+  readonly run_id: string;
+  readonly request_id: string;
+  readonly definition_id: string;
+  readonly workflow_version: number;
+  readonly input: unknown;
+  readonly depth: number;
+  readonly parent?: Parent | undefined;
+  readonly reply_tags: readonly string[];
+  readonly trigger: { readonly id: string; readonly schema_name: string; readonly context: unknown };
+}
+
+/** A tool, agent or sub-workflow answered a step's request. */
+export interface AnswerEvent {
+  readonly type: 'answer';
+  /** The answer breadcrumb's id. */
+  readonly id: string;
+  readonly request_id: string;
+  readonly ok: boolean;
+  readonly output?: unknown;
+  readonly error?: string | undefined;
+  /** The answer's writer. */
+  readonly by: string;
+}
+
+export interface HumanEvent {
+  readonly type: 'human';
+  readonly id: string;
+  readonly request_id: string;
+  readonly decision: 'approve' | 'reject';
+  readonly input?: unknown;
+  readonly comment?: string | undefined;
+  readonly by: string;
+}
+
+export const CONTROL_ACTIONS = ['pause', 'resume', 'cancel', 'retry'] as const;
+export type ControlAction = (typeof CONTROL_ACTIONS)[number];
+
+export interface ControlEvent {
+  readonly type: 'control';
+  readonly id: string;
+  readonly action: ControlAction;
+  readonly from_step?: string | undefined;
+  readonly by: string;
+}
+
+export interface TimerEvent {
+  readonly type: 'timer';
+  /** The timer's id (ids.ts `timerIdFor`). */
+  readonly id: string;
+}
+
+export type RunEvent = StartEvent | AnswerEvent | HumanEvent | ControlEvent | TimerEvent;

@@ -1,0 +1,106 @@
+/**
+ * What a workflow's expressions see, and how they are evaluated.
+ *
+ * Scope: `{ input, steps, run, trigger, context }`, plus `item` and `index` inside a map item.
+ * - `steps.<id>` is a step's output (null when it was skipped or failed and the run continued). Inside a map item,
+ *   the item's own nested steps shadow same-named outer ones.
+ * - `run` is `{ id, workflow, status, depth, started_at, steps }` with `steps` the full step states (status,
+ *   attempts, by, …).
+ * - `trigger` (the breadcrumb that started the run: a request's context, or the subscribed breadcrumb's) and
+ *   `context` (the workflow's context selectors, assembled on each hop) keep pre-engine definitions running.
+ *
+ * `$now()` and `$millis()` are the transition's `now`, so re-applying a transition (after a write conflict) gives
+ * the same values. Evaluation is time-boxed and depth-limited (`shared/tools/jsonata.ts`).
+ */
+import { NonRetriableError } from '#shared/domain/errors.ts';
+import { evaluateJsonata } from '#shared/tools/jsonata.ts';
+import type { Run } from './run.ts';
+
+export interface Frame {
+  /** The current map item, inside a map. */
+  readonly item?: unknown;
+  readonly index?: number;
+  /** The key prefix of the steps nested in the current map item ("" outside maps). */
+  readonly prefix: string;
+}
+
+export const TOP_FRAME: Frame = { prefix: '' };
+
+function isTopLevelKey(key: string): boolean {
+  return !key.includes('[');
+}
+
+function outputsOf(run: Run, prefix: string): Record<string, unknown> {
+  const steps: Record<string, unknown> = {};
+  for (const [key, state] of Object.entries(run.steps)) {
+    if (isTopLevelKey(key)) steps[key] = state.output ?? null;
+  }
+  if (prefix !== '') {
+    for (const [key, state] of Object.entries(run.steps)) {
+      const rest = key.startsWith(prefix) ? key.slice(prefix.length) : undefined;
+      if (rest !== undefined && !rest.includes('.') && !rest.includes('['))
+        steps[rest] = state.output ?? null;
+    }
+  }
+  return steps;
+}
+
+/** The trigger as expressions saw it before the engine: a request's context, or the subscribed breadcrumb's. */
+export function scopeOf(run: Run, frame: Frame, context: Record<string, unknown>): Record<string, unknown> {
+  return {
+    input: run.input,
+    steps: outputsOf(run, frame.prefix),
+    run: {
+      id: run.run_id,
+      workflow: run.workflow,
+      status: run.status,
+      depth: run.depth,
+      started_at: run.started_at,
+      steps: run.steps,
+    },
+    trigger: run.trigger.context,
+    context,
+    ...(frame.index !== undefined ? { item: frame.item ?? null, index: frame.index } : {}),
+  };
+}
+
+export class Evaluator {
+  private readonly bindings: Record<string, unknown>;
+
+  constructor(now: Date) {
+    const iso = now.toISOString();
+    const ms = now.getTime();
+    this.bindings = { now: () => iso, millis: () => ms };
+  }
+
+  /** A bare expression (`when`, `map.items`; a leading "=" is accepted). */
+  expression(expression: string, scope: Record<string, unknown>): Promise<unknown> {
+    const bare = expression.startsWith('=') ? expression.slice(1) : expression;
+    return evaluateJsonata(bare, scope, this.bindings);
+  }
+
+  /** A value whose strings starting with "=" (at any depth) are expressions; other values are kept. */
+  async resolve(value: unknown, scope: Record<string, unknown>): Promise<unknown> {
+    if (typeof value === 'string') {
+      return value.startsWith('=') ? evaluateJsonata(value.slice(1), scope, this.bindings) : value;
+    }
+    if (Array.isArray(value)) return Promise.all(value.map((v) => this.resolve(v, scope)));
+    if (value !== null && typeof value === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [key, v] of Object.entries(value)) out[key] = await this.resolve(v, scope);
+      return out;
+    }
+    return value;
+  }
+
+  /** `resolve` for a text (a message, a prompt): a non-string result is written as JSON. */
+  async text(value: string, scope: Record<string, unknown>): Promise<string> {
+    const resolved = await this.resolve(value, scope);
+    return typeof resolved === 'string' ? resolved : JSON.stringify(resolved);
+  }
+}
+
+/** An expression that failed: the step fails with this message (a rerun would fail the same way). */
+export function expressionFailure(error: unknown): string | undefined {
+  return error instanceof NonRetriableError ? error.message : undefined;
+}

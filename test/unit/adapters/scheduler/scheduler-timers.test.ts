@@ -1,0 +1,139 @@
+/**
+ * The Scheduler adapter of the Timers and Schedules ports, against the local Scheduler emulator over loopback
+ * (the same wire calls as on AWS), with firings read back from fauxqs.
+ */
+import {
+  CreateScheduleGroupCommand,
+  GetScheduleCommand,
+  ListSchedulesCommand,
+  SchedulerClient,
+} from '@aws-sdk/client-scheduler';
+import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { type FauxqsServer, startFauxqs } from 'fauxqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalScheduler, startLocalScheduler } from '#local/scheduler/server.ts';
+import { atExpression, SchedulerTimers } from '#shared/adapters/scheduler/scheduler-timers.ts';
+import { TimerMessageSchema } from '#shared/core/timer-message.ts';
+
+const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+const region = 'us-east-1';
+
+let sqsServer: FauxqsServer;
+let scheduler: LocalScheduler;
+let client: SchedulerClient;
+let sqs: SQSClient;
+let queueUrl: string;
+let timers: SchedulerTimers;
+
+beforeAll(async () => {
+  sqsServer = await startFauxqs({ port: 0, logger: false });
+  queueUrl = sqsServer.createQueue('crumbs-timers').queueUrl;
+  scheduler = await startLocalScheduler({
+    port: 0,
+    sqsEndpoint: `http://127.0.0.1:${sqsServer.port}`,
+    tickMs: 50,
+  });
+  client = new SchedulerClient({ endpoint: scheduler.endpoint, region, credentials, maxAttempts: 1 });
+  sqs = new SQSClient({ endpoint: `http://127.0.0.1:${sqsServer.port}`, region, credentials });
+  await client.send(new CreateScheduleGroupCommand({ Name: 'crumbs' }));
+  timers = new SchedulerTimers(
+    {
+      group: 'crumbs',
+      queueArn: 'arn:aws:sqs:us-east-1:000000000000:crumbs-timers',
+      roleArn: 'arn:aws:iam::000000000000:role/crumbs-scheduler',
+      minLeadMs: 0,
+    },
+    client,
+  );
+});
+
+afterAll(async () => {
+  client?.destroy();
+  sqs?.destroy();
+  await scheduler?.stop();
+  await sqsServer?.stop();
+});
+
+async function receive(count: number, timeoutMs = 5000): Promise<unknown[]> {
+  const out: unknown[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (out.length < count && Date.now() < deadline) {
+    const r = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
+    for (const m of r.Messages ?? []) {
+      out.push(JSON.parse(m.Body ?? 'null'));
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+    }
+    if (out.length < count) await new Promise((r) => setTimeout(r, 50));
+  }
+  return out;
+}
+
+const breadcrumb = {
+  id: 'run-1.nap.1.wait',
+  schema_name: 'workflow.timer.v1',
+  tags: ['run:run-1', 'step:nap', 'reply-to:workflow:wf'],
+  context: { timer_id: 'run-1.nap.1.wait' },
+};
+
+describe('SchedulerTimers', () => {
+  it('sets a one-time timer that fires its breadcrumb into the timers queue once, and is gone after', async () => {
+    const timer = { workspace: 'ws', id: 'run-1.nap.1.wait', at: new Date(Date.now() + 1000), breadcrumb };
+    await timers.set(timer);
+    await timers.set(timer); // a replay
+    const [message] = await receive(1);
+    expect(TimerMessageSchema.parse(message)).toEqual({ kind: 'timer', workspace: 'ws', breadcrumb });
+    await scheduler.tick();
+    expect(await receive(1, 300)).toEqual([]);
+    const left = await client.send(
+      new ListSchedulesCommand({ GroupName: 'crumbs', NamePrefix: 'crumbs-t-' }),
+    );
+    expect(left.Schedules).toEqual([]);
+  });
+
+  it('cancels a timer before it fires; cancelling again is fine', async () => {
+    await timers.set({ workspace: 'ws', id: 'cancel-me', at: new Date(Date.now() + 60_000), breadcrumb });
+    await timers.cancel('ws', 'cancel-me');
+    await timers.cancel('ws', 'cancel-me');
+    const left = await client.send(
+      new ListSchedulesCommand({ GroupName: 'crumbs', NamePrefix: 'crumbs-t-' }),
+    );
+    expect(left.Schedules).toEqual([]);
+  });
+
+  it('puts, replaces and deletes the recurring schedule of a definition', async () => {
+    await timers.put({
+      workspace: 'ws',
+      definitionId: 'daily',
+      expression: 'cron(0 9 ? * MON-FRI *)',
+      timezone: 'Europe/Paris',
+    });
+    await timers.put({ workspace: 'ws', definitionId: 'daily', expression: 'rate(1 hour)' });
+    const list = await client.send(
+      new ListSchedulesCommand({ GroupName: 'crumbs', NamePrefix: 'crumbs-s-' }),
+    );
+    expect(list.Schedules).toHaveLength(1);
+    const got = await client.send(
+      new GetScheduleCommand({ Name: list.Schedules?.[0]?.Name, GroupName: 'crumbs' }),
+    );
+    expect(got.ScheduleExpression).toBe('rate(1 hour)');
+    expect(JSON.parse(got.Target?.Input ?? '{}')).toEqual({
+      kind: 'schedule',
+      workspace: 'ws',
+      definition_id: 'daily',
+      fired_at: '<aws.scheduler.scheduled-time>',
+    });
+    await timers.delete('ws', 'daily');
+    await timers.delete('ws', 'daily');
+    expect(
+      (await client.send(new ListSchedulesCommand({ GroupName: 'crumbs', NamePrefix: 'crumbs-s-' })))
+        .Schedules,
+    ).toEqual([]);
+  });
+
+  it('writes at() in UTC rounded up to the second', () => {
+    expect(atExpression(new Date('2026-01-02T03:04:05.001Z'))).toBe('at(2026-01-02T03:04:06)');
+    expect(atExpression(new Date('2026-01-02T03:04:05.000Z'))).toBe('at(2026-01-02T03:04:05)');
+  });
+});
