@@ -83,9 +83,6 @@ export function fileCheckpoints(path: string): StreamCheckpoints {
   };
 }
 
-/** How long a reader waits after an empty GetRecords before the next. */
-const EMPTY_SHARD_WAIT_MS = 10;
-
 export function startStreamPoller(options: StreamPollerOptions): Poller & { idle(): Promise<void> } {
   let running = true;
   let invocations = 0;
@@ -153,9 +150,7 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
         pending.push(...(out.Records ?? []).map(toLambdaRecord));
       }
       if (pending.length === 0) {
-        // DynamoDB Streams has no long polling; Lambda's own poller reads each shard about 4 times a second. A short
-        // wait here keeps the local loop fast (a GetRecords on DynamoDB Local costs well under a millisecond).
-        await sleep(EMPTY_SHARD_WAIT_MS);
+        await sleep(50);
         continue;
       }
       lastActivityAt = Date.now();
@@ -220,7 +215,7 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     },
     /**
      * Resolves once the stream has been read up to now: no batch in flight and no record seen for a few polling
-     * intervals (each shard is read every `EMPTY_SHARD_WAIT_MS` when it is empty).
+     * intervals (each shard is read every 50 ms when it is empty).
      */
     async idle() {
       const since = Date.now();
