@@ -32,7 +32,7 @@ import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { fileCheckpoints, startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
-import { invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
+import { type InvocationObserver, invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { checkPortFree } from './process.ts';
@@ -85,6 +85,8 @@ export interface LocalStackOptions {
    * returns (e.g. a counting proxy in front of the service).
    */
   interpose?: (service: 'dynamodb' | 'sqs' | 'eventbridge', endpoint: string) => Promise<string>;
+  /** Benchmarks only: told about every function invocation of the event-source pollers (count, duration). */
+  onInvocation?: InvocationObserver;
 }
 
 export interface LocalStack {
@@ -180,10 +182,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => sqs.stop());
     const sqsEndpoint = `http://${host}:${sqs.port}`;
     log(`sqs (fauxqs) ready on ${sqsEndpoint}`);
+    const interpose = options.interpose ?? (async (_service: string, endpoint: string) => endpoint);
+    // Interposed before the emulators that send to it start, so their deliveries pass the interposer too.
+    const usedSqs = await interpose('sqs', sqsEndpoint);
     const eventbridge = await startLocalEventBridge({
       port: eventbridgePort,
       host,
-      sqsEndpoint,
+      sqsEndpoint: usedSqs,
       ...(options.dataDir ? { stateFile: join(options.dataDir, 'eventbridge.json') } : {}),
       log,
     });
@@ -191,7 +196,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const scheduler = await startLocalScheduler({
       port: schedulerPort,
       host,
-      sqsEndpoint,
+      sqsEndpoint: usedSqs,
       ...(options.dataDir ? { stateFile: join(options.dataDir, 'scheduler.json') } : {}),
       log,
     });
@@ -203,10 +208,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventbridge: eventbridge.endpoint,
       scheduler: scheduler.endpoint,
     };
-    const interpose = options.interpose ?? (async (_service: string, endpoint: string) => endpoint);
     const used = {
       dynamodb: await interpose('dynamodb', endpoints.dynamodb),
-      sqs: await interpose('sqs', endpoints.sqs),
+      sqs: usedSqs,
       eventbridge: await interpose('eventbridge', endpoints.eventbridge),
       scheduler: endpoints.scheduler,
     };
@@ -285,6 +289,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       trigger: publisher.trigger,
       fn: publisher,
       handler: publisherHandler,
+      ...(options.onInvocation ? { onInvocation: options.onInvocation } : {}),
       // As the CDK app's event source mapping: from the oldest record the stream holds, then from the checkpoint
       // kept in the data directory, so a restart after a crash publishes what was committed before it.
       startingPosition: 'TRIM_HORIZON',
@@ -309,6 +314,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         fn,
         handler,
         concurrency: Math.min(fn.trigger.maxConcurrency, 2),
+        ...(options.onInvocation ? { onInvocation: options.onInvocation } : {}),
         log,
       });
     pollers.push(

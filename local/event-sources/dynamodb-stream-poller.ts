@@ -22,7 +22,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { StreamTrigger } from '#shared/topology.ts';
-import { invoke, type LambdaHandler } from './lambda-context.ts';
+import { type InvocationObserver, invoke, type LambdaHandler } from './lambda-context.ts';
 import type { Poller } from './sqs-poller.ts';
 
 export interface StreamPollerOptions {
@@ -44,6 +44,8 @@ export interface StreamPollerOptions {
   /** Receives records that exhausted their retries (Lambda's on-failure destination). */
   onFailure?: (records: DynamoDBRecord[], error: string) => Promise<void>;
   log?: (line: string) => void;
+  /** Told about every invocation (benchmarks). */
+  onInvocation?: InvocationObserver;
 }
 
 /** The last sequence number handled per shard of a stream. */
@@ -178,7 +180,12 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
       let failedFrom: number;
       let reason = '';
       try {
-        const result = await invoke(options.handler, { Records: remaining }, options.fn);
+        const result = await invoke(
+          options.handler,
+          { Records: remaining },
+          options.fn,
+          options.onInvocation,
+        );
         const failedIds = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
         failedFrom = remaining.findIndex((r) => failedIds.has(r.dynamodb?.SequenceNumber ?? ''));
         reason = 'reported as a batch item failure';

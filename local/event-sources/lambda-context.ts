@@ -23,13 +23,31 @@ export function localLambdaContext(functionName: string, timeoutSeconds: number,
 
 export type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
 
+/** One finished local invocation: which function, how long it ran, with what memory (benchmarks price these). */
+export interface InvocationRecord {
+  readonly function: string;
+  readonly memoryMb: number;
+  readonly durationMs: number;
+  readonly ok: boolean;
+}
+
+/** Told about every invocation as it starts and ends (benchmarks: count, time, and wait for quiet). */
+export interface InvocationObserver {
+  started?(fn: string): void;
+  ended(record: InvocationRecord): void;
+}
+
 /** Runs a handler as Lambda would: a timeout is a failure (the local process cannot be frozen, only abandoned). */
 export async function invoke<E, R>(
   handler: LambdaHandler<E, R>,
   event: E,
   fn: { name: string; timeoutSeconds: number; memoryMb: number },
+  observer?: InvocationObserver,
 ): Promise<R> {
   const context = localLambdaContext(fn.name, fn.timeoutSeconds, fn.memoryMb);
+  observer?.started?.(fn.name);
+  const started = performance.now();
+  let ok = false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -38,8 +56,16 @@ export async function invoke<E, R>(
     );
   });
   try {
-    return await Promise.race([handler(event, context), timeout]);
+    const result = await Promise.race([handler(event, context), timeout]);
+    ok = true;
+    return result;
   } finally {
     clearTimeout(timer);
+    observer?.ended({
+      function: fn.name,
+      memoryMb: fn.memoryMb,
+      durationMs: performance.now() - started,
+      ok,
+    });
   }
 }

@@ -18,7 +18,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SqsTrigger } from '#shared/topology.ts';
-import { invoke, type LambdaHandler } from './lambda-context.ts';
+import { type InvocationObserver, invoke, type LambdaHandler } from './lambda-context.ts';
 
 export interface SqsPollerOptions {
   client: SQSClient;
@@ -31,6 +31,8 @@ export interface SqsPollerOptions {
   /** Concurrent pollers (Lambda's maximum concurrency, capped locally). */
   concurrency?: number;
   log?: (line: string) => void;
+  /** Told about every invocation (benchmarks). */
+  onInvocation?: InvocationObserver;
 }
 
 export interface Poller {
@@ -86,7 +88,7 @@ export function startSqsPoller(options: SqsPollerOptions): Poller {
     const event: SQSEvent = { Records: messages.map(toRecord) };
     let failed: Set<string>;
     try {
-      const result = await invoke(options.handler, event, options.fn);
+      const result = await invoke(options.handler, event, options.fn, options.onInvocation);
       failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
       options.log?.(

@@ -8,4 +8,15 @@ import type { BreadcrumbStore } from './breadcrumb-store.ts';
 export interface ExecutorStore extends BreadcrumbStore {
   /** Context views (llm_hints applied: the record's own over its schema's defaults), in the order given. */
   contextViews(workspace: string, records: readonly Breadcrumb[]): Promise<ContextView[]>;
+  /**
+   * A version of a live breadcrumb with its context view, in one read where the store can (the trigger of an
+   * executor: record, head and schema defaults together). `schemaName` is the schema the caller expects (the
+   * change event's); a record of another schema is still answered correctly, with one more read.
+   */
+  getVersionWithView?(
+    workspace: string,
+    id: string,
+    version: number,
+    schemaName: string,
+  ): Promise<{ record: Breadcrumb; view: ContextView }>;
 }

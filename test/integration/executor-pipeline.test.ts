@@ -1,10 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
+import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
@@ -103,6 +103,15 @@ async function request(
     'agent:helper',
     causation,
   );
+}
+
+function claimKeyOf(def: Breadcrumb, trigger: Breadcrumb) {
+  return {
+    workspace: def.workspace,
+    executor: def.id,
+    triggerId: trigger.id,
+    triggerVersion: trigger.version,
+  };
 }
 
 async function responses(ws: string, requestId: string): Promise<Breadcrumb[]> {
@@ -259,29 +268,87 @@ describe('executor pipeline on DynamoDB Local', () => {
     });
   });
 
-  it('answers once when the worker dies right after claiming, or between the response write and the claim completion', async () => {
-    for (const dieAt of ['claims.acquire', 'claims.complete'] as const) {
-      const ws = uniqueWorkspace('exec');
-      const def = await toolDef(ws, { name: 'echo' });
-      const trigger = await request(ws, 'echo', { die: dieAt }, `r-${dieAt}`);
-      const message = messageFor(def, trigger);
-      const clock = new ManualClock();
-      const healthy = deps({}, clock);
-      const io = faultyIo({ store, claims: healthy.claims }, (_n, op) =>
-        op === dieAt ? (dieAt === 'claims.acquire' ? 'die-after' : 'die-before') : 'ok',
-      );
-      void processExecutorMessage(message, { ...healthy, store: io.store, claims: io.claims });
-      await io.died;
+  it('answers once when the worker dies right after claiming', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', { die: 'acquire' }, 'r-acquire');
+    const message = messageFor(def, trigger);
+    const clock = new ManualClock();
+    const healthy = deps({}, clock);
+    const io = faultyIo({ store, claims: healthy.claims }, (_n, op) =>
+      op === 'claims.acquire' ? 'die-after' : 'ok',
+    );
+    void processExecutorMessage(message, { ...healthy, store: io.store, claims: io.claims });
+    await io.died;
 
-      // The dead worker's claim holds off the next delivery until its lease runs out.
-      await expect(processExecutorMessage(message, healthy)).rejects.toBeInstanceOf(RetriableError);
-      clock.advance(LEASE_MS + 1);
-      expect((await processExecutorMessage(message, healthy)).status).toBe('responded');
+    // The dead worker's claim holds off the next delivery until its lease runs out.
+    await expect(processExecutorMessage(message, healthy)).rejects.toBeInstanceOf(RetriableError);
+    clock.advance(LEASE_MS + 1);
+    expect((await processExecutorMessage(message, healthy)).status).toBe('responded');
 
-      const found = await responses(ws, `r-${dieAt}`);
-      expect(found, dieAt).toHaveLength(1);
-      expect(found[0]?.context).toMatchObject({ status: 'success', output: { die: dieAt } });
-    }
+    const found = await responses(ws, 'r-acquire');
+    expect(found).toHaveLength(1);
+    expect(found[0]?.context).toMatchObject({ status: 'success', output: { die: 'acquire' } });
+  });
+
+  it('completes the claim in the response write: a worker dying right after it leaves the trigger answered', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', { die: 'respond' }, 'r-respond');
+    const message = messageFor(def, trigger);
+    const clock = new ManualClock();
+    const healthy = deps({}, clock);
+    const io = faultyIo({ store, claims: healthy.claims }, (_n, op) =>
+      op === 'store.create' ? 'die-after' : 'ok',
+    );
+    void processExecutorMessage(message, { ...healthy, store: io.store, claims: io.claims });
+    await io.died;
+    // Never reached: the response's transaction marked the claim done.
+    expect(io.calls).not.toContain('claims.complete');
+
+    // No wait for the lease and no second execution: the redelivery sees a finished trigger.
+    expect(await processExecutorMessage(message, healthy)).toEqual({
+      status: 'skipped',
+      reason: 'already answered',
+    });
+    const found = await responses(ws, 'r-respond');
+    expect(found).toHaveLength(1);
+    expect(found[0]?.context).toMatchObject({ status: 'success', output: { die: 'respond' } });
+  });
+
+  it('answers once when the worker dies between a replayed response and the claim completion', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', { die: 'complete' }, 'r-complete');
+    const message = messageFor(def, trigger);
+    const clock = new ManualClock();
+    const healthy = deps({}, clock);
+    // A first worker answers but loses its claim first (its lease ran out and a second worker took over): the
+    // second worker's response write is a replay, which completes nothing, so it completes the claim apart — and
+    // dies there. The third delivery, after the lease, replays again and completes.
+    await processExecutorMessage(message, healthy);
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: topology.table.name,
+        Key: { id: claimId(claimKeyOf(def, trigger)), workspace: ws },
+        UpdateExpression: 'SET #state = :running, lease_until = :past',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':running': 'running', ':past': 0 },
+      }),
+    );
+    const io = faultyIo({ store, claims: healthy.claims }, (_n, op) =>
+      op === 'claims.complete' ? 'die-before' : 'ok',
+    );
+    void processExecutorMessage(message, { ...healthy, store: io.store, claims: io.claims });
+    await io.died;
+    await expect(processExecutorMessage(message, healthy)).rejects.toBeInstanceOf(RetriableError);
+    clock.advance(LEASE_MS + 1);
+    expect((await processExecutorMessage(message, healthy)).status).toBe('responded');
+    expect(await processExecutorMessage(message, healthy)).toEqual({
+      status: 'skipped',
+      reason: 'already answered',
+    });
+    expect(await responses(ws, 'r-complete')).toHaveLength(1);
   });
 
   it('retries a response write DynamoDB throttled, and answers once with the real answer', async () => {

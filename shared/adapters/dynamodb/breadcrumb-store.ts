@@ -67,6 +67,7 @@ import {
 } from '../record-rules.ts';
 import { upsertVia } from '../store-upsert.ts';
 import {
+  claimCompletion,
   deletionItem,
   gsi,
   headItem,
@@ -166,6 +167,13 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       });
     }
 
+    if (options.completesClaim !== undefined) {
+      const { key, token } = options.completesClaim;
+      extra.push({
+        Update: { TableName: this.tableName, ...claimCompletion(key, token, now.toISOString()) },
+      });
+    }
+
     try {
       await this.commit({
         record,
@@ -173,7 +181,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
         condition: { expression: 'attribute_not_exists(id)' },
         extra,
       });
-      return { breadcrumb: record, replayed: false };
+      return {
+        breadcrumb: record,
+        replayed: false,
+        ...(options.completesClaim !== undefined ? { claimCompleted: true } : {}),
+      };
     } catch (error) {
       if (!(error instanceof WriteConditionFailed)) throw error;
       if (options.idempotencyKey !== undefined && error.failedIndexes.includes(error.extraOffset)) {
@@ -205,6 +217,32 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       await Promise.all(schemas.map(async (s) => [s, await this.schemaHints(workspace, s)] as const)),
     );
     return records.map((r) => toContextView(r, mergeHints(defaults.get(r.schema_name), r.llm_hints)));
+  }
+
+  /**
+   * A version with its context view in one BatchGetItem: head (is it live?), the version item and the schema's
+   * settings item. Executors read their trigger this way (one request instead of two).
+   */
+  async getVersionWithView(
+    workspace: string,
+    id: string,
+    version: number,
+    schemaName: string,
+  ): Promise<{ record: Breadcrumb; view: ContextView }> {
+    const [head, item, settingsItem] = await this.batchGet([
+      keys.head(workspace, id),
+      keys.version(workspace, id, version),
+      keys.schemaHints(workspace, schemaName),
+    ]);
+    this.liveRecord(head, workspace, id);
+    if (!item) throw new NotFoundError(`breadcrumb ${id} has no version ${version}`);
+    const record = toRecord(item);
+    if (record.schema_name !== schemaName) {
+      const [view] = await this.contextViews(workspace, [record]);
+      return { record, view: view! };
+    }
+    const settings = this.rememberSettings(workspace, schemaName, settingsItem);
+    return { record, view: toContextView(record, mergeHints(settings.hints, record.llm_hints)) };
   }
 
   async getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb> {
@@ -540,6 +578,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   /** The schema's settings as stored now (context views), refreshing the cache writes use. */
   private async schemaSettings(workspace: string, schemaName: string): Promise<SchemaSettings> {
     const item = await this.getItem(keys.schemaHints(workspace, schemaName), false);
+    return this.rememberSettings(workspace, schemaName, item);
+  }
+
+  /** The schema settings an item holds (none when absent), remembered for writes. */
+  private rememberSettings(workspace: string, schemaName: string, item: Item | undefined): SchemaSettings {
     const hints = LlmHintsSchema.safeParse(item?.hints);
     const ttl = item?.ttl_seconds;
     const settings: SchemaSettings = {

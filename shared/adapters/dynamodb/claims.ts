@@ -18,13 +18,13 @@ import {
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { ClaimKey, ClaimOutcome, Claims } from '#shared/ports/claims.ts';
 import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
-import { KIND } from './items.ts';
+import { claimCompletion, KIND, keys } from './items.ts';
 
 /** Claims are kept a week: long past any SQS retention, so a late redelivery still finds `done`. */
 const CLAIM_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 export function claimId(key: ClaimKey): string {
-  return `#claim#${key.executor}#${key.triggerId}@${key.triggerVersion}`;
+  return keys.claim(key).id;
 }
 
 export class DynamoClaims implements Claims {
@@ -81,17 +81,8 @@ export class DynamoClaims implements Claims {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { id: claimId(key), workspace: key.workspace },
-          // Whoever finishes marks it done: outputs have deterministic ids, so a worker that lost its lease wrote
-          // the same breadcrumbs as the one that took over.
-          UpdateExpression: 'SET #state = :done, completed_at = :at, completed_by = :token',
+          ...claimCompletion(key, token, this.clock.now().toISOString()),
           ConditionExpression: 'attribute_exists(id)',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':done': 'done',
-            ':at': this.clock.now().toISOString(),
-            ':token': token,
-          },
         }),
       );
     } catch (error) {

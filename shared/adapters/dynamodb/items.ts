@@ -53,11 +53,31 @@ export const keys = {
   tag: (workspace: string, id: string, tag: string): Key => ({ id: `${id}#t#${tag}`, workspace }),
   idempotency: (workspace: string, key: string): Key => ({ id: `#idem#${key}`, workspace }),
   schemaHints: (workspace: string, schemaName: string): Key => ({ id: `#hints#${schemaName}`, workspace }),
+  /** An executor's claim on one trigger version (`claims.ts`). */
+  claim: (key: { workspace: string; executor: string; triggerId: string; triggerVersion: number }): Key => ({
+    id: `#claim#${key.executor}#${key.triggerId}@${key.triggerVersion}`,
+    workspace: key.workspace,
+  }),
   deletion: (workspace: string, id: string, version: number): Key => ({
     id: `${id}#d#${String(version).padStart(10, '0')}`,
     workspace,
   }),
 };
+
+/**
+ * The update that marks a claim done: whoever finishes marks it (outputs have deterministic ids, so a worker that
+ * lost its lease wrote the same breadcrumbs as the one that took over). Also written inside a response's
+ * transaction by the breadcrumb store (`completesClaim`), where it carries no condition: a claim already gone
+ * (TTL) comes back as `done`, which is what it was.
+ */
+export function claimCompletion(key: Parameters<typeof keys.claim>[0], token: string, at: string) {
+  return {
+    Key: keys.claim(key),
+    UpdateExpression: 'SET #state = :done, completed_at = :at, completed_by = :token',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: { ':done': 'done', ':at': at, ':token': token },
+  };
+}
 
 /**
  * How many partitions a workspace's change log is spread over (gsi3 `<ws>#c#<shard>`). One GSI partition key takes

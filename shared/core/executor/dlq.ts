@@ -92,7 +92,9 @@ async function answerDeadLetter(
   const error = `the ${definition.kind} executor could not process this trigger and gave up${reason ? ` (${reason})` : ''}`;
   const output = errorAnswer(definition, executionTrigger, error);
   const { principal } = definitionParts(definition);
-  const [outputId] = await writeOutputs([output], {
+  const {
+    ids: [outputId],
+  } = await writeOutputs([output], {
     store: deps.store,
     workspace: ref.workspace,
     kind: definition.kind,
