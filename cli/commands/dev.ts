@@ -99,7 +99,8 @@ Environment:
     for (const count of COUNTS) {
       const flag = optString(ctx.values, count.flag);
       const fromEnv = io.env[count.env];
-      if (flag !== undefined) options[count.option] = toInt(flag, `--${count.flag}`, { min: 1, max: count.max });
+      if (flag !== undefined)
+        options[count.option] = toInt(flag, `--${count.flag}`, { min: 1, max: count.max });
       else if (fromEnv) options[count.option] = toInt(fromEnv, count.env, { min: 1, max: count.max });
     }
     const dataDir = optString(ctx.values, 'data-dir');
