@@ -29,6 +29,8 @@ export const PLACEMENT_ID = 'bus-placement';
 export interface Placement {
   /** Buses of the pool, other than the first, that hold (or held) rules of the workspace, in placement order. */
   buses: string[];
+  /** When each bus was added (epoch ms): publishers route to it from `placementCacheMs` after that. */
+  addedAt: Record<string, number>;
   version: number;
 }
 
@@ -38,24 +40,41 @@ export async function readPlacement(store: BreadcrumbStore, workspace: string): 
     const buses = Array.isArray(record.context.buses)
       ? record.context.buses.filter((b): b is string => typeof b === 'string')
       : [];
-    return { buses, version: record.version };
+    const added = record.context.added_at;
+    const addedAt: Record<string, number> = {};
+    for (const bus of buses) {
+      const at =
+        added && typeof added === 'object'
+          ? Date.parse(String((added as Record<string, unknown>)[bus]))
+          : NaN;
+      // A bus without a time (written by hand) counts as added when the placement was last written.
+      addedAt[bus] = Number.isFinite(at) ? at : Date.parse(record.updated_at);
+    }
+    return { buses, addedAt, version: record.version };
   } catch (error) {
-    if (error instanceof NotFoundError) return { buses: [], version: 0 };
+    if (error instanceof NotFoundError) return { buses: [], addedAt: {}, version: 0 };
     throw error;
   }
 }
 
-/** Adds `bus` to the workspace's placement (a conditional write; concurrent writers are read again). */
+/**
+ * Adds `bus` to the workspace's placement (a conditional write; concurrent writers are read again). Says when the
+ * bus was added — now, or earlier by another writer — since a rule on it is routed only `placementCacheMs` later.
+ */
 export async function addToPlacement(
   store: BreadcrumbStore,
   workspace: string,
   bus: string,
   principal: string,
-): Promise<{ added: boolean }> {
+  now: () => number = Date.now,
+): Promise<{ added: boolean; addedAt: number }> {
   for (let attempt = 0; ; attempt++) {
     const current = await readPlacement(store, workspace);
-    if (current.buses.includes(bus)) return { added: false };
+    const earlier = current.addedAt[bus];
+    if (current.buses.includes(bus) && earlier !== undefined) return { added: false, addedAt: earlier };
     const buses = [...current.buses, bus];
+    const addedAt = now();
+    const times = { ...current.addedAt, [bus]: addedAt };
     try {
       await store.upsert(
         workspace,
@@ -64,13 +83,18 @@ export async function addToPlacement(
           schema_name: PLACEMENT_SCHEMA,
           title: `event buses holding rules of ${workspace}: ${buses.join(', ')}`,
           tags: ['system', 'bus-placement'],
-          context: { buses },
+          context: {
+            buses,
+            added_at: Object.fromEntries(
+              Object.entries(times).map(([b, t]) => [b, new Date(t).toISOString()]),
+            ),
+          },
         },
         current.version === 0
           ? { principal, createOnly: true }
           : { principal, expectedVersion: current.version },
       );
-      return { added: true };
+      return { added: true, addedAt };
     } catch (error) {
       if (!(error instanceof VersionConflictError) || attempt >= 10) throw error;
     }

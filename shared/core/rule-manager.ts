@@ -109,12 +109,19 @@ function poolOf(deps: RuleManagerDependencies): Required<BusPool> {
 async function workspaceBuses(
   workspace: string,
   deps: RuleManagerDependencies,
-): Promise<{ buses: string[]; placed: string[] }> {
+): Promise<{ buses: string[]; placed: string[]; addedAt: Record<string, number> }> {
   const { buses } = poolOf(deps);
-  if (buses.length === 1) return { buses: [deps.busName], placed: [] };
+  if (buses.length === 1) return { buses: [deps.busName], placed: [], addedAt: {} };
   const placement = await readPlacement(deps.store, workspace);
   const placed = buses.filter((b) => b !== deps.busName && placement.buses.includes(b));
-  return { buses: [deps.busName, ...placed], placed };
+  return { buses: [deps.busName, ...placed], placed, addedAt: placement.addedAt };
+}
+
+/** Waits until publishers route the workspace's events to a bus added to its placement at `addedAt`. */
+async function untilRouted(addedAt: number | undefined, pool: Required<BusPool>): Promise<void> {
+  if (addedAt === undefined || pool.placementCacheMs === 0) return;
+  const wait = addedAt + pool.placementCacheMs + 1000 - Date.now();
+  if (wait > 0) await pool.sleep(wait);
 }
 
 /** The retry policy of every compiled target (see `topology.bus.ruleTargets`). */
@@ -306,7 +313,7 @@ async function placeRule(
   deps: RuleManagerDependencies,
 ): Promise<ReconcileOutcome> {
   const pool = poolOf(deps);
-  const { buses, placed } = await workspaceBuses(record.workspace, deps);
+  const { buses, placed, addedAt } = await workspaceBuses(record.workspace, deps);
   const found: string[] = [];
   for (const bus of buses) if (await pool.rulesOn(bus).describe(name)) found.push(bus);
   const [home, ...strays] = found;
@@ -314,6 +321,8 @@ async function placeRule(
     const outcome = await ensureRule(name, record, status, pool.rulesOn(home), deps);
     // The kept rule is up to date before another copy goes: no event falls between them (see the header).
     await removeFrom(strays, name, deps);
+    // Placed before a crash that cut the wait short: wait out the rest before calling it active.
+    await untilRouted(addedAt[home], pool);
     status.event_bus = home;
     return outcome;
   }
@@ -337,11 +346,14 @@ async function placeRule(
       continue;
     }
     fullUntil.delete(bus);
-    if (!buses.includes(bus)) {
-      // A bus new to the workspace: the publisher sends the workspace's events there once it has read the
-      // placement again, at most `placementCacheMs` from now; only then is the definition active.
-      const { added } = await addToPlacement(deps.store, record.workspace, bus, PRINCIPAL);
-      if (added) await pool.sleep(pool.placementCacheMs + (pool.placementCacheMs > 0 ? 1000 : 0));
+    if (bus !== deps.busName) {
+      // A bus new to the workspace is added to its placement; the publisher sends the workspace's events there once
+      // it has read the placement again, at most `placementCacheMs` after the bus was added (by this placement or a
+      // concurrent one): only then is the definition active.
+      const added = buses.includes(bus)
+        ? addedAt[bus]
+        : (await addToPlacement(deps.store, record.workspace, bus, PRINCIPAL)).addedAt;
+      await untilRouted(added, pool);
     }
     status.event_bus = bus;
     return outcome;

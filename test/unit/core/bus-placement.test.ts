@@ -5,7 +5,7 @@ import { addToPlacement, PLACEMENT_ID, PlacementRoutes, readPlacement } from '#s
 describe('bus placement', () => {
   it('adds each bus once, under concurrent writers, to the workspace placement breadcrumb', async () => {
     const store = new InMemoryBreadcrumbStore();
-    expect(await readPlacement(store, 'ws')).toEqual({ buses: [], version: 0 });
+    expect(await readPlacement(store, 'ws')).toEqual({ buses: [], addedAt: {}, version: 0 });
     const results = await Promise.all(
       ['b.2', 'b.3', 'b.2', 'b.4'].map((bus) => addToPlacement(store, 'ws', bus, 'system:rule-manager')),
     );

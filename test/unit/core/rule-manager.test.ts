@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
-import { PLACEMENT_ID } from '#shared/core/bus-placement.ts';
+import { addToPlacement, PLACEMENT_ID } from '#shared/core/bus-placement.ts';
 import {
   evaluateDefinition,
   handleRuleManagerBatch,
@@ -471,6 +471,12 @@ describe('rule manager: schedule.def.v1', () => {
 });
 
 describe('rule manager: a pool of buses', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
   let poolSeq = 0;
   /** A pool of `size` buses of `capacity` rules each (names unique per test: full buses are remembered). */
   function pooled(size: number, capacity: number) {
@@ -486,8 +492,10 @@ describe('rule manager: a pool of buses', () => {
         buses: names,
         rulesOn: (bus) => buses.get(bus)!,
         placementCacheMs: 5000,
+        // Time passes only in the sleeps (Date is faked in these tests).
         sleep: async (ms) => {
           slept.push(ms);
+          vi.setSystemTime(Date.now() + ms);
         },
       },
     };
@@ -520,6 +528,14 @@ describe('rule manager: a pool of buses', () => {
     expect((await store.get('ws', PLACEMENT_ID)).context.buses).toEqual([names[1], names[2]]);
     // Waited out the publisher's placement cache (and a second) once per bus new to the workspace.
     expect(slept).toEqual([6000, 6000]);
+
+    // A bus another placement added a moment ago is waited out too, though this placement did not add it.
+    const { deps, names: other, tool: toolOn, slept: sleeps } = pooled(2, 1);
+    await toolOn('late', 'l1');
+    await addToPlacement(deps.store, 'late', other[1]!, 'system:rule-manager');
+    vi.setSystemTime(Date.now() + 2000);
+    expect(await toolOn('late', 'l2')).toBe('created');
+    expect(sleeps).toEqual([4000]);
 
     // Another workspace starts where there is room, and records its own placement.
     expect(await tool('other', 'o1')).toBe('created');
