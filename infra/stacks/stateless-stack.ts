@@ -435,7 +435,7 @@ export class StatelessStack extends Stack {
     ruleTargets?: { executorQueues: Readonly<Record<ExecutorRunner, Queue>>; ruleTargetsDlq: Queue },
     extraFiles?: ExtraFiles,
   ): CrumbsFunction {
-    const { stage, table, bus } = this.props;
+    const { stage, table } = this.props;
     const { uses } = declaration;
     const fn = new CrumbsFunction(this, pascal(declaration.name), {
       declaration,

@@ -673,7 +673,7 @@ describe('a pool of three buses (crumbs:buses 3)', () => {
         .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement)
         .find((s) => JSON.stringify(s.Principal).includes('events.amazonaws.com'));
       const sourceArns = asList(
-        ((delivery?.Condition as Json | undefined)?.ArnLike as Json)['aws:SourceArn'],
+        ((delivery?.Condition as Json | undefined)?.ArnLike as Json | undefined)?.['aws:SourceArn'],
       );
       expect(sourceArns, name).toHaveLength(3);
       for (const arn of sourceArns)

@@ -2,14 +2,23 @@
  * Definitions past one bus's rule quota, end to end on a local stack of its own (as `crumbs dev --buses 4
  * --rules-per-bus 10` runs it): 35 tool definitions in two workspaces all become active, spread over the pool, and a
  * request to each tool is answered exactly once; with the pool full a new definition is invalid, naming the quota;
- * deleting a definition removes its rule from the bus that held it. Written through the HTTP API and the CLI.
+ * deleting a definition removes its rule from the bus that held it; a definition with a rule on two buses is answered
+ * once. Written through the HTTP API and the CLI.
  */
-import { EventBridgeClient, ListRulesCommand } from '@aws-sdk/client-eventbridge';
+import {
+  DescribeRuleCommand,
+  EventBridgeClient,
+  ListRulesCommand,
+  ListTargetsByRuleCommand,
+  PutRuleCommand,
+  PutTargetsCommand,
+} from '@aws-sdk/client-eventbridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Breadcrumb, CrumbsClient } from '#cli/api-client.ts';
 import { main } from '#cli/main.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { PLACEMENT_ID, PLACEMENT_SCHEMA } from '#shared/core/bus-placement.ts';
 import { poolBusNames, topology } from '#shared/topology.ts';
 import { eventually } from '../support/local.ts';
 
@@ -104,6 +113,61 @@ describe('definitions over a pool of 4 buses of 10 rules', () => {
   const wsA = 'pool-a';
   const wsB = 'pool-b';
 
+  it('answers once when a definition has a rule on two buses (a move or a crash), and rules sync keeps one', async () => {
+    const ws = 'pool-dup';
+    const c = client(ws);
+    await c.put('tool-echo-dup', toolDefinition('echo-dup'));
+    const [row] = await settledRules(ws, 1);
+    expect(row).toMatchObject({ state: 'active' });
+    const home = row!.event_bus!;
+    const name = row!.rule_name!;
+    // The same rule, target and all, on another bus with room, which the workspace's placement then names.
+    const before = await rulesPerBus();
+    const other = POOL.find((b) => b !== home && before[b]!.length < RULES_PER_BUS)!;
+    const rule = await events.send(new DescribeRuleCommand({ Name: name, EventBusName: home }));
+    const { Targets } = await events.send(new ListTargetsByRuleCommand({ Rule: name, EventBusName: home }));
+    await events.send(
+      new PutRuleCommand({
+        Name: name,
+        EventBusName: other,
+        EventPattern: rule.EventPattern,
+        Description: rule.Description,
+      }),
+    );
+    await events.send(new PutTargetsCommand({ Rule: name, EventBusName: other, Targets }));
+    const placement = await c.getFull(PLACEMENT_ID).catch(() => undefined);
+    const buses = [...((placement?.context.buses as string[] | undefined) ?? []), other].filter(
+      (b) => b !== POOL[0],
+    );
+    await c.put(PLACEMENT_ID, {
+      schema_name: PLACEMENT_SCHEMA,
+      title: 'placement',
+      context: { buses: [...new Set(buses)] },
+    });
+    // The publisher's placement cache (500 ms locally) has run out.
+    await new Promise((r) => setTimeout(r, 1500));
+
+    const request = await c.create({
+      schema_name: 'tool.request.v1',
+      tags: ['request:dup'],
+      context: { tool: 'echo-dup', input: { twice: true }, requestId: 'dup' },
+    });
+    const answers = async () =>
+      (await c.list({ schema_name: 'tool.response.v1', tag: 'request:dup', limit: 10, view: 'full' })).items;
+    await eventually(async () => ((await answers()).length > 0 ? true : undefined), 30_000);
+    await stack.settle();
+    const got = await answers();
+    expect(got).toHaveLength(1);
+    expect(got[0]!.causation?.caused_by).toBe(`${request.id}@1`);
+
+    expect((await crumbs(ws, 'rules', 'sync')).code).toBe(0);
+    const after = await rulesPerBus();
+    const holding = POOL.filter((b) => after[b]!.includes(name));
+    expect(holding).toHaveLength(1);
+    const [synced] = await settledRules(ws, 1);
+    expect(synced).toMatchObject({ state: 'active', event_bus: holding[0] });
+  }, 120_000);
+
   it('makes 25 tool definitions in one workspace and 10 in another active, spread over the buses; each request is answered once', async () => {
     const a = client(wsA);
     const b = client(wsB);
@@ -128,7 +192,13 @@ describe('definitions over a pool of 4 buses of 10 rules', () => {
     );
     // Every definition's rule is on exactly the bus its status names, and on no other.
     const definitionRules = Object.entries(onBuses).flatMap(([bus, rules]) =>
-      rules.filter((r) => r.startsWith(topology.bus.ruleNamePrefix)).map((r) => `${r}@${bus}`),
+      rules
+        .filter(
+          (r) =>
+            r.startsWith(`${topology.bus.ruleNamePrefix}${wsA}-`) ||
+            r.startsWith(`${topology.bus.ruleNamePrefix}${wsB}-`),
+        )
+        .map((r) => `${r}@${bus}`),
     );
     expect(definitionRules.sort()).toEqual(
       [...rowsA, ...rowsB].map((r) => `${r.rule_name}@${r.event_bus}`).sort(),
@@ -176,8 +246,12 @@ describe('definitions over a pool of 4 buses of 10 rules', () => {
   }, 240_000);
 
   it('makes a definition invalid, naming the quota, when every bus of the pool is full', async () => {
-    // Room left: 10 per bus, less the two system rules and the 35 definitions above.
-    const room = BUSES * RULES_PER_BUS - 2 - 35;
+    // Room left on the buses, after the system rules and the definitions above.
+    const room = Object.values(await rulesPerBus()).reduce(
+      (sum, rules) => sum + RULES_PER_BUS - rules.length,
+      0,
+    );
+    expect(room).toBeGreaterThan(0);
     const c = client('pool-c');
     for (let i = 1; i <= room + 1; i++) await c.put(`tool-fill${i}`, toolDefinition(`fill${i}`));
     const rows = await settledRules('pool-c', room + 1);
