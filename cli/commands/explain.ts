@@ -23,11 +23,13 @@ change event. Prints the selector that matched, or for each selector the first f
       throw new UsageError('expected <definition-id> <breadcrumb-id>', true);
     }
     const client = ctx.client();
-    const [definition, breadcrumb, statuses] = await Promise.all([
+    const [definition, breadcrumb] = await Promise.all([
       client.getFull(definitionId),
       client.getFull(breadcrumbId),
-      client.list({ tag: `definition:${definitionId}`, limit: 10, view: 'full' }),
     ]);
+    const { kind, definition: parsed } = validated(definitionId, definition.schema_name, definition.context);
+    // Its rule, as the rule manager recorded it: the name and the bus of the pool that holds it.
+    const statuses = await client.list({ tag: `definition:${definitionId}`, limit: 10, view: 'full' });
     const status = statuses.items.find((b) => b.schema_name === STATUS_SCHEMA)?.context;
     const rule =
       typeof status?.rule_name === 'string'
@@ -36,7 +38,6 @@ change event. Prints the selector that matched, or for each selector the first f
             event_bus: typeof status.event_bus === 'string' ? status.event_bus : null,
           }
         : null;
-    const { kind, definition: parsed } = validated(definitionId, definition.schema_name, definition.context);
     const selectors = triggerSelectors(kind, parsed);
     const result = explainTrigger({
       workspace: definition.workspace,
