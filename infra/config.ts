@@ -4,6 +4,7 @@
  */
 import type { Node } from 'constructs';
 import { LLM_PROVIDERS, type LlmProvider } from '#shared/domain/llm-model.ts';
+import { topology } from '#shared/topology.ts';
 
 export interface CrumbsConfig {
   /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
@@ -22,6 +23,12 @@ export interface CrumbsConfig {
    * which provider and model each agent will run.
    */
   readonly defaultLlmProvider: LlmProvider;
+  /**
+   * `crumbs:buses` (optional, default 1, at most `topology.bus.pool.maxSize`): event buses that definitions' rules
+   * are spread over. One bus takes the account's "Rules per event bus" quota (300 by default) of definitions, less
+   * the two system rules; add buses rather than raise the quota past what one bus's throughput should carry.
+   */
+  readonly buses: number;
 }
 
 /** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
@@ -37,6 +44,7 @@ export const CONTEXT_KEYS = {
   workspacesClaim: 'crumbs:workspacesClaim',
   llmSecretName: 'crumbs:llmSecretName',
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
+  buses: 'crumbs:buses',
 } as const;
 
 /**
@@ -90,8 +98,19 @@ export function readConfig(node: Node): CrumbsConfig {
       `CDK context "${CONTEXT_KEYS.defaultLlmProvider}" must be one of ${LLM_PROVIDERS.join(', ')}, got "${defaultLlmProvider}"`,
     );
   }
+  const rawBuses: unknown = node.tryGetContext(CONTEXT_KEYS.buses);
+  const buses =
+    rawBuses === undefined || rawBuses === null || rawBuses === ''
+      ? topology.bus.pool.defaultSize
+      : Number(rawBuses);
+  if (!Number.isInteger(buses) || buses < 1 || buses > topology.bus.pool.maxSize) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.buses}" must be a whole number from 1 to ${topology.bus.pool.maxSize}, got ${JSON.stringify(rawBuses)}`,
+    );
+  }
   return {
     stage,
+    buses,
     jwtIssuer,
     jwtAudience,
     workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',

@@ -24,7 +24,8 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
   const stateful = new StatefulStack(app, `crumbs-${config.stage}-stateful`, {
     env,
     stage: config.stage,
-    description: 'crumbs: breadcrumbs table and event bus (stateful)',
+    buses: config.buses,
+    description: 'crumbs: breadcrumbs table and event buses (stateful)',
   });
   const stateless = new StatelessStack(app, `crumbs-${config.stage}-stateless`, {
     env,
@@ -32,6 +33,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     description: 'crumbs: functions, queues, rules, HTTP API and alarms (stateless)',
     table: stateful.table,
     bus: stateful.bus,
+    buses: stateful.buses,
     jwtIssuer: config.jwtIssuer,
     jwtAudience: config.jwtAudience,
     workspacesClaim: config.workspacesClaim,

@@ -208,6 +208,21 @@ export async function ensureBusAndSystemRules(
   );
 }
 
+/**
+ * The pool's other buses (`topology.bus.pool`; the first is made by `ensureBusAndSystemRules`). Buses a larger
+ * pool of an earlier start left behind are kept, with their rules: the rule manager no longer places rules there,
+ * and `crumbs rules sync` leaves them alone.
+ */
+export async function ensurePoolBuses(client: EventBridgeClient, pool: readonly string[]): Promise<void> {
+  for (const name of pool.slice(1)) {
+    try {
+      await client.send(new CreateEventBusCommand({ Name: name }));
+    } catch (error) {
+      if (!(error instanceof ResourceAlreadyExistsException)) throw error;
+    }
+  }
+}
+
 /** The schedule group every timer and schedule lives in (`topology.timers.scheduleGroup`). */
 export async function ensureScheduleGroup(client: SchedulerClient): Promise<void> {
   try {

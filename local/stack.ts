@@ -24,6 +24,7 @@ import {
   EXECUTOR_RUNNERS,
   type ExecutorRunner,
   type FunctionDeclaration,
+  poolBusNames,
   type SqsTrigger,
   topology,
 } from '#shared/topology.ts';
@@ -35,10 +36,12 @@ import { fileCheckpoints, startStreamPoller } from './event-sources/dynamodb-str
 import { type InvocationObserver, invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
+import { DEFAULT_QUOTAS } from './eventbridge/state.ts';
 import { checkPortFree } from './process.ts';
 import {
   ensureBusAndSystemRules,
   ensureDeadLetterQueue,
+  ensurePoolBuses,
   ensureQueue,
   ensureScheduleGroup,
   ensureTable,
@@ -58,6 +61,16 @@ export interface LocalStackOptions {
   eventbridgePort?: number;
   /** EventBridge Scheduler (timers and schedules); 0 picks a free port. */
   schedulerPort?: number;
+  /**
+   * Buses in the pool definitions' rules are spread over (`topology.bus.pool`; `crumbs dev --buses`, env
+   * `CRUMBS_BUSES`); default `topology.bus.pool.defaultSize`.
+   */
+  buses?: number;
+  /**
+   * The local EventBridge's "Rules per event bus" quota (`crumbs dev --rules-per-bus`, env `CRUMBS_RULES_PER_BUS`);
+   * default AWS's 300. Set it to an account's raised quota, or low to try the pool.
+   */
+  rulesPerBus?: number;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
   /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
@@ -112,6 +125,17 @@ export const DEFAULT_PORTS = {
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => undefined);
+  const busCount = checkedCount(
+    options.buses ?? envCount('CRUMBS_BUSES') ?? topology.bus.pool.defaultSize,
+    'buses (--buses or CRUMBS_BUSES)',
+    topology.bus.pool.maxSize,
+  );
+  const rulesPerBus = checkedCount(
+    options.rulesPerBus ?? envCount('CRUMBS_RULES_PER_BUS') ?? DEFAULT_QUOTAS.rulesPerBus,
+    'rules per bus (--rules-per-bus or CRUMBS_RULES_PER_BUS)',
+    100_000,
+  );
+  const busPool = poolBusNames(topology.bus.name, busCount);
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
   // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
   const tokens = localTokens(
@@ -190,6 +214,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       host,
       sqsEndpoint: usedSqs,
       ...(options.dataDir ? { stateFile: join(options.dataDir, 'eventbridge.json') } : {}),
+      quotas: { rulesPerBus },
       log,
     });
     cleanups.push(() => eventbridge.stop());
@@ -214,7 +239,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventbridge: await interpose('eventbridge', endpoints.eventbridge),
       scheduler: endpoints.scheduler,
     };
-    configureEnvironment(used);
+    configureEnvironment(used, busPool);
     if (options.allowPrivateNetwork !== undefined) {
       process.env[ENV.allowPrivateNetwork] = options.allowPrivateNetwork ? '1' : '0';
     }
@@ -264,6 +289,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ruleManager: ruleManagerQueue.arn,
       indexer: indexerQueue.arn,
     });
+    await ensurePoolBuses(eventBridgeClient, busPool);
+    log(`event buses: ${busPool.join(', ')} (${rulesPerBus} rules each)`);
     eventBridgeClient.destroy();
 
     const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
@@ -395,6 +422,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   }
 }
 
+function envCount(name: string): number | undefined {
+  const text = process.env[name];
+  if (text === undefined || text.trim() === '') return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n)) throw new Error(`${name}: expected a whole number, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function checkedCount(n: number, what: string, max: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`${what}: expected 1 to ${max}, got ${n}`);
+  return n;
+}
+
 /** The dashboard URL that opens logged in on `workspace`. */
 export function dashboardUrl(endpoint: string, token: string, workspace: string): string {
   return `${endpoint}/ui/#token=${encodeURIComponent(token)}&workspace=${encodeURIComponent(workspace)}`;
@@ -409,12 +449,15 @@ async function loadHandler<E, R>(specifier: string): Promise<LambdaHandler<E, R>
 }
 
 /** Points the AWS SDK (in every handler) at the local endpoints, through the SDK's own environment variables. */
-function configureEnvironment(endpoints: {
-  dynamodb: string;
-  sqs: string;
-  eventbridge: string;
-  scheduler: string;
-}): void {
+function configureEnvironment(
+  endpoints: {
+    dynamodb: string;
+    sqs: string;
+    eventbridge: string;
+    scheduler: string;
+  },
+  busPool: readonly string[],
+): void {
   const env = process.env;
   env.AWS_REGION = LOCAL_REGION;
   env.AWS_ACCESS_KEY_ID = LOCAL_CREDENTIALS.accessKeyId;
@@ -428,6 +471,9 @@ function configureEnvironment(endpoints: {
   env.AWS_ENDPOINT_URL_SCHEDULER = endpoints.scheduler;
   env[ENV.tableName] = topology.table.name;
   env[ENV.busName] = topology.bus.name;
+  env[ENV.busPool] = JSON.stringify(busPool);
+  // One publisher in this process: its placement cache can be short, and so is the rule manager's wait.
+  env[ENV.busPlacementCacheMs] ??= '500';
   env[ENV.ruleNamePrefix] = topology.bus.ruleNamePrefix;
   env[ENV.localEndpoints] = JSON.stringify(endpoints);
   // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.

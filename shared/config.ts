@@ -5,7 +5,7 @@
 import { ValidationError } from '#shared/domain/errors.ts';
 import { LlmProviderSchema } from '#shared/domain/llm-model.ts';
 import * as z from '#shared/domain/zod.ts';
-import { ENV, EXECUTOR_RUNNERS, type ExecutorRunner } from '#shared/topology.ts';
+import { ENV, EXECUTOR_RUNNERS, type ExecutorRunner, topology } from '#shared/topology.ts';
 
 export function parseEnv<S extends z.ZodMiniType>(
   schema: S,
@@ -56,9 +56,56 @@ export const ApiEnvSchema = z.extend(TableEnvSchema, {
   [ENV.changesPollMs]: z._default(z.coerce.number().check(z.int(), z.minimum(50), z.maximum(5000)), 500),
 });
 
-export const PublisherEnvSchema = z.extend(TableEnvSchema, {
+/** JSON array of distinct bus names (`ENV.busPool`). */
+const busNameList = z.pipe(
+  z.string(),
+  z.transform((text, ctx) => {
+    try {
+      const value: unknown = JSON.parse(text);
+      if (
+        !Array.isArray(value) ||
+        value.length === 0 ||
+        !value.every((v) => typeof v === 'string' && v.length > 0) ||
+        new Set(value).size !== value.length
+      )
+        throw new Error('not a list of bus names');
+      return value as string[];
+    } catch {
+      ctx.issues.push({
+        code: 'custom',
+        message: 'expected a JSON array of distinct bus names',
+        input: text,
+      });
+      return z.NEVER;
+    }
+  }),
+);
+
+/** The bus pool (`topology.bus.pool`): what the publisher routes to and the rule manager places rules in. */
+const BusPoolEnv = {
   [ENV.busName]: z.string().check(z.minLength(1)),
-});
+  [ENV.busPool]: z.optional(busNameList),
+  [ENV.busPlacementCacheMs]: z._default(
+    z.coerce.number().check(z.int(), z.minimum(0), z.maximum(60_000)),
+    topology.bus.pool.placementCacheSeconds * 1000,
+  ),
+};
+
+/** The pool's buses, the first bus first: `CRUMBS_EVENT_BUS_POOL`, or the one bus `CRUMBS_EVENT_BUS_NAME`. */
+export function busPoolOf(env: { [ENV.busName]: string; [ENV.busPool]?: string[] | undefined }): string[] {
+  const pool = env[ENV.busPool] ?? [env[ENV.busName]];
+  if (pool[0] !== env[ENV.busName]) {
+    throw new ValidationError([
+      {
+        path: ENV.busPool,
+        message: `environment: the first bus must be ${env[ENV.busName]} (${ENV.busName})`,
+      },
+    ]);
+  }
+  return pool;
+}
+
+export const PublisherEnvSchema = z.extend(TableEnvSchema, BusPoolEnv);
 
 /** JSON object of executor runner → SQS queue ARN (every runner must be present). */
 const executorQueueArns = z.pipe(
@@ -74,7 +121,7 @@ const executorQueueArns = z.pipe(
 export const LlmEnvSchema = z.object({ [ENV.defaultLlmProvider]: LlmProviderSchema });
 
 export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
-  [ENV.busName]: z.string().check(z.minLength(1)),
+  ...BusPoolEnv,
   [ENV.ruleNamePrefix]: z.string().check(z.minLength(1)),
   [ENV.executorQueueArns]: executorQueueArns,
   [ENV.defaultLlmProvider]: LlmProviderSchema,

@@ -297,6 +297,29 @@ export const topology = {
     archiveRetentionDays: 14,
     source: 'crumbs',
     /**
+     * The pool of buses that definitions' rules are spread over, so the number of definitions is bounded by the
+     * account's quotas (rules per bus × buses), not by one bus's 300 rules. Buses are provisioned, never created at
+     * run time: by the CDK app from the context value `crumbs:buses` (each with its archive, and the rule-target
+     * permissions of the first), locally by `crumbs dev --buses N`; the rule manager only places rules in the pool
+     * and needs no events:CreateEventBus. The first bus is `name` and holds the system rules (rule manager,
+     * indexer); the others are named by `poolBusNames`. Placement and routing: `shared/core/bus-placement.ts`.
+     */
+    pool: {
+      /** Buses when `crumbs:buses` / `--buses` is not given. */
+      defaultSize: 1,
+      /**
+       * At most this many: every bus is one more ARN in the rule manager's policy and in the executor queues' and
+       * rule-targets DLQ's resource policies (SQS policies are capped at 8 KB), and accounts start with 100 buses.
+       */
+      maxSize: 20,
+      /**
+       * How long the publisher may route by a workspace's placement it has read. The rule manager waits this long
+       * (and a second more) after adding a bus to a workspace's placement before it calls a definition on that bus
+       * `active`, so an event written after `active` is always sent to the bus that holds its rule.
+       */
+      placementCacheSeconds: 5,
+    },
+    /**
      * Delivery from compiled rules to the executor queues. EventBridge retries a failed delivery with exponential
      * back-off and jitter until either limit below is reached (its defaults are 185 attempts over 24 hours: a
      * chat message would wait a day for its error answer), then puts the event in this DLQ; errors that retrying
@@ -425,10 +448,25 @@ export const topology = {
 
 export type Topology = typeof topology;
 
+/**
+ * The buses of a pool of `size` whose first bus is `primary`: `primary`, `primary.2`, `primary.3`, … (a dot, which
+ * stage names cannot hold, so no bus of one stage's pool can be named like another stage's first bus).
+ */
+export function poolBusNames(primary: string, size: number): string[] {
+  return Array.from({ length: size }, (_, i) => (i === 0 ? primary : `${primary}.${i + 1}`));
+}
+
 /** Names of the environment variables handlers read; set by CDK on AWS and by the local stack locally. */
 export const ENV = {
   tableName: 'CRUMBS_TABLE_NAME',
   busName: 'CRUMBS_EVENT_BUS_NAME',
+  /**
+   * Publisher and rule manager: JSON array of the pool's bus names, `CRUMBS_EVENT_BUS_NAME` first
+   * (`topology.bus.pool`). Absent: a pool of that one bus.
+   */
+  busPool: 'CRUMBS_EVENT_BUS_POOL',
+  /** Publisher and rule manager: `topology.bus.pool.placementCacheSeconds` in ms (the local stack sets less). */
+  busPlacementCacheMs: 'CRUMBS_BUS_PLACEMENT_CACHE_MS',
   ruleNamePrefix: 'CRUMBS_RULE_NAME_PREFIX',
   /** JSON object: executor runner (`EXECUTOR_RUNNERS`) → SQS queue ARN (rule manager targets). */
   executorQueueArns: 'CRUMBS_EXECUTOR_QUEUE_ARNS',

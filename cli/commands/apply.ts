@@ -84,6 +84,7 @@ Flags:
               max: 48,
             },
             { header: 'rule', value: (r: StatusRow) => r.rule_name ?? '', max: 64 },
+            { header: 'bus', value: (r: StatusRow) => r.event_bus ?? '' },
             { header: 'errors', value: (r: StatusRow) => r.errors.join('; '), max: 80 },
           ],
           rows,
@@ -101,6 +102,8 @@ interface StatusRow {
   version: number;
   state: string;
   rule_name: string | null;
+  /** The bus of the pool that holds the rule. */
+  event_bus: string | null;
   errors: string[];
   /** For agents: the provider and model their calls go to. */
   llm: { provider: string; model: string } | null;
@@ -125,6 +128,7 @@ export async function statusOf(
           definition_version?: number;
           state?: string;
           rule_name?: string | null;
+          event_bus?: string | null;
           errors?: { path: string; message: string }[];
           llm?: { provider: string; model: string } | null;
         }
@@ -136,6 +140,7 @@ export async function statusOf(
         version: definition.version,
         state: status.state ?? 'unknown',
         rule_name: status.rule_name ?? null,
+        event_bus: status.rule_name ? (status.event_bus ?? null) : null,
         errors: (status.errors ?? []).map((e) => `${e.path}: ${e.message}`),
         llm: status.llm ?? null,
       };
@@ -147,6 +152,7 @@ export async function statusOf(
         version: definition.version,
         state: 'pending',
         rule_name: null,
+        event_bus: null,
         llm: null,
         errors: [
           waitSeconds > 0

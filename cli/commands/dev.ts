@@ -28,11 +28,18 @@ const PORTS = [
   { flag: 'scheduler-port', env: 'CRUMBS_SCHEDULER_PORT', option: 'schedulerPort', fallback: 4714 },
 ] as const;
 
+// The maximum of buses is `topology.bus.pool.maxSize` (not imported, for the reason above).
+const COUNTS = [
+  { flag: 'buses', env: 'CRUMBS_BUSES', option: 'buses', max: 20 },
+  { flag: 'rules-per-bus', env: 'CRUMBS_RULES_PER_BUS', option: 'rulesPerBus', max: 100_000 },
+] as const;
+
 export const devCommand: Command = {
   name: 'dev',
   summary: 'run the local stack (DynamoDB Local, SQS, EventBridge, Scheduler, HTTP API) until Ctrl-C',
   usage: `Usage: crumbs dev [--port N] [--dynamodb-port N] [--sqs-port N] [--eventbridge-port N]
                   [--scheduler-port N] [--data-dir DIR] [--host H] [--allow-private-network]
+                  [--buses N] [--rules-per-bus N]
 
 Runs crumbs on this machine (no Docker, no AWS account) and prints the API endpoint and token.
 Ctrl-C stops everything; a second Ctrl-C exits at once.
@@ -44,6 +51,10 @@ Flags:
   --eventbridge-port N   EventBridge port (env CRUMBS_EVENTBRIDGE_PORT, default 4713)
   --scheduler-port N     EventBridge Scheduler port (env CRUMBS_SCHEDULER_PORT, default 4714)
   --data-dir DIR         keep DynamoDB data in DIR (default: in memory)
+  --buses N              event buses that definitions' rules are spread over (env CRUMBS_BUSES, default 1; at
+                         most 20), as the CDK context value crumbs:buses on AWS
+  --rules-per-bus N      the local EventBridge's "Rules per event bus" quota (env CRUMBS_RULES_PER_BUS, default
+                         300 as on AWS): your account's raised quota, or a low one to see definitions spread
   --host H               interface to listen on (default 127.0.0.1)
   --token TOKEN          use this API token, good for every workspace (env CRUMBS_TOKEN; default: generated)
   --allow-private-network
@@ -61,6 +72,8 @@ Environment:
     'eventbridge-port': { type: 'string' },
     'scheduler-port': { type: 'string' },
     'data-dir': { type: 'string' },
+    buses: { type: 'string' },
+    'rules-per-bus': { type: 'string' },
     host: { type: 'string' },
     'allow-private-network': { type: 'boolean' },
   },
@@ -82,6 +95,13 @@ Environment:
     if (host !== undefined) {
       if (host.trim() === '') throw new UsageError('--host: expected a host name or address');
       options.host = host;
+    }
+    for (const count of COUNTS) {
+      const flag = optString(ctx.values, count.flag);
+      const fromEnv = io.env[count.env];
+      if (flag !== undefined)
+        options[count.option] = toInt(flag, `--${count.flag}`, { min: 1, max: count.max });
+      else if (fromEnv) options[count.option] = toInt(fromEnv, count.env, { min: 1, max: count.max });
     }
     const dataDir = optString(ctx.values, 'data-dir');
     if (dataDir !== undefined) options.dataDir = dataDir;

@@ -2,6 +2,7 @@
  * `crumbs explain <definition-id> <breadcrumb-id>`: which trigger selector of the definition matches the
  * breadcrumb, or, for each selector, the first field that failed and why.
  */
+import { STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, type ParsedDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
@@ -27,6 +28,16 @@ change event. Prints the selector that matched, or for each selector the first f
       client.getFull(breadcrumbId),
     ]);
     const { kind, definition: parsed } = validated(definitionId, definition.schema_name, definition.context);
+    // Its rule, as the rule manager recorded it: the name and the bus of the pool that holds it.
+    const statuses = await client.list({ tag: `definition:${definitionId}`, limit: 10, view: 'full' });
+    const status = statuses.items.find((b) => b.schema_name === STATUS_SCHEMA)?.context;
+    const rule =
+      typeof status?.rule_name === 'string'
+        ? {
+            name: status.rule_name,
+            event_bus: typeof status.event_bus === 'string' ? status.event_bus : null,
+          }
+        : null;
     const selectors = triggerSelectors(kind, parsed);
     const result = explainTrigger({
       workspace: definition.workspace,
@@ -35,10 +46,15 @@ change event. Prints the selector that matched, or for each selector the first f
       breadcrumb,
     });
     if (ctx.global.json) {
-      printJson(ctx.io, { definition: definitionId, breadcrumb: breadcrumbId, ...result });
+      printJson(ctx.io, { definition: definitionId, breadcrumb: breadcrumbId, ...result, rule });
       return result.matched ? 0 : 1;
     }
     const out = ctx.io.stdout;
+    out(
+      rule
+        ? `${definitionId}: rule ${rule.name} on event bus ${rule.event_bus ?? '(unknown)'}\n`
+        : `${definitionId}: no rule yet (crumbs rules shows its state)\n`,
+    );
     if (result.matched) {
       out(`${breadcrumbId} triggers ${definitionId}: selector ${result.matchedSelector} matches\n`);
       out(`  ${JSON.stringify(selectors[result.matchedSelector ?? 0])}\n`);

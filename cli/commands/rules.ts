@@ -14,7 +14,8 @@ export const rulesCommand: Command = {
   summary: 'list definitions with their rule state; `rules sync` reconciles rules with definitions',
   usage: `Usage: crumbs rules [sync] [--wait-seconds N]
 
-  crumbs rules         definitions of the workspace: id, schema, version, state, rule name, pattern
+  crumbs rules         definitions of the workspace: id, schema, version, state, rule name, the event bus
+                       holding the rule (definitions are spread over a pool of buses), pattern
   crumbs rules sync    reconcile the workspace's EventBridge rules with its definitions: create missing rules,
                        fix drifted ones, delete orphans; prints the rule manager's report
 
@@ -50,6 +51,7 @@ Flags:
             : `${String(s.state)} (v${String(s.definition_version)}, updating)`
           : 'pending',
         rule_name: (s?.rule_name as string | null | undefined) ?? null,
+        event_bus: s?.rule_name ? ((s.event_bus as string | null | undefined) ?? null) : null,
         pattern: s?.pattern ?? null,
         errors: (s?.errors as { path: string; message: string }[] | undefined) ?? [],
       };
@@ -70,6 +72,7 @@ Flags:
           { header: 'version', value: (r) => r.version, align: 'right' },
           { header: 'state', value: (r) => r.state },
           { header: 'rule', value: (r) => r.rule_name ?? '', max: 64 },
+          { header: 'bus', value: (r) => r.event_bus ?? '' },
           {
             header: 'pattern / errors',
             value: (r) =>

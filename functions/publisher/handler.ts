@@ -1,13 +1,15 @@
 /**
  * Publisher. Triggered by the breadcrumbs table's DynamoDB stream (batch, bisect on error, partial batch
- * failures). Reads stream images; adopts plain puts into the table; puts change events on the crumbs bus.
+ * failures). Reads stream images; adopts plain puts into the table; puts change events on the crumbs bus and on the
+ * other buses of the pool that hold rules of the event's workspace (reads `bus-placement` breadcrumbs, cached).
  * (Embeddings are the indexer's, from those events.)
  */
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
-import { PublisherEnvSchema, parseEnv } from '#shared/config.ts';
+import { busPoolOf, PublisherEnvSchema, parseEnv } from '#shared/config.ts';
+import { PlacementRoutes } from '#shared/core/bus-placement.ts';
 import { publishStreamBatch } from '#shared/core/publisher.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
@@ -17,10 +19,11 @@ const pt = powertools('crumbs-publisher', [defaultDocumentClient(), defaultEvent
 const { logger, metrics } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const bus = new EventBridgeBus(env[ENV.busName]);
+const routes = new PlacementRoutes(store, busPoolOf(env), env[ENV.busPlacementCacheMs]);
 
 export const handler = instrumented(
   middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const outcome = await publishStreamBatch(event.Records, { bus, adopter: store, log: logger });
+    const outcome = await publishStreamBatch(event.Records, { bus, routes, adopter: store, log: logger });
     metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);
     metrics.addMetric('PlainPutsAdopted', 'Count', outcome.adopted);
     metrics.addMetric('PlainPutsRejected', 'Count', outcome.rejected);

@@ -1,8 +1,9 @@
 /**
  * Rule manager. Triggered by its SQS queue, fed by the static rule `crumbs-system-rule-manager` on the crumbs bus
  * (changes of agent.def.v1, tool.def.v1, workflow.def.v1, context.config.v1, agent.definition.v1, and
- * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the crumbs
- * bus (PutRule/PutTargets/RemoveTargets/DeleteRule; every target with the rule-targets DLQ and retry policy) and,
+ * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the buses of
+ * the pool (PutRule/PutTargets/RemoveTargets/DeleteRule; every target with the rule-targets DLQ and retry policy),
+ * recording which buses hold a workspace's rules in its `bus-placement` breadcrumb, and,
  * for schedule.def.v1, EventBridge Scheduler schedules in the crumbs group; writes definition.status.v1 (with the provider and model an
  * agent will run, by CRUMBS_DEFAULT_LLM_PROVIDER) and sync-result breadcrumbs. Failed messages come back after a
  * back-off (ChangeMessageVisibility on its queue).
@@ -14,7 +15,7 @@ import { defaultEventBridgeClient } from '#shared/adapters/eventbridge/event-bus
 import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
-import { parseEnv, RuleManagerEnvSchema, TimersEnvSchema } from '#shared/config.ts';
+import { busPoolOf, parseEnv, RuleManagerEnvSchema, TimersEnvSchema } from '#shared/config.ts';
 import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
 import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { ENV, topology } from '#shared/topology.ts';
@@ -23,10 +24,16 @@ import { instrumented, powertools } from '../wiring/powertools.ts';
 const env = parseEnv(RuleManagerEnvSchema);
 const pt = powertools('crumbs-rule-manager', [defaultDocumentClient(), defaultEventBridgeClient()]);
 const { logger, metrics } = pt;
+const registries = new Map(busPoolOf(env).map((bus) => [bus, new EventBridgeRuleRegistry(bus)] as const));
 const deps = {
   store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),
-  rules: new EventBridgeRuleRegistry(env[ENV.busName]),
+  rules: registries.get(env[ENV.busName]) ?? new EventBridgeRuleRegistry(env[ENV.busName]),
   busName: env[ENV.busName],
+  pool: {
+    buses: [...registries.keys()],
+    rulesOn: (bus: string) => registries.get(bus) ?? new EventBridgeRuleRegistry(bus),
+    placementCacheMs: env[ENV.busPlacementCacheMs],
+  },
   prefix: env[ENV.ruleNamePrefix],
   executorQueueArns: env[ENV.executorQueueArns],
   defaultLlmProvider: env[ENV.defaultLlmProvider],

@@ -27,6 +27,7 @@ import {
   ENV,
   type ExecutorRunner,
   type FunctionDeclaration,
+  topology,
 } from '#shared/topology.ts';
 import { copyInstalledPackages } from '../installed-packages.ts';
 
@@ -353,16 +354,31 @@ export class CrumbsFunction extends Construct {
     return this;
   }
 
-  /** `CRUMBS_EVENT_BUS_NAME` and `events:PutEvents` on that bus only. */
-  bindBus(bus: IEventBus, access: 'put-events'): this {
-    this.function.addEnvironment(ENV.busName, bus.eventBusName);
-    if (access === 'put-events') bus.grantPutEventsTo(this.function);
+  /**
+   * `CRUMBS_EVENT_BUS_NAME` (the first bus), `CRUMBS_EVENT_BUS_POOL` and `CRUMBS_BUS_PLACEMENT_CACHE_MS`, and
+   * `events:PutEvents` on the buses of the pool only.
+   */
+  bindBus(buses: readonly IEventBus[], access: 'put-events'): this {
+    this.bindBusPool(buses);
+    if (access === 'put-events') for (const bus of buses) bus.grantPutEventsTo(this.function);
     return this;
   }
 
+  private bindBusPool(buses: readonly IEventBus[]): void {
+    const [first] = buses;
+    if (!first) throw new Error(`${this.declaration.name}: the bus pool is empty`);
+    this.function.addEnvironment(ENV.busName, first.eventBusName);
+    this.function.addEnvironment(ENV.busPool, Stack.of(this).toJsonString(buses.map((b) => b.eventBusName)));
+    this.function.addEnvironment(
+      ENV.busPlacementCacheMs,
+      String(topology.bus.pool.placementCacheSeconds * 1000),
+    );
+  }
+
   /**
-   * What the rule manager needs: `CRUMBS_EVENT_BUS_NAME`, `CRUMBS_RULE_NAME_PREFIX`, `CRUMBS_EXECUTOR_QUEUE_ARNS`,
-   * `CRUMBS_RULE_TARGETS_DLQ_ARN` (every target's DeadLetterConfig; an SQS DLQ needs no grant), management of rules named `<prefix>*` on the crumbs bus and nothing else, and `events:ListRules` (the one
+   * What the rule manager needs: the bus pool's env vars (see `bindBus`), `CRUMBS_RULE_NAME_PREFIX`, `CRUMBS_EXECUTOR_QUEUE_ARNS`,
+   * `CRUMBS_RULE_TARGETS_DLQ_ARN` (every target's DeadLetterConfig; an SQS DLQ needs no grant), management of rules named `<prefix>*` on the buses of the pool and nothing else (it places rules in the pool;
+   * it creates no buses), and `events:ListRules` (the one
    * EventBridge action without resource-level permissions; it lists names, it changes nothing).
    *
    * The rule manager cannot point rules anywhere but the crumbs executor queues: it has no `iam:PassRole`, so
@@ -370,12 +386,12 @@ export class CrumbsFunction extends Construct {
    * for rules under this prefix are the executor queues (see `allowRuleDelivery` in `work-queue.ts`).
    */
   bindRuleManagement(
-    bus: IEventBus,
+    buses: readonly IEventBus[],
     prefix: string,
     queues: Readonly<Record<ExecutorRunner, IQueue>>,
     ruleTargetsDlq: IQueue,
   ): this {
-    this.function.addEnvironment(ENV.busName, bus.eventBusName);
+    this.bindBusPool(buses);
     this.function.addEnvironment(ENV.ruleNamePrefix, prefix);
     const arns: Record<string, string> = {};
     for (const [kind, queue] of Object.entries(queues)) arns[kind] = queue.queueArn;
@@ -386,7 +402,7 @@ export class CrumbsFunction extends Construct {
       new PolicyStatement({
         sid: 'ManageOwnRules',
         actions: [...RULE_MANAGEMENT_ACTIONS],
-        resources: [ruleArnPattern(this, bus, prefix)],
+        resources: buses.map((bus) => ruleArnPattern(this, bus, prefix)),
       }),
     );
     this.function.addToRolePolicy(
@@ -398,8 +414,8 @@ export class CrumbsFunction extends Construct {
         {
           id: 'AwsSolutions-IAM5',
           reason:
-            'Rule management is scoped to rule/<crumbs bus>/<rule name prefix>*: the rule manager creates one rule ' +
-            'per definition, named with that prefix, and may touch no other rule. events:ListRules supports no ' +
+            'Rule management is scoped to rule/<crumbs bus>/<rule name prefix>* on each bus of the pool: the rule ' +
+            'manager creates one rule per definition, named with that prefix, and may touch no other rule. events:ListRules supports no ' +
             'resource-level permissions, so it is granted on "*" (it reads rule names, it changes nothing).',
           appliesTo: [
             { regex: `/^Resource::arn:.+:events:.*:rule\\/.+\\/${escapeRegex(prefix)}\\*$/g` },

@@ -3,7 +3,7 @@
  * deliver to its executor queue, after the target's retry policy (`topology.bus.ruleTargets`). The rule manager
  * names it in every target's DeadLetterConfig (it needs no grant for that: EventBridge checks the queue's policy
  * when it sends, and an SQS DLQ needs no iam:PassRole). The queue policy lets EventBridge send only on behalf of
- * the compiled rules (`rule/<bus>/<prefix>*`).
+ * the compiled rules (`rule/<bus>/<prefix>*`, on every bus of the pool).
  *
  * The DLQ handler consumes it and answers each dead letter with an error breadcrumb
  * (`shared/core/rule-target-dead-letters.ts`); what it fails on is parked, like the executor DLQs' failures. The
@@ -15,12 +15,12 @@ import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { topology } from '#shared/topology.ts';
-import { DEAD_LETTER_RETENTION, deadLetterAlarm, SECURE_QUEUE, stageName } from './work-queue.ts';
+import { DEAD_LETTER_RETENTION, deadLetterAlarm, oneOrList, SECURE_QUEUE, stageName } from './work-queue.ts';
 
 export interface RuleTargetDeadLettersProps {
   readonly stage: string;
-  /** ARN pattern of the rules that may dead-letter here: the rule manager's compiled rules. */
-  readonly ruleArnPattern: string;
+  /** ARN patterns of the rules that may dead-letter here: the rule manager's compiled rules, one per bus. */
+  readonly ruleArnPatterns: readonly string[];
   /** Timeout of the function that consumes the queue; its visibility timeout is 6 × this. */
   readonly consumerTimeout: Duration;
   /** Where messages go that the consumer failed to handle `maxReceiveCount` times. */
@@ -51,7 +51,7 @@ export class RuleTargetDeadLetters extends Construct {
         principals: [new ServicePrincipal('events.amazonaws.com')],
         actions: ['sqs:SendMessage'],
         resources: [this.queue.queueArn],
-        conditions: { ArnLike: { 'aws:SourceArn': props.ruleArnPattern } },
+        conditions: { ArnLike: { 'aws:SourceArn': oneOrList(props.ruleArnPatterns) } },
       }),
     );
     this.alarm = deadLetterAlarm(

@@ -36,6 +36,11 @@ export function deadLetterAlarm(scope: Construct, id: string, queue: IQueue, des
 }
 
 /** `crumbs-agent` → `crumbs-agent-dev`: stages can share an account and region. */
+/** A condition value: one string as itself (the template of a one-bus pool stays as it was), more as a list. */
+export function oneOrList(values: readonly string[]): string | string[] {
+  return values.length === 1 ? (values[0] as string) : [...values];
+}
+
 export function stageName(name: string, stage: string): string {
   return `${name}-${stage}`;
 }
@@ -97,17 +102,17 @@ export class WorkQueue extends Construct {
   }
 
   /**
-   * Lets EventBridge deliver to this queue from rules whose ARN matches `ruleArnPattern` (the rule manager's
-   * compiled rules, `rule/<bus>/<prefix>*`), and from no other rule.
+   * Lets EventBridge deliver to this queue from rules whose ARN matches one of `ruleArnPatterns` (the rule
+   * manager's compiled rules, `rule/<bus>/<prefix>*` on each bus of the pool), and from no other rule.
    */
-  allowRuleDelivery(ruleArnPattern: string): this {
+  allowRuleDelivery(ruleArnPatterns: readonly string[]): this {
     this.queue.addToResourcePolicy(
       new PolicyStatement({
         sid: 'CompiledRulesMaySend',
         principals: [new ServicePrincipal('events.amazonaws.com')],
         actions: ['sqs:SendMessage'],
         resources: [this.queue.queueArn],
-        conditions: { ArnLike: { 'aws:SourceArn': ruleArnPattern } },
+        conditions: { ArnLike: { 'aws:SourceArn': oneOrList(ruleArnPatterns) } },
       }),
     );
     return this;

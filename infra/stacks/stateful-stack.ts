@@ -1,27 +1,38 @@
 /**
- * What outlives a deployment: the breadcrumbs table and the crumbs event bus (with its archive, so events can be
- * replayed after a bad rule or a DLQ incident). Kept apart from the functions so a stateless change can never
+ * What outlives a deployment: the breadcrumbs table and the crumbs event buses — the pool of `crumbs:buses` that
+ * definitions' rules are spread over (`topology.bus.pool`), each with its archive, so events can be replayed after
+ * a bad rule or a DLQ incident (the first bus receives every event; the others the events of the workspaces whose
+ * rules they hold). Kept apart from the functions so a stateless change can never
  * replace data, and so the stateless stack can be destroyed and redeployed freely.
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { type Archive, EventBus } from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
-import { topology } from '#shared/topology.ts';
+import { poolBusNames, topology } from '#shared/topology.ts';
 import { stageName } from '../constructs/work-queue.ts';
 
 export interface StatefulStackProps extends StackProps {
   /** Deployment stage; suffix of the table, bus and archive names. */
   readonly stage: string;
+  /**
+   * Buses in the pool (`crumbs:buses`).
+   * @default topology.bus.pool.defaultSize
+   */
+  readonly buses?: number;
 }
 
 export class StatefulStack extends Stack {
   /** The breadcrumbs table: every breadcrumb, definition and status record, with a stream of every change. */
   public readonly table: Table;
-  /** The crumbs event bus: change events from the publisher, routed by the compiled definition rules. */
+  /** The first crumbs event bus: every change event, the system rules, and definition rules while it has room. */
   public readonly bus: EventBus;
-  /** Archive of the bus's crumbs events, for replay. */
+  /** Every bus of the pool, `bus` first: change events from the publisher, routed by the compiled rules. */
+  public readonly buses: readonly EventBus[];
+  /** Archive of the first bus's crumbs events, for replay. */
   public readonly archive: Archive;
+  /** The archive of each bus of `buses`, in the same order. */
+  public readonly archives: readonly Archive[];
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -52,18 +63,32 @@ export class StatefulStack extends Stack {
       });
     }
 
-    this.bus = new EventBus(this, 'Bus', { eventBusName: stageName(topology.bus.name, props.stage) });
-    this.archive = this.bus.archive('Archive', {
-      archiveName: stageName(`${topology.bus.name}-archive`, props.stage),
-      description: 'Change events of the crumbs bus, kept for replay',
-      eventPattern: { source: [topology.bus.source] },
-      retention: Duration.days(topology.bus.archiveRetentionDays),
-    });
+    const count = props.buses ?? topology.bus.pool.defaultSize;
+    const names = poolBusNames(stageName(topology.bus.name, props.stage), count);
+    const archiveNames = poolBusNames(stageName(`${topology.bus.name}-archive`, props.stage), count);
+    // The first bus keeps the construct ids it always had, so adding buses replaces nothing.
+    this.buses = names.map(
+      (eventBusName, i) => new EventBus(this, i === 0 ? 'Bus' : `Bus${i + 1}`, { eventBusName }),
+    );
+    this.archives = this.buses.map((bus, i) =>
+      bus.archive(i === 0 ? 'Archive' : `Archive${i + 1}`, {
+        archiveName: archiveNames[i],
+        description: `Change events of the crumbs bus ${names[i]}, kept for replay`,
+        eventPattern: { source: [topology.bus.source] },
+        retention: Duration.days(topology.bus.archiveRetentionDays),
+      }),
+    );
+    this.bus = this.buses[0] as EventBus;
+    this.archive = this.archives[0] as Archive;
 
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The breadcrumbs table' });
     new CfnOutput(this, 'EventBusName', {
       value: this.bus.eventBusName,
-      description: 'The crumbs event bus',
+      description: 'The first crumbs event bus (every change event; the system rules)',
+    });
+    new CfnOutput(this, 'EventBusPool', {
+      value: names.join(','),
+      description: "The crumbs event buses definitions' rules are spread over, the first first",
     });
   }
 }

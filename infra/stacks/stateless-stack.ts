@@ -62,8 +62,14 @@ export interface StatelessStackProps extends StackProps {
   readonly stage: string;
   /** The breadcrumbs table (from the stateful stack); it must have a stream. */
   readonly table: ITable;
-  /** The crumbs event bus (from the stateful stack). */
+  /** The first crumbs event bus (from the stateful stack): the system rules are on it. */
   readonly bus: IEventBus;
+  /**
+   * Every bus of the pool, `bus` first (from the stateful stack): the publisher puts events and the rule manager
+   * places rules on these.
+   * @default [bus]
+   */
+  readonly buses?: readonly IEventBus[];
   /** Issuer URL of the JWTs the HTTP API accepts (for example a Cognito user pool or an OIDC provider). */
   readonly jwtIssuer: string;
   /** Accepted `aud` (or `client_id`) values of those JWTs. */
@@ -181,7 +187,7 @@ export class StatelessStack extends Stack {
     );
 
     // Executor queues: compiled definition rules deliver here; each runner's Lambda consumes its queue.
-    const compiledRules = ruleArnPattern(this, bus, topology.bus.ruleNamePrefix);
+    const compiledRules = this.buses().map((b) => ruleArnPattern(this, b, topology.bus.ruleNamePrefix));
     const executorQueues: Partial<Record<ExecutorRunner, WorkQueue>> = {};
     const executors: Partial<Record<ExecutorRunner, CrumbsFunction>> = {};
     for (const kind of EXECUTOR_RUNNERS) {
@@ -219,7 +225,7 @@ export class StatelessStack extends Stack {
     // Compiled rule targets dead-letter here what EventBridge could not deliver to an executor queue.
     this.ruleTargetDeadLetters = new RuleTargetDeadLetters(this, 'RuleTargetDeadLetters', {
       stage,
-      ruleArnPattern: compiledRules,
+      ruleArnPatterns: compiledRules,
       consumerTimeout: Duration.seconds(f.dlqHandler.timeoutSeconds),
       parkingQueue: this.parkedDeadLetters,
     });
@@ -404,6 +410,11 @@ export class StatelessStack extends Stack {
     });
   }
 
+  /** The bus pool, the first bus first. */
+  buses(): readonly IEventBus[] {
+    return this.props.buses ?? [this.props.bus];
+  }
+
   /** Every function of the stack. */
   functions(): CrumbsFunction[] {
     return [
@@ -424,7 +435,7 @@ export class StatelessStack extends Stack {
     ruleTargets?: { executorQueues: Readonly<Record<ExecutorRunner, Queue>>; ruleTargetsDlq: Queue },
     extraFiles?: ExtraFiles,
   ): CrumbsFunction {
-    const { stage, table, bus } = this.props;
+    const { stage, table } = this.props;
     const { uses } = declaration;
     const fn = new CrumbsFunction(this, pascal(declaration.name), {
       declaration,
@@ -434,11 +445,11 @@ export class StatelessStack extends Stack {
     });
     if (uses.table) fn.bindTable(table, uses.table);
     if (uses.stream) fn.bindTableStream(table);
-    if (uses.bus === 'put-events') fn.bindBus(bus, 'put-events');
+    if (uses.bus === 'put-events') fn.bindBus(this.buses(), 'put-events');
     if (uses.bus === 'manage-rules') {
       if (!ruleTargets) throw new Error(`${declaration.name} manages rules but was given no rule targets`);
       fn.bindRuleManagement(
-        bus,
+        this.buses(),
         topology.bus.ruleNamePrefix,
         ruleTargets.executorQueues,
         ruleTargets.ruleTargetsDlq,

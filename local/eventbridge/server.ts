@@ -6,7 +6,8 @@
  *
  * Supported: PutEvents, PutRule, DescribeRule, ListRules, DeleteRule, EnableRule, DisableRule, PutTargets,
  * RemoveTargets, ListTargetsByRule, TestEventPattern, CreateEventBus, DescribeEventBus, ListEventBuses,
- * DeleteEventBus. Not supported: scheduled rules firing, archives/replays, connections, API destinations,
+ * DeleteEventBus. Quotas are enforced as AWS enforces them, with AWS's errors (`DEFAULT_QUOTAS` in state.ts:
+ * rules per bus, targets per rule, event pattern size, PutEvents size), each settable. Not supported: scheduled rules firing, archives/replays, connections, API destinations,
  * endpoints, permissions/policies, tags, non-SQS targets (accepted, but delivery fails with a log line).
  */
 import { randomUUID } from 'node:crypto';
@@ -19,6 +20,7 @@ import { Deliverer } from './delivery.ts';
 import { constraintViolation, EventBridgeError, validation } from './errors.ts';
 import {
   type Bus,
+  type EventBridgeQuotas,
   EventBridgeState,
   page,
   parseEventPattern,
@@ -43,6 +45,8 @@ export interface LocalEventBridgeOptions {
   maxDeliveryAttempts?: number;
   /** First retry delay; doubles per attempt (default 100 ms). */
   retryBaseDelayMs?: number;
+  /** Quotas to enforce instead of AWS's defaults (`DEFAULT_QUOTAS`), e.g. an account's raised rules per bus. */
+  quotas?: Partial<EventBridgeQuotas>;
 }
 
 export interface LocalEventBridgeStats {
@@ -68,10 +72,11 @@ export interface LocalEventBridge {
   stats(): LocalEventBridgeStats;
   /** Resolves when no deliveries are in flight. */
   idle(): Promise<void>;
+  /** The quotas it enforces. */
+  readonly quotas: Readonly<EventBridgeQuotas>;
 }
 
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
-const MAX_ENTRIES_BYTES = 256 * 1024;
 const REQUIRED_EVENT_FIELDS = [
   'id',
   'account',
@@ -112,7 +117,7 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
   const region = options.region ?? 'us-east-1';
   const accountId = options.accountId ?? '000000000000';
   const log = options.log;
-  const state = new EventBridgeState(region, accountId);
+  const state = new EventBridgeState(region, accountId, options.quotas);
   if (options.stateFile) {
     let text: string | undefined;
     try {
@@ -180,7 +185,7 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
       (sum, e) => sum + (typeof e === 'object' && e ? entrySize(e as Input) : 0),
       0,
     );
-    if (size > MAX_ENTRIES_BYTES)
+    if (size > state.quotas.putEventsBytes)
       throw validation('Total size of the entries in the request is over the limit.');
     const now = new Date();
     const ingestionTime = now.toISOString();
@@ -395,6 +400,7 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
   return {
     endpoint,
     port,
+    quotas: state.quotas,
     stats: () => ({ ...counters, ...deliverer.stats }),
     idle: () => deliverer.idle(),
     async stop() {

@@ -17,7 +17,34 @@ import { RESERVED_VARIABLES, type TargetInputConfig } from './input-transformer.
 import { JsonPathError, parseJsonPath } from './json-path.ts';
 
 export const DEFAULT_BUS = 'default';
-export const MAX_TARGETS_PER_RULE = 5;
+
+/**
+ * EventBridge's quotas that the local service enforces, with AWS's defaults ("Amazon EventBridge quotas" in the
+ * EventBridge user guide): rules per event bus 300 (100 in af-south-1 and eu-south-1; adjustable), targets per
+ * rule 5, event pattern size 2048 characters (adjustable up to 4096, the PutRule API maximum), and 256 KB of
+ * PutEvents entries per request (sized as in "Calculating PutEvents event entry size"). Each can be set to match
+ * an account whose quotas were raised (`crumbs dev --rules-per-bus`, `CRUMBS_RULES_PER_BUS`, …).
+ */
+export interface EventBridgeQuotas {
+  rulesPerBus: number;
+  targetsPerRule: number;
+  eventPatternSize: number;
+  putEventsBytes: number;
+}
+
+export const DEFAULT_QUOTAS: Readonly<EventBridgeQuotas> = Object.freeze({
+  rulesPerBus: 300,
+  targetsPerRule: 5,
+  eventPatternSize: 2048,
+  putEventsBytes: 256 * 1024,
+});
+
+/** AWS answers every quota refusal of PutRule and PutTargets with this code and wording. */
+export const limitExceeded = (): EventBridgeError =>
+  new EventBridgeError(
+    'LimitExceededException',
+    'The requested resource exceeds the maximum number allowed.',
+  );
 const NAME_PATTERN = /^[.\-_A-Za-z0-9]+$/;
 const BUS_NAME_PATTERN = /^[/.\-_A-Za-z0-9]+$/;
 
@@ -139,11 +166,13 @@ export function parseEventPattern(text: unknown): unknown {
 export class EventBridgeState {
   readonly region: string;
   readonly accountId: string;
+  readonly quotas: Readonly<EventBridgeQuotas>;
   private readonly buses = new Map<string, Bus>();
 
-  constructor(region: string, accountId: string) {
+  constructor(region: string, accountId: string, quotas: Partial<EventBridgeQuotas> = {}) {
     this.region = region;
     this.accountId = accountId;
+    this.quotas = Object.freeze({ ...DEFAULT_QUOTAS, ...quotas });
     this.addBus(DEFAULT_BUS);
   }
 
@@ -233,7 +262,17 @@ export class EventBridgeState {
     if (schedule !== undefined && !/^(rate|cron)\(.+\)$/.test(schedule)) {
       throw validation('Parameter ScheduleExpression is not valid.');
     }
+    // The pattern size quota: AWS documents the quota, not the error; a refusal beyond a quota is
+    // LimitExceededException everywhere else in PutRule and PutTargets, so it is here too, saying which quota.
+    if (eventPattern !== undefined && eventPattern.length > this.quotas.eventPatternSize) {
+      throw new EventBridgeError(
+        'LimitExceededException',
+        `Event pattern is ${eventPattern.length} characters; the maximum is ${this.quotas.eventPatternSize} (the "Event pattern size" quota).`,
+      );
+    }
     const pattern = eventPattern === undefined ? undefined : parseEventPattern(eventPattern);
+    // Rules per event bus: only creating a rule counts; replacing one does not.
+    if (!bus.rules.has(name) && bus.rules.size >= this.quotas.rulesPerBus) throw limitExceeded();
     const state = input.State ?? 'ENABLED';
     if (
       state !== 'ENABLED' &&
@@ -317,12 +356,7 @@ export class EventBridgeState {
       ids.add(t.Id);
     }
     const merged = rule.targets.filter((t) => !ids.has(t.Id)).concat(targets);
-    if (merged.length > MAX_TARGETS_PER_RULE) {
-      throw new EventBridgeError(
-        'LimitExceededException',
-        'The requested resource exceeds the maximum number allowed.',
-      );
-    }
+    if (merged.length > this.quotas.targetsPerRule) throw limitExceeded();
     // Replaced targets keep their position; new ones go last.
     rule.targets = rule.targets.map((t) => targets.find((n) => n.Id === t.Id) ?? t);
     for (const t of targets) if (!rule.targets.some((o) => o.Id === t.Id)) rule.targets.push(t);

@@ -7,6 +7,9 @@
  *   event on its own stream record. Invalid plain puts are annotated with `ingest_errors`; no event.
  * - History, tag, idempotency, hints and claim items → nothing.
  *
+ * Each event goes to the buses of the pool that hold rules of its workspace (`routes`, `bus-placement.ts`; the
+ * first bus always); one PutEvents request may carry entries for several buses.
+ *
  * Events go out in PutEvents calls of up to 10 (and 256 KB); entries the bus refuses are retried with backoff. A record whose event
  * could not be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from
  * there and nothing after it is lost (stream order is kept per shard).
@@ -25,6 +28,7 @@ import {
 import { contextWords } from '#shared/domain/words.ts';
 import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
+import type { BusRoutes } from './bus-placement.ts';
 import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
 
 type Item = Record<string, unknown>;
@@ -40,6 +44,8 @@ export interface PlainPutAdopter {
 
 export interface PublisherDependencies {
   bus: EventBus;
+  /** Which buses each workspace's events go to; absent: every event to the bus adapter's own bus. */
+  routes?: BusRoutes | undefined;
   adopter: PlainPutAdopter;
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
@@ -110,12 +116,14 @@ export async function publishStreamBatch(
     }
   }
 
-  const published = await putAll(
+  const routed = await routeAll(
     firstFailure === undefined
       ? pending
       : pending.filter((p) => compareSequence(p.sequence, firstFailure as string) < 0),
     deps,
   );
+  if (routed.failedSequence !== undefined) firstFailure = routed.failedSequence;
+  const published = await putAll(routed.entries, deps);
   const failedAt = [published.failedSequence, firstFailure]
     .filter((s): s is string => s !== undefined)
     .sort(compareSequence)[0];
@@ -125,6 +133,42 @@ export async function publishStreamBatch(
     adopted,
     rejected,
   };
+}
+
+/**
+ * One entry per bus the event's workspace is routed to, in stream order. A workspace whose routes cannot be read
+ * fails its first record (and so everything after it, which Lambda hands over again).
+ */
+async function routeAll(
+  pending: { entry: BusEntry; sequence: string }[],
+  deps: PublisherDependencies,
+): Promise<{ entries: { entry: BusEntry; sequence: string }[]; failedSequence?: string }> {
+  const routes = deps.routes;
+  if (!routes) return { entries: pending };
+  const workspaceOf = (entry: BusEntry) => String(entry.detail.workspace);
+  const workspaces = [...new Set(pending.map((p) => workspaceOf(p.entry)))];
+  const resolved = new Map(
+    await Promise.all(
+      workspaces.map(async (ws) => {
+        try {
+          return [ws, await routes.busesFor(ws)] as const;
+        } catch (error) {
+          deps.log?.warn('could not read the bus placement; the record will be retried', {
+            workspace: ws,
+            error: (error as Error).message,
+          });
+          return [ws, undefined] as const;
+        }
+      }),
+    ),
+  );
+  const entries: { entry: BusEntry; sequence: string }[] = [];
+  for (const item of pending) {
+    const buses = resolved.get(workspaceOf(item.entry));
+    if (buses === undefined) return { entries, failedSequence: item.sequence };
+    for (const bus of buses) entries.push({ entry: { ...item.entry, bus }, sequence: item.sequence });
+  }
+  return { entries };
 }
 
 /** Puts entries in requests of up to 10 (and 256 KB), retrying refused ones; returns the earliest sequence that could not be put. */

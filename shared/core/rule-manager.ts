@@ -11,6 +11,13 @@
  * pattern, and for agents which provider and model will run (`llm`, resolved against the stack's default
  * provider; an unknown provider makes the definition `invalid`).
  *
+ * Rules are spread over the bus pool (`topology.bus.pool`, `bus-placement.ts`): a definition's rule stays on the bus
+ * it was placed on; a new one goes to the first bus with room. A definition no bus has room for is `invalid`, with
+ * an error naming the quota (it is placed by the next `crumbs rules sync` once there is room). If a rule is found
+ * on two buses (a crash between placing and recording), the one kept is brought up to date before the other is
+ * deleted: an event matching both in between is delivered twice and answered once (the executor's claim is per
+ * definition × trigger id × version, whichever bus delivered it).
+ *
  * Batches go through the one SQS batch loop (`sqs-batch.ts`); messages about the same definition are handled one
  * after the other, in order, and the rest concurrently.
  */
@@ -22,7 +29,13 @@ import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts'
 import { ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
-import { type FieldIssue, isRetriable, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
+import {
+  type FieldIssue,
+  isRetriable,
+  NotFoundError,
+  QuotaExceededError,
+  ValidationError,
+} from '#shared/domain/errors.ts';
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
 import { executorRunnerOf } from '#shared/domain/runners.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -38,6 +51,7 @@ import {
   SCHEDULE_DEFINITION_SCHEMA,
   topology,
 } from '#shared/topology.ts';
+import { addToPlacement, readPlacement } from './bus-placement.ts';
 import { executorInputTransformer } from './executor/contract.ts';
 import { reconcileSchedule } from './schedule-manager.ts';
 import { processSqsBatch, type Redelivery } from './sqs-batch.ts';
@@ -49,8 +63,11 @@ const TARGET_ID = 'executor';
 
 export interface RuleManagerDependencies {
   store: BreadcrumbStore;
+  /** The rules of the first bus, `busName`. */
   rules: RuleRegistry;
   busName: string;
+  /** The bus pool; absent: the one bus `busName`, whose rules are `rules`. */
+  pool?: BusPool | undefined;
   prefix: string;
   /** The queue of each executor runner (`EXECUTOR_RUNNERS`): a definition's rule targets its runner's queue. */
   executorQueueArns: Readonly<Record<ExecutorRunner, string>>;
@@ -63,6 +80,48 @@ export interface RuleManagerDependencies {
   redelivery?: Redelivery | undefined;
   /** Recurring schedules of `schedule.def.v1` (EventBridge Scheduler); absent, schedules are reported invalid. */
   schedules?: Schedules | undefined;
+}
+
+export interface BusPool {
+  /** Every bus of the pool, `busName` first. */
+  buses: readonly string[];
+  rulesOn(bus: string): RuleRegistry;
+  /** The publisher's placement cache (`ENV.busPlacementCacheMs`): how long a new placement waits before `active`. */
+  placementCacheMs: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** After a refusal, a bus is tried after the others for this long (the SDK retries each refusal before it ends). */
+const FULL_BUS_MEMORY_MS = 60_000;
+const fullUntil = new Map<string, number>();
+
+function poolOf(deps: RuleManagerDependencies): Required<BusPool> {
+  const pool = deps.pool;
+  return {
+    buses: pool?.buses ?? [deps.busName],
+    rulesOn: (bus) => (bus === deps.busName ? deps.rules : (pool?.rulesOn(bus) ?? deps.rules)),
+    placementCacheMs: pool?.placementCacheMs ?? 0,
+    sleep: pool?.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+  };
+}
+
+/** The first bus, then the buses of the pool the workspace's placement names (where its rules can be). */
+async function workspaceBuses(
+  workspace: string,
+  deps: RuleManagerDependencies,
+): Promise<{ buses: string[]; placed: string[]; addedAt: Record<string, number> }> {
+  const { buses } = poolOf(deps);
+  if (buses.length === 1) return { buses: [deps.busName], placed: [], addedAt: {} };
+  const placement = await readPlacement(deps.store, workspace);
+  const placed = buses.filter((b) => b !== deps.busName && placement.buses.includes(b));
+  return { buses: [deps.busName, ...placed], placed, addedAt: placement.addedAt };
+}
+
+/** Waits until publishers route the workspace's events to a bus added to its placement at `addedAt`. */
+async function untilRouted(addedAt: number | undefined, pool: Required<BusPool>): Promise<void> {
+  if (addedAt === undefined || pool.placementCacheMs === 0) return;
+  const wait = addedAt + pool.placementCacheMs + 1000 - Date.now();
+  if (wait > 0) await pool.sleep(wait);
 }
 
 /** The retry policy of every compiled target (see `topology.bus.ruleTargets`). */
@@ -83,7 +142,8 @@ export interface DefinitionStatus {
   state: DefinitionState;
   errors: FieldIssue[];
   rule_name: string | null;
-  event_bus: string;
+  /** The bus of the pool that holds the rule; null when there is no rule. */
+  event_bus: string | null;
   pattern: unknown;
   pattern_hash: string | null;
   /**
@@ -109,7 +169,6 @@ export function statusId(definitionId: string): string {
 /** What a definition compiles to, or why it cannot: no I/O. */
 export function evaluateDefinition(
   record: Breadcrumb,
-  busName: string,
   prefix: string,
   defaultLlmProvider: LlmProvider,
 ): DefinitionStatus & { kindKnown: boolean } {
@@ -119,7 +178,8 @@ export function evaluateDefinition(
     definition_schema: record.schema_name,
     definition_version: record.version,
     kind,
-    event_bus: busName,
+    // Set when the rule has been placed (`placeRule`).
+    event_bus: null,
     kindKnown: kind !== undefined,
   };
   try {
@@ -183,6 +243,15 @@ export async function reconcileDefinition(
   definitionId: string,
   deps: RuleManagerDependencies,
 ): Promise<ReconcileOutcome> {
+  return (await reconcile(workspace, definitionId, deps)).outcome;
+}
+
+/** Reconciles one definition; says which bus its rule is on now (none when it has no rule). */
+async function reconcile(
+  workspace: string,
+  definitionId: string,
+  deps: RuleManagerDependencies,
+): Promise<{ outcome: ReconcileOutcome; bus: string | null }> {
   const name = ruleName(deps.prefix, workspace, definitionId);
   const record = await deps.store.get(workspace, definitionId).catch((error: unknown) => {
     if (error instanceof NotFoundError) return undefined;
@@ -201,23 +270,24 @@ export async function reconcileDefinition(
       definitionVersion: record.version,
       outcome,
     });
-    return outcome;
+    return { outcome, bus: null };
   }
+  const { buses } = await workspaceBuses(workspace, deps);
   if (!record || !(record.schema_name in DEFINITION_SCHEMAS)) {
-    const removed = await removeRule(name, deps);
+    const removed = await removeFrom(buses, name, deps);
     // The definition may have been a schedule: its schedule goes too (a missing one is fine).
     await deps.schedules?.delete(workspace, definitionId);
     await deleteStatus(workspace, definitionId, deps);
-    return removed ? 'deleted' : 'absent';
+    return { outcome: removed ? 'deleted' : 'absent', bus: null };
   }
 
-  const status = evaluateDefinition(record, deps.busName, deps.prefix, deps.defaultLlmProvider);
+  const status = evaluateDefinition(record, deps.prefix, deps.defaultLlmProvider);
   let outcome: ReconcileOutcome;
   if (status.state === 'invalid') {
-    await removeRule(name, deps);
+    await removeFrom(buses, name, deps);
     outcome = 'invalid';
   } else {
-    outcome = await ensureRule(name, record, status, deps);
+    outcome = await placeRule(name, record, status, deps);
   }
   const { kindKnown: _known, ...stored } = status;
   await writeStatus(workspace, stored, deps);
@@ -227,14 +297,87 @@ export async function reconcileDefinition(
     definitionVersion: record.version,
     outcome,
     ruleName: status.rule_name,
+    eventBus: status.event_bus,
   });
-  return outcome;
+  return { outcome, bus: status.event_bus };
+}
+
+/**
+ * Keeps the rule where it is, or places it on the first bus with room; sets `status.event_bus`, or makes the
+ * status `invalid` (naming the quota) when no bus of the pool has room.
+ */
+async function placeRule(
+  name: string,
+  record: Breadcrumb,
+  status: DefinitionStatus,
+  deps: RuleManagerDependencies,
+): Promise<ReconcileOutcome> {
+  const pool = poolOf(deps);
+  const { buses, placed, addedAt } = await workspaceBuses(record.workspace, deps);
+  const found: string[] = [];
+  for (const bus of buses) if (await pool.rulesOn(bus).describe(name)) found.push(bus);
+  const [home, ...strays] = found;
+  if (home !== undefined) {
+    const outcome = await ensureRule(name, record, status, pool.rulesOn(home), deps);
+    // The kept rule is up to date before another copy goes: no event falls between them (see the header).
+    await removeFrom(strays, name, deps);
+    // Placed before a crash that cut the wait short: wait out the rest before calling it active.
+    await untilRouted(addedAt[home], pool);
+    status.event_bus = home;
+    return outcome;
+  }
+
+  // The first bus, then buses the workspace already uses, then the rest; a bus refused recently goes last.
+  const now = Date.now();
+  const preferred = [deps.busName, ...placed, ...pool.buses.filter((b) => !buses.includes(b))];
+  const order = [
+    ...preferred.filter((b) => (fullUntil.get(b) ?? 0) <= now),
+    ...preferred.filter((b) => (fullUntil.get(b) ?? 0) > now),
+  ];
+  const refusals: QuotaExceededError[] = [];
+  for (const bus of order) {
+    let outcome: ReconcileOutcome;
+    try {
+      outcome = await ensureRule(name, record, status, pool.rulesOn(bus), deps);
+    } catch (error) {
+      if (!(error instanceof QuotaExceededError)) throw error;
+      fullUntil.set(bus, Date.now() + FULL_BUS_MEMORY_MS);
+      refusals.push(error);
+      continue;
+    }
+    fullUntil.delete(bus);
+    if (bus !== deps.busName) {
+      // A bus new to the workspace is added to its placement; the publisher sends the workspace's events there once
+      // it has read the placement again, at most `placementCacheMs` after the bus was added (by this placement or a
+      // concurrent one): only then is the definition active.
+      const added = buses.includes(bus)
+        ? addedAt[bus]
+        : (await addToPlacement(deps.store, record.workspace, bus, PRINCIPAL)).addedAt;
+      await untilRouted(added, pool);
+    }
+    status.event_bus = bus;
+    return outcome;
+  }
+  const quotas = [...new Set(refusals.map((r) => `"${r.quota}"`))].join(', ');
+  status.state = 'invalid';
+  status.rule_name = null;
+  status.errors = [
+    {
+      path: 'event_bus',
+      message:
+        `no event bus has room for its rule: EventBridge refused it (LimitExceededException, the ${quotas} quota) ` +
+        `on every bus of the pool (${pool.buses.join(', ')}). Delete definitions, raise the quota, or add buses ` +
+        '(CDK context crumbs:buses; crumbs dev --buses), then run `crumbs rules sync`',
+    },
+  ];
+  return 'invalid';
 }
 
 async function ensureRule(
   name: string,
   record: Breadcrumb,
   status: DefinitionStatus,
+  rules: RuleRegistry,
   deps: RuleManagerDependencies,
 ): Promise<ReconcileOutcome> {
   const pattern = JSON.stringify(status.pattern);
@@ -253,13 +396,13 @@ async function ensureRule(
     retryPolicy: TARGET_RETRY_POLICY,
   };
 
-  const existing = await deps.rules.describe(name);
+  const existing = await rules.describe(name);
   const samePattern =
     existing !== undefined && canonicalJson(safeParse(existing.pattern)) === canonicalJson(status.pattern);
   if (!existing || !samePattern || existing.description !== description || existing.state !== 'ENABLED') {
-    await deps.rules.put({ name, pattern, description });
+    await rules.put({ name, pattern, description });
   }
-  const targets = await deps.rules.targets(name);
+  const targets = await rules.targets(name);
   const current = targets.find((t) => t.id === TARGET_ID);
   const sameTarget =
     current !== undefined &&
@@ -267,23 +410,34 @@ async function ensureRule(
     canonicalJson(current.inputTransformer ?? null) === canonicalJson(target.inputTransformer) &&
     current.deadLetterArn === target.deadLetterArn &&
     canonicalJson(current.retryPolicy ?? null) === canonicalJson(target.retryPolicy);
-  if (!sameTarget) await deps.rules.putTargets(name, [target]);
+  if (!sameTarget) await rules.putTargets(name, [target]);
   const extra = targets.filter((t) => t.id !== TARGET_ID).map((t) => t.id);
-  await deps.rules.removeTargets(name, extra);
+  await rules.removeTargets(name, extra);
 
   if (!existing) return 'created';
   return samePattern && sameTarget && extra.length === 0 ? 'unchanged' : 'updated';
 }
 
-async function removeRule(name: string, deps: RuleManagerDependencies): Promise<boolean> {
-  const existing = await deps.rules.describe(name);
+/** Removes the rule from each of `buses`; true when there was one to remove. */
+async function removeFrom(
+  buses: readonly string[],
+  name: string,
+  deps: RuleManagerDependencies,
+): Promise<boolean> {
+  let removed = false;
+  for (const bus of buses) if (await removeRule(name, poolOf(deps).rulesOn(bus))) removed = true;
+  return removed;
+}
+
+async function removeRule(name: string, rules: RuleRegistry): Promise<boolean> {
+  const existing = await rules.describe(name);
   if (!existing) return false;
-  const targets = await deps.rules.targets(name);
-  await deps.rules.removeTargets(
+  const targets = await rules.targets(name);
+  await rules.removeTargets(
     name,
     targets.map((t) => t.id),
   );
-  await deps.rules.delete(name);
+  await rules.delete(name);
   return true;
 }
 
@@ -331,7 +485,11 @@ export interface SyncReport {
   deleted_orphans: number;
 }
 
-/** Reconciles every definition of a workspace, and deletes rules of that workspace whose definition is gone. */
+/**
+ * Reconciles every definition of a workspace (placing those refused for want of room, if there is room now), and
+ * deletes the workspace's rules, on every bus of the pool, whose definition is gone or whose definition's rule is
+ * on another bus.
+ */
 export async function syncWorkspace(workspace: string, deps: RuleManagerDependencies): Promise<SyncReport> {
   const report: SyncReport = {
     workspace,
@@ -342,7 +500,7 @@ export async function syncWorkspace(workspace: string, deps: RuleManagerDependen
     invalid: 0,
     deleted_orphans: 0,
   };
-  const seen = new Set<string>();
+  const placedOn = new Map<string, string | null>();
   for (const schema of [...Object.keys(DEFINITION_SCHEMAS), SCHEDULE_DEFINITION_SCHEMA]) {
     let cursor: string | undefined;
     do {
@@ -353,9 +511,9 @@ export async function syncWorkspace(workspace: string, deps: RuleManagerDependen
         ...(cursor ? { cursor } : {}),
       });
       for (const record of page.items) {
-        seen.add(record.id);
         report.definitions++;
-        const outcome = await reconcileDefinition(workspace, record.id, deps);
+        const { outcome, bus } = await reconcile(workspace, record.id, deps);
+        placedOn.set(record.id, bus);
         if (
           outcome === 'created' ||
           outcome === 'updated' ||
@@ -367,16 +525,16 @@ export async function syncWorkspace(workspace: string, deps: RuleManagerDependen
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
   }
-  for (const rule of await deps.rules.list(deps.prefix)) {
-    const owner = safeParse(rule.description) as { workspace?: unknown; definition_id?: unknown } | null;
-    if (
-      owner?.workspace !== workspace ||
-      typeof owner.definition_id !== 'string' ||
-      seen.has(owner.definition_id)
-    )
-      continue;
-    await removeRule(rule.name, deps);
-    report.deleted_orphans++;
+  const pool = poolOf(deps);
+  for (const bus of pool.buses) {
+    const rules = pool.rulesOn(bus);
+    for (const rule of await rules.list(deps.prefix)) {
+      const owner = safeParse(rule.description) as { workspace?: unknown; definition_id?: unknown } | null;
+      if (owner?.workspace !== workspace || typeof owner.definition_id !== 'string') continue;
+      if (placedOn.has(owner.definition_id) && placedOn.get(owner.definition_id) === bus) continue;
+      await removeRule(rule.name, rules);
+      report.deleted_orphans++;
+    }
   }
   return report;
 }

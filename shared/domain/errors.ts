@@ -141,6 +141,20 @@ export class NonRetriableError extends CrumbsError {
   readonly code = 'execution-failed';
 }
 
+/**
+ * A service refused to create a resource because an account quota is used up (EventBridge's "Rules per event bus":
+ * `LimitExceededException` from PutRule). Not retriable as such: the caller tries elsewhere or reports it.
+ */
+export class QuotaExceededError extends NonRetriableError {
+  constructor(
+    readonly quota: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A schema no validator can use. Non-retriable: the definition has to change. */
 export class InvalidJsonSchemaError extends NonRetriableError {
   constructor(

@@ -5,6 +5,8 @@ export interface BusEntry {
   detail: Record<string, unknown>;
   time?: Date;
   resources?: string[];
+  /** The bus to put it on (a bus of the pool); absent: the adapter's own bus. */
+  bus?: string;
 }
 
 export interface BusPutResult {

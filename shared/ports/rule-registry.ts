@@ -25,7 +25,10 @@ export interface RuleDescription {
 
 export interface RuleRegistry {
   describe(name: string): Promise<RuleDescription | undefined>;
-  /** Creates or replaces the rule; returns its ARN. */
+  /**
+   * Creates or replaces the rule; returns its ARN. A bus at its rules quota refuses a new rule with
+   * `QuotaExceededError`.
+   */
   put(rule: { name: string; pattern: string; description: string }): Promise<string>;
   targets(name: string): Promise<RuleTarget[]>;
   putTargets(name: string, targets: readonly RuleTarget[]): Promise<void>;

@@ -141,6 +141,10 @@ describe('the dashboard', () => {
       const contextDef = page.locator('[data-definition=demo-context-chat-assistant]');
       await contextDef.waitFor();
       expect(await contextDef.locator('.badge').textContent()).toBe('active');
+      // Its rule, and the bus of the pool that holds it.
+      expect(await contextDef.locator('details summary').textContent()).toMatch(
+        /crumbs-def-demo-\S+ on crumbs$/,
+      );
       await contextDef.locator('input[name=breadcrumb]').fill(messageId ?? '');
       await contextDef.locator('button', { hasText: 'Explain' }).click();
       await contextDef.locator('.explanation.ok').waitFor();

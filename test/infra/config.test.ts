@@ -15,6 +15,7 @@ describe('readConfig', () => {
   it('reads the crumbs context, splitting a comma-separated audience', () => {
     expect(read(VALID)).toEqual({
       stage: 'dev',
+      buses: 1,
       jwtIssuer: 'https://issuer.example.com/',
       jwtAudience: ['crumbs-api', 'crumbs-cli'],
       workspacesClaim: 'crumbs:workspaces',
@@ -49,6 +50,16 @@ describe('readConfig', () => {
   it('refuses to synthesize without an issuer, naming the context key to set', () => {
     const { 'crumbs:jwtIssuer': _issuer, ...rest } = VALID;
     expect(() => read(rest)).toThrow(/crumbs:jwtIssuer.*required/);
+  });
+
+  it('reads the size of the bus pool from crumbs:buses (a number or a string), and refuses one out of range', () => {
+    expect(read({ ...VALID, 'crumbs:buses': 3 }).buses).toBe(3);
+    expect(read({ ...VALID, 'crumbs:buses': '4' }).buses).toBe(4);
+    for (const bad of [0, 21, 1.5, 'many']) {
+      expect(() => read({ ...VALID, 'crumbs:buses': bad })).toThrow(
+        /"crumbs:buses" must be a whole number from 1 to 20/,
+      );
+    }
   });
 
   it('refuses a non-https issuer and a stage that cannot be part of resource names', () => {

@@ -576,3 +576,109 @@ describe('cdk-nag AwsSolutions', () => {
     );
   });
 });
+
+describe('a pool of three buses (crumbs:buses 3)', () => {
+  let pooledStateful: Template;
+  let pooledResources: Record<string, Resource>;
+  const busNames = [`crumbs-${STAGE}`, `crumbs-${STAGE}.2`, `crumbs-${STAGE}.3`];
+
+  beforeAll(() => {
+    const app = new App({ context: { ...CONTEXT, 'crumbs:buses': 3 } });
+    const pooled = buildCrumbs(app, readConfig(app.node));
+    pooledStateful = Template.fromStack(pooled.stateful);
+    pooledResources = Template.fromStack(pooled.stateless).toJSON().Resources as Record<string, Resource>;
+  });
+
+  const of = (type: string) => Object.entries(pooledResources).filter(([, r]) => r.Type === type);
+  const busIds = () => {
+    const buses = pooledStateful.findResources('AWS::Events::EventBus') as Record<string, Resource>;
+    return busNames.map((name) => Object.entries(buses).find(([, b]) => b.Properties.Name === name)?.[0]);
+  };
+  /** The stateful bus each import of a statement or condition names, in order. */
+  const importedBuses = (value: unknown): unknown[] =>
+    [...JSON.stringify(value).matchAll(/"Fn::ImportValue":"([^"]+)"/g)]
+      .map((m) => exportedPooled(m[1]))
+      .map((v) => refId(v));
+  function exportedPooled(name: unknown): unknown {
+    const outputs = pooledStateful.toJSON().Outputs as Record<
+      string,
+      { Value: unknown; Export?: { Name: string } }
+    >;
+    return Object.values(outputs).find((o) => o.Export?.Name === name)?.Value;
+  }
+  const env = (name: string): Json => {
+    const fn = of('AWS::Lambda::Function').find(
+      ([, r]) => r.Properties.FunctionName === `crumbs-${STAGE}-${name}`,
+    );
+    return ((fn?.[1].Properties.Environment as Json | undefined)?.Variables ?? {}) as Json;
+  };
+  const statementsOf = (name: string): Json[] => {
+    const fn = of('AWS::Lambda::Function').find(
+      ([, r]) => r.Properties.FunctionName === `crumbs-${STAGE}-${name}`,
+    );
+    const roleId = refId(fn?.[1].Properties.Role);
+    return of('AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as unknown[]).some((r) => refId(r) === roleId))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+  };
+
+  it('makes every bus with its own archive of crumbs events, keeping the first bus as it was', () => {
+    expect(busIds().every((id) => id !== undefined)).toBe(true);
+    // The first bus keeps its logical id: deploying a larger pool replaces nothing.
+    expect(busIds()[0]).toBe(crumbsBusId());
+    const archives = Object.values(pooledStateful.findResources('AWS::Events::Archive')) as Resource[];
+    expect(archives).toHaveLength(3);
+    for (const [i, id] of busIds().entries()) {
+      const archive = archives.find((a) => refId(a.Properties.SourceArn) === id);
+      expect(archive?.Properties, busNames[i]).toMatchObject({
+        RetentionDays: topology.bus.archiveRetentionDays,
+        EventPattern: { source: [topology.bus.source] },
+      });
+    }
+  });
+
+  it('lets the publisher put events on each bus of the pool and names the pool, the first bus first', () => {
+    const puts = statementsOf('publisher').filter((s) => asList(s.Action).includes('events:PutEvents'));
+    expect(puts.flatMap((s) => importedBuses(s.Resource)).sort()).toEqual([...busIds()].sort());
+    const pool = env('publisher')[ENV.busPool];
+    expect(importedBuses(pool)).toEqual(busIds());
+    expect(importedBuses(env('publisher')[ENV.busName])).toEqual([busIds()[0]]);
+    expect(env('publisher')[ENV.busPlacementCacheMs]).toBe(
+      String(topology.bus.pool.placementCacheSeconds * 1000),
+    );
+  });
+
+  it('lets the rule manager manage rules under its prefix on each bus of the pool, and create no bus', () => {
+    const statements = statementsOf('rule-manager');
+    const manage = statements.find((s) => s.Sid === 'ManageOwnRules');
+    const resourcesOfManage = asList(manage?.Resource);
+    expect(resourcesOfManage).toHaveLength(3);
+    for (const r of resourcesOfManage)
+      expect(JSON.stringify(r)).toContain(`/${topology.bus.ruleNamePrefix}*`);
+    expect(importedBuses(resourcesOfManage)).toEqual(busIds());
+    const actions = statements.flatMap((s) => asList(s.Action).map(String));
+    expect(actions.filter((a) => /^events:(Create|Delete)EventBus$/.test(a))).toEqual([]);
+    expect(importedBuses(env('rule-manager')[ENV.busPool])).toEqual(busIds());
+  });
+
+  it("lets the compiled rules of every bus deliver to the executor queues and dead-letter to the rule targets' DLQ", () => {
+    const queueNames = [
+      ...EXECUTOR_RUNNERS.map((k) => `${topology.functions.executors[k].trigger.queue.name}-${STAGE}`),
+      `${topology.bus.ruleTargets.dlqName}-${STAGE}`,
+    ];
+    for (const name of queueNames) {
+      const queueId = of('AWS::SQS::Queue').find(([, q]) => q.Properties.QueueName === name)?.[0];
+      const delivery = of('AWS::SQS::QueuePolicy')
+        .filter(([, p]) => (p.Properties.Queues as unknown[]).some((q) => refId(q) === queueId))
+        .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement)
+        .find((s) => JSON.stringify(s.Principal).includes('events.amazonaws.com'));
+      const sourceArns = asList(
+        ((delivery?.Condition as Json | undefined)?.ArnLike as Json | undefined)?.['aws:SourceArn'],
+      );
+      expect(sourceArns, name).toHaveLength(3);
+      for (const arn of sourceArns)
+        expect(JSON.stringify(arn), name).toContain(`/${topology.bus.ruleNamePrefix}*`);
+      expect(importedBuses(sourceArns), name).toEqual(busIds());
+    }
+  });
+});

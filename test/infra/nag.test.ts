@@ -9,8 +9,10 @@ import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
  * the CLI knows the account and region, where ARNs in the template are literal and cdk-nag sees them so.
  */
 let stacks: CrumbsStacks;
+/** A pool of 3 buses: every bus's archive, grants and the rule-target policies are checked too. */
+let pooled: CrumbsStacks;
 
-beforeAll(() => {
+function synth(extra: Record<string, unknown> = {}): CrumbsStacks {
   const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
   process.env.CDK_DEFAULT_ACCOUNT = '123456789012';
   process.env.CDK_DEFAULT_REGION = 'eu-west-1';
@@ -23,21 +25,29 @@ beforeAll(() => {
         'crumbs:workspacesClaim': 'crumbs:workspaces',
         'crumbs:llmSecretName': 'team.a/llm/',
         'aws:cdk:bundling-stacks': [],
+        ...extra,
       },
     });
-    stacks = buildCrumbs(app, readConfig(app.node));
+    const built = buildCrumbs(app, readConfig(app.node));
     app.synth();
+    return built;
   } finally {
     if (saved.account === undefined) delete process.env.CDK_DEFAULT_ACCOUNT;
     else process.env.CDK_DEFAULT_ACCOUNT = saved.account;
     if (saved.region === undefined) delete process.env.CDK_DEFAULT_REGION;
     else process.env.CDK_DEFAULT_REGION = saved.region;
   }
+}
+
+beforeAll(() => {
+  stacks = synth();
+  pooled = synth({ 'crumbs:buses': 3 });
 });
 
 describe('cdk-nag AwsSolutions with a known account and region', () => {
-  it('reports no unsuppressed error and no unacknowledged warning of the app', () => {
-    for (const stack of [stacks.stateful, stacks.stateless]) {
+  it('reports no unsuppressed error and no unacknowledged warning of the app, with one bus and with three', () => {
+    expect(pooled.stateful.buses).toHaveLength(3);
+    for (const stack of [stacks.stateful, stacks.stateless, pooled.stateful, pooled.stateless]) {
       const annotations = Annotations.fromStack(stack);
       const errors = annotations.findError('*', Match.anyValue());
       expect(errors.map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`)).toEqual([]);

@@ -1,9 +1,11 @@
 /**
  * Threads, the change stream, definitions and errors through the HTTP API and the CLI, on the shared local stack.
  */
+
 import { describe, expect, it } from 'vitest';
 import { type ChangeEvent, CrumbsClient } from '#cli/api-client.ts';
 import { main } from '#cli/main.ts';
+import { topology } from '#shared/topology.ts';
 import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
 
 function client(workspace: string): CrumbsClient {
@@ -184,6 +186,10 @@ describe('definitions and errors', () => {
       return agent?.state === 'active' ? items : undefined;
     }, 20_000);
     expect(defs.some((d) => d.schema_name === 'tool.def.v1')).toBe(true);
+    // Which bus of the pool holds each active definition's rule (the shared stack has one bus).
+    expect(defs.find((d) => d.id === 'demo-agent-chat-assistant')).toMatchObject({
+      event_bus: topology.bus.name,
+    });
 
     const message = await c.create({
       schema_name: 'user.message.v1',
@@ -196,7 +202,15 @@ describe('definitions and errors', () => {
       { headers: { authorization: `Bearer ${token}` } },
     );
     expect(explain.status).toBe(200);
-    expect(await explain.json()).toMatchObject({ matched: true, matchedSelector: 0 });
+    expect(await explain.json()).toMatchObject({
+      matched: true,
+      matchedSelector: 0,
+      rule: {
+        state: 'active',
+        name: expect.stringMatching(/^crumbs-def-demo-/),
+        event_bus: topology.bus.name,
+      },
+    });
   });
 
   it('lists error answers newest first with their thread', async () => {

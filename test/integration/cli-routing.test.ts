@@ -181,6 +181,9 @@ describe('crumbs apply, rules, rules sync, explain', () => {
     const yes = await crumbs(ws, 'explain', 'agent-helper', hit.id);
     expect(yes.code).toBe(0);
     expect(yes.out).toContain('selector 0 matches');
+    expect(yes.out).toMatch(
+      new RegExp(`agent-helper: rule crumbs-def-\\S+ on event bus ${topology.bus.name}\n`),
+    );
     const no = await crumbs(ws, 'explain', 'agent-helper', miss.id);
     expect(no.code).toBe(1);
     expect(no.out).toContain('fails at all_tags: missing lang.en');

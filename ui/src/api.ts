@@ -144,6 +144,8 @@ export interface DefinitionSummary {
   state: string;
   errors: { path: string; message: string }[];
   rule_name: string | null;
+  /** The bus of the pool that holds the rule. */
+  event_bus: string | null;
   pattern: unknown;
 }
 

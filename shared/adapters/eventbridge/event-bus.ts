@@ -7,7 +7,7 @@ export function defaultEventBridgeClient(): EventBridgeClient {
   return defaultClient;
 }
 
-/** EventBridge adapter of the EventBus port. */
+/** EventBridge adapter of the EventBus port: entries go to their own `bus`, else to the bus it was given. */
 export class EventBridgeBus implements EventBus {
   constructor(
     private readonly busName: string,
@@ -19,7 +19,7 @@ export class EventBridgeBus implements EventBus {
     const out = await this.client.send(
       new PutEventsCommand({
         Entries: entries.map((e) => ({
-          EventBusName: this.busName,
+          EventBusName: e.bus ?? this.busName,
           Source: e.source,
           DetailType: e.detailType,
           Detail: JSON.stringify(e.detail),

@@ -9,11 +9,11 @@ import {
   RemoveTargetsCommand,
   ResourceNotFoundException,
 } from '@aws-sdk/client-eventbridge';
-import { RetriableError } from '#shared/domain/errors.ts';
+import { QuotaExceededError, RetriableError } from '#shared/domain/errors.ts';
 import type { RuleDescription, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { defaultEventBridgeClient } from './event-bus.ts';
 
-/** EventBridge adapter of the RuleRegistry port, on one bus. */
+/** EventBridge adapter of the RuleRegistry port, on one bus (the rule manager has one per bus of the pool). */
 export class EventBridgeRuleRegistry implements RuleRegistry {
   constructor(
     private readonly busName: string,
@@ -48,6 +48,14 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
         }),
       )
       .catch((error: unknown) => {
+        // Creating a rule on a bus at its "Rules per event bus" quota (the SDK has already retried it, as it
+        // retries every LimitExceededException): the rule manager tries another bus of the pool.
+        if (error instanceof Error && error.name === 'LimitExceededException') {
+          const quota = /pattern/i.test(error.message) ? 'Event pattern size' : 'Rules per event bus';
+          throw new QuotaExceededError(quota, `EventBridge bus ${this.busName}: ${error.message}`, {
+            cause: error,
+          });
+        }
         throw classify(error);
       });
     return out.RuleArn ?? '';

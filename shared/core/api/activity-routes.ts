@@ -81,11 +81,12 @@ export function activityRoutes(deps: ActivityDeps): ActivityRoute[] {
               { path: 'breadcrumb', message: 'give ?breadcrumb=<id> of the breadcrumb to explain' },
             ]);
           }
-          const [definition, breadcrumb] = await Promise.all([
+          const [definition, breadcrumb, status] = await Promise.all([
             deps.store.get(ws, someId(p.id)),
             deps.store.get(ws, someId(breadcrumbId)),
+            ruleStatus(deps.store, ws, someId(p.id)),
           ]);
-          return json(200, explain(definition, breadcrumb));
+          return json(200, { ...explain(definition, breadcrumb), rule: status });
         },
       },
     },
@@ -160,6 +161,8 @@ export interface DefinitionSummary {
   status_version: number | null;
   errors: unknown[];
   rule_name: string | null;
+  /** The bus of the pool holding the rule (`topology.bus.pool`); null without a rule. */
+  event_bus: string | null;
   pattern: unknown;
   pattern_hash: string | null;
 }
@@ -188,10 +191,34 @@ async function definitions(store: BreadcrumbStore, ws: string): Promise<Definiti
         status_version: statusVersion,
         errors: Array.isArray(s?.errors) ? s.errors : [],
         rule_name: typeof s?.rule_name === 'string' ? s.rule_name : null,
+        event_bus: typeof s?.event_bus === 'string' && typeof s.rule_name === 'string' ? s.event_bus : null,
         pattern: s?.pattern ?? null,
         pattern_hash: typeof s?.pattern_hash === 'string' ? s.pattern_hash : null,
       };
     });
+}
+
+/** The rule the rule manager keeps for a definition, as its status records it (null before it has one). */
+async function ruleStatus(
+  store: BreadcrumbStore,
+  ws: string,
+  definitionId: string,
+): Promise<{
+  state: string;
+  name: string | null;
+  event_bus: string | null;
+  definition_version: number;
+} | null> {
+  const page = await store.list({ workspace: ws, tag: `definition:${definitionId}`, limit: 10 });
+  const s = page.items.find((b) => b.schema_name === STATUS_SCHEMA)?.context;
+  if (!s) return null;
+  const name = typeof s.rule_name === 'string' ? s.rule_name : null;
+  return {
+    state: String(s.state),
+    name,
+    event_bus: name !== null && typeof s.event_bus === 'string' ? s.event_bus : null,
+    definition_version: Number(s.definition_version),
+  };
 }
 
 /** Up to 500 of a schema: a workspace's definitions, not a scan of its data. */

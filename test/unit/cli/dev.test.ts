@@ -169,6 +169,23 @@ describe('crumbs dev', () => {
     expect(stack.startLocalStack).not.toHaveBeenCalled();
   });
 
+  it('passes --buses and --rules-per-bus (or CRUMBS_BUSES, CRUMBS_RULES_PER_BUS) to the stack, and refuses bad ones', async () => {
+    const h = harness({ CRUMBS_RULES_PER_BUS: '10' });
+    const running = main(['dev', '--buses', '4'], h.io);
+    await ready(h.out);
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({ buses: 4, rulesPerBus: 10 }),
+    );
+    const bad = harness();
+    expect(await main(['dev', '--buses', '21'], bad.io)).toBe(2);
+    expect(bad.out.stderr).toContain('--buses: expected an integer from 1 to 20');
+    const badEnv = harness({ CRUMBS_RULES_PER_BUS: '0' });
+    expect(await main(['dev'], badEnv.io)).toBe(2);
+    expect(badEnv.out.stderr).toContain('CRUMBS_RULES_PER_BUS: expected an integer from 1');
+  });
+
   it('prints endpoints and token as one JSON line with --json', async () => {
     const h = harness();
     const running = main(['dev', '--json'], h.io);

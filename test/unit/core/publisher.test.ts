@@ -234,3 +234,27 @@ describe('publishStreamBatch', () => {
     );
   });
 });
+
+describe('publishStreamBatch: a pool of buses', () => {
+  it("sends each event to the first bus and to its workspace's other buses, and retries from a workspace whose routes fail", async () => {
+    const { bus, calls } = recordingBus();
+    const routes = {
+      busesFor: vi.fn(async (ws: string) => {
+        if (ws === 'broken') throw new Error('table unavailable');
+        return ws === 'spilled' ? ['crumbs', 'crumbs.3'] : ['crumbs'];
+      }),
+    };
+    const a = record({ id: 'a', workspace: 'home' });
+    const b = record({ id: 'b', workspace: 'spilled' });
+    const c = record({ id: 'c', workspace: 'broken' });
+    const d = record({ id: 'd', workspace: 'home' });
+    const records = [a, b, c, d].map((r, i) => streamRecord('INSERT', { newImage: headItem(r, `w${i}`) }));
+    const out = await publishStreamBatch(records, { bus, routes, adopter, sleep: noSleep });
+    const sent = calls.flat().map((e) => `${String(e.detail.id)}@${e.bus}`);
+    expect(sent).toEqual(['a@crumbs', 'b@crumbs', 'b@crumbs.3']);
+    expect(out.published).toBe(3);
+    // Lambda hands the batch over again from the record whose routes could not be read.
+    expect(out.batchItemFailures).toEqual([{ itemIdentifier: records[2]!.dynamodb!.SequenceNumber }]);
+    expect(routes.busesFor).toHaveBeenCalledTimes(3);
+  });
+});

@@ -1,15 +1,18 @@
 import type { SQSRecord } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
+import { addToPlacement, PLACEMENT_ID } from '#shared/core/bus-placement.ts';
 import {
   evaluateDefinition,
   handleRuleManagerBatch,
   type RuleManagerDependencies,
   reconcileDefinition,
   statusId,
+  syncWorkspace,
   TARGET_RETRY_POLICY,
 } from '#shared/core/rule-manager.ts';
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
+import { QuotaExceededError } from '#shared/domain/errors.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import type { RuleDescription, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { topology } from '#shared/topology.ts';
@@ -46,7 +49,6 @@ describe('evaluateDefinition', () => {
   it('marks a workflow invalid, with no rule, when an expression is not JSONata', () => {
     const status = evaluateDefinition(
       definitionRecord('workflow.def.v1', workflow({ url: '=trigger.context.(' }, 'steps.fetch.ok and')),
-      'bus',
       'crumbs-def-',
       'offline',
     );
@@ -60,7 +62,6 @@ describe('evaluateDefinition', () => {
   it('compiles the rule of a workflow whose expressions are JSONata', () => {
     const status = evaluateDefinition(
       definitionRecord('workflow.def.v1', workflow({ url: '=trigger.context.url' }, '=steps.fetch.ok')),
-      'bus',
       'crumbs-def-',
       'offline',
     );
@@ -69,15 +70,22 @@ describe('evaluateDefinition', () => {
   });
 });
 
-/** EventBridge rules in memory, counting the calls that change something. */
+/** EventBridge rules in memory, counting the calls that change something; refuses new rules past `capacity`. */
 class MemoryRules implements RuleRegistry {
   readonly rules = new Map<string, { rule: RuleDescription; targets: RuleTarget[] }>();
   writes = 0;
+  constructor(readonly capacity = Number.POSITIVE_INFINITY) {}
 
   async describe(name: string) {
     return this.rules.get(name)?.rule;
   }
   async put(rule: { name: string; pattern: string; description: string }) {
+    if (!this.rules.has(rule.name) && this.rules.size >= this.capacity) {
+      throw new QuotaExceededError(
+        'Rules per event bus',
+        'The requested resource exceeds the maximum number allowed.',
+      );
+    }
     this.writes++;
     const arn = `arn:aws:events:eu-west-1:1:rule/crumbs/${rule.name}`;
     const targets = this.rules.get(rule.name)?.targets ?? [];
@@ -238,7 +246,7 @@ describe('rule manager (in memory)', () => {
 
   it('resolves an agent without a model to the default provider’s default model', () => {
     const record = definitionRecord('agent.def.v1', agentDefinition());
-    expect(evaluateDefinition(record, 'bus', 'crumbs-def-', 'bedrock').llm).toEqual({
+    expect(evaluateDefinition(record, 'crumbs-def-', 'bedrock').llm).toEqual({
       provider: 'bedrock',
       model: 'default',
     });
@@ -246,7 +254,7 @@ describe('rule manager (in memory)', () => {
 
   it('reports the model each agent type will call: its llm block when the type calls one, null when it calls none', () => {
     const llmOf = (context: Record<string, unknown>) => {
-      const status = evaluateDefinition(definitionRecord('agent.def.v1', context), 'bus', 'p-', 'bedrock');
+      const status = evaluateDefinition(definitionRecord('agent.def.v1', context), 'p-', 'bedrock');
       expect(status.state, JSON.stringify(status.errors)).toBe('active');
       return status.llm;
     };
@@ -307,7 +315,6 @@ describe('rule manager (in memory)', () => {
         yaml: 'tools: [query]\nextract_arguments: true\n',
         llm: { provider: 'antrhopic', model: 'claude-3' },
       }),
-      'bus',
       'p-',
       'bedrock',
     );
@@ -468,5 +475,131 @@ describe('rule manager: schedule.def.v1', () => {
     await store.delete('ws', 'sched-daily');
     await reconcileDefinition('ws', 'sched-daily', withSchedules);
     expect(schedules.schedules.size).toBe(0);
+  });
+});
+
+describe('rule manager: a pool of buses', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  let poolSeq = 0;
+  /** A pool of `size` buses of `capacity` rules each (names unique per test: full buses are remembered). */
+  function pooled(size: number, capacity: number) {
+    const base = ruleManager();
+    const names = Array.from({ length: size }, (_, i) => `pool${++poolSeq}${i === 0 ? '' : `.${i + 1}`}`);
+    const buses = new Map(names.map((n) => [n, new MemoryRules(capacity)] as const));
+    const slept: number[] = [];
+    const deps: RuleManagerDependencies = {
+      ...base.deps,
+      busName: names[0]!,
+      rules: buses.get(names[0]!)!,
+      pool: {
+        buses: names,
+        rulesOn: (bus) => buses.get(bus)!,
+        placementCacheMs: 5000,
+        // Time passes only in the sleeps (Date is faked in these tests).
+        sleep: async (ms) => {
+          slept.push(ms);
+          vi.setSystemTime(Date.now() + ms);
+        },
+      },
+    };
+    const tool = async (ws: string, id: string) => {
+      await base.store.upsert(
+        ws,
+        id,
+        CreateBreadcrumbSchema.parse({
+          schema_name: 'tool.def.v1',
+          context: { name: id, implementation: 'echo' },
+        }),
+        { principal: 'user:a' },
+      );
+      return reconcileDefinition(ws, id, deps);
+    };
+    const where = (id: string) =>
+      names.filter((n) =>
+        [...buses.get(n)!.rules.values()].some((r) => r.rule.description.includes(`"${id}"`)),
+      );
+    return { ...base, deps, names, buses, slept, tool, where };
+  }
+
+  it('fills the first bus, then spills onto the next ones, recording each in the placement before it is active', async () => {
+    const { names, buses, tool, status, store, slept, where } = pooled(3, 2);
+    for (let i = 1; i <= 5; i++) expect(await tool('ws', `t${i}`)).toBe('created');
+    expect([...buses.values()].map((b) => b.rules.size)).toEqual([2, 2, 1]);
+    expect(where('t3')).toEqual([names[1]]);
+    expect(await status('ws', 't3')).toMatchObject({ state: 'active', event_bus: names[1] });
+    expect(await status('ws', 't5')).toMatchObject({ state: 'active', event_bus: names[2] });
+    expect((await store.get('ws', PLACEMENT_ID)).context.buses).toEqual([names[1], names[2]]);
+    // Waited out the publisher's placement cache (and a second) once per bus new to the workspace.
+    expect(slept).toEqual([6000, 6000]);
+
+    // A bus another placement added a moment ago is waited out too, though this placement did not add it.
+    const { deps, names: other, tool: toolOn, slept: sleeps } = pooled(2, 1);
+    await toolOn('late', 'l1');
+    await addToPlacement(deps.store, 'late', other[1]!, 'system:rule-manager');
+    vi.setSystemTime(Date.now() + 2000);
+    expect(await toolOn('late', 'l2')).toBe('created');
+    expect(sleeps).toEqual([4000]);
+
+    // Another workspace starts where there is room, and records its own placement.
+    expect(await tool('other', 'o1')).toBe('created');
+    expect(where('o1')).toEqual([names[2]]);
+    expect((await store.get('other', PLACEMENT_ID)).context.buses).toEqual([names[2]]);
+  });
+
+  it('makes a definition invalid, naming the quota, when every bus is full; sync places it once there is room', async () => {
+    const { names, tool, status, deps, store, where } = pooled(2, 1);
+    await tool('ws', 'a');
+    await tool('ws', 'b');
+    expect(await tool('ws', 'c')).toBe('invalid');
+    const s = await status('ws', 'c');
+    expect(s).toMatchObject({ state: 'invalid', rule_name: null, event_bus: null });
+    expect(s.errors).toEqual([
+      {
+        path: 'event_bus',
+        message: expect.stringContaining(
+          `LimitExceededException, the "Rules per event bus" quota) on every bus of the pool (${names.join(', ')})`,
+        ),
+      },
+    ]);
+    // Deleting a definition removes its rule from its own bus; the sync then places the refused one there.
+    await store.delete('ws', 'b');
+    expect(await reconcileDefinition('ws', 'b', deps)).toBe('deleted');
+    expect(where('b')).toEqual([]);
+    const report = await syncWorkspace('ws', deps);
+    expect(report).toMatchObject({ definitions: 2, unchanged: 1, created: 1, invalid: 0 });
+    expect(await status('ws', 'c')).toMatchObject({ state: 'active', event_bus: names[1] });
+  });
+
+  it('keeps one rule when it is found on two buses: the kept one is updated, then the other deleted', async () => {
+    const { names, buses, tool, where, deps, store } = pooled(2, 10);
+    await tool('ws', 'dup');
+    // A copy on the second bus (say, placed there before a crash kept its status from being written).
+    const first = buses.get(names[0]!)!.rules.get([...buses.get(names[0]!)!.rules.keys()][0]!)!;
+    buses
+      .get(names[1]!)!
+      .rules.set(first.rule.name, { rule: { ...first.rule }, targets: [...first.targets] });
+    await store.upsert(
+      'ws',
+      PLACEMENT_ID,
+      CreateBreadcrumbSchema.parse({
+        schema_name: 'system.bus_placement.v1',
+        context: { buses: [names[1]] },
+      }),
+      { principal: 'user:a' },
+    );
+    expect(where('dup')).toEqual(names);
+    await store.update(
+      'ws',
+      'dup',
+      { context: { name: 'dup', implementation: 'echo', description: 'v2' } },
+      { principal: 'user:a' },
+    );
+    expect(await reconcileDefinition('ws', 'dup', deps)).toBe('updated');
+    expect(where('dup')).toEqual([names[0]]);
   });
 });

@@ -648,3 +648,73 @@ describe('local EventBridge: persistence', () => {
     }
   });
 });
+
+describe('local EventBridge: quotas', () => {
+  it('refuses the 301st rule on a bus with LimitExceededException, as AWS does at its default quota', async () => {
+    await eb.send(new CreateEventBusCommand({ Name: 'quota-default' }));
+    const put = (i: number) =>
+      eb.send(
+        new PutRuleCommand({ Name: `r-${i}`, EventBusName: 'quota-default', EventPattern: pattern(`q${i}`) }),
+      );
+    for (let i = 1; i <= 300; i++) await put(i);
+    const error = await rejection(put(301));
+    expect(error.name).toBe('LimitExceededException');
+    expect(error.message).toBe('The requested resource exceeds the maximum number allowed.');
+    // Nothing was created; replacing one of the 300 is not a new rule; another bus has its own quota.
+    const missing = await rejection(
+      eb.send(new DescribeRuleCommand({ Name: 'r-301', EventBusName: 'quota-default' })),
+    );
+    expect(missing.name).toBe('ResourceNotFoundException');
+    await eb.send(
+      new PutRuleCommand({ Name: 'r-7', EventBusName: 'quota-default', EventPattern: pattern('changed') }),
+    );
+    await eb.send(new PutRuleCommand({ Name: 'r-301', EventPattern: pattern('elsewhere') }));
+    // Deleting one makes room for one.
+    await eb.send(new DeleteRuleCommand({ Name: 'r-1', EventBusName: 'quota-default' }));
+    await put(301);
+    expect((await rejection(put(302))).name).toBe('LimitExceededException');
+  });
+
+  it('enforces raised or lowered quotas: rules per bus, targets per rule, pattern size and PutEvents size', async () => {
+    const small = await startLocalEventBridge({
+      port: 0,
+      sqsEndpoint: `http://127.0.0.1:${sqsServer.port}`,
+      quotas: { rulesPerBus: 2, targetsPerRule: 2, eventPatternSize: 100, putEventsBytes: 1000 },
+    });
+    const c = new EventBridgeClient({ endpoint: small.endpoint, region, credentials, maxAttempts: 1 });
+    try {
+      expect(small.quotas).toEqual({
+        rulesPerBus: 2,
+        targetsPerRule: 2,
+        eventPatternSize: 100,
+        putEventsBytes: 1000,
+      });
+      await c.send(new PutRuleCommand({ Name: 'a', EventPattern: pattern('a') }));
+      await c.send(new PutRuleCommand({ Name: 'b', EventPattern: pattern('b') }));
+      expect(
+        (await rejection(c.send(new PutRuleCommand({ Name: 'c', EventPattern: pattern('c') })))).name,
+      ).toBe('LimitExceededException');
+
+      const q = newQueue();
+      const targets = (ids: string[]) => ids.map((Id) => ({ Id, Arn: q.arn }));
+      await c.send(new PutTargetsCommand({ Rule: 'a', Targets: targets(['t1', 't2']) }));
+      const crowded = await rejection(c.send(new PutTargetsCommand({ Rule: 'a', Targets: targets(['t3']) })));
+      expect(crowded.name).toBe('LimitExceededException');
+
+      const long = JSON.stringify({ source: ['x'.repeat(120)] });
+      const tooLong = await rejection(c.send(new PutRuleCommand({ Name: 'a', EventPattern: long })));
+      expect(tooLong.name).toBe('LimitExceededException');
+      expect(tooLong.message).toContain('Event pattern size');
+
+      const big = await rejection(
+        c.send(new PutEventsCommand({ Entries: [entry('crumbs.big', { text: 'x'.repeat(1000) })] })),
+      );
+      expect(big.name).toBe('ValidationException');
+      const fits = await c.send(new PutEventsCommand({ Entries: [entry('crumbs.small', { text: 'x' })] }));
+      expect(fits.FailedEntryCount).toBe(0);
+    } finally {
+      c.destroy();
+      await small.stop();
+    }
+  });
+});

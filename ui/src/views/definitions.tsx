@@ -57,7 +57,15 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
         </ul>
       )}
       <details>
-        <summary>pattern {d.rule_name ? <span class="mono muted">{d.rule_name}</span> : null}</summary>
+        <summary>
+          pattern{' '}
+          {d.rule_name ? (
+            <span class="mono muted">
+              {d.rule_name}
+              {d.event_bus ? ` on ${d.event_bus}` : ''}
+            </span>
+          ) : null}
+        </summary>
         <Json value={d.pattern} />
       </details>
       <form
