@@ -31,6 +31,7 @@ import {
   TransportSchema,
   YamlFieldSchema,
 } from './agent-types.ts';
+import { DeliverableConfigSchema, ModesSchema, OrchestrationConfigSchema, PlanConfigSchema } from './agent-modes.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
 import {
   HopLimitSchema,
@@ -100,6 +101,11 @@ export const AgentDefinitionSchema = z.object({
       .check(z.maxLength(100_000, 'at most 100000 characters')),
   ),
   llm: z.optional(LlmSettingsSchema),
+  /** Issue 12 (`agent-modes.ts`); each may be given here or inside `yaml` (seed 004), not both. */
+  modes: z.optional(ModesSchema),
+  plan: z.optional(PlanConfigSchema),
+  deliverable: z.optional(DeliverableConfigSchema),
+  orchestration: z.optional(OrchestrationConfigSchema),
 });
 export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
 
