@@ -42,11 +42,16 @@ const MODES = ['converse', 'plan', 'build'] as const;
 
 export const PlanConfigSchema = z.object(
   {
-    format: z._default(z.enum(PLAN_FORMATS, { error: `expected one of ${PLAN_FORMATS.join(', ')}` }), 'markdown'),
+    format: z._default(
+      z.enum(PLAN_FORMATS, { error: `expected one of ${PLAN_FORMATS.join(', ')}` }),
+      'markdown',
+    ),
     /** JSON Schema the plan must match (json and yaml plans). */
     schema: z.optional(JsonSchemaObject),
     /** A template the plan follows; a markdown template's headings must all appear in the plan. */
-    template: z.optional(z.string({ error: 'expected text' }).check(z.maxLength(20_000, 'at most 20000 characters'))),
+    template: z.optional(
+      z.string({ error: 'expected text' }).check(z.maxLength(20_000, 'at most 20000 characters')),
+    ),
   },
   { error: 'expected { format, schema?, template? }' },
 );
@@ -62,7 +67,9 @@ export const DeliverableConfigSchema = z.object(
     type: z.optional(
       z
         .string({ error: 'expected a string' })
-        .check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected 1-64 letters, digits, ".", "_" or "-"')),
+        .check(
+          z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected 1-64 letters, digits, ".", "_" or "-"'),
+        ),
     ),
     /** JSON Schema a json deliverable must match. */
     schema: z.optional(JsonSchemaObject),
@@ -111,7 +118,9 @@ export const OrchestrationConfigSchema = z.object(
 export type OrchestrationConfig = z.output<typeof OrchestrationConfigSchema>;
 
 export const ModesSchema = z
-  .array(z.enum(MODES, { error: `expected one of ${MODES.join(', ')}` }), { error: 'expected an array of modes' })
+  .array(z.enum(MODES, { error: `expected one of ${MODES.join(', ')}` }), {
+    error: 'expected an array of modes',
+  })
   .check(z.minLength(1, 'list at least one mode'));
 
 export interface StepIssue {
@@ -130,15 +139,22 @@ export function orchestrationStepIssues(
 ): StepIssue[] {
   const issues: StepIssue[] = [];
   const visit = (step: StepDefinition, path: (string | number)[]) => {
-    if (step.id === FINAL_STEP_ID) issues.push({ path: [...path, 'id'], message: `"${FINAL_STEP_ID}" is reserved` });
+    if (step.id === FINAL_STEP_ID)
+      issues.push({ path: [...path, 'id'], message: `"${FINAL_STEP_ID}" is reserved` });
     if (step.wait !== undefined) {
-      issues.push({ path: [...path, 'wait'], message: 'an orchestration has no wait steps (they need a timer)' });
+      issues.push({
+        path: [...path, 'wait'],
+        message: 'an orchestration has no wait steps (they need a timer)',
+      });
     }
     if (step.timeout_seconds !== undefined) {
       issues.push({ path: [...path, 'timeout_seconds'], message: 'an orchestration step has no timeout' });
     }
     if ((step.retry?.backoff_seconds ?? 0) > 0) {
-      issues.push({ path: [...path, 'retry', 'backoff_seconds'], message: 'an orchestration retries at once (0)' });
+      issues.push({
+        path: [...path, 'retry', 'backoff_seconds'],
+        message: 'an orchestration retries at once (0)',
+      });
     }
     if (step.agent !== undefined) {
       if (step.agent === self) {

@@ -12,13 +12,6 @@
  * answer to "which one runs".
  */
 
-import type {
-  AgentTypeName,
-  ApiTransport,
-  ExternalTransport,
-  FunctionTransport,
-  McpTransport,
-} from './agent-types.ts';
 import {
   type DeliverableConfig,
   DeliverableConfigSchema,
@@ -28,7 +21,20 @@ import {
   type PlanConfig,
   PlanConfigSchema,
 } from './agent-modes.ts';
-import { AGENT_MODES, type AgentMode, type AgentYaml, AgentYamlSchema, type Transform } from './agent-types.ts';
+import type {
+  AgentTypeName,
+  ApiTransport,
+  ExternalTransport,
+  FunctionTransport,
+  McpTransport,
+} from './agent-types.ts';
+import {
+  AGENT_MODES,
+  type AgentMode,
+  type AgentYaml,
+  AgentYamlSchema,
+  type Transform,
+} from './agent-types.ts';
 import { toFieldIssues } from './breadcrumb.ts';
 import type { AgentDefinition, ExpressionCheck } from './definitions.ts';
 import { type FieldIssue, ValidationError } from './errors.ts';
@@ -125,7 +131,10 @@ export function agentSpec(def: AgentDefinition, checks: SpecChecks = {}): AgentS
     orchestration.availableAgents,
   ).entries()) {
     if (i < 20)
-      issues.push({ path: [at('orchestration', def.orchestration), 'steps', ...issue.path].join('.'), message: issue.message });
+      issues.push({
+        path: [at('orchestration', def.orchestration), 'steps', ...issue.path].join('.'),
+        message: issue.message,
+      });
   }
   if (orchestration.availableAgents?.includes(def.agent_id)) {
     issues.push({

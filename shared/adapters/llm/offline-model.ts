@@ -143,7 +143,16 @@ function render(value: unknown): string {
   return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
 }
 
-const REPLY_FIELDS = ['response_text', 'message', 'answer', 'text', 'content', 'response', 'reply', 'summary'];
+const REPLY_FIELDS = [
+  'response_text',
+  'message',
+  'answer',
+  'text',
+  'content',
+  'response',
+  'reply',
+  'summary',
+];
 const MAX_FILL_DEPTH = 12;
 
 type Schema = Record<string, unknown>;
@@ -216,7 +225,10 @@ function stringFor(s: Schema, reply: string): string {
 /** A string for the simplest patterns (a literal alternative, `^[a-z]+$`-like); undefined otherwise. */
 function samplePattern(pattern: string): string | undefined {
   const body = pattern.replace(/^\^/, '').replace(/\$$/, '');
-  const candidates = [body.split('|')[0] ?? '', body.replace(/\[[^\]]*\][+*]?|\\d[+*]?|\{\d+(,\d*)?\}/g, 'a')];
+  const candidates = [
+    body.split('|')[0] ?? '',
+    body.replace(/\[[^\]]*\][+*]?|\\d[+*]?|\{\d+(,\d*)?\}/g, 'a'),
+  ];
   return candidates.find((c) => {
     try {
       return new RegExp(pattern, 'u').test(c);
@@ -239,7 +251,13 @@ function numberFor(s: Schema, integer: boolean): number {
       : typeof s.exclusiveMaximum === 'number'
         ? s.exclusiveMaximum - (integer ? 1 : 0.5)
         : undefined;
-  let n = lo ?? (hi !== undefined ? Math.min(hi, 0) : 0);
+  // Midway between the bounds when both are given (a confidence in [0, 1] is 0.5), else the one bound, else 0.
+  let n =
+    lo !== undefined && hi !== undefined
+      ? integer
+        ? lo
+        : (lo + hi) / 2
+      : (lo ?? (hi !== undefined ? Math.min(hi, 0) : 0));
   if (integer) n = Math.ceil(n);
   if (typeof s.multipleOf === 'number' && s.multipleOf > 0) n = Math.ceil(n / s.multipleOf) * s.multipleOf;
   return n;
@@ -296,7 +314,9 @@ function fill(schemaIn: unknown, reply: string, root: Schema, depth: number): un
     case 'object':
     case undefined: {
       const properties = asSchema(s.properties);
-      const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === 'string') : [];
+      const required = Array.isArray(s.required)
+        ? s.required.filter((r): r is string => typeof r === 'string')
+        : [];
       const out: Record<string, unknown> = {};
       const replyField = REPLY_FIELDS.find((f) => f in properties);
       if (replyField !== undefined) out[replyField] = fill(properties[replyField], reply, root, depth + 1);

@@ -23,8 +23,8 @@
  * run of the workflow engine (`orchestration.ts`).
  */
 
-import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { ORCHESTRATION_ACTIONS, type OrchestrationAction } from '#shared/domain/agent-modes.ts';
+import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { AGENT_MODES, type AgentMode, type AgentTypeName } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';

@@ -40,8 +40,8 @@ import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmMessage, LlmRequest, ResponseFormat } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
-import { threadOf } from '../executor/answers.ts';
 import { contextPrompt, formatSection } from '../executor/agent-executor.ts';
+import { threadOf } from '../executor/answers.ts';
 import type { OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
 import type { AgentAnswer, AgentOutcome, AgentRun, AgentTask, AgentType } from './contract.ts';
@@ -66,7 +66,8 @@ export interface FinalStep {
 
 /** The mode a task runs in, or a NonRetriableError naming the modes the agent supports. */
 export function modeOf(spec: AgentSpec, task: AgentTask, agentId: string): AgentMode {
-  if (task.mode === undefined) return spec.modes.includes('converse') ? 'converse' : (spec.modes[0] ?? 'converse');
+  if (task.mode === undefined)
+    return spec.modes.includes('converse') ? 'converse' : (spec.modes[0] ?? 'converse');
   if (!spec.modes.includes(task.mode)) {
     throw new NonRetriableError(
       `agent ${agentId} does not support mode "${task.mode}"; supported modes: ${spec.modes.join(', ')}`,
@@ -164,7 +165,11 @@ async function generateChecked<T>(
   throw new NonRetriableError(`the model's ${what} is not valid after one retry: ${problems}`);
 }
 
-function schemaProblems(schema: Record<string, unknown> | undefined, value: unknown, path: string): string | undefined {
+function schemaProblems(
+  schema: Record<string, unknown> | undefined,
+  value: unknown,
+  path: string,
+): string | undefined {
   if (schema === undefined) return undefined;
   let issues: FieldIssue[];
   try {
@@ -373,7 +378,9 @@ function contentOf(answer: Extract<AgentAnswer, { status: 'success' }>, spec: Ag
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   if (format === 'html') {
     const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-    return typeof value === 'string' ? `<article>\n<p>${escaped}</p>\n</article>\n` : `<pre>${escaped}</pre>\n`;
+    return typeof value === 'string'
+      ? `<article>\n<p>${escaped}</p>\n</article>\n`
+      : `<pre>${escaped}</pre>\n`;
   }
   return typeof value === 'string' ? value : `\`\`\`json\n${text}\n\`\`\`\n`;
 }
@@ -440,7 +447,9 @@ async function build(
             return r.ok ? undefined : r.problems;
           })();
     if (problems !== undefined) {
-      throw new NonRetriableError(`the ${run.spec.type} agent's output is not a valid deliverable: ${problems}`);
+      throw new NonRetriableError(
+        `the ${run.spec.type} agent's output is not a valid deliverable: ${problems}`,
+      );
     }
   }
   const task = run.task;
@@ -507,7 +516,11 @@ async function finalConverse(
     ...(run.spec.llm.temperature !== undefined ? { temperature: run.spec.llm.temperature } : {}),
     signal: run.signal,
   });
-  return { kind: 'answer', answer: { status: 'success', text: response.text }, details: { model: response.model } };
+  return {
+    kind: 'answer',
+    answer: { status: 'success', text: response.text },
+    details: { model: response.model },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -516,7 +529,12 @@ function firstLine(text: string): string {
   const line =
     text
       .split('\n')
-      .map((l) => l.replace(/<[^>]+>/g, '').replace(/^#+\s*/, '').trim())
+      .map((l) =>
+        l
+          .replace(/<[^>]+>/g, '')
+          .replace(/^#+\s*/, '')
+          .trim(),
+      )
       .find((l) => l !== '') ?? '';
   return line.slice(0, 80);
 }
@@ -524,5 +542,7 @@ function firstLine(text: string): string {
 /** A conversation tag, when the id fits in one (tags are at most 128 characters). */
 function conversationTag(conversationId: string): string[] {
   const tag = `conversation:${conversationId}`;
-  return tag.length <= 128 ? [tag] : [`conversation:${createHash('sha256').update(conversationId).digest('hex')}`];
+  return tag.length <= 128
+    ? [tag]
+    : [`conversation:${createHash('sha256').update(conversationId).digest('hex')}`];
 }

@@ -226,7 +226,10 @@ export async function contextPrompt(
   const withExtra =
     extra.length === 0
       ? input
-      : { ...input, context: { ...Object.fromEntries(extra.map((e) => [e.key, e.value])), ...input.context } };
+      : {
+          ...input,
+          context: { ...Object.fromEntries(extra.map((e) => [e.key, e.value])), ...input.context },
+        };
   const prompt = await systemPrompt(input.definition, withExtra, spec, model, deps.tokenizers);
   return {
     model,

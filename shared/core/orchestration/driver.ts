@@ -60,7 +60,11 @@ export interface TransitionInput {
   /** The definition a run follows (`undefined`: the run is about to start). */
   definitionFor(run: Run | undefined): Promise<WorkflowDefinition>;
   /** Requests the driver answers at once instead of writing them (beyond tools nobody defines). */
-  answerNow?(effect: RequestEffect, run: Run, definition: WorkflowDefinition): Promise<ImmediateAnswer | undefined>;
+  answerNow?(
+    effect: RequestEffect,
+    run: Run,
+    definition: WorkflowDefinition,
+  ): Promise<ImmediateAnswer | undefined>;
 }
 
 export interface Transitioned {
@@ -115,7 +119,11 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   /** Writes the run: create for a new one, else a conditional update. False when another writer got there first. */
-  async function writeRun(input: TransitionInput, stored: Breadcrumb | undefined, run: Run): Promise<boolean> {
+  async function writeRun(
+    input: TransitionInput,
+    stored: Breadcrumb | undefined,
+    run: Run,
+  ): Promise<boolean> {
     const { id, schema_name, title, tags, context } = runBreadcrumb(run);
     if (stored === undefined) {
       const created = await deps.store.create(
@@ -218,14 +226,14 @@ export function createRunDriver(deps: RunDriverDeps) {
     done: Transitioned,
     options: {
       readonly skip?: (effect: Effect) => boolean;
-      readonly result?: (effect: Extract<Effect, { type: 'result' }>) => OutputBreadcrumb;
+      readonly result?: (effect: Extract<Effect, { type: 'result' }>) => OutputBreadcrumb[];
     } = {},
   ): Promise<OutputBreadcrumb[]> {
     const outputs: OutputBreadcrumb[] = [];
     for (const effect of done.effects) {
       if (options.skip?.(effect)) continue;
       if (effect.type === 'result' && options.result !== undefined) {
-        outputs.push(options.result(effect));
+        outputs.push(...options.result(effect));
         continue;
       }
       const action = actionOf(done.definition, done.run, effect);
