@@ -25,6 +25,7 @@ import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { ownToolRequest } from '../executor/agent-executor.ts';
 import { ERROR_ANSWERS, TOOL_RESPONSE_SCHEMA, threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
+import { outputId } from '../executor/outputs.ts';
 import {
   AGENT_RESPONSE_SCHEMA,
   type AgentAnswer,
@@ -119,10 +120,15 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
     outcome = await runMode(run, type, mode, modeDeps);
   }
   if (outcome.kind === 'outputs') return { outputs: [...outcome.outputs] };
+  // The plan or deliverable first, so it exists when the answer that names it appears; the answer keeps the
+  // pipeline's first output id, which an error answer to this trigger would take (one answer per request).
   return {
     outputs: [
-      answerOutput(input, task, spec.type, outcome.answer, outcome.details),
       ...(outcome.outputs ?? []),
+      {
+        ...answerOutput(input, task, spec.type, outcome.answer, outcome.details),
+        id: outputId('agent', input.definitionRef.id, input.trigger.id, input.trigger.version, 0),
+      },
     ],
   };
 }
