@@ -8,10 +8,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrumbsClient } from '#cli/api-client.ts';
 import { main } from '#cli/main.ts';
+import { DEMO_ORCHESTRATOR_ID, seedDemo } from '#local/demo.ts';
 import { startA2aServer, type TestA2aServer } from '../support/a2a-server.ts';
 import { fakeOpenAiCounts } from '../support/fake-openai.ts';
 import { startHttpServer, type TestHttpServer } from '../support/http-server.ts';
-import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
+import { eventually, localStack, localStore, uniqueWorkspace } from '../support/local.ts';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
 
 function client(workspace: string): CrumbsClient {
@@ -513,5 +514,65 @@ describe('crumbs ask', () => {
     const approved = await cli(['runs', 'approve', runId, '--wait'], ws);
     expect(approved.code).toBe(0);
     expect(approved.out).toMatch(/^status {4}succeeded$/m);
+  });
+});
+
+describe('the demo orchestration (npm start seeds it in workspace demo)', () => {
+  it('runs as the README shows: ask to build, approve at the checkpoint, get the launch brief', async () => {
+    const ws = uniqueWorkspace('modes-demo');
+    await seedDemo(localStore(), ws, {});
+    const c = client(ws);
+    for (const id of [
+      'demo-agent-market-research',
+      'demo-agent-competitor-data',
+      `demo-agent-${DEMO_ORCHESTRATOR_ID}`,
+    ]) {
+      await eventually(async () => {
+        const s = (
+          await c.list({
+            schema_name: 'definition.status.v1',
+            tag: `definition:${id}`,
+            limit: 1,
+            view: 'full',
+          })
+        ).items[0]?.context;
+        return s?.state === 'active' ? s : undefined;
+      }, 20_000);
+    }
+    const asked = await cli(
+      ['ask', DEMO_ORCHESTRATOR_ID, 'brief for the Q3 launch', '--mode', 'build', '--orchestrate', '--wait'],
+      ws,
+    );
+    expect(asked.code, asked.err).toBe(0);
+    expect(asked.out).toMatch(
+      /^steps {5}agents:succeeded market-research:succeeded competitor-data:succeeded approve:waiting$/m,
+    );
+    const runId = /crumbs runs approve (run-\S+)/.exec(asked.out)?.[1] ?? '';
+    const approved = await cli(['runs', 'approve', runId, '--wait'], ws);
+    expect(approved.code, approved.err).toBe(0);
+    expect(approved.out).toMatch(/^status {4}succeeded$/m);
+    const answer = await eventually(
+      async () =>
+        (await c.list({ schema_name: 'agent.response.v1', tag: `request:${runId.slice(4)}`, view: 'full' }))
+          .items[0],
+      20_000,
+    );
+    const brief = await c.getFull(String(answer.context.deliverable_id));
+    expect(brief.context).toMatchObject({
+      agent_id: DEMO_ORCHESTRATOR_ID,
+      type: 'launch-brief',
+      run_id: runId,
+    });
+    const content = String((brief.context as { content: string }).content);
+    expect(content).toMatch(/## Market[\s\S]*## Competition[\s\S]*## Recommendation/);
+    // The competitor-data sub-agent's JSON deliverable matched its schema (the offline model fills any schema).
+    const competitors = await c.list({
+      schema_name: 'agent.deliverable.v1',
+      tag: 'deliverable:competitors',
+      view: 'full',
+    });
+    expect(competitors.items[0]?.context).toMatchObject({
+      content: { competitors: [{ name: expect.any(String), price: 0 }] },
+    });
   });
 });
