@@ -343,7 +343,8 @@ function fill(schemaIn: unknown, reply: string, root: Schema, depth: number): un
 /**
  * A value that satisfies a JSON Schema (the keywords crumbs' validator checks, local `$ref`s included), with the
  * reply in the most answer-like string: `const`, `enum` and `default` first, then the first of `oneOf`/`anyOf`,
- * required properties, minimum lengths, counts and bounds.
+ * required properties, minimum lengths, counts and bounds. `uniqueItems` is met through the items' strings (each
+ * item gets a numbered reply) or an enum's distinct values.
  */
 export function fillSchema(schema: unknown, reply: string): unknown {
   return fill(schema, reply, asSchema(schema), 0);
