@@ -9,11 +9,13 @@ export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
 
 /**
  * Executor functions, each with its own queue. Every kind has its runner of the same name; two more carry what
- * the others should not load (DESIGN.md, "Budgets"): `agent-remote` runs agents of type tool, api and external and
- * tools with `implementation: "mcp"` (the MCP and A2A SDKs, JSONata), `agent-sandbox` runs function agents (the
- * QuickJS sandbox). Which runner a definition goes to: `executorRunnerOf` in `#shared/domain/runners.ts`.
+ * the others should not load (DESIGN.md, "Budgets"): `agent-mcp` runs agents of type tool and tools with
+ * `implementation: "mcp"` (the MCP SDK), `agent-remote` agents of type api and external (the A2A SDK, JSONata),
+ * `agent-sandbox` function agents (the QuickJS sandbox). The MCP SDK has a runner of its own because building its
+ * zod schemas at load cost agent-remote more than the load budget allows (`npm run bench:bundles`), and esbuild
+ * cannot defer it inside one bundle (a lazily imported SDK breaks zod's module init order). Which runner a definition goes to: `executorRunnerOf` in `#shared/domain/runners.ts`.
  */
-export const EXECUTOR_RUNNERS = [...EXECUTOR_KINDS, 'agent-remote', 'agent-sandbox'] as const;
+export const EXECUTOR_RUNNERS = [...EXECUTOR_KINDS, 'agent-mcp', 'agent-remote', 'agent-sandbox'] as const;
 export type ExecutorRunner = (typeof EXECUTOR_RUNNERS)[number];
 
 /** Which executor kind runs each definition schema. */
@@ -187,6 +189,8 @@ const EXECUTOR_TIMEOUT_SECONDS: Record<ExecutorRunner, number> = {
   tool: 60,
   workflow: 60,
   'context-builder': 30,
+  // An MCP call times out after transport.mcp.timeout_ms (30 s by default); a tool agent may extract arguments first.
+  'agent-mcp': 120,
   // An A2A partner may block up to transport.external.timeout_ms (at most 90 s).
   'agent-remote': 120,
   'agent-sandbox': 90,
@@ -201,7 +205,7 @@ const EXECUTOR_BUNDLING: Partial<Record<ExecutorRunner, BundlingDeclaration>> = 
   // The tokenizer's rank tables (1-2 MB each) load on first need, from the installed package.
   agent: { externalModules: ['js-tiktoken/ranks/*'], nodeModules: ['js-tiktoken'] },
   // The MCP SDK's client imports Ajv for a validator it is never asked to use (see ajv-unused.ts).
-  'agent-remote': {
+  'agent-mcp': {
     alias: { ajv: AJV_UNUSED, 'ajv-formats': AJV_UNUSED },
   },
   // The sandbox's worker script and the QuickJS WebAssembly module it loads live beside the bundle.
@@ -212,9 +216,16 @@ const EXECUTOR_BUNDLING: Partial<Record<ExecutorRunner, BundlingDeclaration>> = 
   },
 };
 
+/** The runners of seed 004's agent types other than `context`: they read agents' credentials (`agentSecrets`). */
+const AGENT_TYPE_RUNNERS: ReadonlySet<ExecutorRunner> = new Set([
+  'agent-mcp',
+  'agent-remote',
+  'agent-sandbox',
+]);
+
 export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration {
   const timeoutSeconds = EXECUTOR_TIMEOUT_SECONDS[runner];
-  const agent = runner === 'agent' || runner === 'agent-remote' || runner === 'agent-sandbox';
+  const agent = runner === 'agent' || AGENT_TYPE_RUNNERS.has(runner);
   const bundling = EXECUTOR_BUNDLING[runner];
   return {
     name: `executor-${runner}`,
@@ -237,7 +248,7 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
-      ...(runner === 'agent-remote' || runner === 'agent-sandbox' ? { agentSecrets: true } : {}),
+      ...(AGENT_TYPE_RUNNERS.has(runner) ? { agentSecrets: true } : {}),
     },
   };
 }
@@ -378,6 +389,7 @@ export const topology = {
       tool: executorFunction('tool'),
       workflow: executorFunction('workflow'),
       'context-builder': executorFunction('context-builder'),
+      'agent-mcp': executorFunction('agent-mcp'),
       'agent-remote': executorFunction('agent-remote'),
       'agent-sandbox': executorFunction('agent-sandbox'),
     } satisfies Record<ExecutorRunner, SqsFunctionDeclaration>,

@@ -1,30 +1,23 @@
 /**
- * Executor for agents that work through other systems (seed 004's `tool`, `api` and `external` types) and for
- * tools with `implementation: "mcp"`. Triggered by the agent-remote queue (the rules of those definitions: the
- * agent.request.v1 naming an agent, its subscriptions, a tool.request.v1 naming an mcp tool). Reads the
- * definition, the trigger and its context; calls MCP servers (Streamable HTTP or SSE), HTTP APIs (JSONata
- * transforms) and A2A partners (circuit state in the table), every call through the network guard
- * (CRUMBS_ALLOW_PRIVATE_NETWORK) with credentials from their secret references (Secrets Manager under
- * crumbs/agents/ on AWS); writes agent.response.v1, agent.external_task.v1 and tool.response.v1 breadcrumbs.
- * Its own function because the MCP and A2A SDKs would otherwise load in every agent's cold start.
+ * Executor for agents that work through other systems over HTTP: seed 004's `api` and `external` types.
+ * Triggered by the agent-remote queue (the rules of those definitions: the agent.request.v1 naming an agent, its
+ * subscriptions). Reads the definition, the trigger and its context; calls HTTP APIs (JSONata transforms) and A2A
+ * partners (circuit state in the table), every call through the network guard (CRUMBS_ALLOW_PRIVATE_NETWORK) with
+ * credentials from their secret references (Secrets Manager under crumbs/agents/ on AWS); writes
+ * agent.response.v1 and agent.external_task.v1 breadcrumbs. Its own function because the A2A SDK and JSONata would
+ * otherwise load in every agent's cold start; tool agents and MCP tools run in executor-agent-mcp.
  */
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
 import { DynamoCircuitStore } from '#shared/adapters/dynamodb/circuit-store.ts';
-import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { privateNetworkAllowed } from '#shared/adapters/network/network-guard.ts';
 import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
-import { LlmEnvSchema, parseEnv, TableEnvSchema } from '#shared/config.ts';
+import { parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
 import { createApiAgent } from '#shared/core/agents/api-agent.ts';
 import { CircuitBreaker } from '#shared/core/agents/circuit-breaker.ts';
 import { createExternalAgent } from '#shared/core/agents/external-agent.ts';
-import { mcpTool, mcpToolResolver } from '#shared/core/agents/mcp-tools.ts';
-import { createToolAgent } from '#shared/core/agents/tool-agent.ts';
-import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
-import { toolCatalog } from '#shared/tools/catalog.ts';
 import { evaluateJsonata } from '#shared/tools/jsonata.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
@@ -38,16 +31,13 @@ const allowPrivate = (): boolean => {
 };
 const guarded = guardedFetch({ allowPrivate });
 const secrets = secretsFromEnv();
-const mcp = new SdkMcpClient({ fetch: guarded });
 const a2a = new SdkA2aClient({ fetch: guarded });
-const llm = new LlmRouter({ defaultProvider: parseEnv(LlmEnvSchema)[ENV.defaultLlmProvider] });
 const circuits = new DynamoCircuitStore(parseEnv(TableEnvSchema)[ENV.tableName]);
 
 export const handler = createExecutorHandler('agent-remote', {
   implementations: ({ store, log, clock }) => ({
     agent: createAgentKind({
       types: {
-        tool: createToolAgent({ mcp, secrets, llm, resolveTool: mcpToolResolver(store, secrets) }),
         api: createApiAgent({
           fetchFor: (allowedHosts) =>
             guardedFetch({
@@ -72,7 +62,6 @@ export const handler = createExecutorHandler('agent-remote', {
       parseYaml,
       log,
     }),
-    tool: createToolExecutor({ store, log, clock, tools: toolCatalog([mcpTool({ mcp, secrets })]) }),
   }),
   // An A2A call blocks for at most transport.external.timeout_ms (90 s); stop 10 s before the Lambda does.
   timeoutEarlyInMillis: 10_000,

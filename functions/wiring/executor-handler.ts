@@ -33,7 +33,7 @@ export type ExecutorHandlerOptions = {
       implementation: (deps: KindDependencies) => ExecutorKindImplementation<unknown>;
     }
   | {
-      /** The implementations of the kinds this runner serves (agent-remote: agents and mcp tools). */
+      /** The implementations of the kinds this runner serves (agent-mcp: agents and mcp tools). */
       implementations: (deps: KindDependencies) => ExecutorImplementations;
     }
 );

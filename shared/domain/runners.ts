@@ -1,8 +1,8 @@
 /**
  * Which executor function (runner, `EXECUTOR_RUNNERS` in the topology) runs a definition: its kind's, except
- *   - agents of type tool, api and external → `agent-remote` (MCP and A2A SDKs, JSONata),
+ *   - agents of type tool and tools with `implementation: "mcp"` → `agent-mcp` (the MCP SDK),
+ *   - agents of type api and external → `agent-remote` (the A2A SDK, JSONata),
  *   - agents of type function → `agent-sandbox` (the QuickJS sandbox),
- *   - tools with `implementation: "mcp"` → `agent-remote` (the MCP SDK),
  * so the functions everyone uses do not load what few definitions need (DESIGN.md, "Budgets"). The rule manager
  * targets the runner's queue; the message still names the definition's kind.
  */
@@ -14,6 +14,7 @@ export function executorRunnerOf(parsed: ParsedDefinition): ExecutorRunner {
     case 'agent':
       switch (parsed.definition.type) {
         case 'tool':
+          return 'agent-mcp';
         case 'api':
         case 'external':
           return 'agent-remote';
@@ -24,7 +25,7 @@ export function executorRunnerOf(parsed: ParsedDefinition): ExecutorRunner {
       }
       break;
     case 'tool':
-      return parsed.definition.implementation === 'mcp' ? 'agent-remote' : 'tool';
+      return parsed.definition.implementation === 'mcp' ? 'agent-mcp' : 'tool';
   }
   return parsed.kind;
 }

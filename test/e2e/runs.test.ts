@@ -1,12 +1,12 @@
 /**
- * The Runs view on a run breadcrumb shaped as the orchestration engine writes it (`workflow.run.v1`, issue 10):
- * runs by status, the steps as a timeline, and a waiting human step approved through a form generated from its
- * `input_schema`. The run routes belong to the orchestration engine; here the browser's request to them is
- * captured to check what the dashboard sends (the full approve-and-succeed flow is tested once the engine is in).
+ * The Runs view against the orchestration engine on the local stack: a real workflow (a tool step, a human
+ * checkpoint with an `input_schema`, a tool step that uses the approver's input) started through the API, shown
+ * waiting in the browser, approved through the form generated from the checkpoint's schema (the real run route,
+ * nothing intercepted), and seen to succeed with the approver's input in its output. A second run is paused,
+ * resumed and cancelled from the view's controls, and a finished run is retried from a step.
  */
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CrumbsClient } from '#cli/api-client.ts';
 import { launch, openPage, screenshotPath } from './browser.ts';
 
 const { api, token, dashboard } = inject('e2e');
@@ -19,79 +19,166 @@ afterAll(async () => {
   await browser?.close();
 });
 
-describe('the Runs view', () => {
-  it('shows a waiting run and approves its human step with input from the generated form', async () => {
-    const workspace = `e2e-runs-${Date.now().toString(36)}`;
-    const client = new CrumbsClient({ endpoint: api, token, workspace });
-    await client.put('run-1-approve-1', {
-      schema_name: 'human.request.v1',
-      title: 'Ship the order?',
-      tags: ['run:run-1', 'step:approve'],
-      context: {
-        run_id: 'run-1',
-        step: 'approve',
-        prompt: 'Ship the order?',
+type Json = Record<string, unknown>;
+
+function http(workspace: string) {
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
+    const res = await fetch(`${api}/v1/workspaces/${workspace}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
+  };
+}
+
+async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const shipWorkflow = {
+  workflow_id: 'ship-order',
+  input_schema: { type: 'object', required: ['order'], properties: { order: { type: 'number' } } },
+  steps: [
+    { id: 'lookup', tool: 'echo', input: { order: '=input.order', total: 99 } },
+    {
+      id: 'approve',
+      human: {
+        prompt: '="Ship order " & $string(input.order) & "?"',
         input_schema: {
           type: 'object',
           properties: { carrier: { type: 'string', enum: ['ups', 'dhl'] }, express: { type: 'boolean' } },
           required: ['carrier'],
         },
       },
-    });
-    const started = new Date(Date.now() - 5000).toISOString();
-    await client.put('run-1', {
-      schema_name: 'workflow.run.v1',
-      title: 'approve-flow run',
-      tags: ['workflow:approve-flow', 'run:run-1'],
-      context: {
-        run_id: 'run-1',
-        workflow: 'approve-flow',
-        workflow_version: 1,
-        status: 'waiting',
-        input: { order: 42 },
-        started_at: started,
-        steps: {
-          lookup: {
-            kind: 'tool',
-            status: 'succeeded',
-            attempts: 1,
-            input: { order: 42 },
-            output: { total: 99 },
-            started_at: started,
-            ended_at: new Date(Date.parse(started) + 400).toISOString(),
-          },
-          approve: {
-            kind: 'human',
-            status: 'waiting',
-            attempts: 1,
-            attempt_id: 'run-1-approve-1',
-            prompt: 'Ship the order?',
-            started_at: new Date(Date.parse(started) + 500).toISOString(),
-          },
-        },
-      },
-    });
+    },
+    {
+      id: 'ship',
+      tool: 'echo',
+      input: { carrier: '=steps.approve.carrier', express: '=steps.approve.express' },
+    },
+  ],
+  output: { shipped: '=steps.ship' },
+};
+
+/** A workspace with the echo tool and the ship-order workflow, both rules active. */
+async function workspaceWithWorkflow(): Promise<{ ws: string; call: ReturnType<typeof http> }> {
+  const ws = `e2e-runs-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const call = http(ws);
+  expect(
+    (
+      await call('PUT', '/breadcrumbs/tool-echo', {
+        schema_name: 'tool.def.v1',
+        context: { name: 'echo', implementation: 'echo' },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await call('PUT', '/breadcrumbs/wf-ship', { schema_name: 'workflow.def.v1', context: shipWorkflow }))
+      .status,
+  ).toBe(201);
+  await eventually(async () => {
+    const res = await call('GET', '/breadcrumbs?schema_name=definition.status.v1&limit=10');
+    const items = (res.body.items as { context: { state: string } }[]) ?? [];
+    return items.length === 2 && items.every((i) => i.context.state === 'active') ? true : undefined;
+  });
+  return { ws, call };
+}
+
+async function startRun(call: ReturnType<typeof http>, order: number): Promise<string> {
+  const res = await call('POST', '/runs', { workflow: 'ship-order', input: { order } });
+  expect(res.status).toBe(201);
+  return String(res.body.run_id);
+}
+
+async function openRun(page: Page, ws: string, runId: string): Promise<void> {
+  await page.goto(dashboard.replace('workspace=demo', `workspace=${ws}`));
+  await page.click('[data-nav=runs]');
+  await page.click(`[data-run="${runId}"] a`);
+  await page.locator(`[data-run-view="${runId}"]`).waitFor();
+}
+
+const runStatus = (page: Page) => page.locator('[data-run-status]');
+
+describe('the Runs view', () => {
+  it('approves a waiting human step with input from the generated form, and the run succeeds', async () => {
+    const { ws, call } = await workspaceWithWorkflow();
+    const runId = await startRun(call, 42);
+    await eventually(async () =>
+      (await call('GET', `/runs/${runId}`)).body.status === 'waiting' ? true : undefined,
+    );
 
     const { page, problems } = await openPage(browser);
-    const posted: { url: string; body: unknown }[] = [];
-    await page.route('**/runs/run-1/*', async (route) => {
-      posted.push({ url: route.request().url(), body: route.request().postDataJSON() });
-      await route.fulfill({ status: 200, contentType: 'application/json', body: '{"run_id":"run-1"}' });
-    });
-    await page.goto(dashboard.replace('workspace=demo', `workspace=${workspace}`));
+    await page.goto(dashboard.replace('workspace=demo', `workspace=${ws}`));
     await page.click('[data-nav=runs]');
     await page.locator('[data-status=waiting]', { hasText: 'waiting 1' }).waitFor();
-    await page.click('[data-run=run-1] a');
+    await page.click(`[data-run="${runId}"] a`);
     await page.locator('[data-step=lookup][data-step-status=succeeded]').waitFor();
+    await page.locator('.prompt', { hasText: 'Ship order 42?' }).waitFor();
     const decision = page.locator('[data-decision=approve]');
-    await decision.locator('select[name=carrier]').waitFor();
     await decision.locator('select[name=carrier]').selectOption({ label: 'dhl' });
     await decision.locator('input[name=express]').check();
     await page.screenshot({ path: screenshotPath('run') });
     await decision.locator('[data-approve]').click();
-    await expect.poll(() => posted.length).toBe(1);
-    expect(posted[0]?.url).toMatch(new RegExp(`/v1/workspaces/${workspace}/runs/run-1/approve$`));
-    expect(posted[0]?.body).toEqual({ step: 'approve', input: { carrier: 'dhl', express: true } });
+
+    // The view follows the run to its end; the approver's input reached the next step.
+    await runStatus(page).getByText('succeeded').waitFor({ timeout: 45_000 });
+    await page.locator('[data-step=ship][data-step-status=succeeded]').waitFor();
+    const run = (await call('GET', `/runs/${runId}`)).body;
+    expect(run.status).toBe('succeeded');
+    expect(run.output).toEqual({ shipped: { carrier: 'dhl', express: true } });
+    const approve = (run.steps as Record<string, Json>).approve;
+    expect(approve).toMatchObject({
+      status: 'succeeded',
+      decision: 'approve',
+      output: { carrier: 'dhl', express: true },
+    });
+
+    // Retry from a step: `ship` runs again as a second attempt and the run ends again.
+    await page.locator('select[name=from_step]').selectOption('ship');
+    await page.locator('form.retry button[type=submit]').click();
+    await eventually(async () => {
+      const r = (await call('GET', `/runs/${runId}`)).body;
+      const ship = (r.steps as Record<string, Json>).ship;
+      return r.status === 'succeeded' && ship?.attempts === 2 ? true : undefined;
+    });
+    await page.locator('[data-step=ship]', { hasText: 'attempt 2' }).waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it('pauses, resumes and cancels a waiting run from the controls', async () => {
+    const { ws, call } = await workspaceWithWorkflow();
+    const runId = await startRun(call, 7);
+    await eventually(async () =>
+      (await call('GET', `/runs/${runId}`)).body.status === 'waiting' ? true : undefined,
+    );
+
+    const { page, problems } = await openPage(browser);
+    await openRun(page, ws, runId);
+    await page.locator('[data-decision=approve]').waitFor();
+
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await runStatus(page).getByText('paused').waitFor();
+    expect((await call('GET', `/runs/${runId}`)).body.status).toBe('paused');
+
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await runStatus(page).getByText('waiting').waitFor();
+
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await runStatus(page).getByText('cancelled').waitFor();
+    const run = (await call('GET', `/runs/${runId}`)).body;
+    expect(run.status).toBe('cancelled');
+    expect((run.steps as Record<string, Json>).ship?.status).not.toBe('succeeded');
     expect(problems).toEqual([]);
   });
 });

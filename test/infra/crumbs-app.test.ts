@@ -209,7 +209,7 @@ describe('StatelessStack', () => {
       expect(functionEnv(f.name)[ENV.allowPrivateNetwork], f.name).toBeUndefined();
     }
     expect(
-      ['executor-agent-remote', 'executor-agent-sandbox'].every((n) =>
+      ['executor-agent-mcp', 'executor-agent-remote', 'executor-agent-sandbox'].every((n) =>
         allFunctions().some((f) => f.name === n),
       ),
     ).toBe(true);

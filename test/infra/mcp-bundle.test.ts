@@ -1,5 +1,5 @@
 /**
- * The MCP client as executor-agent-remote ships it: bundled with that function's options, where `ajv` is replaced
+ * The MCP client as executor-agent-mcp ships it: bundled with that function's options, where `ajv` is replaced
  * by a module that throws (`shared/adapters/mcp/ajv-unused.ts`), it still lists and calls tools, validating
  * structured output with @cfworker/json-schema, over Streamable HTTP and the SSE fallback.
  */
@@ -16,12 +16,12 @@ import { startMcpServer } from '../support/mcp-server.ts';
 const outRoot = join(REPO_ROOT, '.scratch', 'test-mcp-bundle');
 afterAll(() => rmSync(outRoot, { recursive: true, force: true }));
 
-describe('the bundled MCP client of executor-agent-remote', () => {
+describe('the bundled MCP client of executor-agent-mcp', () => {
   it('carries no Ajv and still lists and calls tools, on Streamable HTTP and SSE servers', async () => {
     const bundle = await bundleFunction(
       'test/support/mcp-bundle-entry.ts',
       join(outRoot, 'index.mjs'),
-      bundlingOptionsFor(topology.functions.executors['agent-remote'].bundling),
+      bundlingOptionsFor(topology.functions.executors['agent-mcp'].bundling),
     );
     expect(bundle.inputs.filter((input) => /node_modules\/ajv(-formats)?\//.test(input))).toEqual([]);
     for (const transport of ['streamable', 'sse'] as const) {

@@ -80,7 +80,7 @@ describe('tool agent against a real MCP server over Streamable HTTP', () => {
       transport: { kind: 'mcp', mcp: { url: mcp.url } },
       yaml: 'tools:\n  - add\n  - fail\n',
     });
-    expect(status.runner).toBe('agent-remote');
+    expect(status.runner).toBe('agent-mcp');
     // It takes its arguments as given, so no model runs for it.
     expect(status.llm).toBeNull();
 

@@ -1,5 +1,5 @@
 /**
- * Entry for the bundled MCP client test (`test/infra/mcp-bundle.test.ts`): bundled as executor-agent-remote is,
+ * Entry for the bundled MCP client test (`test/infra/mcp-bundle.test.ts`): bundled as executor-agent-mcp is,
  * it lists and calls the tools of the MCP server whose URL it is given and prints what it got as JSON.
  */
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';

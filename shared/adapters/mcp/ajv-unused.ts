@@ -1,5 +1,5 @@
 /**
- * Stands in for `ajv` and `ajv-formats` in the executor-agent-remote bundle (an esbuild alias, `bundling.alias` in
+ * Stands in for `ajv` and `ajv-formats` in the executor-agent-mcp bundle (an esbuild alias, `bundling.alias` in
  * the topology). The MCP SDK's client imports Ajv statically for its default JSON Schema validator, but
  * `mcp-client.ts` always hands it `CfWorkerJsonSchemaValidator` (@cfworker/json-schema, which every function
  * already carries), so Ajv with ajv-formats and fast-uri (133 KB minified) would be loaded at every cold start and
@@ -10,6 +10,6 @@
  */
 export default function unusedAjv(): never {
   throw new Error(
-    'Ajv is not bundled into executor-agent-remote: give the MCP client a jsonSchemaValidator (mcp-client.ts does)',
+    'Ajv is not bundled into executor-agent-mcp: give the MCP client a jsonSchemaValidator (mcp-client.ts does)',
   );
 }

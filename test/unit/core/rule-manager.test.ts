@@ -122,6 +122,7 @@ function ruleManager() {
       tool: 'arn:aws:sqs:eu-west-1:1:tool',
       workflow: 'arn:aws:sqs:eu-west-1:1:workflow',
       'context-builder': 'arn:aws:sqs:eu-west-1:1:context-builder',
+      'agent-mcp': 'arn:aws:sqs:eu-west-1:1:agent-mcp',
       'agent-remote': 'arn:aws:sqs:eu-west-1:1:agent-remote',
       'agent-sandbox': 'arn:aws:sqs:eu-west-1:1:agent-sandbox',
     },
@@ -166,7 +167,7 @@ describe('rule manager (in memory)', () => {
     expect((await store.get('ws', statusId('agent-helper'))).version).toBe(statusVersion);
   });
 
-  it("targets the queue of the definition's runner: function agents the sandbox, mcp tools and remote agent types agent-remote", async () => {
+  it("targets the queue of the definition's runner: function agents the sandbox, tool agents and mcp tools agent-mcp, api and external agents agent-remote", async () => {
     const { store, rules, deps, status } = ruleManager();
     const target = (id: string) =>
       [...rules.rules.values()].find((r) => r.rule.description?.includes(id))?.targets[0]?.arn;
@@ -187,6 +188,12 @@ describe('rule manager (in memory)', () => {
       type: 'api',
       transport: { kind: 'api', api: { endpoint: 'https://x.example/v1' } },
     });
+    await put('agent-mcp', 'agent.def.v1', {
+      agent_id: 'mcp',
+      type: 'tool',
+      transport: { kind: 'mcp', mcp: { url: 'https://m.example/mcp' } },
+      tools: ['search'],
+    });
     await put('tool-mcp', 'tool.def.v1', {
       name: 'gh.issue',
       implementation: 'mcp',
@@ -194,7 +201,8 @@ describe('rule manager (in memory)', () => {
     });
     expect(target('agent-fn')).toBe('arn:aws:sqs:eu-west-1:1:agent-sandbox');
     expect(target('agent-api')).toBe('arn:aws:sqs:eu-west-1:1:agent-remote');
-    expect(target('tool-mcp')).toBe('arn:aws:sqs:eu-west-1:1:agent-remote');
+    expect(target('agent-mcp')).toBe('arn:aws:sqs:eu-west-1:1:agent-mcp');
+    expect(target('tool-mcp')).toBe('arn:aws:sqs:eu-west-1:1:agent-mcp');
     expect(await status('ws', 'agent-fn')).toMatchObject({
       kind: 'agent',
       runner: 'agent-sandbox',
