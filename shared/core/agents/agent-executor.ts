@@ -64,8 +64,10 @@ export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation
 }
 
 /**
- * The orchestration module, loaded the first time an orchestration needs it: it brings the workflow engine (and
- * JSONata), which most agent invocations never use (DESIGN.md, "Budgets": cold start is measured).
+ * The orchestration module, loaded the first time an orchestration needs it: it brings the workflow engine, which
+ * most agent invocations never use, and would otherwise put executor-agent-mcp over its load budget
+ * (`npm run bench:bundles`). Inside one esbuild bundle the deferred init is safe for this module (unlike the MCP
+ * SDK's): `test/infra/orchestration-bundle.test.ts` runs an orchestration through the bundled, lazily loaded module.
  */
 function orchestration() {
   return import('./orchestration.ts');
