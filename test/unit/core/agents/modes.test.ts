@@ -191,3 +191,33 @@ describe('build mode over an OpenAI-compatible server (recorded completions)', (
     expect(deliverables[0]?.tags).toContain('request:r-2');
   });
 });
+
+describe('a function without a model', () => {
+  it('answers a plan request with an error that says so', async () => {
+    const h = new Harness();
+    const llm = new LlmRouter({ env: {}, defaultProvider: 'offline' });
+    const deps = h.deps({
+      implementations: {
+        ...implementationsFor(h.store),
+        // As executor-agent-remote and executor-agent-sandbox are wired: no `llm` for the kind.
+        agent: createAgentKind({
+          types: { context: createContextAgent({ store: h.store, llm }) },
+          store: h.store,
+          clock: h.clock,
+          parseYaml,
+        }),
+      },
+    });
+    const def = await h.put({ schema_name: 'agent.def.v1', context: { agent_id: 'caller' } });
+    const trigger = await h.put({
+      schema_name: 'agent.request.v1',
+      context: { agent: 'caller', message: 'plan', mode: 'plan', request_id: 'r-9' },
+    });
+    await h.process(def, trigger, deps);
+    const [answer] = await h.list('agent.response.v1', 'request:r-9');
+    expect(answer?.context).toMatchObject({
+      status: 'error',
+      error: 'plan mode needs a model, and the function running caller has none',
+    });
+  });
+});
