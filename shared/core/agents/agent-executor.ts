@@ -122,15 +122,18 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
     outcome = await runMode(run, type, mode, modeDeps);
   }
   if (outcome.kind === 'outputs') return { outputs: [...outcome.outputs] };
-  // The plan or deliverable first, so it exists when the answer that names it appears; the answer keeps the
-  // pipeline's first output id, which an error answer to this trigger would take (one answer per request).
+  // The type's other outputs (the plan or deliverable, a function's created breadcrumbs) are written first, so
+  // they exist when the answer that names them appears; every output keeps the id it has always had — the answer
+  // the pipeline's first output id, which an error answer to this trigger would take (one answer per request),
+  // the others the ids after it.
+  const idAt = (index: number) =>
+    outputId('agent', input.definitionRef.id, input.trigger.id, input.trigger.version, index);
   return {
     outputs: [
-      ...(outcome.outputs ?? []),
-      {
-        ...answerOutput(input, task, spec.type, outcome.answer, outcome.details),
-        id: outputId('agent', input.definitionRef.id, input.trigger.id, input.trigger.version, 0),
-      },
+      ...(outcome.outputs ?? []).map((o, i) =>
+        o.id !== undefined || o.upsertId !== undefined ? o : { ...o, id: idAt(i + 1) },
+      ),
+      { ...answerOutput(input, task, spec.type, outcome.answer, outcome.details), id: idAt(0) },
     ],
   };
 }

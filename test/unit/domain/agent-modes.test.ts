@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
 
-function issues(context: Record<string, unknown>): { path: string; message: string }[] {
+function issues(context: Record<string, unknown>): readonly { path: string; message: string }[] {
   try {
     validateDefinition('agent.def.v1', { agent_id: 'lead', ...context });
     return [];
