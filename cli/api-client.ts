@@ -48,7 +48,17 @@ export interface RunView {
   readonly run_id: string;
   readonly workflow: string;
   readonly status: string;
-  readonly steps?: Record<string, { status: string; attempts: number; output?: unknown; error?: string }>;
+  readonly steps?: Record<
+    string,
+    {
+      status: string;
+      attempts: number;
+      output?: unknown;
+      error?: string;
+      attempt_id?: string;
+      decision?: string;
+    }
+  >;
   readonly output?: unknown;
   readonly error?: string;
   readonly [field: string]: unknown;

@@ -22,6 +22,7 @@ import {
   UsageError,
 } from './args.ts';
 import { applyCommand } from './commands/apply.ts';
+import { askCommand } from './commands/ask.ts';
 import { chatCommand } from './commands/chat.ts';
 import { devCommand } from './commands/dev.ts';
 import { explainCommand } from './commands/explain.ts';
@@ -52,6 +53,7 @@ export const COMMANDS: readonly Command[] = [
   runsCommand,
   explainCommand,
   chatCommand,
+  askCommand,
   tailCommand,
   mcpCommand,
   traceCommand,

@@ -6,7 +6,14 @@
  *                                 └─▶ tool.request.v1 calculator ──▶ tool ──▶ tool.response.v1 ──▶ agent
  *                                        └─▶ agent.response.v1 tagged thread:<user message id>
  *
- * The agent uses the offline model unless `CRUMBS_DEMO_MODEL` names a real one (e.g. `openrouter/openai/gpt-4o-mini`,
+ * It also seeds an orchestration (issue 12): `launch-lead`, asked to build with `orchestrate: true`, plans calls of
+ * `market-research` and `competitor-data` (the offline model plans every available agent), runs them in parallel
+ * as a workflow run, waits at the `approve` checkpoint, and after `crumbs runs approve` writes its `launch-brief`
+ * deliverable:
+ *   crumbs ask launch-lead "brief for the Q3 launch" --mode build --orchestrate --wait
+ *   crumbs runs approve run-<id> --wait
+ *
+ * The agents use the offline model unless `CRUMBS_DEMO_MODEL` names a real one (e.g. `openrouter/openai/gpt-4o-mini`,
  * `bedrock/anthropic.claude-3-5-haiku-20241022-v1:0`). Ids are fixed, so seeding again changes nothing unless the
  * definitions changed (then they are updated in place).
  */
@@ -97,8 +104,72 @@ export function demoDefinitions(
       },
     },
   }));
-  return [...tools, contextConfig, agent];
+  return [...tools, contextConfig, agent, ...orchestrationDemo(model)];
 }
+
+/** The orchestrating agent of the demo and the two sub-agents it plans (see the header). */
+export const DEMO_ORCHESTRATOR_ID = 'launch-lead';
+
+function orchestrationDemo(model: string): { id: string; input: CreateBreadcrumbInput }[] {
+  const agent = (agentId: string, title: string, context: Record<string, unknown>) => ({
+    id: `demo-agent-${agentId}`,
+    input: {
+      schema_name: 'agent.def.v1',
+      title,
+      tags: ['agent:definition', 'demo'],
+      context: { agent_id: agentId, model, ...context },
+    },
+  });
+  return [
+    agent('market-research', 'Demo sub-agent: market research', {
+      description: 'Sizes the market for a launch.',
+      system_prompt: 'You research markets. Answer with the size and the main segments.',
+      modes: ['build'],
+      deliverable: { format: 'markdown', type: 'market-notes' },
+    }),
+    agent('competitor-data', 'Demo sub-agent: competitor data', {
+      description: 'Lists competitors and their prices.',
+      system_prompt: 'You know competitors. Answer with a table of competitors and prices.',
+      modes: ['build'],
+      deliverable: { format: 'json', type: 'competitors', schema: competitorsSchema },
+    }),
+    agent(DEMO_ORCHESTRATOR_ID, 'Demo orchestrator: launch lead', {
+      description: 'Writes a launch brief from market research and competitor data, after a person approves.',
+      system_prompt: 'You lead product launches. Write the brief from what your sub-agents found.',
+      yaml: [
+        'agent_card:',
+        '  modes: [converse, plan, build]',
+        'orchestration:',
+        '  availableAgents: [market-research, competitor-data]',
+        '  defaultMode: parallel',
+        '  maxDepth: 2',
+        '  checkpoints:',
+        '    - id: approve',
+        '      prompt: Publish the launch brief from these findings?',
+        'deliverable:',
+        '  format: markdown',
+        '  type: launch-brief',
+        '  sections: [Market, Competition, Recommendation]',
+      ].join('\n'),
+    }),
+  ];
+}
+
+const competitorsSchema = {
+  type: 'object',
+  required: ['competitors'],
+  properties: {
+    competitors: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['name', 'price'],
+        properties: { name: { type: 'string', minLength: 1 }, price: { type: 'number', minimum: 0 } },
+      },
+    },
+  },
+};
 
 /** Writes the demo definitions into `workspace`; idempotent. */
 export async function seedDemo(

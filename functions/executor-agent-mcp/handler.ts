@@ -36,6 +36,9 @@ export const handler = createExecutorHandler('agent-mcp', {
   implementations: ({ store, log, clock }) => ({
     agent: createAgentKind({
       types: { tool: createToolAgent({ mcp, secrets, llm, resolveTool: mcpToolResolver(store, secrets) }) },
+      store,
+      clock,
+      llm,
       parseYaml,
       log,
     }),

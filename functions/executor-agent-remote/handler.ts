@@ -56,6 +56,10 @@ export const handler = createExecutorHandler('agent-remote', {
           fetch: guarded,
         }),
       },
+      // No model here (its clients would load in this function's cold start): plan mode and model-planned
+      // orchestrations of api and external agents are answered as errors that say so; build and converse call out.
+      store,
+      clock,
       parseYaml,
       log,
     }),

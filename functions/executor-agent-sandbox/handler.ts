@@ -22,9 +22,13 @@ const sandbox = new QuickJsSandbox();
 const tools = toolCatalog([echoTool, calculatorTool] as Tool[]);
 
 export const handler = createExecutorHandler('agent-sandbox', {
-  implementations: ({ store, log }) => ({
+  implementations: ({ store, log, clock }) => ({
     agent: createAgentKind({
       types: { function: createFunctionAgent({ sandbox, store, tools: (name) => tools.get(name) }) },
+      // No model here (its clients would load in every sandbox cold start): plan mode and model-planned
+      // orchestrations of function agents are answered as errors that say so; build and converse run the code.
+      store,
+      clock,
       parseYaml,
       log,
     }),

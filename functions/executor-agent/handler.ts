@@ -21,9 +21,13 @@ const llm = new LlmRouter({ defaultProvider: parseEnv(LlmEnvSchema)[ENV.defaultL
 const tokenizers = new TiktokenTokenizers();
 
 export const handler = createExecutorHandler('agent', {
-  implementation: ({ store, log }) =>
+  implementation: ({ store, log, clock }) =>
     createAgentKind({
       types: { context: createContextAgent({ store, llm, log, tokenizers, parseYaml }) },
+      store,
+      clock,
+      llm,
+      tokenizers,
       parseYaml,
       log,
     }),

@@ -12,6 +12,15 @@
  * answer to "which one runs".
  */
 
+import {
+  type DeliverableConfig,
+  DeliverableConfigSchema,
+  type OrchestrationConfig,
+  OrchestrationConfigSchema,
+  orchestrationStepIssues,
+  type PlanConfig,
+  PlanConfigSchema,
+} from './agent-modes.ts';
 import type {
   AgentTypeName,
   ApiTransport,
@@ -19,7 +28,13 @@ import type {
   FunctionTransport,
   McpTransport,
 } from './agent-types.ts';
-import { type AgentYaml, AgentYamlSchema, type Transform } from './agent-types.ts';
+import {
+  AGENT_MODES,
+  type AgentMode,
+  type AgentYaml,
+  AgentYamlSchema,
+  type Transform,
+} from './agent-types.ts';
 import { toFieldIssues } from './breadcrumb.ts';
 import type { AgentDefinition, ExpressionCheck } from './definitions.ts';
 import { type FieldIssue, ValidationError } from './errors.ts';
@@ -31,8 +46,15 @@ export const DEFAULT_CONTEXT_BUDGET_TOKENS = 16_000;
 
 interface SpecBase {
   readonly type: AgentTypeName;
-  /** The parsed `yaml` (agent card, and keys issue 12 reads: plan, deliverable, orchestration). */
+  /** The parsed `yaml` (agent card, tools, transforms, and plan, deliverable, orchestration). */
   readonly config: AgentYaml;
+  /** The modes requests may ask for (`agent-modes.ts`); all three unless the card or `modes` says otherwise. */
+  readonly modes: readonly AgentMode[];
+  readonly plan: PlanConfig;
+  /** With `type` always set (the agent id unless the config names one). */
+  readonly deliverable: DeliverableConfig & { type: string };
+  /** Set when the definition configures it; every agent may orchestrate (with the defaults) all the same. */
+  readonly orchestration: OrchestrationConfig;
   /** The model (`provider/model` or a bare id for the default provider) and its settings, when set. */
   readonly llm: { model?: string; temperature?: number; maxTokens?: number };
 }
@@ -50,6 +72,8 @@ export type AgentSpec =
   | (SpecBase & { type: 'function'; code: string; limits: FunctionTransport });
 
 export interface SpecChecks {
+  /** Checks the plan's and deliverable's JSON Schemas; the issue message, or undefined when usable. */
+  readonly jsonSchema?: (schema: Record<string, unknown>) => string | undefined;
   /** Parses `yaml` when it is text; without it, YAML text is not read and its keys are not available. */
   readonly parseYaml?: YamlParser;
   /** Checks JSONata transforms (their syntax); the issue message, or undefined when the expression is fine. */
@@ -90,7 +114,51 @@ export function agentSpec(def: AgentDefinition, checks: SpecChecks = {}): AgentS
     });
   }
 
-  const base = { config, llm };
+  const modes = one(issues, ['modes', def.modes], ['yaml.agent_card.modes', config.agent_card?.modes]) ?? [
+    ...AGENT_MODES,
+  ];
+  const plan = one(issues, ['plan', def.plan], ['yaml.plan', config.plan]) ?? PlanConfigSchema.parse({});
+  const deliverable =
+    one(issues, ['deliverable', def.deliverable], ['yaml.deliverable', config.deliverable]) ??
+    DeliverableConfigSchema.parse({});
+  const orchestration =
+    one(issues, ['orchestration', def.orchestration], ['yaml.orchestration', config.orchestration]) ??
+    OrchestrationConfigSchema.parse({});
+  const at = (field: string, set: unknown) => (set !== undefined ? field : `yaml.${field}`);
+  for (const [i, issue] of orchestrationStepIssues(
+    orchestration.steps ?? [],
+    def.agent_id,
+    orchestration.availableAgents,
+  ).entries()) {
+    if (i < 20)
+      issues.push({
+        path: [at('orchestration', def.orchestration), 'steps', ...issue.path].join('.'),
+        message: issue.message,
+      });
+  }
+  if (orchestration.availableAgents?.includes(def.agent_id)) {
+    issues.push({
+      path: `${at('orchestration', def.orchestration)}.availableAgents`,
+      message: 'an agent cannot call itself as a sub-agent',
+    });
+  }
+  if (checks.jsonSchema) {
+    for (const [path, schema] of [
+      [`${at('plan', def.plan)}.schema`, plan.schema],
+      [`${at('deliverable', def.deliverable)}.schema`, deliverable.schema],
+    ] as const) {
+      const message = schema === undefined ? undefined : checks.jsonSchema(schema);
+      if (message !== undefined) issues.push({ path, message });
+    }
+  }
+  const base = {
+    config,
+    llm,
+    modes,
+    plan,
+    deliverable: { ...deliverable, type: deliverable.type ?? def.agent_id },
+    orchestration,
+  };
   let spec: AgentSpec | undefined;
   switch (def.type) {
     case 'context':

@@ -16,12 +16,13 @@
  * - Limits have defaults and ceilings here, so a definition cannot ask for a 10-minute HTTP call or 1 GB of
  *   sandbox memory.
  */
+import { DeliverableConfigSchema, OrchestrationConfigSchema, PlanConfigSchema } from './agent-modes.ts';
 import * as z from './zod.ts';
 
 export const AGENT_TYPES = ['context', 'tool', 'api', 'external', 'function'] as const;
 export type AgentTypeName = (typeof AGENT_TYPES)[number];
 
-/** What a request asks of an agent (issue 12 gives each its behaviour; today every type does its one job). */
+/** What a request asks of an agent (`agent-modes.ts`, `shared/core/agents/modes.ts`). */
 export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
@@ -260,5 +261,9 @@ export const AgentYamlSchema = z.looseObject({
   response_transform: z.optional(TransformSchema),
   /** Context agents: the token budget of the assembled context (system prompt and sources together). */
   context_budget_tokens: z.optional(z.number().check(z.int(), z.minimum(256), z.maximum(2_000_000))),
+  /** Modes (issue 12, `agent-modes.ts`): the shape of plans and deliverables, and orchestration. */
+  plan: z.optional(PlanConfigSchema),
+  deliverable: z.optional(DeliverableConfigSchema),
+  orchestration: z.optional(OrchestrationConfigSchema),
 });
 export type AgentYaml = z.output<typeof AgentYamlSchema>;

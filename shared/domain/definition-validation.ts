@@ -69,7 +69,14 @@ export type ValidatedDefinition = ParsedDefinition & { readonly spec?: AgentSpec
 export function validateDefinition(schemaName: string, context: unknown): ValidatedDefinition {
   const parsed = parseDefinition(schemaName, context, CHECKED_SCHEMAS);
   if (parsed.kind !== 'agent') return parsed;
-  return { ...parsed, spec: agentSpec(parsed.definition, { parseYaml, expression: jsonataSyntaxError }) };
+  return {
+    ...parsed,
+    spec: agentSpec(parsed.definition, {
+      parseYaml,
+      expression: jsonataSyntaxError,
+      jsonSchema: jsonSchemaProblem,
+    }),
+  };
 }
 
 /** Why Scheduler would refuse this expression in this zone, or undefined (croner reads the cron). */

@@ -24,6 +24,12 @@
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
 import {
+  DeliverableConfigSchema,
+  ModesSchema,
+  OrchestrationConfigSchema,
+  PlanConfigSchema,
+} from './agent-modes.ts';
+import {
   AGENT_TYPES,
   checkHeaders,
   LlmSettingsSchema,
@@ -100,6 +106,11 @@ export const AgentDefinitionSchema = z.object({
       .check(z.maxLength(100_000, 'at most 100000 characters')),
   ),
   llm: z.optional(LlmSettingsSchema),
+  /** Issue 12 (`agent-modes.ts`); each may be given here or inside `yaml` (seed 004), not both. */
+  modes: z.optional(ModesSchema),
+  plan: z.optional(PlanConfigSchema),
+  deliverable: z.optional(DeliverableConfigSchema),
+  orchestration: z.optional(OrchestrationConfigSchema),
 });
 export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
 
@@ -385,6 +396,17 @@ export function agentRequestTrigger(agentId: string): Selector {
   } satisfies SelectorInput);
 }
 
+/**
+ * Every agent is triggered by what is addressed to its orchestration runs (issue 12): the answers to their
+ * requests, human responses and controls, all tagged `reply-to:agent:<id>` (`shared/core/agents/orchestration.ts`).
+ */
+export function agentRunTrigger(agentId: string): Selector {
+  return parseWith(SelectorSchema, {
+    any_tags: [`reply-to:agent:${agentId}`],
+    role: 'trigger',
+  } satisfies SelectorInput);
+}
+
 function isRequestSelector(selector: Selector, agentId: string): boolean {
   const [match, ...rest] = selector.context_match ?? [];
   return (
@@ -439,6 +461,7 @@ export function triggerSelectorEntries<K extends ExecutorKind>(
         ...(entries.some((e) => isRequestSelector(e.selector, agentId))
           ? []
           : [{ path: 'agent_id', selector: agentRequestTrigger(agentId) }]),
+        { path: 'agent_id', selector: agentRunTrigger(agentId) },
       ];
     }
     case 'workflow':

@@ -113,6 +113,8 @@ export const StepSchema = z.object({
   /** Agent steps: the user message (may be a "=" expression). */
   message: z.optional(z.string({ error: 'expected a string' })),
   mode: z.optional(z.enum(AGENT_MODES, { error: `expected one of ${AGENT_MODES.join(', ')}` })),
+  /** Agent steps: the agent orchestrates sub-agents of its own for this request (a nested orchestration). */
+  orchestrate: z.optional(z.boolean({ error: 'expected true or false' })),
   workflow: z.optional(NameSchema),
   get parallel() {
     return z.optional(
@@ -209,7 +211,7 @@ function bare(expression: string): string {
   return expression.startsWith('=') ? expression.slice(1) : expression;
 }
 
-const AGENT_ONLY = ['message', 'mode'] as const;
+const AGENT_ONLY = ['message', 'mode', 'orchestrate'] as const;
 
 /** Checks one step and its nested steps in document order: kind, agent-only fields, expressions, unique ids. */
 function checkStep(

@@ -54,9 +54,25 @@ export interface LlmRequest {
    * takes it out of markdown fences or surrounding prose. Validating it against the schema is the caller's job.
    */
   responseSchema?: Record<string, unknown>;
+  /**
+   * The shape a text answer should take (agent modes: plans and deliverables). The caller also says it in the
+   * system prompt, which is what real models read; adapters send nothing more. The offline model follows it.
+   */
+  responseFormat?: ResponseFormat;
   maxOutputTokens?: number;
   signal?: AbortSignal;
 }
+
+export interface ResponseFormat {
+  readonly kind: 'json' | 'markdown' | 'yaml' | 'html';
+  /** Headings the answer must have, in order (markdown, html). */
+  readonly sections?: readonly string[];
+  /** A template the answer follows (markdown). */
+  readonly template?: string;
+}
+
+/** The `$id` of the JSON Schema an orchestrating agent asks its model to plan sub-agent calls with. */
+export const ORCHESTRATION_PLAN_SCHEMA_ID = 'crumbs:orchestration-plan';
 
 export interface LlmResponse {
   text: string;

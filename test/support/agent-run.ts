@@ -26,7 +26,7 @@ export function agentRun<S extends AgentSpec>(
   return {
     spec,
     definition: def,
-    task: { requestId: 'req-1', correlationTags: [], ...task },
+    task: { requestId: 'req-1', correlationTags: [], depth: 0, ...task },
     workspace: 'ws-test',
     principal: 'agent:test-agent',
     execution: {

@@ -6,6 +6,9 @@
  *                         "done after <n> rounds: <last result>"
  *   forbidden-<tool>      calls <tool> once, then answers with what the tool results said
  *   throttled-<key>       answers 429 with Retry-After: 1 to the first two requests of <key>, then "recovered"
+ *   badplan-always-<key>  answers every request with a plan that fails the schema (`{"steps":"none"}`)
+ *   badplan-once-<key>    answers the first request with that invalid plan and the next with a valid one
+ *                         (`{"steps":[{"title":"fixed after feedback"}]}`), when the retry carries the problems
  *
  * Requests per model id are counted (`GET /counts`), so a test can tell how often it was called.
  */
@@ -95,6 +98,13 @@ function script(body: ChatRequest, requestNumber: number): Reply {
       };
     }
     return answer(`recovered after ${requestNumber - 1} throttled calls`);
+  }
+  if (body.model.startsWith('badplan-always-')) return answer('{"steps":"none"}');
+  if (body.model.startsWith('badplan-once-')) {
+    const feedback = body.messages.some((m) => m.role === 'user' && /is not valid: /.test(m.content ?? ''));
+    return requestNumber === 1 || !feedback
+      ? answer('{"steps":"none"}')
+      : answer('{"steps":[{"title":"fixed after feedback"}]}');
   }
   return answer(`(fake) ${body.model}`);
 }

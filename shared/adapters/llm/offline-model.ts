@@ -10,10 +10,19 @@
  *    for the tool: `calculator({ expression: "17*23" })`.
  * 3. Otherwise it replies briefly, quoting the message and naming the context sections (`## <key>` headings of
  *    the system prompt) it received.
- * With a response schema (structured output) the reply is wrapped into an object that fills the schema's
- * required fields.
+ * With a response schema (structured output) the answer is an instance of the schema (`fillSchema`) with the reply
+ * in its most answer-like string; asked for an orchestration plan (ORCHESTRATION_PLAN_SCHEMA_ID) it calls every
+ * agent the schema allows once, in the schema's default mode. With a `responseFormat` (plans, deliverables) the
+ * reply takes that shape: markdown with the template and one heading per section, html with one `<h2>` per
+ * section, yaml.
  */
-import type { LlmMessage, LlmRequest, LlmResponse, LlmToolResult } from '#shared/ports/llm.ts';
+import {
+  type LlmMessage,
+  type LlmRequest,
+  type LlmResponse,
+  type LlmToolResult,
+  ORCHESTRATION_PLAN_SCHEMA_ID,
+} from '#shared/ports/llm.ts';
 
 export const OFFLINE_PROVIDER = 'offline';
 
@@ -67,8 +76,7 @@ export function generateOffline(request: LlmRequest, modelId = 'crumbs'): LlmRes
       `(offline model) You said: "${quoted}". ` +
       (keys.length > 0 ? `Context I received: ${keys.join(', ')}.` : 'I received no context.');
   }
-  const text =
-    request.responseSchema !== undefined ? JSON.stringify(fillSchema(request.responseSchema, reply)) : reply;
+  const text = shaped(request, reply);
   return {
     text,
     toolCalls: [],
@@ -135,39 +143,260 @@ function render(value: unknown): string {
   return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
 }
 
-const REPLY_FIELDS = ['response_text', 'message', 'answer', 'text', 'content', 'response', 'reply'];
+const REPLY_FIELDS = [
+  'response_text',
+  'message',
+  'answer',
+  'text',
+  'content',
+  'response',
+  'reply',
+  'summary',
+];
+const MAX_FILL_DEPTH = 12;
 
-/** Builds a value satisfying a JSON Schema's required fields, with the reply in the most answer-like string. */
-export function fillSchema(schema: unknown, reply: string): unknown {
-  const s = (schema ?? {}) as Record<string, unknown>;
-  const type = Array.isArray(s.type) ? s.type[0] : s.type;
-  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+type Schema = Record<string, unknown>;
+
+function asSchema(value: unknown): Schema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Schema) : {};
+}
+
+/** A local `$ref` (`#/$defs/x`, `#/definitions/x`) resolved against the root schema. */
+function deref(schema: Schema, root: Schema): Schema {
+  let s = schema;
+  for (let hops = 0; hops < 10 && typeof s.$ref === 'string' && s.$ref.startsWith('#'); hops++) {
+    let target: unknown = root;
+    for (const part of s.$ref.slice(1).split('/').filter(Boolean)) {
+      target = asSchema(target)[decodeURIComponent(part.replace(/~1/g, '/').replace(/~0/g, '~'))];
+    }
+    s = { ...asSchema(target), ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== '$ref')) };
+  }
+  return s;
+}
+
+/** allOf's members merged into one schema (properties and required united), enough for filling. */
+function merged(schema: Schema, root: Schema): Schema {
+  const s = deref(schema, root);
+  if (!Array.isArray(s.allOf)) return s;
+  let out: Schema = { ...s, allOf: undefined };
+  for (const part of s.allOf) {
+    const p = merged(asSchema(part), root);
+    out = {
+      ...p,
+      ...out,
+      properties: { ...asSchema(p.properties), ...asSchema(out.properties) },
+      required: [
+        ...(Array.isArray(p.required) ? p.required : []),
+        ...(Array.isArray(out.required) ? out.required : []),
+      ],
+    };
+  }
+  return out;
+}
+
+function stringFor(s: Schema, reply: string): string {
+  const formats: Record<string, string> = {
+    'date-time': '2025-01-01T00:00:00Z',
+    date: '2025-01-01',
+    time: '00:00:00Z',
+    email: 'offline@example.com',
+    uri: 'https://example.com/offline',
+    'uri-reference': '/offline',
+    uuid: '00000000-0000-4000-8000-000000000000',
+    hostname: 'example.com',
+    ipv4: '192.0.2.1',
+    ipv6: '2001:db8::1',
+  };
+  let text: string = (typeof s.format === 'string' ? formats[s.format] : undefined) ?? reply;
+  if (typeof s.pattern === 'string') {
+    try {
+      if (!new RegExp(s.pattern, 'u').test(text)) text = samplePattern(s.pattern) ?? text;
+    } catch {
+      // A pattern JavaScript cannot compile: the validator reports it; the reply stays.
+    }
+  }
+  const min = typeof s.minLength === 'number' ? s.minLength : 0;
+  const max = typeof s.maxLength === 'number' ? s.maxLength : Number.POSITIVE_INFINITY;
+  const chars = [...text];
+  if (chars.length > max) return chars.slice(0, max).join('');
+  return chars.length < min ? text + 'x'.repeat(min - chars.length) : text;
+}
+
+/** A string for the simplest patterns (a literal alternative, `^[a-z]+$`-like); undefined otherwise. */
+function samplePattern(pattern: string): string | undefined {
+  const body = pattern.replace(/^\^/, '').replace(/\$$/, '');
+  const candidates = [
+    body.split('|')[0] ?? '',
+    body.replace(/\[[^\]]*\][+*]?|\\d[+*]?|\{\d+(,\d*)?\}/g, 'a'),
+  ];
+  return candidates.find((c) => {
+    try {
+      return new RegExp(pattern, 'u').test(c);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function numberFor(s: Schema, integer: boolean): number {
+  const lo =
+    typeof s.minimum === 'number'
+      ? s.minimum
+      : typeof s.exclusiveMinimum === 'number'
+        ? s.exclusiveMinimum + (integer ? 1 : 0.5)
+        : undefined;
+  const hi =
+    typeof s.maximum === 'number'
+      ? s.maximum
+      : typeof s.exclusiveMaximum === 'number'
+        ? s.exclusiveMaximum - (integer ? 1 : 0.5)
+        : undefined;
+  // Midway between the bounds when both are given (a confidence in [0, 1] is 0.5), else the one bound, else 0.
+  let n =
+    lo !== undefined && hi !== undefined
+      ? integer
+        ? lo
+        : (lo + hi) / 2
+      : (lo ?? (hi !== undefined ? Math.min(hi, 0) : 0));
+  if (integer) n = Math.ceil(n);
+  if (typeof s.multipleOf === 'number' && s.multipleOf > 0) n = Math.ceil(n / s.multipleOf) * s.multipleOf;
+  return n;
+}
+
+function fill(schemaIn: unknown, reply: string, root: Schema, depth: number): unknown {
+  const s = merged(asSchema(schemaIn), root);
   if ('const' in s) return s.const;
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  if ('default' in s) return s.default;
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const options = s[key];
+    if (Array.isArray(options) && options.length > 0) {
+      const { [key]: _, ...rest } = s;
+      return fill({ ...rest, ...asSchema(options[0]) }, reply, root, depth);
+    }
+  }
+  const types = Array.isArray(s.type) ? s.type : s.type !== undefined ? [s.type] : [];
+  const type =
+    types.find((t) => t !== 'null') ??
+    types[0] ??
+    (s.properties !== undefined || s.required !== undefined
+      ? 'object'
+      : s.items !== undefined
+        ? 'array'
+        : undefined);
+  if (depth > MAX_FILL_DEPTH) return type === 'array' ? [] : type === 'object' ? {} : null;
   switch (type) {
     case 'string':
-      return reply;
+      return stringFor(s, reply);
     case 'number':
-    case 'integer': {
-      const min = typeof s.minimum === 'number' ? s.minimum : 0;
-      const max = typeof s.maximum === 'number' ? s.maximum : min + 1;
-      return type === 'integer' ? Math.ceil(min) : (min + max) / 2;
-    }
+      return numberFor(s, false);
+    case 'integer':
+      return numberFor(s, true);
     case 'boolean':
       return false;
-    case 'array':
-      return [];
     case 'null':
       return null;
-    default: {
-      const properties = (s.properties ?? {}) as Record<string, unknown>;
+    case 'array': {
+      const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
+      const min = Math.max(typeof s.minItems === 'number' ? s.minItems : 0, prefix.length);
+      const item = merged(asSchema(s.items), root);
+      const out: unknown[] = prefix.map((p) => fill(p, reply, root, depth + 1));
+      const distinct = Array.isArray(item.enum) ? item.enum : undefined;
+      for (let i = out.length; i < min; i++) {
+        out.push(
+          distinct !== undefined && s.uniqueItems === true
+            ? distinct[i % distinct.length]
+            : fill(item, s.uniqueItems === true ? `${reply} ${i + 1}` : reply, root, depth + 1),
+        );
+      }
+      return out;
+    }
+    case 'object':
+    case undefined: {
+      const properties = asSchema(s.properties);
       const required = Array.isArray(s.required)
         ? s.required.filter((r): r is string => typeof r === 'string')
         : [];
       const out: Record<string, unknown> = {};
       const replyField = REPLY_FIELDS.find((f) => f in properties);
-      if (replyField !== undefined) out[replyField] = reply;
-      for (const key of required) if (!(key in out)) out[key] = fillSchema(properties[key], reply);
+      if (replyField !== undefined) out[replyField] = fill(properties[replyField], reply, root, depth + 1);
+      for (const key of required) {
+        if (!(key in out)) {
+          out[key] =
+            key in properties
+              ? fill(properties[key], reply, root, depth + 1)
+              : fill(s.additionalProperties ?? {}, reply, root, depth + 1);
+        }
+      }
+      const minProperties = typeof s.minProperties === 'number' ? s.minProperties : 0;
+      for (const key of Object.keys(properties)) {
+        if (Object.keys(out).length >= minProperties) break;
+        if (!(key in out)) out[key] = fill(properties[key], reply, root, depth + 1);
+      }
       return out;
     }
+    default:
+      return reply;
+  }
+}
+
+/**
+ * A value that satisfies a JSON Schema (the keywords crumbs' validator checks, local `$ref`s included), with the
+ * reply in the most answer-like string: `const`, `enum` and `default` first, then the first of `oneOf`/`anyOf`,
+ * required properties, minimum lengths, counts and bounds. `uniqueItems` is met through the items' strings (each
+ * item gets a numbered reply) or an enum's distinct values.
+ */
+export function fillSchema(schema: unknown, reply: string): unknown {
+  return fill(schema, reply, asSchema(schema), 0);
+}
+
+/**
+ * The orchestration plan (ORCHESTRATION_PLAN_SCHEMA_ID): every agent the schema allows, called once, in the
+ * schema's default mode, each with the user's message.
+ */
+function orchestrationPlan(schema: Schema, message: string): unknown {
+  const properties = asSchema(schema.properties);
+  const call = asSchema(asSchema(asSchema(properties.calls).items).properties);
+  const agents = Array.isArray(asSchema(call.agent).enum) ? (asSchema(call.agent).enum as unknown[]) : [];
+  const mode = asSchema(properties.mode).default;
+  return {
+    ...(typeof mode === 'string' ? { mode } : {}),
+    calls: agents.map((agent) => ({ agent, message })),
+  };
+}
+
+/** The reply in the shape the request asks for: JSON for a schema, else markdown / html / yaml per the format. */
+function shaped(request: LlmRequest, reply: string): string {
+  const schema = request.responseSchema;
+  const format = request.responseFormat;
+  if (schema !== undefined) {
+    const value =
+      schema.$id === ORCHESTRATION_PLAN_SCHEMA_ID
+        ? orchestrationPlan(schema, lastUserText(request.messages))
+        : fillSchema(schema, reply);
+    // JSON is YAML too: a yaml answer with a schema is the same instance.
+    return format?.kind === 'yaml' ? JSON.stringify(value, null, 2) : JSON.stringify(value);
+  }
+  const sections = format?.sections ?? [];
+  switch (format?.kind) {
+    case 'markdown': {
+      const head = format.template !== undefined ? `${format.template.trim()}\n\n` : '';
+      const body = sections.length > 0 ? sections.map((h) => `## ${h}\n\n${reply}`).join('\n\n') : reply;
+      return `${head}${body}\n`;
+    }
+    case 'html': {
+      const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+      const body =
+        sections.length > 0
+          ? sections.map((h) => `<h2>${esc(h)}</h2>\n<p>${esc(reply)}</p>`).join('\n')
+          : `<p>${esc(reply)}</p>`;
+      return `<article>\n${body}\n</article>\n`;
+    }
+    case 'yaml':
+      return `${JSON.stringify({ summary: reply }, null, 2)}\n`;
+    case 'json':
+      return JSON.stringify({ text: reply });
+    default:
+      return reply;
   }
 }

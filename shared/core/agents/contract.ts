@@ -18,10 +18,12 @@
  * the executor answers the latter with an `agent.response.v1` whose status is `error`. A type's own failures —
  * an MCP tool's `isError`, a failed A2A task, a function that throws — are answers with status `error`. A type never waits inside the Lambda beyond one bounded call.
  *
- * `mode` is carried as the request gave it; what converse / plan / build do differently is issue 12's, and every
- * type today does its one job (BUILD, in the seed's words) whatever the mode.
+ * `mode` says what the request wants (`modes.ts`): converse runs the type as above; plan and build answer with a
+ * plan or a deliverable as well. `orchestrate` / `orchestrationAction` make the agent orchestrate sub-agents as a
+ * run of the workflow engine (`orchestration.ts`).
  */
 
+import { ORCHESTRATION_ACTIONS, type OrchestrationAction } from '#shared/domain/agent-modes.ts';
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { AGENT_MODES, type AgentMode, type AgentTypeName } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
@@ -40,8 +42,24 @@ export const AgentRequestSchema = z.object({
   input: z.optional(z.unknown()),
   mode: z.optional(z.enum(AGENT_MODES, { error: `expected one of ${AGENT_MODES.join(', ')}` })),
   request_id: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
-  conversation_id: z.optional(z.string()),
+  /** Deliverables are one per (conversation, type): later builds in the conversation update it. */
+  conversation_id: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   depth: z.optional(z.number().check(z.int(), z.minimum(0))),
+  /** The deepest an orchestration started for this request may go (the caller's own limit). */
+  max_depth: z.optional(z.number().check(z.int(), z.minimum(0))),
+  /** Orchestrate sub-agents for this request (seed 004's `payload.orchestrate`). */
+  orchestrate: z.optional(z.boolean({ error: 'expected true or false' })),
+  orchestrationAction: z.optional(
+    z.enum(ORCHESTRATION_ACTIONS, { error: `expected one of ${ORCHESTRATION_ACTIONS.join(', ')}` }),
+  ),
+  /** The run an action (other than execute) applies to. */
+  run_id: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  /** rollback: the step to run again (with every step after it). */
+  from_step: z.optional(z.string().check(z.minLength(1))),
+  /** human-response: the checkpoint step (when several wait), the decision and an optional comment. */
+  step: z.optional(z.string().check(z.minLength(1))),
+  decision: z.optional(z.enum(['approve', 'reject'], { error: 'expected "approve" or "reject"' })),
+  comment: z.optional(z.string().check(z.maxLength(4000))),
 });
 export type AgentRequest = z.infer<typeof AgentRequestSchema>;
 
@@ -54,6 +72,19 @@ export interface AgentTask {
   readonly mode?: AgentMode;
   /** The trigger's `run:*`, `step:*`, `reply-to:*` tags: copied onto the answer, never onto tool requests. */
   readonly correlationTags: readonly string[];
+  readonly conversationId?: string;
+  /** How deep the request is nested (sub-agent and sub-workflow requests); 0 for a request a person made. */
+  readonly depth: number;
+  readonly maxDepth?: number;
+  /** execute (`orchestrate: true`), or an action on the run named by `control.runId`. */
+  readonly orchestration?: {
+    readonly action: OrchestrationAction;
+    readonly runId?: string;
+    readonly fromStep?: string;
+    readonly step?: string;
+    readonly decision?: 'approve' | 'reject';
+    readonly comment?: string;
+  };
 }
 
 /** The content of the `agent.response.v1` answering a task. */
@@ -73,7 +104,13 @@ export type AgentAnswer =
     };
 
 export type AgentOutcome =
-  | { readonly kind: 'answer'; readonly answer: AgentAnswer; readonly outputs?: readonly OutputBreadcrumb[] }
+  | {
+      readonly kind: 'answer';
+      readonly answer: AgentAnswer;
+      readonly outputs?: readonly OutputBreadcrumb[];
+      /** More fields for the answer's context (a mode's `plan_id`, `deliverable_id`; an orchestration's `run_id`). */
+      readonly details?: Record<string, unknown>;
+    }
   | { readonly kind: 'outputs'; readonly outputs: readonly OutputBreadcrumb[] };
 
 /** What a type gets for one task. */
@@ -134,12 +171,34 @@ export function agentTaskOf(trigger: Trigger): AgentTask {
         `the request is nested ${r.depth} deep; at most ${MAX_REQUEST_DEPTH} (depth)`,
       );
     }
+    const action = r.orchestrationAction ?? (r.orchestrate === true ? 'execute' : undefined);
+    if (action !== undefined && action !== 'execute' && r.run_id === undefined) {
+      throw new NonRetriableError(`orchestrationAction "${action}" needs run_id (the orchestration's run)`);
+    }
+    if (action === 'rollback' && r.from_step === undefined) {
+      throw new NonRetriableError('orchestrationAction "rollback" needs from_step (the step to run again)');
+    }
     return {
       requestId: r.request_id ?? trigger.id,
       ...(r.message !== undefined ? { message: r.message } : {}),
       ...(r.input !== undefined ? { input: r.input } : {}),
       ...(r.mode !== undefined ? { mode: r.mode } : {}),
       correlationTags: tags,
+      ...(r.conversation_id !== undefined ? { conversationId: r.conversation_id } : {}),
+      depth: r.depth ?? 0,
+      ...(r.max_depth !== undefined ? { maxDepth: r.max_depth } : {}),
+      ...(action !== undefined
+        ? {
+            orchestration: {
+              action,
+              ...(r.run_id !== undefined ? { runId: r.run_id } : {}),
+              ...(r.from_step !== undefined ? { fromStep: r.from_step } : {}),
+              ...(r.step !== undefined ? { step: r.step } : {}),
+              ...(r.decision !== undefined ? { decision: r.decision } : {}),
+              ...(r.comment !== undefined ? { comment: r.comment } : {}),
+            },
+          }
+        : {}),
     };
   }
   const c = context as Record<string, unknown>;
@@ -150,5 +209,6 @@ export function agentTaskOf(trigger: Trigger): AgentTask {
     requestId: trigger.id,
     ...(text !== undefined ? { message: text } : { input: c }),
     correlationTags: tags,
+    depth: 0,
   };
 }

@@ -15,17 +15,22 @@
  * approved input must match the step's `input_schema` (422); pause needs a running or waiting run, resume a paused
  * one, cancel one that has not ended (409); retry names a top-level step of the run's workflow (422).
  *
- * What is written is tagged `run:<run id>` and `reply-to:workflow:<id>` (and `step:` for a response), so the
- * run's rule delivers it to the workflow executor (CONVENTIONS.md), written by the caller.
+ * What is written is tagged `run:<run id>` and `reply-to:<driver>` (and `step:` for a response), so the run's
+ * rule delivers it to what drives the run — the workflow executor (`reply-to:workflow:<id>`), or the agent whose
+ * orchestration it is (`reply-to:agent:<id>`) — written by the caller (CONVENTIONS.md).
  */
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
-import { WORKFLOW_REQUEST_SCHEMA, type WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
+import {
+  WORKFLOW_REQUEST_SCHEMA,
+  type WorkflowDefinition,
+  WorkflowDefinitionSchema,
+} from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import { humanInputProblem, inputProblem } from '../orchestration/checks.ts';
-import { replyToTag, runListTag, SCHEMAS } from '../orchestration/messages.ts';
+import { controlAllowed, humanInputProblem, inputProblem } from '../orchestration/checks.ts';
+import { runListTag, runReplyToTag, SCHEMAS } from '../orchestration/messages.ts';
 import { RUN_SCHEMA, RUN_STATUSES, type Run, RunSchema } from '../orchestration/run.ts';
 import type { Caller, HttpRequest, HttpResult } from './http.ts';
 import { json } from './http.ts';
@@ -131,6 +136,8 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
 
   /** The definition a run follows (the version it started with). */
   async function definitionOf(ws: string, run: Run): Promise<WorkflowDefinition> {
+    // An orchestrating agent's run carries the plan it generated.
+    if (run.definition !== undefined) return WorkflowDefinitionSchema.parse(run.definition);
     const record = await store.getVersion(ws, run.definition_id, run.workflow_version);
     const parsed = parseDefinition(record.schema_name, record.context);
     if (parsed.kind !== 'workflow')
@@ -266,7 +273,7 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
       {
         schema_name: SCHEMAS.humanResponse,
         title: `${run.workflow} › ${step}: ${decision}`,
-        tags: [`run:${run.run_id}`, `step:${step}`, replyToTag(run.workflow), `request:${state.attempt_id}`],
+        tags: [`run:${run.run_id}`, `step:${step}`, runReplyToTag(run), `request:${state.attempt_id}`],
         context: {
           request_id: state.attempt_id,
           decision,
@@ -301,20 +308,15 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
       }
     } else {
       helpers.optionalJsonBody(req);
-      const allowed =
-        action === 'pause'
-          ? run.status === 'running' || run.status === 'waiting'
-          : action === 'resume'
-            ? run.status === 'paused'
-            : !['succeeded', 'failed', 'cancelled'].includes(run.status);
-      if (!allowed) throw new ConflictError(`cannot ${action} run ${run.run_id}: it is ${run.status}`);
+      if (!controlAllowed(run.status, action))
+        throw new ConflictError(`cannot ${action} run ${run.run_id}: it is ${run.status}`);
     }
     const { breadcrumb } = await store.create(
       ws,
       {
         schema_name: SCHEMAS.control,
         title: `${run.workflow}: ${action}`,
-        tags: [`run:${run.run_id}`, replyToTag(run.workflow)],
+        tags: [`run:${run.run_id}`, runReplyToTag(run)],
         context: { run_id: run.run_id, action, ...(fromStep !== undefined ? { from_step: fromStep } : {}) },
       },
       { principal: caller.principal },

@@ -207,6 +207,38 @@ export async function contextTurn(
   return step(input, deps, conversation, tools);
 }
 
+/**
+ * What a context agent's one model call is made of — model, system prompt (instructions, `context` markdown, the
+ * assembled context fitted to the budget, and `extra` sections such as sub-agents' results) and the user message —
+ * for the calls the modes make without tools (`#shared/core/agents/modes.ts`: plan, build, an orchestration's
+ * final step).
+ */
+export async function contextPrompt(
+  input: ExecutionInput<AgentDefinition>,
+  deps: Pick<AgentExecutorDeps, 'store' | 'tokenizers'>,
+  spec: ContextSpec,
+  task: AgentTask,
+  extra: readonly { key: string; value: unknown }[] = [],
+  /** The user message when it is not the trigger's (an orchestration's final step: the request that started it). */
+  user?: string,
+): Promise<{ model: string; system: string; user: string; dropped: string[] }> {
+  const model = agentModel(spec) ?? DEFAULT_AGENT_MODEL;
+  const withExtra =
+    extra.length === 0
+      ? input
+      : {
+          ...input,
+          context: { ...Object.fromEntries(extra.map((e) => [e.key, e.value])), ...input.context },
+        };
+  const prompt = await systemPrompt(input.definition, withExtra, spec, model, deps.tokenizers);
+  return {
+    model,
+    system: prompt.text,
+    user: user ?? (await userMessageOf(input, deps.store, task)),
+    dropped: prompt.dropped,
+  };
+}
+
 /** One model call on the conversation; then tool requests, or the final answer. */
 async function step(
   input: ExecutionInput<AgentDefinition>,

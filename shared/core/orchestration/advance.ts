@@ -710,6 +710,8 @@ function newRun(definition: WorkflowDefinition, event: StartEvent, now: Date): R
     counters: { steps: 0, llm_calls: 0 },
     completions: 0,
     controls: [],
+    ...(event.driver !== undefined ? { driver: event.driver } : {}),
+    ...(event.definition !== undefined ? { definition: event.definition } : {}),
   };
 }
 

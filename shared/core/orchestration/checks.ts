@@ -40,3 +40,18 @@ export function humanInputProblem(
     ? undefined
     : `input does not match the step's input_schema: ${formatIssues(issues)}`;
 }
+
+/** Whether a run in `status` takes this control (pause a running or waiting run, resume a paused one, cancel one
+ * that has not ended); retry takes any run. The API and orchestrating agents check the same. */
+export function controlAllowed(status: string, action: 'pause' | 'resume' | 'cancel' | 'retry'): boolean {
+  switch (action) {
+    case 'pause':
+      return status === 'running' || status === 'waiting';
+    case 'resume':
+      return status === 'paused';
+    case 'cancel':
+      return !['succeeded', 'failed', 'cancelled'].includes(status);
+    case 'retry':
+      return true;
+  }
+}

@@ -31,6 +31,10 @@ export interface RequestEffect {
   readonly input?: unknown;
   readonly message?: string;
   readonly mode?: string;
+  /** Agent steps: the agent orchestrates sub-agents of its own (a nested orchestration). */
+  readonly orchestrate?: boolean;
+  /** Agent steps: the run's `max_depth`, the deepest the agent's own orchestration may go. */
+  readonly max_depth?: number;
   readonly prompt?: string;
   readonly input_schema?: Record<string, unknown>;
   /** Depth of the request (sub-workflows and agents): the run's depth + 1. */
@@ -118,6 +122,8 @@ function requestOf(
         ...(state.input !== undefined ? { input: state.input } : {}),
         ...(state.message !== undefined ? { message: state.message } : {}),
         ...(step.mode !== undefined ? { mode: step.mode } : {}),
+        ...(step.orchestrate === true ? { orchestrate: true } : {}),
+        max_depth: definition.max_depth,
       };
     case 'workflow':
       return { ...base, target: step.workflow, input: state.input ?? {} };

@@ -18,6 +18,9 @@ export interface StartEvent {
   readonly parent?: Parent | undefined;
   readonly reply_tags: readonly string[];
   readonly trigger: { readonly id: string; readonly schema_name: string; readonly context: unknown };
+  /** An agent-driven run (run.ts `driver`, `definition`). */
+  readonly driver?: string | undefined;
+  readonly definition?: Record<string, unknown> | undefined;
 }
 
 /** A tool, agent or sub-workflow answered a step's request. */

@@ -13,7 +13,20 @@
  * the same values. Evaluation is time-boxed and depth-limited (`shared/tools/jsonata.ts`).
  */
 import { NonRetriableError } from '#shared/domain/errors.ts';
-import { evaluateJsonata } from '#shared/tools/jsonata.ts';
+
+/**
+ * JSONata, loaded at the first expression a run evaluates: the orchestrating agents' functions carry the engine,
+ * and most of their invocations evaluate nothing, so its module (83 KB) is not initialised at their cold start
+ * (`npm run bench:bundles`). JSONata has no zod schemas, so the deferred init is safe inside one esbuild bundle.
+ */
+let jsonataModule: Promise<typeof import('#shared/tools/jsonata.ts')> | undefined;
+async function evaluateJsonata(
+  ...args: Parameters<typeof import('#shared/tools/jsonata.ts')['evaluateJsonata']>
+): Promise<unknown> {
+  jsonataModule ??= import('#shared/tools/jsonata.ts');
+  return (await jsonataModule).evaluateJsonata(...args);
+}
+
 import type { Run } from './run.ts';
 
 export interface Frame {

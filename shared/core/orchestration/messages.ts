@@ -53,6 +53,16 @@ export function replyToTag(workflowId: string): string {
   return `${REPLY_TO_TAG_PREFIX}${workflowPrincipal(workflowId)}`;
 }
 
+/** Who drives a run: its workflow's executor, or the orchestrating agent (run.ts `driver`). */
+export function runDriver(run: Pick<Run, 'workflow' | 'driver'>): string {
+  return run.driver ?? workflowPrincipal(run.workflow);
+}
+
+/** The `reply-to:` tag of everything addressed to a run (answers, human responses, controls, timers). */
+export function runReplyToTag(run: Pick<Run, 'workflow' | 'driver'>): string {
+  return `${REPLY_TO_TAG_PREFIX}${runDriver(run)}`;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Shapes of what runs read (the API validates what it writes with the same schemas)
 
@@ -170,6 +180,14 @@ export function readRunMessage(
     // A breadcrumb an explicit subscription matched: it is the input.
     return start(trigger, ref);
   }
+  return readAddressedMessage(trigger);
+}
+
+/**
+ * What a breadcrumb addressed to a run (tagged `reply-to:<driver>`) means for it: a control, a human response, a
+ * timer, or an answer to one of its requests. The workflow executor and orchestrating agents read them alike.
+ */
+export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
   const context = trigger.context;
   const by = trigger.created_by;
   switch (trigger.schema_name) {
@@ -303,7 +321,7 @@ export function runBreadcrumb(run: Run): RunWrite {
 }
 
 function correlation(run: Run, step: string): string[] {
-  return [`run:${run.run_id}`, `step:${step}`, replyToTag(run.workflow)];
+  return [`run:${run.run_id}`, `step:${step}`, runReplyToTag(run)];
 }
 
 function requestBreadcrumb(run: Run, effect: RequestEffect): RunWrite {
@@ -320,7 +338,7 @@ function requestBreadcrumb(run: Run, effect: RequestEffect): RunWrite {
           tool: effect.target,
           input: effect.input ?? {},
           requestId: effect.id,
-          requestedBy: workflowPrincipal(run.workflow),
+          requestedBy: runDriver(run),
         },
       };
     case 'agent':
@@ -334,8 +352,10 @@ function requestBreadcrumb(run: Run, effect: RequestEffect): RunWrite {
           ...(effect.input !== undefined ? { input: effect.input } : {}),
           ...(effect.message !== undefined ? { message: effect.message } : {}),
           ...(effect.mode !== undefined ? { mode: effect.mode } : {}),
+          ...(effect.orchestrate === true ? { orchestrate: true } : {}),
           request_id: effect.id,
           depth: effect.depth,
+          ...(effect.max_depth !== undefined ? { max_depth: effect.max_depth } : {}),
         },
       };
     case 'workflow':

@@ -123,6 +123,16 @@ export const RunSchema = z.object({
   /** Ids of the control breadcrumbs applied, newest last (a redelivered control changes nothing). */
   controls: z.array(z.string()),
   paused_by: z.optional(z.string()),
+  /**
+   * Who drives the run (its requests' `reply-to:`): an orchestrating agent, `agent:<id>`. Absent: the workflow
+   * executor of `workflow`, `workflow:<id>`.
+   */
+  driver: z.optional(z.string()),
+  /**
+   * The workflow the run follows, when no `workflow.def.v1` holds it: an agent's orchestration plan, generated
+   * when the run starts (`shared/core/agents/orchestration.ts`). Absent: `definition_id` at `workflow_version`.
+   */
+  definition: z.optional(z.record(z.string(), z.unknown())),
 });
 export type Run = z.infer<typeof RunSchema>;
 

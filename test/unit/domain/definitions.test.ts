@@ -289,9 +289,11 @@ describe('parseDefinition', () => {
     expect(triggerSelectors('agent', definition).map((s) => s.schema_name)).toEqual([
       'user.message.v1',
       'agent.context.v1',
-      // Every agent continues on the answers to its own tool requests, and answers the requests naming it.
+      // Every agent continues on the answers to its own tool requests, answers the requests naming it, and
+      // drives its orchestration runs (what is tagged reply-to:agent:<id>, any schema).
       'tool.response.v1',
       'agent.request.v1',
+      undefined,
     ]);
     expect(contextSelectors('agent', definition).map((s) => s.schema_name)).toEqual([
       'browser.page.context.v1',
@@ -306,11 +308,13 @@ describe('parseDefinition', () => {
       'agent.context.v1',
       'tool.response.v1',
       'agent.request.v1',
+      undefined,
     ]);
     // Seed 003's own follow-up selector is that trigger: it is not added twice, nor fetched as context.
     expect(triggerSelectorEntries('agent', parsed.definition).map((e) => e.path)).toEqual([
       'subscriptions.selectors[0]',
       'subscriptions.selectors[1]',
+      'agent_id',
       'agent_id',
     ]);
     expect(contextSelectors('agent', parsed.definition)).toEqual([]);
@@ -341,6 +345,7 @@ describe('parseDefinition', () => {
         role: 'trigger',
         context_match: [{ path: '$.agent', op: 'eq', value: 'file-manager' }],
       },
+      { any_tags: ['reply-to:agent:file-manager'], role: 'trigger' },
     ]);
     expect(definitionPrincipal('agent', agent)).toBe('agent:file-manager');
   });

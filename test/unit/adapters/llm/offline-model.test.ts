@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { fillSchema, findArithmetic } from '#shared/adapters/llm/offline-model.ts';
-import type { LlmRequest } from '#shared/ports/llm.ts';
+import { compileJsonSchema } from '#shared/domain/json-schema.ts';
+import { type LlmRequest, ORCHESTRATION_PLAN_SCHEMA_ID } from '#shared/ports/llm.ts';
 
 const calculator = {
   name: 'calculator',
@@ -129,6 +130,103 @@ describe('the offline model', () => {
     expect((await offline.generate({ ...request, model: 'gpt-4' })).model).toBe('offline/gpt-4');
     await expect(new LlmRouter({ env: {} }).generate({ ...request, model: 'gpt-4' })).rejects.toThrow(
       /no default provider/,
+    );
+  });
+});
+
+describe('the offline model, scripted for modes (issue 12)', () => {
+  const ask = (extra: Partial<LlmRequest>) =>
+    llm.generate({
+      model: 'offline/crumbs',
+      system: 's',
+      messages: [{ role: 'user', content: 'the launch' }],
+      ...extra,
+    });
+
+  const schemas: Record<string, Record<string, unknown>> = {
+    nested: {
+      type: 'object',
+      required: ['title', 'steps', 'owner', 'score', 'when'],
+      properties: {
+        title: { type: 'string', minLength: 40, maxLength: 60 },
+        steps: {
+          type: 'array',
+          minItems: 3,
+          uniqueItems: true,
+          items: {
+            type: 'object',
+            required: ['name', 'n'],
+            properties: { name: { type: 'string' }, n: { type: 'integer', minimum: 2, multipleOf: 3 } },
+          },
+        },
+        owner: { enum: ['ann', 'bob'] },
+        score: { type: 'number', exclusiveMinimum: 1, maximum: 4 },
+        when: { type: 'string', format: 'date-time' },
+      },
+      additionalProperties: false,
+    },
+    refs: {
+      $defs: {
+        item: {
+          type: 'object',
+          required: ['id'],
+          properties: { id: { type: 'string', pattern: '^[a-z]+$' } },
+        },
+      },
+      type: 'object',
+      required: ['items', 'kind'],
+      properties: {
+        items: { type: 'array', minItems: 2, items: { $ref: '#/$defs/item' } },
+        kind: { oneOf: [{ const: 'a' }, { const: 'b' }] },
+      },
+    },
+    allOf: {
+      allOf: [
+        { type: 'object', required: ['a'], properties: { a: { type: 'boolean' } } },
+        { required: ['b'], properties: { b: { type: ['null', 'integer'], minimum: 7 } } },
+      ],
+    },
+    tuple: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], minItems: 2 },
+  };
+
+  for (const [name, schema] of Object.entries(schemas)) {
+    it(`answers an instance of the schema it is asked for (${name})`, async () => {
+      const out = await ask({ responseSchema: schema });
+      const issues = compileJsonSchema(`offline-test:${name}`, schema, 'schema').validate(
+        JSON.parse(out.text),
+      );
+      expect(issues).toEqual([]);
+    });
+  }
+
+  it('plans a call of every available agent once, in the default mode, with the message', async () => {
+    const schema = {
+      $id: ORCHESTRATION_PLAN_SCHEMA_ID,
+      type: 'object',
+      properties: {
+        mode: { enum: ['sequential', 'parallel'], default: 'parallel' },
+        calls: { type: 'array', items: { type: 'object', properties: { agent: { enum: ['a', 'b', 'c'] } } } },
+      },
+    };
+    const out = await ask({ responseSchema: schema });
+    expect(JSON.parse(out.text)).toEqual({
+      mode: 'parallel',
+      calls: [
+        { agent: 'a', message: 'the launch' },
+        { agent: 'b', message: 'the launch' },
+        { agent: 'c', message: 'the launch' },
+      ],
+    });
+  });
+
+  it('shapes markdown with the template and a heading per section, html with an h2 per section', async () => {
+    const md = await ask({
+      responseFormat: { kind: 'markdown', template: '# Plan\n## Goals', sections: ['A', 'B'] },
+    });
+    expect(md.text).toMatch(/^# Plan\n## Goals\n\n## A\n\n[\s\S]*\n\n## B\n/);
+    const html = await ask({ responseFormat: { kind: 'html', sections: ['Q&A'] } });
+    expect(html.text).toMatch(
+      /^<article>\n<h2>Q&amp;A<\/h2>\n<p>\(offline model\) You said: &quot;|^<article>\n<h2>Q&amp;A<\/h2>\n<p>\(offline model\)/,
     );
   });
 });

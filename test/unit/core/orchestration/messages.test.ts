@@ -167,6 +167,8 @@ describe('actionOf', () => {
           mode: 'converse',
           request_id: h.request('ask').id,
           depth: 1,
+          // The run's max_depth: an agent that orchestrates for this request goes no deeper.
+          max_depth: 5,
         },
       },
     });

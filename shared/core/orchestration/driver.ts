@@ -1,0 +1,273 @@
+/**
+ * The driver of the engine: one event of one run → read the run → `advance` → write the run with a condition on
+ * its version (create for a new run) → carry out its effects. On a version conflict (another answer to the same
+ * run won) it re-reads and re-applies, so a fan-in joins exactly once (README.md, "Exactly once").
+ *
+ * Two executors drive runs with it: the workflow executor (runs of `workflow.def.v1`) and orchestrating agents
+ * (runs of the plan an agent generated, `shared/core/agents/orchestration.ts`). They differ in where the run's
+ * definition comes from (`definitionFor`), in the requests they answer themselves at once (`answerNow`: a tool
+ * nobody defines, the agent's own final step) and in how they write the result; the rest is this module.
+ */
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import type { Causation } from '#shared/domain/change-event.ts';
+import { ToolDefinitionSchema } from '#shared/domain/definitions.ts';
+import {
+  NonRetriableError,
+  NotFoundError,
+  RetriableError,
+  VersionConflictError,
+} from '#shared/domain/errors.ts';
+import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
+import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
+import type { Log } from '#shared/ports/log.ts';
+import type { Timers } from '#shared/ports/timers.ts';
+import type { OutputBreadcrumb } from '../executor/contract.ts';
+import { advance } from './advance.ts';
+import { type Effect, effectsOf, type RequestEffect } from './effects.ts';
+import type { RunEvent } from './events.ts';
+import { boundedId } from './ids.ts';
+import { actionOf, runBreadcrumb } from './messages.ts';
+import { type Run, RunSchema } from './run.ts';
+
+/** Re-reads after a version conflict before the message is retried through SQS instead. */
+const MAX_CONFLICTS = 20;
+const TOOL_DEFINITION_PAGES = 10;
+const SYSTEM_PRINCIPAL = 'system:workflow';
+
+export interface RunDriverDeps {
+  readonly store: Pick<BreadcrumbStore, 'get' | 'create' | 'update' | 'list'>;
+  readonly clock: Clock;
+  readonly log: Log;
+  /** Waits, step timeouts and retry back-offs; a driver without them refuses a run that asks for one. */
+  readonly timers?: Timers;
+}
+
+/** What one request the driver answers itself gives: the answer event and what to write with it. */
+export interface ImmediateAnswer {
+  readonly event: RunEvent;
+  readonly outputs?: readonly OutputBreadcrumb[];
+}
+
+export interface TransitionInput {
+  readonly workspace: string;
+  readonly runId: string;
+  readonly event: RunEvent;
+  /** created_by and causation of the run's writes. */
+  readonly principal: string;
+  readonly causation: Causation;
+  /** The executor's assembled context (expressions see it as `context`). */
+  readonly context: Record<string, unknown>;
+  /** The definition a run follows (`undefined`: the run is about to start). */
+  definitionFor(run: Run | undefined): Promise<WorkflowDefinition>;
+  /** Requests the driver answers at once instead of writing them (beyond tools nobody defines). */
+  answerNow?(
+    effect: RequestEffect,
+    run: Run,
+    definition: WorkflowDefinition,
+  ): Promise<ImmediateAnswer | undefined>;
+}
+
+export interface Transitioned {
+  readonly definition: WorkflowDefinition;
+  readonly run: Run;
+  readonly effects: Effect[];
+  /** What `answerNow` asked to write. */
+  readonly outputs: OutputBreadcrumb[];
+}
+
+export function parseRun(record: Breadcrumb): Run {
+  const parsed = RunSchema.safeParse(record.context);
+  if (!parsed.success) {
+    throw new NonRetriableError(
+      `run ${record.id} is not a workflow.run.v1 the engine can read: ${parsed.error.message}`,
+    );
+  }
+  return parsed.data;
+}
+
+export function createRunDriver(deps: RunDriverDeps) {
+  const { log } = deps;
+
+  async function readRun(workspace: string, runId: string): Promise<Breadcrumb | undefined> {
+    try {
+      return await deps.store.get(workspace, runId);
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /** Names of the workspace's tool definitions (read once per execution, only when a tool step starts). */
+  async function toolNames(workspace: string): Promise<Set<string>> {
+    const names = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < TOOL_DEFINITION_PAGES; page++) {
+      const result = await deps.store.list({
+        workspace,
+        schema_name: 'tool.def.v1',
+        limit: 100,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
+      for (const record of result.items) {
+        const tool = ToolDefinitionSchema.safeParse(record.context);
+        if (tool.success) names.add(tool.data.name);
+      }
+      if (result.next_cursor === null) break;
+      cursor = result.next_cursor;
+    }
+    return names;
+  }
+
+  /** Writes the run: create for a new one, else a conditional update. False when another writer got there first. */
+  async function writeRun(
+    input: TransitionInput,
+    stored: Breadcrumb | undefined,
+    run: Run,
+  ): Promise<boolean> {
+    const { id, schema_name, title, tags, context } = runBreadcrumb(run);
+    if (stored === undefined) {
+      const created = await deps.store.create(
+        input.workspace,
+        { schema_name, title, tags, context },
+        { principal: input.principal, id, causation: input.causation },
+      );
+      return !created.replayed;
+    }
+    try {
+      await deps.store.update(
+        input.workspace,
+        id,
+        { title, tags, context },
+        { principal: input.principal, expectedVersion: stored.version, causation: input.causation },
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof VersionConflictError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Applies the event (and the answers the driver gives itself) to the run; undefined when the event belongs to
+   * no run (an answer to a run that does not exist).
+   */
+  async function transition(input: TransitionInput): Promise<Transitioned | undefined> {
+    const events: RunEvent[] = [input.event];
+    const collected: Effect[] = [];
+    const outputs: OutputBreadcrumb[] = [];
+    let known: Set<string> | undefined;
+    let last: { definition: WorkflowDefinition; run: Run } | undefined;
+    let conflicts = 0;
+    while (events.length > 0) {
+      const event = events[0] as RunEvent;
+      const stored = await readRun(input.workspace, input.runId);
+      const current = stored === undefined ? undefined : parseRun(stored);
+      const definition = await input.definitionFor(current);
+      const result = await advance({
+        definition,
+        run: current,
+        event,
+        now: deps.clock.now(),
+        context: input.context,
+      });
+      if (result.note !== undefined) log.info(`run ${input.runId}: ${result.note}`);
+      if (result.run === undefined) return undefined;
+      if (result.changed && !(await writeRun(input, stored, result.run))) {
+        if (++conflicts > MAX_CONFLICTS) {
+          throw new RetriableError(`run ${input.runId} kept changing under ${MAX_CONFLICTS} re-reads`);
+        }
+        continue;
+      }
+      events.shift();
+      last = { definition, run: result.run };
+      collected.push(...result.effects);
+      for (const effect of result.effects) {
+        if (effect.type !== 'request') continue;
+        if (effect.kind === 'tool' && effect.target !== undefined) {
+          // A tool nobody defines would never answer: fail its step now.
+          known ??= await toolNames(input.workspace);
+          if (known.has(effect.target)) continue;
+          events.push({
+            type: 'answer',
+            id: boundedId(`${effect.id}.no-tool`),
+            request_id: effect.id,
+            ok: false,
+            error: `no tool.def.v1 named "${effect.target}" in workspace ${input.workspace}`,
+            by: SYSTEM_PRINCIPAL,
+          });
+          continue;
+        }
+        const now = await input.answerNow?.(effect, result.run, definition);
+        if (now !== undefined) {
+          events.push(now.event);
+          outputs.push(...(now.outputs ?? []));
+        }
+      }
+    }
+    if (last === undefined) return undefined;
+    // Across several transitions, requests and timers the final state no longer wants are not written.
+    const wanted = new Set(effectsOf(last.definition, last.run).map((e) => e.id));
+    const seen = new Set<string>();
+    const effects = collected.filter((e) => {
+      if (seen.has(e.id)) return false;
+      seen.add(e.id);
+      return (e.type !== 'request' && e.type !== 'timer') || wanted.has(e.id);
+    });
+    return { ...last, effects, outputs };
+  }
+
+  /**
+   * Carries out effects: requests, results and controls become outputs (created once under their ids by the
+   * pipeline), timers are set and cancelled. `result` writes the run's result when given (an agent answers in its
+   * own shape); otherwise the engine's `workflow.result.v1` / `workflow.error.v1`.
+   */
+  async function perform(
+    workspace: string,
+    done: Transitioned,
+    options: {
+      readonly skip?: (effect: Effect) => boolean;
+      readonly result?: (effect: Extract<Effect, { type: 'result' }>) => OutputBreadcrumb[];
+    } = {},
+  ): Promise<OutputBreadcrumb[]> {
+    const outputs: OutputBreadcrumb[] = [];
+    for (const effect of done.effects) {
+      if (options.skip?.(effect)) continue;
+      if (effect.type === 'result' && options.result !== undefined) {
+        outputs.push(...options.result(effect));
+        continue;
+      }
+      const action = actionOf(done.definition, done.run, effect);
+      switch (action.type) {
+        case 'write':
+          outputs.push({ ...action.breadcrumb, id: action.breadcrumb.id });
+          break;
+        case 'set_timer':
+          if (deps.timers === undefined) {
+            throw new NonRetriableError(`run ${done.run.run_id} needs a timer, and its driver has none`);
+          }
+          await deps.timers.set({
+            workspace,
+            id: action.id,
+            at: new Date(action.at),
+            breadcrumb: action.breadcrumb,
+          });
+          break;
+        case 'cancel_timer':
+          if (deps.timers === undefined) break;
+          // Best effort: a timer that fires anyway finds nothing waiting for it.
+          await deps.timers.cancel(workspace, action.id).catch((error: unknown) => {
+            log.warn('could not cancel a timer; it will fire as a no-op', {
+              timer: action.id,
+              error: String(error),
+            });
+          });
+          break;
+      }
+    }
+    return outputs;
+  }
+
+  return { readRun, transition, perform };
+}
+
+export type RunDriver = ReturnType<typeof createRunDriver>;
