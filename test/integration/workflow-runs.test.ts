@@ -165,7 +165,12 @@ describe('workflow runs on the local stack', () => {
       expect(done.steps[key]).toMatchObject({ status: 'succeeded', output: expect.anything() });
     }
     expect(done.steps.approve).toMatchObject({ by: 'user:local', comment: 'go', output: { carrier: 'ups' } });
-    const results = await call('GET', `/breadcrumbs?tag=request:${String(done.request_id)}&limit=5`);
+    // The run is written first and its result right after (effects follow the run's write: orchestration/README.md),
+    // so the result may land a moment after the run reads `succeeded`.
+    const results = await eventually(async () => {
+      const res = await call('GET', `/breadcrumbs?tag=request:${String(done.request_id)}&limit=5`);
+      return (res.body.items as unknown[] | undefined)?.length ? res : undefined;
+    }, 20_000);
     expect(results.body.items).toEqual([
       expect.objectContaining({
         schema_name: 'workflow.result.v1',
@@ -220,7 +225,10 @@ describe('workflow runs on the local stack', () => {
       status: 'cancelled',
       error: 'cancelled by user:local',
     });
-    const errors = await call('GET', `/breadcrumbs?tag=request:${String(started.body.request_id)}&limit=5`);
+    const errors = await eventually(async () => {
+      const res = await call('GET', `/breadcrumbs?tag=request:${String(started.body.request_id)}&limit=5`);
+      return (res.body.items as unknown[] | undefined)?.length ? res : undefined;
+    }, 20_000);
     expect(errors.body.items).toEqual([
       expect.objectContaining({
         schema_name: 'workflow.error.v1',
