@@ -9,7 +9,7 @@ import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 
 /**
- * How crumbs converts numbers to and from DynamoDB, for every document client and stream image: any JavaScript
+ * How crumbs converts numbers to and from DynamoDB, for every document client and stream image, every JavaScript
  * number DynamoDB can store (0, or magnitudes 1e-130 to below 1e126 — what validation admits) is written as its
  * shortest decimal and read back as the same number. The SDK's defaults refuse to write numbers beyond 2^53 and
  * read them back as BigInt (which JSON cannot serialize), which turned such a number into a 5xx.

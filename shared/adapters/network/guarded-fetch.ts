@@ -24,7 +24,7 @@ export interface GuardedFetchOptions {
    * `privateNetworkAllowed()` at the first call, not at import (the local stack imports before it sets the switch).
    */
   readonly allowPrivate: boolean | (() => boolean);
-  /** Hosts a call may reach; absent: any public host. */
+  /** Hosts a call may reach; when absent, every public host. */
   readonly allowedHosts?: readonly string[];
   /** Where the limits come from, for error messages (`{ allowedHosts: 'transport.api.allowed_hosts' }`). */
   readonly fields?: { readonly allowedHosts?: string; readonly maxRedirects?: string };

@@ -349,7 +349,7 @@ async function execute(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Driving: any event of the agent's runs
+// Driving: every event of the agent's runs
 
 function inlineDefinition(run: Run | undefined, generated?: Record<string, unknown>): WorkflowDefinition {
   const raw = run?.definition ?? generated;
