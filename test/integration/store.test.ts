@@ -1,5 +1,5 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
@@ -61,7 +61,9 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
       expect(commands).not.toContain('ScanCommand');
       for (const s of sent) {
         if (s.command === 'QueryCommand') {
-          expect(s.input.Limit).toBe(5);
+          // By schema and tag, the tag's entries are read in pages of 50 and other schemas skipped.
+          expect(s.input.Limit).toBe(query.schema_name && query.tag ? 50 : 5);
+          expect(s.input.IndexName).toBe('gsi1');
           expect(s.input.FilterExpression).toBeUndefined();
           expect(s.input.KeyConditionExpression).toBe('#pk = :pk');
         } else {
@@ -74,6 +76,83 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
       // One Query per page; tag listings add one BatchGetItem per page.
       expect(commands.filter((c) => c === 'QueryCommand').length).toBe(pages);
     }
+  });
+
+  it('lists by schema and tag from the tag entries alone, skipping other schemas, in order, losing none', async () => {
+    const ws = uniqueWorkspace();
+    const { store, sent } = recordingStore();
+    // Interleaved: 7 notes among 130 breadcrumbs of another schema under the same tag, so pages have to skip
+    // entries, stop inside a read page, and go on past a read budget.
+    const notes: string[] = [];
+    for (let i = 0; i < 137; i++) {
+      const schema = i % 20 === 3 ? 'note.text.v1' : 'other.thing.v1';
+      const { breadcrumb } = await store.create(ws, input(i, ['shared', `i${i}`], schema), {
+        principal: 'user:test',
+      });
+      if (schema === 'note.text.v1') notes.push(breadcrumb.id);
+    }
+    const expected = [...notes].reverse();
+    for (const limit of [1, 2, 3, 7, 20]) {
+      sent.length = 0;
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.list({
+          workspace: ws,
+          schema_name: 'note.text.v1',
+          tag: 'shared',
+          limit,
+          ...(cursor ? { cursor } : {}),
+        });
+        expect(page.items.length).toBeLessThanOrEqual(limit);
+        for (const item of page.items) expect(item.schema_name).toBe('note.text.v1');
+        seen.push(...page.items.map((i) => i.id));
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+      expect(seen).toEqual(expected);
+      // Only the heads of matching entries are read.
+      const headsRead = sent
+        .filter((s) => s.command === 'BatchGetItemCommand')
+        .reduce(
+          (n, s) =>
+            n +
+            ((s.input.RequestItems as Record<string, { Keys: unknown[] }>)[topology.table.name]?.Keys
+              .length ?? 0),
+          0,
+        );
+      expect(headsRead).toBe(notes.length);
+    }
+    // The other schema, listed the same way, comes back whole too.
+    const others = await store.list({
+      workspace: ws,
+      schema_name: 'other.thing.v1',
+      tag: 'shared',
+      limit: 100,
+    });
+    expect(others.items).toHaveLength(100);
+    expect(others.next_cursor).not.toBeNull();
+  });
+
+  it('still lists tag entries written before they carried their schema (checked on the head)', async () => {
+    const ws = uniqueWorkspace();
+    const store = localStore();
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig());
+    const { breadcrumb } = await store.create(ws, input(1, ['legacy']), { principal: 'user:test' });
+    const other = await store.create(ws, input(2, ['legacy'], 'other.thing.v1'), { principal: 'user:test' });
+    // Rewrite both tag entries as the earlier layout wrote them: no schema_name, the schema+tag index keys set.
+    for (const b of [breadcrumb, other.breadcrumb]) {
+      const key = { id: `${b.id}#t#legacy`, workspace: ws };
+      const { Item } = await ddb.send(new GetCommand({ TableName: topology.table.name, Key: key }));
+      const { schema_name: _dropped, ...rest } = Item ?? {};
+      await ddb.send(
+        new PutCommand({
+          TableName: topology.table.name,
+          Item: { ...rest, gsi2pk: `${ws}#st#${b.schema_name}#legacy`, gsi2sk: String(rest.gsi1sk) },
+        }),
+      );
+    }
+    const page = await store.list({ workspace: ws, schema_name: 'note.text.v1', tag: 'legacy', limit: 10 });
+    expect(page.items.map((i) => i.id)).toEqual([breadcrumb.id]);
   });
 
   it('updates with one conditional transaction carrying the version condition', async () => {

@@ -86,6 +86,9 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const MAX_TRANSACT_ITEMS = 100;
 const MAX_WRITE_ATTEMPTS = 12;
+/** Listing by schema and tag: tag entries read per query, and at most per page, before a short page is returned. */
+const LIST_FILTER_PAGE = 50;
+const LIST_FILTER_READS = 500;
 /** How long a store trusts the schema settings it read, for writes (see the header). */
 export const SCHEMA_SETTINGS_CACHE_MS = 30_000;
 
@@ -381,37 +384,71 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   async list(query: ListQuery): Promise<Page<Breadcrumb>> {
     const { workspace, schema_name: schema, tag, limit } = query;
-    const [indexName, pkName, pk] =
-      schema !== undefined && tag !== undefined
-        ? (['gsi2', 'gsi2pk', gsi.bySchemaTag(workspace, schema, tag)] as const)
-        : tag !== undefined
-          ? (['gsi1', 'gsi1pk', gsi.byTag(workspace, tag)] as const)
-          : schema !== undefined
-            ? (['gsi1', 'gsi1pk', gsi.bySchema(workspace, schema)] as const)
-            : badListQuery();
+    if (schema === undefined && tag === undefined) badListQuery();
+    const pk = tag !== undefined ? gsi.byTag(workspace, tag) : gsi.bySchema(workspace, schema!);
+    let start = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, 'gsi1pk', pk);
 
-    const result = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: indexName,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': pkName },
-        ExpressionAttributeValues: { ':pk': pk },
-        ScanIndexForward: false,
-        Limit: limit,
-        ExclusiveStartKey:
-          query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pkName, pk),
-      }),
-    );
-    const indexItems = result.Items ?? [];
+    // By schema: the heads are the index entries. By tag: tag entries point at heads. By schema and tag: the tag's
+    // entries, those of other schemas skipped (each entry carries its schema), read until the page is full or
+    // LIST_FILTER_READS entries were read — a page can then come back short, with a cursor to go on from. One
+    // index instead of a second one keyed by schema+tag: every tag used to cost two index writes (issue 14).
+    const picked: Item[] = [];
+    let next: Record<string, unknown> | undefined;
+    let read = 0;
+    for (;;) {
+      const want = limit - picked.length;
+      const result = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': 'gsi1pk' },
+          ExpressionAttributeValues: { ':pk': pk },
+          ScanIndexForward: false,
+          Limit: tag !== undefined && schema !== undefined ? Math.max(want, LIST_FILTER_PAGE) : want,
+          ExclusiveStartKey: start,
+        }),
+      );
+      const entries = result.Items ?? [];
+      read += entries.length;
+      next = result.LastEvaluatedKey;
+      let full = false;
+      for (const [i, entry] of entries.entries()) {
+        // Entries written before tag items carried schema_name are kept here and checked on their heads below.
+        if (
+          tag !== undefined &&
+          schema !== undefined &&
+          typeof entry.schema_name === 'string' &&
+          entry.schema_name !== schema
+        )
+          continue;
+        picked.push(entry);
+        if (picked.length === limit) {
+          full = true;
+          // Stopped inside the page read: go on after the last entry given out, not after the page.
+          if (i < entries.length - 1) next = indexCursorKey(entry);
+          break;
+        }
+      }
+      if (
+        full ||
+        next === undefined ||
+        schema === undefined ||
+        tag === undefined ||
+        read >= LIST_FILTER_READS
+      )
+        break;
+      start = next;
+    }
+
     const nowMs = this.clock.now().getTime();
     let heads: (Item | undefined)[];
     if (tag === undefined) {
-      heads = indexItems;
+      heads = picked;
     } else {
       // Tag entries point at heads; read those (consistently) in one batch, keeping index order. The index is
       // eventually consistent, so a head whose tags changed a moment ago is checked against the entry.
-      heads = await this.batchGet(indexItems.map((i) => keys.head(workspace, String(i.ref))));
+      heads = await this.batchGet(picked.map((i) => keys.head(workspace, String(i.ref))));
     }
     const items = heads
       .filter((h): h is Item => h !== undefined && h.kind === KIND.breadcrumb)
@@ -423,7 +460,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       );
     return {
       items,
-      next_cursor: result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null,
+      next_cursor: next ? encodeCursor(next) : null,
     };
   }
 
@@ -784,6 +821,11 @@ function decodeCursorJson(cursor: string): unknown {
       { path: 'cursor', message: 'expected a cursor from next_cursor' },
     ]);
   }
+}
+
+/** The gsi1 position of an index entry, as DynamoDB gives it in LastEvaluatedKey. */
+function indexCursorKey(entry: Item): Record<string, unknown> {
+  return { id: entry.id, workspace: entry.workspace, gsi1pk: entry.gsi1pk, gsi1sk: entry.gsi1sk };
 }
 
 function decodeListCursor(cursor: string, pkName: string, pk: string): Record<string, unknown> {

@@ -96,7 +96,6 @@ export function changeLogShard(id: string): number {
 export const gsi = {
   bySchema: (workspace: string, schemaName: string) => `${workspace}#s#${schemaName}`,
   byTag: (workspace: string, tag: string) => `${workspace}#t#${tag}`,
-  bySchemaTag: (workspace: string, schemaName: string, tag: string) => `${workspace}#st#${schemaName}#${tag}`,
   sort: (updatedAt: string, id: string) => `${updatedAt}#${id}`,
   /** gsi3 on heads that carry causation: the thread index. */
   byThread: (workspace: string, thread: string) => `${workspace}#th#${thread}`,
@@ -194,8 +193,8 @@ export function tagItem(record: Breadcrumb, tag: string): Record<string, unknown
     ref: record.id,
     gsi1pk: gsi.byTag(record.workspace, tag),
     gsi1sk: gsi.sort(record.updated_at, record.id),
-    gsi2pk: gsi.bySchemaTag(record.workspace, record.schema_name, tag),
-    gsi2sk: gsi.sort(record.updated_at, record.id),
+    // Listing by schema and tag reads the tag's entries and skips other schemas by this (one index entry per tag).
+    schema_name: record.schema_name,
     ...(record.expires_at !== undefined ? { expires_at: record.expires_at } : {}),
   };
 }
