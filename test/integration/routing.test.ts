@@ -36,6 +36,7 @@ beforeAll(async () => {
     dynamodbPort: 0,
     sqsPort: 0,
     eventbridgePort: 0,
+    schedulerPort: 0,
     token: 'routing-token',
     runExecutors: false,
   });

@@ -30,6 +30,7 @@ beforeAll(async () => {
     dynamodbPort: 0,
     sqsPort: 0,
     eventbridgePort: 0,
+    schedulerPort: 0,
     token: 'dlq-token',
     seedDemo: false,
   });

@@ -72,6 +72,7 @@ describe('local stream after a restart', () => {
       dynamodbPort: 0,
       sqsPort: 0,
       eventbridgePort: 0,
+      schedulerPort: 0,
       token: 'restart-token',
       dataDir,
       runExecutors: false,
