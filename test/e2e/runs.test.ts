@@ -144,7 +144,12 @@ describe('the Runs view', () => {
       output: { carrier: 'dhl', express: true },
     });
 
-    // Retry from a step: `ship` runs again as a second attempt and the run ends again.
+    // Retry from a step: the list offers the top-level steps the API accepts; `ship` runs again as a second
+    // attempt and the run ends again.
+    const offered = await page
+      .locator('select[name=from_step] option')
+      .evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value).filter(Boolean));
+    expect(offered).toEqual(run.retry_steps);
     await page.locator('select[name=from_step]').selectOption('ship');
     await page.locator('form.retry button[type=submit]').click();
     await eventually(async () => {

@@ -13,7 +13,8 @@
  * Checks: the workflow exists (404) and its input matches its `input_schema` (422); the run exists (404); approve
  * and reject need a run that is `waiting` on a human step (409), name the step when several wait (400), and an
  * approved input must match the step's `input_schema` (422); pause needs a running or waiting run, resume a paused
- * one, cancel one that has not ended (409); retry names a top-level step of the run's workflow (422).
+ * one, cancel one that has not ended (409); retry names a top-level step of the run's workflow (422), which
+ * GET …/runs/{run_id} lists as `retry_steps`.
  *
  * What is written is tagged `run:<run id>` and `reply-to:<driver>` (and `step:` for a response), so the run's
  * rule delivers it to what drives the run — the workflow executor (`reply-to:workflow:<id>`), or the agent whose
@@ -203,7 +204,22 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
   async function get(_req: HttpRequest, p: Params): Promise<HttpResult> {
     const ws = workspace(p);
     const found = await readRun(ws, p.id ?? '');
-    if (found !== undefined) return json(200, view(found.run, found.version), { etag: `"${found.version}"` });
+    if (found !== undefined) {
+      // What `retry` accepts (top-level steps, in order), so a client offers only those; absent when the
+      // definition the run follows is gone.
+      const retrySteps = await definitionOf(ws, found.run).then(
+        (d) => d.steps.map((s) => s.id),
+        (error: unknown) => {
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        },
+      );
+      return json(
+        200,
+        { ...view(found.run, found.version), ...(retrySteps ? { retry_steps: retrySteps } : {}) },
+        { etag: `"${found.version}"` },
+      );
+    }
     // Before the executor has started it, a run is its request.
     const requestId = (p.id ?? '').startsWith('run-') ? (p.id ?? '').slice(4) : undefined;
     if (requestId !== undefined && BreadcrumbIdSchema.safeParse(requestId).success) {

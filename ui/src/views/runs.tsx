@@ -26,6 +26,8 @@ export interface RunState {
   output?: unknown;
   error?: string;
   failed_step?: string;
+  /** The top-level steps `retry` accepts (map items and branches are not retried on their own). */
+  retry_steps?: string[];
   started_at?: string;
   ended_at?: string;
   steps: Record<string, StepState>;
@@ -215,7 +217,7 @@ export function RunView({ api, id }: { api: Api; id: string }) {
           </button>
         )}
         <RetryControl
-          steps={steps.map(([k]) => k)}
+          steps={run.retry_steps ?? []}
           busy={busy}
           onRetry={(step) => act('retry', { from_step: step })}
         />

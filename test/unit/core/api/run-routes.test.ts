@@ -120,6 +120,33 @@ describe('run routes', () => {
     expect((await h.call('GET', '/runs?status=waiting')).body.items).toEqual([]);
   });
 
+  it('lists the steps retry accepts: the top-level ones, not branches or map items', async () => {
+    const h = new ApiHarness();
+    const def = await h.put({
+      schema_name: 'workflow.def.v1',
+      context: {
+        ...approval,
+        steps: [
+          ...approval.steps,
+          {
+            id: 'fan',
+            parallel: [
+              { id: 'left', wait: { seconds: 0 } },
+              { id: 'right', wait: { seconds: 0 } },
+            ],
+          },
+        ],
+      },
+    });
+    const created = await h.call('POST', '/runs', { workflow: 'ship', input: { order: 'A-1' } });
+    await h.process(def, await h.store.get('ws', created.body.request_id));
+    const run = (await h.call('GET', `/runs/${created.body.run_id}`)).body;
+    expect(run.retry_steps).toEqual(['approve', 'done', 'fan']);
+    expect((await h.call('POST', `/runs/${created.body.run_id}/retry`, { from_step: 'left' })).status).toBe(
+      422,
+    );
+  });
+
   it('refuses bad requests with a 4xx and writes nothing', async () => {
     const h = new ApiHarness();
     const { runId } = await started(h);
