@@ -6,6 +6,7 @@
  *
  *   read the id → missing: create it (a concurrent create wins: read again)
  *               → stored equals the input (title, tags in order, context, llm_hints, expires_at): nothing written
+ *                 (an input without expires_at, of a schema with a TTL default, matches any stored expiry)
  *               → different: update on the version read (If-Match); a concurrent writer: read again and compare
  *
  * Writing nothing for an equal input matters: no new version and no change event, so re-applying a file or
@@ -28,7 +29,13 @@ import type { BreadcrumbStore, UpsertOptions, UpsertResult } from '#shared/ports
 
 const MAX_ATTEMPTS = 8;
 
-type Primitives = Pick<BreadcrumbStore, 'create' | 'get' | 'update'>;
+type Primitives = Pick<BreadcrumbStore, 'create' | 'get' | 'update'> & {
+  /**
+   * The expiry a breadcrumb of the schema gets when written now without `expires_at` (its `schema.def.v1`'s
+   * `ttl_seconds`), for stores that keep such defaults.
+   */
+  defaultExpiry?(workspace: string, schemaName: string, now: Date): Promise<number | undefined>;
+};
 
 export async function upsertVia(
   store: Primitives,
@@ -44,12 +51,19 @@ export async function upsertVia(
     if (created.replayed) throw new VersionConflictError(0, created.breadcrumb.version);
     return { breadcrumb: created.breadcrumb, outcome: 'created' };
   }
+  // A replacement without `expires_at` is written as a create would be: with the schema's TTL default when it has
+  // one (renewed from now), else with none. Comparing, such an input matches whatever expiry is stored, so
+  // re-applying the same content stays a no-op.
+  const schemaDefault =
+    input.expires_at === undefined
+      ? await store.defaultExpiry?.(workspace, input.schema_name, new Date())
+      : undefined;
   const replacement = {
     title: input.title,
     tags: input.tags,
     context: input.context,
     llm_hints: input.llm_hints ?? null,
-    expires_at: input.expires_at === undefined ? null : toEpochSeconds(input.expires_at),
+    expires_at: input.expires_at === undefined ? (schemaDefault ?? null) : toEpochSeconds(input.expires_at),
   };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     let current: Breadcrumb;
@@ -69,7 +83,8 @@ export async function upsertVia(
     if (expectedVersion !== undefined && expectedVersion !== current.version) {
       throw new VersionConflictError(expectedVersion, current.version);
     }
-    if (sameContent(current, replacement)) return { breadcrumb: current, outcome: 'unchanged' };
+    if (sameContent(current, replacement, schemaDefault !== undefined))
+      return { breadcrumb: current, outcome: 'unchanged' };
     try {
       const updated = await store.update(workspace, id, replacement, {
         principal,
@@ -87,15 +102,16 @@ export async function upsertVia(
 function sameContent(
   current: Breadcrumb,
   replacement: { title: string; tags: string[]; context: unknown; llm_hints: unknown; expires_at: unknown },
+  anyExpiry: boolean,
 ): boolean {
   return (
-    canonicalJson(replacement) ===
+    canonicalJson({ ...replacement, expires_at: anyExpiry ? null : replacement.expires_at }) ===
     canonicalJson({
       title: current.title,
       tags: current.tags,
       context: current.context,
       llm_hints: current.llm_hints ?? null,
-      expires_at: current.expires_at ?? null,
+      expires_at: anyExpiry ? null : (current.expires_at ?? null),
     })
   );
 }

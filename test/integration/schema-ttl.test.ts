@@ -45,6 +45,49 @@ describe('per-schema TTL defaults', () => {
     expect(other.body.expires_at).toBeUndefined();
   });
 
+  it('gives a PUT that replaces a breadcrumb without expires_at the schema default again, not no expiry', async () => {
+    const ws = uniqueWorkspace('ttl');
+    const a = api(ws);
+    expect((await defineTtl(ws, 'temp.doc.v1', HOUR)).status).toBe(201);
+    const body = { schema_name: 'temp.doc.v1', context: { text: 'v1' } };
+    const first = await a.call('PUT', '/doc-1', body);
+    expect(first.status).toBe(201);
+    const firstExpiry = Number(first.body.expires_at);
+    expect(firstExpiry).toBeGreaterThanOrEqual(nowSeconds() - 5 + HOUR);
+
+    // The same content again: nothing written (no new version), whatever the clock says now.
+    const again = await a.call('PUT', '/doc-1', body);
+    expect(again.status).toBe(200);
+    expect(again.body.version).toBe(1);
+
+    // New content without expires_at: the schema default, renewed from now (it used to be cleared).
+    const before = nowSeconds();
+    const replaced = await a.call('PUT', '/doc-1', { ...body, context: { text: 'v2' } });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.version).toBe(2);
+    expect(Number(replaced.body.expires_at)).toBeGreaterThanOrEqual(before + HOUR);
+
+    // An explicit expiry still wins, and a later replace with it unchanged is a no-op.
+    const explicit = await a.call('PUT', '/doc-1', {
+      ...body,
+      context: { text: 'v3' },
+      expires_at: 4_000_000_000,
+    });
+    expect(explicit.body).toMatchObject({ version: 3, expires_at: 4_000_000_000 });
+    const same = await a.call('PUT', '/doc-1', {
+      ...body,
+      context: { text: 'v3' },
+      expires_at: 4_000_000_000,
+    });
+    expect(same.body.version).toBe(3);
+
+    // A schema without a default: a replace without expires_at clears an explicit one, as before.
+    const plain = { schema_name: 'plain.doc.v1', context: { text: 'a' }, expires_at: 4_000_000_000 };
+    expect((await a.call('PUT', '/doc-2', plain)).status).toBe(201);
+    const cleared = await a.call('PUT', '/doc-2', { schema_name: 'plain.doc.v1', context: { text: 'b' } });
+    expect(cleared.body.expires_at).toBeUndefined();
+  });
+
   it('gives the schema default to writes through the store (as executors and tools make them) and to plain puts', async () => {
     const ws = uniqueWorkspace('ttl');
     expect((await defineTtl(ws, 'session.event.v1', 2 * HOUR)).status).toBe(201);

@@ -635,7 +635,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   /** `expires_at` for a breadcrumb written without one: now + the schema's ttl_seconds, if it has one. */
-  private async defaultExpiry(workspace: string, schemaName: string, now: Date): Promise<number | undefined> {
+  /** The expiry a write of the schema without `expires_at` gets now (its TTL default through the cache), if any. */
+  async defaultExpiry(workspace: string, schemaName: string, now: Date): Promise<number | undefined> {
     const cached = this.settingsCache.get(cacheKey(workspace, schemaName));
     const settings =
       cached && Date.now() - cached.readAt < SCHEMA_SETTINGS_CACHE_MS
