@@ -93,13 +93,48 @@ try {
       (b) => b.schema_name === 'tool.response.v1',
     );
 
-  // 1. Round trips, one at a time.
+  // 1. Round trips, one at a time, with where each one's time went (from the requests the proxies saw; the
+  // bench's own writes and polls go straight to DynamoDB Local and are timed here).
   const roundtrips: number[] = [];
+  const phases = new Map<string, number[]>();
+  const phase = (name: string, ms: number) => phases.set(name, [...(phases.get(name) ?? []), ms]);
   for (let n = 0; n < Number(values.roundtrips); n++) {
+    const calls: { service: string; operation: string; startedAt: number; endedAt: number }[] = [];
+    const unwatch = Object.entries(proxies).map(([service, proxy]) =>
+      proxy!.watch((call) =>
+        calls.push({ service, ...call, operation: call.operation.replace(/^.*\./, '') }),
+      ),
+    );
     const started = performance.now();
     await request(n);
+    const written = performance.now();
     while (!(await answered(n))) await new Promise((r) => setTimeout(r, 5));
-    roundtrips.push(performance.now() - started);
+    const seen = performance.now();
+    for (const stop of unwatch) stop();
+    roundtrips.push(seen - started);
+    // The executor's requests all start after the request was sent (the previous answer was seen before it);
+    // the PutEvents that woke it is the last one before its first read (the previous answer's own event can be
+    // published after the bench saw that answer, inside this window).
+    const executor = calls.filter(
+      (c) =>
+        c.service === 'dynamodb' &&
+        c.startedAt > started &&
+        /^(BatchGetItem|PutItem|TransactWriteItems)$/.test(c.operation),
+    );
+    const answer = executor.find((c) => c.operation === 'TransactWriteItems');
+    const put = calls
+      .filter((c) => c.operation === 'PutEvents' && c.startedAt < (executor[0]?.startedAt ?? 0))
+      .at(-1);
+    if (!put || executor.length === 0 || !answer) continue;
+    phase('request write (TransactWriteItems)', written - started);
+    phase('stream read + publisher, to PutEvents', put.startedAt - written);
+    phase('EventBridge → SQS → executor start', executor[0]!.startedAt - put.startedAt);
+    phase('executor, first read to answer written', answer.endedAt - executor[0]!.startedAt);
+    phase(
+      '  of which DynamoDB Local (3 requests)',
+      executor.reduce((ms, c) => ms + c.endedAt - c.startedAt, 0),
+    );
+    phase('answer written → seen by the bench (5 ms polls)', seen - answer.endedAt);
   }
   roundtrips.sort((a, b) => a - b);
 
@@ -183,6 +218,11 @@ try {
   console.log(
     `tool round trip (write request → response stored): n=${roundtrips.length} p50=${percentile(roundtrips, 0.5).toFixed(0)} ms p99=${percentile(roundtrips, 0.99).toFixed(0)} ms`,
   );
+  console.log('  where a round trip goes (p50 of each part, so they need not add up to the p50 above):');
+  for (const [name, values] of phases) {
+    const sorted = [...values].sort((a, b) => a - b);
+    console.log(`    ${name.padEnd(50)} ${percentile(sorted, 0.5).toFixed(1).padStart(6)} ms`);
+  }
   console.log(
     `function agent round trip (write agent.request.v1 → agent.response.v1 stored): first (worker start) ${fnFirst.toFixed(0)} ms; then n=${fnRoundtrips.length} p50=${percentile(fnRoundtrips, 0.5).toFixed(0)} ms p99=${percentile(fnRoundtrips, 0.99).toFixed(0)} ms`,
   );

@@ -4,8 +4,17 @@
  */
 import { createServer, request } from 'node:http';
 
+/** One forwarded request: its operation, and when it was sent and answered (performance.now()). */
+export interface ProxiedCall {
+  operation: string;
+  startedAt: number;
+  endedAt: number;
+}
+
 export interface CountingProxy {
   readonly endpoint: string;
+  /** Calls `listener` for every request answered from now on, until the function it returns is called. */
+  watch(listener: (call: ProxiedCall) => void): () => void;
   counts(): Record<string, number>;
   total(filter?: (operation: string) => boolean): number;
   reset(): void;
@@ -15,14 +24,20 @@ export interface CountingProxy {
 export async function startCountingProxy(target: string): Promise<CountingProxy> {
   const to = new URL(target);
   const counts = new Map<string, number>();
+  const listeners = new Set<(call: ProxiedCall) => void>();
   const server = createServer((req, res) => {
     const operation = String(req.headers['x-amz-target'] ?? `${req.method} ${req.url}`);
     counts.set(operation, (counts.get(operation) ?? 0) + 1);
+    const startedAt = performance.now();
     const upstream = request(
       { hostname: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
+        up.on('end', () => {
+          const call = { operation, startedAt, endedAt: performance.now() };
+          for (const listener of listeners) listener(call);
+        });
       },
     );
     upstream.on('error', () => {
@@ -36,6 +51,10 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    watch: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     counts: () => Object.fromEntries(counts),
     total: (filter = () => true) => [...counts].filter(([op]) => filter(op)).reduce((n, [, c]) => n + c, 0),
     reset: () => counts.clear(),
