@@ -148,7 +148,9 @@ describe('the Runs view', () => {
     // attempt and the run ends again.
     const offered = await page
       .locator('select[name=from_step] option')
-      .evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? '').filter(Boolean));
+      .evaluateAll((options) =>
+        options.map((o) => (o as unknown as { value: string }).value).filter(Boolean),
+      );
     expect(offered).toEqual(run.retry_steps);
     await page.locator('select[name=from_step]').selectOption('ship');
     await page.locator('form.retry button[type=submit]').click();

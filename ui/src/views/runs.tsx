@@ -26,8 +26,6 @@ export interface RunState {
   output?: unknown;
   error?: string;
   failed_step?: string;
-  /** The top-level steps `retry` accepts (map items and branches are not retried on their own). */
-  retry_steps?: string[];
   started_at?: string;
   ended_at?: string;
   steps: Record<string, StepState>;
@@ -138,6 +136,8 @@ export function RunsView({ api }: { api: Api }) {
 
 export function RunView({ api, id }: { api: Api; id: string }) {
   const loaded = useLoad(() => api.full(id), [api, id]);
+  // The steps retry accepts come from the run API (they depend on the definition, not on the run's progress).
+  const retrySteps = useLoad(() => api.run(id), [api, id]).value?.retry_steps ?? [];
   const { reload } = loaded;
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -216,11 +216,7 @@ export function RunView({ api, id }: { api: Api; id: string }) {
             Cancel
           </button>
         )}
-        <RetryControl
-          steps={run.retry_steps ?? []}
-          busy={busy}
-          onRetry={(step) => act('retry', { from_step: step })}
-        />
+        <RetryControl steps={retrySteps} busy={busy} onRetry={(step) => act('retry', { from_step: step })} />
       </div>
       {error && <p class="error">{error}</p>}
       {run.error && (
