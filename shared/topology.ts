@@ -107,6 +107,12 @@ export interface StreamTrigger {
   readonly retryAttempts: number;
   readonly bisectBatchOnError: boolean;
   readonly parallelizationFactor: number;
+  /**
+   * Lambda event filtering: only records matching one of these patterns (EventBridge pattern syntax over the
+   * stream record, images in DynamoDB JSON) invoke the function; the rest are passed over, not retried. The CDK
+   * app sets them as the event source mapping's FilterCriteria and the local stream poller applies them itself.
+   */
+  readonly filters?: readonly Record<string, unknown>[];
 }
 
 export interface HttpTrigger {
@@ -373,6 +379,16 @@ export const topology = {
         retryAttempts: 10,
         bisectBatchOnError: true,
         parallelizationFactor: 1,
+        // What the publisher acts on: a head written (API, executor, adoption, a console edit), an item written
+        // without `kind` (a plain put) and a head removed (delete, TTL). Versions, tags, claims, idempotency keys,
+        // schema settings and deletion entries ride the same stream and no longer invoke it (issue 14: a claim
+        // written on its own was a publisher invocation that did nothing).
+        // Lambda filters DynamoDB records on the `dynamodb` key only (not `eventName`), hence images, not names.
+        filters: [
+          { dynamodb: { NewImage: { kind: { S: ['breadcrumb'] } } } },
+          { dynamodb: { NewImage: { id: { S: [{ exists: true }] }, kind: { S: [{ exists: false }] } } } },
+          { dynamodb: { OldImage: { kind: { S: ['breadcrumb'] } } } },
+        ],
       },
       // No embeddings: the indexer computes them from the events, so a failing model never blocks publishing.
       uses: { table: 'read-write', stream: true, bus: 'put-events' },

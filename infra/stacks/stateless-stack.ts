@@ -335,6 +335,9 @@ export class StatelessStack extends Stack {
       parallelizationFactor: stream.parallelizationFactor,
       reportBatchItemFailures: true,
       onFailure: new SqsDlq(this.publisherFailures),
+      ...(stream.filters
+        ? { filters: stream.filters.map((pattern) => ({ pattern: JSON.stringify(pattern) })) }
+        : {}),
     });
 
     // HTTP API: JWT on every route but GET /health.

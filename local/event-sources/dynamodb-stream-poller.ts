@@ -21,6 +21,7 @@ import {
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { compileEventPattern } from '#shared/routing/event-pattern.ts';
 import type { StreamTrigger } from '#shared/topology.ts';
 import { type InvocationObserver, invoke, type LambdaHandler } from './lambda-context.ts';
 import type { Poller } from './sqs-poller.ts';
@@ -33,7 +34,7 @@ export interface StreamPollerOptions {
   region: string;
   trigger: Pick<
     StreamTrigger,
-    'batchSize' | 'maxBatchingWindowSeconds' | 'retryAttempts' | 'bisectBatchOnError'
+    'batchSize' | 'maxBatchingWindowSeconds' | 'retryAttempts' | 'bisectBatchOnError' | 'filters'
   >;
   fn: { name: string; timeoutSeconds: number; memoryMb: number };
   handler: LambdaHandler<DynamoDBStreamEvent, DynamoDBBatchResponse | undefined | undefined>;
@@ -140,6 +141,12 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     return out.ShardIterator;
   }
 
+  // Lambda's event filtering, as the CDK app configures it: a record no filter matches never reaches the function
+  // (and a batch left empty is no invocation).
+  const filters = (options.trigger.filters ?? []).map((pattern) => compileEventPattern(pattern));
+  const passes = (record: DynamoDBRecord): boolean =>
+    filters.length === 0 || filters.some((filter) => filter.matches(record));
+
   async function readShard(shardId: string, position: ShardIteratorType): Promise<void> {
     let iterator = await firstIterator(shardId, position);
     const pending: DynamoDBRecord[] = [];
@@ -147,7 +154,7 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
       if (iterator && pending.length < options.trigger.batchSize) {
         const out = await getRecordsRaw(options.endpoint, iterator, options.trigger.batchSize);
         iterator = out.NextShardIterator;
-        pending.push(...(out.Records ?? []).map(toLambdaRecord));
+        pending.push(...(out.Records ?? []).map(toLambdaRecord).filter(passes));
       }
       if (pending.length === 0) {
         await sleep(50);

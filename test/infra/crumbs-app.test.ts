@@ -297,7 +297,12 @@ describe('StatelessStack', () => {
       ParallelizationFactor: stream.parallelizationFactor,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+      // Only heads, plain puts and head removals invoke it (the same patterns the local poller applies).
+      FilterCriteria: {
+        Filters: (stream.filters ?? []).map((pattern) => ({ Pattern: JSON.stringify(pattern) })),
+      },
     });
+    expect(stream.filters?.length).toBe(3);
   });
 
   it('puts no Resource "*" on DynamoDB, SQS or EventBridge actions (except events:ListRules)', () => {
