@@ -139,6 +139,29 @@ function modelOf(deps: ModeDeps, mode: string, agentId: string): LlmClient {
 
 type Check<T> = (text: string) => { ok: true; value: T } | { ok: false; problems: string };
 
+/**
+ * The model request of plan and build mode: the agent's prompt with the mode's instruction appended, asking for
+ * the configured format (a JSON Schema when the format is json).
+ */
+async function modeRequest(
+  run: AgentRun,
+  deps: ModeDeps,
+  final: FinalStep | undefined,
+  instruction: string,
+  cfg: { format: string; schema?: Record<string, unknown> },
+  format: ResponseFormat,
+): Promise<LlmRequest> {
+  const prompt = await basePrompt(run, deps, final);
+  return {
+    model: prompt.model,
+    system: `${prompt.system}\n\n${instruction}`,
+    messages: [{ role: 'user', content: prompt.user }],
+    ...(cfg.format === 'json' ? { responseSchema: cfg.schema ?? { type: 'object' } } : {}),
+    responseFormat: format,
+    ...(run.spec.llm.temperature !== undefined ? { temperature: run.spec.llm.temperature } : {}),
+  };
+}
+
 async function generateChecked<T>(
   run: AgentRun,
   llm: LlmClient,
@@ -270,24 +293,14 @@ function planInstruction(spec: AgentSpec): string {
 
 async function plan(run: AgentRun, deps: ModeDeps, final: FinalStep | undefined): Promise<AgentOutcome> {
   const def = run.definition;
-  const llm = modelOf(deps, 'plan', def.agent_id);
   const cfg = run.spec.plan;
-  const prompt = await basePrompt(run, deps, final);
-  const format: ResponseFormat = {
-    kind: cfg.format,
-    ...(cfg.template !== undefined ? { template: cfg.template } : {}),
-  };
   const { value, attempts, model } = await generateChecked(
     run,
-    llm,
-    {
-      model: prompt.model,
-      system: `${prompt.system}\n\n${planInstruction(run.spec)}`,
-      messages: [{ role: 'user', content: prompt.user }],
-      ...(cfg.format === 'json' ? { responseSchema: cfg.schema ?? { type: 'object' } } : {}),
-      responseFormat: format,
-      ...(run.spec.llm.temperature !== undefined ? { temperature: run.spec.llm.temperature } : {}),
-    },
+    modelOf(deps, 'plan', def.agent_id),
+    await modeRequest(run, deps, final, planInstruction(run.spec), cfg, {
+      kind: cfg.format,
+      ...(cfg.template !== undefined ? { template: cfg.template } : {}),
+    }),
     checkPlan(run.spec, deps.parseYaml),
     'plan',
   );
@@ -397,23 +410,13 @@ async function build(
   let details: Record<string, unknown> = {};
   let extra: readonly OutputBreadcrumb[] = [];
   if (run.spec.type === 'context') {
-    const llm = modelOf(deps, 'build', def.agent_id);
-    const prompt = await basePrompt(run, deps, final);
-    const format: ResponseFormat = {
-      kind: cfg.format,
-      ...(cfg.sections !== undefined ? { sections: cfg.sections } : {}),
-    };
     const built = await generateChecked(
       run,
-      llm,
-      {
-        model: prompt.model,
-        system: `${prompt.system}\n\n${buildInstruction(run.spec)}`,
-        messages: [{ role: 'user', content: prompt.user }],
-        ...(cfg.format === 'json' ? { responseSchema: cfg.schema ?? { type: 'object' } } : {}),
-        responseFormat: format,
-        ...(run.spec.llm.temperature !== undefined ? { temperature: run.spec.llm.temperature } : {}),
-      },
+      modelOf(deps, 'build', def.agent_id),
+      await modeRequest(run, deps, final, buildInstruction(run.spec), cfg, {
+        kind: cfg.format,
+        ...(cfg.sections !== undefined ? { sections: cfg.sections } : {}),
+      }),
       checkDeliverable(run.spec),
       'deliverable',
     );
