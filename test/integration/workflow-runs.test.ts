@@ -292,8 +292,11 @@ describe('workflow runs on the local stack', () => {
     });
     // The agent's request, as an agent executor reads it; the answer is written as an agent answers
     // (agent.response.v1 tagged request:<id> plus the request's correlation tags).
-    const requests = await call('GET', `/breadcrumbs?schema_name=agent.request.v1&tag=run:${runId}&limit=5`);
-    const [request] = requests.body.items as { id: string; tags: string[]; context: Json }[];
+    // The run records the step as running, then writes its request (effects follow the run's write).
+    const request = await eventually(async () => {
+      const res = await call('GET', `/breadcrumbs?schema_name=agent.request.v1&tag=run:${runId}&limit=5`);
+      return (res.body.items as { id: string; tags: string[]; context: Json }[] | undefined)?.[0];
+    });
     expect(request?.context).toMatchObject({
       agent: 'ghost-agent',
       message: 'sub said 7',
