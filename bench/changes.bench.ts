@@ -6,20 +6,12 @@
  */
 import { parseArgs } from 'node:util';
 import { CrumbsClient } from '#cli/api-client.ts';
-import { startLocalStack } from '#local/stack.ts';
 import { percentile } from './support/counting-proxy.ts';
+import { startBenchStack } from './support/stack.ts';
 
 const { values } = parseArgs({ options: { writes: { type: 'string', default: '50' } } });
 const writes = Number(values.writes);
-const stack = await startLocalStack({
-  apiPort: 0,
-  dynamodbPort: 0,
-  sqsPort: 0,
-  eventbridgePort: 0,
-  schedulerPort: 0,
-  token: 'bench',
-  seedDemo: false,
-});
+const stack = await startBenchStack();
 try {
   const client = new CrumbsClient({
     endpoint: stack.endpoints.api,

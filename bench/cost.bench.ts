@@ -22,7 +22,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { InvocationRecord } from '#local/event-sources/lambda-context.ts';
-import { startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
@@ -35,6 +34,7 @@ import {
   startMeteringProxy,
 } from './support/metering-proxy.ts';
 import { PRICES } from './support/prices.ts';
+import { startBenchStack } from './support/stack.ts';
 
 const { values } = parseArgs({
   options: {
@@ -194,14 +194,7 @@ const proxies: MeteringProxy[] = [];
 const proxied: Partial<Record<'dynamodb' | 'sqs' | 'eventbridge', string>> = {};
 const real: Partial<Record<'dynamodb' | 'sqs' | 'eventbridge', string>> = {};
 
-const stack = await startLocalStack({
-  apiPort: 0,
-  dynamodbPort: 0,
-  sqsPort: 0,
-  eventbridgePort: 0,
-  schedulerPort: 0,
-  token: 'bench',
-  seedDemo: false,
+const stack = await startBenchStack({
   interpose: async (service, endpoint) => {
     real[service] = endpoint;
     const proxy = await startMeteringProxy(endpoint, {

@@ -10,14 +10,8 @@
  *   node bin/run-ts.js bench/executors.bench.ts [--roundtrips 50] [--burst 200]
  */
 import { parseArgs } from 'node:util';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
-import { startLocalStack } from '#local/stack.ts';
-import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
-import { topology } from '#shared/topology.ts';
-import { type CountingProxy, percentile, startCountingProxy } from './support/counting-proxy.ts';
+import { percentile } from './support/counting-proxy.ts';
+import { startCountedStack } from './support/stack.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,31 +20,8 @@ const { values } = parseArgs({
     burst: { type: 'string', default: '200' },
   },
 });
-const proxies: Partial<Record<'dynamodb' | 'sqs' | 'eventbridge', CountingProxy>> = {};
-const real: Partial<Record<'dynamodb' | 'sqs' | 'eventbridge', string>> = {};
-const stack = await startLocalStack({
-  apiPort: 0,
-  dynamodbPort: 0,
-  sqsPort: 0,
-  eventbridgePort: 0,
-  schedulerPort: 0,
-  token: 'bench',
-  seedDemo: false,
-  interpose: async (service, endpoint) => {
-    real[service] = endpoint;
-    proxies[service] = await startCountingProxy(endpoint);
-    return proxies[service].endpoint;
-  },
-});
+const { stack, proxies, store, stop } = await startCountedStack();
 try {
-  // The bench's own reads and writes bypass the proxies.
-  const store = new DynamoBreadcrumbStore({
-    tableName: topology.table.name,
-    client: DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: real.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-      translateConfig(),
-    ),
-  });
   const ws = 'bench';
   const principal = 'user:bench';
   await store.create(
@@ -101,9 +72,7 @@ try {
   for (let n = 0; n < Number(values.roundtrips); n++) {
     const calls: { service: string; operation: string; startedAt: number; endedAt: number }[] = [];
     const unwatch = Object.entries(proxies).map(([service, proxy]) =>
-      proxy!.watch((call) =>
-        calls.push({ service, ...call, operation: call.operation.replace(/^.*\./, '') }),
-      ),
+      proxy.watch((call) => calls.push({ service, ...call, operation: call.operation.replace(/^.*\./, '') })),
     );
     const started = performance.now();
     await request(n);
@@ -242,6 +211,5 @@ try {
     }
   }
 } finally {
-  await stack.stop();
-  for (const p of Object.values(proxies)) await p?.stop();
+  await stop();
 }

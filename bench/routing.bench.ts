@@ -14,22 +14,15 @@ import {
 } from '@aws-sdk/client-sqs';
 import { CrumbsClient } from '#cli/api-client.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
-import { startLocalStack } from '#local/stack.ts';
 import { topology } from '#shared/topology.ts';
 import { percentile } from './support/counting-proxy.ts';
+import { startBenchStack } from './support/stack.ts';
 
 const { values } = parseArgs({
   options: { definitions: { type: 'string', default: '10' }, writes: { type: 'string', default: '200' } },
 });
-const stack = await startLocalStack({
-  apiPort: 0,
-  dynamodbPort: 0,
-  sqsPort: 0,
-  eventbridgePort: 0,
-  schedulerPort: 0,
-  token: 'bench',
+const stack = await startBenchStack({
   runExecutors: false,
-  seedDemo: false,
 });
 try {
   const client = new CrumbsClient({ endpoint: stack.endpoints.api, token: 'bench', workspace: 'bench' });

@@ -7,15 +7,9 @@
  *   node bin/run-ts.js bench/workflows.bench.ts [--runs 20] [--items 100] [--concurrency 10]
  */
 import { parseArgs } from 'node:util';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
-import { startLocalStack } from '#local/stack.ts';
-import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
-import { topology } from '#shared/topology.ts';
-import { type CountingProxy, percentile, startCountingProxy } from './support/counting-proxy.ts';
+import { percentile } from './support/counting-proxy.ts';
+import { type Service, startCountedStack } from './support/stack.ts';
 
 const { values } = parseArgs({
   options: {
@@ -24,31 +18,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '10' },
   },
 });
-type Service = 'dynamodb' | 'sqs' | 'eventbridge';
-const proxies: Partial<Record<Service, CountingProxy>> = {};
-const real: Partial<Record<Service, string>> = {};
-const stack = await startLocalStack({
-  apiPort: 0,
-  dynamodbPort: 0,
-  sqsPort: 0,
-  eventbridgePort: 0,
-  schedulerPort: 0,
-  token: 'bench',
-  seedDemo: false,
-  interpose: async (service, endpoint) => {
-    real[service] = endpoint;
-    proxies[service] = await startCountingProxy(endpoint);
-    return proxies[service].endpoint;
-  },
-});
+const { stack, proxies, store, stop } = await startCountedStack();
 try {
-  const store = new DynamoBreadcrumbStore({
-    tableName: topology.table.name,
-    client: DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: real.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-      translateConfig(),
-    ),
-  });
   const ws = 'bench';
   const principal = 'user:bench';
   const define = (id: string, schema_name: string, context: Record<string, unknown>) =>
@@ -185,6 +156,5 @@ try {
   console.log('  DynamoDB by operation (per step):');
   for (const line of byOperation) console.log(line);
 } finally {
-  await stack.stop();
-  for (const p of Object.values(proxies)) await p?.stop();
+  await stop();
 }
