@@ -38,7 +38,10 @@ export async function startDynamoDbLocal(options: {
         : `DynamoDB Local failed to start: ${error.message}`;
   });
   child.once('exit', (code) => {
-    exited ??= `DynamoDB Local exited with code ${code}: ${output.join('').trim().slice(-800)}`;
+    const text = output.join('');
+    exited ??= /BindException|Address already in use/.test(text)
+      ? `DynamoDB Local could not listen on port ${options.port}: address already in use`
+      : `DynamoDB Local exited with code ${code}: ${text.trim().slice(-800)}`;
   });
 
   const endpoint = `http://${host}:${options.port}`;

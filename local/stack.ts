@@ -122,6 +122,32 @@ export const DEFAULT_PORTS = {
   scheduler: 4714,
 } as const;
 
+/**
+ * A fixed port is checked before anything starts (a clear error naming its flag); port 0 is left to the server to
+ * bind, which picks a free one atomically (checking a free port first and binding it seconds later raced with
+ * other stacks on the machine: EADDRINUSE in parallel tests).
+ */
+async function portToBind(port: number, host: string, purpose: string, flag: string): Promise<number> {
+  return port === 0 ? 0 : checkPortFree(port, host, purpose, flag);
+}
+
+/** DynamoDB Local on `port`; when the port was picked for us (0 asked), another free one if it was taken since. */
+async function startDynamoDbLocalOn(
+  port: number,
+  picked: boolean,
+  options: Omit<Parameters<typeof startDynamoDbLocal>[0], 'port'>,
+): Promise<Awaited<ReturnType<typeof startDynamoDbLocal>>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDynamoDbLocal({ ...options, port });
+    } catch (error) {
+      if (!picked || attempt >= 3 || !/already in use|BindException/i.test((error as Error).message))
+        throw error;
+      port = await checkPortFree(0, options.host ?? '127.0.0.1', 'DynamoDB Local', '');
+    }
+  }
+}
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => undefined);
@@ -143,32 +169,33 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     options.scopedTokens ?? parseScopedTokens(process.env[ENV.localScopedTokens]),
   );
 
-  const apiPort = await checkPortFree(
+  const apiPort = await portToBind(
     options.apiPort ?? DEFAULT_PORTS.api,
     host,
     'HTTP API',
     '--port or CRUMBS_PORT',
   );
+  // DynamoDB Local (java) needs a number up front: with 0, a free one now, and another if it is taken meanwhile.
   const dynamodbPort = await checkPortFree(
     options.dynamodbPort ?? DEFAULT_PORTS.dynamodb,
     host,
     'DynamoDB Local',
     '--dynamodb-port or CRUMBS_DYNAMODB_PORT',
   );
-  const sqsPort = await checkPortFree(
+  const sqsPort = await portToBind(
     options.sqsPort ?? DEFAULT_PORTS.sqs,
     host,
     'SQS (fauxqs)',
     '--sqs-port or CRUMBS_SQS_PORT',
   );
-  const eventbridgePort = await checkPortFree(
+  const eventbridgePort = await portToBind(
     options.eventbridgePort ?? DEFAULT_PORTS.eventbridge,
     host,
     'EventBridge',
     '--eventbridge-port or CRUMBS_EVENTBRIDGE_PORT',
   );
 
-  const schedulerPort = await checkPortFree(
+  const schedulerPort = await portToBind(
     options.schedulerPort ?? DEFAULT_PORTS.scheduler,
     host,
     'EventBridge Scheduler',
@@ -188,8 +215,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   try {
     const [ddb, sqs] = await Promise.all([
-      startDynamoDbLocal({
-        port: dynamodbPort,
+      startDynamoDbLocalOn(dynamodbPort, options.dynamodbPort === 0, {
         host,
         ...(options.dataDir ? { dataDir: options.dataDir } : {}),
         log,
