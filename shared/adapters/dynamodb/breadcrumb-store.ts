@@ -634,8 +634,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     return (await this.schemaSettings(workspace, schemaName)).hints;
   }
 
-  /** `expires_at` for a breadcrumb written without one: now + the schema's ttl_seconds, if it has one. */
-  /** The expiry a write of the schema without `expires_at` gets now (its TTL default through the cache), if any. */
+  /**
+   * `expires_at` for a breadcrumb written without one: now + the schema's ttl_seconds, if it has one (through the
+   * settings cache). Public for upserts, which give a replacement without `expires_at` the same default.
+   */
   async defaultExpiry(workspace: string, schemaName: string, now: Date): Promise<number | undefined> {
     const cached = this.settingsCache.get(cacheKey(workspace, schemaName));
     const settings =
