@@ -76,11 +76,11 @@ export class Api {
     );
     return page.items;
   }
-  /** A run action: approve, reject, pause, resume, cancel, retry (the orchestration's run routes). */
   /** The run as the run API shows it (with `retry_steps`, the top-level steps retry accepts). */
   run(runId: string): Promise<{ retry_steps?: string[] }> {
     return this.json(this.path('runs', runId));
   }
+  /** A run action: approve, reject, pause, resume, cancel, retry (the orchestration's run routes). */
   runAction(runId: string, action: string, body: Record<string, unknown>): Promise<unknown> {
     return this.json(this.path('runs', runId, action), {
       method: 'POST',
