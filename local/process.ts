@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** Stops a child process: SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
@@ -73,4 +74,52 @@ export function killWithParent(child: ChildProcess): () => void {
   return () => {
     watchdog.kill('SIGKILL');
   };
+}
+
+/**
+ * Whether process `pid` holds a listening TCP socket on `port`, from Linux's /proc: the listening sockets' inodes
+ * in /proc/net/tcp{,6} against the socket descriptors in /proc/<pid>/fd. Undefined where /proc cannot tell (not
+ * Linux, /proc not readable, inodes hidden as 0): callers then go on what they knew before.
+ *
+ * Why: a server that answers on a port is not necessarily the one just started there. DynamoDB Local (a JVM) takes
+ * a second or more to bind its port, and another DynamoDB Local that took the port meanwhile answers the readiness
+ * probe just as well.
+ */
+export function holdsListeningSocket(pid: number, port: number): boolean | undefined {
+  if (process.platform !== 'linux') return undefined;
+  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  let readable = false;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+      readable = true;
+    } catch {
+      continue;
+    }
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode …; st 0A is LISTEN
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '0A' && fields[1]?.endsWith(suffix) && fields[9]) inodes.add(fields[9]);
+    }
+  }
+  if (!readable) return undefined;
+  if (inodes.size === 0) return false;
+  if (inodes.has('0')) return undefined;
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return undefined;
+  }
+  for (const fd of fds) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+      if (inode && inodes.has(inode)) return true;
+    } catch {
+      // The descriptor closed while we looked.
+    }
+  }
+  return false;
 }

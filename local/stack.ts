@@ -131,23 +131,6 @@ async function portToBind(port: number, host: string, purpose: string, flag: str
   return port === 0 ? 0 : checkPortFree(port, host, purpose, flag);
 }
 
-/** DynamoDB Local on `port`; when the port was picked for us (0 asked), another free one if it was taken since. */
-async function startDynamoDbLocalOn(
-  port: number,
-  picked: boolean,
-  options: Omit<Parameters<typeof startDynamoDbLocal>[0], 'port'>,
-): Promise<Awaited<ReturnType<typeof startDynamoDbLocal>>> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startDynamoDbLocal({ ...options, port });
-    } catch (error) {
-      if (!picked || attempt >= 3 || !/already in use|BindException/i.test((error as Error).message))
-        throw error;
-      port = await checkPortFree(0, options.host ?? '127.0.0.1', 'DynamoDB Local', '');
-    }
-  }
-}
-
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => undefined);
@@ -175,8 +158,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     'HTTP API',
     '--port or CRUMBS_PORT',
   );
-  // DynamoDB Local (java) needs a number up front: with 0, a free one now, and another if it is taken meanwhile.
-  const dynamodbPort = await checkPortFree(
+  // DynamoDB Local picks its own when given 0 (and picks again if another process took it meanwhile).
+  const dynamodbPort = await portToBind(
     options.dynamodbPort ?? DEFAULT_PORTS.dynamodb,
     host,
     'DynamoDB Local',
@@ -215,7 +198,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   try {
     const [ddb, sqs] = await Promise.all([
-      startDynamoDbLocalOn(dynamodbPort, options.dynamodbPort === 0, {
+      startDynamoDbLocal({
+        port: dynamodbPort,
         host,
         ...(options.dataDir ? { dataDir: options.dataDir } : {}),
         log,

@@ -1,23 +1,75 @@
 /**
  * DynamoDB Local refusing a port that something else took: the start fails fast with a message saying so, which
- * is what the local stack retries on with another free port when the port was picked for it (local/stack.ts).
+ * is what a start on port 0 retries on with another free port. And a server that answers like DynamoDB on that
+ * port is not taken for the one just started: a stack that did would use another stack's tables.
  */
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return (server.address() as { port: number }).port;
+}
 
 describe('DynamoDB Local on a taken port', () => {
   it('fails with "address already in use", naming the port', async () => {
     // Something holding the port that is not DynamoDB: connections are dropped, as to a port used elsewhere.
     const holder = createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', () => resolve()));
-    const port = (holder.address() as { port: number }).port;
+    const port = await listen(holder);
     try {
       await expect(startDynamoDbLocal({ port })).rejects.toThrow(
         `DynamoDB Local could not listen on port ${port}: address already in use`,
       );
     } finally {
       holder.close();
+    }
+  });
+
+  it.skipIf(process.platform !== 'linux')(
+    'is not fooled by another DynamoDB answering on the port (Linux: /proc says who listens)',
+    async () => {
+      let probes = 0;
+      const impostor = createHttpServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          probes++;
+          res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+          res.end(JSON.stringify({ TableNames: ['someone-elses'] }));
+        });
+      });
+      const port = await listen(impostor);
+      try {
+        await expect(startDynamoDbLocal({ port })).rejects.toThrow(
+          `DynamoDB Local could not listen on port ${port}: address already in use`,
+        );
+        // The probe did reach the impostor and got DynamoDB's answer; it was refused for who gave it.
+        expect(probes).toBeGreaterThan(0);
+      } finally {
+        impostor.close();
+      }
+    },
+  );
+
+  it('picks a free port when given 0', async () => {
+    const ddb = await startDynamoDbLocal({ port: 0 });
+    try {
+      expect(ddb.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(ddb.endpoint).not.toMatch(/:0$/);
+      const res = await fetch(ddb.endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-amz-json-1.0',
+          'x-amz-target': 'DynamoDB_20120810.ListTables',
+          authorization:
+            'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+        },
+        body: '{}',
+      });
+      expect(await res.json()).toEqual({ TableNames: [] });
+    } finally {
+      await ddb.stop();
     }
   });
 });

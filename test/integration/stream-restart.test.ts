@@ -4,7 +4,6 @@
  * and the position read is kept in the data directory for the next start.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -19,14 +18,6 @@ import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { topology } from '#shared/topology.ts';
 import { eventually } from '../support/local.ts';
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 function storeOn(endpoint: string): DynamoBreadcrumbStore {
   const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   return new DynamoBreadcrumbStore({
@@ -37,6 +28,8 @@ function storeOn(endpoint: string): DynamoBreadcrumbStore {
 
 const dataDir = mkdtempSync(join(tmpdir(), 'crumbs-restart-'));
 let stack: LocalStack | undefined;
+/** The stack's log, shown when the definition is not answered (what the publisher and rule manager said). */
+const stackLog: string[] = [];
 afterAll(async () => {
   await stack?.stop();
   rmSync(dataDir, { recursive: true, force: true });
@@ -46,7 +39,7 @@ describe('local stream after a restart', () => {
   it('publishes a change committed before a crash when the stack starts again on the same data directory', async () => {
     const ws = 'restart';
     // The crash: a definition is committed to the table, and the process dies (SIGKILL) before any poller read it.
-    const ddb = await startDynamoDbLocal({ port: await freePort(), dataDir });
+    const ddb = await startDynamoDbLocal({ port: 0, dataDir });
     const raw = new DynamoDBClient({
       endpoint: ddb.endpoint,
       region: LOCAL_REGION,
@@ -77,6 +70,7 @@ describe('local stream after a restart', () => {
       dataDir,
       runExecutors: false,
       seedDemo: false,
+      log: (line) => stackLog.push(line),
     });
     // Published and routed: the rule manager answers the definition's change event with its status.
     const store = storeOn(stack.endpoints.dynamodb);
@@ -91,7 +85,16 @@ describe('local stream after a restart', () => {
           })
         ).items[0],
       30_000,
-    );
+    ).catch(async (error: Error) => {
+      // Was the change there to publish (a stack on another DynamoDB would not have it), and what did the stack say?
+      const definition = await store.get(ws, 'tool-echo').then(
+        (record) => `version ${record.version}`,
+        (reason: Error) => reason.message,
+      );
+      throw new Error(
+        `${error.message}; the definition on ${stack?.endpoints.dynamodb}: ${definition}; the stack said:\n${stackLog.join('\n')}`,
+      );
+    });
     expect(status.context).toMatchObject({ definition_id: 'tool-echo', state: 'active' });
     await stack.settle();
     const checkpoints = JSON.parse(readFileSync(join(dataDir, 'stream-checkpoints.json'), 'utf8')) as Record<

@@ -1,0 +1,22 @@
+/** Who holds a listening port, from Linux's /proc (what DynamoDB Local's readiness check relies on). */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { holdsListeningSocket } from '#local/process.ts';
+
+describe.skipIf(process.platform !== 'linux')('holdsListeningSocket', () => {
+  it('says true for the process that listens, false for another process and for a port nobody listens on', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = server.address() as { port: number };
+    const other = spawn('sleep', ['30']);
+    try {
+      expect(holdsListeningSocket(process.pid, port)).toBe(true);
+      expect(holdsListeningSocket(other.pid as number, port)).toBe(false);
+    } finally {
+      other.kill('SIGKILL');
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    expect(holdsListeningSocket(process.pid, port)).toBe(false);
+  });
+});
