@@ -14,7 +14,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
@@ -32,7 +32,11 @@ import { startLocalApiServer } from './api-server.ts';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
-import { fileCheckpoints, startStreamPoller } from './event-sources/dynamodb-stream-poller.ts';
+import {
+  fileCheckpoints,
+  onFailureRecord,
+  startStreamPoller,
+} from './event-sources/dynamodb-stream-poller.ts';
 import { type InvocationObserver, invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
@@ -318,6 +322,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const streams = new DynamoDBStreamsClient({});
     const publisher = topology.functions.publisher;
+    // The event source mapping's on-failure destination, as the CDK app has it: a record of each batch the
+    // publisher gave up on (no consumer; alarmed on AWS).
+    const publisherFailures = await ensureDeadLetterQueue(sqsClient, publisher.trigger.onFailureQueueName);
+    const publisherArn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${publisher.name}`;
     const streamPoller = startStreamPoller({
       client: streams,
       endpoint: used.dynamodb,
@@ -330,6 +338,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // As the CDK app's event source mapping: from the oldest record the stream holds, then from the checkpoint
       // kept in the data directory, so a restart after a crash publishes what was committed before it.
       startingPosition: 'TRIM_HORIZON',
+      onFailure: async (failure) => {
+        await sqsClient.send(
+          new SendMessageCommand({
+            QueueUrl: publisherFailures.url,
+            MessageBody: JSON.stringify(onFailureRecord(failure, publisherArn)),
+          }),
+        );
+      },
       ...(options.dataDir
         ? { checkpoints: fileCheckpoints(join(options.dataDir, 'stream-checkpoints.json')) }
         : {}),

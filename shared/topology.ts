@@ -113,6 +113,12 @@ export interface StreamTrigger {
    * app sets them as the event source mapping's FilterCriteria and the local stream poller applies them itself.
    */
   readonly filters?: readonly Record<string, unknown>[];
+  /**
+   * The SQS queue the event source mapping's on-failure destination sends a record of each batch it gave up on
+   * (Lambda's invocation record: shard, first and last sequence numbers, batch size; not the records themselves).
+   * Alarmed on AWS; the local stream poller sends the same record to the same queue.
+   */
+  readonly onFailureQueueName: string;
 }
 
 export interface HttpTrigger {
@@ -379,6 +385,7 @@ export const topology = {
         retryAttempts: 10,
         bisectBatchOnError: true,
         parallelizationFactor: 1,
+        onFailureQueueName: 'crumbs-publisher-failures',
         // What the publisher acts on: a head written (API, executor, adoption, a console edit), an item written
         // without `kind` (a plain put) and a head removed (delete, TTL). Versions, tags, claims, idempotency keys,
         // schema settings and deletion entries ride the same stream and no longer invoke it (issue 14: a claim

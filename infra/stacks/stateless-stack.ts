@@ -300,7 +300,7 @@ export class StatelessStack extends Stack {
     // Publisher: the table's stream → change events on the bus.
     this.publisherFailures = new Queue(this, 'PublisherFailures', {
       ...SECURE_QUEUE,
-      queueName: stageName('crumbs-publisher-failures', stage),
+      queueName: stageName(f.publisher.trigger.onFailureQueueName, stage),
       retentionPeriod: DEAD_LETTER_RETENTION,
     });
     alarms.push(

@@ -11,6 +11,7 @@
  * directory; without one (an in-memory table, new at every start) there is nothing to resume.
  */
 
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -42,11 +43,64 @@ export interface StreamPollerOptions {
   startingPosition: 'TRIM_HORIZON' | 'LATEST';
   /** Where each shard's position is kept across restarts; none: every start reads from `startingPosition`. */
   checkpoints?: StreamCheckpoints;
-  /** Receives records that exhausted their retries (Lambda's on-failure destination). */
-  onFailure?: (records: DynamoDBRecord[], error: string) => Promise<void>;
+  /** Receives each batch that exhausted its retries (Lambda's on-failure destination, see `onFailureRecord`). */
+  onFailure?: (failure: StreamBatchFailure) => Promise<void>;
   log?: (line: string) => void;
   /** Told about every invocation (benchmarks). */
   onInvocation?: InvocationObserver;
+}
+
+/** A batch the poller gave up on: the records still failing after the retries, and why. */
+export interface StreamBatchFailure {
+  streamArn: string;
+  shardId: string;
+  records: DynamoDBRecord[];
+  /** Invocations this batch (or the part of it still failing) had. */
+  invokeCount: number;
+  reason: string;
+  /** True when the function threw (Lambda's `functionError: Unhandled`), false when it reported item failures. */
+  threw: boolean;
+}
+
+/**
+ * What Lambda sends to a stream event source's on-failure destination for a batch it gave up on: where the records
+ * are in the stream, not the records (AWS Lambda Developer Guide, "Retaining discarded batches for a DynamoDB
+ * event source": the invocation record with `DDBStreamBatchInfo`). Reading the records back is up to whoever
+ * handles it, within the stream's 24 hours.
+ */
+export function onFailureRecord(
+  failure: StreamBatchFailure,
+  functionArn: string,
+  now: Date = new Date(),
+): Record<string, unknown> {
+  const first = failure.records[0]?.dynamodb;
+  const last = failure.records.at(-1)?.dynamodb;
+  const arrival = (seconds: number | undefined) =>
+    new Date((seconds ?? now.getTime() / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return {
+    requestContext: {
+      requestId: randomUUID(),
+      functionArn,
+      condition: 'RetryAttemptsExhausted',
+      approximateInvokeCount: failure.invokeCount,
+    },
+    responseContext: {
+      statusCode: 200,
+      executedVersion: '$LATEST',
+      ...(failure.threw ? { functionError: 'Unhandled' } : {}),
+    },
+    version: '1.0',
+    timestamp: now.toISOString(),
+    DDBStreamBatchInfo: {
+      shardId: failure.shardId,
+      startSequenceNumber: first?.SequenceNumber ?? '',
+      endSequenceNumber: last?.SequenceNumber ?? '',
+      approximateArrivalOfFirstRecord: arrival(first?.ApproximateCreationDateTime),
+      approximateArrivalOfLastRecord: arrival(last?.ApproximateCreationDateTime),
+      batchSize: failure.records.length,
+      streamArn: failure.streamArn,
+    },
+  };
 }
 
 /** The last sequence number handled per shard of a stream. */
@@ -115,15 +169,7 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     const after = options.checkpoints?.get(options.streamArn, shardId);
     if (after !== undefined) {
       try {
-        const out = await options.client.send(
-          new GetShardIteratorCommand({
-            StreamArn: options.streamArn,
-            ShardId: shardId,
-            ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
-            SequenceNumber: after,
-          }),
-        );
-        return out.ShardIterator;
+        return await iteratorAfter(shardId, after);
       } catch (error) {
         options.log?.(
           `${options.fn.name}: cannot resume shard ${shardId} after ${after} (${(error as Error).message}); reading it from TRIM_HORIZON`,
@@ -147,14 +193,45 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
   const passes = (record: DynamoDBRecord): boolean =>
     filters.length === 0 || filters.some((filter) => filter.matches(record));
 
+  /**
+   * Reads one shard until it is closed and drained (or the poller stops). A failed read (DynamoDB Local busy or
+   * restarting, an expired iterator) is retried after a back-off from just after the last record read, as Lambda's
+   * event source mapping keeps polling: a read error never ends the shard, and nothing read is read twice.
+   */
   async function readShard(shardId: string, position: ShardIteratorType): Promise<void> {
-    let iterator = await firstIterator(shardId, position);
+    let iterator: string | undefined;
+    let needIterator = true;
+    let lastRead: string | undefined;
+    let readFailures = 0;
     const pending: DynamoDBRecord[] = [];
-    while (running && (iterator || pending.length > 0)) {
-      if (iterator && pending.length < options.trigger.batchSize) {
-        const out = await getRecordsRaw(options.endpoint, iterator, options.trigger.batchSize);
-        iterator = out.NextShardIterator;
-        pending.push(...(out.Records ?? []).map(toLambdaRecord).filter(passes));
+    while (running) {
+      try {
+        if (needIterator) {
+          iterator =
+            lastRead === undefined
+              ? await firstIterator(shardId, position)
+              : await iteratorAfter(shardId, lastRead);
+          needIterator = false;
+        }
+        if (!iterator && pending.length === 0) return;
+        if (iterator && pending.length < options.trigger.batchSize) {
+          const out = await getRecordsRaw(options.endpoint, iterator, options.trigger.batchSize);
+          iterator = out.NextShardIterator;
+          const records = (out.Records ?? []).map(toLambdaRecord);
+          lastRead = records.at(-1)?.dynamodb?.SequenceNumber ?? lastRead;
+          pending.push(...records.filter(passes));
+        }
+        readFailures = 0;
+      } catch (error) {
+        if (!running) return;
+        readFailures++;
+        const delay = Math.min(5000, 100 * 2 ** readFailures);
+        options.log?.(
+          `${options.fn.name}: reading shard ${shardId} failed (${(error as Error).message}); again in ${delay} ms`,
+        );
+        needIterator = true;
+        await sleep(delay);
+        continue;
       }
       if (pending.length === 0) {
         await sleep(50);
@@ -164,7 +241,7 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
       busy++;
       try {
         const batch = pending.splice(0, options.trigger.batchSize);
-        const done = await deliver(batch);
+        const done = await deliver(shardId, batch);
         const last = batch.at(-1)?.dynamodb?.SequenceNumber;
         // Only a batch the function is done with moves the checkpoint; one cut short by stop() is read again.
         if (done && last !== undefined) await options.checkpoints?.set(options.streamArn, shardId, last);
@@ -175,17 +252,30 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
     }
   }
 
+  async function iteratorAfter(shardId: string, sequenceNumber: string): Promise<string | undefined> {
+    const out = await options.client.send(
+      new GetShardIteratorCommand({
+        StreamArn: options.streamArn,
+        ShardId: shardId,
+        ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+        SequenceNumber: sequenceNumber,
+      }),
+    );
+    return out.ShardIterator;
+  }
+
   /**
    * Delivers a batch in order, with Lambda's retry, partial-failure and bisect semantics. True once the batch is
    * done with (delivered, or given to on-failure); false when stop() cut it short.
    */
-  async function deliver(batch: DynamoDBRecord[]): Promise<boolean> {
+  async function deliver(shardId: string, batch: DynamoDBRecord[]): Promise<boolean> {
     let remaining = batch;
     for (let attempt = 0; remaining.length > 0; attempt++) {
       if (!running) return false;
       invocations++;
       let failedFrom: number;
       let reason = '';
+      let threw = false;
       try {
         const result = await invoke(
           options.handler,
@@ -199,17 +289,41 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
       } catch (error) {
         failedFrom = 0;
         reason = (error as Error).message;
+        threw = true;
       }
       if (failedFrom < 0) return running;
       remaining = remaining.slice(failedFrom);
       if (attempt >= options.trigger.retryAttempts) {
         options.log?.(`${options.fn.name}: giving up on ${remaining.length} stream records: ${reason}`);
-        await options.onFailure?.(remaining, reason);
+        const failure = {
+          streamArn: options.streamArn,
+          shardId,
+          records: remaining,
+          invokeCount: attempt + 1,
+          reason,
+          threw,
+        };
+        // The batch is let go only once its record is at the destination: moving on without it would lose it unseen.
+        for (let sends = 1; options.onFailure; sends++) {
+          try {
+            await options.onFailure(failure);
+            break;
+          } catch (error) {
+            if (!running) return false;
+            options.log?.(
+              `${options.fn.name}: on-failure destination refused the record (${(error as Error).message}); again`,
+            );
+            await sleep(Math.min(5000, 100 * 2 ** sends));
+          }
+        }
         return true;
       }
       if (options.trigger.bisectBatchOnError && remaining.length > 1) {
         const half = Math.ceil(remaining.length / 2);
-        return (await deliver(remaining.slice(0, half))) && (await deliver(remaining.slice(half)));
+        return (
+          (await deliver(shardId, remaining.slice(0, half))) &&
+          (await deliver(shardId, remaining.slice(half)))
+        );
       }
       await sleep(Math.min(2000, 100 * 2 ** attempt));
     }
