@@ -7,21 +7,19 @@
  *   the change that was not published; the stream moves on and later changes are published.
  */
 import { createServer, request } from 'node:http';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueUrlCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
-import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import type { LocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { topology } from '#shared/topology.ts';
-import { eventually } from '../support/local.ts';
+import { eventually, startStackWithoutExecutors } from '../support/local.ts';
 
 /** Forwards to `target`, but answers 500 (an AWS JSON error) to the requests `fail` picks. */
 async function faultyProxy(target: string, fail: (operation: string) => boolean) {
@@ -71,15 +69,8 @@ let stack: LocalStack;
 let store: DynamoBreadcrumbStore;
 
 beforeAll(async () => {
-  stack = await startLocalStack({
-    apiPort: 0,
-    dynamodbPort: 0,
-    sqsPort: 0,
-    eventbridgePort: 0,
-    schedulerPort: 0,
-    token: 'publisher-faults-token',
-    runExecutors: false,
-    seedDemo: false,
+  let documentClient: DynamoDBDocumentClient;
+  ({ stack, documentClient } = await startStackWithoutExecutors({
     log: (line) => stackLog.push(line),
     interpose: async (service, endpoint) => {
       if (service === 'sqs') return endpoint;
@@ -92,16 +83,8 @@ beforeAll(async () => {
       proxies.push(proxy);
       return proxy.endpoint;
     },
-  });
-  const client = new DynamoDBClient({
-    endpoint: stack.endpoints.dynamodb,
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-  });
-  store = new DynamoBreadcrumbStore({
-    tableName: topology.table.name,
-    client: DynamoDBDocumentClient.from(client, translateConfig()),
-  });
+  }));
+  store = new DynamoBreadcrumbStore({ tableName: topology.table.name, client: documentClient });
 }, 120_000);
 
 afterAll(async () => {

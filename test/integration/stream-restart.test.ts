@@ -12,11 +12,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { ensureTable } from '#local/provision.ts';
-import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import type { LocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { topology } from '#shared/topology.ts';
-import { eventually } from '../support/local.ts';
+import { eventually, startStackWithoutExecutors } from '../support/local.ts';
 
 function storeOn(endpoint: string): DynamoBreadcrumbStore {
   const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
@@ -60,18 +60,7 @@ describe('local stream after a restart', () => {
     ddb.process.kill('SIGKILL');
     await new Promise((resolve) => ddb.process.once('exit', resolve));
 
-    stack = await startLocalStack({
-      apiPort: 0,
-      dynamodbPort: 0,
-      sqsPort: 0,
-      eventbridgePort: 0,
-      schedulerPort: 0,
-      token: 'restart-token',
-      dataDir,
-      runExecutors: false,
-      seedDemo: false,
-      log: (line) => stackLog.push(line),
-    });
+    ({ stack } = await startStackWithoutExecutors({ dataDir, log: (line) => stackLog.push(line) }));
     // Published and routed: the rule manager answers the definition's change event with its status.
     const store = storeOn(stack.endpoints.dynamodb);
     const status = await eventually(
