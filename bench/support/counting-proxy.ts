@@ -1,5 +1,5 @@
 /**
- * A counting HTTP proxy for benchmarks: forwards every request to a local AWS service endpoint and counts it by
+ * A counting HTTP proxy for benchmarks (and tests that inject faults): forwards every request to a local AWS service endpoint and counts it by
  * operation (the X-Amz-Target header of the JSON protocols: DynamoDB, DynamoDB Streams, SQS, EventBridge).
  */
 import { createServer, request } from 'node:http';
@@ -21,13 +21,30 @@ export interface CountingProxy {
   stop(): Promise<void>;
 }
 
-export async function startCountingProxy(target: string): Promise<CountingProxy> {
+export interface CountingProxyOptions {
+  /**
+   * Requests to answer with a 500 (an AWS JSON `InternalFailure`) instead of forwarding — fault injection for tests;
+   * asked once per request, with its operation. Refused requests are counted too.
+   */
+  refuse?: (operation: string) => boolean;
+}
+
+export async function startCountingProxy(
+  target: string,
+  options: CountingProxyOptions = {},
+): Promise<CountingProxy> {
   const to = new URL(target);
   const counts = new Map<string, number>();
   const listeners = new Set<(call: ProxiedCall) => void>();
   const server = createServer((req, res) => {
     const operation = String(req.headers['x-amz-target'] ?? `${req.method} ${req.url}`);
     counts.set(operation, (counts.get(operation) ?? 0) + 1);
+    if (options.refuse?.(operation)) {
+      req.resume();
+      res.writeHead(500, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ __type: 'InternalFailure', message: 'refused by the counting proxy' }));
+      return;
+    }
     const startedAt = performance.now();
     const upstream = request(
       { hostname: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },

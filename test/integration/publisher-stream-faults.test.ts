@@ -6,7 +6,6 @@
  *   the `crumbs-publisher-failures` queue, as Lambda's invocation record, whose position in the stream reads back
  *   the change that was not published; the stream moves on and later changes are published.
  */
-import { createServer, request } from 'node:http';
 import {
   DynamoDBStreamsClient,
   GetRecordsCommand,
@@ -19,51 +18,13 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { LocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { topology } from '#shared/topology.ts';
+import { type CountingProxy, startCountingProxy } from '../../bench/support/counting-proxy.ts';
 import { eventually, startStackWithoutExecutors } from '../support/local.ts';
-
-/** Forwards to `target`, but answers 500 (an AWS JSON error) to the requests `fail` picks. */
-async function faultyProxy(target: string, fail: (operation: string) => boolean) {
-  const to = new URL(target);
-  const injected: string[] = [];
-  const server = createServer((req, res) => {
-    const operation = String(req.headers['x-amz-target'] ?? '');
-    if (fail(operation)) {
-      injected.push(operation);
-      req.resume();
-      res.writeHead(500, { 'content-type': 'application/x-amz-json-1.1' });
-      res.end(JSON.stringify({ __type: 'InternalFailure', message: 'injected by the test' }));
-      return;
-    }
-    const upstream = request(
-      { hostname: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstream.on('error', () => {
-      res.writeHead(502);
-      res.end();
-    });
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    injected,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
 
 const ws = 'publisher-faults';
 let readFailuresLeft = 0;
 let eventBridgeDown = false;
-const proxies: Awaited<ReturnType<typeof faultyProxy>>[] = [];
+const proxies: CountingProxy[] = [];
 const stackLog: string[] = [];
 let stack: LocalStack;
 let store: DynamoBreadcrumbStore;
@@ -74,11 +35,13 @@ beforeAll(async () => {
     log: (line) => stackLog.push(line),
     interpose: async (service, endpoint) => {
       if (service === 'sqs') return endpoint;
-      const proxy = await faultyProxy(endpoint, (operation) => {
-        if (service === 'eventbridge') return eventBridgeDown && operation.endsWith('.PutEvents');
-        if (operation !== 'DynamoDBStreams_20120810.GetRecords' || readFailuresLeft === 0) return false;
-        readFailuresLeft--;
-        return true;
+      const proxy = await startCountingProxy(endpoint, {
+        refuse: (operation) => {
+          if (service === 'eventbridge') return eventBridgeDown && operation.endsWith('.PutEvents');
+          if (operation !== 'DynamoDBStreams_20120810.GetRecords' || readFailuresLeft === 0) return false;
+          readFailuresLeft--;
+          return true;
+        },
       });
       proxies.push(proxy);
       return proxy.endpoint;

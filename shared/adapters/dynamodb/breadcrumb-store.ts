@@ -386,7 +386,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const { workspace, schema_name: schema, tag, limit } = query;
     if (schema === undefined && tag === undefined) badListQuery();
     const pk = tag !== undefined ? gsi.byTag(workspace, tag) : gsi.bySchema(workspace, schema!);
-    let start = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, 'gsi1pk', pk);
+    let start = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pk);
 
     // By schema: the heads are the index entries. By tag: tag entries point at heads. By schema and tag: the tag's
     // entries, those of other schemas skipped (each entry carries its schema), read until the page is full or
@@ -826,22 +826,24 @@ function decodeCursorJson(cursor: string): unknown {
   }
 }
 
-/** The gsi1 position of an index entry, as DynamoDB gives it in LastEvaluatedKey. */
+/** A position in gsi1 (every listing reads it), as DynamoDB gives it in LastEvaluatedKey: table and index keys. */
+const LIST_CURSOR_KEYS = ['id', 'workspace', 'gsi1pk', 'gsi1sk'] as const;
+
+/** The gsi1 position of an index entry. */
 function indexCursorKey(entry: Item): Record<string, unknown> {
-  return { id: entry.id, workspace: entry.workspace, gsi1pk: entry.gsi1pk, gsi1sk: entry.gsi1sk };
+  return Object.fromEntries(LIST_CURSOR_KEYS.map((key) => [key, entry[key]]));
 }
 
-function decodeListCursor(cursor: string, pkName: string, pk: string): Record<string, unknown> {
+function decodeListCursor(cursor: string, pk: string): Record<string, unknown> {
   const value = decodeCursorJson(cursor);
-  const skName = pkName.replace(/pk$/, 'sk');
-  const wanted = ['id', 'workspace', pkName, skName].sort();
+  const wanted = [...LIST_CURSOR_KEYS].sort();
   // Exactly the keys DynamoDB gave as LastEvaluatedKey, all short strings: anything else would reach DynamoDB as
   // an invalid ExclusiveStartKey (a 5xx), not a 400.
   if (
     value === null ||
     typeof value !== 'object' ||
     Array.isArray(value) ||
-    (value as Record<string, unknown>)[pkName] !== pk ||
+    (value as Record<string, unknown>).gsi1pk !== pk ||
     Object.keys(value).sort().join('\u0000') !== wanted.join('\u0000') ||
     !Object.values(value).every(
       (v) =>
