@@ -1,0 +1,74 @@
+/**
+ * The adversarial suite's stack: two teams with scoped tokens on a local stack that allows no private network (as
+ * `crumbs dev` starts by default), inside the tests' network namespace (`test/netns-run.ts`), where the addresses
+ * under attack live on `lo`. Every attack runs as team-b; each test asserts it is refused or contained and that
+ * team-a's data is unchanged.
+ *
+ * It is a vitest run of its own (`CRUMBS_SUITE=adversarial`): the integration stack allows private networks (its
+ * tests call their own servers on 127.0.0.1), and two stacks cannot share one process's AWS environment.
+ */
+import type { TestProject } from 'vitest/node';
+import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { parseScopedTokens } from '#local/tokens.ts';
+import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { inTestNamespace } from '../support/netns.ts';
+
+export const TEAM_A = { workspace: 'team-a', token: 'team-a-token-0123456789' } as const;
+export const TEAM_B = { workspace: 'team-b', token: 'team-b-token-0123456789' } as const;
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adversary: {
+      api: string;
+      dynamodb: string;
+      sqs: string;
+      eventbridge: string;
+      scheduler: string;
+      /** The all-workspaces token (the operator's). */
+      token: string;
+      teamA: { workspace: string; token: string };
+      teamB: { workspace: string; token: string };
+      /** Base URL of the scripted OpenAI-compatible server (`openai-compatible/<script>` models). */
+      fakeOpenAi: string;
+    };
+  }
+}
+
+let stack: LocalStack | undefined;
+let fakeOpenAi: FakeOpenAi | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  if (!inTestNamespace()) {
+    throw new Error(
+      "the adversarial suite runs only inside the tests' network namespace: `npm test`, or `npm run test:adversarial`",
+    );
+  }
+  fakeOpenAi = await startFakeOpenAi();
+  process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
+  stack = await startLocalStack({
+    apiPort: 0,
+    dynamodbPort: 0,
+    sqsPort: 0,
+    eventbridgePort: 0,
+    schedulerPort: 0,
+    token: 'adversarial-operator-token',
+    scopedTokens: parseScopedTokens(
+      JSON.stringify({ [TEAM_A.token]: [TEAM_A.workspace], [TEAM_B.token]: [TEAM_B.workspace] }),
+    ),
+    // As `crumbs dev` starts by default: definitions reach only globally routable addresses.
+    allowPrivateNetwork: false,
+    seedDemo: false,
+  });
+  project.provide('adversary', {
+    ...stack.endpoints,
+    token: stack.token,
+    teamA: { ...TEAM_A },
+    teamB: { ...TEAM_B },
+    fakeOpenAi: fakeOpenAi.baseUrl,
+  });
+}
+
+export async function teardown(): Promise<void> {
+  await stack?.stop();
+  await fakeOpenAi?.stop();
+}

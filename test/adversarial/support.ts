@@ -1,0 +1,108 @@
+/**
+ * Helpers for the adversarial suite: API clients for each team (scoped tokens) and the operator, and a snapshot of
+ * a workspace's items to show that an attack changed nothing there.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
+import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
+import { topology } from '#shared/topology.ts';
+
+export function adversary() {
+  return inject('adversary');
+}
+
+export interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+/** A client of the API as one token: paths are relative to `/v1/workspaces/{workspace}`. */
+export function client(workspace: string, token: string) {
+  const { api } = adversary();
+  const base = `${api}/v1/workspaces/${workspace}`;
+  return {
+    workspace,
+    base,
+    async call(method: string, path: string, body?: unknown): Promise<ApiAnswer> {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      let parsed: Record<string, unknown> = {};
+      try {
+        parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      } catch {
+        parsed = { text };
+      }
+      return { status: res.status, headers: res.headers, body: parsed };
+    },
+  };
+}
+
+/** Team a, the victim: its own scoped token. */
+export function teamA() {
+  const { teamA: t } = adversary();
+  return client(t.workspace, t.token);
+}
+
+/** Team b, the attacker: its own scoped token. */
+export function teamB() {
+  const { teamB: t } = adversary();
+  return client(t.workspace, t.token);
+}
+
+/** Every item of a workspace, read straight from the table (breadcrumbs and their bookkeeping). */
+export async function workspaceItems(workspace: string): Promise<Record<string, unknown>[]> {
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: adversary().dynamodb,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    }),
+    translateConfig(),
+  );
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  try {
+    do {
+      const page = await client.send(
+        new ScanCommand({
+          TableName: topology.table.name,
+          FilterExpression: '#ws = :ws',
+          ExpressionAttributeNames: { '#ws': 'workspace' },
+          ExpressionAttributeValues: { ':ws': workspace },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+  } finally {
+    client.destroy();
+  }
+  return items.sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`));
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
