@@ -266,7 +266,8 @@ function shapeProblem(schema: unknown, at: string, check: ShapeCheck): string | 
   }
   for (const keyword of SCHEMA_LIST_KEYWORDS) {
     if (s[keyword] === undefined) continue;
-    const bad = listProblem(s[keyword], here(keyword), check, keyword !== 'prefixItems');
+    // Every list of schemas is a non-empty schemaArray in the meta-schemas (prefixItems included).
+    const bad = listProblem(s[keyword], here(keyword), check, true);
     if (bad) return bad;
   }
   for (const keyword of SCHEMA_MAP_KEYWORDS) {

@@ -277,6 +277,10 @@ describe('compileJsonSchema', () => {
     );
     expect(invalidSchema({ items: { type: ['string', 'text'] } }).problem).toMatch(/^#\/items\/type: "text"/);
     expect(invalidSchema({ anyOf: [] }).problem).toBe('#/anyOf: must list at least one schema');
+    // The 2020-12 meta-schema's schemaArray needs one schema, prefixItems too (found by the Ajv comparison).
+    expect(invalidSchema({ type: 'array', prefixItems: [] }).problem).toBe(
+      '#/prefixItems: must list at least one schema',
+    );
     expect(invalidSchema({ minLength: -1 }).problem).toBe(
       '#/minLength: must be a non-negative integer, not number -1',
     );
