@@ -1,6 +1,6 @@
 /**
  * The timers port: one-time timers (a run's waits, step timeouts and retry back-offs) and recurring schedules
- * (`schedule.def.v1`). Both fire into the timers queue, whose function writes a breadcrumb (CONVENTIONS.md
+ * (`schedule.def.v1`). Both fire into the timers queue, whose function writes a breadcrumb (shared/domain/CONVENTIONS.md
  * "Timers"). On AWS and locally the adapter is EventBridge Scheduler (`shared/adapters/scheduler/`).
  */
 import type { TimerBreadcrumb } from '#shared/core/timer-message.ts';

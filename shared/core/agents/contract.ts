@@ -35,7 +35,7 @@ import type { ExecutionInput, OutputBreadcrumb } from '../executor/contract.ts';
 
 export { AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA } from '../executor/answers.ts';
 
-/** The request breadcrumb's context (CONVENTIONS.md). Unknown keys are ignored. */
+/** The request breadcrumb's context (shared/domain/CONVENTIONS.md). Unknown keys are ignored. */
 export const AgentRequestSchema = z.object({
   agent: z.string().check(z.minLength(1)),
   message: z.optional(z.string()),

@@ -18,7 +18,7 @@
  *
  * What is written is tagged `run:<run id>` and `reply-to:<driver>` (and `step:` for a response), so the run's
  * rule delivers it to what drives the run — the workflow executor (`reply-to:workflow:<id>`), or the agent whose
- * orchestration it is (`reply-to:agent:<id>`) — written by the caller (CONVENTIONS.md).
+ * orchestration it is (`reply-to:agent:<id>`) — written by the caller (shared/domain/CONVENTIONS.md).
  */
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';

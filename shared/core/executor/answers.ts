@@ -39,13 +39,13 @@ function contextOf(trigger: Trigger): Record<string, unknown> {
   return c !== null && typeof c === 'object' && !Array.isArray(c) ? (c as Record<string, unknown>) : {};
 }
 
-/** An agent request's id: its `request_id`, else the request breadcrumb's id (CONVENTIONS.md). */
+/** An agent request's id: its `request_id`, else the request breadcrumb's id (shared/domain/CONVENTIONS.md). */
 export function agentRequestId(trigger: Pick<Trigger, 'id' | 'context'>): string {
   const c = contextOf(trigger as Trigger);
   return typeof c.request_id === 'string' && c.request_id !== '' ? c.request_id : trigger.id;
 }
 
-/** Tags an answer copies from its request (CONVENTIONS.md, "Correlation tags"). */
+/** Tags an answer copies from its request (shared/domain/CONVENTIONS.md, "Correlation tags"). */
 const CORRELATION_PREFIXES = ['run:', 'step:', 'reply-to:'] as const;
 
 /**
@@ -64,7 +64,7 @@ export function responseTo(trigger: Trigger): string {
     : trigger.id;
 }
 
-/** A request's id: its `request_id`, else the request breadcrumb's id (CONVENTIONS.md). */
+/** A request's id: its `request_id`, else the request breadcrumb's id (shared/domain/CONVENTIONS.md). */
 function requestIdOf(trigger: Trigger): string {
   const c = contextOf(trigger);
   return typeof c.request_id === 'string' && c.request_id !== '' ? c.request_id : trigger.id;
@@ -120,7 +120,7 @@ export const ERROR_ANSWERS: {
   readonly [K in ExecutorKind]: (input: ErrorAnswerInput<DefinitionByKind[K]>) => OutputBreadcrumb;
 } = {
   agent: ({ definition, trigger, error }) => {
-    // A request (`agent.request.v1`) is answered like a success would be, with status "error" (CONVENTIONS.md).
+    // A request (`agent.request.v1`) is answered like a success would be, with status "error" (shared/domain/CONVENTIONS.md).
     if (trigger?.schema_name === AGENT_REQUEST_SCHEMA) {
       const requestId = agentRequestId(trigger);
       return {
@@ -171,7 +171,7 @@ export const ERROR_ANSWERS: {
     return toolResponse(definition, request, { status: 'error', error }, 0);
   },
   workflow: ({ definition, trigger, error }) => {
-    // A request is answered like a run would answer it (CONVENTIONS.md), so a parent run or a caller waiting on
+    // A request is answered like a run would answer it (shared/domain/CONVENTIONS.md), so a parent run or a caller waiting on
     // `request:<id>` hears of the failure; any other trigger (an answer to one of its runs) gets a plain error.
     const request = trigger?.schema_name === WORKFLOW_REQUEST_SCHEMA ? requestIdOf(trigger) : undefined;
     return {

@@ -1,5 +1,5 @@
 /**
- * The run's side of the wire (CONVENTIONS.md "Requests and answers"): breadcrumbs in → engine events, engine
+ * The run's side of the wire (shared/domain/CONVENTIONS.md "Requests and answers"): breadcrumbs in → engine events, engine
  * effects → breadcrumbs out. The engine (advance.ts) knows neither.
  *
  * In: a `workflow.request.v1` naming the workflow starts a run (so does any other breadcrumb an explicit
@@ -44,7 +44,7 @@ export const SCHEMAS = {
 
 const CORRELATION_PREFIXES = ['run:', 'step:', REPLY_TO_TAG_PREFIX];
 
-/** The tags an answer to this breadcrumb carries back (CONVENTIONS.md "Correlation tags"). */
+/** The tags an answer to this breadcrumb carries back (shared/domain/CONVENTIONS.md "Correlation tags"). */
 export function correlationTagsOf(tags: readonly string[]): string[] {
   return tags.filter((t) => CORRELATION_PREFIXES.some((p) => t.startsWith(p)));
 }

@@ -107,7 +107,7 @@ export const RunSchema = z.object({
   /** Nesting: 0 for a run started by a user; a sub-workflow's run is its parent's depth + 1. */
   depth: z.number().check(z.int(), z.minimum(0)),
   parent: z.optional(ParentSchema),
-  /** The `run:`, `step:` and `reply-to:` tags of the request, copied onto the run's result (CONVENTIONS.md). */
+  /** The `run:`, `step:` and `reply-to:` tags of the request, copied onto the run's result (shared/domain/CONVENTIONS.md). */
   reply_tags: z.array(z.string()),
   /** What started the run (a `workflow.request.v1`, or a breadcrumb an explicit subscription matched). */
   trigger: z.object({ id: z.string(), schema_name: z.string(), context: z.unknown() }),
