@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrumbsClient } from '#cli/api-client.ts';
 import { main } from '#cli/main.ts';
 import { startA2aServer, type TestA2aServer } from '../support/a2a-server.ts';
-import { SECRETS_WORKSPACE } from '../support/shared-stack.ts';
 import { startHttpServer, type TestHttpServer } from '../support/http-server.ts';
 import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
+import { SECRETS_WORKSPACE } from '../support/shared-stack.ts';
 
 function client(workspace: string): CrumbsClient {
   const { api, token } = localStack();

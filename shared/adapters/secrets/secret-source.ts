@@ -134,9 +134,12 @@ export class LocalSecrets implements SecretSource {
       try {
         this.fileRead = { stamp, mapping: parseSecretMapping(readFileSync(this.file, 'utf8'), this.file) };
       } catch (error) {
-        throw new NonRetriableError(`the local secrets file ${this.file} is unusable: ${String(error)}`, {
-          cause: error,
-        });
+        throw new NonRetriableError(
+          `the local secrets file ${this.file} is unusable: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
       }
     }
     return this.fileRead.mapping;
