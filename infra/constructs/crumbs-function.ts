@@ -525,8 +525,9 @@ export class CrumbsFunction extends Construct {
    * IAM cannot narrow this to one workspace: one function serves every workspace and learns which from each message,
    * so the grant is the prefix, and the workspace boundary is enforced in code (the name is checked to be one plain
    * word before `<prefix><workspace>/` is put in front of it, where the definition is validated and again at call
-   * time). Narrowing it in IAM would take a role per workspace assumed with a session tag, an STS call per workspace
-   * per container.
+   * time). IAM could narrow it with attribute-based access — a reader role assumed with the workspace as a session
+   * tag, its policy on `crumbs/agents/${aws:PrincipalTag/workspace}/*` — at an STS call per workspace per container;
+   * that is not built.
    */
   bindAgentSecrets(access: 'read' | 'describe', prefix = DEFAULT_AGENT_SECRET_PREFIX): this {
     this.function.addEnvironment(ENV.secretSource, 'secretsmanager');

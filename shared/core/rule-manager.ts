@@ -655,6 +655,11 @@ export async function syncWorkspace(workspace: string, deps: RuleManagerDependen
       if (placedOn.has(owner.definition_id) && placedOn.get(owner.definition_id) === bus) continue;
       await removeRule(rule.name, rules);
       report.deleted_orphans++;
+      // A definition deleted while its change was lost still held its slots: they are free again.
+      if (!placedOn.has(owner.definition_id)) {
+        await releaseSlot(workspace, 'rules', owner.definition_id, deps);
+        await releaseSlot(workspace, 'definitions', owner.definition_id, deps);
+      }
     }
   }
   return report;

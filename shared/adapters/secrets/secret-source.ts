@@ -1,19 +1,15 @@
 /**
- * Credentials by reference (`secret_ref` in agent definitions and MCP tool definitions), each workspace's own:
- *
+ * Credentials by reference (`secret_ref` of agents and MCP tools), each workspace's own:
  *   On AWS (`CRUMBS_SECRET_SOURCE=secretsmanager`, set by CDK): the Secrets Manager secret
- *   `<CRUMBS_AGENT_SECRET_PREFIX><workspace>/<name>` (prefix `crumbs/agents/`). The value is the secret string, or
- *   its `value` / `token` / `apiKey` key when the string is a JSON object.
- *   Locally: the workspace's entry of a mapping `{ "<workspace>": { "<name>": "<value>" } }`, from `CRUMBS_SECRETS`
- *   (JSON) and the file `CRUMBS_SECRETS_FILE` (`crumbs dev --secrets`, default `<data dir>/secrets.json`; read again
- *   when it changes, so a secret added there needs no restart). Never the process environment at large: a
+ *   `<CRUMBS_AGENT_SECRET_PREFIX><workspace>/<name>` (prefix `crumbs/agents/`): its string, or the `value` / `token`
+ *   / `apiKey` key of a JSON string.
+ *   Locally: the workspace's entry of `{ "<workspace>": { "<name>": "<value>" } }` from `CRUMBS_SECRETS` and the file
+ *   `CRUMBS_SECRETS_FILE` (`crumbs dev --secrets`; read again when it changes). Never the process environment: a
  *   definition could otherwise name `OPENAI_API_KEY`, or another workspace's credential.
- *
- * Both check the workspace and the name again at call time (`secret-refs.ts`), so a ref that slipped past the rule
- * manager (a message put on a queue by hand, a definition written before names were checked) names nothing outside
- * its workspace. One function serves every workspace, so IAM cannot tell workspaces apart at run time: its grant is
- * the `crumbs/agents/` prefix (`bindAgentSecrets`), and the per-workspace boundary is this code.
- * Values are cached for five minutes per container; a missing secret is NonRetriableError naming where it was looked.
+ * Both refuse again at call time a workspace or name that could reach outside its namespace (`secret-refs.ts`), for
+ * a ref that slipped past the rule manager. One function serves every workspace, so its IAM grant is the
+ * `crumbs/agents/` prefix (`bindAgentSecrets`) and the per-workspace boundary is this code. Values are cached five
+ * minutes per container; a missing secret is NonRetriableError naming where it was looked for.
  */
 import { readFileSync, statSync } from 'node:fs';
 import {

@@ -721,6 +721,18 @@ describe('rule manager: per-workspace quotas', () => {
     expect(await status('ws', 't1')).toMatchObject({ state: 'invalid' });
   });
 
+  it('frees the slots of a definition whose deletion was never reconciled when rules sync removes its rule', async () => {
+    const { put, store, deps, quotas, rules } = quota(10, 10);
+    expect(await put('ws', 't1', { name: 't1', implementation: 'echo' })).toBe('created');
+    // Deleted, and the change lost (say, dead-lettered): the rule and both slots are still there.
+    await store.delete('ws', 't1');
+    expect(await quotas.used('ws', 'rules')).toBe(1);
+    expect(await syncWorkspace('ws', deps)).toMatchObject({ deleted_orphans: 1 });
+    expect(rules.rules.size).toBe(0);
+    expect(await quotas.used('ws', 'rules')).toBe(0);
+    expect(await quotas.used('ws', 'definitions')).toBe(0);
+  });
+
   it('counts every definition, invalid ones and schedules too, against the definitions quota', async () => {
     const { put, store, deps, status } = quota(2, 10);
     expect(await put('ws', 't1', { name: 't1', implementation: 'echo', timeout_ms: -1 })).toBe('invalid');
