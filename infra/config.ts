@@ -4,7 +4,7 @@
  */
 import type { Node } from 'constructs';
 import { LLM_PROVIDERS, type LlmProvider } from '#shared/domain/llm-model.ts';
-import { topology } from '#shared/topology.ts';
+import { topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 
 export interface CrumbsConfig {
   /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
@@ -29,6 +29,12 @@ export interface CrumbsConfig {
    * the two system rules; add buses rather than raise the quota past what one bus's throughput should carry.
    */
   readonly buses: number;
+  /**
+   * `crumbs:maxDefinitionsPerWorkspace` and `crumbs:maxRulesPerWorkspace` (optional; defaults
+   * `workspaceQuotaDefaults` of the pool: a quarter of buses × 300 rules, and twice that in definitions): what one
+   * workspace may hold of the capacity all share. Past either, a workspace's new definition is `invalid`.
+   */
+  readonly workspaceQuotas: { readonly definitions: number; readonly rules: number };
 }
 
 /** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
@@ -45,6 +51,8 @@ export const CONTEXT_KEYS = {
   llmSecretName: 'crumbs:llmSecretName',
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
   buses: 'crumbs:buses',
+  maxDefinitionsPerWorkspace: 'crumbs:maxDefinitionsPerWorkspace',
+  maxRulesPerWorkspace: 'crumbs:maxRulesPerWorkspace',
 } as const;
 
 /**
@@ -108,9 +116,25 @@ export function readConfig(node: Node): CrumbsConfig {
       `CDK context "${CONTEXT_KEYS.buses}" must be a whole number from 1 to ${topology.bus.pool.maxSize}, got ${JSON.stringify(rawBuses)}`,
     );
   }
+  const defaults = workspaceQuotaDefaults(buses);
+  const quota = (key: string, fallback: number): number => {
+    const raw: unknown = node.tryGetContext(key);
+    if (raw === undefined || raw === null || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > 1_000_000) {
+      throw new Error(
+        `CDK context "${key}" must be a whole number from 1 to 1000000, got ${JSON.stringify(raw)}`,
+      );
+    }
+    return n;
+  };
   return {
     stage,
     buses,
+    workspaceQuotas: {
+      definitions: quota(CONTEXT_KEYS.maxDefinitionsPerWorkspace, defaults.definitions),
+      rules: quota(CONTEXT_KEYS.maxRulesPerWorkspace, defaults.rules),
+    },
     jwtIssuer,
     jwtAudience,
     workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',

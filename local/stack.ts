@@ -18,6 +18,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import {
   ENV,
@@ -27,6 +28,7 @@ import {
   poolBusNames,
   type SqsTrigger,
   topology,
+  workspaceQuotaDefaults,
 } from '#shared/topology.ts';
 import { startLocalApiServer } from './api-server.ts';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
@@ -75,6 +77,23 @@ export interface LocalStackOptions {
    * default AWS's 300. Set it to an account's raised quota, or low to try the pool.
    */
   rulesPerBus?: number;
+  /**
+   * Per-workspace quotas of the rule manager (`crumbs dev --max-definitions-per-workspace`,
+   * `--max-rules-per-workspace`; env `CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE`, `CRUMBS_MAX_RULES_PER_WORKSPACE`);
+   * default `workspaceQuotaDefaults` of this stack's buses and rules per bus.
+   */
+  maxDefinitionsPerWorkspace?: number;
+  maxRulesPerWorkspace?: number;
+  /**
+   * Each workspace's secrets, `{ "<workspace>": { "<name>": "<value>" } }`: what a definition's `secret_ref`
+   * names. Beside them, `CRUMBS_SECRETS` (the same JSON) when this is absent, and the file `secretsFile`.
+   */
+  secrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /**
+   * A file with such a mapping, read again whenever it changes (`crumbs dev --secrets`, env
+   * `CRUMBS_SECRETS_FILE`); default `<dataDir>/secrets.json`. It may not exist yet.
+   */
+  secretsFile?: string;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
   /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
@@ -149,6 +168,28 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     100_000,
   );
   const busPool = poolBusNames(topology.bus.name, busCount);
+  const quotaDefaults = workspaceQuotaDefaults(busCount, rulesPerBus);
+  const quotas = {
+    definitions: checkedCount(
+      options.maxDefinitionsPerWorkspace ??
+        envCount(ENV.maxDefinitionsPerWorkspace) ??
+        quotaDefaults.definitions,
+      `definitions per workspace (--max-definitions-per-workspace or ${ENV.maxDefinitionsPerWorkspace})`,
+      1_000_000,
+    ),
+    rules: checkedCount(
+      options.maxRulesPerWorkspace ?? envCount(ENV.maxRulesPerWorkspace) ?? quotaDefaults.rules,
+      `rules per workspace (--max-rules-per-workspace or ${ENV.maxRulesPerWorkspace})`,
+      1_000_000,
+    ),
+  };
+  // Checked before anything starts, as the handlers will read them: a bad mapping is a startup error.
+  const secretsInline = options.secrets ? JSON.stringify(options.secrets) : process.env[ENV.localSecrets];
+  const secretsFile =
+    options.secretsFile ??
+    process.env[ENV.localSecretsFile] ??
+    (options.dataDir ? join(options.dataDir, 'secrets.json') : undefined);
+  await new LocalSecrets({ inline: secretsInline, file: secretsFile }).has('check', 'check');
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
   // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
   const tokens = localTokens(
@@ -254,6 +295,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       scheduler: endpoints.scheduler,
     };
     configureEnvironment(used, busPool);
+    process.env[ENV.maxDefinitionsPerWorkspace] = String(quotas.definitions);
+    process.env[ENV.maxRulesPerWorkspace] = String(quotas.rules);
+    // Locally a secret_ref reads this mapping, never the process environment (secret-source.ts).
+    delete process.env[ENV.secretSource];
+    if (secretsInline === undefined) delete process.env[ENV.localSecrets];
+    else process.env[ENV.localSecrets] = secretsInline;
+    if (secretsFile === undefined) delete process.env[ENV.localSecretsFile];
+    else process.env[ENV.localSecretsFile] = secretsFile;
     if (options.allowPrivateNetwork !== undefined) {
       process.env[ENV.allowPrivateNetwork] = options.allowPrivateNetwork ? '1' : '0';
     }
@@ -305,6 +354,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     await ensurePoolBuses(eventBridgeClient, busPool);
     log(`event buses: ${busPool.join(', ')} (${rulesPerBus} rules each)`);
+    log(`per workspace: at most ${quotas.definitions} definitions and ${quotas.rules} rules`);
     eventBridgeClient.destroy();
 
     const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');

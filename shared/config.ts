@@ -5,7 +5,13 @@
 import { ValidationError } from '#shared/domain/errors.ts';
 import { LlmProviderSchema } from '#shared/domain/llm-model.ts';
 import * as z from '#shared/domain/zod.ts';
-import { ENV, EXECUTOR_RUNNERS, type ExecutorRunner, topology } from '#shared/topology.ts';
+import {
+  ENV,
+  EXECUTOR_RUNNERS,
+  type ExecutorRunner,
+  topology,
+  workspaceQuotaDefaults,
+} from '#shared/topology.ts';
 
 export function parseEnv<S extends z.ZodMiniType>(
   schema: S,
@@ -120,13 +126,38 @@ const executorQueueArns = z.pipe(
 /** Functions that resolve model strings (`uses.llm` in the topology). */
 export const LlmEnvSchema = z.object({ [ENV.defaultLlmProvider]: LlmProviderSchema });
 
+/** A per-workspace quota: a whole number from 1 (0 would make every definition invalid). */
+const quotaCount = z.coerce
+  .number({ error: 'expected a whole number' })
+  .check(
+    z.int('expected a whole number'),
+    z.minimum(1, 'at least 1'),
+    z.maximum(1_000_000, 'at most 1000000'),
+  );
+
 export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   ...BusPoolEnv,
   [ENV.ruleNamePrefix]: z.string().check(z.minLength(1)),
   [ENV.executorQueueArns]: executorQueueArns,
   [ENV.defaultLlmProvider]: LlmProviderSchema,
   [ENV.ruleTargetsDlqArn]: z.string().check(z.minLength(1)),
+  [ENV.maxDefinitionsPerWorkspace]: z.optional(quotaCount),
+  [ENV.maxRulesPerWorkspace]: z.optional(quotaCount),
 });
+
+/** The per-workspace quotas of the rule manager: the operator's settings, else the defaults of its bus pool. */
+export function workspaceQuotasOf(env: {
+  [ENV.busName]: string;
+  [ENV.busPool]?: string[] | undefined;
+  [ENV.maxDefinitionsPerWorkspace]?: number | undefined;
+  [ENV.maxRulesPerWorkspace]?: number | undefined;
+}): { definitions: number; rules: number } {
+  const defaults = workspaceQuotaDefaults(busPoolOf(env).length);
+  return {
+    definitions: env[ENV.maxDefinitionsPerWorkspace] ?? defaults.definitions,
+    rules: env[ENV.maxRulesPerWorkspace] ?? defaults.rules,
+  };
+}
 
 /** Functions with `uses.timers` (workflow executor, rule manager): where schedules go and who delivers them. */
 export const TimersEnvSchema = z.object({
@@ -134,4 +165,22 @@ export const TimersEnvSchema = z.object({
   [ENV.timersQueueArn]: z.string().check(z.minLength(1)),
   [ENV.timersDlqArn]: z.optional(z.string().check(z.minLength(1))),
   [ENV.schedulerRoleArn]: z.string().check(z.minLength(1)),
+});
+
+/**
+ * Where `secret_ref`s are read (`shared/adapters/secrets/secret-source.ts`): Secrets Manager under the prefix on
+ * AWS; locally the per-workspace mapping of `CRUMBS_SECRETS` and the file `CRUMBS_SECRETS_FILE`.
+ */
+export const DEFAULT_AGENT_SECRET_PREFIX = 'crumbs/agents/';
+
+export const SecretsEnvSchema = z.object({
+  [ENV.secretSource]: z.optional(
+    z.enum(['secretsmanager'], { error: 'expected "secretsmanager" or nothing' }),
+  ),
+  [ENV.agentSecretPrefix]: z._default(
+    z.string().check(z.regex(/^[A-Za-z0-9/_+=.@-]{1,256}\/$/, 'expected a secret name prefix ending in "/"')),
+    DEFAULT_AGENT_SECRET_PREFIX,
+  ),
+  [ENV.localSecrets]: z.optional(z.string()),
+  [ENV.localSecretsFile]: z.optional(z.string().check(z.minLength(1))),
 });

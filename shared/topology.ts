@@ -178,10 +178,11 @@ export interface FunctionDeclaration {
      */
     readonly timers?: boolean;
     /**
-     * Reads credentials that definitions reference (`secret_ref`): Secrets Manager secrets under
-     * `crumbs/agents/` on AWS (`CRUMBS_SECRET_SOURCE`), environment variables locally.
+     * Credentials that definitions reference (`secret_ref`): Secrets Manager secrets under
+     * `crumbs/agents/<workspace>/` on AWS (`CRUMBS_SECRET_SOURCE`), the local per-workspace mapping locally.
+     * `read`: their values (executors that call out); `describe`: only whether they exist (the rule manager).
      */
-    readonly agentSecrets?: boolean;
+    readonly agentSecrets?: 'read' | 'describe';
   };
 }
 
@@ -260,7 +261,7 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
-      ...(AGENT_TYPE_RUNNERS.has(runner) ? { agentSecrets: true } : {}),
+      ...(AGENT_TYPE_RUNNERS.has(runner) ? { agentSecrets: 'read' as const } : {}),
     },
   };
 }
@@ -330,6 +331,17 @@ export const topology = {
        * `active`, so an event written after `active` is always sent to the bus that holds its rule.
        */
       placementCacheSeconds: 5,
+      /** EventBridge's default "Rules per event bus" quota (an account may have it raised). */
+      rulesPerBus: 300,
+      /**
+       * Per-workspace quotas on this shared capacity (`workspaceQuotaDefaults`, `shared/core/workspace-quotas.ts`):
+       * by default one workspace may hold a quarter of the pool's rules, so no one workspace fills the pool and
+       * makes every other workspace's new definitions `invalid`; the operator sets both (CDK context
+       * `crumbs:maxRulesPerWorkspace` / `crumbs:maxDefinitionsPerWorkspace`, `crumbs dev` flags).
+       */
+      workspaceShareOfRules: 0.25,
+      /** Definitions (with or without a rule: schedules, invalid ones) per rule of the default rule quota. */
+      definitionsPerRule: 2,
     },
     /**
      * Delivery from compiled rules to the executor queues. EventBridge retries a failed delivery with exponential
@@ -414,7 +426,15 @@ export const topology = {
       },
       // `llm`: the status of an agent definition says which provider and model will run.
       // `timers`: a `schedule.def.v1` becomes a recurring Scheduler schedule.
-      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true, timers: true },
+      // `agentSecrets`: a definition whose secret_ref names no secret of its workspace is `invalid`.
+      uses: {
+        table: 'read-write',
+        bus: 'manage-rules',
+        executorQueues: 'target',
+        llm: true,
+        timers: true,
+        agentSecrets: 'describe',
+      },
     },
     indexer: {
       name: 'indexer',
@@ -479,6 +499,15 @@ export function poolBusNames(primary: string, size: number): string[] {
   return Array.from({ length: size }, (_, i) => (i === 0 ? primary : `${primary}.${i + 1}`));
 }
 
+/** The default per-workspace quotas of a pool of `buses` buses of `rulesPerBus` rules each. */
+export function workspaceQuotaDefaults(
+  buses: number,
+  rulesPerBus: number = topology.bus.pool.rulesPerBus,
+): { definitions: number; rules: number } {
+  const rules = Math.max(1, Math.floor(buses * rulesPerBus * topology.bus.pool.workspaceShareOfRules));
+  return { rules, definitions: rules * topology.bus.pool.definitionsPerRule };
+}
+
 /** Names of the environment variables handlers read; set by CDK on AWS and by the local stack locally. */
 export const ENV = {
   tableName: 'CRUMBS_TABLE_NAME',
@@ -520,8 +549,24 @@ export const ENV = {
    * the CDK context value `crumbs:defaultLlmProvider` on AWS. Set on functions with `uses.llm`.
    */
   defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
-  /** `secretsmanager` on AWS: `secret_ref`s name Secrets Manager secrets; absent locally (environment variables). */
+  /**
+   * Rule manager: how many definitions (every definition schema, schedules too) one workspace may have compiled;
+   * past it a new definition is `invalid`, naming this setting. Default `workspaceQuotaDefaults`.
+   */
+  maxDefinitionsPerWorkspace: 'CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE',
+  /** Rule manager: how many rules of the bus pool one workspace's definitions may hold (as above). */
+  maxRulesPerWorkspace: 'CRUMBS_MAX_RULES_PER_WORKSPACE',
+  /**
+   * `secretsmanager` on AWS: a `secret_ref` names the Secrets Manager secret `<agentSecretPrefix><workspace>/<name>`;
+   * absent locally (the local mapping below). `shared/adapters/secrets/secret-source.ts`.
+   */
   secretSource: 'CRUMBS_SECRET_SOURCE',
+  /** On AWS: the name prefix of every workspace's secrets (`crumbs/agents/`, IAM-granted by `bindAgentSecrets`). */
+  agentSecretPrefix: 'CRUMBS_AGENT_SECRET_PREFIX',
+  /** Local mode only: JSON `{ "<workspace>": { "<secret name>": "<value>" } }`, the secrets of each workspace. */
+  localSecrets: 'CRUMBS_SECRETS',
+  /** Local mode only: a file holding such a mapping (`crumbs dev --secrets`), read again whenever it changes. */
+  localSecretsFile: 'CRUMBS_SECRETS_FILE',
   /** Functions with `uses.timers`: the Scheduler schedule group (`topology.timers.scheduleGroup`). */
   scheduleGroup: 'CRUMBS_SCHEDULE_GROUP',
   /** Functions with `uses.timers`: the timers queue's ARN, every schedule's target. */

@@ -32,6 +32,18 @@ const PORTS = [
 const COUNTS = [
   { flag: 'buses', env: 'CRUMBS_BUSES', option: 'buses', max: 20 },
   { flag: 'rules-per-bus', env: 'CRUMBS_RULES_PER_BUS', option: 'rulesPerBus', max: 100_000 },
+  {
+    flag: 'max-definitions-per-workspace',
+    env: 'CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE',
+    option: 'maxDefinitionsPerWorkspace',
+    max: 1_000_000,
+  },
+  {
+    flag: 'max-rules-per-workspace',
+    env: 'CRUMBS_MAX_RULES_PER_WORKSPACE',
+    option: 'maxRulesPerWorkspace',
+    max: 1_000_000,
+  },
 ] as const;
 
 export const devCommand: Command = {
@@ -39,7 +51,8 @@ export const devCommand: Command = {
   summary: 'run the local stack (DynamoDB Local, SQS, EventBridge, Scheduler, HTTP API) until Ctrl-C',
   usage: `Usage: crumbs dev [--port N] [--dynamodb-port N] [--sqs-port N] [--eventbridge-port N]
                   [--scheduler-port N] [--data-dir DIR] [--host H] [--allow-private-network]
-                  [--buses N] [--rules-per-bus N]
+                  [--buses N] [--rules-per-bus N] [--max-definitions-per-workspace N]
+                  [--max-rules-per-workspace N] [--secrets FILE]
 
 Runs crumbs on this machine (no Docker, no AWS account) and prints the API endpoint and token.
 Ctrl-C stops everything; a second Ctrl-C exits at once.
@@ -55,6 +68,16 @@ Flags:
                          most 20), as the CDK context value crumbs:buses on AWS
   --rules-per-bus N      the local EventBridge's "Rules per event bus" quota (env CRUMBS_RULES_PER_BUS, default
                          300 as on AWS): your account's raised quota, or a low one to see definitions spread
+  --max-definitions-per-workspace N
+                         definitions one workspace may have (env CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE; default
+                         twice the rules quota); past it a new definition is invalid, naming this setting
+  --max-rules-per-workspace N
+                         rules of the bus pool one workspace may hold (env CRUMBS_MAX_RULES_PER_WORKSPACE; default
+                         a quarter of buses × rules per bus, 75), so no workspace can fill the pool for the others
+  --secrets FILE         each workspace's secrets, a JSON file {"<workspace>": {"<name>": "<value>"}} that a
+                         definition's secret_ref names (env CRUMBS_SECRETS_FILE; default DIR/secrets.json with
+                         --data-dir); read again when it changes. A workspace sees only its own entry, never
+                         this process's environment variables
   --host H               interface to listen on (default 127.0.0.1)
   --token TOKEN          use this API token, good for every workspace (env CRUMBS_TOKEN; default: generated)
   --allow-private-network
@@ -64,7 +87,8 @@ Flags:
 
 Environment:
   CRUMBS_TOKENS          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.
-                         {"alice-token":["team-a"]}; a scoped token gets 403 on every other workspace`,
+                         {"alice-token":["team-a"]}; a scoped token gets 403 on every other workspace
+  CRUMBS_SECRETS         each workspace's secrets as JSON, as in --secrets (the file's entries win)`,
   options: {
     port: { type: 'string' },
     'dynamodb-port': { type: 'string' },
@@ -74,6 +98,9 @@ Environment:
     'data-dir': { type: 'string' },
     buses: { type: 'string' },
     'rules-per-bus': { type: 'string' },
+    'max-definitions-per-workspace': { type: 'string' },
+    'max-rules-per-workspace': { type: 'string' },
+    secrets: { type: 'string' },
     host: { type: 'string' },
     'allow-private-network': { type: 'boolean' },
   },
@@ -105,6 +132,15 @@ Environment:
     }
     const dataDir = optString(ctx.values, 'data-dir');
     if (dataDir !== undefined) options.dataDir = dataDir;
+    const secretsFile = optString(ctx.values, 'secrets') ?? (io.env.CRUMBS_SECRETS_FILE || undefined);
+    if (secretsFile !== undefined) options.secretsFile = secretsFile;
+    if (io.env.CRUMBS_SECRETS) {
+      try {
+        options.secrets = JSON.parse(io.env.CRUMBS_SECRETS) as NonNullable<LocalStackOptions['secrets']>;
+      } catch (error) {
+        throw new UsageError(`CRUMBS_SECRETS: not JSON: ${(error as Error).message}`);
+      }
+    }
     if (ctx.global.token !== undefined) options.token = ctx.global.token;
     try {
       options.scopedTokens = parseScopedTokens(io.env.CRUMBS_TOKENS);

@@ -4,13 +4,14 @@
  * input schema), so LLM agents can call them natively. Ids are `tool-<name>`, so importing again updates in place.
  *
  * Credentials stay references: `--bearer-secret REF` puts `authentication: { type: bearer, secret_ref: REF }`
- * into each definition; the CLI itself reads the token to list the tools from the environment variable the ref
- * names locally (`partner/token` → `PARTNER_TOKEN`).
+ * into each definition (the workspace's secret REF, which the executors read); the CLI itself, which lists the
+ * tools from the user's own machine, reads the token from the user's environment variable named after the ref
+ * (`github-token` → `GITHUB_TOKEN`).
  */
 
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
-import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
+import { secretNameProblem } from '#shared/domain/secret-refs.ts';
 import type { McpToolInfo } from '#shared/ports/mcp.ts';
 import type { Breadcrumb } from '../api-client.ts';
 import { type Command, InputError, optInt, optString, printJson, UsageError } from '../args.ts';
@@ -21,6 +22,11 @@ export interface ImportOptions {
   readonly url: string;
   readonly prefix?: string;
   readonly bearerSecret?: string;
+}
+
+/** The environment variable the CLI reads a `--bearer-secret` ref's token from: `github-token` → `GITHUB_TOKEN`. */
+export function envNameOf(ref: string): string {
+  return ref.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
 }
 
 /** A tool name as a crumbs name (letters, digits, `._:-`), with the prefix. */
@@ -76,8 +82,10 @@ tool.def.v1 per tool (implementation "mcp"), so agents can call them. Importing 
 
 Flags:
   --prefix P            name the tools P.<tool> (e.g. github.create_issue)
-  --bearer-secret REF   the server wants a bearer token: the definitions reference the secret REF (Secrets
-                        Manager on AWS; locally the environment variable named after it, e.g. GITHUB_TOKEN)
+  --bearer-secret REF   the server wants a bearer token: the definitions reference the workspace's secret REF
+                        (Secrets Manager crumbs/agents/<workspace>/REF on AWS; crumbs dev --secrets locally);
+                        to list the tools, this command reads the token from the environment variable named
+                        after REF (github-token → GITHUB_TOKEN)
   --wait-seconds N      how long to wait for each definition's status (default 15; 0 = do not wait)`,
   options: {
     prefix: { type: 'string' },
@@ -105,14 +113,20 @@ Flags:
       throw new UsageError('--prefix: letters, digits, ".", "_", ":" or "-"', true);
     }
     const bearerSecret = optString(ctx.values, 'bearer-secret');
+    const refProblem = bearerSecret === undefined ? undefined : secretNameProblem(bearerSecret);
+    if (refProblem !== undefined) throw new UsageError(`--bearer-secret: ${refProblem}`, true);
     const waitSeconds = optInt(ctx.values, 'wait-seconds', { min: 0 }) ?? 15;
 
     // The CLI talks to the user's server from the user's machine: no private-network guard here (the executors
     // that call it later have theirs).
     const client = new SdkMcpClient({ fetch: (input, init) => fetch(input, init) });
-    const headers = bearerSecret
-      ? { Authorization: `Bearer ${await new EnvSecrets(ctx.io.env).secret(bearerSecret)}` }
-      : undefined;
+    const token = bearerSecret === undefined ? undefined : ctx.io.env[envNameOf(bearerSecret)];
+    if (bearerSecret !== undefined && !token) {
+      throw new UsageError(
+        `--bearer-secret ${bearerSecret}: set ${envNameOf(bearerSecret)} to the token, so the tools can be listed`,
+      );
+    }
+    const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
     let tools: McpToolInfo[];
     try {
       tools = await client.listTools({ url, ...(headers ? { headers } : {}) }, AbortSignal.timeout(30_000));

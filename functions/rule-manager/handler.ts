@@ -5,17 +5,27 @@
  * the pool (PutRule/PutTargets/RemoveTargets/DeleteRule; every target with the rule-targets DLQ and retry policy),
  * recording which buses hold a workspace's rules in its `bus-placement` breadcrumb, and,
  * for schedule.def.v1, EventBridge Scheduler schedules in the crumbs group; writes definition.status.v1 (with the provider and model an
- * agent will run, by CRUMBS_DEFAULT_LLM_PROVIDER) and sync-result breadcrumbs. Failed messages come back after a
+ * agent will run, by CRUMBS_DEFAULT_LLM_PROVIDER) and sync-result breadcrumbs; asks the secret source whether each
+ * secret_ref names a secret of its workspace (DescribeSecret on AWS, never the value); keeps each workspace's
+ * definitions and rules within the operator's per-workspace quotas (quota items in the table). Failed messages come back after a
  * back-off (ChangeMessageVisibility on its queue).
  */
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoWorkspaceQuotas } from '#shared/adapters/dynamodb/workspace-quotas.ts';
 import { defaultEventBridgeClient } from '#shared/adapters/eventbridge/event-bus.ts';
 import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
+import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
-import { busPoolOf, parseEnv, RuleManagerEnvSchema, TimersEnvSchema } from '#shared/config.ts';
+import {
+  busPoolOf,
+  parseEnv,
+  RuleManagerEnvSchema,
+  TimersEnvSchema,
+  workspaceQuotasOf,
+} from '#shared/config.ts';
 import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
 import { redeliveryFor } from '#shared/core/sqs-batch.ts';
 import { ENV, topology } from '#shared/topology.ts';
@@ -41,6 +51,8 @@ const deps = {
   log: logger,
   redelivery: redeliveryFor(new SqsMessageVisibility(), topology.functions.ruleManager.trigger.queue),
   schedules: schedulerTimersFrom(parseEnv(TimersEnvSchema)),
+  secrets: secretsFromEnv(),
+  quotas: { store: new DynamoWorkspaceQuotas(env[ENV.tableName]), ...workspaceQuotasOf(env) },
 };
 
 export const handler = instrumented(

@@ -18,10 +18,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
-import {
-  AGENT_SECRET_PREFIX_ENV,
-  DEFAULT_AGENT_SECRET_PREFIX,
-} from '#shared/adapters/secrets/secret-source.ts';
+import { DEFAULT_AGENT_SECRET_PREFIX } from '#shared/config.ts';
 import {
   type BundlingDeclaration,
   ENV,
@@ -521,17 +518,24 @@ export class CrumbsFunction extends Construct {
   }
 
   /**
-   * `CRUMBS_SECRET_SOURCE=secretsmanager` and `secretsmanager:GetSecretValue` on secrets named
-   * `crumbs/agents/*` only: the credentials agent and MCP tool definitions reference by `secret_ref`
-   * (`shared/adapters/secrets/secret-source.ts`), read by name at run time.
+   * `CRUMBS_SECRET_SOURCE=secretsmanager`, `CRUMBS_AGENT_SECRET_PREFIX`, and on secrets named `crumbs/agents/*` only
+   * `secretsmanager:GetSecretValue` (`read`: executors that send credentials) or `secretsmanager:DescribeSecret`
+   * (`describe`: the rule manager, which checks that a `secret_ref` names a secret of its workspace, never its value).
+   * Each workspace's secrets are `crumbs/agents/<workspace>/<name>` (`shared/adapters/secrets/secret-source.ts`).
+   * IAM cannot narrow this to one workspace: one function serves every workspace and learns which from each message,
+   * so the grant is the prefix, and the workspace boundary is enforced in code (the name is checked to be one plain
+   * word before `<prefix><workspace>/` is put in front of it, where the definition is validated and again at call
+   * time). IAM could narrow it with attribute-based access — a reader role assumed with the workspace as a session
+   * tag, its policy on `crumbs/agents/${aws:PrincipalTag/workspace}/*` — at an STS call per workspace per container;
+   * that is not built.
    */
-  bindAgentSecrets(prefix = DEFAULT_AGENT_SECRET_PREFIX): this {
+  bindAgentSecrets(access: 'read' | 'describe', prefix = DEFAULT_AGENT_SECRET_PREFIX): this {
     this.function.addEnvironment(ENV.secretSource, 'secretsmanager');
-    this.function.addEnvironment(AGENT_SECRET_PREFIX_ENV, prefix);
+    this.function.addEnvironment(ENV.agentSecretPrefix, prefix);
     this.function.addToRolePolicy(
       new PolicyStatement({
-        sid: 'ReadAgentCredentials',
-        actions: ['secretsmanager:GetSecretValue'],
+        sid: access === 'read' ? 'ReadAgentCredentials' : 'DescribeAgentCredentials',
+        actions: [access === 'read' ? 'secretsmanager:GetSecretValue' : 'secretsmanager:DescribeSecret'],
         resources: [
           Stack.of(this).formatArn({
             service: 'secretsmanager',
@@ -548,8 +552,9 @@ export class CrumbsFunction extends Construct {
         {
           id: 'AwsSolutions-IAM5',
           reason:
-            'Agent credentials are secrets named <agent secret prefix><secret_ref>, chosen by definitions at run ' +
-            'time; the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
+            'Agent credentials are secrets named <agent secret prefix><workspace>/<secret_ref>, chosen by definitions ' +
+            'at run time; one function serves every workspace, so the grant covers that name prefix only (the ' +
+            'trailing * also matches the random ARN suffix) and the workspace is enforced in code.',
           appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
         },
       ],

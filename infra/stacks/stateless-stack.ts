@@ -38,6 +38,7 @@ import {
   type SqsTrigger,
   type StreamTrigger,
   topology,
+  workspaceQuotaDefaults,
 } from '#shared/topology.ts';
 import { buildDashboard } from '../../ui/build.ts';
 import {
@@ -80,6 +81,12 @@ export interface StatelessStackProps extends StackProps {
   readonly llmSecretPrefix: string;
   /** Where a model id without a provider runs; given to the functions whose topology `uses.llm`. */
   readonly defaultLlmProvider: LlmProvider;
+  /**
+   * What one workspace may hold of the shared capacity: definitions, and rules on the bus pool (given to the rule
+   * manager as `ENV.maxDefinitionsPerWorkspace`, `ENV.maxRulesPerWorkspace`).
+   * @default - `workspaceQuotaDefaults` of the pool
+   */
+  readonly workspaceQuotas?: { readonly definitions: number; readonly rules: number };
   /**
    * Handler paths by function name, replacing the topology's entries. Only for local experiments while a
    * handler does not exist yet; the deployed app never sets it.
@@ -264,6 +271,9 @@ export class StatelessStack extends Stack {
       executorQueues: executorQueueMap,
       ruleTargetsDlq: this.ruleTargetDeadLetters.queue,
     });
+    const quotas = props.workspaceQuotas ?? workspaceQuotaDefaults(this.buses().length);
+    this.ruleManager.addEnvironment(ENV.maxDefinitionsPerWorkspace, String(quotas.definitions));
+    this.ruleManager.addEnvironment(ENV.maxRulesPerWorkspace, String(quotas.rules));
     this.ruleManager.function.addEventSource(
       new SqsEventSource(this.ruleManagerQueue.queue, {
         batchSize: ruleManagerTrigger.batchSize,
@@ -461,7 +471,7 @@ export class StatelessStack extends Stack {
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();
     if (uses.llm) fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
-    if (uses.agentSecrets) fn.bindAgentSecrets();
+    if (uses.agentSecrets) fn.bindAgentSecrets(uses.agentSecrets);
     if (declaration.uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
     if (uses.timers) fn.bindTimers(this.timers);
     return fn;

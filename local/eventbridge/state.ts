@@ -5,6 +5,7 @@
  */
 import { InvalidEventPatternError, validateEventPattern } from '#shared/routing/event-pattern.ts';
 import { RuleIndex } from '#shared/routing/rule-index.ts';
+import { topology } from '#shared/topology.ts';
 import {
   busNotFound,
   constraintViolation,
@@ -33,7 +34,7 @@ export interface EventBridgeQuotas {
 }
 
 export const DEFAULT_QUOTAS: Readonly<EventBridgeQuotas> = Object.freeze({
-  rulesPerBus: 300,
+  rulesPerBus: topology.bus.pool.rulesPerBus,
   targetsPerRule: 5,
   eventPatternSize: 2048,
   putEventsBytes: 256 * 1024,

@@ -18,6 +18,11 @@
  * deleted: an event matching both in between is delivered twice and answered once (the executor's claim is per
  * definition × trigger id × version, whichever bus delivered it).
  *
+ * What all workspaces share is bounded per workspace: a definition holds a slot of its workspace's definitions quota,
+ * and one of its rules quota while it has a rule (`ENV.maxDefinitionsPerWorkspace`, `ENV.maxRulesPerWorkspace`;
+ * slots taken atomically, given back when it is deleted or loses its rule); past either it is `invalid`, naming
+ * the setting. A `secret_ref` must name a secret of the definition's own workspace (`secret-refs.ts`).
+ *
  * Batches go through the one SQS batch loop (`sqs-batch.ts`); messages about the same definition are handled one
  * after the other, in order, and the rest concurrently.
  */
@@ -38,13 +43,17 @@ import {
 } from '#shared/domain/errors.ts';
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
 import { executorRunnerOf } from '#shared/domain/runners.ts';
+import { type SecretRefUse, secretRefsOf } from '#shared/domain/secret-refs.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
+import type { SecretSource } from '#shared/ports/secrets.ts';
 import type { Schedules } from '#shared/ports/timers.ts';
+import type { QuotaName, WorkspaceQuotas } from '#shared/ports/workspace-quotas.ts';
 import { compileTriggerPattern, patternHash } from '#shared/routing/compiler.ts';
 import {
   DEFINITION_SCHEMAS,
+  ENV,
   type ExecutorKind,
   type ExecutorRunner,
   RULES_SYNC_SCHEMA,
@@ -80,6 +89,16 @@ export interface RuleManagerDependencies {
   redelivery?: Redelivery | undefined;
   /** Recurring schedules of `schedule.def.v1` (EventBridge Scheduler); absent, schedules are reported invalid. */
   schedules?: Schedules | undefined;
+  /**
+   * The workspaces' secrets: a definition whose `secret_ref` names no secret of its own workspace is `invalid`.
+   * Absent, every definition that names a secret is reported invalid.
+   */
+  secrets?: SecretSource | undefined;
+  /**
+   * Per-workspace quotas on shared capacity and their limits (the operator's `ENV.maxDefinitionsPerWorkspace`,
+   * `ENV.maxRulesPerWorkspace`): past one, a definition is `invalid` naming it. Absent: no per-workspace quota.
+   */
+  quotas?: { store: WorkspaceQuotas; definitions: number; rules: number } | undefined;
 }
 
 export interface BusPool {
@@ -166,12 +185,12 @@ export function statusId(definitionId: string): string {
   return `status-${createHash('sha256').update(definitionId).digest('hex').slice(0, 24)}`;
 }
 
-/** What a definition compiles to, or why it cannot: no I/O. */
+/** What a definition compiles to, or why it cannot, and the secrets it names (checked with I/O later): no I/O. */
 export function evaluateDefinition(
   record: Breadcrumb,
   prefix: string,
   defaultLlmProvider: LlmProvider,
-): DefinitionStatus & { kindKnown: boolean } {
+): DefinitionStatus & { kindKnown: boolean; secretRefs: SecretRefUse[] } {
   const kind = DEFINITION_SCHEMAS[record.schema_name as keyof typeof DEFINITION_SCHEMAS];
   const base = {
     definition_id: record.id,
@@ -181,6 +200,7 @@ export function evaluateDefinition(
     // Set when the rule has been placed (`placeRule`).
     event_bus: null,
     kindKnown: kind !== undefined,
+    secretRefs: [] as SecretRefUse[],
   };
   try {
     const parsed = validateDefinition(record.schema_name, record.context);
@@ -214,6 +234,7 @@ export function evaluateDefinition(
     });
     return {
       ...base,
+      secretRefs: secretRefsOf(parsed),
       kind: parsed.kind,
       runner: executorRunnerOf(parsed),
       state: 'active',
@@ -258,11 +279,15 @@ async function reconcile(
     throw error;
   });
   if (record?.schema_name === SCHEDULE_DEFINITION_SCHEMA) {
+    // A schedule counts as a definition and holds no rule.
+    const refused = await takeSlot(workspace, 'definitions', definitionId, deps);
+    await releaseSlot(workspace, 'rules', definitionId, deps);
     const outcome = await reconcileSchedule(record, {
       store: deps.store,
       schedules: deps.schedules,
       principal: PRINCIPAL,
       statusId: statusId(definitionId),
+      refused,
     });
     deps.log.info('schedule reconciled', {
       workspace,
@@ -278,10 +303,18 @@ async function reconcile(
     // The definition may have been a schedule: its schedule goes too (a missing one is fine).
     await deps.schedules?.delete(workspace, definitionId);
     await deleteStatus(workspace, definitionId, deps);
+    // Its slots are given back after its rule is gone: a crash in between leaves a slot held, not a rule uncounted.
+    await releaseSlot(workspace, 'rules', definitionId, deps);
+    await releaseSlot(workspace, 'definitions', definitionId, deps);
     return { outcome: removed ? 'deleted' : 'absent', bus: null };
   }
 
-  const status = evaluateDefinition(record, deps.prefix, deps.defaultLlmProvider);
+  const refusedDefinition = await takeSlot(workspace, 'definitions', definitionId, deps);
+  const { secretRefs, ...status } = evaluateDefinition(record, deps.prefix, deps.defaultLlmProvider);
+  markInvalid(status, refusedDefinition);
+  if (status.state === 'active') markInvalid(status, await missingSecrets(workspace, secretRefs, deps));
+  // The rule's slot is taken before the rule is put, so no rule exists uncounted.
+  if (status.state === 'active') markInvalid(status, await takeSlot(workspace, 'rules', definitionId, deps));
   let outcome: ReconcileOutcome;
   if (status.state === 'invalid') {
     await removeFrom(buses, name, deps);
@@ -289,6 +322,7 @@ async function reconcile(
   } else {
     outcome = await placeRule(name, record, status, deps);
   }
+  if (status.state === 'invalid') await releaseSlot(workspace, 'rules', definitionId, deps);
   const { kindKnown: _known, ...stored } = status;
   await writeStatus(workspace, stored, deps);
   deps.log.info('definition reconciled', {
@@ -300,6 +334,93 @@ async function reconcile(
     eventBus: status.event_bus,
   });
   return { outcome, bus: status.event_bus };
+}
+
+const QUOTA_SETTINGS: Record<QuotaName, { setting: string; what: string; cdk: string; flag: string }> = {
+  definitions: {
+    setting: ENV.maxDefinitionsPerWorkspace,
+    what: 'definitions',
+    cdk: 'crumbs:maxDefinitionsPerWorkspace',
+    flag: '--max-definitions-per-workspace',
+  },
+  rules: {
+    setting: ENV.maxRulesPerWorkspace,
+    what: 'rules on the event bus pool',
+    cdk: 'crumbs:maxRulesPerWorkspace',
+    flag: '--max-rules-per-workspace',
+  },
+};
+
+/**
+ * Takes the definition's slot of a per-workspace quota; the issue that makes it `invalid` when the workspace's
+ * slots are all held by its other definitions (none when there is no quota or it holds a slot).
+ */
+async function takeSlot(
+  workspace: string,
+  quota: QuotaName,
+  definitionId: string,
+  deps: RuleManagerDependencies,
+): Promise<FieldIssue[]> {
+  if (deps.quotas === undefined) return [];
+  const limit = deps.quotas[quota];
+  if (await deps.quotas.store.acquire(workspace, quota, definitionId, limit)) return [];
+  const q = QUOTA_SETTINGS[quota];
+  return [
+    {
+      path: `quota.${quota}`,
+      message:
+        `workspace ${JSON.stringify(workspace)} is at its quota of ${limit} ${q.what} (${q.setting}, set by the ` +
+        `operator: CDK context ${q.cdk}, crumbs dev ${q.flag}). Delete one of its definitions, then apply this ` +
+        'one again or run `crumbs rules sync`',
+    },
+  ];
+}
+
+async function releaseSlot(
+  workspace: string,
+  quota: QuotaName,
+  definitionId: string,
+  deps: RuleManagerDependencies,
+): Promise<void> {
+  await deps.quotas?.store.release(workspace, quota, definitionId);
+}
+
+/** Makes the status `invalid` with these issues (none: unchanged). */
+function markInvalid(status: DefinitionStatus, issues: readonly FieldIssue[]): void {
+  if (issues.length === 0) return;
+  status.state = 'invalid';
+  status.errors = [...issues];
+  status.runner = null;
+  status.rule_name = null;
+  status.pattern = null;
+  status.pattern_hash = null;
+  status.llm = null;
+}
+
+/**
+ * The `secret_ref`s that name no secret of the definition's own workspace. Their shape was checked with the
+ * definition (no path, ARN or `..` gets here); this asks the secret source whether the workspace has each one.
+ */
+async function missingSecrets(
+  workspace: string,
+  refs: readonly SecretRefUse[],
+  deps: RuleManagerDependencies,
+): Promise<FieldIssue[]> {
+  const issues: FieldIssue[] = [];
+  for (const ref of refs) {
+    if (deps.secrets === undefined) {
+      issues.push({ path: ref.path, message: 'this stack has no secret source: no secret_ref can be read' });
+    } else if (!(await deps.secrets.has(workspace, ref.name))) {
+      issues.push({
+        path: ref.path,
+        message:
+          `workspace ${JSON.stringify(workspace)} has no secret ${JSON.stringify(ref.name)} ` +
+          `(${deps.secrets.whereIs(workspace, ref.name)}): a secret_ref names a secret of the definition's own ` +
+          'workspace. Create it, then apply the definition again or run `crumbs rules sync`',
+      });
+    }
+  }
+  return issues;
 }
 
 /**
@@ -534,6 +655,11 @@ export async function syncWorkspace(workspace: string, deps: RuleManagerDependen
       if (placedOn.has(owner.definition_id) && placedOn.get(owner.definition_id) === bus) continue;
       await removeRule(rule.name, rules);
       report.deleted_orphans++;
+      // A definition deleted while its change was lost still held its slots: they are free again.
+      if (!placedOn.has(owner.definition_id)) {
+        await releaseSlot(workspace, 'rules', owner.definition_id, deps);
+        await releaseSlot(workspace, 'definitions', owner.definition_id, deps);
+      }
     }
   }
   return report;

@@ -29,6 +29,8 @@ export async function reconcileSchedule(
     schedules: Schedules | undefined;
     principal: string;
     statusId: string;
+    /** Why the rule manager refuses the schedule before looking at it (a per-workspace quota). */
+    refused?: readonly FieldIssue[];
   },
 ): Promise<'updated' | 'invalid'> {
   const base = {
@@ -40,6 +42,7 @@ export async function reconcileSchedule(
   };
   let status: ScheduleStatus;
   try {
+    if (deps.refused !== undefined && deps.refused.length > 0) throw new ValidationError([...deps.refused]);
     if (deps.schedules === undefined) {
       throw new ValidationError([
         { path: '', message: 'this stack has no Scheduler configured for schedules' },

@@ -7,8 +7,8 @@
  * Decisions (seed 004 leaves these open; issue 11 fixes the shapes):
  * - `type` defaults to `context`, so every agent written before types existed is a context (LLM) agent.
  * - `transport` is `{ kind, <kind>: {...} }`: `mcp` (tool agents), `api`, `external` (A2A) or `function`.
- * - Credentials are references, never literals: `secret_ref` names a Secrets Manager secret on AWS and an
- *   environment variable locally. A header that carries credentials (`Authorization`, `*-api-key`, `*token*`,
+ * - Credentials are references, never literals: `secret_ref` names a secret of the definition's own workspace
+ *   (`secret-refs.ts`). A header that carries credentials (`Authorization`, `*-api-key`, `*token*`,
  *   cookies) may not be written as a literal value: it is `{ secret_ref }` or the transport's `authentication`.
  * - A transform is a JSONata expression (a string), or a mapping (an object whose string leaves are JSONata
  *   expressions, built into an object of the same shape); an empty mapping passes its input through unchanged,
@@ -17,6 +17,7 @@
  *   sandbox memory.
  */
 import { DeliverableConfigSchema, OrchestrationConfigSchema, PlanConfigSchema } from './agent-modes.ts';
+import { SecretRefSchema } from './secret-refs.ts';
 import * as z from './zod.ts';
 
 export const AGENT_TYPES = ['context', 'tool', 'api', 'external', 'function'] as const;
@@ -45,16 +46,6 @@ const HttpUrlSchema = z.string({ error: 'expected an http(s) URL string' }).chec
     }
   }, 'expected an absolute http:// or https:// URL'),
 );
-
-/** A Secrets Manager secret name or ARN on AWS; an environment variable name locally. */
-export const SecretRefSchema = z
-  .string({ error: 'expected the name of a secret (Secrets Manager) or environment variable' })
-  .check(
-    z.regex(
-      /^[A-Za-z0-9/_+=.@:-]{1,512}$/,
-      'expected a secret name: letters, digits and /_+=.@:- (a reference, never the credential itself)',
-    ),
-  );
 
 const SecretValueSchema = z.object({ secret_ref: SecretRefSchema }, { error: 'expected { secret_ref }' });
 

@@ -15,6 +15,10 @@ import { inTestNamespace } from '../support/netns.ts';
 
 export const TEAM_A = { workspace: 'team-a', token: 'team-a-token-0123456789' } as const;
 export const TEAM_B = { workspace: 'team-b', token: 'team-b-token-0123456789' } as const;
+/** A second workspace of team-b's token, which quotas.test.ts fills to its quota without starving other files. */
+export const TEAM_B_QUOTA_WORKSPACE = 'team-b-quota';
+/** Per-workspace quotas of this stack: low, so quotas.test.ts can fill one, above what the other files write. */
+export const ADVERSARIAL_QUOTAS = { definitions: 40, rules: 30 } as const;
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -53,11 +57,22 @@ export async function setup(project: TestProject): Promise<void> {
     schedulerPort: 0,
     token: 'adversarial-operator-token',
     scopedTokens: parseScopedTokens(
-      JSON.stringify({ [TEAM_A.token]: [TEAM_A.workspace], [TEAM_B.token]: [TEAM_B.workspace] }),
+      JSON.stringify({
+        [TEAM_A.token]: [TEAM_A.workspace],
+        [TEAM_B.token]: [TEAM_B.workspace, TEAM_B_QUOTA_WORKSPACE],
+      }),
     ),
     // As `crumbs dev` starts by default: definitions reach only globally routable addresses.
     allowPrivateNetwork: false,
     seedDemo: false,
+    // Per-workspace quotas low enough for quotas.test.ts to reach.
+    maxDefinitionsPerWorkspace: ADVERSARIAL_QUOTAS.definitions,
+    maxRulesPerWorkspace: ADVERSARIAL_QUOTAS.rules,
+    // Each team's own credentials, which secrets.test.ts has team-b try to name across the boundary.
+    secrets: {
+      [TEAM_A.workspace]: { 'partner-token': 'team-a-s3cret' },
+      [TEAM_B.workspace]: { 'own-token': 'b' },
+    },
   });
   project.provide('adversary', {
     ...stack.endpoints,

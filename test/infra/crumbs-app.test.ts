@@ -185,8 +185,9 @@ describe('StatelessStack', () => {
       expect(env[ENV.tableName] !== undefined, f.name).toBe(f.uses.table !== undefined);
       expect(env.POWERTOOLS_SERVICE_NAME, f.name).toBe(`crumbs-${f.name}`);
       expect(env.POWERTOOLS_METRICS_NAMESPACE, f.name).toBeDefined();
+      // Secret values; the rule manager may only ask whether an agent credential exists (below).
       const readsSecrets = statementsOfFunction(f.name).some((s) =>
-        asList(s.Action).some((a) => String(a).startsWith('secretsmanager:')),
+        asList(s.Action).includes('secretsmanager:GetSecretValue'),
       );
       const wantsSecrets = 'trigger' in f && f.uses.secrets === true;
       expect(readsSecrets, f.name).toBe(wantsSecrets);
@@ -198,9 +199,12 @@ describe('StatelessStack', () => {
   it('lets only the remote and sandbox agent runners read agent credentials, under crumbs/agents/ only', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
       const grants = statementsOfFunction(f.name).filter((s) => s.Sid === 'ReadAgentCredentials');
-      const wants = 'agentSecrets' in f.uses && f.uses.agentSecrets === true;
+      const access = 'agentSecrets' in f.uses ? f.uses.agentSecrets : undefined;
+      const wants = access === 'read';
       expect(grants.length, f.name).toBe(wants ? 1 : 0);
-      expect(functionEnv(f.name)[ENV.secretSource], f.name).toBe(wants ? 'secretsmanager' : undefined);
+      expect(functionEnv(f.name)[ENV.secretSource], f.name).toBe(
+        access !== undefined ? 'secretsmanager' : undefined,
+      );
       for (const g of grants) {
         expect(JSON.stringify(g.Resource)).toMatch(/secret:crumbs\/agents\/\*/);
         expect(asList(g.Action)).toEqual(['secretsmanager:GetSecretValue']);
@@ -213,6 +217,16 @@ describe('StatelessStack', () => {
         allFunctions().some((f) => f.name === n),
       ),
     ).toBe(true);
+  });
+
+  it('lets the rule manager ask only whether an agent credential exists, never read it', () => {
+    const statements = statementsOfFunction('rule-manager');
+    expect(statements.filter((s) => s.Sid === 'ReadAgentCredentials')).toEqual([]);
+    const describe = statements.filter((s) => s.Sid === 'DescribeAgentCredentials');
+    expect(describe).toHaveLength(1);
+    expect(asList(describe[0]?.Action)).toEqual(['secretsmanager:DescribeSecret']);
+    expect(JSON.stringify(describe[0]?.Resource)).toMatch(/secret:crumbs\/agents\/\*/);
+    expect(functionEnv('rule-manager')[ENV.agentSecretPrefix]).toBe('crumbs/agents/');
   });
 
   it('uses one Bedrock embedding model in every function that indexes or searches vectors', () => {

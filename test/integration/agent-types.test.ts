@@ -13,6 +13,7 @@ import { startA2aServer, type TestA2aServer } from '../support/a2a-server.ts';
 import { startHttpServer, type TestHttpServer } from '../support/http-server.ts';
 import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
+import { SECRETS_WORKSPACE } from '../support/shared-stack.ts';
 
 function client(workspace: string): CrumbsClient {
   const { api, token } = localStack();
@@ -168,7 +169,8 @@ describe('api agent with request and response transforms', () => {
   afterAll(() => server.close());
 
   it('sends the transformed request and answers with the transformed response', async () => {
-    const ws = uniqueWorkspace('api');
+    // The workspace whose secret partner-token the stack holds (shared-stack.ts).
+    const ws = SECRETS_WORKSPACE;
     const c = client(ws);
     await applyAndWait(c, 'agent-weather', 'agent.def.v1', {
       agent_id: 'weather',
@@ -178,7 +180,7 @@ describe('api agent with request and response transforms', () => {
         api: {
           endpoint: `${server.url}/v1/weather`,
           method: 'POST',
-          authentication: { type: 'bearer', secret_ref: 'partner/token' },
+          authentication: { type: 'bearer', secret_ref: 'partner-token' },
         },
       },
       yaml: 'request_transform: \'{ "city": input.city }\'\nresponse_transform:\n  city: data.name\n  celsius: data.temp_c\n  authorized: data.auth = "Bearer partner-s3cret"\n',

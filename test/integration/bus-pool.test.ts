@@ -41,6 +41,9 @@ beforeAll(async () => {
     seedDemo: false,
     buses: BUSES,
     rulesPerBus: RULES_PER_BUS,
+    // This test fills the whole pool from two workspaces: no per-workspace quota below the pool's size.
+    maxDefinitionsPerWorkspace: BUSES * RULES_PER_BUS,
+    maxRulesPerWorkspace: BUSES * RULES_PER_BUS,
   });
   events = new EventBridgeClient({
     endpoint: stack.endpoints.eventbridge,

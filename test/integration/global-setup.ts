@@ -11,10 +11,11 @@ import {
   releaseStack,
   SCOPED_TOKEN,
   SCOPED_WORKSPACE,
+  SECRETS_WORKSPACE,
   TEST_TOKEN,
 } from '../support/shared-stack.ts';
 
-export { SCOPED_TOKEN, SCOPED_WORKSPACE, TEST_TOKEN };
+export { SCOPED_TOKEN, SCOPED_WORKSPACE, SECRETS_WORKSPACE, TEST_TOKEN };
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -40,10 +41,9 @@ export async function setup(project: TestProject): Promise<void> {
   fakeOpenAi = await startFakeOpenAi();
   // The stack runs in this process: its agent executor reads the base URL from here.
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
-  // Credentials the agent-type tests reference by secret_ref (locally: environment variables, read at each call).
-  process.env.PARTNER_TOKEN = 'partner-s3cret';
   // Shared with the browser tests (test/support/shared-stack.ts); it allows private networks, so the agent-type
-  // tests reach their MCP servers, APIs and A2A partners on loopback through the executors' network guard.
+  // tests reach their MCP servers, APIs and A2A partners on loopback through the executors' network guard, and
+  // gives workspace SECRETS_WORKSPACE the credential the api agent test names by secret_ref.
   stack = await acquireStack();
   project.provide('crumbs', {
     ...stack.endpoints,

@@ -10,6 +10,9 @@ export const TEST_TOKEN = 'integration-test-token';
 /** A token that may use only `SCOPED_WORKSPACE` (CRUMBS_TOKENS): every other workspace answers 403. */
 export const SCOPED_TOKEN = 'integration-scoped-token';
 export const SCOPED_WORKSPACE = 'scoped-only';
+/** The workspace that has a secret (`crumbs dev --secrets`): the one the agent-type tests' api agent names. */
+export const SECRETS_WORKSPACE = 'agent-types-secrets';
+export const TEST_SECRETS = { [SECRETS_WORKSPACE]: { 'partner-token': 'partner-s3cret' } } as const;
 
 const shared = globalThis as typeof globalThis & {
   __crumbsTestStack?: { users: number; stack: Promise<LocalStack> };
@@ -28,6 +31,7 @@ export function acquireStack(): Promise<LocalStack> {
       scopedTokens: parseScopedTokens(JSON.stringify({ [SCOPED_TOKEN]: [SCOPED_WORKSPACE] })),
       // Tests call their own HTTP servers on 127.0.0.1 through the http tool.
       allowPrivateNetwork: true,
+      secrets: TEST_SECRETS,
     }),
   };
   shared.__crumbsTestStack.users++;

@@ -40,6 +40,8 @@ export const KIND = {
   claim: 'claim',
   circuit: 'circuit',
   deletion: 'deletion',
+  quota: 'quota',
+  quotaSlot: 'quota-slot',
 } as const;
 
 export type Key = { id: string; workspace: string };

@@ -49,7 +49,13 @@ async function runApi(run: AgentRun<SpecOf<'api'>>, deps: ApiAgentDeps) {
       : (task.input ?? (task.message !== undefined ? { message: task.message } : {}));
 
   const url = new URL(api.endpoint);
-  const headers = await resolveHeaders('transport.api', api.headers, api.authentication, deps.secrets);
+  const headers = await resolveHeaders(
+    'transport.api',
+    run.workspace,
+    api.headers,
+    api.authentication,
+    deps.secrets,
+  );
   let body: string | undefined;
   if (BODYLESS.has(api.method)) {
     for (const [key, value] of Object.entries(asObject(payload))) {

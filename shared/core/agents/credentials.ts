@@ -1,6 +1,7 @@
 /**
  * Headers with their credentials filled in: literal values as written, `{ secret_ref }` values and the
- * transport's `authentication` read from the SecretSource. The result is only ever sent, never written anywhere.
+ * transport's `authentication` read from the SecretSource — always as secrets of `workspace`, the definition's own
+ * (the source refuses a name that could reach elsewhere). The result is only ever sent, never written anywhere.
  */
 import type { Authentication } from '#shared/domain/agent-types.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
@@ -8,13 +9,14 @@ import type { SecretSource } from '#shared/ports/secrets.ts';
 
 export async function resolveHeaders(
   where: string,
+  workspace: string,
   headers: Readonly<Record<string, string | { secret_ref: string }>> | undefined,
   authentication: Authentication | undefined,
   secrets: SecretSource,
 ): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    out[name] = typeof value === 'string' ? value : await secrets.secret(value.secret_ref);
+    out[name] = typeof value === 'string' ? value : await secrets.secret(workspace, value.secret_ref);
   }
   if (authentication === undefined) return out;
   if (authentication.secret_ref === undefined) {
@@ -22,7 +24,7 @@ export async function resolveHeaders(
       `${where}.authentication.secret_ref is missing: name the secret that holds the ${authentication.type} credential`,
     );
   }
-  const secret = await secrets.secret(authentication.secret_ref);
+  const secret = await secrets.secret(workspace, authentication.secret_ref);
   switch (authentication.type) {
     case 'bearer':
       out.Authorization = `Bearer ${secret}`;

@@ -53,7 +53,13 @@ async function runExternal(run: AgentRun<SpecOf<'external'>>, deps: ExternalAgen
   const base = new URL(ext.endpoint);
   const endpoint: A2aEndpoint = {
     cardUrl: ext.agent_card_url ?? new URL('/.well-known/agent-card.json', base).href,
-    headers: await resolveHeaders('transport.external', ext.headers, ext.authentication, deps.secrets),
+    headers: await resolveHeaders(
+      'transport.external',
+      run.workspace,
+      ext.headers,
+      ext.authentication,
+      deps.secrets,
+    ),
   };
   const stateId = externalTaskId(run.definition.agent_id, run.task.requestId);
   const pending = await pendingTask(run, deps, stateId);

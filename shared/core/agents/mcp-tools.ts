@@ -17,12 +17,16 @@ import { fromResult } from './tool-agent.ts';
 const TOOL_DEF_SCHEMA = 'tool.def.v1';
 const MAX_TOOLS_LISTED = 200;
 
-/** The server and remote name of an mcp tool definition, credentials resolved. */
-export async function mcpToolRef(def: ToolDefinition, secrets: SecretSource): Promise<McpToolRef> {
+/** The server and remote name of an mcp tool definition of `workspace`, credentials (its own) resolved. */
+export async function mcpToolRef(
+  workspace: string,
+  def: ToolDefinition,
+  secrets: SecretSource,
+): Promise<McpToolRef> {
   if (def.implementation !== 'mcp' || def.mcp === undefined) {
     throw new NonRetriableError(`tool ${def.name} is not an mcp tool`);
   }
-  const headers = await resolveHeaders('mcp', def.mcp.headers, def.mcp.authentication, secrets);
+  const headers = await resolveHeaders('mcp', workspace, def.mcp.headers, def.mcp.authentication, secrets);
   return {
     server: { url: def.mcp.url, headers, timeoutMs: def.mcp.timeout_ms },
     tool: def.mcp.tool ?? def.name,
@@ -37,7 +41,7 @@ export function mcpToolResolver(store: BreadcrumbStore, secrets: SecretSource) {
       const context = item.context as { name?: unknown; implementation?: unknown };
       if (context.name !== name || context.implementation !== 'mcp') continue;
       const parsed = parseDefinition(TOOL_DEF_SCHEMA, item.context);
-      if (parsed.kind === 'tool') return mcpToolRef(parsed.definition, secrets);
+      if (parsed.kind === 'tool') return mcpToolRef(workspace, parsed.definition, secrets);
     }
     return undefined;
   };
@@ -48,12 +52,13 @@ export function mcpToolResolver(store: BreadcrumbStore, secrets: SecretSource) {
  * text); a tool that reports `isError` fails with its message, which the executor answers as `status: "error"`.
  */
 export async function runMcpTool(
+  workspace: string,
   def: ToolDefinition,
   input: unknown,
   deps: { mcp: McpClient; secrets: SecretSource },
   signal: AbortSignal,
 ): Promise<unknown> {
-  const ref = await mcpToolRef(def, deps.secrets);
+  const ref = await mcpToolRef(workspace, def, deps.secrets);
   const args =
     input !== null && typeof input === 'object' && !Array.isArray(input)
       ? (input as Record<string, unknown>)
@@ -72,7 +77,7 @@ export function mcpTool(deps: { mcp: McpClient; secrets: SecretSource }): Tool {
     run: (input: unknown, ctx: ToolContext) => {
       if (ctx.definition === undefined)
         throw new NonRetriableError('the mcp tool runs only from a tool definition');
-      return runMcpTool(ctx.definition, input, deps, ctx.signal);
+      return runMcpTool(ctx.workspace, ctx.definition, input, deps, ctx.signal);
     },
   };
 }

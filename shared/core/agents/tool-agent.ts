@@ -105,7 +105,13 @@ async function serverFor(
 ): Promise<McpToolRef> {
   const mcp = run.spec.mcp;
   if (mcp !== undefined) {
-    const headers = await resolveHeaders('transport.mcp', mcp.headers, mcp.authentication, deps.secrets);
+    const headers = await resolveHeaders(
+      'transport.mcp',
+      run.workspace,
+      mcp.headers,
+      mcp.authentication,
+      deps.secrets,
+    );
     return { server: { url: mcp.url, headers, timeoutMs: mcp.timeout_ms }, tool: name };
   }
   const ref = await deps.resolveTool?.(run.workspace, name);

@@ -186,6 +186,45 @@ describe('crumbs dev', () => {
     expect(badEnv.out.stderr).toContain('CRUMBS_RULES_PER_BUS: expected an integer from 1');
   });
 
+  it('passes the per-workspace quotas (flags or env) to the stack, and refuses bad ones', async () => {
+    const h = harness({ CRUMBS_MAX_RULES_PER_WORKSPACE: '7' });
+    const running = main(['dev', '--max-definitions-per-workspace', '12'], h.io);
+    await ready(h.out);
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({ maxDefinitionsPerWorkspace: 12, maxRulesPerWorkspace: 7 }),
+    );
+    const bad = harness();
+    expect(await main(['dev', '--max-rules-per-workspace', '0'], bad.io)).toBe(2);
+    expect(bad.out.stderr).toContain('--max-rules-per-workspace: expected an integer from 1');
+  });
+
+  it('passes the secrets file (--secrets or CRUMBS_SECRETS_FILE) and CRUMBS_SECRETS to the stack', async () => {
+    const h = harness({ CRUMBS_SECRETS: '{"team-a":{"partner-token":"s3cret"}}' });
+    const running = main(['dev', '--secrets', '/tmp/crumbs-secrets.json'], h.io);
+    await ready(h.out);
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({
+        secretsFile: '/tmp/crumbs-secrets.json',
+        secrets: { 'team-a': { 'partner-token': 's3cret' } },
+      }),
+    );
+    const fromEnv = harness({ CRUMBS_SECRETS_FILE: '/tmp/other.json' });
+    const again = main(['dev'], fromEnv.io);
+    await ready(fromEnv.out);
+    fromEnv.signal('SIGINT');
+    expect(await again).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({ secretsFile: '/tmp/other.json' }),
+    );
+    const bad = harness({ CRUMBS_SECRETS: '{not json' });
+    expect(await main(['dev'], bad.io)).toBe(2);
+    expect(bad.out.stderr).toContain('CRUMBS_SECRETS: not JSON');
+  });
+
   it('prints endpoints and token as one JSON line with --json', async () => {
     const h = harness();
     const running = main(['dev', '--json'], h.io);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crumbsToolName, mcpToolDefinitions } from '#cli/commands/mcp.ts';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
-import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
+import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { runMcpTool } from '#shared/core/agents/mcp-tools.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
@@ -18,7 +18,7 @@ afterAll(() => server.close());
 describe('crumbs mcp import: tool definitions from an MCP server', () => {
   it('writes one valid tool.def.v1 per tool, with the MCP input schema, prefixed', async () => {
     const tools = await mcp.listTools({ url: server.url }, AbortSignal.timeout(5000));
-    const defs = mcpToolDefinitions(tools, { url: server.url, prefix: 'test', bearerSecret: 'mcp/token' });
+    const defs = mcpToolDefinitions(tools, { url: server.url, prefix: 'test', bearerSecret: 'mcp-token' });
     expect(defs.map((d) => d.id)).toEqual([
       'tool-test.add',
       'tool-test.greet',
@@ -30,7 +30,7 @@ describe('crumbs mcp import: tool definitions from an MCP server', () => {
       name: 'test.add',
       implementation: 'mcp',
       input_schema: { type: 'object', properties: { a: { type: 'number' } } },
-      mcp: { url: server.url, tool: 'add', authentication: { type: 'bearer', secret_ref: 'mcp/token' } },
+      mcp: { url: server.url, tool: 'add', authentication: { type: 'bearer', secret_ref: 'mcp-token' } },
     });
   });
 
@@ -47,12 +47,12 @@ describe('crumbs mcp import: tool definitions from an MCP server', () => {
       if (p.kind !== 'tool') throw new Error('not a tool');
       return p.definition;
     };
-    const deps = { mcp, secrets: new EnvSecrets({}) };
+    const deps = { mcp, secrets: new LocalSecrets() };
     expect(
-      await runMcpTool(parse(add?.body.context), { a: 1, b: 2 }, deps, AbortSignal.timeout(5000)),
+      await runMcpTool('ws', parse(add?.body.context), { a: 1, b: 2 }, deps, AbortSignal.timeout(5000)),
     ).toEqual({ sum: 3 });
     await expect(
-      runMcpTool(parse(fail?.body.context), { reason: 'x' }, deps, AbortSignal.timeout(5000)),
+      runMcpTool('ws', parse(fail?.body.context), { reason: 'x' }, deps, AbortSignal.timeout(5000)),
     ).rejects.toThrow('fail: failed: x');
   });
 

@@ -1,6 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
+import { InMemoryWorkspaceQuotas } from '#shared/adapters/memory/workspace-quotas.ts';
+import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { addToPlacement, PLACEMENT_ID } from '#shared/core/bus-placement.ts';
 import {
   evaluateDefinition,
@@ -601,5 +603,159 @@ describe('rule manager: a pool of buses', () => {
     );
     expect(await reconcileDefinition('ws', 'dup', deps)).toBe('updated');
     expect(where('dup')).toEqual([names[0]]);
+  });
+});
+
+describe('rule manager: secrets of the workspace', () => {
+  const apiAgent = (secretRef: string) => ({
+    agent_id: 'weather',
+    type: 'api',
+    transport: {
+      kind: 'api',
+      api: {
+        endpoint: 'https://api.example/v1',
+        authentication: { type: 'bearer', secret_ref: secretRef },
+      },
+    },
+  });
+
+  async function reconciled(secretRef: string, secrets?: LocalSecrets) {
+    const { store, rules, deps, status } = ruleManager();
+    if (secrets) deps.secrets = secrets;
+    const input = CreateBreadcrumbSchema.parse({ schema_name: 'agent.def.v1', context: apiAgent(secretRef) });
+    await store.create('team-b', input, { principal: 'user:b', id: 'agent-weather' });
+    const outcome = await reconcileDefinition('team-b', 'agent-weather', deps);
+    return { outcome, rules, status: await status('team-b', 'agent-weather') };
+  }
+
+  const secrets = new LocalSecrets({
+    inline: JSON.stringify({ 'team-a': { 'partner-token': 'a' }, 'team-b': { 'own-token': 'b' } }),
+  });
+
+  it('makes a rule for a definition whose secret_ref names a secret of its own workspace', async () => {
+    const { outcome, status } = await reconciled('own-token', secrets);
+    expect(outcome).toBe('created');
+    expect(status).toMatchObject({ state: 'active', errors: [] });
+  });
+
+  it("makes a definition naming another workspace's secret, or one nobody mapped, invalid at its field", async () => {
+    for (const ref of ['partner-token', 'OPENAI_API_KEY']) {
+      const { outcome, rules, status } = await reconciled(ref, secrets);
+      expect(outcome, ref).toBe('invalid');
+      expect(rules.rules.size).toBe(0);
+      expect(status).toMatchObject({ state: 'invalid', rule_name: null });
+      expect(status.errors).toEqual([
+        {
+          path: 'transport.api.authentication.secret_ref',
+          message: expect.stringContaining(`workspace "team-b" has no secret "${ref}"`),
+        },
+      ]);
+    }
+  });
+
+  it('makes a path or an ARN invalid before asking anyone', async () => {
+    const { outcome, status } = await reconciled('../team-a/partner-token', secrets);
+    expect(outcome).toBe('invalid');
+    expect(status.errors).toEqual([
+      { path: 'transport.api.authentication.secret_ref', message: expect.stringMatching(/is a path/) },
+    ]);
+  });
+
+  it('reports every secret_ref invalid on a stack without a secret source', async () => {
+    const { outcome, status } = await reconciled('own-token');
+    expect(outcome).toBe('invalid');
+    expect(status.errors).toEqual([
+      { path: 'transport.api.authentication.secret_ref', message: expect.stringMatching(/no secret source/) },
+    ]);
+  });
+});
+
+describe('rule manager: per-workspace quotas', () => {
+  function quota(definitions: number, rules: number) {
+    const manager = ruleManager();
+    const quotas = new InMemoryWorkspaceQuotas();
+    manager.deps.quotas = { store: quotas, definitions, rules };
+    const put = async (ws: string, id: string, context: Record<string, unknown>) => {
+      const input = CreateBreadcrumbSchema.parse({ schema_name: 'tool.def.v1', context });
+      await manager.store.upsert(ws, id, input, { principal: 'user:a' });
+      return reconcileDefinition(ws, id, manager.deps);
+    };
+    return { ...manager, quotas, put };
+  }
+
+  it('makes a definition past the rules quota invalid, naming the setting; another workspace is unaffected', async () => {
+    const { put, status, rules, quotas } = quota(10, 2);
+    expect(await put('team-b', 't1', { name: 't1', implementation: 'echo' })).toBe('created');
+    expect(await put('team-b', 't2', { name: 't2', implementation: 'echo' })).toBe('created');
+    expect(await put('team-b', 't3', { name: 't3', implementation: 'echo' })).toBe('invalid');
+    expect((await status('team-b', 't3')).errors).toEqual([
+      {
+        path: 'quota.rules',
+        message: expect.stringContaining(
+          'workspace "team-b" is at its quota of 2 rules on the event bus pool (CRUMBS_MAX_RULES_PER_WORKSPACE',
+        ),
+      },
+    ]);
+    expect(rules.rules.size).toBe(2);
+    expect(await put('team-a', 't1', { name: 't1', implementation: 'echo' })).toBe('created');
+    // Updating a definition that holds its slot keeps it.
+    expect(await put('team-b', 't1', { name: 't1', implementation: 'echo', description: 'v2' })).toBe(
+      'updated',
+    );
+    expect(await quotas.used('team-b', 'rules')).toBe(2);
+  });
+
+  it('gives the rule slot back when a definition becomes invalid or is deleted, so the next one fits', async () => {
+    const { put, store, deps, status, quotas } = quota(10, 1);
+    expect(await put('ws', 't1', { name: 't1', implementation: 'echo' })).toBe('created');
+    expect(await put('ws', 't2', { name: 't2', implementation: 'echo' })).toBe('invalid');
+    // t1 becomes invalid: its rule and its rule slot go, its definitions slot stays.
+    expect(await put('ws', 't1', { name: 't1', implementation: 'echo', timeout_ms: -1 })).toBe('invalid');
+    expect(await quotas.used('ws', 'rules')).toBe(0);
+    expect(await quotas.used('ws', 'definitions')).toBe(2);
+    expect(await reconcileDefinition('ws', 't2', deps)).toBe('created');
+    await store.delete('ws', 't2');
+    expect(await reconcileDefinition('ws', 't2', deps)).toBe('deleted');
+    expect(await quotas.used('ws', 'rules')).toBe(0);
+    expect(await quotas.used('ws', 'definitions')).toBe(1);
+    expect(await status('ws', 't1')).toMatchObject({ state: 'invalid' });
+  });
+
+  it('frees the slots of a definition whose deletion was never reconciled when rules sync removes its rule', async () => {
+    const { put, store, deps, quotas, rules } = quota(10, 10);
+    expect(await put('ws', 't1', { name: 't1', implementation: 'echo' })).toBe('created');
+    // Deleted, and the change lost (say, dead-lettered): the rule and both slots are still there.
+    await store.delete('ws', 't1');
+    expect(await quotas.used('ws', 'rules')).toBe(1);
+    expect(await syncWorkspace('ws', deps)).toMatchObject({ deleted_orphans: 1 });
+    expect(rules.rules.size).toBe(0);
+    expect(await quotas.used('ws', 'rules')).toBe(0);
+    expect(await quotas.used('ws', 'definitions')).toBe(0);
+  });
+
+  it('counts every definition, invalid ones and schedules too, against the definitions quota', async () => {
+    const { put, store, deps, status } = quota(2, 10);
+    expect(await put('ws', 't1', { name: 't1', implementation: 'echo', timeout_ms: -1 })).toBe('invalid');
+    const schedule = CreateBreadcrumbSchema.parse({
+      schema_name: 'schedule.def.v1',
+      context: {
+        schedule_id: 'nightly',
+        cron: '0 2 * * *',
+        breadcrumb: { schema_name: 'report.request.v1' },
+      },
+    });
+    await store.upsert('ws', 's1', schedule, { principal: 'user:a' });
+    await reconcileDefinition('ws', 's1', deps);
+    // This stack has no Scheduler, so the schedule is invalid; it still holds a definitions slot.
+    expect(await status('ws', 's1')).toMatchObject({ state: 'invalid' });
+    expect(await put('ws', 't2', { name: 't2', implementation: 'echo' })).toBe('invalid');
+    expect((await status('ws', 't2')).errors).toEqual([
+      {
+        path: 'quota.definitions',
+        message: expect.stringContaining(
+          'quota of 2 definitions (CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE, set by the operator',
+        ),
+      },
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
-import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
+import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { createApiAgent, retryAfterSeconds } from '#shared/core/agents/api-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
@@ -16,11 +16,11 @@ afterEach(async () => {
   server = undefined;
 });
 
-function apiAgent(allowPrivate = true, env: NodeJS.ProcessEnv = { PARTNER_TOKEN: 's3cret' }) {
+function apiAgent(allowPrivate = true, secrets: Record<string, string> = { 'partner-token': 's3cret' }) {
   return createApiAgent({
     fetchFor: (allowedHosts) =>
       guardedFetch({ allowPrivate, allowedHosts, fields: { allowedHosts: 'transport.api.allowed_hosts' } }),
-    secrets: new EnvSecrets(env),
+    secrets: new LocalSecrets({ inline: JSON.stringify({ 'ws-test': secrets }) }),
     evaluate: evaluateJsonata,
   });
 }
@@ -45,7 +45,7 @@ describe('api agent', () => {
         api: {
           endpoint: `${server.url}/v1/weather`,
           method: 'POST',
-          authentication: { type: 'bearer', secret_ref: 'partner/token' },
+          authentication: { type: 'bearer', secret_ref: 'partner-token' },
         },
       },
       yaml: 'request_transform: |\n  { "q": input.city, "units": "metric", "asked_by": request.agent }\nresponse_transform:\n  city: data.city\n  celsius: data.temp.value\n  http: $status\n',

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
 import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
-import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
+import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { CircuitBreaker, CircuitOpenError } from '#shared/core/agents/circuit-breaker.ts';
 import { createExternalAgent, externalTaskId } from '#shared/core/agents/external-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
@@ -41,7 +41,7 @@ function setup() {
   const agent = createExternalAgent({
     a2a: new SdkA2aClient({ fetch }),
     breaker: new CircuitBreaker(circuits),
-    secrets: new EnvSecrets({}),
+    secrets: new LocalSecrets(),
     store,
     fetch,
   });

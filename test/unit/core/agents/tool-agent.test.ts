@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
-import { EnvSecrets } from '#shared/adapters/secrets/secret-source.ts';
+import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { createToolAgent } from '#shared/core/agents/tool-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
@@ -29,13 +29,16 @@ const withServer = (extra: Record<string, unknown> = {}) =>
   spec({
     transport: {
       kind: 'mcp',
-      mcp: { url: server.url, headers: { Authorization: { secret_ref: 'mcp/token' } } },
+      mcp: { url: server.url, headers: { Authorization: { secret_ref: 'mcp-token' } } },
     },
     yaml: { tools: ['add', 'greet', 'fail', 'whoami'], ...extra },
   });
 
 describe('tool agent (MCP)', () => {
-  const agent = createToolAgent({ mcp, secrets: new EnvSecrets({ MCP_TOKEN: 'Bearer abc' }) });
+  const agent = createToolAgent({
+    mcp,
+    secrets: new LocalSecrets({ inline: JSON.stringify({ 'ws-test': { 'mcp-token': 'Bearer abc' } }) }),
+  });
 
   it('calls the named tool with the arguments and answers with structuredContent', async () => {
     const outcome = await agent.run(
@@ -93,7 +96,11 @@ describe('tool agent (MCP)', () => {
         };
       },
     };
-    const extracting = createToolAgent({ mcp, secrets: new EnvSecrets({ MCP_TOKEN: 'x' }), llm });
+    const extracting = createToolAgent({
+      mcp,
+      secrets: new LocalSecrets({ inline: JSON.stringify({ 'ws-test': { 'mcp-token': 'x' } }) }),
+      llm,
+    });
     const outcome = await extracting.run(
       agentRun(withServer({ extract_arguments: true }), { message: 'say hi to Grace' }),
     );
@@ -107,13 +114,13 @@ describe('tool agent (MCP)', () => {
     const seed = spec({ yaml: { tools: ['supabase/query-db'] } });
     const resolving = createToolAgent({
       mcp,
-      secrets: new EnvSecrets({}),
+      secrets: new LocalSecrets(),
       resolveTool: async (_ws, name) =>
         name === 'supabase/query-db' ? { server: { url: server.url }, tool: 'greet' } : undefined,
     });
     const outcome = await resolving.run(agentRun(seed, { input: { arguments: { name: 'DB' } } }));
     expect(outcome).toMatchObject({ answer: { status: 'success', output: 'Hello, DB!' } });
-    const lost = createToolAgent({ mcp, secrets: new EnvSecrets({}) });
+    const lost = createToolAgent({ mcp, secrets: new LocalSecrets() });
     await expect(lost.run(agentRun(seed, { input: { arguments: {} } }))).rejects.toThrow(NonRetriableError);
   });
 });
