@@ -88,7 +88,11 @@ export function validateDefinition(
   });
   const tooLarge =
     spec.type === 'api'
-      ? responseLimitProblem('transport.api.max_response_bytes', spec.api.max_response_bytes, limits.maxResponseBytes)
+      ? responseLimitProblem(
+          'transport.api.max_response_bytes',
+          spec.api.max_response_bytes,
+          limits.maxResponseBytes,
+        )
       : undefined;
   if (tooLarge !== undefined) throw new ValidationError([tooLarge]);
   return { ...parsed, spec };

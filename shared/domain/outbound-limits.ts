@@ -18,7 +18,10 @@ export function httpConfigProblems(config: Record<string, unknown>, ceiling: num
   const problems: LimitProblem[] = [];
   const bytes = config.max_response_bytes;
   if (bytes !== undefined && (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 1)) {
-    problems.push({ path: 'config.max_response_bytes', message: 'expected a whole number of bytes, at least 1' });
+    problems.push({
+      path: 'config.max_response_bytes',
+      message: 'expected a whole number of bytes, at least 1',
+    });
   } else if (typeof bytes === 'number' && bytes > ceiling) {
     problems.push({
       path: 'config.max_response_bytes',
@@ -28,7 +31,10 @@ export function httpConfigProblems(config: Record<string, unknown>, ceiling: num
   const redirects = config.max_redirects;
   if (
     redirects !== undefined &&
-    (typeof redirects !== 'number' || !Number.isInteger(redirects) || redirects < 0 || redirects > MAX_REDIRECTS)
+    (typeof redirects !== 'number' ||
+      !Number.isInteger(redirects) ||
+      redirects < 0 ||
+      redirects > MAX_REDIRECTS)
   ) {
     problems.push({
       path: 'config.max_redirects',
@@ -41,6 +47,9 @@ export function httpConfigProblems(config: Record<string, unknown>, ceiling: num
 /** What is wrong with an api agent's `max_response_bytes` (its schema allows 5 MiB; the operator may allow less). */
 export function responseLimitProblem(path: string, bytes: number, ceiling: number): LimitProblem | undefined {
   return bytes > ceiling
-    ? { path, message: `at most ${ceiling} bytes (CRUMBS_MAX_RESPONSE_BYTES, the operator's ceiling), got ${bytes}` }
+    ? {
+        path,
+        message: `at most ${ceiling} bytes (CRUMBS_MAX_RESPONSE_BYTES, the operator's ceiling), got ${bytes}`,
+      }
     : undefined;
 }

@@ -16,7 +16,9 @@
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
 
-export type AddressVerdict = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
+export type AddressVerdict =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly reason: string };
 
 export interface AddressPolicyOptions {
   /** This host's own addresses; `os.networkInterfaces()` (every interface, read at most once a second) by default. */

@@ -31,7 +31,13 @@ import {
 } from './network-guard.ts';
 
 /** What a hop may still carry when the origin changes: nothing that could identify or authorize the caller. */
-const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-language', 'content-language', 'content-type', 'user-agent']);
+const CROSS_ORIGIN_HEADERS = new Set([
+  'accept',
+  'accept-language',
+  'content-language',
+  'content-type',
+  'user-agent',
+]);
 
 /** Statuses whose responses have no body (a `Response` refuses one). */
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
@@ -132,7 +138,10 @@ export function guardedFetch(options: GuardedFetchOptions): GuardedFetch {
       }
       if (next.origin !== url.origin) request = { ...request, headers: crossOriginHeaders(request.headers) };
       const method = request.method.toUpperCase();
-      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+      if (
+        response.status === 303 ||
+        ((response.status === 301 || response.status === 302) && method === 'POST')
+      ) {
         const headers = new Headers(request.headers);
         headers.delete('content-type');
         headers.delete('content-length');
@@ -143,7 +152,13 @@ export function guardedFetch(options: GuardedFetchOptions): GuardedFetch {
   };
 
   const guarded = fetchIt as GuardedFetch;
-  guarded.within = (scope) => guardedFetch({ ...options, ...scope, ...(ceiling !== undefined ? { ceiling } : {}) });
+  guarded.within = (scope) =>
+    guardedFetch({
+      ...options,
+      ...scope,
+      fields: { ...options.fields, ...scope.fields },
+      ...(ceiling !== undefined ? { ceiling } : {}),
+    });
   return guarded;
 }
 
@@ -196,7 +211,6 @@ async function send(transport: Transport, url: URL, request: RequestParts, check
     redirect: 'manual',
     ...(request.signal ? { signal: request.signal } : {}),
   };
-  if (checked.addresses.length === 0) return transport(url, init);
   const agent = new Agent({ connect: { lookup: pinnedLookup(checked) } });
   try {
     const response = await transport(url, { ...init, dispatcher: agent });
@@ -217,15 +231,29 @@ type LookupCallback = (
 
 /** A `dns.lookup` that answers only the addresses the guard checked, whatever the name resolves to now. */
 function pinnedLookup(checked: CheckedHost) {
-  return (_hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback) => {
-    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+  return (
+    _hostname: string,
+    options: { family?: number | string; all?: boolean },
+    callback: LookupCallback,
+  ) => {
+    const family =
+      options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
     const addresses = checked.addresses.filter((a) => !family || a.family === family);
     const first = addresses[0];
     if (first === undefined) {
-      callback(Object.assign(new Error(`${checked.host} has no checked IPv${family} address`), { code: 'ENOTFOUND' }), []);
+      callback(
+        Object.assign(new Error(`${checked.host} has no checked IPv${family} address`), {
+          code: 'ENOTFOUND',
+        }),
+        [],
+      );
       return;
     }
-    if (options.all) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all)
+      callback(
+        null,
+        addresses.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, first.address, first.family);
   };
 }
@@ -272,4 +300,29 @@ async function capped(response: Response, url: URL, cap: number, field: string):
   });
   Object.defineProperty(wrapped, 'url', { value: url.href });
   return wrapped;
+}
+
+/**
+ * `fetchLike` bound to `origins`: a guarded fetch checks every request and redirect hop against them; any other
+ * fetch (a test's recorder around one) has each request it is handed checked before it goes on.
+ */
+export function boundToOrigins(
+  fetchLike: typeof fetch,
+  origins: readonly string[],
+  field: string,
+): typeof fetch {
+  if (isGuarded(fetchLike))
+    return fetchLike.within({ allowedOrigins: origins, fields: { allowedOrigins: field } });
+  const allowed = origins.map((o) => new URL(o).origin);
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (!allowed.includes(url.origin)) {
+      throw new HostNotAllowedError(`${url.origin} is not ${field} (${allowed.join(', ')})`);
+    }
+    return fetchLike(input, init);
+  };
+}
+
+function isGuarded(fetchLike: typeof fetch): fetchLike is GuardedFetch {
+  return typeof (fetchLike as Partial<GuardedFetch>).within === 'function';
 }

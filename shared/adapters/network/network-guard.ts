@@ -17,7 +17,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { NetworkEnvSchema, parseEnv } from '#shared/config.ts';
-import { NonRetriableError } from '#shared/domain/errors.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { MAX_REDIRECTS } from '#shared/domain/outbound-limits.ts';
 import { ENV } from '#shared/topology.ts';
 import { type AddressPolicyOptions, classifyAddress } from './address-policy.ts';
@@ -74,7 +74,7 @@ const systemLookup: AddressLookup = (host) => dnsLookup(host, { all: true, verba
 export interface CheckedHost {
   /** The host as the guard compares it: lower case, IPv6 without brackets, no trailing dot. */
   readonly host: string;
-  /** What to connect to: every address the name resolved to, each checked; empty when private addresses are allowed. */
+  /** What to connect to: every address the name resolved to, each checked unless private addresses are allowed. */
   readonly addresses: readonly { address: string; family: number }[];
 }
 
@@ -92,13 +92,12 @@ function parseHttpUrl(url: URL | string): URL {
 }
 
 /**
- * Resolves the host of `url` once and checks every address (see the header). With `allowPrivate` nothing is
- * checked and `addresses` is empty: the connection resolves the name itself.
+ * Resolves the host of `url` once and checks every address (see the header); with `allowPrivate` the addresses
+ * are not checked, but the connection still goes to them and nowhere else.
  */
 export async function resolveChecked(url: URL | string, options: GuardOptions): Promise<CheckedHost> {
   const parsed = parseHttpUrl(url);
   const host = hostOf(parsed);
-  if (options.allowPrivate) return { host, addresses: [] };
   let addresses: { address: string; family: number }[];
   if (isIP(host)) {
     addresses = [{ address: host, family: isIP(host) }];
@@ -106,10 +105,15 @@ export async function resolveChecked(url: URL | string, options: GuardOptions): 
     try {
       addresses = await (options.lookup ?? systemLookup)(host);
     } catch (error) {
-      throw new PrivateNetworkError(`cannot resolve ${host}: ${(error as Error).message}`);
+      // A name that does not exist stays so; a resolver that did not answer (EAI_AGAIN, a timeout) may next time.
+      const code = (error as NodeJS.ErrnoException).code;
+      const message = `cannot resolve ${host}: ${(error as Error).message}`;
+      if (code === 'EAI_AGAIN' || code === 'ETIMEOUT') throw new RetriableError(message, { cause: error });
+      throw new PrivateNetworkError(message, { cause: error });
     }
   }
   if (addresses.length === 0) throw new PrivateNetworkError(`${host} resolves to no address`);
+  if (options.allowPrivate) return { host, addresses };
   for (const { address } of addresses) {
     const verdict = classifyAddress(address, options);
     if (!verdict.allowed) {
