@@ -56,6 +56,8 @@ export interface HttpToolOptions {
   allowPrivateNetwork?: boolean;
   /** The operator's ceiling on `max_response_bytes`; `responseCeiling(process.env)`, read at the first call. */
   ceiling?: number;
+  /** This host's own addresses (tests); every interface's by default. */
+  ownAddresses?: () => ReadonlySet<string>;
 }
 
 /** Kept here for existing importers; the guard is the home of the address check. */
@@ -176,6 +178,7 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
           maxResponseBytes: 'config.max_response_bytes',
         },
         ...(lookup ? { lookup } : {}),
+        ...(options.ownAddresses ? { ownAddresses: options.ownAddresses } : {}),
         ...(options.fetch ? { fetch: options.fetch } : {}),
       });
       try {
