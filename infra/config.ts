@@ -29,6 +29,11 @@ export interface CrumbsConfig {
    * the two system rules; add buses rather than raise the quota past what one bus's throughput should carry.
    */
   readonly buses: number;
+  /**
+   * `crumbs:maxResponseBytes` (optional, default 5 MiB, from 1024 bytes to 1 GiB): the most bytes any response
+   * body a definition's request reads may have (`CRUMBS_MAX_RESPONSE_BYTES`); definitions may ask for less.
+   */
+  readonly maxResponseBytes?: number;
 }
 
 /** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
@@ -45,6 +50,7 @@ export const CONTEXT_KEYS = {
   llmSecretName: 'crumbs:llmSecretName',
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
   buses: 'crumbs:buses',
+  maxResponseBytes: 'crumbs:maxResponseBytes',
 } as const;
 
 /**
@@ -108,9 +114,21 @@ export function readConfig(node: Node): CrumbsConfig {
       `CDK context "${CONTEXT_KEYS.buses}" must be a whole number from 1 to ${topology.bus.pool.maxSize}, got ${JSON.stringify(rawBuses)}`,
     );
   }
+  const rawMaxBytes: unknown = node.tryGetContext(CONTEXT_KEYS.maxResponseBytes);
+  const maxResponseBytes =
+    rawMaxBytes === undefined || rawMaxBytes === null || rawMaxBytes === '' ? undefined : Number(rawMaxBytes);
+  if (
+    maxResponseBytes !== undefined &&
+    (!Number.isInteger(maxResponseBytes) || maxResponseBytes < 1024 || maxResponseBytes > 1024 * 1024 * 1024)
+  ) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.maxResponseBytes}" must be a whole number of bytes from 1024 to 1073741824, got ${JSON.stringify(rawMaxBytes)}`,
+    );
+  }
   return {
     stage,
     buses,
+    ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     jwtIssuer,
     jwtAudience,
     workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',
