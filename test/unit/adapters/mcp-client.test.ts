@@ -121,6 +121,21 @@ describe('SdkMcpClient and the network guard', () => {
     }
   });
 
+  it("stops reading a server's answer at the operator's ceiling", async () => {
+    const flood = await startHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.end(`{"jsonrpc":"2.0","id":0,"result":{"pad":"${'x'.repeat(256 * 1024)}"}}`);
+    });
+    try {
+      const capped = new SdkMcpClient({ fetch: guardedFetch({ allowPrivate: true, ceiling: 64 * 1024 }) });
+      const error = await capped.listTools({ url: `${flood.url}/mcp` }, signal).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NonRetriableError);
+      expect(String(error)).toMatch(/CRUMBS_MAX_RESPONSE_BYTES, the operator's ceiling \(65536( bytes)?\)/);
+    } finally {
+      await flood.close();
+    }
+  });
+
   it('reports a server that cannot be reached as retriable', async () => {
     const server = await startMcpServer('streamable');
     const url = server.url;
