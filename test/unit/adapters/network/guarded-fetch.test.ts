@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import {
@@ -219,6 +220,18 @@ describe('guardedFetch: where the connection goes and what it carries', () => {
     });
     await expect(bound(`http://127.0.0.1:${other}/`)).rejects.toThrow(/is not the MCP server's origin/);
     await expect(bound(`http://127.0.0.1:${home}/`)).rejects.toBeInstanceOf(HostNotAllowedError);
+  });
+
+  it('counts the decoded bytes: a small gzip body that inflates past the cap is stopped', async () => {
+    const bomb = gzipSync(Buffer.alloc(8 * 1024 * 1024, 48));
+    const port = await listen('127.0.0.1', 0, (_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': String(bomb.length) }).end(bomb);
+    });
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const response = await guardedFetch({ allowPrivate: true, ceiling: 256 * 1024 })(
+      `http://127.0.0.1:${port}/`,
+    );
+    await expect(response.arrayBuffer()).rejects.toBeInstanceOf(ResponseTooLargeError);
   });
 
   it('stops reading a body at the cap: a declared length before reading, a stream as it grows', async () => {
