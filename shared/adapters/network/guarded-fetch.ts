@@ -84,6 +84,11 @@ export type GuardedFetch = typeof fetch & { within(scope: GuardScope): GuardedFe
 
 /** A fetch that checks every request and redirect hop (see the header). */
 export function guardedFetch(options: GuardedFetchOptions): GuardedFetch {
+  return scopedFetch(options, []);
+}
+
+/** `options`, and the host lists of the scopes it narrows (`within`), each of which must allow every hop too. */
+function scopedFetch(options: GuardedFetchOptions, outerHosts: readonly GuardScope[]): GuardedFetch {
   const transport: Transport = options.fetch ?? undiciTransport;
   const maxRedirects = Math.min(options.maxRedirects ?? 3, MAX_REDIRECTS);
   const allowPrivate =
@@ -95,8 +100,9 @@ export function guardedFetch(options: GuardedFetchOptions): GuardedFetch {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new NetworkGuardError(`only http and https URLs may be called, not ${url.protocol}`);
     }
-    if (options.allowedHosts !== undefined) {
-      assertHostAllowed(url, options.allowedHosts, options.fields?.allowedHosts);
+    for (const scope of [...outerHosts, options]) {
+      if (scope.allowedHosts !== undefined)
+        assertHostAllowed(url, scope.allowedHosts, scope.fields?.allowedHosts);
     }
     if (origins !== undefined && !origins.includes(url.origin)) {
       throw new HostNotAllowedError(
@@ -152,13 +158,33 @@ export function guardedFetch(options: GuardedFetchOptions): GuardedFetch {
   };
 
   const guarded = fetchIt as GuardedFetch;
-  guarded.within = (scope) =>
-    guardedFetch({
+  // A scope narrows and never widens: hosts must pass both lists, origins both sets, the smaller cap holds.
+  guarded.within = (scope) => {
+    const keepCap =
+      options.maxResponseBytes !== undefined &&
+      (scope.maxResponseBytes === undefined || options.maxResponseBytes < scope.maxResponseBytes);
+    const narrowed: GuardedFetchOptions = {
       ...options,
       ...scope,
-      fields: { ...options.fields, ...scope.fields },
+      fields: {
+        ...options.fields,
+        ...scope.fields,
+        ...(keepCap ? { maxResponseBytes: options.fields?.maxResponseBytes } : {}),
+      },
+      ...(keepCap ? { maxResponseBytes: options.maxResponseBytes } : {}),
+      ...(origins !== undefined
+        ? {
+            allowedOrigins:
+              scope.allowedOrigins === undefined
+                ? origins
+                : origins.filter((o) => scope.allowedOrigins?.some((s) => new URL(s).origin === o)),
+          }
+        : {}),
       ...(ceiling !== undefined ? { ceiling } : {}),
-    });
+    };
+    const outer = options.allowedHosts !== undefined && scope.allowedHosts !== undefined ? [options] : [];
+    return scopedFetch(narrowed, [...outerHosts, ...outer]);
+  };
   return guarded;
 }
 

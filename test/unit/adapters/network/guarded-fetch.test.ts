@@ -234,6 +234,30 @@ describe('guardedFetch: where the connection goes and what it carries', () => {
     await expect(response.arrayBuffer()).rejects.toBeInstanceOf(ResponseTooLargeError);
   });
 
+  it('narrows and never widens with within(): hosts, origins and the cap of both scopes hold', async () => {
+    const calls: string[] = [];
+    const base = guardedFetch({
+      allowPrivate: false,
+      lookup: publicDns,
+      allowedHosts: ['a.example.com'],
+      allowedOrigins: ['https://a.example.com'],
+      maxResponseBytes: 10,
+      fields: { maxResponseBytes: 'the outer cap' },
+      fetch: async (url) => {
+        calls.push(url.href);
+        return new Response('x'.repeat(100), { headers: { 'content-length': '100' } });
+      },
+    });
+    const wider = base.within({
+      allowedHosts: ['*'],
+      allowedOrigins: ['https://a.example.com', 'https://b.example.com'],
+      maxResponseBytes: 1000,
+    });
+    await expect(wider('https://b.example.com/')).rejects.toBeInstanceOf(HostNotAllowedError);
+    await expect(wider('https://a.example.com/')).rejects.toThrow(/more than the outer cap \(10\)/);
+    expect(calls).toEqual(['https://a.example.com/']);
+  });
+
   it('stops reading a body at the cap: a declared length before reading, a stream as it grows', async () => {
     let written = 0;
     const total = 64 * 1024 * 1024;
