@@ -35,6 +35,11 @@ export interface CrumbsConfig {
    * workspace may hold of the capacity all share. Past either, a workspace's new definition is `invalid`.
    */
   readonly workspaceQuotas: { readonly definitions: number; readonly rules: number };
+  /**
+   * `crumbs:maxResponseBytes` (optional, default 5 MiB, from 1024 bytes to 1 GiB): the most bytes any response
+   * body a definition's request reads may have (`CRUMBS_MAX_RESPONSE_BYTES`); definitions may ask for less.
+   */
+  readonly maxResponseBytes?: number;
 }
 
 /** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
@@ -53,6 +58,7 @@ export const CONTEXT_KEYS = {
   buses: 'crumbs:buses',
   maxDefinitionsPerWorkspace: 'crumbs:maxDefinitionsPerWorkspace',
   maxRulesPerWorkspace: 'crumbs:maxRulesPerWorkspace',
+  maxResponseBytes: 'crumbs:maxResponseBytes',
 } as const;
 
 /**
@@ -116,6 +122,17 @@ export function readConfig(node: Node): CrumbsConfig {
       `CDK context "${CONTEXT_KEYS.buses}" must be a whole number from 1 to ${topology.bus.pool.maxSize}, got ${JSON.stringify(rawBuses)}`,
     );
   }
+  const rawMaxBytes: unknown = node.tryGetContext(CONTEXT_KEYS.maxResponseBytes);
+  const maxResponseBytes =
+    rawMaxBytes === undefined || rawMaxBytes === null || rawMaxBytes === '' ? undefined : Number(rawMaxBytes);
+  if (
+    maxResponseBytes !== undefined &&
+    (!Number.isInteger(maxResponseBytes) || maxResponseBytes < 1024 || maxResponseBytes > 1024 * 1024 * 1024)
+  ) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.maxResponseBytes}" must be a whole number of bytes from 1024 to 1073741824, got ${JSON.stringify(rawMaxBytes)}`,
+    );
+  }
   const defaults = workspaceQuotaDefaults(buses);
   const quota = (key: string, fallback: number): number => {
     const raw: unknown = node.tryGetContext(key);
@@ -131,6 +148,7 @@ export function readConfig(node: Node): CrumbsConfig {
   return {
     stage,
     buses,
+    ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     workspaceQuotas: {
       definitions: quota(CONTEXT_KEYS.maxDefinitionsPerWorkspace, defaults.definitions),
       rules: quota(CONTEXT_KEYS.maxRulesPerWorkspace, defaults.rules),

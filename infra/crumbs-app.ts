@@ -40,6 +40,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     llmSecretPrefix: config.llmSecretPrefix,
     defaultLlmProvider: config.defaultLlmProvider,
     workspaceQuotas: config.workspaceQuotas,
+    ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
     entryOverrides: options.entryOverrides,
   });
   stateless.addStackDependency(stateful);

@@ -41,7 +41,13 @@ const jsonObject = z.pipe(
   }),
 );
 
-/** `CRUMBS_ALLOW_PRIVATE_NETWORK`: `1`/`true` lets definitions ask for private addresses; unset on AWS. */
+/** The operator's ceiling on any response body a definition's request reads (`ENV.maxResponseBytes`). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * `CRUMBS_ALLOW_PRIVATE_NETWORK`: `1`/`true` lets definitions ask for private addresses; unset on AWS.
+ * `CRUMBS_MAX_RESPONSE_BYTES`: the most any response body a definition's request reads may be (default 5 MiB).
+ */
 export const NetworkEnvSchema = z.object({
   [ENV.allowPrivateNetwork]: z._default(
     z.pipe(
@@ -49,6 +55,16 @@ export const NetworkEnvSchema = z.object({
       z.transform((v) => v === '1' || v === 'true'),
     ),
     false,
+  ),
+  [ENV.maxResponseBytes]: z._default(
+    z.coerce
+      .number({ error: 'expected a whole number of bytes' })
+      .check(
+        z.int('expected a whole number of bytes'),
+        z.minimum(1024, 'at least 1024 bytes'),
+        z.maximum(1024 * 1024 * 1024, 'at most 1 GiB (bodies are read into memory)'),
+      ),
+    DEFAULT_MAX_RESPONSE_BYTES,
   ),
 });
 

@@ -536,6 +536,11 @@ export const ENV = {
    * Read by the network guard (`shared/adapters/network/`).
    */
   allowPrivateNetwork: 'CRUMBS_ALLOW_PRIVATE_NETWORK',
+  /**
+   * The most bytes any response body a definition's request reads may have (http tool, api, MCP and A2A agents),
+   * default 5 MiB; a definition may ask for less, never more. Read by the network guard and the rule manager.
+   */
+  maxResponseBytes: 'CRUMBS_MAX_RESPONSE_BYTES',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
   /** Change stream (shared/core/changes.ts): how old a change must be before it is handed out, in ms. */

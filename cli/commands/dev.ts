@@ -8,6 +8,8 @@
  */
 import type { LocalStack, LocalStackOptions } from '#local/stack.ts';
 import { parseScopedTokens, ScopedTokensError } from '#local/tokens.ts';
+import { NetworkEnvSchema, parseEnv } from '#shared/config.ts';
+import { ValidationError } from '#shared/domain/errors.ts';
 import {
   type CliIo,
   type Command,
@@ -88,7 +90,11 @@ Flags:
 Environment:
   CRUMBS_TOKENS          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.
                          {"alice-token":["team-a"]}; a scoped token gets 403 on every other workspace
-  CRUMBS_SECRETS         each workspace's secrets as JSON, as in --secrets (the file's entries win)`,
+  CRUMBS_SECRETS         each workspace's secrets as JSON, as in --secrets (the file's entries win)
+
+  CRUMBS_MAX_RESPONSE_BYTES
+                         the most bytes any response body a definition's request reads may have (default
+                         5242880, 5 MiB); a definition asking for more is invalid`,
   options: {
     port: { type: 'string' },
     'dynamodb-port': { type: 'string' },
@@ -150,6 +156,13 @@ Environment:
     }
     if (ctx.values['allow-private-network'] === true || io.env.CRUMBS_ALLOW_PRIVATE_NETWORK === '1') {
       options.allowPrivateNetwork = true;
+    }
+    // The handlers read it from this process's environment when they call out; a bad value stops the start.
+    try {
+      parseEnv(NetworkEnvSchema, io.env);
+    } catch (error) {
+      if (error instanceof ValidationError) throw new UsageError(error.message);
+      throw error;
     }
 
     // Listen before starting: Ctrl-C during startup stops the stack as soon as it is up, and stays ours

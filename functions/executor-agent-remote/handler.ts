@@ -39,11 +39,14 @@ export const handler = createExecutorHandler('agent-remote', {
     agent: createAgentKind({
       types: {
         api: createApiAgent({
-          fetchFor: (allowedHosts) =>
-            guardedFetch({
-              allowPrivate,
+          fetchFor: (allowedHosts, maxResponseBytes) =>
+            guarded.within({
               allowedHosts,
-              fields: { allowedHosts: 'transport.api.allowed_hosts' },
+              maxResponseBytes,
+              fields: {
+                allowedHosts: 'transport.api.allowed_hosts',
+                maxResponseBytes: 'transport.api.max_response_bytes',
+              },
             }),
           secrets,
           evaluate: evaluateJsonata,

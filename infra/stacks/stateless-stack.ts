@@ -88,6 +88,12 @@ export interface StatelessStackProps extends StackProps {
    */
   readonly workspaceQuotas?: { readonly definitions: number; readonly rules: number };
   /**
+   * The operator's ceiling on response bodies of definitions' requests (`CRUMBS_MAX_RESPONSE_BYTES`), set on every
+   * function (the executors read it when they call out, the rule manager when it checks a definition).
+   * @default - unset: the guard's 5 MiB
+   */
+  readonly maxResponseBytes?: number;
+  /**
    * Handler paths by function name, replacing the topology's entries. Only for local experiments while a
    * handler does not exist yet; the deployed app never sets it.
    * @default - every function's `entry` from the topology
@@ -471,6 +477,9 @@ export class StatelessStack extends Stack {
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(this.props.llmSecretPrefix).bindLlmModels();
     if (uses.llm) fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
+    if (this.props.maxResponseBytes !== undefined) {
+      fn.addEnvironment(ENV.maxResponseBytes, String(this.props.maxResponseBytes));
+    }
     if (uses.agentSecrets) fn.bindAgentSecrets(uses.agentSecrets);
     if (declaration.uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
     if (uses.timers) fn.bindTimers(this.timers);

@@ -16,13 +16,17 @@
  *
  * Agents are checked for their type too (`agent-spec.ts`): the `yaml` text parsed (a syntax error names its line),
  * the fields the type needs present (`transport`, `function_code`, `yaml.tools`), and api transforms compiled.
+ * Outbound limits (`outbound-limits.ts`) are checked against the operator's ceiling in this process's environment.
  */
 import jsonata from 'jsonata';
+import { NetworkEnvSchema, parseEnv } from '#shared/config.ts';
+import { ENV } from '#shared/topology.ts';
 import { type AgentSpec, agentSpec } from './agent-spec.ts';
 import { parseOrThrow } from './breadcrumb.ts';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
-import { InvalidJsonSchemaError } from './errors.ts';
+import { InvalidJsonSchemaError, ValidationError } from './errors.ts';
 import { compileJsonSchema } from './json-schema.ts';
+import { httpConfigProblems, responseLimitProblem } from './outbound-limits.ts';
 import { type ScheduleDefinition, scheduleDefinitionSchema } from './schedule-definition.ts';
 import { parseScheduleExpression, ScheduleExpressionError } from './schedule-expression.ts';
 import { parseYaml } from './yaml.ts';
@@ -66,17 +70,42 @@ export type ValidatedDefinition = ParsedDefinition & { readonly spec?: AgentSpec
  * Parses a definition's `context` by its schema name, with every check a writer should hear about. Throws
  * ValidationError with paths relative to the context, as `parseDefinition` does.
  */
-export function validateDefinition(schemaName: string, context: unknown): ValidatedDefinition {
+export function validateDefinition(
+  schemaName: string,
+  context: unknown,
+  limits: DefinitionLimits = definitionLimits(),
+): ValidatedDefinition {
   const parsed = parseDefinition(schemaName, context, CHECKED_SCHEMAS);
+  if (parsed.kind === 'tool' && parsed.definition.implementation === 'http') {
+    const problems = httpConfigProblems(parsed.definition.config, limits.maxResponseBytes);
+    if (problems.length > 0) throw new ValidationError(problems);
+  }
   if (parsed.kind !== 'agent') return parsed;
-  return {
-    ...parsed,
-    spec: agentSpec(parsed.definition, {
-      parseYaml,
-      expression: jsonataSyntaxError,
-      jsonSchema: jsonSchemaProblem,
-    }),
-  };
+  const spec = agentSpec(parsed.definition, {
+    parseYaml,
+    expression: jsonataSyntaxError,
+    jsonSchema: jsonSchemaProblem,
+  });
+  const tooLarge =
+    spec.type === 'api'
+      ? responseLimitProblem(
+          'transport.api.max_response_bytes',
+          spec.api.max_response_bytes,
+          limits.maxResponseBytes,
+        )
+      : undefined;
+  if (tooLarge !== undefined) throw new ValidationError([tooLarge]);
+  return { ...parsed, spec };
+}
+
+/** The operator's limits a definition is checked against (`CRUMBS_MAX_RESPONSE_BYTES`). */
+export interface DefinitionLimits {
+  readonly maxResponseBytes: number;
+}
+
+/** The limits of this process's environment: the rule manager's on AWS, the stack's (or the CLI's) locally. */
+export function definitionLimits(env: NodeJS.ProcessEnv = process.env): DefinitionLimits {
+  return { maxResponseBytes: parseEnv(NetworkEnvSchema, env)[ENV.maxResponseBytes] };
 }
 
 /** Why Scheduler would refuse this expression in this zone, or undefined (croner reads the cron). */

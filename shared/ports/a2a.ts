@@ -8,6 +8,11 @@ export interface A2aEndpoint {
   readonly cardUrl: string;
   /** Resolved headers (credentials already read from their secret references). */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The origins the definition configured (its endpoint's and its card's): every request stays on them, so a card
+   * or a redirect naming another origin is refused. Absent: the card URL's origin.
+   */
+  readonly origins?: readonly string[];
 }
 
 export interface A2aCard {

@@ -4,25 +4,28 @@
  *
  * Guard rails, from the tool definition's `config` (never from the request, which a model may write) and the stack:
  * - `allowed_hosts`: exact host names, `*.example.com` for subdomains, or `"*"`. Required: no list, no calls.
- * - Private, loopback, link-local (incl. the instance metadata address 169.254.169.254), CGNAT, multicast and
- *   reserved addresses are refused by the network guard (`shared/adapters/network/network-guard.ts`): names are
- *   resolved and every address checked; redirects are followed by hand (at most `max_redirects`) and each hop is
- *   checked the same way — the one guarded fetch the agent types use too (`shared/adapters/network/`). `config.allow_private: true` lifts that only on a stack that allows private network
- *   access (`crumbs dev --allow-private-network`, never on AWS); on any other stack a definition asking for it is
- *   refused outright, with an error saying so, whatever the URL — a definition alone never opens the network.
- * - `timeout_ms` (default 10 s, and never beyond the executor's own deadline) and `max_response_bytes`
- *   (default 1 MiB): larger responses are cut off with an error, not truncated silently.
+ * - Every call goes through the one guarded fetch of `shared/adapters/network/` (the agent types use it too): only
+ *   globally routable addresses that are not this host's own, the name resolved once and the connection made to
+ *   the checked address, at most `max_redirects` (default 3, at most 5) each checked again, no https → http,
+ *   credentials left behind when a redirect changes origin. `config.allow_private: true` lifts the address check
+ *   only on a stack that allows private network access (`crumbs dev --allow-private-network`, never on AWS); on any
+ *   other stack a definition asking for it is refused outright — a definition alone never opens the network.
+ * - `timeout_ms` (default 10 s, and never beyond the executor's own deadline) and `max_response_bytes` (default
+ *   1 MiB, at most the operator's `CRUMBS_MAX_RESPONSE_BYTES`): the read stops at the cap with an error saying so.
  * - `retry_on_status` (default 429, 502, 503, 504): answers that say "try later" fail the trigger retriably, so SQS
  *   delivers it again; once the queue gives up (its DLQ), the caller gets a `status: "error"` response.
  */
-import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
+import { readCappedBody } from '#shared/adapters/network/capped-body.ts';
+import { guardedFetch, type Transport } from '#shared/adapters/network/guarded-fetch.ts';
 import {
   type AddressLookup,
   ALLOW_PRIVATE_NETWORK_HINT,
   isPrivateAddress,
   privateNetworkAllowed,
+  responseCeiling,
 } from '#shared/adapters/network/network-guard.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { httpConfigProblems } from '#shared/domain/outbound-limits.ts';
 import { evaluateJsonata } from './jsonata.ts';
 import type { Tool, ToolContext } from './tool.ts';
 
@@ -43,13 +46,18 @@ export interface HttpResponseOutput {
 export interface HttpToolOptions {
   /** DNS resolution (tests inject one); the system resolver by default. */
   lookup?: AddressLookup;
-  fetch?: typeof fetch;
+  /** What sends one hop (tests); undici's fetch, connected to the checked address, by default. */
+  fetch?: Transport;
   /**
    * Whether this stack lets a definition's `config.allow_private` open private addresses.
    * @default privateNetworkAllowed(process.env), read once, at the tool's first call (in a Lambda, the first
    *   invocation after the cold start; not at import, which the local stack does before it sets the variable)
    */
   allowPrivateNetwork?: boolean;
+  /** The operator's ceiling on `max_response_bytes`; `responseCeiling(process.env)`, read at the first call. */
+  ceiling?: number;
+  /** This host's own addresses (tests); every interface's by default. */
+  ownAddresses?: () => ReadonlySet<string>;
 }
 
 /** Kept here for existing importers; the guard is the home of the address check. */
@@ -70,7 +78,11 @@ interface HttpConfig {
 
 const DEFAULT_RETRY_ON_STATUS = [429, 502, 503, 504];
 
-function readConfig(config: Record<string, unknown>, allowPrivateNetwork: boolean): HttpConfig {
+function readConfig(
+  config: Record<string, unknown>,
+  allowPrivateNetwork: boolean,
+  ceiling: number,
+): HttpConfig {
   const hosts = config.allowed_hosts;
   if (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((h) => typeof h === 'string')) {
     throw new NonRetriableError(
@@ -82,44 +94,21 @@ function readConfig(config: Record<string, unknown>, allowPrivateNetwork: boolea
       `this tool's config.allow_private asks for private and loopback addresses, which this stack does not allow: ${ALLOW_PRIVATE_NETWORK_HINT}, never a definition`,
     );
   }
+  const problem = httpConfigProblems(config, ceiling)[0];
+  if (problem !== undefined) throw new NonRetriableError(`${problem.path}: ${problem.message}`);
   const positive = (value: unknown, fallback: number) =>
     typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
   return {
     allowedHosts: (hosts as string[]).map((h) => h.toLowerCase()),
     allowPrivate: config.allow_private === true,
     timeoutMs: positive(config.timeout_ms, DEFAULT_TIMEOUT_MS),
-    maxResponseBytes: positive(config.max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES),
+    maxResponseBytes: positive(config.max_response_bytes, Math.min(DEFAULT_MAX_RESPONSE_BYTES, ceiling)),
     maxRedirects: typeof config.max_redirects === 'number' ? config.max_redirects : DEFAULT_MAX_REDIRECTS,
     retryOnStatus:
       Array.isArray(config.retry_on_status) && config.retry_on_status.every((n) => Number.isInteger(n))
         ? (config.retry_on_status as number[])
         : DEFAULT_RETRY_ON_STATUS,
   };
-}
-
-async function readCapped(response: Response, cap: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > cap) {
-    await response.body?.cancel();
-    throw new NonRetriableError(
-      `the response is ${declared} bytes, more than config.max_response_bytes (${cap})`,
-    );
-  }
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > cap) {
-      await reader.cancel();
-      throw new NonRetriableError(`the response is larger than config.max_response_bytes (${cap} bytes)`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 function parseBody(bytes: Uint8Array, contentType: string | null): unknown {
@@ -137,7 +126,7 @@ function parseBody(bytes: Uint8Array, contentType: string | null): unknown {
 export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, unknown> {
   const lookup = options.lookup;
   let allowPrivateNetwork = options.allowPrivateNetwork;
-  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+  let ceiling = options.ceiling;
   return {
     name: 'http',
     description:
@@ -155,7 +144,8 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
     },
     async run(input: HttpInput, ctx: ToolContext): Promise<unknown> {
       allowPrivateNetwork ??= privateNetworkAllowed();
-      const config = readConfig(ctx.config, allowPrivateNetwork);
+      ceiling ??= responseCeiling();
+      const config = readConfig(ctx.config, allowPrivateNetwork, ceiling);
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(config.timeoutMs)]);
       let url: URL;
       try {
@@ -180,12 +170,16 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
         allowPrivate: config.allowPrivate,
         allowedHosts: config.allowedHosts,
         maxRedirects: config.maxRedirects,
+        maxResponseBytes: config.maxResponseBytes,
+        ceiling,
         fields: {
           allowedHosts: "the http tool's config.allowed_hosts",
           maxRedirects: 'config.max_redirects',
+          maxResponseBytes: 'config.max_response_bytes',
         },
         ...(lookup ? { lookup } : {}),
-        fetch: doFetch,
+        ...(options.ownAddresses ? { ownAddresses: options.ownAddresses } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
       });
       try {
         const response = await guarded(url, { method, headers, body, signal });
@@ -193,7 +187,7 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
           await response.body?.cancel();
           throw new RetriableError(`${url.host} answered ${response.status}; the request will be retried`);
         }
-        const bytes = await readCapped(response, config.maxResponseBytes);
+        const bytes = await readCappedBody(response, config.maxResponseBytes, 'config.max_response_bytes');
         const result: HttpResponseOutput = {
           status: response.status,
           headers: Object.fromEntries(response.headers.entries()),

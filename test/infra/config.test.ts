@@ -52,6 +52,14 @@ describe('readConfig', () => {
     expect(() => read(rest)).toThrow(/crumbs:jwtIssuer.*required/);
   });
 
+  it('reads the response ceiling from crumbs:maxResponseBytes, absent by default, and refuses one out of range', () => {
+    expect(read(VALID)).not.toHaveProperty('maxResponseBytes');
+    expect(read({ ...VALID, 'crumbs:maxResponseBytes': '1048576' }).maxResponseBytes).toBe(1048576);
+    for (const bad of [0, 512, 'lots', 2 ** 31]) {
+      expect(() => read({ ...VALID, 'crumbs:maxResponseBytes': bad })).toThrow(/crumbs:maxResponseBytes/);
+    }
+  });
+
   it('reads the size of the bus pool from crumbs:buses (a number or a string), and refuses one out of range', () => {
     expect(read({ ...VALID, 'crumbs:buses': 3 }).buses).toBe(3);
     expect(read({ ...VALID, 'crumbs:buses': '4' }).buses).toBe(4);

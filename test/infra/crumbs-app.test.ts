@@ -701,3 +701,21 @@ describe('a pool of three buses (crumbs:buses 3)', () => {
     }
   });
 });
+
+describe("the operator's response ceiling (crumbs:maxResponseBytes)", () => {
+  it('is left to the guard (5 MiB) unless set, and given to every function when it is', () => {
+    for (const f of allFunctions()) expect(functionEnv(f.name)[ENV.maxResponseBytes], f.name).toBeUndefined();
+    const app = new App({ context: { ...CONTEXT, 'crumbs:maxResponseBytes': 1048576 } });
+    const set = Template.fromStack(buildCrumbs(app, readConfig(app.node)).stateless).toJSON()
+      .Resources as Record<string, Resource>;
+    const functions = Object.values(set).filter((r) => r.Type === 'AWS::Lambda::Function');
+    const named = (name: string) =>
+      functions.find((r) => r.Properties.FunctionName === `crumbs-${STAGE}-${name}`);
+    for (const f of allFunctions()) {
+      const variables = (named(f.name)?.Properties.Environment as Json | undefined)?.Variables as
+        | Json
+        | undefined;
+      expect(variables?.[ENV.maxResponseBytes], f.name).toBe('1048576');
+    }
+  });
+});

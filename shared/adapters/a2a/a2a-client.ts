@@ -5,8 +5,8 @@
  * to `onTask`), and the events are followed until the task ends or the caller's signal gives up, so a task that
  * outlives the call is never lost. Others get a blocking `SendMessage`.
  *
- * Every request goes through the guarded fetch the adapter is given, with the endpoint's headers (credentials
- * resolved from their references) added. Clients are cached per card URL for five minutes, so a warm Lambda does
+ * Every request goes through the guarded fetch the adapter is given, bound to the endpoint's configured origins,
+ * with the endpoint's headers (credentials resolved from their references) added. Clients are cached per card URL for five minutes, so a warm Lambda does
  * not fetch the card before every message.
  *
  * Errors: a partner that cannot be reached, times out, or answers 5xx/429 is RetriableError (and counts as a
@@ -31,6 +31,7 @@ import {
   type A2aReply,
   type A2aTaskState,
 } from '#shared/ports/a2a.ts';
+import { boundToOrigins } from '../network/guarded-fetch.ts';
 import { NetworkGuardError } from '../network/network-guard.ts';
 
 const CLIENT_TTL_MS = 5 * 60_000;
@@ -129,13 +130,16 @@ export class SdkA2aClient implements A2aClient {
   }
 
   private client(endpoint: A2aEndpoint, signal: AbortSignal): Promise<Client> {
-    const key = `${endpoint.cardUrl}\u0000${JSON.stringify(endpoint.headers ?? {})}`;
+    const origins = endpoint.origins ?? [new URL(endpoint.cardUrl).origin];
+    const key = `${endpoint.cardUrl}\u0000${JSON.stringify(endpoint.headers ?? {})}\u0000${origins.join(' ')}`;
     const cached = this.clients.get(key);
     if (cached && cached.until > this.now()) return cached.client;
+    // The configured origins only: a card whose interface URL, or a redirect, names another origin is refused.
+    const bound = boundToOrigins(this.options.fetch, origins, "the A2A partner's configured origins");
     const fetchWithHeaders: typeof fetch = (input, init) => {
       const headers = new Headers(init?.headers);
       for (const [name, value] of Object.entries(endpoint.headers ?? {})) headers.set(name, value);
-      return this.options.fetch(input, { ...init, headers, signal: init?.signal ?? signal });
+      return bound(input, { ...init, headers, signal: init?.signal ?? signal });
     };
     const factory = new ClientFactory({
       transports: [

@@ -3,8 +3,8 @@
  *
  * Transport: Streamable HTTP (MCP 2025-03-26 and later); when the server answers the initializing POST with a 4xx
  * (404, 405: an HTTP+SSE server of the 2024-11-05 spec), the client falls back to the SSE transport, as the spec's
- * backwards-compatibility section says. Every request goes through the guarded fetch the adapter is given (host
- * allow-list, private-network policy).
+ * backwards-compatibility section says. Every request goes through the guarded fetch the adapter is given (address
+ * policy, body cap), bound to the server's origin: a redirect or an endpoint elsewhere is refused.
  *
  * One connection per call (initialize, the request, close): a Lambda invocation makes few MCP calls, and a session
  * kept across invocations would be one the server may have expired. JSON Schema validation of tool outputs uses
@@ -26,6 +26,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { McpCallResult, McpClient, McpServer, McpToolInfo } from '#shared/ports/mcp.ts';
+import { boundToOrigins } from '../network/guarded-fetch.ts';
 import { NetworkGuardError } from '../network/network-guard.ts';
 
 const CLIENT_INFO = { name: 'crumbs', version: '0.1.0' };
@@ -33,7 +34,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const MAX_TOOLS = 500;
 
 export interface SdkMcpClientOptions {
-  /** The guarded fetch every request goes through. */
+  /** The guarded fetch every request goes through, bound to the server's origin for each call. */
   readonly fetch: typeof fetch;
 }
 
@@ -102,13 +103,15 @@ export class SdkMcpClient implements McpClient {
   private async connect(server: McpServer, opts: { signal: AbortSignal; timeout: number }): Promise<Client> {
     const url = new URL(server.url);
     const requestInit = server.headers ? { headers: { ...server.headers } } : undefined;
+    // The server's own origin only: a redirect, or an SSE endpoint event naming another origin, is refused.
+    const fetch = boundToOrigins(this.options.fetch, [url.origin], "the MCP server's origin");
     const newClient = () =>
       new Client(CLIENT_INFO, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
     const streamable = newClient();
     try {
       await streamable.connect(
         new StreamableHTTPClientTransport(url, {
-          fetch: this.options.fetch,
+          fetch,
           ...(requestInit ? { requestInit } : {}),
         }),
         opts,
@@ -121,7 +124,7 @@ export class SdkMcpClient implements McpClient {
     const sse = newClient();
     try {
       const transport: Transport = new SSEClientTransport(url, {
-        fetch: this.options.fetch,
+        fetch,
         ...(requestInit ? { requestInit } : {}),
       });
       await sse.connect(transport, opts);

@@ -1,48 +1,55 @@
 /**
- * The network guard: every outbound request crumbs makes on behalf of a definition (the `http` tool; the MCP, A2A
- * and `api` agent types) goes through `assertPublicUrl` first (through `guardedFetch` beside this module, which
- * also checks a host allow-list and every redirect hop), so a definition — which anyone allowed to write
- * definitions in a workspace can write — cannot reach the private network from the shared executor. On Lambda,
- * loopback is the Runtime API (127.0.0.1:9001), which hands out the next invocation's event: another workspace's
- * data. In a VPC, private addresses are other systems; 169.254.169.254 is instance metadata.
+ * The network guard: what a request made on behalf of a definition (the `http` tool; the MCP, A2A and `api` agent
+ * types) may reach. A definition is data anyone allowed into a workspace can write; on Lambda, loopback is the
+ * Runtime API (the next invocation's event: another workspace's data), in a VPC private addresses are other
+ * systems, 169.254.169.254 is instance metadata, and locally the emulators listen on this host's addresses.
+ * `guardedFetch` beside this module is the one fetch those requests use; it calls `resolveChecked` for every hop
+ * and connects to the addresses it returned, never resolving the name again.
  *
- * Exports:
- * - `assertPublicUrl(url, { allowPrivate, lookup? })` → the parsed URL, or throws `PrivateNetworkError`
- *   (non-retriable): http/https only; the host is resolved and every address checked, so `localhost` or a public
- *   name pointing at 127.0.0.1 is refused too. Call it again for each redirect hop.
- * - `isPrivateAddress(ip)`: private, loopback, link-local (incl. metadata), CGNAT, multicast and reserved
- *   addresses, IPv4 and IPv6 (mapped, NAT64 and 6to4 forms included). Anything that is not an IP is "private".
- * - `assertHostAllowed(url, allowedHosts, field?)` → throws `HostNotAllowedError` unless the host is on the list
- *   (`*` any, `*.example.com` subdomains); `field` names where the list comes from in the message.
- * - `privateNetworkAllowed(env)`: whether this stack lets definitions reach private addresses at all —
- *   `CRUMBS_ALLOW_PRIVATE_NETWORK=1` (`crumbs dev --allow-private-network`), parsed once with zod. Never set on
- *   AWS. `allowPrivate` passed to `assertPublicUrl` is never a definition's word alone: the http tool passes this
- *   AND its definition's `config.allow_private`; the agent types (MCP, api, A2A), whose definitions have no such
- *   opt-in, pass this alone (issue 11: a stack started to test against loopback servers).
- * - `NetworkGuardError`: the base of both refusals (non-retriable), for adapters that classify SDK errors.
- *
- * Residual risk: global fetch resolves the name again when it connects, so a name whose DNS answer changes in
- * between (rebinding) is not covered; pinning the address needs an undici dispatcher we do not bundle.
+ * - `resolveChecked(url, { allowPrivate, lookup?, ownAddresses? })` → the host and its checked addresses, or
+ *   `PrivateNetworkError`: http/https only; the name is resolved once and every address must pass
+ *   `classifyAddress` (`address-policy.ts`: globally routable unicast, not this host's own).
+ * - `assertHostAllowed(url, allowedHosts, field?)` → `HostNotAllowedError` unless the host is on the list.
+ * - `privateNetworkAllowed(env)` / `responseCeiling(env)`: the operator's switches (`CRUMBS_ALLOW_PRIVATE_NETWORK`,
+ *   `crumbs dev --allow-private-network`, never on AWS; `CRUMBS_MAX_RESPONSE_BYTES`). A definition sets neither:
+ *   the http tool's `config.allow_private` counts only where the stack allows it, the agent types have no opt-in.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { NetworkEnvSchema, parseEnv } from '#shared/config.ts';
-import { NonRetriableError } from '#shared/domain/errors.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { MAX_REDIRECTS } from '#shared/domain/outbound-limits.ts';
 import { ENV } from '#shared/topology.ts';
+import { type AddressPolicyOptions, classifyAddress } from './address-policy.ts';
 
 /** A request the guard refused: retrying cannot make it pass. */
 export class NetworkGuardError extends NonRetriableError {}
 
-/** A request to a private, loopback or link-local address (or an unusable URL) that the guard refused. */
+/** A request to an address outside the public internet (or an unusable URL) that the guard refused. */
 export class PrivateNetworkError extends NetworkGuardError {}
 
-/** A request to a host that is not on the caller's allow-list. */
+/** A request to a host that is not on the caller's allow-list (or off the origin an MCP/A2A call is bound to). */
 export class HostNotAllowedError extends NetworkGuardError {}
+
+/** A redirect the guard does not follow: too many, or from https to http. */
+export class RedirectRefusedError extends NetworkGuardError {}
+
+/** A response body larger than the cap of the one who asked (a definition's limit, or the operator's ceiling). */
+export class ResponseTooLargeError extends NetworkGuardError {
+  constructor(
+    message: string,
+    readonly limit: number,
+  ) {
+    super(message);
+  }
+}
+
+export { MAX_REDIRECTS };
 
 export type AddressLookup = (host: string) => Promise<{ address: string; family: number }[]>;
 
-export interface GuardOptions {
-  /** True only when the stack allows it (`privateNetworkAllowed`) and the definition asks for it. */
+export interface GuardOptions extends AddressPolicyOptions {
+  /** True only when the stack allows it (`privateNetworkAllowed`) and, for the http tool, the definition asks. */
   allowPrivate: boolean;
   /** DNS resolution (tests inject one); the system resolver by default. */
   lookup?: AddressLookup;
@@ -53,14 +60,25 @@ export function privateNetworkAllowed(env: NodeJS.ProcessEnv = process.env): boo
   return parseEnv(NetworkEnvSchema, env)[ENV.allowPrivateNetwork];
 }
 
+/** The operator's ceiling on response bodies (`CRUMBS_MAX_RESPONSE_BYTES`, default 5 MiB). */
+export function responseCeiling(env: NodeJS.ProcessEnv = process.env): number {
+  return parseEnv(NetworkEnvSchema, env)[ENV.maxResponseBytes];
+}
+
 /** How to turn private network access on, for error messages. */
 export const ALLOW_PRIVATE_NETWORK_HINT =
   'only a stack started with `crumbs dev --allow-private-network` (CRUMBS_ALLOW_PRIVATE_NETWORK=1) allows it';
 
 const systemLookup: AddressLookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 
-/** Throws PrivateNetworkError unless `url` is http(s) and every address its host resolves to is public. */
-export async function assertPublicUrl(url: URL | string, options: GuardOptions): Promise<URL> {
+export interface CheckedHost {
+  /** The host as the guard compares it: lower case, IPv6 without brackets, no trailing dot. */
+  readonly host: string;
+  /** What to connect to: every address the name resolved to, each checked unless private addresses are allowed. */
+  readonly addresses: readonly { address: string; family: number }[];
+}
+
+function parseHttpUrl(url: URL | string): URL {
   let parsed: URL;
   try {
     parsed = typeof url === 'string' ? new URL(url) : url;
@@ -68,32 +86,63 @@ export async function assertPublicUrl(url: URL | string, options: GuardOptions):
     throw new PrivateNetworkError(`not a URL: ${JSON.stringify(url)}`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new PrivateNetworkError(`only http and https URLs are allowed, not ${parsed.protocol}`);
-  }
-  if (options.allowPrivate) return parsed;
-  const host = hostOf(parsed);
-  let addresses: string[];
-  if (isIP(host)) {
-    addresses = [host];
-  } else {
-    try {
-      addresses = (await (options.lookup ?? systemLookup)(host)).map((a) => a.address);
-    } catch (error) {
-      throw new PrivateNetworkError(`cannot resolve ${host}: ${(error as Error).message}`);
-    }
-  }
-  const bad = addresses.find(isPrivateAddress);
-  if (bad !== undefined || addresses.length === 0) {
-    throw new PrivateNetworkError(
-      `${host} resolves to ${bad ?? 'no address'}, a private, loopback or link-local address; ${ALLOW_PRIVATE_NETWORK_HINT}`,
-    );
+    throw new PrivateNetworkError(`only http and https URLs may be called, not ${parsed.protocol}`);
   }
   return parsed;
 }
 
-/** The host of `url` as the guard compares it: lower case, IPv6 without brackets. */
-function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+/**
+ * Resolves the host of `url` once and checks every address (see the header); with `allowPrivate` the addresses
+ * are not checked, but the connection still goes to them and nowhere else.
+ */
+export async function resolveChecked(url: URL | string, options: GuardOptions): Promise<CheckedHost> {
+  const parsed = parseHttpUrl(url);
+  const host = hostOf(parsed);
+  let addresses: { address: string; family: number }[];
+  if (isIP(host)) {
+    addresses = [{ address: host, family: isIP(host) }];
+  } else {
+    try {
+      addresses = await (options.lookup ?? systemLookup)(host);
+    } catch (error) {
+      // A name that does not exist stays so; a resolver that did not answer (EAI_AGAIN, a timeout) may next time.
+      const code = (error as NodeJS.ErrnoException).code;
+      const message = `cannot resolve ${host}: ${(error as Error).message}`;
+      if (code === 'EAI_AGAIN' || code === 'ETIMEOUT') throw new RetriableError(message, { cause: error });
+      throw new PrivateNetworkError(message, { cause: error });
+    }
+  }
+  if (addresses.length === 0) throw new PrivateNetworkError(`${host} resolves to no address`);
+  if (options.allowPrivate) return { host, addresses };
+  for (const { address } of addresses) {
+    const verdict = classifyAddress(address, options);
+    if (!verdict.allowed) {
+      throw new PrivateNetworkError(
+        `${host === address ? host : `${host} resolves to ${address}, which`} is not a public address (${verdict.reason}): private, loopback or link-local addresses, the other special-purpose ranges and this host's own addresses are refused; ${ALLOW_PRIVATE_NETWORK_HINT}`,
+      );
+    }
+  }
+  return { host, addresses };
+}
+
+/** Throws PrivateNetworkError unless `url` is http(s) and every address its host resolves to is public. */
+export async function assertPublicUrl(url: URL | string, options: GuardOptions): Promise<URL> {
+  const parsed = parseHttpUrl(url);
+  await resolveChecked(parsed, options);
+  return parsed;
+}
+
+/** True for addresses a definition's request must not reach unless private network access is allowed. */
+export function isPrivateAddress(address: string): boolean {
+  return !classifyAddress(address).allowed;
+}
+
+/** The host of `url` as the guard compares it: lower case, IPv6 without brackets, without a trailing dot. */
+export function hostOf(url: URL): string {
+  return url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /**
@@ -107,90 +156,8 @@ export function assertHostAllowed(
 ): void {
   const host = hostOf(url);
   const allowed = allowedHosts.some((raw) => {
-    const entry = raw.toLowerCase();
+    const entry = raw.toLowerCase().replace(/^\[|\]$/g, '');
     return entry === '*' || entry === host || (entry.startsWith('*.') && host.endsWith(entry.slice(1)));
   });
   if (!allowed) throw new HostNotAllowedError(`host ${host} is not in ${field} (${allowedHosts.join(', ')})`);
-}
-
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
-}
-
-/** True for addresses a definition's request must not reach unless private network access is allowed. */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family !== 6) return true;
-  const embedded = embeddedIpv4(address);
-  if (embedded !== undefined) return blocked.check(embedded, 'ipv4');
-  return blocked.check(address, 'ipv6');
-}
-
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
-function embeddedIpv4(address: string): string | undefined {
-  const groups = expandIpv6(address);
-  if (!groups) return undefined;
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && (g5 === 0xffff || g5 === 0)) {
-    // ::ffff:a.b.c.d (mapped) and the deprecated ::a.b.c.d (compatible); :: and ::1 stay IPv6.
-    if (g5 === 0xffff || g6 !== 0) return v4(g6, g7);
-    return undefined;
-  }
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return v4(g6, g7);
-  if (g0 === 0x2002) return v4(g1, g2);
-  return undefined;
-}
-
-function expandIpv6(address: string): number[] | undefined {
-  let text = address.split('%')[0] ?? '';
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1]) {
-    const parts = dotted[1].split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, -dotted[1].length)}${((parts[0] << 8) | parts[1]).toString(16)}:${((parts[2] << 8) | parts[3]).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const missing = 8 - left.length - right.length;
-  if (tail === undefined ? left.length !== 8 : missing < 0) return undefined;
-  const groups = [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((g) =>
-    Number.parseInt(g, 16),
-  );
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
-    ? groups
-    : undefined;
 }

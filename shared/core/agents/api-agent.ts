@@ -12,6 +12,7 @@
  *      are an error answer naming the status, with the body in `output`.
  *   4. response_transform over the parsed body (`$status` and `$headers` bound) gives `output`.
  */
+import { readCappedBody } from '#shared/adapters/network/capped-body.ts';
 import type { Transform } from '#shared/domain/agent-types.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
@@ -19,8 +20,11 @@ import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.t
 import { resolveHeaders } from './credentials.ts';
 
 export interface ApiAgentDeps {
-  /** A guarded fetch limited to these hosts (and the stack's network policy). */
-  readonly fetchFor: (allowedHosts: readonly string[]) => typeof fetch;
+  /**
+   * A guarded fetch limited to these hosts, with the definition's body cap (never above the operator's ceiling),
+   * and the stack's network policy.
+   */
+  readonly fetchFor: (allowedHosts: readonly string[], maxResponseBytes: number) => typeof fetch;
   readonly secrets: SecretSource;
   readonly evaluate: (
     expression: string,
@@ -70,7 +74,7 @@ async function runApi(run: AgentRun<SpecOf<'api'>>, deps: ApiAgentDeps) {
 
   const timeout = AbortSignal.timeout(api.timeout_ms);
   const signal = AbortSignal.any([run.signal, timeout]);
-  const doFetch = deps.fetchFor(api.allowed_hosts ?? [url.hostname]);
+  const doFetch = deps.fetchFor(api.allowed_hosts ?? [url.hostname], api.max_response_bytes);
   let response: Response;
   try {
     response = await doFetch(url, {
@@ -98,7 +102,7 @@ async function runApi(run: AgentRun<SpecOf<'api'>>, deps: ApiAgentDeps) {
     });
   }
   const parsed = parseBody(
-    await readCapped(response, api.max_response_bytes),
+    await readCappedBody(response, api.max_response_bytes, 'transport.api.max_response_bytes'),
     response.headers.get('content-type'),
   );
   if (response.status < 200 || response.status >= 300) {
@@ -148,33 +152,6 @@ export function retryAfterSeconds(header: string | null, now = Date.now()): numb
   if (header === null || header.trim() === '') return undefined;
   const seconds = /^\d+$/.test(header.trim()) ? Number(header.trim()) : (Date.parse(header) - now) / 1000;
   return Number.isFinite(seconds) ? Math.min(900, Math.max(0, Math.ceil(seconds))) : undefined;
-}
-
-async function readCapped(response: Response, cap: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > cap) {
-    await response.body?.cancel();
-    throw new NonRetriableError(
-      `the response is ${declared} bytes, more than transport.api.max_response_bytes (${cap})`,
-    );
-  }
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > cap) {
-      await reader.cancel();
-      throw new NonRetriableError(
-        `the response is larger than transport.api.max_response_bytes (${cap} bytes)`,
-      );
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 function parseBody(bytes: Uint8Array, contentType: string | null): unknown {

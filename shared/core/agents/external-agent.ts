@@ -35,7 +35,7 @@ export interface ExternalAgentDeps {
   readonly breaker: CircuitBreaker;
   readonly secrets: SecretSource;
   readonly store: BreadcrumbStore;
-  /** A guarded fetch (network policy) for the health check. */
+  /** A guarded fetch (network policy) for the health check, bound to the partner's configured origins. */
   readonly fetch: typeof fetch;
 }
 
@@ -51,8 +51,10 @@ export function externalTaskId(agentId: string, requestId: string): string {
 async function runExternal(run: AgentRun<SpecOf<'external'>>, deps: ExternalAgentDeps) {
   const ext = run.spec.external;
   const base = new URL(ext.endpoint);
+  const cardUrl = ext.agent_card_url ?? new URL('/.well-known/agent-card.json', base).href;
+  const origins = [...new Set([base.origin, new URL(cardUrl).origin])];
   const endpoint: A2aEndpoint = {
-    cardUrl: ext.agent_card_url ?? new URL('/.well-known/agent-card.json', base).href,
+    cardUrl,
     headers: await resolveHeaders(
       'transport.external',
       run.workspace,
@@ -60,6 +62,7 @@ async function runExternal(run: AgentRun<SpecOf<'external'>>, deps: ExternalAgen
       ext.authentication,
       deps.secrets,
     ),
+    origins,
   };
   const stateId = externalTaskId(run.definition.agent_id, run.task.requestId);
   const pending = await pendingTask(run, deps, stateId);
@@ -89,7 +92,8 @@ async function runExternal(run: AgentRun<SpecOf<'external'>>, deps: ExternalAgen
                 healthCheck(
                   new URL(ext.healthCheck?.endpoint ?? '/health', base),
                   ext.healthCheck?.timeout_ms ?? 2000,
-                  deps,
+                  origins,
+                  deps.fetch,
                 ),
             }
           : {}),
@@ -167,10 +171,25 @@ function textOf(parts: readonly A2aPart[]): string {
     .join('\n');
 }
 
-async function healthCheck(url: URL, timeoutMs: number, deps: ExternalAgentDeps): Promise<void> {
+/** The health endpoint, on the partner's configured origins only; a redirect is an unhealthy answer. */
+async function healthCheck(
+  url: URL,
+  timeoutMs: number,
+  origins: readonly string[],
+  fetchIt: typeof fetch,
+): Promise<void> {
+  if (!origins.includes(url.origin)) {
+    throw new NonRetriableError(
+      `transport.external.healthCheck.endpoint ${url.href} is not on the partner's configured origins (${origins.join(', ')})`,
+    );
+  }
   let status: number;
   try {
-    const response = await deps.fetch(url, { method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetchIt(url, {
+      method: 'GET',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     status = response.status;
     await response.body?.cancel();
   } catch (error) {

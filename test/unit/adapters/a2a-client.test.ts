@@ -3,6 +3,7 @@ import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { startA2aServer, type TestA2aServer } from '../../support/a2a-server.ts';
+import { startHttpServer } from '../../support/http-server.ts';
 
 const signal = new AbortController().signal;
 
@@ -86,5 +87,22 @@ describe('SdkA2aClient against a real A2A v1.0 server (@a2a-js/sdk)', () => {
   it('refuses a loopback partner unless the stack allows private networks', async () => {
     const guarded = new SdkA2aClient({ fetch: guardedFetch({ allowPrivate: false }) });
     await expect(guarded.card(endpoint(), signal)).rejects.toThrow(/private, loopback/);
+  });
+
+  it("stops reading a partner's answer at the operator's ceiling", async () => {
+    const flood = await startHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"name":"${'x'.repeat(256 * 1024)}"}`);
+    });
+    try {
+      const capped = new SdkA2aClient({ fetch: guardedFetch({ allowPrivate: true, ceiling: 64 * 1024 }) });
+      const error = await capped
+        .card({ cardUrl: `${flood.url}/.well-known/agent-card.json` }, signal)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NonRetriableError);
+      expect(String(error)).toMatch(/CRUMBS_MAX_RESPONSE_BYTES, the operator's ceiling \(65536( bytes)?\)/);
+    } finally {
+      await flood.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { startHttpServer } from '../../support/http-server.ts';
 import { startMcpServer, type TestMcpServer } from '../../support/mcp-server.ts';
 
 const signal = new AbortController().signal;
@@ -99,6 +100,39 @@ describe('SdkMcpClient and the network guard', () => {
       expect(server.requests).toEqual([]);
     } finally {
       await server.close();
+    }
+  });
+
+  it("stays on the server's origin: a redirect to another origin is refused and never reaches it", async () => {
+    const server = await startMcpServer('streamable');
+    const redirector = await startHttpServer((_req, res) => {
+      res.writeHead(307, { location: server.url }).end();
+    });
+    try {
+      const error = await client.listTools({ url: `${redirector.url}/mcp` }, signal).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NonRetriableError);
+      // The SDK follows redirects within the origin only; the guard's binding holds for any fetch it makes.
+      expect(String(error)).toMatch(/HTTP 307|is not the MCP server's origin/);
+      expect(redirector.requests.length).toBeGreaterThan(0);
+      expect(server.requests).toEqual([]);
+    } finally {
+      await redirector.close();
+      await server.close();
+    }
+  });
+
+  it("stops reading a server's answer at the operator's ceiling", async () => {
+    const flood = await startHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.end(`{"jsonrpc":"2.0","id":0,"result":{"pad":"${'x'.repeat(256 * 1024)}"}}`);
+    });
+    try {
+      const capped = new SdkMcpClient({ fetch: guardedFetch({ allowPrivate: true, ceiling: 64 * 1024 }) });
+      const error = await capped.listTools({ url: `${flood.url}/mcp` }, signal).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NonRetriableError);
+      expect(String(error)).toMatch(/CRUMBS_MAX_RESPONSE_BYTES, the operator's ceiling \(65536( bytes)?\)/);
+    } finally {
+      await flood.close();
     }
   });
 

@@ -259,6 +259,15 @@ describe('crumbs dev', () => {
     expect((stack.startLocalStack.mock.lastCall![0] as LocalStackOptions).allowPrivateNetwork).toBe(true);
   });
 
+  it('refuses a bad CRUMBS_MAX_RESPONSE_BYTES with exit 2, naming it, before starting anything', async () => {
+    for (const value of ['lots', '12', String(2 ** 31)]) {
+      const h = harness({ CRUMBS_MAX_RESPONSE_BYTES: value });
+      expect(await main(['dev'], h.io), value).toBe(2);
+      expect(h.out.stderr, value).toContain('CRUMBS_MAX_RESPONSE_BYTES');
+    }
+    expect(stack.startLocalStack).not.toHaveBeenCalled();
+  });
+
   it('refuses bad CRUMBS_TOKENS with exit 2 and a message saying what to write, before starting anything', async () => {
     for (const [value, says] of [
       ['{not json', 'not valid JSON'],

@@ -8,7 +8,7 @@
  * prefixItems, enum, const, numeric and length bounds, pattern, anyOf, oneOf, allOf, not, $defs with $ref). Formats
  * are left out: Ajv validates none without ajv-formats, and crumbs annotates them only, as 2020-12 says.
  */
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
