@@ -124,6 +124,9 @@ export interface HistoryQuery {
   readonly cursor?: string;
 }
 
+/** `?view=full`: the stored records; every read of breadcrumbs answers context views without it. */
+const FULL_VIEW = '?view=full';
+
 export interface Health {
   readonly status: string;
   readonly local?: Record<string, string>;
@@ -279,12 +282,16 @@ export class CrumbsClient {
 
   /** The full view: the stored record. */
   getFull(id: string, options: RequestOptions = {}): Promise<Breadcrumb> {
-    return this.#json<Breadcrumb>('GET', this.#crumbs(id, 'full'), options);
+    return this.#json<Breadcrumb>('GET', this.#crumbs(id) + FULL_VIEW, options);
   }
 
   /** The full record as it was at `version`. */
   getVersion(id: string, version: number, options: RequestOptions = {}): Promise<BreadcrumbVersion> {
-    return this.#json<BreadcrumbVersion>('GET', this.#crumbs(id, 'versions', String(version)), options);
+    return this.#json<BreadcrumbVersion>(
+      'GET',
+      this.#crumbs(id, 'versions', String(version)) + FULL_VIEW,
+      options,
+    );
   }
 
   update(id: string, patch: UpdateBreadcrumbInput, options: UpdateOptions = {}): Promise<Breadcrumb> {
@@ -324,7 +331,7 @@ export class CrumbsClient {
     );
   }
 
-  /** Versions of one breadcrumb, newest first. */
+  /** Versions of one breadcrumb, newest first, as stored (who wrote each, its checksum). */
   history(
     id: string,
     query: HistoryQuery = {},
@@ -332,7 +339,7 @@ export class CrumbsClient {
   ): Promise<Page<BreadcrumbVersion>> {
     return this.#json<Page<BreadcrumbVersion>>(
       'GET',
-      this.#crumbs(id, 'history') + queryString(query),
+      this.#crumbs(id, 'history') + queryString({ ...query, view: 'full' }),
       options,
     );
   }

@@ -4,7 +4,8 @@
  *
  * `input` is the request's `input` (or `{ message }` when it has only a message). `ctx` is all the code can reach,
  * every call asynchronous and counted against `transport.function.timeout_ms`:
- *   ctx.search({ schema_name?, tag?, limit? })   breadcrumbs of the agent's own workspace (at most 50)
+ *   ctx.search({ schema_name?, tag?, limit? })   context views (llm_hints applied) of breadcrumbs of the agent's own
+ *                                                workspace (at most 50)
  *   ctx.create({ schema_name, title?, tags?, context })
  *       a breadcrumb to write in the agent's workspace, written with the answer (so a repeated request writes
  *       it once); definitions and `system.*` / `schema.*` records are refused, at most 10 per run
@@ -71,7 +72,10 @@ function bridge(
         ...(typeof q.tag === 'string' ? { tag: q.tag } : {}),
         limit: Math.min(MAX_SEARCH, typeof q.limit === 'number' && q.limit > 0 ? Math.floor(q.limit) : 10),
       });
-      return page.items.map((b) => ({
+      // Context views, as every path that hands breadcrumbs to code a definition brings: what llm_hints exclude
+      // never reaches the function (nor its answer, which is embedded and searchable).
+      const views = await deps.store.contextViews(ws, page.items);
+      return views.map((b) => ({
         id: b.id,
         schema_name: b.schema_name,
         title: b.title,

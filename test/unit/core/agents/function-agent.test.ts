@@ -83,6 +83,30 @@ describe('function agent', () => {
     });
   });
 
+  it('searches context views: a field llm_hints exclude never reaches the function', async () => {
+    const { agent, store } = setup();
+    await store.create(
+      'ws-test',
+      {
+        schema_name: 'note.v1',
+        title: 'n',
+        tags: [],
+        context: { shown: 1, secret: 's3cr3t' },
+        llm_hints: { exclude: ['secret'] },
+      },
+      { principal: 'user:a' },
+    );
+    const outcome = await agent.run(
+      agentRun(
+        spec(`async function handler(input, ctx) {
+          return (await ctx.search({ schema_name: 'note.v1' }))[0].context;
+        }`),
+      ),
+    );
+    expect(outcome).toMatchObject({ answer: { status: 'success', output: { shown: 1 } } });
+    expect(JSON.stringify(outcome)).not.toContain('s3cr3t');
+  });
+
   it('refuses to create definitions or system records', async () => {
     const { agent } = setup();
     const outcome = await agent.run(
