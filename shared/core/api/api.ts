@@ -221,7 +221,10 @@ export function createApi(deps: ApiDependencies): Api {
             ...(req.query.cursor ? { cursor: req.query.cursor } : {}),
           });
           if (view === 'full') return json(200, page);
-          return json(200, { items: await store.contextViews(ws, page.items), next_cursor: page.next_cursor });
+          return json(200, {
+            items: await store.contextViews(ws, page.items),
+            next_cursor: page.next_cursor,
+          });
         },
       },
     },

@@ -476,9 +476,7 @@ describe('crumbs explain', () => {
   it('says why a definition with a broken expression has no rule instead of explaining one', async () => {
     answer = (req) => ({
       status: 200,
-      body: req.path.endsWith('/wf1')
-        ? fullCrumb({ id: 'wf1', ...brokenWorkflow })
-        : fullCrumb({ id: 'm1' }),
+      body: req.path.endsWith('/wf1') ? fullCrumb({ id: 'wf1', ...brokenWorkflow }) : fullCrumb({ id: 'm1' }),
     });
     const result = await run(['explain', 'wf1', 'm1']);
     expect(result.code).toBe(1);
