@@ -68,6 +68,7 @@ export interface AdvanceResult {
 
 const MAX_CONTROLS_KEPT = 100;
 const MAX_LATE_ANSWERS_KEPT = 20;
+const MAX_REFUSED_KEPT = 20;
 
 /** Control flow inside a transition: the run fails now (a limit), whatever step was being started. */
 class RunFailure extends Error {
@@ -182,6 +183,7 @@ class Transition {
     const refused = humanResponseRefusal(this.run, event);
     if (refused !== undefined) {
       this.note = `human response ${event.id} refused: ${refused}`;
+      this.refuse(event.id, event.by, `human response (${event.decision}) to ${key}`, refused);
       this.extra.push({
         type: 'response_error',
         id: responseErrorIdFor(event.id),
@@ -268,6 +270,7 @@ class Transition {
     const forbidden = controlRefusal(this.run, event);
     if (forbidden !== undefined) {
       this.note = `control ${event.id} (${event.action}) refused: ${forbidden}`;
+      this.refuse(event.id, event.by, `control ${event.action}`, forbidden);
       return;
     }
     const refused = this.applyControl(event);
@@ -276,6 +279,13 @@ class Transition {
       return;
     }
     this.run.controls = [...this.run.controls, event.id].slice(-MAX_CONTROLS_KEPT);
+  }
+
+  /** Records a refusal on the run once (a redelivery finds it there and changes nothing). */
+  private refuse(id: string, by: string, what: string, reason: string): void {
+    const refused = this.run.refused ?? [];
+    if (refused.some((r) => r.id === id)) return;
+    this.run.refused = [...refused, { id, by, what, reason, at: this.nowIso }].slice(-MAX_REFUSED_KEPT);
   }
 
   /** Applies a control; undefined when applied, else why it cannot be (the run is unchanged). */

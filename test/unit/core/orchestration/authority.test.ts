@@ -39,7 +39,10 @@ describe('who may act on a run', () => {
     async (by) => {
       const h = await waiting();
       const refused = await h.send(response(h, by));
-      expect(refused.changed).toBe(false);
+      expect(h.current.refused).toEqual([
+        expect.objectContaining({ id: `resp-${by}`, by, reason: expect.stringContaining('only a person') }),
+      ]);
+      expect((await h.send(response(h, by))).changed).toBe(false);
       expect(refused.effects).toContainEqual(
         expect.objectContaining({
           type: 'response_error',
@@ -80,6 +83,7 @@ describe('who may act on a run', () => {
     for (const by of ['agent:mallory', 'tool:echo', 'system:plain-put', 'workflow:parent']) {
       await h.send({ type: 'control', id: `pause-${by}`, action: 'pause', by });
       expect(h.current.status).toBe('waiting');
+      expect(h.current.refused?.at(-1)).toMatchObject({ id: `pause-${by}`, what: 'control pause' });
     }
     await h.send({ type: 'control', id: 'cancel-other', action: 'cancel', by: 'workflow:other' });
     expect(h.current.status).toBe('waiting');
