@@ -60,6 +60,8 @@ export interface RunView {
     }
   >;
   readonly output?: unknown;
+  /** Human responses and controls the run refused because of who wrote them. */
+  readonly refused?: readonly { id: string; by: string; what: string; reason: string; at: string }[];
   readonly error?: string;
   readonly [field: string]: unknown;
 }

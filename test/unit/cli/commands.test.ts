@@ -562,3 +562,30 @@ describe('crumbs (global behaviour)', () => {
     expect(result.stdout).toMatch(/^crumbs \d+\.\d+\.\d+/);
   });
 });
+
+describe('crumbs runs get', () => {
+  it('lists the responses and controls the run refused, from whom and why', async () => {
+    answer = () => ({
+      status: 200,
+      body: {
+        run_id: 'run-1',
+        workflow: 'ship',
+        status: 'waiting',
+        steps: { approve: { kind: 'human', status: 'waiting', attempts: 1 } },
+        refused: [
+          {
+            id: 'forged-1',
+            by: 'agent:mallory',
+            what: 'human response (approve) to approve',
+            reason: 'only a person answers a human step: this response was written by agent:mallory',
+            at: '2026-01-01T00:00:00.000Z',
+          },
+        ],
+      },
+    });
+    const result = await run(['runs', 'get', 'run-1']);
+    expect(result.stdout).toContain(
+      'refused   human response (approve) to approve by agent:mallory (forged-1): only a person answers a human step',
+    );
+  });
+});
