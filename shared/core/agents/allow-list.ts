@@ -139,8 +139,8 @@ export class Grants {
     const target = asObject(write.context)[request.field];
     const given = await this.given(request.kind);
     if (typeof target === 'string' && given.includes(target)) return undefined;
-    const name = typeof target === 'string' ? `"${target}"` : `(no ${request.field})`;
-    return `the ${request.kind} ${name} is not available to this agent (its ${request.kind}s: ${given.length > 0 ? given.join(', ') : 'none'}); nothing was requested`;
+    const name = typeof target === 'string' ? `"${shown(target)}"` : `(no ${request.field})`;
+    return `the ${request.kind} ${name} is not available to this agent (its ${request.kind}s: ${listed(given)}); nothing was requested`;
   }
 }
 
@@ -150,7 +150,7 @@ export class Grants {
  * against grants by `Grants.refusal`.
  */
 export function protocolRefusal(schema: string, tags: readonly string[]): string | undefined {
-  if (!SCHEMA_NAME_PATTERN.test(schema)) return `"${schema}" is not a schema name (domain.noun.vN)`;
+  if (!SCHEMA_NAME_PATTERN.test(schema)) return `"${shown(schema)}" is not a schema name (domain.noun.vN)`;
   if (isDefinitionSchema(schema) || /^(system|schema)\./.test(schema)) {
     return `${schema}: an agent does not write definitions or system records`;
   }
@@ -159,7 +159,7 @@ export function protocolRefusal(schema: string, tags: readonly string[]): string
   }
   const routing = tags.find((t) => ROUTING_TAG_PREFIXES.some((p) => t.startsWith(p)));
   if (routing !== undefined) {
-    return `the tag "${routing}" is one crumbs routes runs and answers by; an agent does not write it`;
+    return `the tag "${shown(routing)}" is one crumbs routes runs and answers by; an agent does not write it`;
   }
   return undefined;
 }
@@ -180,6 +180,18 @@ export interface Refusal {
   readonly at: string;
   readonly schema_name: string;
   readonly reason: string;
+}
+
+/** The names a refusal lists: the first 20, so a refusal stays small however many a workspace defines. */
+function listed(names: readonly string[]): string {
+  if (names.length === 0) return 'none';
+  const first = names.slice(0, 20).join(', ');
+  return names.length > 20 ? `${first}, … (${names.length - 20} more)` : first;
+}
+
+/** What a refusal quotes of a model's text: enough to recognise it, never the whole of a long one. */
+function shown(text: string): string {
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 }
 
 function asObject(value: unknown): Record<string, unknown> {

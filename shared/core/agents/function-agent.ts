@@ -29,6 +29,7 @@ import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.t
 
 const MAX_SEARCH = 50;
 const MAX_CREATES = 10;
+const MAX_REFUSALS_LISTED = 20;
 
 export interface FunctionAgentDeps {
   readonly sandbox: Sandbox;
@@ -43,13 +44,13 @@ export function createFunctionAgent(deps: FunctionAgentDeps): AgentType<'functio
 
 async function runFunction(run: AgentRun<SpecOf<'function'>>, deps: FunctionAgentDeps) {
   const creates: OutputBreadcrumb[] = [];
-  const refused: Refusal[] = [];
+  const refused = { count: 0, listed: [] as Refusal[] };
   const input = run.task.input ?? (run.task.message !== undefined ? { message: run.task.message } : {});
   const result = await deps.sandbox.run(run.spec.code, input, bridge(run, deps, creates, refused), {
     timeoutMs: run.spec.limits.timeout_ms,
     memoryMb: run.spec.limits.memory_mb,
   });
-  const counted = refused.length > 0 ? { refused_writes: refused.length, refusals: refused } : {};
+  const counted = refused.count > 0 ? { refused_writes: refused.count, refusals: refused.listed } : {};
   if (!result.ok) return answer({ status: 'error', error: result.error, logs: result.logs, ...counted });
   return answer(
     {
@@ -67,7 +68,7 @@ function bridge(
   run: AgentRun<SpecOf<'function'>>,
   deps: FunctionAgentDeps,
   creates: OutputBreadcrumb[],
-  refused: Refusal[],
+  refused: { count: number; listed: Refusal[] },
 ): SandboxBridge {
   const ws = run.workspace;
   const grants = grantsOf(run.definition, run.spec.orchestration, ws, deps.store);
@@ -99,7 +100,11 @@ function bridge(
       const context = asObject(b.context);
       const reason = await grants.refusal({ schema_name: schema, tags, context });
       if (reason !== undefined) {
-        refused.push({ at: 'ctx.create', schema_name: schema, reason });
+        // Counted always, listed up to a bound: a function may try in a loop until its time runs out.
+        refused.count++;
+        if (refused.listed.length < MAX_REFUSALS_LISTED) {
+          refused.listed.push({ at: 'ctx.create', schema_name: schema.slice(0, 200), reason });
+        }
         run.log.warn('agent refused a write: it may not write this', {
           agentId: run.definition.agent_id,
           at: 'ctx.create',

@@ -451,7 +451,9 @@ function finalOutputs(
         tool_rounds: conversation.round,
         refused_tool_calls: conversation.refused_tool_calls ?? 0,
         refused_writes: conversation.refused_writes?.length ?? 0,
-        ...(conversation.refused_writes?.length ? { refusals: conversation.refused_writes } : {}),
+        ...(conversation.refused_writes?.length
+          ? { refusals: conversation.refused_writes.slice(0, 20) }
+          : {}),
         model: response.model,
         finish_reason: response.finishReason,
         usage: response.usage,
