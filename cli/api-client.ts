@@ -60,6 +60,8 @@ export interface RunView {
     }
   >;
   readonly output?: unknown;
+  /** Human responses and controls the run refused because of who wrote them. */
+  readonly refused?: readonly { id: string; by: string; what: string; reason: string; at: string }[];
   readonly error?: string;
   readonly [field: string]: unknown;
 }
@@ -123,6 +125,9 @@ export interface HistoryQuery {
   readonly limit?: number;
   readonly cursor?: string;
 }
+
+/** `?view=full`: the stored records; every read of breadcrumbs answers context views without it. */
+const FULL_VIEW = '?view=full';
 
 export interface Health {
   readonly status: string;
@@ -279,12 +284,16 @@ export class CrumbsClient {
 
   /** The full view: the stored record. */
   getFull(id: string, options: RequestOptions = {}): Promise<Breadcrumb> {
-    return this.#json<Breadcrumb>('GET', this.#crumbs(id, 'full'), options);
+    return this.#json<Breadcrumb>('GET', this.#crumbs(id) + FULL_VIEW, options);
   }
 
   /** The full record as it was at `version`. */
   getVersion(id: string, version: number, options: RequestOptions = {}): Promise<BreadcrumbVersion> {
-    return this.#json<BreadcrumbVersion>('GET', this.#crumbs(id, 'versions', String(version)), options);
+    return this.#json<BreadcrumbVersion>(
+      'GET',
+      this.#crumbs(id, 'versions', String(version)) + FULL_VIEW,
+      options,
+    );
   }
 
   update(id: string, patch: UpdateBreadcrumbInput, options: UpdateOptions = {}): Promise<Breadcrumb> {
@@ -324,7 +333,7 @@ export class CrumbsClient {
     );
   }
 
-  /** Versions of one breadcrumb, newest first. */
+  /** Versions of one breadcrumb, newest first, as stored (who wrote each, its checksum). */
   history(
     id: string,
     query: HistoryQuery = {},
@@ -332,7 +341,7 @@ export class CrumbsClient {
   ): Promise<Page<BreadcrumbVersion>> {
     return this.#json<Page<BreadcrumbVersion>>(
       'GET',
-      this.#crumbs(id, 'history') + queryString(query),
+      this.#crumbs(id, 'history') + queryString({ ...query, view: 'full' }),
       options,
     );
   }

@@ -62,6 +62,8 @@ function runText(run: RunView): string {
     );
   }
   if (run.output !== undefined) lines.push('', `output    ${JSON.stringify(run.output)}`);
+  // Attempts that did not count (an agent, a tool or a plain put answering or steering the run), and why.
+  for (const r of run.refused ?? []) lines.push(`refused   ${r.what} by ${r.by} (${r.id}): ${r.reason}`);
   return lines.join('\n');
 }
 

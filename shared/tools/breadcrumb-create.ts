@@ -2,12 +2,16 @@
  * `breadcrumb.create`: writes one breadcrumb in the tool's own workspace. A `workspace` field is refused rather
  * than ignored, so nobody believes they wrote elsewhere. Definitions (agents, tools, workflows, context configs)
  * are refused unless the tool's `config.allow_definitions` is true: a model that can write a `tool.def.v1` could
- * otherwise give itself new powers (an `http` tool with `allow_private`).
+ * otherwise give itself new powers (an `http` tool with `allow_private`). A model given this tool is held to the
+ * agents' allow-list (`#shared/core/agents/allow-list.ts`) all the same: no run messages, answers, people's messages
+ * or routing tags ever, and no tool / agent / workflow requests unless `config.allow_requests` is true — a request
+ * written here would name what the asking agent was never given.
  *
  * The write carries an idempotency key derived from the request that caused it and the input, so a re-executed
  * request (a redelivery after a crash) replays the first write instead of writing a second breadcrumb.
  */
 import { createHash } from 'node:crypto';
+import { protocolRefusal, REQUESTS } from '#shared/core/agents/allow-list.ts';
 import { CreateBreadcrumbSchema, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
 import { DEFINITION_SCHEMAS } from '#shared/topology.ts';
@@ -49,6 +53,15 @@ export const breadcrumbCreateTool: Tool<
     if (Object.hasOwn(DEFINITION_SCHEMAS, parsed.schema_name) && ctx.config.allow_definitions !== true) {
       throw new NonRetriableError(
         `breadcrumb.create does not write definitions (${parsed.schema_name}) unless the tool's config.allow_definitions is true`,
+      );
+    }
+    if (!Object.hasOwn(DEFINITION_SCHEMAS, parsed.schema_name)) {
+      const refused = protocolRefusal(parsed.schema_name, parsed.tags);
+      if (refused !== undefined) throw new NonRetriableError(`breadcrumb.create refused: ${refused}`);
+    }
+    if (Object.hasOwn(REQUESTS, parsed.schema_name) && ctx.config.allow_requests !== true) {
+      throw new NonRetriableError(
+        `breadcrumb.create does not write requests (${parsed.schema_name}) unless the tool's config.allow_requests is true: an agent requests what it was given through its own tool calls`,
       );
     }
     const key = createHash('sha256')

@@ -9,6 +9,9 @@
  *   badplan-always-<key>  answers every request with a plan that fails the schema (`{"steps":"none"}`)
  *   badplan-once-<key>    answers the first request with that invalid plan and the next with a valid one
  *                         (`{"steps":[{"title":"fixed after feedback"}]}`), when the retry carries the problems
+ *   answer-from-prompt[-<key>]  answers every request with the text between `<answer>` and `</answer>` in the
+ *                         system prompt (a definition's `system_prompt` scripts its model; the same answer again
+ *                         whatever it is told), else "(fake) <model>"
  *
  * Requests per model id are counted (`GET /counts`), so a test can tell how often it was called.
  */
@@ -105,6 +108,11 @@ function script(body: ChatRequest, requestNumber: number): Reply {
     return requestNumber === 1 || !feedback
       ? answer('{"steps":"none"}')
       : answer('{"steps":[{"title":"fixed after feedback"}]}');
+  }
+  if (body.model.startsWith('answer-from-prompt')) {
+    const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
+    const scripted = /<answer>([\s\S]*?)<\/answer>/.exec(system)?.[1];
+    if (scripted !== undefined) return answer(scripted.trim());
   }
   return answer(`(fake) ${body.model}`);
 }

@@ -57,10 +57,11 @@ export class Api {
     return this.json(this.path('breadcrumbs', id));
   }
   full(id: string): Promise<Breadcrumb> {
-    return this.json(this.path('breadcrumbs', id, 'full'));
+    return this.json(`${this.path('breadcrumbs', id)}?view=full`);
   }
   history(id: string): Promise<{ items: Breadcrumb[]; next_cursor: string | null }> {
-    return this.json(`${this.path('breadcrumbs', id, 'history')}?limit=50`);
+    // The stored versions: the history panel shows who wrote each and diffs what changed.
+    return this.json(`${this.path('breadcrumbs', id, 'history')}?limit=50&view=full`);
   }
   create(body: { schema_name: string; title?: string; tags?: string[]; context: Record<string, unknown> }) {
     return this.json<Breadcrumb>(this.path('breadcrumbs'), {

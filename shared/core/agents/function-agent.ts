@@ -4,27 +4,32 @@
  *
  * `input` is the request's `input` (or `{ message }` when it has only a message). `ctx` is all the code can reach,
  * every call asynchronous and counted against `transport.function.timeout_ms`:
- *   ctx.search({ schema_name?, tag?, limit? })   breadcrumbs of the agent's own workspace (at most 50)
+ *   ctx.search({ schema_name?, tag?, limit? })   context views (llm_hints applied) of breadcrumbs of the agent's own
+ *                                                workspace (at most 50)
  *   ctx.create({ schema_name, title?, tags?, context })
  *       a breadcrumb to write in the agent's workspace, written with the answer (so a repeated request writes
- *       it once); definitions and `system.*` / `schema.*` records are refused, at most 10 per run
- *   ctx.callTool({ tool, input })                a built-in tool (echo, calculator, json.transform, …), run here
+ *       it once), at most 10 per run; what the allow-list refuses (`allow-list.ts`: requests for a tool, agent or
+ *       workflow the agent was not given, definitions, system records, run messages, answers, routing tags)
+ *       throws in the function, is never written, and is counted on the answer (`refused_writes`, `refusals`)
+ *   ctx.callTool({ tool, input })                a built-in tool (echo, calculator, json.transform, …), run here;
+ *       only one of the definition's `tools` when it lists them, and never `breadcrumb.create` (a write goes
+ *       through ctx.create, where the allow-list holds)
  *   ctx.request()                                { request_id, agent, mode }
  * Console output is captured and returned in the answer's `logs`.
  *
  * Any failure of the code — an exception, the time or memory limit, code that does not load — is an error answer
  * naming it (with the logs so far): the function is the user's, the failure is its result, not a retry.
  */
-import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
-import { isDefinitionSchema } from '#shared/domain/definitions.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Sandbox, SandboxBridge } from '#shared/ports/sandbox.ts';
 import type { Tool } from '#shared/tools/tool.ts';
 import type { OutputBreadcrumb } from '../executor/contract.ts';
+import { grantsOf, type Refusal } from './allow-list.ts';
 import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
 
 const MAX_SEARCH = 50;
 const MAX_CREATES = 10;
+const MAX_REFUSALS_LISTED = 20;
 
 export interface FunctionAgentDeps {
   readonly sandbox: Sandbox;
@@ -39,18 +44,21 @@ export function createFunctionAgent(deps: FunctionAgentDeps): AgentType<'functio
 
 async function runFunction(run: AgentRun<SpecOf<'function'>>, deps: FunctionAgentDeps) {
   const creates: OutputBreadcrumb[] = [];
+  const refused = { count: 0, listed: [] as Refusal[] };
   const input = run.task.input ?? (run.task.message !== undefined ? { message: run.task.message } : {});
-  const result = await deps.sandbox.run(run.spec.code, input, bridge(run, deps, creates), {
+  const result = await deps.sandbox.run(run.spec.code, input, bridge(run, deps, creates, refused), {
     timeoutMs: run.spec.limits.timeout_ms,
     memoryMb: run.spec.limits.memory_mb,
   });
-  if (!result.ok) return answer({ status: 'error', error: result.error, logs: result.logs });
+  const counted = refused.count > 0 ? { refused_writes: refused.count, refusals: refused.listed } : {};
+  if (!result.ok) return answer({ status: 'error', error: result.error, logs: result.logs, ...counted });
   return answer(
     {
       status: 'success',
       output: result.value,
       ...(typeof result.value === 'string' ? { text: result.value } : {}),
       logs: result.logs,
+      ...counted,
     },
     creates,
   );
@@ -60,8 +68,10 @@ function bridge(
   run: AgentRun<SpecOf<'function'>>,
   deps: FunctionAgentDeps,
   creates: OutputBreadcrumb[],
+  refused: { count: number; listed: Refusal[] },
 ): SandboxBridge {
   const ws = run.workspace;
+  const grants = grantsOf(run.definition, run.spec.orchestration, ws, deps.store);
   return {
     search: async (arg) => {
       const q = asObject(arg);
@@ -71,7 +81,10 @@ function bridge(
         ...(typeof q.tag === 'string' ? { tag: q.tag } : {}),
         limit: Math.min(MAX_SEARCH, typeof q.limit === 'number' && q.limit > 0 ? Math.floor(q.limit) : 10),
       });
-      return page.items.map((b) => ({
+      // Context views, as every path that hands breadcrumbs to code a definition brings: what llm_hints exclude
+      // never reaches the function (nor its answer, which is embedded and searchable).
+      const views = await deps.store.contextViews(ws, page.items);
+      return views.map((b) => ({
         id: b.id,
         schema_name: b.schema_name,
         title: b.title,
@@ -83,29 +96,45 @@ function bridge(
     create: async (arg) => {
       const b = asObject(arg);
       const schema = typeof b.schema_name === 'string' ? b.schema_name : '';
-      if (
-        !SCHEMA_NAME_PATTERN.test(schema) ||
-        isDefinitionSchema(schema) ||
-        /^(system|schema)\./.test(schema)
-      ) {
-        throw new Error(
-          `schema_name "${schema}" may not be written by a function (definitions and system records are refused)`,
-        );
+      const tags = Array.isArray(b.tags) ? b.tags.filter((t): t is string => typeof t === 'string') : [];
+      const context = asObject(b.context);
+      const reason = await grants.refusal({ schema_name: schema, tags, context });
+      if (reason !== undefined) {
+        // Counted always, listed up to a bound: a function may try in a loop until its time runs out.
+        refused.count++;
+        if (refused.listed.length < MAX_REFUSALS_LISTED) {
+          refused.listed.push({ at: 'ctx.create', schema_name: schema.slice(0, 200), reason });
+        }
+        run.log.warn('agent refused a write: it may not write this', {
+          agentId: run.definition.agent_id,
+          at: 'ctx.create',
+          schemaName: schema,
+          reason,
+        });
+        throw new Error(`ctx.create: this may not be written by the agent: ${reason}`);
       }
       if (creates.length >= MAX_CREATES) throw new Error(`at most ${MAX_CREATES} breadcrumbs per run`);
       creates.push({
         schema_name: schema,
         title: typeof b.title === 'string' ? b.title : `${run.definition.agent_id} output`,
-        tags: [
-          ...(Array.isArray(b.tags) ? b.tags.filter((t): t is string => typeof t === 'string') : []),
-          `agent:${run.definition.agent_id}`,
-        ],
-        context: asObject(b.context),
+        tags: [...tags, `agent:${run.definition.agent_id}`],
+        // A tool request is the agent's own: its answer comes back to this agent, whoever the context named.
+        context:
+          schema === 'tool.request.v1' ? { ...context, requestedBy: run.definition.agent_id } : context,
       });
       return { queued: creates.length };
     },
     callTool: async (arg) => {
       const { tool: name, input } = asObject(arg);
+      if (name === 'breadcrumb.create') {
+        throw new Error('ctx.callTool does not run breadcrumb.create: write with ctx.create');
+      }
+      const given = run.definition.tools;
+      if (typeof name === 'string' && given !== undefined && !given.includes(name)) {
+        throw new Error(
+          `the tool "${name}" is not available to this agent (its tools: ${given.length > 0 ? given.join(', ') : 'none'}); the call was not made`,
+        );
+      }
       const tool = typeof name === 'string' ? deps.tools(name) : undefined;
       if (tool === undefined) throw new Error(`no built-in tool named ${String(name)}`);
       return tool.run(input ?? {}, {

@@ -29,9 +29,10 @@
  *
  * `orchestrationAction` maps seed 004's vocabulary onto the run's controls (`run_id` names the run): `pause`,
  * `resume` and `continue` (= resume), `rollback` (= retry `from_step`), `human-response` (`decision`, `input`,
- * `comment`, `step` when several wait). The agent writes the `workflow.control.v1` / `human.response.v1` as the
- * API would (the audit trail) and applies it in the same invocation (an agent is not triggered by what it wrote);
- * the request is answered with the run's new status.
+ * `comment`, `step` when several wait). Only a person's request is acted on (`../orchestration/authority.ts`):
+ * the agent relays it, writing the `workflow.control.v1` / `human.response.v1` as the API would (the audit trail;
+ * its causation names the person's request) and applying it in the same invocation (an agent is not triggered by
+ * what it wrote); the request is answered with the run's new status.
  */
 import { FINAL_STEP_ID, type OrchestrationAction } from '#shared/domain/agent-modes.ts';
 import type { AgentMode } from '#shared/domain/agent-types.ts';
@@ -49,6 +50,7 @@ import type { Log } from '#shared/ports/log.ts';
 import { AGENT_RESPONSE_SCHEMA, threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutionResult, OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
+import { isPerson } from '../orchestration/authority.ts';
 import { controlAllowed, humanInputProblem } from '../orchestration/checks.ts';
 import { createRunDriver, parseRun, type Transitioned } from '../orchestration/driver.ts';
 import type { ResultEffect } from '../orchestration/effects.ts';
@@ -95,6 +97,7 @@ function incoming(trigger: ExecutionInput<unknown>['trigger']) {
     tags: trigger.tags,
     context: trigger.context,
     created_by: trigger.created_by,
+    caused_by: trigger.causation?.caused_by,
   };
 }
 
@@ -545,7 +548,17 @@ async function act(
     throw new NonRetriableError(`run_id: run ${runId} is not an orchestration of agent ${def.agent_id}`);
   }
   const definition = inlineDefinition(current);
-  const by = run.execution.trigger.created_by;
+  // Only people act on a run (`../orchestration/authority.ts`): the agent relays its requester's own message, so a
+  // request another agent, a tool or a plain put wrote is refused here with why, and by the engine all the same.
+  const trigger = run.execution.trigger;
+  if (!isPerson(trigger.created_by)) {
+    throw new NonRetriableError(
+      `only a person acts on a run through its agent: this request was written by ${trigger.created_by}`,
+    );
+  }
+  // The event as the written control or response reads: by the driver, relaying the request (its causation).
+  const by = agentDriver(def.agent_id);
+  const relayOf = `${trigger.id}@${trigger.version}`;
   const controlId = deterministicId('orchctl', def.agent_id, run.task.requestId);
   const tags = [`run:${runId}`, `reply-to:${agentDriver(def.agent_id)}`, `request:${run.task.requestId}`];
   let written: OutputBreadcrumb;
@@ -593,6 +606,7 @@ async function act(
       input: 'input' in context ? context.input : undefined,
       comment: context.comment,
       by,
+      relay_of: relayOf,
     };
   } else {
     const control = action === 'rollback' ? 'retry' : action === 'continue' ? 'resume' : action;
@@ -616,7 +630,14 @@ async function act(
       tags,
       context,
     };
-    event = { type: 'control', id: controlId, action: control, from_step: o?.fromStep, by };
+    event = {
+      type: 'control',
+      id: controlId,
+      action: control,
+      from_step: o?.fromStep,
+      by,
+      relay_of: relayOf,
+    };
   }
   const result = await drive(run, type, deps, runId, event);
   const after = await driver.readRun(run.workspace, runId);

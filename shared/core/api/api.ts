@@ -77,7 +77,11 @@ export type Api = ((request: HttpRequest) => Promise<HttpResult>) & {
   readonly routes: readonly RouteDescription[];
 };
 
-/** `?view=` of the list route: context views (llm_hints applied) unless `full` asks for stored records. */
+/**
+ * `?view=` of every read of breadcrumbs (get, list, history, a version): context views (llm_hints applied) unless
+ * `full` asks for the stored records, so a default read never hands out what llm_hints exclude. `…/{id}/full` is
+ * kept as another spelling of `…/{id}?view=full` for clients written before `view` applied to get.
+ */
 const VIEWS = ['context', 'full'] as const;
 
 export const DEFAULT_PAGE_LIMIT = 25;
@@ -157,7 +161,12 @@ export function createApi(deps: ApiDependencies): Api {
       template: `${crumbs}/{id}`,
       pattern: new RegExp(`${base}/${id}$`),
       methods: {
-        GET: async (_req, p) => json(200, await store.getContextView(workspace(p), breadcrumbId(p))),
+        GET: async (req, p) => {
+          if (listView(req.query.view) === 'context')
+            return json(200, await store.getContextView(workspace(p), breadcrumbId(p)));
+          const record = await store.get(workspace(p), breadcrumbId(p));
+          return json(200, record, { etag: etag(record.version) });
+        },
         // Create-or-replace with a chosen id: what `crumbs apply` uses so re-applying a file changes nothing new.
         PUT: async (req, p, caller) => {
           const id = parseOrThrow(BreadcrumbIdSchema, p.id, 'id');
@@ -204,28 +213,37 @@ export function createApi(deps: ApiDependencies): Api {
       template: `${crumbs}/{id}/history`,
       pattern: new RegExp(`${base}/${id}/history$`),
       methods: {
-        GET: async (req, p) =>
-          json(
-            200,
-            await store.history(workspace(p), breadcrumbId(p), {
-              limit: pageLimit(req.query.limit),
-              ...(req.query.cursor ? { cursor: req.query.cursor } : {}),
-            }),
-          ),
+        GET: async (req, p) => {
+          const ws = workspace(p);
+          const view = listView(req.query.view);
+          const page = await store.history(ws, breadcrumbId(p), {
+            limit: pageLimit(req.query.limit),
+            ...(req.query.cursor ? { cursor: req.query.cursor } : {}),
+          });
+          if (view === 'full') return json(200, page);
+          return json(200, {
+            items: await store.contextViews(ws, page.items),
+            next_cursor: page.next_cursor,
+          });
+        },
       },
     },
     {
       template: `${crumbs}/{id}/versions/{n}`,
       pattern: new RegExp(`${base}/${id}/versions/(?<n>[^/]+)$`),
       methods: {
-        GET: async (_req, p) => {
+        GET: async (req, p) => {
+          const view = listView(req.query.view);
           const n = Number(p.n);
           if (!Number.isInteger(n) || n < 1) {
             throw new BadRequestError('version must be a positive integer', [
               { path: 'version', message: `expected a positive integer, got "${p.n}"` },
             ]);
           }
-          return json(200, await store.getVersion(workspace(p), breadcrumbId(p), n));
+          const record = await store.getVersion(workspace(p), breadcrumbId(p), n);
+          if (view === 'full') return json(200, record);
+          const [contextView] = await store.contextViews(workspace(p), [record]);
+          return json(200, contextView);
         },
       },
     },

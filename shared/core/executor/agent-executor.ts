@@ -34,22 +34,32 @@
  * function or test that runs only context agents); `contextTurn` is what the agent-type dispatcher
  * (`#shared/core/agents/agent-executor.ts`) calls. With `response_schema` the model's JSON is validated (the project's one
  * JSON Schema validator, `#shared/domain/json-schema.ts`) and kept in `output`; its `create_breadcrumbs` are
- * written in the agent's own workspace (the pipeline writes every output there) — never definitions or system
- * records — and its `tools_to_invoke` (seed 002) become fire-and-forget tool requests.
+ * written in the agent's own workspace (the pipeline writes every output there) and its `tools_to_invoke` (seed
+ * 002) become fire-and-forget tool requests — each only as the allow-list allows
+ * (`#shared/core/agents/allow-list.ts`: requests only for what the agent was given; never definitions, system
+ * records, run messages, answers or routing tags). A refused write is sent back to the model once with why; what
+ * its next answer still asks and may not is left out. Either way the refusals are counted on the answer
+ * (`refused_writes`, `refusals`) and logged.
  */
 import { createHash } from 'node:crypto';
+import {
+  type Grants,
+  givenToolNames,
+  grantsOf,
+  listToolDefinitions,
+  type Refusal,
+} from '#shared/core/agents/allow-list.ts';
 import { type ContextSource, fitContext } from '#shared/core/agents/context-budget.ts';
 import { type AgentTask, agentTaskOf } from '#shared/core/agents/contract.ts';
 import { type AgentSpec, agentModel, agentSpec } from '#shared/domain/agent-spec.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
-import { SCHEMA_NAME_PATTERN } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
-import { isDefinitionSchema } from '#shared/domain/definitions.ts';
 import {
   type FieldIssue,
   InvalidJsonSchemaError,
   NonRetriableError,
   NotFoundError,
+  ValidationError,
   VersionConflictError,
 } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
@@ -76,13 +86,12 @@ import type {
 
 export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
 export const AGENT_CONVERSATION_SCHEMA = 'agent.conversation.v1';
-export const TOOL_DEF_SCHEMA = 'tool.def.v1';
+export { TOOL_DEF_SCHEMA } from '#shared/core/agents/allow-list.ts';
 
 /** When a model string is absent from the definition: the default provider's default model. */
 export const DEFAULT_AGENT_MODEL = 'default';
 const MAX_SECTION_CHARS = 8000;
 const MAX_CREATED_BREADCRUMBS = 10;
-const MAX_TOOLS_LISTED = 100;
 
 export interface AgentExecutorDeps {
   store: BreadcrumbStore;
@@ -112,6 +121,10 @@ export interface AgentConversation {
   refused?: LlmToolResult[] | undefined;
   /** Calls to tools the agent was not given, over the whole turn. */
   refused_tool_calls?: number | undefined;
+  /** Structured-output writes the agent may not make (allow-list.ts), over the whole turn; never written. */
+  refused_writes?: Refusal[] | undefined;
+  /** Whether this turn's refused writes were already sent back to the model (once per turn). */
+  writes_sent_back?: boolean | undefined;
   /** The round being continued and by which tool response (`<id>@<version>`): the continuation claim. */
   continued?: { round: number; by: string } | undefined;
   response_to: string;
@@ -329,24 +342,81 @@ async function step(
     });
     return { outputs: [...requests, conversationOutput(next)] };
   }
-  return { outputs: finalOutputs(input, conversation, response) };
+  if (def.response_schema === undefined) return { outputs: finalOutputs(input, conversation, response) };
+
+  const output = structuredOutput(def.response_schema, response.text);
+  const planned = await plannedWrites(def, conversation, output, grantsFor(input, deps));
+  for (const r of planned.refused) {
+    (deps.log ?? silentLog).warn('agent refused a write: it may not write this', {
+      agentId: def.agent_id,
+      at: r.at,
+      schemaName: r.schema_name,
+      reason: r.reason,
+      thread: conversation.thread,
+    });
+  }
+  const refusedWrites = [...(conversation.refused_writes ?? []), ...planned.refused];
+  if (planned.refused.length > 0 && conversation.writes_sent_back !== true) {
+    // Tell the model once what was not written and why, and take its answer again (nothing of this one is
+    // written): a structured answer has no tool-call ids to answer with failed results, so the refusals go back
+    // as the next user message. Once per turn, so a model that insists costs one extra call, not a loop.
+    const again: AgentConversation = {
+      ...conversation,
+      messages: [
+        ...conversation.messages,
+        { role: 'assistant', content: response.text },
+        { role: 'user', content: refusalFeedback(planned.refused) },
+      ],
+      refused_writes: refusedWrites,
+      writes_sent_back: true,
+    };
+    return step(input, deps, again, tools);
+  }
+  return {
+    outputs: finalOutputs(input, { ...conversation, refused_writes: refusedWrites }, response, {
+      output,
+      writes: planned.outputs,
+    }),
+  };
+}
+
+/** The agent's grants, with the orchestration config of its spec (definition or `yaml`). */
+function grantsFor(input: ExecutionInput<AgentDefinition>, deps: AgentExecutorDeps): Grants {
+  let orchestration: AgentSpec['orchestration'] | undefined;
+  try {
+    orchestration = agentSpec(
+      input.definition,
+      deps.parseYaml ? { parseYaml: deps.parseYaml } : {},
+    ).orchestration;
+  } catch (error) {
+    // A spec that does not resolve names no agents or workflows: the agent is given none.
+    if (!(error instanceof ValidationError)) throw error;
+  }
+  return grantsOf(input.definition, orchestration, input.trigger.workspace, deps.store);
+}
+
+function refusalFeedback(refused: readonly Refusal[]): string {
+  return [
+    'Nothing of your last answer was written, because these parts of it are not allowed:',
+    ...refused.map((r) => `- ${r.at} (${r.schema_name}): ${r.reason}`),
+    'Answer again, with only what you may write and request.',
+  ].join('\n');
 }
 
 function finalOutputs(
   input: ExecutionInput<AgentDefinition>,
   conversation: AgentConversation,
   response: LlmResponse,
+  structured?: { output: Record<string, unknown>; writes: OutputBreadcrumb[] },
 ): OutputBreadcrumb[] {
   const def = input.definition;
   let message = response.text;
-  let output: Record<string, unknown> | undefined;
-  const extra: OutputBreadcrumb[] = [];
-  if (def.response_schema !== undefined) {
-    output = structuredOutput(def.response_schema, response.text);
+  const output = structured?.output;
+  const extra: OutputBreadcrumb[] = structured?.writes ?? [];
+  if (output !== undefined) {
     message =
       firstString(output, ['response_text', 'message', 'answer', 'text', 'content', 'response']) ??
       response.text;
-    extra.push(...createdBreadcrumbs(def, output), ...toolsToInvoke(def, conversation, output));
   }
   if (message.trim() === '' && response.toolCalls.length > 0) {
     message = `(stopped after ${conversation.round} tool rounds, the limit)`;
@@ -380,6 +450,10 @@ function finalOutputs(
         trigger_id: conversation.trigger_id,
         tool_rounds: conversation.round,
         refused_tool_calls: conversation.refused_tool_calls ?? 0,
+        refused_writes: conversation.refused_writes?.length ?? 0,
+        ...(conversation.refused_writes?.length
+          ? { refusals: conversation.refused_writes.slice(0, 20) }
+          : {}),
         model: response.model,
         finish_reason: response.finishReason,
         usage: response.usage,
@@ -611,14 +685,9 @@ async function toolSpecs(
   workspace: string,
   store: BreadcrumbStore,
 ): Promise<LlmToolSpec[]> {
-  const page = await store.list({ workspace, schema_name: TOOL_DEF_SCHEMA, limit: MAX_TOOLS_LISTED });
-  const defs = new Map<string, Record<string, unknown>>();
-  for (const item of page.items) {
-    const c = asObject(item.context);
-    if (typeof c.name === 'string' && !defs.has(c.name)) defs.set(c.name, c);
-  }
-  const names = def.tools ?? [...defs.keys()];
-  return names.map((name) => {
+  // The same rule decides what a structured answer may request (`#shared/core/agents/allow-list.ts`).
+  const defs = await listToolDefinitions(workspace, store);
+  return givenToolNames(def, defs).map((name) => {
     const d = defs.get(name);
     const schema = asObject(d?.input_schema ?? { type: 'object' });
     return {
@@ -665,64 +734,70 @@ function structuredOutput(schema: Record<string, unknown>, text: string): Record
   return value as Record<string, unknown>;
 }
 
-function createdBreadcrumbs(def: AgentDefinition, output: Record<string, unknown>): OutputBreadcrumb[] {
-  const list = Array.isArray(output.create_breadcrumbs) ? output.create_breadcrumbs : [];
-  if (list.length > MAX_CREATED_BREADCRUMBS) {
-    throw new NonRetriableError(
-      `create_breadcrumbs lists ${list.length}; at most ${MAX_CREATED_BREADCRUMBS} per answer`,
-    );
-  }
-  return list.map((raw, i) => {
-    const b = asObject(raw);
-    const schema = typeof b.schema_name === 'string' ? b.schema_name : 'agent.note.v1';
-    if (
-      !SCHEMA_NAME_PATTERN.test(schema) ||
-      isDefinitionSchema(schema) ||
-      /^(system|schema)\./.test(schema)
-    ) {
-      throw new NonRetriableError(
-        `create_breadcrumbs[${i}].schema_name "${schema}" is not allowed (agents may not write definitions or system records)`,
-      );
-    }
-    return {
-      schema_name: schema,
-      title: typeof b.title === 'string' ? b.title : `${def.agent_id} note`,
-      tags: [
-        ...(Array.isArray(b.tags) ? b.tags.filter((t): t is string => typeof t === 'string') : []),
-        `agent:${def.agent_id}`,
-      ],
-      context: asObject(b.context),
-    };
-  });
-}
-
-function toolsToInvoke(
+/**
+ * What a structured answer asks to write (`create_breadcrumbs`, seed 002's `tools_to_invoke`), each checked by
+ * the allow-list (`#shared/core/agents/allow-list.ts`): what the agent may not write is refused, never written.
+ */
+async function plannedWrites(
   def: AgentDefinition,
   conversation: AgentConversation,
   output: Record<string, unknown>,
-): OutputBreadcrumb[] {
-  const list = Array.isArray(output.tools_to_invoke) ? output.tools_to_invoke : [];
-  return list.slice(0, MAX_CREATED_BREADCRUMBS).flatMap((raw, i) => {
+  grants: Grants,
+): Promise<{ outputs: OutputBreadcrumb[]; refused: Refusal[] }> {
+  const outputs: OutputBreadcrumb[] = [];
+  const refused: Refusal[] = [];
+  const created = Array.isArray(output.create_breadcrumbs) ? output.create_breadcrumbs : [];
+  if (created.length > MAX_CREATED_BREADCRUMBS) {
+    throw new NonRetriableError(
+      `create_breadcrumbs lists ${created.length}; at most ${MAX_CREATED_BREADCRUMBS} per answer`,
+    );
+  }
+  for (const [i, raw] of created.entries()) {
+    const b = asObject(raw);
+    const schema = typeof b.schema_name === 'string' ? b.schema_name : 'agent.note.v1';
+    const tags = Array.isArray(b.tags) ? b.tags.filter((t): t is string => typeof t === 'string') : [];
+    const context = asObject(b.context);
+    const reason = await grants.refusal({ schema_name: schema, tags, context });
+    if (reason !== undefined) {
+      refused.push({ at: `create_breadcrumbs[${i}]`, schema_name: schema, reason });
+      continue;
+    }
+    outputs.push({
+      schema_name: schema,
+      title: typeof b.title === 'string' ? b.title : `${def.agent_id} note`,
+      tags: [...tags, `agent:${def.agent_id}`],
+      // A tool request is the agent's own: its answer comes back to this agent, whoever the context named.
+      context: schema === 'tool.request.v1' ? { ...context, requestedBy: def.agent_id } : context,
+    });
+  }
+  const invoked = Array.isArray(output.tools_to_invoke) ? output.tools_to_invoke : [];
+  for (const [i, raw] of invoked.slice(0, MAX_CREATED_BREADCRUMBS).entries()) {
     const t = asObject(raw);
-    if (typeof t.tool !== 'string') return [];
-    if (def.tools !== undefined && !def.tools.includes(t.tool)) return [];
-    const requestId = `req-${sha(`${conversation.trigger_id}\u0000invoke\u0000${i}`).slice(0, 24)}`;
-    return [
-      {
+    const reason = await grants.refusal({ schema_name: TOOL_REQUEST_SCHEMA, context: { tool: t.tool } });
+    if (reason !== undefined || typeof t.tool !== 'string') {
+      refused.push({
+        at: `tools_to_invoke[${i}]`,
         schema_name: TOOL_REQUEST_SCHEMA,
-        title: `${def.agent_id} asks ${t.tool}`,
-        tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
-        context: {
-          tool: t.tool,
-          input: asObject(t.input),
-          requestId,
-          requestedBy: def.agent_id,
-          thread: conversation.thread,
-          ...(typeof t.reason === 'string' ? { reason: t.reason } : {}),
-        },
+        reason: reason ?? 'no tool named',
+      });
+      continue;
+    }
+    const requestId = `req-${sha(`${conversation.trigger_id}\u0000invoke\u0000${i}`).slice(0, 24)}`;
+    outputs.push({
+      schema_name: TOOL_REQUEST_SCHEMA,
+      title: `${def.agent_id} asks ${t.tool}`,
+      tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
+      context: {
+        tool: t.tool,
+        input: asObject(t.input),
+        requestId,
+        requestedBy: def.agent_id,
+        thread: conversation.thread,
+        ...(typeof t.reason === 'string' ? { reason: t.reason } : {}),
       },
-    ];
-  });
+    });
+  }
+  return { outputs, refused };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

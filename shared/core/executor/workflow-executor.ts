@@ -45,6 +45,7 @@ export function incoming(trigger: ExecutionInput<unknown>['trigger'] | Breadcrum
     tags: trigger.tags,
     context: trigger.context,
     created_by: trigger.created_by,
+    caused_by: trigger.causation?.caused_by,
   };
 }
 

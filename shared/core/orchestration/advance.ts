@@ -17,8 +17,10 @@
  *   fails (without `on_error: "continue"`) fails the parallel at once and cancels the others.
  * - `map`: items from the expression, at most `max_concurrency` in flight, output in item order; an item that
  *   fails fails the map at once and cancels the others.
- * - `human`: `waiting` until a `human.response.v1`; approve → succeeded with the approved input (checked against
+ * - `human`: `waiting` until a `human.response.v1` from a person (authority.ts; anything else is answered with an
+ *   error and the step keeps waiting); approve → succeeded with the approved input (checked against
  *   `input_schema`: a bad one is answered with an error and the step keeps waiting); reject → failed.
+ *   Controls, too, come from people (or a parent run cancelling its sub-run); others change nothing.
  * - `wait`: a timer; the step succeeds when it fires.
  * - Control: `pause` (nothing new starts; running steps finish and are recorded; a run whose steps all finished
  *   while paused ends on resume), `resume`, `cancel` (active steps cancelled, sub-runs cancelled; later answers are
@@ -33,6 +35,7 @@ import {
   stepKind,
   type WorkflowDefinition,
 } from '#shared/domain/workflow-definition.ts';
+import { actingPrincipal, controlRefusal, humanResponseRefusal } from './authority.ts';
 import { humanInputProblem, inputProblem } from './checks.ts';
 import { cancelRunOf, type Effect, effectsOf, freshEffects } from './effects.ts';
 import type { AnswerEvent, ControlEvent, HumanEvent, RunEvent, StartEvent, TimerEvent } from './events.ts';
@@ -65,6 +68,7 @@ export interface AdvanceResult {
 
 const MAX_CONTROLS_KEPT = 100;
 const MAX_LATE_ANSWERS_KEPT = 20;
+const MAX_REFUSED_KEPT = 20;
 
 /** Control flow inside a transition: the run fails now (a limit), whatever step was being started. */
 class RunFailure extends Error {
@@ -175,20 +179,36 @@ class Transition {
     }
     const [key, state] = found;
     if (state.answer_id === event.id) return;
+    // Only people approve (authority.ts): anything else is answered with why, and the step keeps waiting.
+    const refused = humanResponseRefusal(this.run, event);
+    if (refused !== undefined) {
+      this.note = `human response ${event.id} refused: ${refused}`;
+      this.refuse(event.id, event.by, `human response (${event.decision}) to ${key}`, refused);
+      this.extra.push({
+        type: 'response_error',
+        id: responseErrorIdFor(event.id),
+        request_id: event.request_id,
+        response_id: event.id,
+        step: key,
+        error: refused,
+      });
+      return;
+    }
+    const by = actingPrincipal(event);
     if (state.status !== 'waiting') {
-      this.late(key, state, event.id, event.by, event.decision === 'approve');
+      this.late(key, state, event.id, by, event.decision === 'approve');
       return;
     }
     const answered = {
       ...state,
       answer_id: event.id,
-      by: event.by,
+      by,
       decision: event.decision,
       ...(event.comment !== undefined ? { comment: event.comment } : {}),
       answered_at: this.nowIso,
     };
     if (event.decision === 'reject') {
-      const reason = `rejected by ${event.by}${event.comment ? `: ${event.comment}` : ''}`;
+      const reason = `rejected by ${by}${event.comment ? `: ${event.comment}` : ''}`;
       this.run.steps[key] = this.ended(answered, 'failed', { error: reason });
       return;
     }
@@ -247,12 +267,25 @@ class Transition {
 
   private control(event: ControlEvent): void {
     if (this.run.controls.includes(event.id)) return;
+    const forbidden = controlRefusal(this.run, event);
+    if (forbidden !== undefined) {
+      this.note = `control ${event.id} (${event.action}) refused: ${forbidden}`;
+      this.refuse(event.id, event.by, `control ${event.action}`, forbidden);
+      return;
+    }
     const refused = this.applyControl(event);
     if (refused !== undefined) {
       this.note = `control ${event.id} (${event.action}) refused: ${refused}`;
       return;
     }
     this.run.controls = [...this.run.controls, event.id].slice(-MAX_CONTROLS_KEPT);
+  }
+
+  /** Records a refusal on the run once (a redelivery finds it there and changes nothing). */
+  private refuse(id: string, by: string, what: string, reason: string): void {
+    const refused = this.run.refused ?? [];
+    if (refused.some((r) => r.id === id)) return;
+    this.run.refused = [...refused, { id, by, what, reason, at: this.nowIso }].slice(-MAX_REFUSED_KEPT);
   }
 
   /** Applies a control; undefined when applied, else why it cannot be (the run is unchanged). */
@@ -262,7 +295,7 @@ class Transition {
       case 'pause':
         if (status !== 'running' && status !== 'waiting') return `the run is ${status}`;
         this.run.status = 'paused';
-        this.run.paused_by = event.by;
+        this.run.paused_by = actingPrincipal(event);
         return undefined;
       case 'resume':
         if (status !== 'paused') return `the run is ${status}, not paused`;
@@ -276,7 +309,7 @@ class Transition {
             this.run.steps[key] = this.ended(state, 'cancelled', {});
           }
         }
-        this.finish('cancelled', { error: `cancelled by ${event.by}` });
+        this.finish('cancelled', { error: `cancelled by ${actingPrincipal(event)}` });
         return undefined;
       case 'retry':
         return this.retryFrom(event.from_step);

@@ -23,10 +23,11 @@ import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
 import type { OutputBreadcrumb } from '../executor/contract.ts';
 import { advance } from './advance.ts';
+import { isPerson } from './authority.ts';
 import { type Effect, effectsOf, type RequestEffect } from './effects.ts';
 import type { RunEvent } from './events.ts';
 import { boundedId } from './ids.ts';
-import { actionOf, runBreadcrumb } from './messages.ts';
+import { actionOf, runBreadcrumb, runDriver } from './messages.ts';
 import { type Run, RunSchema } from './run.ts';
 
 /** Re-reads after a version conflict before the message is retried through SQS instead. */
@@ -35,7 +36,7 @@ const TOOL_DEFINITION_PAGES = 10;
 const SYSTEM_PRINCIPAL = 'system:workflow';
 
 export interface RunDriverDeps {
-  readonly store: Pick<BreadcrumbStore, 'get' | 'create' | 'update' | 'list'>;
+  readonly store: Pick<BreadcrumbStore, 'get' | 'getVersion' | 'create' | 'update' | 'list'>;
   readonly clock: Clock;
   readonly log: Log;
   /** Waits, step timeouts and retry back-offs; a driver without them refuses a run that asks for one. */
@@ -118,6 +119,26 @@ export function createRunDriver(deps: RunDriverDeps) {
     return names;
   }
 
+  /**
+   * A human response or control the run's driver wrote, with the person whose message it relays (`on_behalf_of`):
+   * the breadcrumb its causation names, read at that version in the run's workspace, written by a `user:`
+   * principal (authority.ts). Anything else comes as it was, and the engine decides on its writer alone.
+   */
+  async function withRelay(workspace: string, event: RunEvent, run: Run): Promise<RunEvent> {
+    if (event.type !== 'human' && event.type !== 'control') return event;
+    const { on_behalf_of: _, ...bare } = event;
+    if (isPerson(bare.by) || bare.by !== runDriver(run) || bare.relay_of === undefined) return bare;
+    const ref = /^(.+)@(\d+)$/.exec(bare.relay_of);
+    if (!ref?.[1] || !ref[2]) return bare;
+    try {
+      const source = await deps.store.getVersion(workspace, ref[1], Number(ref[2]));
+      return isPerson(source.updated_by) ? { ...bare, on_behalf_of: source.updated_by } : bare;
+    } catch (error) {
+      if (error instanceof NotFoundError) return bare;
+      throw error;
+    }
+  }
+
   /** Writes the run: create for a new one, else a conditional update. False when another writer got there first. */
   async function writeRun(
     input: TransitionInput,
@@ -159,9 +180,13 @@ export function createRunDriver(deps: RunDriverDeps) {
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
     while (events.length > 0) {
-      const event = events[0] as RunEvent;
+      let event = events[0] as RunEvent;
       const stored = await readRun(input.workspace, input.runId);
       const current = stored === undefined ? undefined : parseRun(stored);
+      if (event === input.event && current !== undefined) {
+        event = await withRelay(input.workspace, event, current);
+        events[0] = event;
+      }
       const definition = await input.definitionFor(current);
       const result = await advance({
         definition,

@@ -36,25 +36,33 @@ export interface AnswerEvent {
   readonly by: string;
 }
 
-export interface HumanEvent {
+/** Who an event comes from: its writer, and what it relays (`authority.ts`). */
+interface Actor {
+  /** The breadcrumb's writer. */
+  readonly by: string;
+  /** The breadcrumb's `causation.caused_by` (`<id>@<version>`): the message it relays, if any. */
+  readonly relay_of?: string | undefined;
+  /** The `user:` writer of `relay_of`, set by the driver once it has read it in the run's workspace. */
+  readonly on_behalf_of?: string | undefined;
+}
+
+export interface HumanEvent extends Actor {
   readonly type: 'human';
   readonly id: string;
   readonly request_id: string;
   readonly decision: 'approve' | 'reject';
   readonly input?: unknown;
   readonly comment?: string | undefined;
-  readonly by: string;
 }
 
 export const CONTROL_ACTIONS = ['pause', 'resume', 'cancel', 'retry'] as const;
 export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 
-export interface ControlEvent {
+export interface ControlEvent extends Actor {
   readonly type: 'control';
   readonly id: string;
   readonly action: ControlAction;
   readonly from_step?: string | undefined;
-  readonly by: string;
 }
 
 export interface TimerEvent {

@@ -114,6 +114,8 @@ export interface IncomingBreadcrumb {
   readonly context: unknown;
   readonly created_by: string;
   readonly version?: number;
+  /** Its `causation.caused_by`: what a human response or a control relays (`authority.ts`). */
+  readonly caused_by?: string | undefined;
 }
 
 export type RunMessage = { readonly run_id: string; readonly event: RunEvent } | { readonly ignored: string };
@@ -203,6 +205,7 @@ export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
           action: control.data.action,
           from_step: control.data.from_step,
           by,
+          relay_of: trigger.caused_by,
         },
       };
     }
@@ -222,6 +225,7 @@ export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
           input: response.data.input,
           comment: response.data.comment,
           by,
+          relay_of: trigger.caused_by,
         },
       };
     }

@@ -81,6 +81,15 @@ export const StepStateSchema = z.object({
 });
 export type StepState = z.infer<typeof StepStateSchema>;
 
+/** A human response or control refused because of its writer (authority.ts). */
+const RefusedSchema = z.object({
+  id: z.string(),
+  by: z.string(),
+  what: z.string(),
+  reason: z.string(),
+  at: Timestamp,
+});
+
 export const ParentSchema = z.object({
   run_id: z.string(),
   step: z.string(),
@@ -123,6 +132,11 @@ export const RunSchema = z.object({
   /** Ids of the control breadcrumbs applied, newest last (a redelivered control changes nothing). */
   controls: z.array(z.string()),
   paused_by: z.optional(z.string()),
+  /**
+   * Human responses and controls the run refused because of who wrote them (authority.ts), newest last: where a
+   * person looking at the run sees that someone tried, and why it did not count.
+   */
+  refused: z.optional(z.array(RefusedSchema)),
   /**
    * Who drives the run (its requests' `reply-to:`): an orchestrating agent, `agent:<id>`. Absent: the workflow
    * executor of `workflow`, `workflow:<id>`.

@@ -275,13 +275,17 @@ describe('crumbs get', () => {
     const version = await run(['get', 'c1', '--version', '1', '--json']);
     expect(version.code).toBe(0);
     expect(JSON.parse(version.stdout)).toMatchObject({ version: 3 });
-    expect(requests.map((r) => r.path)).toEqual([`${BASE}/c1/full`, `${BASE}/c1/versions/1`]);
+    expect(requests.map((r) => `${r.path}?${r.query}`)).toEqual([
+      `${BASE}/c1?view=full`,
+      `${BASE}/c1/versions/1?view=full`,
+    ]);
   });
 
   it('uses the workspace from -w and encodes it and the id in the path', async () => {
     answer = () => ({ status: 200, body: fullCrumb() });
     await run(['get', '-w', 'team-a', 'id:with:colons', '--full']);
-    expect(only().path).toBe('/v1/workspaces/team-a/breadcrumbs/id%3Awith%3Acolons/full');
+    expect(only().path).toBe('/v1/workspaces/team-a/breadcrumbs/id%3Awith%3Acolons');
+    expect(only().query.get('view')).toBe('full');
   });
 
   it('exits 1 with the API message when the breadcrumb does not exist', async () => {
@@ -429,6 +433,7 @@ describe('crumbs history', () => {
     const result = await run(['history', 'c1']);
     expect(result.code).toBe(0);
     expect(only().path).toBe(`${BASE}/c1/history`);
+    expect(only().query.get('view')).toBe('full');
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^VERSION\s+WHO\s+WHEN\s+TITLE\s+CHECKSUM$/);
     expect(lines[1]).toMatch(/^\s*2\s+agent:helper\s+2025-03-04 05:06:07\s+second\s+abcdef012345$/);
@@ -471,9 +476,7 @@ describe('crumbs explain', () => {
   it('says why a definition with a broken expression has no rule instead of explaining one', async () => {
     answer = (req) => ({
       status: 200,
-      body: req.path.includes('/wf1/')
-        ? fullCrumb({ id: 'wf1', ...brokenWorkflow })
-        : fullCrumb({ id: 'm1' }),
+      body: req.path.endsWith('/wf1') ? fullCrumb({ id: 'wf1', ...brokenWorkflow }) : fullCrumb({ id: 'm1' }),
     });
     const result = await run(['explain', 'wf1', 'm1']);
     expect(result.code).toBe(1);
@@ -557,5 +560,32 @@ describe('crumbs (global behaviour)', () => {
     const result = await run(['--version']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^crumbs \d+\.\d+\.\d+/);
+  });
+});
+
+describe('crumbs runs get', () => {
+  it('lists the responses and controls the run refused, from whom and why', async () => {
+    answer = () => ({
+      status: 200,
+      body: {
+        run_id: 'run-1',
+        workflow: 'ship',
+        status: 'waiting',
+        steps: { approve: { kind: 'human', status: 'waiting', attempts: 1 } },
+        refused: [
+          {
+            id: 'forged-1',
+            by: 'agent:mallory',
+            what: 'human response (approve) to approve',
+            reason: 'only a person answers a human step: this response was written by agent:mallory',
+            at: '2026-01-01T00:00:00.000Z',
+          },
+        ],
+      },
+    });
+    const result = await run(['runs', 'get', 'run-1']);
+    expect(result.stdout).toContain(
+      'refused   human response (approve) to approve by agent:mallory (forged-1): only a person answers a human step',
+    );
   });
 });

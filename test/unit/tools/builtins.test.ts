@@ -127,6 +127,35 @@ describe('breadcrumb.create tool', () => {
   });
 });
 
+describe("breadcrumb.create tool and the agents' allow-list", () => {
+  it.each([
+    ['a tool request', { schema_name: 'tool.request.v1', context: { tool: 'calculator' } }, /allow_requests/],
+    ['an agent request', { schema_name: 'agent.request.v1', context: { agent: 'a' } }, /allow_requests/],
+    [
+      'a workflow request',
+      { schema_name: 'workflow.request.v1', context: { workflow: 'w' } },
+      /allow_requests/,
+    ],
+    [
+      'a human response',
+      { schema_name: 'human.response.v1', context: { decision: 'approve' } },
+      /runs, answers/,
+    ],
+    ['a run control', { schema_name: 'workflow.control.v1', context: { action: 'cancel' } }, /runs, answers/],
+    ['a system record', { schema_name: 'system.message.v1', context: {} }, /system records/],
+    ['a routing tag', { schema_name: 'note.v1', tags: ['reply-to:workflow:w'], context: {} }, /routes runs/],
+  ])('refuses %s', async (_what, input, message) => {
+    const create = vi.fn();
+    await expect(
+      breadcrumbCreateTool.run(
+        input as never,
+        toolContext({ store: { create } as unknown as BreadcrumbStore }),
+      ),
+    ).rejects.toThrow(message);
+    expect(create).not.toHaveBeenCalled();
+  });
+});
+
 describe('breadcrumb.search tool', () => {
   it('lists in the caller workspace only and answers context views, never the stored context', async () => {
     const stored = record({

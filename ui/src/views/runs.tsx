@@ -29,6 +29,8 @@ export interface RunState {
   started_at?: string;
   ended_at?: string;
   steps: Record<string, StepState>;
+  /** Responses and controls refused because of who wrote them (only people approve). */
+  refused?: { id: string; by: string; what: string; reason: string; at: string }[];
 }
 
 export interface StepState {
@@ -224,6 +226,11 @@ export function RunView({ api, id }: { api: Api; id: string }) {
           run failed{run.failed_step ? ` at ${run.failed_step}` : ''}: {run.error}
         </p>
       )}
+      {(run.refused ?? []).map((r) => (
+        <p class="error" key={r.id}>
+          refused {r.what} by {r.by}: {r.reason}
+        </p>
+      ))}
       <div class="split">
         <div class="panel">
           <h3>Input</h3>

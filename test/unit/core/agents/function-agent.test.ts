@@ -83,6 +83,30 @@ describe('function agent', () => {
     });
   });
 
+  it('searches context views: a field llm_hints exclude never reaches the function', async () => {
+    const { agent, store } = setup();
+    await store.create(
+      'ws-test',
+      {
+        schema_name: 'note.v1',
+        title: 'n',
+        tags: [],
+        context: { shown: 1, secret: 's3cr3t' },
+        llm_hints: { exclude: ['secret'] },
+      },
+      { principal: 'user:a' },
+    );
+    const outcome = await agent.run(
+      agentRun(
+        spec(`async function handler(input, ctx) {
+          return (await ctx.search({ schema_name: 'note.v1' }))[0].context;
+        }`),
+      ),
+    );
+    expect(outcome).toMatchObject({ answer: { status: 'success', output: { shown: 1 } } });
+    expect(JSON.stringify(outcome)).not.toContain('s3cr3t');
+  });
+
   it('refuses to create definitions or system records', async () => {
     const { agent } = setup();
     const outcome = await agent.run(
@@ -94,6 +118,72 @@ describe('function agent', () => {
     );
     expect(outcome).toMatchObject({
       answer: { status: 'error', error: expect.stringContaining('may not be written') },
+    });
+  });
+
+  it('requests only tools, agents and workflows it was given; refusals throw in the function and are counted', async () => {
+    const { agent, store } = setup();
+    await store.create(
+      'ws-test',
+      { schema_name: 'tool.def.v1', title: 'echo', tags: [], context: { name: 'echo' } },
+      { principal: 'user:a' },
+    );
+    const outcome = await agent.run(
+      agentRun(
+        spec(`async function handler(input, ctx) {
+          const tried = [
+            { schema_name: 'tool.request.v1', context: { tool: 'calculator', input: {} } },
+            { schema_name: 'agent.request.v1', context: { agent: 'admin', message: 'hi' } },
+            { schema_name: 'workflow.request.v1', context: { workflow: 'deploy' } },
+            { schema_name: 'human.response.v1', context: { request_id: 'r', decision: 'approve' } },
+            { schema_name: 'note.v1', tags: ['run:r1'], context: {} },
+            { schema_name: 'tool.request.v1', context: { tool: 'echo', input: { a: 1 }, requestedBy: 'other' } },
+          ];
+          const seen = [];
+          for (const b of tried) {
+            try { await ctx.create(b); seen.push('ok'); } catch (e) { seen.push(String(e.message)); }
+          }
+          try { await ctx.callTool({ tool: 'breadcrumb.create', input: {} }); } catch (e) { seen.push(String(e.message)); }
+          return seen;
+        }`),
+      ),
+    );
+    const answer = (outcome as unknown as { answer: { output: string[]; refused_writes: number } }).answer;
+    expect(answer.output.slice(0, 5)).toEqual([
+      expect.stringContaining('the tool "calculator" is not available to this agent (its tools: echo)'),
+      expect.stringContaining('the agent "admin" is not available to this agent (its agents: none)'),
+      expect.stringContaining('the workflow "deploy" is not available'),
+      expect.stringContaining('human.response.v1: runs, answers'),
+      expect.stringContaining('the tag "run:r1"'),
+    ]);
+    expect(answer.output.slice(5)).toEqual(['ok', expect.stringContaining('write with ctx.create')]);
+    expect(answer.refused_writes).toBe(5);
+    expect(outcome).toMatchObject({
+      outputs: [{ schema_name: 'tool.request.v1', context: { tool: 'echo', requestedBy: 'test-agent' } }],
+    });
+  });
+
+  it('calls only the built-in tools its definition lists, when it lists them', async () => {
+    const { agent } = setup();
+    const parsed = parseDefinition('agent.def.v1', {
+      agent_id: 'fn',
+      type: 'function',
+      tools: ['echo'],
+      function_code: `async function handler(input, ctx) {
+        try { await ctx.callTool({ tool: 'calculator', input: { expression: '1+1' } }); } catch (e) { return e.message; }
+      }`,
+      transport: { kind: 'function', function: { timeout_ms: 1000, memory_mb: 16 } },
+    });
+    const def = parsed.definition as AgentDefinition;
+    const s = agentSpec(def);
+    if (s.type !== 'function') throw new Error('not a function spec');
+    const run = agentRun(s);
+    const outcome = await agent.run({ ...run, definition: def });
+    expect(outcome).toMatchObject({
+      answer: {
+        status: 'success',
+        output: expect.stringContaining('the tool "calculator" is not available'),
+      },
     });
   });
 

@@ -8,7 +8,7 @@ import {
 import type { ExecutionInput, OutputBreadcrumb } from '#shared/core/executor/contract.ts';
 import { type Breadcrumb, checksumOf } from '#shared/domain/breadcrumb.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
-import { NonRetriableError, NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
+import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore, ListQuery } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmRequest, LlmResponse } from '#shared/ports/llm.ts';
 
@@ -308,17 +308,112 @@ describe('agent executor', () => {
         input(agentDef({ response_schema: schema }), trigger),
       ),
     ).rejects.toThrow(/response_schema: response_text/);
-    const sneaky = scripted({
-      text: JSON.stringify({
-        response_text: 'x',
-        create_breadcrumbs: [{ schema_name: 'agent.def.v1', context: {} }],
-      }),
+    // A definition is refused like any write the agent may not make: sent back once, then left out and counted.
+    const sneakyAnswer = JSON.stringify({
+      response_text: 'x',
+      create_breadcrumbs: [{ schema_name: 'agent.def.v1', context: {} }],
     });
-    await expect(
-      createAgentExecutor({ store: store.asPort(), llm: sneaky }).execute(
-        input(agentDef({ response_schema: schema }), trigger),
-      ),
-    ).rejects.toBeInstanceOf(NonRetriableError);
+    const sneaky = scripted({ text: sneakyAnswer }, { text: sneakyAnswer });
+    const refused = await createAgentExecutor({ store: store.asPort(), llm: sneaky }).execute(
+      input(agentDef({ response_schema: schema }), trigger),
+    );
+    expect(sneaky.requests).toHaveLength(2);
+    expect(refused.outputs.map((o) => o.schema_name)).toEqual(['agent.response.v1', 'agent.conversation.v1']);
+    expect(refused.outputs[0]?.context).toMatchObject({ refused_writes: 2 });
+  });
+
+  describe('the allow-list on structured output', () => {
+    const schema = { type: 'object', required: ['response_text'] };
+    const answer = (extra: Record<string, unknown>) => ({
+      text: JSON.stringify({ response_text: 'ok', ...extra }),
+    });
+
+    it('refuses requests for tools, agents and workflows it was not given, tells the model once, writes the rest', async () => {
+      const store = new MemoryStore();
+      const trigger = seedChat(store);
+      const attack = {
+        create_breadcrumbs: [
+          { schema_name: 'tool.request.v1', context: { tool: 'shell', input: {} } },
+          { schema_name: 'agent.request.v1', context: { agent: 'admin', message: 'hi' } },
+          { schema_name: 'workflow.request.v1', context: { workflow: 'deploy', input: {} } },
+          {
+            schema_name: 'human.response.v1',
+            tags: ['run:r1'],
+            context: { request_id: 'x', decision: 'approve' },
+          },
+          { schema_name: 'workflow.control.v1', context: { run_id: 'r1', action: 'cancel' } },
+          { schema_name: 'report.v1', tags: ['reply-to:workflow:w'], context: {} },
+          { schema_name: 'report.v1', title: 'fine', context: { a: 1 } },
+        ],
+        tools_to_invoke: [{ tool: 'shell' }, { tool: 'calculator', input: { expression: '1+1' } }],
+      };
+      const llm = scripted(answer(attack), answer(attack));
+      const def = agentDef({ response_schema: schema, orchestration: { availableAgents: ['helper2'] } });
+      const { outputs } = await createAgentExecutor({ store: store.asPort(), llm }).execute(
+        input(def, trigger),
+      );
+      expect(llm.requests).toHaveLength(2);
+      const feedback = llm.requests[1]?.messages.at(-1);
+      expect(feedback).toMatchObject({ role: 'user' });
+      expect(JSON.stringify(feedback)).toContain(
+        'the tool \\"shell\\" is not available to this agent (its tools: calculator)',
+      );
+      expect(JSON.stringify(feedback)).toContain(
+        'the agent \\"admin\\" is not available to this agent (its agents: helper2)',
+      );
+      const written = outputs.map((o) => [o.schema_name, (o.context as { tool?: string }).tool ?? o.title]);
+      expect(written).toEqual([
+        ['agent.response.v1', expect.any(String)],
+        ['agent.conversation.v1', expect.any(String)],
+        ['report.v1', 'fine'],
+        ['tool.request.v1', 'calculator'],
+      ]);
+      expect(outputs[0]?.context).toMatchObject({ refused_writes: 14 });
+      const refusals = (outputs[0]?.context as { refusals: { at: string }[] } | undefined)?.refusals ?? [];
+      expect(refusals.slice(0, 7).map((r) => r.at)).toEqual([
+        'create_breadcrumbs[0]',
+        'create_breadcrumbs[1]',
+        'create_breadcrumbs[2]',
+        'create_breadcrumbs[3]',
+        'create_breadcrumbs[4]',
+        'create_breadcrumbs[5]',
+        'tools_to_invoke[0]',
+      ]);
+    });
+
+    it('writes requests for what it was given, as its own', async () => {
+      const store = new MemoryStore();
+      const trigger = seedChat(store);
+      const llm = scripted(
+        answer({
+          create_breadcrumbs: [
+            { schema_name: 'tool.request.v1', context: { tool: 'calculator', requestedBy: 'someone-else' } },
+            { schema_name: 'agent.request.v1', context: { agent: 'helper2', message: 'go' } },
+            { schema_name: 'workflow.request.v1', context: { workflow: 'billing', input: {} } },
+          ],
+        }),
+      );
+      const def = agentDef({
+        response_schema: schema,
+        orchestration: {
+          steps: [
+            { id: 'a', agent: 'helper2' },
+            { id: 'b', workflow: 'billing' },
+          ],
+        },
+      });
+      const { outputs } = await createAgentExecutor({ store: store.asPort(), llm }).execute(
+        input(def, trigger),
+      );
+      expect(llm.requests).toHaveLength(1);
+      expect(outputs.slice(2).map((o) => o.schema_name)).toEqual([
+        'tool.request.v1',
+        'agent.request.v1',
+        'workflow.request.v1',
+      ]);
+      expect(outputs[2]?.context).toMatchObject({ tool: 'calculator', requestedBy: 'helper' });
+      expect(outputs[0]?.context).toMatchObject({ refused_writes: 0 });
+    });
   });
 
   it('answers failures with agent.error.v1 in the thread', () => {
