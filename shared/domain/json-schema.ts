@@ -220,7 +220,7 @@ function applicationGraph(root: unknown, lookup: Lookup): SchemaNode[] {
     for (const keyword of ['not', 'if', 'then', 'else']) inPlace(s[keyword], here(keyword));
     for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
       const list = s[keyword];
-      if (Array.isArray(list)) list.forEach((sub, i) => inPlace(sub, here(keyword, i)));
+      if (Array.isArray(list)) for (const [i, sub] of list.entries()) inPlace(sub, here(keyword, i));
     }
     for (const keyword of ['dependentSchemas', 'dependencies']) {
       const map = s[keyword];
@@ -233,9 +233,11 @@ function applicationGraph(root: unknown, lookup: Lookup): SchemaNode[] {
     }
     // Subschemas that apply to the value's members or items step into it: a loop through them ends with the value.
     for (const keyword of SCHEMA_KEYWORDS) nodeOf(s[keyword], here(keyword));
-    if (Array.isArray(s.items)) s.items.forEach((sub, i) => nodeOf(sub, here('items', i)));
+    if (Array.isArray(s.items)) for (const [i, sub] of s.items.entries()) nodeOf(sub, here('items', i));
     else nodeOf(s.items, here('items'));
-    if (Array.isArray(s.prefixItems)) s.prefixItems.forEach((sub, i) => nodeOf(sub, here('prefixItems', i)));
+    if (Array.isArray(s.prefixItems)) {
+      for (const [i, sub] of s.prefixItems.entries()) nodeOf(sub, here('prefixItems', i));
+    }
     for (const keyword of SCHEMA_MAP_KEYWORDS) {
       const map = s[keyword];
       if (isObject(map)) for (const [k, sub] of Object.entries(map)) nodeOf(sub, here(keyword, k));

@@ -86,7 +86,7 @@ export function toRe2Syntax(source: string, flags = ''): string {
   };
 
   /** One escape at chars[i] === '\\'; returns RE2 text and advances i. `inClass` changes \b and \s. */
-  const escape = (inClass: boolean): string => {
+  const escapeSequence = (inClass: boolean): string => {
     const c = chars[i + 1];
     if (c === undefined) return fail('it ends with a lone backslash');
     i += 2;
@@ -193,7 +193,7 @@ export function toRe2Syntax(source: string, flags = ''): string {
         i++;
         break;
       }
-      if (c === '\\') body += escape(true);
+      if (c === '\\') body += escapeSequence(true);
       else {
         body += c === '-' ? '-' : literal(c);
         i++;
@@ -218,7 +218,7 @@ export function toRe2Syntax(source: string, flags = ''): string {
     const c = chars[i] as string;
     switch (c) {
       case '\\':
-        out += escape(false);
+        out += escapeSequence(false);
         break;
       case '[':
         out += characterClass();
