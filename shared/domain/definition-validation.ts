@@ -21,20 +21,26 @@ import jsonata from 'jsonata';
 import { type AgentSpec, agentSpec } from './agent-spec.ts';
 import { parseOrThrow } from './breadcrumb.ts';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
-import { InvalidJsonSchemaError } from './errors.ts';
+import { type FieldIssue, InvalidJsonSchemaError, ValidationError } from './errors.ts';
 import { compileJsonSchema } from './json-schema.ts';
+import { unboundedJsonataProblem } from './jsonata-limits.ts';
 import { type ScheduleDefinition, scheduleDefinitionSchema } from './schedule-definition.ts';
 import { parseScheduleExpression, ScheduleExpressionError } from './schedule-expression.ts';
 import { parseYaml } from './yaml.ts';
 
-/** The issue message for an expression JSONata cannot parse; `undefined` when it parses. */
+/**
+ * The issue message for an expression JSONata cannot parse, or could not run in bounded time (a regex the
+ * linear-time engine cannot run, a signature that backtracks: `jsonata-limits.ts`); `undefined` when it is fine.
+ */
 function jsonataSyntaxError(expression: string): string | undefined {
+  let parsed: jsonata.Expression;
   try {
-    jsonata(expression);
-    return undefined;
+    parsed = jsonata(expression);
   } catch (error) {
     return `not a valid JSONata expression: ${describeJsonataError(error)}`;
   }
+  const unbounded = unboundedJsonataProblem(parsed);
+  return unbounded === undefined ? undefined : `not a usable JSONata expression: ${unbounded}`;
 }
 
 /** JSONata throws plain objects `{ message, position, token }`, not Errors, so `String(error)` would say nothing. */
@@ -68,6 +74,8 @@ export type ValidatedDefinition = ParsedDefinition & { readonly spec?: AgentSpec
  */
 export function validateDefinition(schemaName: string, context: unknown): ValidatedDefinition {
   const parsed = parseDefinition(schemaName, context, CHECKED_SCHEMAS);
+  const schemaIssues = definitionSchemaIssues(parsed);
+  if (schemaIssues.length > 0) throw new ValidationError(schemaIssues);
   if (parsed.kind !== 'agent') return parsed;
   return {
     ...parsed,
@@ -77,6 +85,28 @@ export function validateDefinition(schemaName: string, context: unknown): Valida
       jsonSchema: jsonSchemaProblem,
     }),
   };
+}
+
+/**
+ * Tools' `input_schema` / `output_schema` and an agent's `response_schema`, checked as the workflow's schemas are
+ * (the executors validate every request and answer against them, so a schema that cannot end must not be active).
+ */
+function definitionSchemaIssues(parsed: ParsedDefinition): FieldIssue[] {
+  const schemas: [string, Record<string, unknown> | undefined][] =
+    parsed.kind === 'tool'
+      ? [
+          ['input_schema', parsed.definition.input_schema],
+          ['output_schema', parsed.definition.output_schema],
+        ]
+      : parsed.kind === 'agent'
+        ? [['response_schema', parsed.definition.response_schema]]
+        : [];
+  const issues: FieldIssue[] = [];
+  for (const [path, schema] of schemas) {
+    const message = schema === undefined ? undefined : jsonSchemaProblem(schema);
+    if (message !== undefined) issues.push({ path, message });
+  }
+  return issues;
 }
 
 /** Why Scheduler would refuse this expression in this zone, or undefined (croner reads the cron). */
