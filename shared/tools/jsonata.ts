@@ -5,8 +5,9 @@
  * regexes run on a linear-time engine with the evaluation's deadline (`linear-regex.ts`), signatures and regexes
  * that could not are refused when compiled (`jsonata-limits.ts`), no value may grow past MAX_STRING characters
  * (a few doublings reach V8's limits, and per-character natives on such a string crash the process),
- * `$pad` is capped, `$distinct` is linear and `$toMillis` parses its picture with the linear engine. JSONata has
- * no access to JavaScript globals, so it is safe to run untrusted.
+ * `$pad` is capped, `$distinct` is linear, `$toMillis` parses its picture with the linear engine, and `$eval`
+ * checks the text it parses as compiled expressions are checked. JSONata has no access to JavaScript globals, so
+ * it is safe to run untrusted.
  */
 import jsonata from 'jsonata';
 import { NonRetriableError } from '#shared/domain/errors.ts';
@@ -113,12 +114,13 @@ function limitError(message: string): Error {
 }
 
 /** JSONata's own implementations of the functions wrapped below, read once from its static frame. */
-const builtins: Promise<{ toMillis: Builtin; pad: Builtin }> = (async () => {
+const builtins: Promise<{ toMillis: Builtin; pad: Builtin; eval: Builtin }> = (async () => {
   const read = async (name: string) =>
     (await jsonata(`$${name}`).evaluate({})) as { implementation: (...args: unknown[]) => unknown };
   return {
     toMillis: (await read('toMillis')).implementation,
     pad: (await read('pad')).implementation,
+    eval: (await read('eval')).implementation,
   };
 })();
 type Builtin = (this: unknown, ...args: unknown[]) => unknown;
@@ -155,6 +157,24 @@ function guard(expression: jsonata.Expression): void {
     '<s-ns?:s>',
   );
   expression.registerFunction('distinct', distinct, '<x:x>');
+  expression.registerFunction(
+    'eval',
+    function (this: unknown, ...args: unknown[]) {
+      // `$eval` parses text made at run time: it gets the same compile-time checks as the expression itself.
+      if (typeof args[0] === 'string') {
+        let parsed: jsonata.Expression | undefined;
+        try {
+          parsed = jsonata(args[0]);
+        } catch {
+          // A syntax error: jsonata's own $eval reports it.
+        }
+        const problem = parsed === undefined ? undefined : unboundedJsonataProblem(parsed);
+        if (problem !== undefined) throw limitError(`$eval: ${problem}`);
+      }
+      return (resolved as Awaited<typeof builtins>).eval.apply(this, args);
+    },
+    '<sx?:x>',
+  );
 }
 
 /**

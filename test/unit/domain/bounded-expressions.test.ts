@@ -105,6 +105,12 @@ describe('JSONata', () => {
     await refused('($f := function($a, $b)<n+n+>{1}; $f(1, 2))');
     await refused('($f := function($a, $b, $c, $d, $e, $g, $h, $i, $j)<n?n?n?n?n?n?n?n?n?>{1}; $f(1))');
     expect(await evaluateJsonata('($f := function($a)<n+>{$count($a)}; $f(1, 2, 3))', {})).toBe(1);
+    // Text parsed at run time by $eval gets the same checks, and its regexes the same engine.
+    await expect(evaluateJsonata('$eval("($f := function($a, $b)<n+n+>{1}; $f(1, 2))")', {})).rejects.toThrow(
+      /\$eval: function signature <n\+n\+>/,
+    );
+    expect(await evaluateJsonata('$eval("$match(s, /(a+)+$/)", $)', { s: EVIL_TEXT })).toBeNull();
+    expect(await evaluateJsonata('$eval("1 + 2")', {})).toBe(3);
   });
 
   it('answers $toMillis with a picture of adjacent variable-width parts', {
