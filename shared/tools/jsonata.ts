@@ -25,6 +25,8 @@ export interface JsonataLimits {
 export const MAX_STRING = 1_000_000;
 /** Items of any sequence or range: above the values of the largest context (fewer than 200,000). */
 export const MAX_SEQUENCE = 1_000_000;
+/** Characters of strings and items of arrays one evaluation may produce in all (~100 MB at most). */
+export const MAX_PRODUCED = 20_000_000;
 
 interface Compiled {
   readonly expression: jsonata.Expression;
@@ -32,6 +34,8 @@ interface Compiled {
   readonly options: { RegexEngine?: RegExpConstructor };
 }
 const cache = new Map<string, Compiled>();
+/** Characters and items each running evaluation has produced (see `guard`). */
+const produced = new WeakMap<object, number>();
 
 function compile(expression: string, limits: JsonataLimits): Compiled {
   const key = `${limits.timeoutMs ?? 1000}:${limits.stack ?? 500}:${expression}`;
@@ -130,12 +134,24 @@ void builtins.then((b) => {
 });
 
 function guard(expression: jsonata.Expression): void {
-  // Every node's result passes here: a string past MAX_STRING stops the evaluation before anything iterates it.
+  // Every node's result passes here: a string past MAX_STRING stops the evaluation before anything iterates it,
+  // and what the evaluation has produced in all (characters of strings, items of arrays, counted at each node
+  // that yields them) is charged to it, so a loop cannot fill the heap within its time budget.
   expression.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, (...args: unknown[]) => {
     const result = args[3];
-    if (typeof result === 'string' && result.length > MAX_STRING) {
+    const size = typeof result === 'string' ? result.length : Array.isArray(result) ? result.length : 0;
+    if (size === 0) return;
+    if (typeof result === 'string' && size > MAX_STRING) {
       throw limitError(`a string of more than ${MAX_STRING} characters was produced`);
     }
+    // `environment.base` is the frame jsonata creates for each evaluation.
+    const evaluation = (args[2] as { base?: object } | undefined)?.base;
+    if (evaluation === undefined) return;
+    const total = (produced.get(evaluation) ?? 0) + size;
+    if (total > MAX_PRODUCED) {
+      throw limitError(`the evaluation produced more than ${MAX_PRODUCED} characters and items in all`);
+    }
+    produced.set(evaluation, total);
   });
   expression.registerFunction(
     'toMillis',

@@ -132,6 +132,11 @@ describe('JSONata', () => {
       ),
     ).rejects.toThrow(new RegExp(`more than ${MAX_STRING} characters`));
     expect(await evaluateJsonata('$pad("7", -3, "0")', {})).toBe('007');
+    // Many strings below the cap, made in a loop: charged to the evaluation until it has produced too much.
+    await expect(evaluateJsonata('$count([1..1000].$pad("", 999999))', {})).rejects.toThrow(
+      /produced more than \d+ characters and items in all/,
+    );
+    expect(await evaluateJsonata('$count($split($join([1..100000].("ab")), ""))', {})).toBe(200_000);
   });
 
   it('keeps $distinct linear and deep-equal as jsonata defines it', { timeout: HANG_GUARD }, async () => {
