@@ -305,16 +305,20 @@ function expansionProblem(graph: readonly SchemaNode[]): string | undefined {
 }
 
 /**
- * Makes every subschema count its applications: @cfworker reads `__absolute_recursive_ref__` of a schema object
- * once each time it applies it (it destructures the keywords it knows), so an accessor there is a counter inside
- * its recursion that can stop it, which no option of the library offers. Non-enumerable, like the library's own
- * markers, so copies and error reports never see it.
+ * Makes every subschema count its applications: @cfworker reads each keyword it knows from a schema object once
+ * each time it applies it (it destructures them), so an accessor on one of them is a counter inside its
+ * recursion that can stop it, which no option of the library offers. The accessor goes on a keyword the schema
+ * does not use (usually the library's own `__absolute_recursive_ref__` marker), non-enumerable so copies and
+ * error reports never see it; on a keyword it uses, it keeps the value and its enumerability.
  */
 function meterEvaluations(graph: readonly SchemaNode[], budget: { left: number }): void {
   for (const { schema } of graph) {
-    const value = schema.__absolute_recursive_ref__;
-    Object.defineProperty(schema, '__absolute_recursive_ref__', {
-      enumerable: false,
+    const key = METER_KEYS.find((k) => Object.getOwnPropertyDescriptor(schema, k)?.configurable !== false);
+    if (key === undefined) continue;
+    const own = Object.getOwnPropertyDescriptor(schema, key);
+    const value = own?.value as unknown;
+    Object.defineProperty(schema, key, {
+      enumerable: own?.enumerable ?? false,
       configurable: true,
       get() {
         if (--budget.left < 0) throw BUDGET_SPENT;
@@ -323,6 +327,9 @@ function meterEvaluations(graph: readonly SchemaNode[], budget: { left: number }
     });
   }
 }
+
+/** Keywords @cfworker destructures on every application; the first one a schema leaves free carries the meter. */
+const METER_KEYS = ['__absolute_recursive_ref__', 'maxContains', 'minContains', 'unevaluatedItems', 'type'];
 
 /**
  * How deeply `value` nests (counted up to just past `limit`) and its longest array; iterative, as the value may

@@ -216,6 +216,21 @@ describe('JSON Schema', () => {
     expect(tree.validate({ name: 'a', children: [{ name: 'b', children: [] }] })).toEqual([]);
   });
 
+  it('meters and checks $recursiveRef schemas (draft 2019-09) as $ref ones', () => {
+    const draft = 'https://json-schema.org/draft/2019-09/schema';
+    const tree = compileFresh({
+      $schema: draft,
+      $recursiveAnchor: true,
+      type: 'object',
+      properties: { kids: { type: 'array', items: { $recursiveRef: '#' } } },
+    });
+    expect(tree.validate({ kids: [{ kids: [] }] })).toEqual([]);
+    expect(tree.validate({ kids: [{ kids: 1 }] })).toHaveLength(1);
+    expect(refusal({ $schema: draft, $recursiveAnchor: true, anyOf: [{ $recursiveRef: '#' }] })).toMatch(
+      /applies itself to the same value again/,
+    );
+  });
+
   it('stops a recursive schema whose branches multiply with the depth of the value', {
     timeout: HANG_GUARD,
   }, () => {
