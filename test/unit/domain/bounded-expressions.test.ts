@@ -5,7 +5,9 @@
  * only a hang guard; on V8's backtracking engine several of these ran for minutes).
  */
 import { describe, expect, it } from 'vitest';
+import { inputProblem } from '#shared/core/orchestration/checks.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
+import { parseDefinition } from '#shared/domain/definitions.ts';
 import { InvalidJsonSchemaError, ValidationError } from '#shared/domain/errors.ts';
 import { queryJsonPath } from '#shared/domain/json-path.ts';
 import { compileJsonSchema, formatIssues, JSON_SCHEMA_LIMITS } from '#shared/domain/json-schema.ts';
@@ -310,6 +312,19 @@ describe('definitions', () => {
     expect(issues('agent.def.v1', { agent_id: 'evil', response_schema: { $ref: '#' } })).toEqual([
       { path: 'response_schema', message: expect.stringMatching(/applies itself/) },
     ]);
+  });
+
+  it("refuse a run's input, never throw, when a stored workflow's schema cannot judge it", () => {
+    // Parsed for structure only, as the API and the engine read a stored definition.
+    const parsed = parseDefinition('workflow.def.v1', {
+      workflow_id: 'stored-before-the-check',
+      input_schema: nestedAnyOfRefs(24),
+      steps: [{ id: 'a', tool: 'echo', input: {} }],
+    });
+    if (parsed.kind !== 'workflow') throw new Error('expected a workflow');
+    expect(inputProblem(parsed.definition, 'x')).toMatch(
+      /^workflow "stored-before-the-check"'s input_schema is not a valid JSON Schema: .*more than 10000/,
+    );
   });
 
   it('are invalid with the path when an expression holds a regex the linear engine cannot run', () => {
