@@ -1,5 +1,6 @@
 /**
- * Expressions from data cannot freeze the stack: team-b's catastrophic regex in a `json.transform` expression, a
+ * Expressions from data cannot freeze the stack: team-b's catastrophic regex in a `json.transform` expression (and
+ * a `$pad` that made V8 abort the process, a backtracking lambda signature), a
  * workflow whose `input_schema` nests 24 anyOf $refs (then POST …/runs), a recursive `{"$ref": "#"}` and a
  * nested-quantifier `pattern` are each answered — a tool error or answer, an `invalid` definition naming the path,
  * a 422 — and team-a's probe requests, sent while the attacks run and after, are answered with team-a's data
@@ -91,19 +92,31 @@ describe('expressions from data', () => {
         return ((page.body.items ?? []) as { context: Record<string, unknown> }[])[0]?.context;
       }, `the answer to ${requestId}`);
 
-    const ids = { review: `r-${uid()}`, replace: `r-${uid()}`, split: `r-${uid()}`, lookahead: `r-${uid()}` };
+    const ids = {
+      review: `r-${uid()}`,
+      replace: `r-${uid()}`,
+      split: `r-${uid()}`,
+      lookahead: `r-${uid()}`,
+      pad: `r-${uid()}`,
+      signature: `r-${uid()}`,
+    };
     const [probeWhile] = await Promise.all([
       probe('while-transform'),
       ask(ids.review, EVIL_MATCH),
       ask(ids.replace, '$replace(text, /(a|aa)+$/, "x")'),
       ask(ids.split, '$split(text, /(a*)*b/)'),
       ask(ids.lookahead, '$match(text, /(?=a)a/)'),
+      // A 500-million-character string made V8 abort the whole process; a backtracking signature ran minutes.
+      ask(ids.pad, '$length($pad("", 5e8, "x"))'),
+      ask(ids.signature, `($f := function($a, $b)<n+n+>{1}; $f(${Array(80).fill(1).join(', ')}, "x"))`),
     ]);
     const answers = {
       review: await answer(ids.review),
       replace: await answer(ids.replace),
       split: await answer(ids.split),
       lookahead: await answer(ids.lookahead),
+      pad: await answer(ids.pad),
+      signature: await answer(ids.signature),
     };
     const text = `${'a'.repeat(40)}!`;
     expect(answers.review).toMatchObject({ status: 'success', output: { result: null } });
@@ -112,6 +125,10 @@ describe('expressions from data', () => {
     // Refused when compiled, as a tool error naming the construct.
     expect(answers.lookahead.status).not.toBe('success');
     expect(JSON.stringify(answers.lookahead)).toMatch(/lookahead/);
+    expect(answers.pad.status).not.toBe('success');
+    expect(JSON.stringify(answers.pad)).toMatch(/\$pad cannot make a string/);
+    expect(answers.signature.status).not.toBe('success');
+    expect(JSON.stringify(answers.signature)).toMatch(/function signature <n\+n\+>/);
 
     expectAnswered(probeWhile);
     expect(await teamAData()).toEqual(before);
