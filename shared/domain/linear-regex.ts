@@ -3,12 +3,13 @@
  * `/regex/` literals) run here, on re2js: a linear-time engine (RE2's automata), so no pattern can make a match take
  * exponential time — V8's backtracking RegExp takes minutes on `(a+)+$` and cannot be interrupted.
  *
- * Patterns are written in JavaScript's syntax (what JSON Schema and JSONata specify) and translated to RE2's, so
- * they mean what they say in JavaScript: `\s` and `.` keep JavaScript's character sets, `\uXXXX` and `\u{…}` are
- * code points, `[^]` is any character. What RE2 cannot run in linear time is refused with a message that names the
- * construct: lookahead and lookbehind, backreferences, counted repetitions above 1000. Remaining differences: `^`
- * and `$` under the `m` flag see only `\n` as a line end, case folding is Unicode's simple folding, and without
- * the `u` flag a character outside the BMP is one character (as with `u`), not two.
+ * Patterns are written in JavaScript's syntax (what JSON Schema and JSONata specify) and translated here to RE2's
+ * (re2js reads RE2 syntax only), so they keep their JavaScript meaning: `\s` and `.` keep JavaScript's sets,
+ * `\uXXXX` and `\u{…}` are code points, `[^]` is any character. What RE2 cannot run in linear time is refused
+ * naming the construct: lookaround, backreferences, counted repetitions above 1000. Remaining differences (the
+ * differential test holds the rest against V8): `^`/`$` under `m` see only `\n` as a line end; a repeated group
+ * that can match the empty string may stop a repetition earlier; outside the BMP a character is one, also
+ * without the `u` flag; case folding is Unicode's simple folding.
  *
  * `withLinearRegExp` exists for libraries that build a RegExp from pattern text with the global constructor and
  * offer no hook (@cfworker/json-schema, JSONata's `$toMillis` picture): see its comment.
