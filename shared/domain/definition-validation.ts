@@ -24,21 +24,27 @@ import { ENV } from '#shared/topology.ts';
 import { type AgentSpec, agentSpec } from './agent-spec.ts';
 import { parseOrThrow } from './breadcrumb.ts';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
-import { InvalidJsonSchemaError, ValidationError } from './errors.ts';
+import { type FieldIssue, InvalidJsonSchemaError, ValidationError } from './errors.ts';
 import { compileJsonSchema } from './json-schema.ts';
+import { unboundedJsonataProblem } from './jsonata-limits.ts';
 import { httpConfigProblems, responseLimitProblem } from './outbound-limits.ts';
 import { type ScheduleDefinition, scheduleDefinitionSchema } from './schedule-definition.ts';
 import { parseScheduleExpression, ScheduleExpressionError } from './schedule-expression.ts';
 import { parseYaml } from './yaml.ts';
 
-/** The issue message for an expression JSONata cannot parse; `undefined` when it parses. */
+/**
+ * The issue message for an expression JSONata cannot parse, or could not run in bounded time (a regex the
+ * linear-time engine cannot run, a signature that backtracks: `jsonata-limits.ts`); `undefined` when it is fine.
+ */
 function jsonataSyntaxError(expression: string): string | undefined {
+  let parsed: jsonata.Expression;
   try {
-    jsonata(expression);
-    return undefined;
+    parsed = jsonata(expression);
   } catch (error) {
     return `not a valid JSONata expression: ${describeJsonataError(error)}`;
   }
+  const unbounded = unboundedJsonataProblem(parsed);
+  return unbounded === undefined ? undefined : `not a usable JSONata expression: ${unbounded}`;
 }
 
 /** JSONata throws plain objects `{ message, position, token }`, not Errors, so `String(error)` would say nothing. */
@@ -76,6 +82,8 @@ export function validateDefinition(
   limits: DefinitionLimits = definitionLimits(),
 ): ValidatedDefinition {
   const parsed = parseDefinition(schemaName, context, CHECKED_SCHEMAS);
+  const schemaIssues = definitionSchemaIssues(parsed);
+  if (schemaIssues.length > 0) throw new ValidationError(schemaIssues);
   if (parsed.kind === 'tool' && parsed.definition.implementation === 'http') {
     const problems = httpConfigProblems(parsed.definition.config, limits.maxResponseBytes);
     if (problems.length > 0) throw new ValidationError(problems);
@@ -106,6 +114,28 @@ export interface DefinitionLimits {
 /** The limits of this process's environment: the rule manager's on AWS, the stack's (or the CLI's) locally. */
 export function definitionLimits(env: NodeJS.ProcessEnv = process.env): DefinitionLimits {
   return { maxResponseBytes: parseEnv(NetworkEnvSchema, env)[ENV.maxResponseBytes] };
+}
+
+/**
+ * Tools' `input_schema` / `output_schema` and an agent's `response_schema`, checked as the workflow's schemas are
+ * (the executors validate every request and answer against them, so a schema that cannot end must not be active).
+ */
+function definitionSchemaIssues(parsed: ParsedDefinition): FieldIssue[] {
+  const schemas: [string, Record<string, unknown> | undefined][] =
+    parsed.kind === 'tool'
+      ? [
+          ['input_schema', parsed.definition.input_schema],
+          ['output_schema', parsed.definition.output_schema],
+        ]
+      : parsed.kind === 'agent'
+        ? [['response_schema', parsed.definition.response_schema]]
+        : [];
+  const issues: FieldIssue[] = [];
+  for (const [path, schema] of schemas) {
+    const message = schema === undefined ? undefined : jsonSchemaProblem(schema);
+    if (message !== undefined) issues.push({ path, message });
+  }
+  return issues;
 }
 
 /** Why Scheduler would refuse this expression in this zone, or undefined (croner reads the cron). */

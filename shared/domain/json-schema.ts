@@ -17,9 +17,30 @@
  *   throws mid-validation), so compiling checks the shapes it relies on and that every `$ref` resolves; a bad
  *   schema is an InvalidJsonSchemaError naming whose schema it is.
  * - Each compiled schema has its own `$ref` lookup, so `$id`s never collide between definitions or versions.
+ * - Tenants write schemas, so validation is bounded (JSON_SCHEMA_LIMITS): patterns run on `linear-regex.ts`,
+ *   compiling refuses `$ref` loops that never step into the value and in-place expansions past a budget, and each
+ *   validation stops after a budget of subschema applications.
  */
 import { dereference, type Schema, type SchemaDraft, validate } from '@cfworker/json-schema';
 import { type FieldIssue, InvalidJsonSchemaError } from './errors.ts';
+import { linearRegexProblem, withLinearRegExp } from './linear-regex.ts';
+
+export const JSON_SCHEMA_LIMITS = Object.freeze({
+  /**
+   * Subschemas applied to one value without stepping into it (through allOf / anyOf / oneOf / not / if / $ref).
+   * Hand-written schemas stay far below; a dozen two-way anyOf $refs nested in each other do not.
+   */
+  maxInPlaceExpansion: 10_000,
+  /**
+   * Subschemas applied in one validation: several per value of the largest request body (400 KB), and a few
+   * hundred milliseconds of work when a recursive schema multiplies them.
+   */
+  maxEvaluations: 200_000,
+  /** Nesting of the value validated (objects and arrays in each other). */
+  maxInstanceDepth: 256,
+  /** Items of one array when the schema has `uniqueItems` (checked pairwise: 2,000 items are 4 million pairs). */
+  maxUniqueItems: 2_000,
+});
 
 /** A JSON Schema document: an object, or `true` / `false`. */
 export type JsonSchemaDocument = Readonly<Record<string, unknown>> | boolean;
@@ -100,8 +121,32 @@ function compile(schema: JsonSchemaDocument, what: string): JsonSchemaValidator 
       );
     }
   }
+  const graph = applicationGraph(own, lookup);
+  const unbounded = loopProblem(graph) ?? expansionProblem(graph);
+  if (unbounded) throw new InvalidJsonSchemaError(what, unbounded);
+  const budget = { left: 0 };
+  meterEvaluations(graph, budget);
+  const uniqueItems = graph.some((node) => node.schema.uniqueItems === true);
   return {
     validate(value, root = '') {
+      const shape = shapeOf(value, JSON_SCHEMA_LIMITS.maxInstanceDepth);
+      if (shape.depth > JSON_SCHEMA_LIMITS.maxInstanceDepth) {
+        return [
+          {
+            path: root,
+            message: `must NOT be nested deeper than ${JSON_SCHEMA_LIMITS.maxInstanceDepth} levels (objects and arrays in each other)`,
+          },
+        ];
+      }
+      // @cfworker compares every item with every other for uniqueItems: quadratic in the array's length.
+      if (uniqueItems && shape.longestArray > JSON_SCHEMA_LIMITS.maxUniqueItems) {
+        return [
+          {
+            path: root,
+            message: `must NOT hold an array of more than ${JSON_SCHEMA_LIMITS.maxUniqueItems} items (it has one of ${shape.longestArray}), the most a schema with uniqueItems checks`,
+          },
+        ];
+      }
       let instance: unknown;
       try {
         // Validate what would be stored: JSON drops undefined fields and calls toJSON (Dates), and @cfworker
@@ -111,19 +156,195 @@ function compile(schema: JsonSchemaDocument, what: string): JsonSchemaValidator 
         return [{ path: root, message: `must be JSON (${firstLine(error)})` }];
       }
       let errors: Unit[];
+      budget.left = JSON_SCHEMA_LIMITS.maxEvaluations;
       try {
-        errors = validate(instance, own as Schema | boolean, draft, lookup, false).errors;
+        errors = withLinearRegExp(
+          () => validate(instance, own as Schema | boolean, draft, lookup, false).errors,
+        );
       } catch (error) {
-        // A stack overflow is a `$ref` that loops back to itself without stepping into the value.
-        const problem =
-          error instanceof RangeError
-            ? `validation does not end (a $ref loop?): ${firstLine(error)}`
-            : firstLine(error);
-        throw new InvalidJsonSchemaError(what, problem, { cause: error });
+        if (error === BUDGET_SPENT) {
+          throw new InvalidJsonSchemaError(
+            what,
+            `validating this value applies more than ${JSON_SCHEMA_LIMITS.maxEvaluations} subschemas ` +
+              '(recursive anyOf / oneOf / $ref branches multiply with the depth of the value); validation stopped',
+          );
+        }
+        throw new InvalidJsonSchemaError(what, firstLine(error), { cause: error });
       }
       return issuesFrom(errors, { instance, root, schema: own, lookup });
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bounds: what a validation can cost
+
+/** Thrown from inside @cfworker's recursion when a validation's budget is spent; never leaves this module. */
+const BUDGET_SPENT = Symbol('json-schema budget spent');
+
+interface SchemaNode {
+  readonly schema: SchemaObject;
+  /** Where it is written (`#/$defs/a/anyOf/0`), or the $ref that reached it. */
+  readonly at: string;
+  /** Subschemas applied to the same value: allOf / anyOf / oneOf / not / if / then / else / $ref / dependents. */
+  readonly inPlace: SchemaNode[];
+}
+
+/** Every object subschema of the document, with the subschemas each applies to the same value. */
+function applicationGraph(root: unknown, lookup: Lookup): SchemaNode[] {
+  const nodes = new Map<SchemaObject, SchemaNode>();
+  const pending: SchemaNode[] = [];
+  const nodeOf = (schema: unknown, at: string): SchemaNode | undefined => {
+    if (!isObject(schema)) return undefined;
+    let node = nodes.get(schema);
+    if (!node) {
+      node = { schema, at, inPlace: [] };
+      nodes.set(schema, node);
+      pending.push(node);
+    }
+    return node;
+  };
+  nodeOf(root, '#');
+  while (pending.length > 0) {
+    const node = pending.pop() as SchemaNode;
+    const s = node.schema;
+    const here = (...segments: (string | number)[]) =>
+      [node.at, ...segments.map((x) => escapeSegment(String(x)))].join('/');
+    const inPlace = (schema: unknown, at: string) => {
+      const child = nodeOf(schema, at);
+      if (child) node.inPlace.push(child);
+    };
+    for (const keyword of ['not', 'if', 'then', 'else']) inPlace(s[keyword], here(keyword));
+    for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
+      const list = s[keyword];
+      if (Array.isArray(list)) for (const [i, sub] of list.entries()) inPlace(sub, here(keyword, i));
+    }
+    for (const keyword of ['dependentSchemas', 'dependencies']) {
+      const map = s[keyword];
+      if (isObject(map)) for (const [k, sub] of Object.entries(map)) inPlace(sub, here(keyword, k));
+    }
+    for (const key of ['__absolute_ref__', '__absolute_recursive_ref__']) {
+      const target = s[key];
+      if (typeof target === 'string')
+        inPlace(lookup[target], `${here()} → ${String(s.$ref ?? s.$recursiveRef)}`);
+    }
+    // Subschemas that apply to the value's members or items step into it: a loop through them ends with the value.
+    for (const keyword of SCHEMA_KEYWORDS) nodeOf(s[keyword], here(keyword));
+    if (Array.isArray(s.items)) for (const [i, sub] of s.items.entries()) nodeOf(sub, here('items', i));
+    else nodeOf(s.items, here('items'));
+    if (Array.isArray(s.prefixItems)) {
+      for (const [i, sub] of s.prefixItems.entries()) nodeOf(sub, here('prefixItems', i));
+    }
+    for (const keyword of SCHEMA_MAP_KEYWORDS) {
+      const map = s[keyword];
+      if (isObject(map)) for (const [k, sub] of Object.entries(map)) nodeOf(sub, here(keyword, k));
+    }
+  }
+  return [...nodes.values()];
+}
+
+/** A cycle of in-place applications: validating it would recurse on the same value until the stack runs out. */
+function loopProblem(graph: readonly SchemaNode[]): string | undefined {
+  const state = new Map<SchemaNode, 'open' | 'done'>();
+  for (const start of graph) {
+    if (state.has(start)) continue;
+    // Iterative depth-first search: a deep chain of $refs must not overflow the stack here either.
+    const stack: { node: SchemaNode; next: number }[] = [{ node: start, next: 0 }];
+    state.set(start, 'open');
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as { node: SchemaNode; next: number };
+      const child = top.node.inPlace[top.next++];
+      if (child === undefined) {
+        state.set(top.node, 'done');
+        stack.pop();
+      } else if (state.get(child) === 'open') {
+        const from = stack.findIndex((frame) => frame.node === child);
+        const path = [...stack.slice(from).map((frame) => frame.node.at), child.at].join(' → ');
+        return `${top.node.at}: this subschema applies itself to the same value again (${path}) without stepping into a property or item, so validation would never end`;
+      } else if (!state.has(child)) {
+        state.set(child, 'open');
+        stack.push({ node: child, next: 0 });
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A subschema whose in-place applications multiply past the budget (the graph has no cycles by now). */
+function expansionProblem(graph: readonly SchemaNode[]): string | undefined {
+  const limit = JSON_SCHEMA_LIMITS.maxInPlaceExpansion;
+  const cost = new Map<SchemaNode, number>();
+  // Post-order without recursion: a node's cost is 1 plus its in-place children's, saturating past the limit.
+  const costOf = (root: SchemaNode): number => {
+    const stack: { node: SchemaNode; next: number; sum: number }[] = [{ node: root, next: 0, sum: 1 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as { node: SchemaNode; next: number; sum: number };
+      const child = top.node.inPlace[top.next++];
+      if (child === undefined) {
+        cost.set(top.node, top.sum);
+        stack.pop();
+        const parent = stack[stack.length - 1];
+        if (parent) parent.sum = Math.min(parent.sum + top.sum, limit + 1);
+        continue;
+      }
+      const known = cost.get(child);
+      if (known === undefined) stack.push({ node: child, next: 0, sum: 1 });
+      else top.sum = Math.min(top.sum + known, limit + 1);
+    }
+    return cost.get(root) as number;
+  };
+  for (const node of graph) {
+    if ((cost.get(node) ?? costOf(node)) > limit) {
+      return `${node.at}: applying this subschema to one value means more than ${limit} subschema evaluations (nested anyOf / oneOf / allOf and $refs multiply); share fewer branches or flatten it`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Makes every subschema count its applications: @cfworker reads each keyword it knows from a schema object once
+ * each time it applies it (it destructures them), so an accessor on one of them is a counter inside its
+ * recursion that can stop it, which no option of the library offers. The accessor goes on a keyword the schema
+ * does not use (usually the library's own `__absolute_recursive_ref__` marker), non-enumerable so copies and
+ * error reports never see it; on a keyword it uses, it keeps the value and its enumerability.
+ */
+function meterEvaluations(graph: readonly SchemaNode[], budget: { left: number }): void {
+  for (const { schema } of graph) {
+    const key = METER_KEYS.find((k) => Object.getOwnPropertyDescriptor(schema, k)?.configurable !== false);
+    if (key === undefined) continue;
+    const own = Object.getOwnPropertyDescriptor(schema, key);
+    const value = own?.value as unknown;
+    Object.defineProperty(schema, key, {
+      enumerable: own?.enumerable ?? false,
+      configurable: true,
+      get() {
+        if (--budget.left < 0) throw BUDGET_SPENT;
+        return value;
+      },
+    });
+  }
+}
+
+/** Keywords @cfworker destructures on every application; the first one a schema leaves free carries the meter. */
+const METER_KEYS = ['__absolute_recursive_ref__', 'maxContains', 'minContains', 'unevaluatedItems', 'type'];
+
+/**
+ * How deeply `value` nests (counted up to just past `limit`) and its longest array; iterative, as the value may
+ * be deeper than the stack.
+ */
+function shapeOf(value: unknown, limit: number): { depth: number; longestArray: number } {
+  let depth = 0;
+  let longestArray = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, at] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== 'object') continue;
+    if (at + 1 > depth) depth = at + 1;
+    if (depth > limit) break;
+    if (Array.isArray(node) && node.length > longestArray) longestArray = node.length;
+    for (const child of Object.values(node)) stack.push([child, at + 1]);
+  }
+  return { depth, longestArray };
 }
 
 function structuredCloneSchema(schema: unknown, what: string): unknown {
@@ -296,15 +517,16 @@ function listProblem(list: unknown, at: string, check: ShapeCheck, nonEmpty: boo
   return undefined;
 }
 
-/** @cfworker compiles patterns with the `u` flag (as Ajv did), which is stricter than plain JS regexes. */
+/**
+ * Patterns are JavaScript regexes with the `u` flag (as @cfworker and Ajv read them) that the linear-time engine
+ * can run: lookaround and backreferences are refused here, when the schema is compiled.
+ */
 function regexProblem(pattern: unknown): string | undefined {
   if (typeof pattern !== 'string') return `must be a regular expression string, not ${kindOf(pattern)}`;
-  try {
-    new RegExp(pattern, 'u');
-    return undefined;
-  } catch (error) {
-    return `${JSON.stringify(pattern)} is not a valid regular expression (${firstLine(error)})`;
-  }
+  const problem = linearRegexProblem(pattern, 'u');
+  return problem === undefined
+    ? undefined
+    : `${JSON.stringify(pattern)} is not a valid regular expression (${problem})`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

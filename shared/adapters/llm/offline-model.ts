@@ -16,6 +16,7 @@
  * reply takes that shape: markdown with the template and one heading per section, html with one `<h2>` per
  * section, yaml.
  */
+import { LinearRegExp } from '#shared/domain/linear-regex.ts';
 import {
   type LlmMessage,
   type LlmRequest,
@@ -26,8 +27,11 @@ import {
 
 export const OFFLINE_PROVIDER = 'offline';
 
-/** Arithmetic: numbers joined by at least one operator, parentheses allowed. */
-const ARITHMETIC = /[(\d][\d\s.()]*(?:[-+*/^%×÷][\s(]*[\d.]+[\d\s.()]*)+/;
+/**
+ * Arithmetic: numbers joined by at least one operator, parentheses allowed. On the linear-time engine, as are the
+ * response schema's patterns below: both run on text a user or a definition wrote.
+ */
+const ARITHMETIC = new LinearRegExp(String.raw`[(\d][\d\s.()]*(?:[-+*/^%×÷][\s(]*[\d.]+[\d\s.()]*)+`);
 
 export function findArithmetic(text: string): string | undefined {
   const match = ARITHMETIC.exec(text);
@@ -210,9 +214,9 @@ function stringFor(s: Schema, reply: string): string {
   let text: string = (typeof s.format === 'string' ? formats[s.format] : undefined) ?? reply;
   if (typeof s.pattern === 'string') {
     try {
-      if (!new RegExp(s.pattern, 'u').test(text)) text = samplePattern(s.pattern) ?? text;
+      if (!new LinearRegExp(s.pattern, 'u').test(text)) text = samplePattern(s.pattern) ?? text;
     } catch {
-      // A pattern JavaScript cannot compile: the validator reports it; the reply stays.
+      // A pattern the engine cannot compile: the validator reports it; the reply stays.
     }
   }
   const min = typeof s.minLength === 'number' ? s.minLength : 0;
@@ -231,7 +235,7 @@ function samplePattern(pattern: string): string | undefined {
   ];
   return candidates.find((c) => {
     try {
-      return new RegExp(pattern, 'u').test(c);
+      return new LinearRegExp(pattern, 'u').test(c);
     } catch {
       return false;
     }

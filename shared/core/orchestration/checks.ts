@@ -3,6 +3,7 @@
  * approved input against the step's. In a module of their own so the API can make the same checks before it
  * writes anything, without loading the engine (and JSONata).
  */
+import { type FieldIssue, InvalidJsonSchemaError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
 import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import { graphOf, stepAt } from './graph.ts';
@@ -10,14 +11,35 @@ import { graphOf, stepAt } from './graph.ts';
 /** Why a run's input is refused (`input_schema`), or undefined. Also used by the API before writing a request. */
 export function inputProblem(definition: WorkflowDefinition, input: unknown): string | undefined {
   if (definition.input_schema === undefined) return undefined;
-  const issues = compileJsonSchema(
+  const issues = schemaIssues(
     `workflow-input:${JSON.stringify(definition.input_schema)}`,
     definition.input_schema,
     `workflow "${definition.workflow_id}"'s input_schema`,
-  ).validate(input, 'input');
+    input,
+  );
+  if (typeof issues === 'string') return issues;
   return issues.length === 0
     ? undefined
     : `input does not match the workflow's input_schema: ${formatIssues(issues)}`;
+}
+
+/**
+ * The issues of `input`, or why the schema cannot judge it: a schema the rule manager would have marked invalid
+ * (written before the check existed, or a run's own plan) or a validation over its budget is the input's refusal
+ * (a 422 at the API, a failed run in the engine), never an unhandled error.
+ */
+function schemaIssues(
+  key: string,
+  schema: Record<string, unknown>,
+  what: string,
+  input: unknown,
+): FieldIssue[] | string {
+  try {
+    return compileJsonSchema(key, schema, what).validate(input, 'input');
+  } catch (error) {
+    if (error instanceof InvalidJsonSchemaError) return error.message;
+    throw error;
+  }
 }
 
 /**
@@ -31,11 +53,13 @@ export function humanInputProblem(
 ): string | undefined {
   const schema = stepAt(graphOf(definition), stepKey)?.human?.input_schema;
   if (schema === undefined) return undefined;
-  const issues = compileJsonSchema(
+  const issues = schemaIssues(
     `human-input:${JSON.stringify(schema)}`,
     schema,
     `step "${stepKey}"'s input_schema`,
-  ).validate(input ?? null, 'input');
+    input ?? null,
+  );
+  if (typeof issues === 'string') return issues;
   return issues.length === 0
     ? undefined
     : `input does not match the step's input_schema: ${formatIssues(issues)}`;

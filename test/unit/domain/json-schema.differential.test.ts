@@ -1,8 +1,8 @@
 /**
  * crumbs' JSON Schema validator (`shared/domain/json-schema.ts`, on @cfworker/json-schema) against Ajv 8 (draft
  * 2020-12), the validator it replaced: on generated schemas and generated JSON values, both must agree whether the
- * value conforms. Ajv runs `pattern` on re2js (its `code.regExp` option), the linear-time engine crumbs uses for
- * patterns from data, so a pattern means the same to both.
+ * value conforms. Ajv runs `pattern` on crumbs' linear engine (its `code.regExp` option; re2js under `linear-regex.ts`),
+ * the one crumbs uses for patterns from data, so a pattern means the same to both.
  *
  * Generated schemas use the keywords definitions write (type, properties, required, additionalProperties, items,
  * prefixItems, enum, const, numeric and length bounds, pattern, anyOf, oneOf, allOf, not, $defs with $ref). Formats
@@ -10,16 +10,19 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { compileJsonSchema } from '#shared/domain/json-schema.ts';
+import { LinearRegExp } from '#shared/domain/linear-regex.ts';
 import { assertDifferential } from '../../support/differential.ts';
 
-/** Ajv's RegExp engine option backed by re2js (Ajv keys compiled patterns by `toString()`, as RegExp prints). */
+/**
+ * Ajv's RegExp engine option backed by crumbs' linear engine (`LinearRegExp`, re2js with JavaScript's meaning of
+ * the pattern). Ajv keys compiled patterns by `toString()`, as RegExp prints.
+ */
 const re2Engine = Object.assign(
-  (pattern: string) => {
-    const compiled = RE2JS.compile(pattern);
-    return { test: (s: string) => compiled.matcher(s).find(), toString: () => `/${pattern}/u` };
+  (pattern: string, flags: string) => {
+    const compiled = new LinearRegExp(pattern, flags);
+    return { test: (s: string) => compiled.test(s), toString: () => `/${pattern}/${flags}` };
   },
   { code: 're2js' },
 );

@@ -298,16 +298,14 @@ describe('compileJsonSchema', () => {
     );
   });
 
-  it('refuses a $ref that does not resolve, and a $ref loop when it is hit', () => {
+  it('refuses a $ref that does not resolve, and a $ref loop when it is compiled', () => {
     expect(invalidSchema({ properties: { a: { $ref: '#/$defs/missing' } } }).problem).toBe(
       '#/properties/a: $ref "#/$defs/missing" does not resolve to a schema in this document ' +
         '(other documents are not fetched)',
     );
     expect(invalidSchema({ $ref: 'https://example.com/remote.json' }).problem).toMatch(/does not resolve/);
-    const loop = compileFresh({ $ref: '#' }, 'response_schema');
-    expect(() => loop.validate(1)).toThrow(InvalidJsonSchemaError);
-    expect(() => loop.validate(1)).toThrow(
-      /^response_schema is not a valid JSON Schema: validation does not end/,
+    expect(() => compileFresh({ $ref: '#' }, 'response_schema')).toThrow(
+      /^response_schema is not a valid JSON Schema: #: this subschema applies itself to the same value again/,
     );
   });
 
