@@ -3,8 +3,9 @@
  * once, so a missing issuer fails the synth with a clear message instead of deploying an API nobody can call.
  */
 import type { Node } from 'constructs';
+import { parseEnv, type WorkspaceQuotaOverrides, WorkspaceQuotasEnvSchema } from '#shared/config.ts';
 import { LLM_PROVIDERS, type LlmProvider } from '#shared/domain/llm-model.ts';
-import { topology, workspaceQuotaDefaults } from '#shared/topology.ts';
+import { ENV, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 
 export interface CrumbsConfig {
   /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
@@ -34,7 +35,12 @@ export interface CrumbsConfig {
    * `workspaceQuotaDefaults` of the pool: a quarter of buses × 300 rules, and twice that in definitions): what one
    * workspace may hold of the capacity all share. Past either, a workspace's new definition is `invalid`.
    */
-  readonly workspaceQuotas: { readonly definitions: number; readonly rules: number };
+  readonly workspaceQuotas: {
+    readonly definitions: number;
+    readonly rules: number;
+    /** `crumbs:workspaceQuotas` (optional): single workspaces' own quotas, `{ "<ws>": { definitions?, rules? } }`. */
+    readonly workspaces?: WorkspaceQuotaOverrides;
+  };
   /**
    * `crumbs:maxResponseBytes` (optional, default 5 MiB, from 1024 bytes to 1 GiB): the most bytes any response
    * body a definition's request reads may have (`CRUMBS_MAX_RESPONSE_BYTES`); definitions may ask for less.
@@ -58,6 +64,7 @@ export const CONTEXT_KEYS = {
   buses: 'crumbs:buses',
   maxDefinitionsPerWorkspace: 'crumbs:maxDefinitionsPerWorkspace',
   maxRulesPerWorkspace: 'crumbs:maxRulesPerWorkspace',
+  workspaceQuotas: 'crumbs:workspaceQuotas',
   maxResponseBytes: 'crumbs:maxResponseBytes',
 } as const;
 
@@ -152,6 +159,7 @@ export function readConfig(node: Node): CrumbsConfig {
     workspaceQuotas: {
       definitions: quota(CONTEXT_KEYS.maxDefinitionsPerWorkspace, defaults.definitions),
       rules: quota(CONTEXT_KEYS.maxRulesPerWorkspace, defaults.rules),
+      ...workspaceQuotaOverrides(node.tryGetContext(CONTEXT_KEYS.workspaceQuotas)),
     },
     jwtIssuer,
     jwtAudience,
@@ -159,4 +167,19 @@ export function readConfig(node: Node): CrumbsConfig {
     llmSecretPrefix: text(CONTEXT_KEYS.llmSecretName, false) ?? DEFAULT_LLM_SECRET_PREFIX,
     defaultLlmProvider: defaultLlmProvider as LlmProvider,
   };
+}
+
+/** `crumbs:workspaceQuotas`, a JSON object (or its text, from `-c`), checked as the rule manager will read it. */
+function workspaceQuotaOverrides(raw: unknown): { workspaces?: WorkspaceQuotaOverrides } {
+  if (raw === undefined || raw === null || raw === '') return {};
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  try {
+    const env = parseEnv(WorkspaceQuotasEnvSchema, { [ENV.workspaceQuotas]: text });
+    const workspaces = env[ENV.workspaceQuotas];
+    return workspaces === undefined ? {} : { workspaces };
+  } catch (error) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.workspaceQuotas}" must be a JSON object {"<workspace>": {"definitions"?: n, "rules"?: n}}: ${(error as Error).message}`,
+    );
+  }
 }

@@ -85,6 +85,11 @@ export interface LocalStackOptions {
   maxDefinitionsPerWorkspace?: number;
   maxRulesPerWorkspace?: number;
   /**
+   * Single workspaces' own quotas over the two above, `{ "<workspace>": { definitions?, rules? } }` (env
+   * `CRUMBS_WORKSPACE_QUOTAS`, the same JSON).
+   */
+  workspaceQuotas?: Readonly<Record<string, { definitions?: number; rules?: number }>>;
+  /**
    * Each workspace's secrets, `{ "<workspace>": { "<name>": "<value>" } }`: what a definition's `secret_ref`
    * names. Beside them, `CRUMBS_SECRETS` (the same JSON) when this is absent, and the file `secretsFile`.
    */
@@ -297,6 +302,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     configureEnvironment(used, busPool);
     process.env[ENV.maxDefinitionsPerWorkspace] = String(quotas.definitions);
     process.env[ENV.maxRulesPerWorkspace] = String(quotas.rules);
+    if (options.workspaceQuotas !== undefined) {
+      process.env[ENV.workspaceQuotas] = JSON.stringify(options.workspaceQuotas);
+    }
     // Locally a secret_ref reads this mapping, never the process environment (secret-source.ts).
     delete process.env[ENV.secretSource];
     if (secretsInline === undefined) delete process.env[ENV.localSecrets];

@@ -2,6 +2,7 @@
  * Environment configuration, parsed once at cold start with zod into frozen typed objects. Required keys have no
  * defaults; functions that read env take `env = process.env` so tests pass their own.
  */
+import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
 import { LlmProviderSchema } from '#shared/domain/llm-model.ts';
 import * as z from '#shared/domain/zod.ts';
@@ -151,7 +152,24 @@ const quotaCount = z.coerce
     z.maximum(1_000_000, 'at most 1000000'),
   );
 
+/** `ENV.workspaceQuotas`: quotas of single workspaces the operator set apart. */
+export const WorkspaceQuotasEnvSchema = z.object({
+  [ENV.workspaceQuotas]: z.optional(
+    z.pipe(
+      jsonObject,
+      z.record(
+        z.string().check(z.regex(WORKSPACE_PATTERN, 'expected a workspace name')),
+        z.object({
+          definitions: z.optional(quotaCount),
+          rules: z.optional(quotaCount),
+        }),
+      ),
+    ),
+  ),
+});
+
 export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
+  ...WorkspaceQuotasEnvSchema.shape,
   ...BusPoolEnv,
   [ENV.ruleNamePrefix]: z.string().check(z.minLength(1)),
   [ENV.executorQueueArns]: executorQueueArns,
@@ -161,17 +179,24 @@ export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   [ENV.maxRulesPerWorkspace]: z.optional(quotaCount),
 });
 
+/** Quotas of one workspace that the operator set apart from every other's (`ENV.workspaceQuotas`). */
+export type WorkspaceQuotaOverrides = Readonly<
+  Record<string, { readonly definitions?: number | undefined; readonly rules?: number | undefined }>
+>;
+
 /** The per-workspace quotas of the rule manager: the operator's settings, else the defaults of its bus pool. */
 export function workspaceQuotasOf(env: {
   [ENV.busName]: string;
   [ENV.busPool]?: string[] | undefined;
   [ENV.maxDefinitionsPerWorkspace]?: number | undefined;
   [ENV.maxRulesPerWorkspace]?: number | undefined;
-}): { definitions: number; rules: number } {
+  [ENV.workspaceQuotas]?: WorkspaceQuotaOverrides | undefined;
+}): { definitions: number; rules: number; workspaces: WorkspaceQuotaOverrides } {
   const defaults = workspaceQuotaDefaults(busPoolOf(env).length);
   return {
     definitions: env[ENV.maxDefinitionsPerWorkspace] ?? defaults.definitions,
     rules: env[ENV.maxRulesPerWorkspace] ?? defaults.rules,
+    workspaces: env[ENV.workspaceQuotas] ?? {},
   };
 }
 

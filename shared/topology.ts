@@ -561,6 +561,8 @@ export const ENV = {
   maxDefinitionsPerWorkspace: 'CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE',
   /** Rule manager: how many rules of the bus pool one workspace's definitions may hold (as above). */
   maxRulesPerWorkspace: 'CRUMBS_MAX_RULES_PER_WORKSPACE',
+  /** JSON `{ "<workspace>": { "definitions"?: n, "rules"?: n } }`: quotas of single workspaces, over the two above. */
+  workspaceQuotas: 'CRUMBS_WORKSPACE_QUOTAS',
   /**
    * `secretsmanager` on AWS: a `secret_ref` names the Secrets Manager secret `<agentSecretPrefix><workspace>/<name>`;
    * absent locally (the local mapping below). `shared/adapters/secrets/secret-source.ts`.

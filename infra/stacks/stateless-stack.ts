@@ -25,6 +25,7 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
+import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
 import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
 import type { LlmProvider } from '#shared/domain/llm-model.ts';
 import {
@@ -86,7 +87,11 @@ export interface StatelessStackProps extends StackProps {
    * manager as `ENV.maxDefinitionsPerWorkspace`, `ENV.maxRulesPerWorkspace`).
    * @default - `workspaceQuotaDefaults` of the pool
    */
-  readonly workspaceQuotas?: { readonly definitions: number; readonly rules: number };
+  readonly workspaceQuotas?: {
+    readonly definitions: number;
+    readonly rules: number;
+    readonly workspaces?: WorkspaceQuotaOverrides;
+  };
   /**
    * The operator's ceiling on response bodies of definitions' requests (`CRUMBS_MAX_RESPONSE_BYTES`), set on every
    * function (the executors read it when they call out, the rule manager when it checks a definition).
@@ -280,6 +285,9 @@ export class StatelessStack extends Stack {
     const quotas = props.workspaceQuotas ?? workspaceQuotaDefaults(this.buses().length);
     this.ruleManager.addEnvironment(ENV.maxDefinitionsPerWorkspace, String(quotas.definitions));
     this.ruleManager.addEnvironment(ENV.maxRulesPerWorkspace, String(quotas.rules));
+    if (props.workspaceQuotas?.workspaces !== undefined) {
+      this.ruleManager.addEnvironment(ENV.workspaceQuotas, JSON.stringify(props.workspaceQuotas.workspaces));
+    }
     this.ruleManager.function.addEventSource(
       new SqsEventSource(this.ruleManagerQueue.queue, {
         batchSize: ruleManagerTrigger.batchSize,

@@ -28,6 +28,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
 import { agentModel, agentModelPath } from '#shared/domain/agent-spec.ts';
 import { type Breadcrumb, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
@@ -96,9 +97,17 @@ export interface RuleManagerDependencies {
   secrets?: SecretSource | undefined;
   /**
    * Per-workspace quotas on shared capacity and their limits (the operator's `ENV.maxDefinitionsPerWorkspace`,
-   * `ENV.maxRulesPerWorkspace`): past one, a definition is `invalid` naming it. Absent: no per-workspace quota.
+   * `ENV.maxRulesPerWorkspace`, and a single workspace's own in `ENV.workspaceQuotas`): past one, a definition is
+   * `invalid` naming it. Absent: no per-workspace quota.
    */
-  quotas?: { store: WorkspaceQuotas; definitions: number; rules: number } | undefined;
+  quotas?:
+    | {
+        store: WorkspaceQuotas;
+        definitions: number;
+        rules: number;
+        workspaces?: WorkspaceQuotaOverrides | undefined;
+      }
+    | undefined;
 }
 
 export interface BusPool {
@@ -362,16 +371,22 @@ async function takeSlot(
   deps: RuleManagerDependencies,
 ): Promise<FieldIssue[]> {
   if (deps.quotas === undefined) return [];
-  const limit = deps.quotas[quota];
+  const own = Object.hasOwn(deps.quotas.workspaces ?? {}, workspace)
+    ? deps.quotas.workspaces?.[workspace]?.[quota]
+    : undefined;
+  const limit = own ?? deps.quotas[quota];
   if (await deps.quotas.store.acquire(workspace, quota, definitionId, limit)) return [];
   const q = QUOTA_SETTINGS[quota];
+  const setBy =
+    own !== undefined
+      ? `its own, in ${ENV.workspaceQuotas}, set by the operator: CDK context crumbs:workspaceQuotas, crumbs dev ${ENV.workspaceQuotas}`
+      : `${q.setting}, set by the operator: CDK context ${q.cdk}, crumbs dev ${q.flag}`;
   return [
     {
       path: `quota.${quota}`,
       message:
-        `workspace ${JSON.stringify(workspace)} is at its quota of ${limit} ${q.what} (${q.setting}, set by the ` +
-        `operator: CDK context ${q.cdk}, crumbs dev ${q.flag}). Delete one of its definitions, then apply this ` +
-        'one again or run `crumbs rules sync`',
+        `workspace ${JSON.stringify(workspace)} is at its quota of ${limit} ${q.what} (${setBy}). Delete one of ` +
+        'its definitions, then apply this one again or run `crumbs rules sync`',
     },
   ];
 }

@@ -17,7 +17,7 @@ export const TEAM_A = { workspace: 'team-a', token: 'team-a-token-0123456789' } 
 export const TEAM_B = { workspace: 'team-b', token: 'team-b-token-0123456789' } as const;
 /** A second workspace of team-b's token, which quotas.test.ts fills to its quota without starving other files. */
 export const TEAM_B_QUOTA_WORKSPACE = 'team-b-quota';
-/** Per-workspace quotas of this stack: low, so quotas.test.ts can fill one, above what the other files write. */
+/** The quotas of quotas.test.ts's workspace (its own, `CRUMBS_WORKSPACE_QUOTAS`): low, so the test can fill them. */
 export const ADVERSARIAL_QUOTAS = { definitions: 40, rules: 30 } as const;
 
 declare module 'vitest' {
@@ -65,9 +65,9 @@ export async function setup(project: TestProject): Promise<void> {
     // As `crumbs dev` starts by default: definitions reach only globally routable addresses.
     allowPrivateNetwork: false,
     seedDemo: false,
-    // Per-workspace quotas low enough for quotas.test.ts to reach.
-    maxDefinitionsPerWorkspace: ADVERSARIAL_QUOTAS.definitions,
-    maxRulesPerWorkspace: ADVERSARIAL_QUOTAS.rules,
+    // quotas.test.ts's workspace gets quotas of its own, low enough to reach; the rest keep the defaults, so the
+    // many definitions the other files write in team-b never run into them.
+    workspaceQuotas: { [TEAM_B_QUOTA_WORKSPACE]: ADVERSARIAL_QUOTAS },
     // Each team's own credentials, which secrets.test.ts has team-b try to name across the boundary.
     secrets: {
       [TEAM_A.workspace]: { 'partner-token': 'team-a-s3cret' },

@@ -60,13 +60,13 @@ describe('per-workspace quotas on the shared bus pool', () => {
     for (const s of overRules) {
       expect(s.state).toBe('invalid');
       expect(s.errors[0]?.message).toContain(
-        `is at its quota of ${rules} rules on the event bus pool (CRUMBS_MAX_RULES_PER_WORKSPACE`,
+        `is at its quota of ${rules} rules on the event bus pool (its own, in CRUMBS_WORKSPACE_QUOTAS`,
       );
     }
     for (const s of overDefinitions) {
       expect(s.state).toBe('invalid');
       expect(s.errors[0]?.message).toContain(
-        `is at its quota of ${definitions} definitions (CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE`,
+        `is at its quota of ${definitions} definitions (its own, in CRUMBS_WORKSPACE_QUOTAS`,
       );
     }
 

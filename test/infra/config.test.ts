@@ -21,6 +21,7 @@ describe('readConfig', () => {
       workspacesClaim: 'crumbs:workspaces',
       llmSecretPrefix: DEFAULT_LLM_SECRET_PREFIX,
       defaultLlmProvider: 'bedrock',
+      workspaceQuotas: { definitions: 150, rules: 75 },
     });
   });
 
@@ -57,6 +58,18 @@ describe('readConfig', () => {
     expect(read({ ...VALID, 'crumbs:maxResponseBytes': '1048576' }).maxResponseBytes).toBe(1048576);
     for (const bad of [0, 512, 'lots', 2 ** 31]) {
       expect(() => read({ ...VALID, 'crumbs:maxResponseBytes': bad })).toThrow(/crumbs:maxResponseBytes/);
+    }
+  });
+
+  it("reads single workspaces' own quotas from crumbs:workspaceQuotas (an object or its JSON), and refuses a bad one", () => {
+    expect(read(VALID).workspaceQuotas).not.toHaveProperty('workspaces');
+    const own = { 'big-team': { rules: 500 } };
+    expect(read({ ...VALID, 'crumbs:workspaceQuotas': own }).workspaceQuotas.workspaces).toEqual(own);
+    expect(
+      read({ ...VALID, 'crumbs:workspaceQuotas': JSON.stringify(own) }).workspaceQuotas.workspaces,
+    ).toEqual(own);
+    for (const bad of ['[1]', { 'no spaces allowed': { rules: 1 } }, { team: { rules: 0 } }]) {
+      expect(() => read({ ...VALID, 'crumbs:workspaceQuotas': bad })).toThrow(/crumbs:workspaceQuotas/);
     }
   });
 

@@ -705,6 +705,27 @@ describe('rule manager: per-workspace quotas', () => {
     expect(await quotas.used('team-b', 'rules')).toBe(2);
   });
 
+  it('holds a workspace the operator set apart to its own quota, and every other workspace to the general one', async () => {
+    const { put, deps, status } = quota(10, 5);
+    deps.quotas = {
+      ...(deps.quotas as NonNullable<typeof deps.quotas>),
+      workspaces: { small: { rules: 1 } },
+    };
+    expect(await put('small', 't1', { name: 't1', implementation: 'echo' })).toBe('created');
+    expect(await put('small', 't2', { name: 't2', implementation: 'echo' })).toBe('invalid');
+    expect((await status('small', 't2')).errors).toEqual([
+      {
+        path: 'quota.rules',
+        message: expect.stringContaining(
+          'workspace "small" is at its quota of 1 rules on the event bus pool (its own, in CRUMBS_WORKSPACE_QUOTAS',
+        ),
+      },
+    ]);
+    for (const id of ['t1', 't2', 't3']) {
+      expect(await put('other', id, { name: id, implementation: 'echo' })).toBe('created');
+    }
+  });
+
   it('gives the rule slot back when a definition becomes invalid or is deleted, so the next one fits', async () => {
     const { put, store, deps, status, quotas } = quota(10, 1);
     expect(await put('ws', 't1', { name: 't1', implementation: 'echo' })).toBe('created');
