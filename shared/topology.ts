@@ -469,6 +469,24 @@ export const topology = {
   },
 } as const;
 
+/**
+ * What one workspace may take of what all share (DESIGN.md "Tenants"), each an operator setting (`ENV` below) with
+ * this default. `inFlightPerWorkspace`: messages of one workspace an executor function works on at once (the
+ * local pollers hold back the rest; on AWS the executor holds a slot only for work still running after
+ * `inFlightGraceMs`, see `shared/core/executor/workspace-slots.ts`). `timeoutCeilingMs`: the longest `timeout_ms`
+ * a tool or a function agent may ask for. `threadBudget`: breadcrumbs executors may write in one thread;
+ * `workspaceEventRate` per `workspaceEventWindowSeconds`: events the publisher routes for one workspace
+ * (`shared/core/breadth-budget.ts`).
+ */
+export const TENANT_LIMITS = {
+  inFlightPerWorkspace: 4,
+  inFlightGraceMs: 2_000,
+  timeoutCeilingMs: 60_000,
+  threadBudget: 1_000,
+  workspaceEventRate: 10_000,
+  workspaceEventWindowSeconds: 60,
+} as const;
+
 export type Topology = typeof topology;
 
 /**
@@ -530,6 +548,18 @@ export const ENV = {
   timersDlqArn: 'CRUMBS_TIMERS_DLQ_ARN',
   /** Functions with `uses.timers`: the role Scheduler assumes to send to the timers queue. */
   schedulerRoleArn: 'CRUMBS_SCHEDULER_ROLE_ARN',
+  /** Executors and the local SQS pollers: `TENANT_LIMITS.inFlightPerWorkspace`. */
+  workspaceInFlight: 'CRUMBS_WORKSPACE_IN_FLIGHT',
+  /** Executors: `TENANT_LIMITS.inFlightGraceMs` (how long work runs before it needs one of its workspace's slots). */
+  workspaceInFlightGraceMs: 'CRUMBS_WORKSPACE_IN_FLIGHT_GRACE_MS',
+  /** Rule manager and executors: `TENANT_LIMITS.timeoutCeilingMs`. */
+  timeoutCeilingMs: 'CRUMBS_TIMEOUT_CEILING_MS',
+  /** Publisher: `TENANT_LIMITS.threadBudget`. */
+  threadBudget: 'CRUMBS_THREAD_BUDGET',
+  /** Publisher: `TENANT_LIMITS.workspaceEventRate`. */
+  workspaceEventRate: 'CRUMBS_WORKSPACE_EVENT_RATE',
+  /** Publisher: `TENANT_LIMITS.workspaceEventWindowSeconds`. */
+  workspaceEventWindowSeconds: 'CRUMBS_WORKSPACE_EVENT_WINDOW_SECONDS',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {

@@ -40,6 +40,7 @@ export const KIND = {
   claim: 'claim',
   circuit: 'circuit',
   deletion: 'deletion',
+  budget: 'budget',
 } as const;
 
 export type Key = { id: string; workspace: string };
