@@ -18,6 +18,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import {
   ENV,
@@ -353,10 +354,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     pollers.push(streamPoller);
 
+    // The executors' fair share (ENV.workspaceInFlight, ENV.workspaceInFlightGraceMs), applied by the executor
+    // pollers where the messages wait, as SQS fair queues and the executors' own cap do on AWS.
+    const share = parseEnv(WorkspaceShareEnvSchema);
+    const fairShare = {
+      inFlightPerGroup: share[ENV.workspaceInFlight],
+      graceMs: share[ENV.workspaceInFlightGraceMs],
+    };
     const sqsPoller = (
       queue: ProvisionedQueue,
       fn: FunctionDeclaration & { trigger: SqsTrigger },
       handler: SqsHandler,
+      fair?: typeof fairShare,
     ) =>
       startSqsPoller({
         client: sqsClient,
@@ -367,6 +376,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         fn,
         handler,
         concurrency: Math.min(fn.trigger.maxConcurrency, 2),
+        visibilityTimeoutSeconds: fn.trigger.queue.visibilityTimeoutSeconds,
+        fairShare: fair,
         ...(options.onInvocation ? { onInvocation: options.onInvocation } : {}),
         log,
       });
@@ -388,7 +399,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         const handler = await loadHandler<SQSEvent, SQSBatchResponse>(
           fn.entry.replace(/^functions\//, '#functions/'),
         );
-        pollers.push(sqsPoller(queue, fn, handler));
+        pollers.push(sqsPoller(queue, fn, handler, fairShare));
         const dlqAsFunction = {
           ...dlqFn,
           name: `${dlqFn.name}-${kind}`,

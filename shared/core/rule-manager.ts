@@ -1,7 +1,8 @@
 /**
  * The rule manager core: keeps exactly one EventBridge rule per valid definition, whose pattern is the
  * definition's compiled trigger selectors and whose one target is the SQS queue of the definition's executor kind,
- * with the rule-targets dead-letter queue and the retry policy of `topology.bus.ruleTargets` (a target that drifted
+ * with the rule-targets dead-letter queue, the retry policy of `topology.bus.ruleTargets` and the definition's
+ * workspace as the fair queue's message group (a target that drifted
  * from any of these, e.g. one created before targets had a DLQ, is put again).
  *
  * It reconciles to the *stored* state of the definition (not to what the event said), so events may arrive late,
@@ -394,6 +395,9 @@ async function ensureRule(
     }),
     deadLetterArn: deps.ruleTargetsDlqArn,
     retryPolicy: TARGET_RETRY_POLICY,
+    // The executor queues are SQS fair queues keyed by workspace; a definition belongs to one workspace, so its
+    // rule's target names that workspace statically (DESIGN.md "Tenants", share).
+    messageGroupId: record.workspace,
   };
 
   const existing = await rules.describe(name);
@@ -409,7 +413,8 @@ async function ensureRule(
     current.arn === target.arn &&
     canonicalJson(current.inputTransformer ?? null) === canonicalJson(target.inputTransformer) &&
     current.deadLetterArn === target.deadLetterArn &&
-    canonicalJson(current.retryPolicy ?? null) === canonicalJson(target.retryPolicy);
+    canonicalJson(current.retryPolicy ?? null) === canonicalJson(target.retryPolicy) &&
+    current.messageGroupId === target.messageGroupId;
   if (!sameTarget) await rules.putTargets(name, [target]);
   const extra = targets.filter((t) => t.id !== TARGET_ID).map((t) => t.id);
   await rules.removeTargets(name, extra);

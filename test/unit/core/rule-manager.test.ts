@@ -412,6 +412,17 @@ describe('reconcileDefinition: rule targets', () => {
     expect(target()?.deadLetterArn).toBe(DLQ_ARN);
     expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('unchanged');
   });
+
+  it("keys the executor queue's fair share by the definition's workspace (MessageGroupId), and puts a target without it again", async () => {
+    const { deps, rules, target } = await withTool();
+    await reconcileDefinition('ws', 'tool-echo', deps);
+    expect(target()?.messageGroupId).toBe('ws');
+    const [rule] = [...rules.rules.values()];
+    const { messageGroupId: _group, ...old } = target() as RuleTarget;
+    (rule as { targets: RuleTarget[] }).targets = [old];
+    expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('updated');
+    expect(target()?.messageGroupId).toBe('ws');
+  });
 });
 
 describe('rule manager: schedule.def.v1', () => {
