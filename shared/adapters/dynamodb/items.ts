@@ -41,6 +41,7 @@ export const KIND = {
   circuit: 'circuit',
   deletion: 'deletion',
   budget: 'budget',
+  slots: 'slots',
 } as const;
 
 export type Key = { id: string; workspace: string };
