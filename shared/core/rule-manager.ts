@@ -39,6 +39,7 @@ import {
 } from '#shared/domain/errors.ts';
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
 import { executorRunnerOf } from '#shared/domain/runners.ts';
+import { timeoutCeilingIssues } from '#shared/domain/timeout-ceiling.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
@@ -50,6 +51,7 @@ import {
   type ExecutorRunner,
   RULES_SYNC_SCHEMA,
   SCHEDULE_DEFINITION_SCHEMA,
+  TENANT_LIMITS,
   topology,
 } from '#shared/topology.ts';
 import { addToPlacement, readPlacement } from './bus-placement.ts';
@@ -76,6 +78,8 @@ export interface RuleManagerDependencies {
   defaultLlmProvider: LlmProvider;
   /** Where EventBridge puts events it could not deliver to a target (`ENV.ruleTargetsDlqArn`). */
   ruleTargetsDlqArn: string;
+  /** The longest `timeout_ms` a definition may ask for (`ENV.timeoutCeilingMs`). @default TENANT_LIMITS */
+  timeoutCeilingMs?: number | undefined;
   log: Log;
   /** Failed messages come back after a back-off instead of the queue's visibility timeout. */
   redelivery?: Redelivery | undefined;
@@ -172,6 +176,7 @@ export function evaluateDefinition(
   record: Breadcrumb,
   prefix: string,
   defaultLlmProvider: LlmProvider,
+  timeoutCeilingMs: number = TENANT_LIMITS.timeoutCeilingMs,
 ): DefinitionStatus & { kindKnown: boolean } {
   const kind = DEFINITION_SCHEMAS[record.schema_name as keyof typeof DEFINITION_SCHEMAS];
   const base = {
@@ -185,6 +190,8 @@ export function evaluateDefinition(
   };
   try {
     const parsed = validateDefinition(record.schema_name, record.context);
+    const overCeiling = timeoutCeilingIssues(parsed, timeoutCeilingMs);
+    if (overCeiling.length > 0) throw new ValidationError(overCeiling);
     // The model the agent's type will call (none for api, external and function agents, nor for tool agents
     // that take their arguments as given), resolved as the LLM router will resolve it.
     const model = parsed.kind === 'agent' && parsed.spec ? agentModel(parsed.spec) : undefined;
@@ -282,7 +289,7 @@ async function reconcile(
     return { outcome: removed ? 'deleted' : 'absent', bus: null };
   }
 
-  const status = evaluateDefinition(record, deps.prefix, deps.defaultLlmProvider);
+  const status = evaluateDefinition(record, deps.prefix, deps.defaultLlmProvider, deps.timeoutCeilingMs);
   let outcome: ReconcileOutcome;
   if (status.state === 'invalid') {
     await removeFrom(buses, name, deps);

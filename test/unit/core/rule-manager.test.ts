@@ -614,3 +614,35 @@ describe('rule manager: a pool of buses', () => {
     expect(where('dup')).toEqual([names[0]]);
   });
 });
+
+describe('rule manager: the timeout ceiling', () => {
+  const tool = (timeout_ms: number) =>
+    definitionRecord('tool.def.v1', { name: 'slow', implementation: 'echo', timeout_ms });
+  const fn = (timeout_ms: number) =>
+    definitionRecord('agent.def.v1', {
+      agent_id: 'loop',
+      type: 'function',
+      function_code: 'async function handler() { for (;;) {} }',
+      transport: { kind: 'function', function: { timeout_ms } },
+      subscriptions: { selectors: [{ schema_name: 'agent.request.v1' }] },
+    });
+
+  it('accepts timeouts up to the ceiling', () => {
+    expect(evaluateDefinition(tool(30_000), 'p-', 'offline', 30_000).state).toBe('active');
+    expect(evaluateDefinition(fn(30_000), 'p-', 'offline', 30_000).state).toBe('active');
+  });
+
+  it('makes a definition asking for more invalid, naming the field and the ceiling', () => {
+    const t = evaluateDefinition(tool(30_001), 'p-', 'offline', 30_000);
+    expect(t.state).toBe('invalid');
+    expect(t.errors).toEqual([
+      {
+        path: 'timeout_ms',
+        message: expect.stringContaining('ceiling of 30000 ms (CRUMBS_TIMEOUT_CEILING_MS)'),
+      },
+    ]);
+    const f = evaluateDefinition(fn(45_000), 'p-', 'offline', 30_000);
+    expect(f.state).toBe('invalid');
+    expect(f.errors[0]?.path).toBe('transport.function.timeout_ms');
+  });
+});
