@@ -4,7 +4,9 @@
  */
 import type { Node } from 'constructs';
 import { LLM_PROVIDERS, type LlmProvider } from '#shared/domain/llm-model.ts';
-import { topology } from '#shared/topology.ts';
+import { TENANT_LIMITS, topology } from '#shared/topology.ts';
+
+export type TenantLimits = { readonly [K in keyof typeof TENANT_LIMITS]: number };
 
 export interface CrumbsConfig {
   /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
@@ -29,6 +31,11 @@ export interface CrumbsConfig {
    * the two system rules; add buses rather than raise the quota past what one bus's throughput should carry.
    */
   readonly buses: number;
+  /**
+   * `crumbs:tenantLimits` (optional): an object overriding any of `TENANT_LIMITS` (whole numbers), e.g.
+   * `{"threadBudget": 500, "inFlightPerWorkspace": 8}`; set as env vars on the functions that apply them.
+   */
+  readonly tenantLimits: TenantLimits;
 }
 
 /** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
@@ -45,6 +52,7 @@ export const CONTEXT_KEYS = {
   llmSecretName: 'crumbs:llmSecretName',
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
   buses: 'crumbs:buses',
+  tenantLimits: 'crumbs:tenantLimits',
 } as const;
 
 /**
@@ -108,9 +116,26 @@ export function readConfig(node: Node): CrumbsConfig {
       `CDK context "${CONTEXT_KEYS.buses}" must be a whole number from 1 to ${topology.bus.pool.maxSize}, got ${JSON.stringify(rawBuses)}`,
     );
   }
+  const rawLimits: unknown = node.tryGetContext(CONTEXT_KEYS.tenantLimits) ?? {};
+  const limitsObject: unknown = typeof rawLimits === 'string' ? JSON.parse(rawLimits) : rawLimits;
+  if (limitsObject === null || typeof limitsObject !== 'object' || Array.isArray(limitsObject))
+    throw new Error(`CDK context "${CONTEXT_KEYS.tenantLimits}" must be an object of limits`);
+  const tenantLimits: Record<string, number> = { ...TENANT_LIMITS };
+  for (const [key, value] of Object.entries(limitsObject)) {
+    if (!(key in TENANT_LIMITS))
+      throw new Error(
+        `CDK context "${CONTEXT_KEYS.tenantLimits}" has no limit "${key}" (known: ${Object.keys(TENANT_LIMITS).join(', ')})`,
+      );
+    if (!Number.isInteger(value) || (value as number) < 0)
+      throw new Error(
+        `CDK context "${CONTEXT_KEYS.tenantLimits}.${key}" must be a whole number, got ${JSON.stringify(value)}`,
+      );
+    tenantLimits[key] = value as number;
+  }
   return {
     stage,
     buses,
+    tenantLimits: tenantLimits as TenantLimits,
     jwtIssuer,
     jwtAudience,
     workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',

@@ -39,6 +39,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     workspacesClaim: config.workspacesClaim,
     llmSecretPrefix: config.llmSecretPrefix,
     defaultLlmProvider: config.defaultLlmProvider,
+    tenantLimits: config.tenantLimits,
     entryOverrides: options.entryOverrides,
   });
   stateless.addStackDependency(stateful);

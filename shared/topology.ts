@@ -182,6 +182,11 @@ export interface FunctionDeclaration {
      * `crumbs/agents/` on AWS (`CRUMBS_SECRET_SOURCE`), environment variables locally.
      */
     readonly agentSecrets?: boolean;
+    /**
+     * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
+     * workspace's in-flight cap), `ceiling` (the timeout ceiling). CDK sets their env vars from `crumbs:tenantLimits`.
+     */
+    readonly limits?: readonly ('breadth' | 'share' | 'ceiling')[];
   };
 }
 
@@ -261,6 +266,7 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       llm: agent || runner === 'tool',
       embeddings: true,
       ...(AGENT_TYPE_RUNNERS.has(runner) ? { agentSecrets: true } : {}),
+      limits: ['share', 'ceiling'],
     },
   };
 }
@@ -398,7 +404,7 @@ export const topology = {
         ],
       },
       // No embeddings: the indexer computes them from the events, so a failing model never blocks publishing.
-      uses: { table: 'read-write', stream: true, bus: 'put-events' },
+      uses: { table: 'read-write', stream: true, bus: 'put-events', limits: ['breadth'] },
     },
     ruleManager: {
       name: 'rule-manager',
@@ -414,7 +420,14 @@ export const topology = {
       },
       // `llm`: the status of an agent definition says which provider and model will run.
       // `timers`: a `schedule.def.v1` becomes a recurring Scheduler schedule.
-      uses: { table: 'read-write', bus: 'manage-rules', executorQueues: 'target', llm: true, timers: true },
+      uses: {
+        table: 'read-write',
+        bus: 'manage-rules',
+        executorQueues: 'target',
+        llm: true,
+        timers: true,
+        limits: ['ceiling'],
+      },
     },
     indexer: {
       name: 'indexer',
