@@ -43,7 +43,10 @@ async function runFunction(run: AgentRun<SpecOf<'function'>>, deps: FunctionAgen
   const result = await deps.sandbox.run(run.spec.code, input, bridge(run, deps, creates), {
     timeoutMs: run.spec.limits.timeout_ms,
     memoryMb: run.spec.limits.memory_mb,
+    signal: run.signal,
   });
+  // Stopped by the executor (Lambda timeout, workspace slot refused): not an answer, the message is retried.
+  run.signal.throwIfAborted();
   if (!result.ok) return answer({ status: 'error', error: result.error, logs: result.logs });
   return answer(
     {

@@ -20,6 +20,23 @@ describe('QuickJsSandbox', () => {
     expect(result).toEqual({ ok: true, value: { sum: 5 }, logs: [] });
   });
 
+  it('ends a running loop when its signal aborts, and keeps working after', async () => {
+    const controller = new AbortController();
+    const running = run(
+      'async function handler() { for (;;) {} }',
+      {},
+      {},
+      {
+        timeoutMs: 60_000,
+        memoryMb: 16,
+        signal: controller.signal,
+      },
+    );
+    setTimeout(() => controller.abort(), 100);
+    expect(await running).toMatchObject({ ok: false, error: 'the run was stopped by its executor' });
+    expect(await run('async function handler() { return 2; }')).toMatchObject({ ok: true, value: 2 });
+  });
+
   it('captures console output', async () => {
     const result = await run(
       'async function handler() { console.log("hello", { n: 1 }); console.error("oops"); return 1; }',
