@@ -1,11 +1,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
-import type { SandboxResult } from '#shared/ports/sandbox.ts';
+import type { SandboxLimits, SandboxResult } from '#shared/ports/sandbox.ts';
 
 const sandbox = new QuickJsSandbox();
 const limits = { timeoutMs: 1000, memoryMb: 16 };
 
-function run(code: string, input: unknown = {}, bridge = {}, l = limits): Promise<SandboxResult> {
+function run(
+  code: string,
+  input: unknown = {},
+  bridge = {},
+  l: SandboxLimits = limits,
+): Promise<SandboxResult> {
   return sandbox.run(code, input, bridge, l);
 }
 
