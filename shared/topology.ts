@@ -484,10 +484,10 @@ export const topology = {
 
 /**
  * What one workspace may take of what all share (DESIGN.md "Tenants"), each an operator setting (`ENV` below) with
- * this default. `inFlightPerWorkspace`: messages of one workspace an executor function works on at once (the
- * local pollers hold back the rest; on AWS the executor holds a slot only for work still running after
- * `inFlightGraceMs`, see `shared/core/executor/workspace-slots.ts`; long enough that ordinary work on a busy
- * machine, or a quick model call, never needs a slot). `timeoutCeilingMs`: the longest `timeout_ms`
+ * this default. `inFlightPerWorkspace`: executions of one workspace that one executor function runs past
+ * `inFlightGraceMs` at once (work still running then takes a slot or is stopped and retried later,
+ * `shared/core/executor/workspace-slots.ts`; the local pollers also hold the workspace's further messages back;
+ * the grace is long enough that ordinary work on a busy machine, or a quick model call, never needs a slot). `timeoutCeilingMs`: the longest `timeout_ms`
  * a tool or a function agent may ask for. `threadBudget`: breadcrumbs executors may write in one thread;
  * `workspaceEventRate` per `workspaceEventWindowSeconds`: events the publisher routes for one workspace
  * (`shared/core/breadth-budget.ts`).
