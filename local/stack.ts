@@ -375,7 +375,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         trigger: fn.trigger,
         fn,
         handler,
-        concurrency: Math.min(fn.trigger.maxConcurrency, 2),
+        // Executors get a few more invocations than the others, so the one a fair share keeps free for quiet
+        // workspaces leaves a busy one more than a single batch.
+        concurrency: Math.min(fn.trigger.maxConcurrency, fair ? 4 : 2),
         visibilityTimeoutSeconds: fn.trigger.queue.visibilityTimeoutSeconds,
         fairShare: fair,
         ...(options.onInvocation ? { onInvocation: options.onInvocation } : {}),

@@ -2,8 +2,8 @@
  * Local SQS event-source mapping: long-polls a queue and invokes a handler with Lambda's SQS event shape and
  * semantics — batch size from the topology, `batchItemFailures` (only the failed messages stay), a thrown error
  * leaves the whole batch, and the queue's redrive policy moves a message to the DLQ after `maxReceiveCount`
- * receives. Up to `concurrency × batchSize` messages are worked on at once (Lambda's maximum concurrency, capped
- * locally), in as many invocations as the messages at hand make.
+ * receives. Up to `concurrency` invocations run at once (Lambda's maximum concurrency, capped locally), each a
+ * batch of what is held (every queue's batching window is 0).
  *
  * Fair queues (SQS "fair queues", DESIGN.md "Tenants"): a message's group is its `MessageGroupId`, which the
  * emulator keeps on FIFO queues only, so the local EventBridge also carries it in a message attribute that is
@@ -11,7 +11,7 @@
  * first from the groups with the fewest messages in flight, then the least processing time of late, then the
  * oldest: a tenant above its share is served after quiet ones, as SQS documents. A group with `inFlightPerGroup`
  * messages running longer than `graceMs` gets no more until one ends (the executors' own cap, applied where the
- * messages wait). Held messages keep their visibility extended, and are made visible again on stop.
+ * messages wait), and no group is part of every running invocation. Held messages keep their visibility extended, and are made visible again on stop.
  *
  * A failed message stays invisible for as long as the handler set with `ChangeMessageVisibility` (the crumbs
  * consumers back off in seconds, see `shared/core/sqs-batch.ts`), else for the queue's visibility timeout; there
@@ -70,10 +70,11 @@ export interface Held {
   seq: number;
 }
 
-/** A message being handled. */
+/** A message being handled, in invocation `invocation`. */
 export interface Running {
   group: string;
   startedAt: number;
+  invocation: number;
 }
 
 /** How long past processing time still counts against a group (exponential decay). */
@@ -92,17 +93,22 @@ export function pickBatch(
   size: number,
   now: number,
   fairShare: FairShareOptions | undefined,
+  /** Invocations one group may be part of at once (the rest stay free for other groups). */
+  invocationsPerGroup = Number.POSITIVE_INFINITY,
 ): Held[] {
   if (size <= 0 || held.length === 0) return [];
   const inFlight = new Map<string, number>();
   const slow = new Map<string, number>();
+  const invocations = new Map<string, Set<number>>();
   for (const r of running) {
     inFlight.set(r.group, (inFlight.get(r.group) ?? 0) + 1);
+    invocations.set(r.group, (invocations.get(r.group) ?? new Set()).add(r.invocation));
     if (fairShare && now - r.startedAt >= fairShare.graceMs) slow.set(r.group, (slow.get(r.group) ?? 0) + 1);
   }
   const queues = new Map<string, Held[]>();
   for (const h of [...held].sort((a, b) => a.seq - b.seq)) {
     if (fairShare && (slow.get(h.group) ?? 0) >= fairShare.inFlightPerGroup) continue;
+    if ((invocations.get(h.group)?.size ?? 0) >= invocationsPerGroup) continue;
     const q = queues.get(h.group) ?? [];
     q.push(h);
     queues.set(h.group, q);
@@ -147,7 +153,13 @@ export function startSqsPoller(options: SqsPollerOptions): Poller {
   let invocations = 0;
   let seq = 0;
   const abort = new AbortController();
-  const capacity = Math.max(1, options.concurrency ?? 1) * options.trigger.batchSize;
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  // With a fair share, one group never holds every invocation: a batch of slow work cannot be left early (Lambda
+  // ends an invocation when its last message ends), so a quiet group keeps one to itself.
+  const invocationsPerGroup =
+    options.fairShare && concurrency > 1 ? concurrency - 1 : Number.POSITIVE_INFINITY;
+  const invoking = new Set<number>();
+  let invocationSeq = 0;
   const visibilityMs = (options.visibilityTimeoutSeconds ?? 30) * 1000;
   const held: Held[] = [];
   const inFlight = new Set<Running>();
@@ -204,16 +216,19 @@ export function startSqsPoller(options: SqsPollerOptions): Poller {
         held,
         inFlight,
         decayedUsage(now),
-        Math.min(options.trigger.batchSize, capacity - inFlight.size),
+        invoking.size < concurrency ? options.trigger.batchSize : 0,
         now,
         options.fairShare,
+        invocationsPerGroup,
       );
       if (batch.length === 0) {
         await nextChange(200);
         continue;
       }
       for (const h of batch) held.splice(held.indexOf(h), 1);
-      const runs = batch.map((h) => ({ group: h.group, startedAt: now }));
+      const invocation = invocationSeq++;
+      invoking.add(invocation);
+      const runs = batch.map((h) => ({ group: h.group, startedAt: now, invocation }));
       for (const r of runs) inFlight.add(r);
       invocations++;
       const done = handle(batch.map((h) => h.message))
@@ -229,6 +244,7 @@ export function startSqsPoller(options: SqsPollerOptions): Poller {
             usage.set(r.group, { ms: decayed + (end - r.startedAt), at: end });
           }
           handling.delete(done);
+          invoking.delete(invocation);
           notify();
         });
       handling.add(done);

@@ -16,7 +16,7 @@ const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const region = 'us-east-1';
 const account = '000000000000';
 
-const held = (group: string, seq: number): Held => ({
+const heldMessage = (group: string, seq: number): Held => ({
   message: { MessageId: `${group}-${seq}` },
   group,
   heldSince: 0,
@@ -26,20 +26,26 @@ const ids = (batch: Held[]) => batch.map((h) => h.message.MessageId);
 
 describe('pickBatch (fair queue order)', () => {
   it('serves a quiet group before the backlog of a group with messages in flight', () => {
-    const backlog = [0, 1, 2, 3].map((i) => held('hog', i));
-    const running: Running[] = [{ group: 'hog', startedAt: 0 }];
-    const batch = pickBatch([...backlog, held('quiet', 9)], running, new Map(), 2, 10, undefined);
+    const backlog = [0, 1, 2, 3].map((i) => heldMessage('hog', i));
+    const running: Running[] = [{ group: 'hog', startedAt: 0, invocation: 1 }];
+    const batch = pickBatch([...backlog, heldMessage('quiet', 9)], running, new Map(), 2, 10, undefined);
     expect(ids(batch)).toEqual(['quiet-9', 'hog-0']);
   });
 
   it('interleaves groups by what each has in flight, oldest first within a group', () => {
-    const all = [held('a', 0), held('a', 1), held('a', 2), held('b', 3), held('b', 4)];
+    const all = [
+      heldMessage('a', 0),
+      heldMessage('a', 1),
+      heldMessage('a', 2),
+      heldMessage('b', 3),
+      heldMessage('b', 4),
+    ];
     expect(ids(pickBatch(all, [], new Map(), 4, 0, undefined))).toEqual(['a-0', 'b-3', 'a-1', 'b-4']);
   });
 
   it('orders groups with equal messages in flight by their recent processing time', () => {
     const batch = pickBatch(
-      [held('busy', 0), held('idle', 1)],
+      [heldMessage('busy', 0), heldMessage('idle', 1)],
       [],
       new Map([['busy', 30_000]]),
       1,
@@ -49,15 +55,28 @@ describe('pickBatch (fair queue order)', () => {
     expect(ids(batch)).toEqual(['idle-1']);
   });
 
+  it('keeps a group out of the last invocation, for other groups', () => {
+    const running: Running[] = [
+      { group: 'busy', startedAt: 0, invocation: 1 },
+      { group: 'busy', startedAt: 0, invocation: 2 },
+    ];
+    const held = [0, 1].map((i) => heldMessage('busy', i));
+    expect(ids(pickBatch(held, running, new Map(), 5, 0, undefined, 2))).toEqual([]);
+    expect(
+      ids(pickBatch([...held, heldMessage('quiet', 2)], running, new Map(), 5, 0, undefined, 2)),
+    ).toEqual(['quiet-2']);
+    expect(ids(pickBatch(held, running, new Map(), 5, 0, undefined, 3))).toEqual(['busy-0', 'busy-1']);
+  });
+
   it('holds back a group with its cap of messages running past the grace period', () => {
     const fair = { inFlightPerGroup: 2, graceMs: 1000 };
     const running: Running[] = [
-      { group: 'hog', startedAt: 0 },
-      { group: 'hog', startedAt: 0 },
+      { group: 'hog', startedAt: 0, invocation: 1 },
+      { group: 'hog', startedAt: 0, invocation: 1 },
     ];
-    expect(ids(pickBatch([held('hog', 5)], running, new Map(), 5, 5000, fair))).toEqual([]);
+    expect(ids(pickBatch([heldMessage('hog', 5)], running, new Map(), 5, 5000, fair))).toEqual([]);
     // Still within the grace period: quick work is not capped.
-    expect(ids(pickBatch([held('hog', 5)], running, new Map(), 5, 500, fair))).toEqual(['hog-5']);
+    expect(ids(pickBatch([heldMessage('hog', 5)], running, new Map(), 5, 500, fair))).toEqual(['hog-5']);
   });
 });
 
