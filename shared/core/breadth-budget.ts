@@ -5,8 +5,8 @@
  * `system.loop_stopped.v1` names the budget (deterministic id, so a repeat replays it), and the batch never fails.
  *
  * Counting without a write per breadcrumb: each publisher instance counts in memory and adds its count to a
- * shared counter item (one UpdateItem ADD per key) only once it reaches a flush step (a twentieth of the limit,
- * at most 50), or when its last known total plus its count would pass the limit. A thread or a window of ordinary
+ * shared counter item (one UpdateItem ADD per key) only once it reaches a flush step (a twentieth of the limit),
+ * or when its last known total plus its count would pass the limit. A thread or a window of ordinary
  * size never costs a request; a storm costs one UpdateItem per step. What an instance has not flushed (less than
  * a step) can pass the limit before the stop, so a budget holds within `step × publisher instances`; a shard's
  * records are handled by one instance at a time, so locally (one poller) that is one step. A counter that cannot
@@ -72,8 +72,9 @@ function budgetId(budget: Budget): string {
   return `${budget.workspace}\u0000${budget.key}`;
 }
 
+/** A twentieth of the limit: the most one instance can route past it before it knows (5 %). */
 export function flushStep(limit: number): number {
-  return Math.max(1, Math.min(50, Math.floor(limit / 20)));
+  return Math.max(1, Math.floor(limit / 20));
 }
 
 /**
