@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LLM_SECRET_PREFIX, readConfig } from '#infra/config.ts';
+import { TENANT_LIMITS } from '#shared/topology.ts';
 
 const VALID = {
   'crumbs:stage': 'dev',
@@ -21,6 +22,7 @@ describe('readConfig', () => {
       workspacesClaim: 'crumbs:workspaces',
       llmSecretPrefix: DEFAULT_LLM_SECRET_PREFIX,
       defaultLlmProvider: 'bedrock',
+      tenantLimits: { ...TENANT_LIMITS },
     });
   });
 
