@@ -31,6 +31,11 @@ export interface FunctionAgentDeps {
   readonly store: BreadcrumbStore;
   /** The built-in tools `ctx.callTool` may run, by name. */
   readonly tools: (name: string) => Tool | undefined;
+  /**
+   * The operator's timeout ceiling (`CRUMBS_TIMEOUT_CEILING_MS`): a definition that asks for more is invalid and
+   * has no rule, but one that was active under a higher ceiling runs at most this long until it is reconciled.
+   */
+  readonly timeoutCeilingMs?: number;
 }
 
 export function createFunctionAgent(deps: FunctionAgentDeps): AgentType<'function'> {
@@ -41,7 +46,7 @@ async function runFunction(run: AgentRun<SpecOf<'function'>>, deps: FunctionAgen
   const creates: OutputBreadcrumb[] = [];
   const input = run.task.input ?? (run.task.message !== undefined ? { message: run.task.message } : {});
   const result = await deps.sandbox.run(run.spec.code, input, bridge(run, deps, creates), {
-    timeoutMs: run.spec.limits.timeout_ms,
+    timeoutMs: Math.min(run.spec.limits.timeout_ms, deps.timeoutCeilingMs ?? Number.POSITIVE_INFINITY),
     memoryMb: run.spec.limits.memory_mb,
     signal: run.signal,
   });
