@@ -5,7 +5,9 @@
 import type { Node } from 'constructs';
 import { parseEnv, type WorkspaceQuotaOverrides, WorkspaceQuotasEnvSchema } from '#shared/config.ts';
 import { LLM_PROVIDERS, type LlmProvider } from '#shared/domain/llm-model.ts';
-import { ENV, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
+import { ENV, TENANT_LIMITS, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
+
+export type TenantLimits = { readonly [K in keyof typeof TENANT_LIMITS]: number };
 
 export interface CrumbsConfig {
   /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
@@ -46,6 +48,11 @@ export interface CrumbsConfig {
    * body a definition's request reads may have (`CRUMBS_MAX_RESPONSE_BYTES`); definitions may ask for less.
    */
   readonly maxResponseBytes?: number;
+  /**
+   * `crumbs:tenantLimits` (optional): an object overriding any of `TENANT_LIMITS` (whole numbers), e.g.
+   * `{"threadBudget": 500, "inFlightPerWorkspace": 8}`; set as env vars on the functions that apply them.
+   */
+  readonly tenantLimits: TenantLimits;
 }
 
 /** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
@@ -66,6 +73,7 @@ export const CONTEXT_KEYS = {
   maxRulesPerWorkspace: 'crumbs:maxRulesPerWorkspace',
   workspaceQuotas: 'crumbs:workspaceQuotas',
   maxResponseBytes: 'crumbs:maxResponseBytes',
+  tenantLimits: 'crumbs:tenantLimits',
 } as const;
 
 /**
@@ -152,9 +160,26 @@ export function readConfig(node: Node): CrumbsConfig {
     }
     return n;
   };
+  const rawLimits: unknown = node.tryGetContext(CONTEXT_KEYS.tenantLimits) ?? {};
+  const limitsObject: unknown = typeof rawLimits === 'string' ? JSON.parse(rawLimits) : rawLimits;
+  if (limitsObject === null || typeof limitsObject !== 'object' || Array.isArray(limitsObject))
+    throw new Error(`CDK context "${CONTEXT_KEYS.tenantLimits}" must be an object of limits`);
+  const tenantLimits: Record<string, number> = { ...TENANT_LIMITS };
+  for (const [key, value] of Object.entries(limitsObject)) {
+    if (!(key in TENANT_LIMITS))
+      throw new Error(
+        `CDK context "${CONTEXT_KEYS.tenantLimits}" has no limit "${key}" (known: ${Object.keys(TENANT_LIMITS).join(', ')})`,
+      );
+    if (!Number.isInteger(value) || (value as number) < 0)
+      throw new Error(
+        `CDK context "${CONTEXT_KEYS.tenantLimits}.${key}" must be a whole number, got ${JSON.stringify(value)}`,
+      );
+    tenantLimits[key] = value as number;
+  }
   return {
     stage,
     buses,
+    tenantLimits: tenantLimits as TenantLimits,
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     workspaceQuotas: {
       definitions: quota(CONTEXT_KEYS.maxDefinitionsPerWorkspace, defaults.definitions),

@@ -41,6 +41,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     defaultLlmProvider: config.defaultLlmProvider,
     workspaceQuotas: config.workspaceQuotas,
     ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
+    tenantLimits: config.tenantLimits,
     entryOverrides: options.entryOverrides,
   });
   stateless.addStackDependency(stateful);

@@ -19,6 +19,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSE
 import { startFauxqs } from 'fauxqs';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
+import { parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import {
   ENV,
@@ -411,10 +412,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     pollers.push(streamPoller);
 
+    // The executors' fair share (ENV.workspaceInFlight, ENV.workspaceInFlightGraceMs), applied by the executor
+    // pollers where the messages wait, as SQS fair queues and the executors' own cap do on AWS.
+    const share = parseEnv(WorkspaceShareEnvSchema);
+    const fairShare = {
+      inFlightPerGroup: share[ENV.workspaceInFlight],
+      graceMs: share[ENV.workspaceInFlightGraceMs],
+    };
     const sqsPoller = (
       queue: ProvisionedQueue,
       fn: FunctionDeclaration & { trigger: SqsTrigger },
       handler: SqsHandler,
+      fair?: typeof fairShare,
     ) =>
       startSqsPoller({
         client: sqsClient,
@@ -424,7 +433,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         trigger: fn.trigger,
         fn,
         handler,
-        concurrency: Math.min(fn.trigger.maxConcurrency, 2),
+        // Executors get a few more invocations than the others, so the one a fair share keeps free for quiet
+        // workspaces leaves a busy one more than a single batch.
+        concurrency: Math.min(fn.trigger.maxConcurrency, fair ? 4 : 2),
+        visibilityTimeoutSeconds: fn.trigger.queue.visibilityTimeoutSeconds,
+        fairShare: fair,
         ...(options.onInvocation ? { onInvocation: options.onInvocation } : {}),
         log,
       });
@@ -446,7 +459,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         const handler = await loadHandler<SQSEvent, SQSBatchResponse>(
           fn.entry.replace(/^functions\//, '#functions/'),
         );
-        pollers.push(sqsPoller(queue, fn, handler));
+        pollers.push(sqsPoller(queue, fn, handler, fairShare));
         const dlqAsFunction = {
           ...dlqFn,
           name: `${dlqFn.name}-${kind}`,

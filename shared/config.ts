@@ -10,6 +10,7 @@ import {
   ENV,
   EXECUTOR_RUNNERS,
   type ExecutorRunner,
+  TENANT_LIMITS,
   topology,
   workspaceQuotaDefaults,
 } from '#shared/topology.ts';
@@ -128,7 +129,28 @@ export function busPoolOf(env: { [ENV.busName]: string; [ENV.busPool]?: string[]
   return pool;
 }
 
-export const PublisherEnvSchema = z.extend(TableEnvSchema, BusPoolEnv);
+const wholeNumber = (min: number, max: number, fallback: number) =>
+  z._default(z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
+
+/** The breadth budget the publisher counts (`TENANT_LIMITS`, `shared/core/breadth-budget.ts`). */
+export const BreadthEnvSchema = z.object({
+  [ENV.threadBudget]: wholeNumber(1, 10_000_000, TENANT_LIMITS.threadBudget),
+  [ENV.workspaceEventRate]: wholeNumber(1, 100_000_000, TENANT_LIMITS.workspaceEventRate),
+  [ENV.workspaceEventWindowSeconds]: wholeNumber(1, 86_400, TENANT_LIMITS.workspaceEventWindowSeconds),
+});
+
+export const PublisherEnvSchema = z.extend(z.extend(TableEnvSchema, BusPoolEnv), BreadthEnvSchema.shape);
+
+/** The longest `timeout_ms` a definition may ask for (`TENANT_LIMITS.timeoutCeilingMs`): rule manager, executors. */
+export const TimeoutCeilingEnvSchema = z.object({
+  [ENV.timeoutCeilingMs]: wholeNumber(10, 900_000, TENANT_LIMITS.timeoutCeilingMs),
+});
+
+/** A workspace's share of one executor function (`TENANT_LIMITS`): executors and the local SQS pollers. */
+export const WorkspaceShareEnvSchema = z.object({
+  [ENV.workspaceInFlight]: wholeNumber(1, 10_000, TENANT_LIMITS.inFlightPerWorkspace),
+  [ENV.workspaceInFlightGraceMs]: wholeNumber(0, 900_000, TENANT_LIMITS.inFlightGraceMs),
+});
 
 /** JSON object of executor runner → SQS queue ARN (every runner must be present). */
 const executorQueueArns = z.pipe(
@@ -177,6 +199,7 @@ export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   [ENV.ruleTargetsDlqArn]: z.string().check(z.minLength(1)),
   [ENV.maxDefinitionsPerWorkspace]: z.optional(quotaCount),
   [ENV.maxRulesPerWorkspace]: z.optional(quotaCount),
+  ...TimeoutCeilingEnvSchema.shape,
 });
 
 /** Quotas of one workspace that the operator set apart from every other's (`ENV.workspaceQuotas`). */

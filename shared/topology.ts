@@ -183,6 +183,11 @@ export interface FunctionDeclaration {
      * `read`: their values (executors that call out); `describe`: only whether they exist (the rule manager).
      */
     readonly agentSecrets?: 'read' | 'describe';
+    /**
+     * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
+     * workspace's in-flight cap), `ceiling` (the timeout ceiling). CDK sets their env vars from `crumbs:tenantLimits`.
+     */
+    readonly limits?: readonly ('breadth' | 'share' | 'ceiling')[];
   };
 }
 
@@ -262,6 +267,7 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       llm: agent || runner === 'tool',
       embeddings: true,
       ...(AGENT_TYPE_RUNNERS.has(runner) ? { agentSecrets: 'read' as const } : {}),
+      limits: ['share', 'ceiling'],
     },
   };
 }
@@ -410,7 +416,7 @@ export const topology = {
         ],
       },
       // No embeddings: the indexer computes them from the events, so a failing model never blocks publishing.
-      uses: { table: 'read-write', stream: true, bus: 'put-events' },
+      uses: { table: 'read-write', stream: true, bus: 'put-events', limits: ['breadth'] },
     },
     ruleManager: {
       name: 'rule-manager',
@@ -434,6 +440,7 @@ export const topology = {
         llm: true,
         timers: true,
         agentSecrets: 'describe',
+        limits: ['ceiling'],
       },
     },
     indexer: {
@@ -487,6 +494,25 @@ export const topology = {
       uses: { table: 'read-write' },
     },
   },
+} as const;
+
+/**
+ * What one workspace may take of what all share (DESIGN.md "Tenants"), each an operator setting (`ENV` below) with
+ * this default. `inFlightPerWorkspace`: executions of one workspace that one executor function runs past
+ * `inFlightGraceMs` at once (work still running then takes a slot or is stopped and retried later,
+ * `shared/core/executor/workspace-slots.ts`; the local pollers also hold the workspace's further messages back;
+ * the grace is long enough that ordinary work on a busy machine, or a quick model call, never needs a slot). `timeoutCeilingMs`: the longest `timeout_ms`
+ * a tool or a function agent may ask for. `threadBudget`: breadcrumbs executors may write in one thread;
+ * `workspaceEventRate` per `workspaceEventWindowSeconds`: events the publisher routes for one workspace
+ * (`shared/core/breadth-budget.ts`).
+ */
+export const TENANT_LIMITS = {
+  inFlightPerWorkspace: 4,
+  inFlightGraceMs: 10_000,
+  timeoutCeilingMs: 60_000,
+  threadBudget: 1_000,
+  workspaceEventRate: 10_000,
+  workspaceEventWindowSeconds: 60,
 } as const;
 
 export type Topology = typeof topology;
@@ -582,6 +608,18 @@ export const ENV = {
   timersDlqArn: 'CRUMBS_TIMERS_DLQ_ARN',
   /** Functions with `uses.timers`: the role Scheduler assumes to send to the timers queue. */
   schedulerRoleArn: 'CRUMBS_SCHEDULER_ROLE_ARN',
+  /** Executors and the local SQS pollers: `TENANT_LIMITS.inFlightPerWorkspace`. */
+  workspaceInFlight: 'CRUMBS_WORKSPACE_IN_FLIGHT',
+  /** Executors: `TENANT_LIMITS.inFlightGraceMs` (how long work runs before it needs one of its workspace's slots). */
+  workspaceInFlightGraceMs: 'CRUMBS_WORKSPACE_IN_FLIGHT_GRACE_MS',
+  /** Rule manager and executors: `TENANT_LIMITS.timeoutCeilingMs`. */
+  timeoutCeilingMs: 'CRUMBS_TIMEOUT_CEILING_MS',
+  /** Publisher: `TENANT_LIMITS.threadBudget`. */
+  threadBudget: 'CRUMBS_THREAD_BUDGET',
+  /** Publisher: `TENANT_LIMITS.workspaceEventRate`. */
+  workspaceEventRate: 'CRUMBS_WORKSPACE_EVENT_RATE',
+  /** Publisher: `TENANT_LIMITS.workspaceEventWindowSeconds`. */
+  workspaceEventWindowSeconds: 'CRUMBS_WORKSPACE_EVENT_WINDOW_SECONDS',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {

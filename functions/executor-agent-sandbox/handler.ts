@@ -7,6 +7,7 @@
  * the sandbox (a worker script and a .wasm module installed beside the bundle) should not load in other agents.
  */
 import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
+import { parseEnv, TimeoutCeilingEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
 import { createFunctionAgent } from '#shared/core/agents/function-agent.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
@@ -14,6 +15,7 @@ import { calculatorTool } from '#shared/tools/calculator.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
 import { echoTool } from '#shared/tools/echo.ts';
 import type { Tool } from '#shared/tools/tool.ts';
+import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 const sandbox = new QuickJsSandbox();
@@ -24,7 +26,14 @@ const tools = toolCatalog([echoTool, calculatorTool] as Tool[]);
 export const handler = createExecutorHandler('agent-sandbox', {
   implementations: ({ store, log, clock }) => ({
     agent: createAgentKind({
-      types: { function: createFunctionAgent({ sandbox, store, tools: (name) => tools.get(name) }) },
+      types: {
+        function: createFunctionAgent({
+          sandbox,
+          store,
+          tools: (name) => tools.get(name),
+          timeoutCeilingMs: parseEnv(TimeoutCeilingEnvSchema)[ENV.timeoutCeilingMs],
+        }),
+      },
       // No model here (its clients would load in every sandbox cold start): plan mode and model-planned
       // orchestrations of function agents are answered as errors that say so; build and converse run the code.
       store,

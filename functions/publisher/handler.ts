@@ -1,14 +1,17 @@
 /**
  * Publisher. Triggered by the breadcrumbs table's DynamoDB stream (batch, bisect on error, partial batch
  * failures). Reads stream images; adopts plain puts into the table; puts change events on the crumbs bus and on the
- * other buses of the pool that hold rules of the event's workspace (reads `bus-placement` breadcrumbs, cached).
+ * other buses of the pool that hold rules of the event's workspace (reads `bus-placement` breadcrumbs, cached);
+ * sheds events over the breadth budget (adds to `#budget#` counters past a step, writes one loop-stop record).
  * (Embeddings are the indexer's, from those events.)
  */
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoBudgetCounters } from '#shared/adapters/dynamodb/budget-counters.ts';
 import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
 import { busPoolOf, PublisherEnvSchema, parseEnv } from '#shared/config.ts';
+import { BreadthBudget } from '#shared/core/breadth-budget.ts';
 import { PlacementRoutes } from '#shared/core/bus-placement.ts';
 import { publishStreamBatch } from '#shared/core/publisher.ts';
 import { ENV } from '#shared/topology.ts';
@@ -20,11 +23,28 @@ const { logger, metrics } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const bus = new EventBridgeBus(env[ENV.busName]);
 const routes = new PlacementRoutes(store, busPoolOf(env), env[ENV.busPlacementCacheMs]);
+const budget = new BreadthBudget({
+  counters: new DynamoBudgetCounters(env[ENV.tableName]),
+  store,
+  limits: {
+    threadBudget: env[ENV.threadBudget],
+    workspaceEventRate: env[ENV.workspaceEventRate],
+    workspaceEventWindowSeconds: env[ENV.workspaceEventWindowSeconds],
+  },
+  log: logger,
+});
 
 export const handler = instrumented(
   middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const outcome = await publishStreamBatch(event.Records, { bus, routes, adopter: store, log: logger });
+    const outcome = await publishStreamBatch(event.Records, {
+      bus,
+      routes,
+      adopter: store,
+      budget,
+      log: logger,
+    });
     metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);
+    metrics.addMetric('ChangeEventsShed', 'Count', outcome.shed);
     metrics.addMetric('PlainPutsAdopted', 'Count', outcome.adopted);
     metrics.addMetric('PlainPutsRejected', 'Count', outcome.rejected);
     return { batchItemFailures: outcome.batchItemFailures };

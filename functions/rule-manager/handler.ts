@@ -48,6 +48,7 @@ const deps = {
   executorQueueArns: env[ENV.executorQueueArns],
   defaultLlmProvider: env[ENV.defaultLlmProvider],
   ruleTargetsDlqArn: env[ENV.ruleTargetsDlqArn],
+  timeoutCeilingMs: env[ENV.timeoutCeilingMs],
   log: logger,
   redelivery: redeliveryFor(new SqsMessageVisibility(), topology.functions.ruleManager.trigger.queue),
   schedules: schedulerTimersFrom(parseEnv(TimersEnvSchema)),

@@ -1,16 +1,17 @@
 /**
  * What every executor Lambda shares: an SQS batch through the universal pipeline (partial batch failures, failed
  * messages back after a back-off in seconds), with the store, claims and vector search built once per cold start,
- * Powertools (powertools.ts), and middy's abort signal passed down so slow model and HTTP calls stop before the
+ * a workspace's cap of long-running executions (workspace-slots.ts), Powertools (powertools.ts), and middy's abort signal passed down so slow model and HTTP calls stop before the
  * Lambda timeout. Each executor's handler says only which implementation it runs, built from what it needs.
  */
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
+import { DynamoWorkspaceSlots } from '#shared/adapters/dynamodb/workspace-slots.ts';
 import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
-import { parseEnv, TableEnvSchema } from '#shared/config.ts';
+import { parseEnv, TableEnvSchema, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import { processExecutorBatch } from '#shared/core/executor/batch.ts';
 import type {
   ExecutorImplementations,
@@ -48,6 +49,13 @@ export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorH
   const vectors = vectorDepsFor(store, env[ENV.tableName]);
   const vectorSearch: VectorSearch = { search: (query) => searchSimilar(vectors, query) };
   const redelivery = redeliveryFor(new SqsMessageVisibility(), fn.trigger.queue);
+  const share = parseEnv(WorkspaceShareEnvSchema);
+  const slots = {
+    slots: new DynamoWorkspaceSlots(env[ENV.tableName], fn.name),
+    cap: share[ENV.workspaceInFlight],
+    graceMs: share[ENV.workspaceInFlightGraceMs],
+    leaseMs: fn.timeoutSeconds * 1000,
+  };
   const deps: KindDependencies = { store, log: logger, clock: systemClock, vectorSearch };
   let implementations: ExecutorImplementations;
   if ('implementations' in options) implementations = options.implementations(deps);
@@ -71,6 +79,7 @@ export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorH
         vectorSearch,
         tracing,
         redelivery,
+        slots,
       });
       metrics.addMetric('TriggersFailed', 'Count', batchItemFailures.length);
       return { batchItemFailures };

@@ -42,6 +42,7 @@ import {
   workspaceQuotaDefaults,
 } from '#shared/topology.ts';
 import { buildDashboard } from '../../ui/build.ts';
+import type { TenantLimits } from '../config.ts';
 import {
   CrumbsFunction,
   type CrumbsFunctionDeclaration,
@@ -82,6 +83,8 @@ export interface StatelessStackProps extends StackProps {
   readonly llmSecretPrefix: string;
   /** Where a model id without a provider runs; given to the functions whose topology `uses.llm`. */
   readonly defaultLlmProvider: LlmProvider;
+  /** What one workspace may take (`TENANT_LIMITS`); set on the functions whose topology `uses.limits`. */
+  readonly tenantLimits: TenantLimits;
   /**
    * What one workspace may hold of the shared capacity: definitions, and rules on the bus pool (given to the rule
    * manager as `ENV.maxDefinitionsPerWorkspace`, `ENV.maxRulesPerWorkspace`).
@@ -491,6 +494,18 @@ export class StatelessStack extends Stack {
     if (uses.agentSecrets) fn.bindAgentSecrets(uses.agentSecrets);
     if (declaration.uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
     if (uses.timers) fn.bindTimers(this.timers);
+    const limits = this.props.tenantLimits;
+    const env = (name: string, value: number) => fn.addEnvironment(name, String(value));
+    if (uses.limits?.includes('breadth')) {
+      env(ENV.threadBudget, limits.threadBudget);
+      env(ENV.workspaceEventRate, limits.workspaceEventRate);
+      env(ENV.workspaceEventWindowSeconds, limits.workspaceEventWindowSeconds);
+    }
+    if (uses.limits?.includes('share')) {
+      env(ENV.workspaceInFlight, limits.inFlightPerWorkspace);
+      env(ENV.workspaceInFlightGraceMs, limits.inFlightGraceMs);
+    }
+    if (uses.limits?.includes('ceiling')) env(ENV.timeoutCeilingMs, limits.timeoutCeilingMs);
     return fn;
   }
 }

@@ -3,6 +3,8 @@
  * targets are supported (`arn:aws:sqs:<region>:<account>:<queue>`); queue URLs come from GetQueueUrl and are
  * cached.
  *
+ * A target's `SqsParameters.MessageGroupId` is sent as the message group, on FIFO and on (fair) standard queues.
+ *
  * Failures follow EventBridge's "Event retry policy and using dead-letter queues":
  * - An error retrying cannot fix (the queue does not exist, no permission, a bad parameter) is not retried: the
  *   event goes straight to the target's dead-letter queue.
@@ -19,6 +21,9 @@
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { targetInput } from './input-transformer.ts';
 import type { Rule, Target } from './state.ts';
+
+/** The message attribute carrying a fair queue's message group to the local poller (`sqs-poller.ts`). */
+export const FAIR_QUEUE_GROUP_ATTRIBUTE = 'crumbs-fair-queue-group';
 
 export interface DeliveryStats {
   /** Deliveries to targets that succeeded. */
@@ -251,20 +256,25 @@ export class Deliverer {
   ): Promise<void> {
     const QueueUrl = await this.queueUrl(arn, key);
     const fifo = arn.queue.endsWith('.fifo');
+    const group = target?.SqsParameters?.MessageGroupId;
+    // A standard queue with a message group is an SQS fair queue. The emulator keeps the group on FIFO queues
+    // only, so it also rides in a message attribute that the local poller turns back into the record's
+    // `MessageGroupId` (and removes), as Lambda shows it for a fair queue.
+    const carried = !fifo && group !== undefined ? { [FAIR_QUEUE_GROUP_ATTRIBUTE]: group } : {};
+    const all = { ...(attributes ?? {}), ...carried };
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl,
         MessageBody: body,
         ...(fifo
-          ? {
-              MessageGroupId: target?.SqsParameters?.MessageGroupId ?? 'eventbridge',
-              MessageDeduplicationId: String(event.id),
-            }
-          : {}),
-        ...(attributes
+          ? { MessageGroupId: group ?? 'eventbridge', MessageDeduplicationId: String(event.id) }
+          : group !== undefined
+            ? { MessageGroupId: group }
+            : {}),
+        ...(Object.keys(all).length > 0
           ? {
               MessageAttributes: Object.fromEntries(
-                Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
+                Object.entries(all).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
               ),
             }
           : {}),

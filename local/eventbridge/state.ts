@@ -495,8 +495,16 @@ function validateTarget(value: unknown): Target {
     };
   }
   const sqs = t.SqsParameters as { MessageGroupId?: unknown } | undefined;
-  if (sqs && typeof sqs.MessageGroupId === 'string')
+  if (sqs && typeof sqs.MessageGroupId === 'string') {
+    if (sqs.MessageGroupId.length > 100) {
+      throw constraintViolation(
+        sqs.MessageGroupId,
+        'targets.member.sqsParameters.messageGroupId',
+        'Member must have length less than or equal to 100',
+      );
+    }
     target.SqsParameters = { MessageGroupId: sqs.MessageGroupId };
+  }
   return target;
 }
 

@@ -10,6 +10,8 @@
  * Each event goes to the buses of the pool that hold rules of its workspace (`routes`, `bus-placement.ts`; the
  * first bus always); one PutEvents request may carry entries for several buses.
  *
+ * Events over a breadth budget (a thread's, a workspace's rate; `breadth-budget.ts`) are shed before routing.
+ *
  * Events go out in PutEvents calls of up to 10 (and 256 KB); entries the bus refuses are retried with backoff. A record whose event
  * could not be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from
  * there and nothing after it is lost (stream order is kept per shard).
@@ -28,6 +30,7 @@ import {
 import { contextWords } from '#shared/domain/words.ts';
 import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
+import type { BreadthBudget } from './breadth-budget.ts';
 import type { BusRoutes } from './bus-placement.ts';
 import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
 
@@ -47,6 +50,8 @@ export interface PublisherDependencies {
   /** Which buses each workspace's events go to; absent: every event to the bus adapter's own bus. */
   routes?: BusRoutes | undefined;
   adopter: PlainPutAdopter;
+  /** The breadth budget (thread budget, workspace event rate); absent: everything is routed. */
+  budget?: BreadthBudget | undefined;
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
@@ -55,6 +60,8 @@ export interface PublisherDependencies {
 
 export interface PublishOutcome extends DynamoDBBatchResponse {
   published: number;
+  /** Events not routed because their thread or workspace is over its breadth budget. */
+  shed: number;
   adopted: number;
   rejected: number;
 }
@@ -116,12 +123,13 @@ export async function publishStreamBatch(
     }
   }
 
-  const routed = await routeAll(
+  const toRoute =
     firstFailure === undefined
       ? pending
-      : pending.filter((p) => compareSequence(p.sequence, firstFailure as string) < 0),
-    deps,
-  );
+      : pending.filter((p) => compareSequence(p.sequence, firstFailure as string) < 0);
+  // Counted once per batch, before routing; shedding never fails the batch (a shard mixes workspaces).
+  const budgeted = deps.budget ? await deps.budget.admit(toRoute) : { admitted: toRoute, shed: 0 };
+  const routed = await routeAll(budgeted.admitted, deps);
   if (routed.failedSequence !== undefined) firstFailure = routed.failedSequence;
   const published = await putAll(routed.entries, deps);
   const failedAt = [published.failedSequence, firstFailure]
@@ -130,6 +138,7 @@ export async function publishStreamBatch(
   return {
     batchItemFailures: failedAt === undefined ? [] : [{ itemIdentifier: failedAt }],
     published: published.count,
+    shed: budgeted.shed,
     adopted,
     rejected,
   };

@@ -1,7 +1,8 @@
 /**
  * The rule manager core: keeps exactly one EventBridge rule per valid definition, whose pattern is the
  * definition's compiled trigger selectors and whose one target is the SQS queue of the definition's executor kind,
- * with the rule-targets dead-letter queue and the retry policy of `topology.bus.ruleTargets` (a target that drifted
+ * with the rule-targets dead-letter queue, the retry policy of `topology.bus.ruleTargets` and the definition's
+ * workspace as the fair queue's message group (a target that drifted
  * from any of these, e.g. one created before targets had a DLQ, is put again).
  *
  * It reconciles to the *stored* state of the definition (not to what the event said), so events may arrive late,
@@ -45,6 +46,7 @@ import {
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
 import { executorRunnerOf } from '#shared/domain/runners.ts';
 import { type SecretRefUse, secretRefsOf } from '#shared/domain/secret-refs.ts';
+import { timeoutCeilingIssues } from '#shared/domain/timeout-ceiling.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
@@ -59,6 +61,7 @@ import {
   type ExecutorRunner,
   RULES_SYNC_SCHEMA,
   SCHEDULE_DEFINITION_SCHEMA,
+  TENANT_LIMITS,
   topology,
 } from '#shared/topology.ts';
 import { addToPlacement, readPlacement } from './bus-placement.ts';
@@ -85,6 +88,8 @@ export interface RuleManagerDependencies {
   defaultLlmProvider: LlmProvider;
   /** Where EventBridge puts events it could not deliver to a target (`ENV.ruleTargetsDlqArn`). */
   ruleTargetsDlqArn: string;
+  /** The longest `timeout_ms` a definition may ask for (`ENV.timeoutCeilingMs`). @default TENANT_LIMITS */
+  timeoutCeilingMs?: number | undefined;
   log: Log;
   /** Failed messages come back after a back-off instead of the queue's visibility timeout. */
   redelivery?: Redelivery | undefined;
@@ -199,6 +204,7 @@ export function evaluateDefinition(
   record: Breadcrumb,
   prefix: string,
   defaultLlmProvider: LlmProvider,
+  timeoutCeilingMs: number = TENANT_LIMITS.timeoutCeilingMs,
 ): DefinitionStatus & { kindKnown: boolean; secretRefs: SecretRefUse[] } {
   const kind = DEFINITION_SCHEMAS[record.schema_name as keyof typeof DEFINITION_SCHEMAS];
   const base = {
@@ -213,6 +219,8 @@ export function evaluateDefinition(
   };
   try {
     const parsed = validateDefinition(record.schema_name, record.context);
+    const overCeiling = timeoutCeilingIssues(parsed, timeoutCeilingMs);
+    if (overCeiling.length > 0) throw new ValidationError(overCeiling);
     // The model the agent's type will call (none for api, external and function agents, nor for tool agents
     // that take their arguments as given), resolved as the LLM router will resolve it.
     const model = parsed.kind === 'agent' && parsed.spec ? agentModel(parsed.spec) : undefined;
@@ -319,7 +327,12 @@ async function reconcile(
   }
 
   const refusedDefinition = await takeSlot(workspace, 'definitions', definitionId, deps);
-  const { secretRefs, ...status } = evaluateDefinition(record, deps.prefix, deps.defaultLlmProvider);
+  const { secretRefs, ...status } = evaluateDefinition(
+    record,
+    deps.prefix,
+    deps.defaultLlmProvider,
+    deps.timeoutCeilingMs,
+  );
   markInvalid(status, refusedDefinition);
   if (status.state === 'active') markInvalid(status, await missingSecrets(workspace, secretRefs, deps));
   // The rule's slot is taken before the rule is put, so no rule exists uncounted.
@@ -530,6 +543,9 @@ async function ensureRule(
     }),
     deadLetterArn: deps.ruleTargetsDlqArn,
     retryPolicy: TARGET_RETRY_POLICY,
+    // The executor queues are SQS fair queues keyed by workspace; a definition belongs to one workspace, so its
+    // rule's target names that workspace statically (DESIGN.md "Tenants", share).
+    messageGroupId: record.workspace,
   };
 
   const existing = await rules.describe(name);
@@ -545,7 +561,8 @@ async function ensureRule(
     current.arn === target.arn &&
     canonicalJson(current.inputTransformer ?? null) === canonicalJson(target.inputTransformer) &&
     current.deadLetterArn === target.deadLetterArn &&
-    canonicalJson(current.retryPolicy ?? null) === canonicalJson(target.retryPolicy);
+    canonicalJson(current.retryPolicy ?? null) === canonicalJson(target.retryPolicy) &&
+    current.messageGroupId === target.messageGroupId;
   if (!sameTarget) await rules.putTargets(name, [target]);
   const extra = targets.filter((t) => t.id !== TARGET_ID).map((t) => t.id);
   await rules.removeTargets(name, extra);

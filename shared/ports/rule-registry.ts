@@ -12,6 +12,11 @@ export interface RuleTarget {
   deadLetterArn?: string;
   /** How long EventBridge retries a failed delivery before dead-lettering it. */
   retryPolicy?: RetryPolicy;
+  /**
+   * SqsParameters.MessageGroupId: the tenant of an SQS fair queue (or the group of a FIFO queue). A static string
+   * per target: EventBridge takes no input path here, so each rule's target carries its definition's workspace.
+   */
+  messageGroupId?: string;
 }
 
 export interface RuleDescription {

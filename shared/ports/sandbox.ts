@@ -10,6 +10,8 @@ export interface SandboxLimits {
   /** Wall time for the whole run, bridged calls included; CPU loops are interrupted at this deadline. */
   readonly timeoutMs: number;
   readonly memoryMb: number;
+  /** Ends the run at once (the worker is terminated): the Lambda is about to time out, or the workspace's slot was refused. */
+  readonly signal?: AbortSignal;
 }
 
 export type SandboxResult =

@@ -10,6 +10,7 @@
 import type { TestProject } from 'vitest/node';
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
 import { parseScopedTokens } from '#local/tokens.ts';
+import { ENV } from '#shared/topology.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { inTestNamespace } from '../support/netns.ts';
 
@@ -47,6 +48,8 @@ export async function setup(project: TestProject): Promise<void> {
       "the adversarial suite runs only inside the tests' network namespace: `npm test`, or `npm run test:adversarial`",
     );
   }
+  // A low thread budget, so the storm test's doubling stops within seconds (storm.test.ts).
+  process.env[ENV.threadBudget] = '60';
   fakeOpenAi = await startFakeOpenAi();
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
   stack = await startLocalStack({

@@ -106,3 +106,37 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+/** Writes a definition as `team` and waits until the rule manager calls it active. */
+export async function defineActive(
+  team: ReturnType<typeof client>,
+  id: string,
+  schema_name: string,
+  context: Record<string, unknown>,
+): Promise<void> {
+  const put = await team.call('PUT', `/breadcrumbs/${id}`, { schema_name, title: id, context });
+  if (put.status >= 300) throw new Error(`definition ${id}: ${put.status} ${JSON.stringify(put.body)}`);
+  const version = Number(put.body.version);
+  await eventually(async () => {
+    const list = await team.call(
+      'GET',
+      `/breadcrumbs?schema_name=definition.status.v1&tag=${encodeURIComponent(`definition:${id}`)}&view=full`,
+    );
+    const status = (list.body.items as { context: Record<string, unknown> }[] | undefined)?.[0]?.context;
+    if (!status || Number(status.definition_version) < version) return undefined;
+    if (status.state !== 'active') throw new Error(`definition ${id} is ${JSON.stringify(status)}`);
+    return status;
+  }, `definition ${id} active`);
+}
+
+/** The agent.response.v1 answering `requestId` in the team's workspace, once there is one. */
+export async function answerTo(
+  team: ReturnType<typeof client>,
+  requestId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const list = await team.call(
+    'GET',
+    `/breadcrumbs?schema_name=agent.response.v1&tag=${encodeURIComponent(`request:${requestId}`)}&view=full`,
+  );
+  return (list.body.items as { context: Record<string, unknown> }[] | undefined)?.[0]?.context;
+}

@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LLM_SECRET_PREFIX, readConfig } from '#infra/config.ts';
+import { TENANT_LIMITS } from '#shared/topology.ts';
 
 const VALID = {
   'crumbs:stage': 'dev',
@@ -22,6 +23,7 @@ describe('readConfig', () => {
       llmSecretPrefix: DEFAULT_LLM_SECRET_PREFIX,
       defaultLlmProvider: 'bedrock',
       workspaceQuotas: { definitions: 150, rules: 75 },
+      tenantLimits: { ...TENANT_LIMITS },
     });
   });
 

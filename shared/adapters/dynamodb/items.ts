@@ -42,6 +42,8 @@ export const KIND = {
   deletion: 'deletion',
   quota: 'quota',
   quotaSlot: 'quota-slot',
+  budget: 'budget',
+  slots: 'slots',
 } as const;
 
 export type Key = { id: string; workspace: string };

@@ -78,6 +78,7 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
             }
           : {}),
         ...(t.DeadLetterConfig?.Arn ? { deadLetterArn: t.DeadLetterConfig.Arn } : {}),
+        ...(t.SqsParameters?.MessageGroupId ? { messageGroupId: t.SqsParameters.MessageGroupId } : {}),
         ...(t.RetryPolicy
           ? {
               // EventBridge's own defaults stand in for a field it leaves out.
@@ -105,6 +106,7 @@ export class EventBridgeRuleRegistry implements RuleRegistry {
             Arn: t.arn,
             ...(t.inputTransformer ? { InputTransformer: t.inputTransformer } : {}),
             ...(t.deadLetterArn ? { DeadLetterConfig: { Arn: t.deadLetterArn } } : {}),
+            ...(t.messageGroupId ? { SqsParameters: { MessageGroupId: t.messageGroupId } } : {}),
             ...(t.retryPolicy
               ? {
                   RetryPolicy: {

@@ -68,6 +68,7 @@ export class QuickJsSandbox implements Sandbox {
         if (finished) return;
         finished = true;
         clearTimeout(killTimer);
+        limits.signal?.removeEventListener('abort', onAbort);
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
@@ -122,6 +123,8 @@ export class QuickJsSandbox implements Sandbox {
         logs: [],
       };
       const kill = (result: SandboxResult) => finish(result, false);
+      const onAbort = () =>
+        kill({ ok: false, reason: 'error', error: 'the run was stopped by its executor', logs: [] });
       let killTimer = setTimeout(
         () =>
           kill({
@@ -135,6 +138,8 @@ export class QuickJsSandbox implements Sandbox {
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
+      if (limits.signal?.aborted) return onAbort();
+      limits.signal?.addEventListener('abort', onAbort, { once: true });
       worker.postMessage({
         type: 'run',
         code,

@@ -36,6 +36,11 @@ export interface FunctionAgentDeps {
   readonly store: BreadcrumbStore;
   /** The built-in tools `ctx.callTool` may run, by name. */
   readonly tools: (name: string) => Tool | undefined;
+  /**
+   * The operator's timeout ceiling (`CRUMBS_TIMEOUT_CEILING_MS`): a definition that asks for more is invalid and
+   * has no rule, but one that was active under a higher ceiling runs at most this long until it is reconciled.
+   */
+  readonly timeoutCeilingMs?: number;
 }
 
 export function createFunctionAgent(deps: FunctionAgentDeps): AgentType<'function'> {
@@ -47,9 +52,12 @@ async function runFunction(run: AgentRun<SpecOf<'function'>>, deps: FunctionAgen
   const refused = { count: 0, listed: [] as Refusal[] };
   const input = run.task.input ?? (run.task.message !== undefined ? { message: run.task.message } : {});
   const result = await deps.sandbox.run(run.spec.code, input, bridge(run, deps, creates, refused), {
-    timeoutMs: run.spec.limits.timeout_ms,
+    timeoutMs: Math.min(run.spec.limits.timeout_ms, deps.timeoutCeilingMs ?? Number.POSITIVE_INFINITY),
     memoryMb: run.spec.limits.memory_mb,
+    signal: run.signal,
   });
+  // Stopped by the executor (Lambda timeout, workspace slot refused): not an answer, the message is retried.
+  run.signal.throwIfAborted();
   const counted = refused.count > 0 ? { refused_writes: refused.count, refusals: refused.listed } : {};
   if (!result.ok) return answer({ status: 'error', error: result.error, logs: result.logs, ...counted });
   return answer(

@@ -3,8 +3,9 @@
  * (definition, trigger id, trigger version) out. Only `execute` differs between kinds (contract.ts).
  *
  *   parse → definition at its version (definition-cache.ts) → trigger at the version that fired → re-check the
- *   trigger selectors against the stored trigger → hops (loop-guard.ts) → claim → assemble context → execute →
- *   write outputs (outputs.ts) → complete the claim
+ *   trigger selectors against the stored trigger → hops (loop-guard.ts) → claim → assemble context → execute
+ *   (past a grace period, in one of the workspace's slots: workspace-slots.ts) → write outputs (outputs.ts) →
+ *   complete the claim
  *
  * Exactly one response: every output id is deterministic (outputs.ts), and the store's create replays an
  * existing id instead of writing a second breadcrumb. So duplicate deliveries, a re-execution after a crash (the
@@ -40,6 +41,7 @@ import {
 import { definitionParts, loadDefinition } from './definition-cache.ts';
 import { accountHops, writeLoopStopped } from './loop-guard.ts';
 import { type WriteContext, writeOutputs } from './outputs.ts';
+import { type SlotPolicy, WorkspaceBusyError, withWorkspaceSlot } from './workspace-slots.ts';
 
 export interface PipelineDeps {
   store: ExecutorStore;
@@ -55,6 +57,8 @@ export interface PipelineDeps {
   signal?: AbortSignal;
   /** One span per trigger, annotated with its correlation keys. @default no tracing */
   tracing?: Tracing;
+  /** The workspace's share of this function (workspace-slots.ts); absent: no cap. */
+  slots?: SlotPolicy | undefined;
 }
 
 export type ProcessOutcome =
@@ -204,17 +208,24 @@ async function processTrigger(
     let outputs: readonly OutputBreadcrumb[];
     let failure: string | undefined;
     try {
-      ({ outputs } = await implementation.execute({
-        definition: parsed.definition,
-        definitionRef: ref,
-        principal,
-        trigger: executionTrigger,
-        context,
-        causation,
+      ({ outputs } = await withWorkspaceSlot(
+        deps.slots,
+        { workspace: ref.workspace, holder: claim.token },
         signal,
-      }));
+        (slotSignal) =>
+          implementation.execute({
+            definition: parsed.definition,
+            definitionRef: ref,
+            principal,
+            trigger: executionTrigger,
+            context,
+            causation,
+            signal: slotSignal,
+          }),
+        log,
+      ));
     } catch (error) {
-      if (isRetriable(error, signal)) throw error;
+      if (error instanceof WorkspaceBusyError || isRetriable(error, signal)) throw error;
       failure = error instanceof Error ? error.message : String(error);
       log.error('execution failed; answering with an error breadcrumb', { ...logKeys, error: failure });
       outputs = [

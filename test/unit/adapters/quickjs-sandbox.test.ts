@@ -1,11 +1,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
-import type { SandboxResult } from '#shared/ports/sandbox.ts';
+import type { SandboxLimits, SandboxResult } from '#shared/ports/sandbox.ts';
 
 const sandbox = new QuickJsSandbox();
 const limits = { timeoutMs: 1000, memoryMb: 16 };
 
-function run(code: string, input: unknown = {}, bridge = {}, l = limits): Promise<SandboxResult> {
+function run(
+  code: string,
+  input: unknown = {},
+  bridge = {},
+  l: SandboxLimits = limits,
+): Promise<SandboxResult> {
   return sandbox.run(code, input, bridge, l);
 }
 
@@ -18,6 +23,23 @@ describe('QuickJsSandbox', () => {
       b: 3,
     });
     expect(result).toEqual({ ok: true, value: { sum: 5 }, logs: [] });
+  });
+
+  it('ends a running loop when its signal aborts, and keeps working after', async () => {
+    const controller = new AbortController();
+    const running = run(
+      'async function handler() { for (;;) {} }',
+      {},
+      {},
+      {
+        timeoutMs: 60_000,
+        memoryMb: 16,
+        signal: controller.signal,
+      },
+    );
+    setTimeout(() => controller.abort(), 100);
+    expect(await running).toMatchObject({ ok: false, error: 'the run was stopped by its executor' });
+    expect(await run('async function handler() { return 2; }')).toMatchObject({ ok: true, value: 2 });
   });
 
   it('captures console output', async () => {

@@ -414,6 +414,17 @@ describe('reconcileDefinition: rule targets', () => {
     expect(target()?.deadLetterArn).toBe(DLQ_ARN);
     expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('unchanged');
   });
+
+  it("keys the executor queue's fair share by the definition's workspace (MessageGroupId), and puts a target without it again", async () => {
+    const { deps, rules, target } = await withTool();
+    await reconcileDefinition('ws', 'tool-echo', deps);
+    expect(target()?.messageGroupId).toBe('ws');
+    const [rule] = [...rules.rules.values()];
+    const { messageGroupId: _group, ...old } = target() as RuleTarget;
+    (rule as { targets: RuleTarget[] }).targets = [old];
+    expect(await reconcileDefinition('ws', 'tool-echo', deps)).toBe('updated');
+    expect(target()?.messageGroupId).toBe('ws');
+  });
 });
 
 describe('rule manager: schedule.def.v1', () => {
@@ -778,5 +789,37 @@ describe('rule manager: per-workspace quotas', () => {
         ),
       },
     ]);
+  });
+});
+
+describe('rule manager: the timeout ceiling', () => {
+  const tool = (timeout_ms: number) =>
+    definitionRecord('tool.def.v1', { name: 'slow', implementation: 'echo', timeout_ms });
+  const fn = (timeout_ms: number) =>
+    definitionRecord('agent.def.v1', {
+      agent_id: 'loop',
+      type: 'function',
+      function_code: 'async function handler() { for (;;) {} }',
+      transport: { kind: 'function', function: { timeout_ms } },
+      subscriptions: { selectors: [{ schema_name: 'agent.request.v1' }] },
+    });
+
+  it('accepts timeouts up to the ceiling', () => {
+    expect(evaluateDefinition(tool(30_000), 'p-', 'offline', 30_000).state).toBe('active');
+    expect(evaluateDefinition(fn(30_000), 'p-', 'offline', 30_000).state).toBe('active');
+  });
+
+  it('makes a definition asking for more invalid, naming the field and the ceiling', () => {
+    const t = evaluateDefinition(tool(30_001), 'p-', 'offline', 30_000);
+    expect(t.state).toBe('invalid');
+    expect(t.errors).toEqual([
+      {
+        path: 'timeout_ms',
+        message: expect.stringContaining('ceiling of 30000 ms (CRUMBS_TIMEOUT_CEILING_MS)'),
+      },
+    ]);
+    const f = evaluateDefinition(fn(45_000), 'p-', 'offline', 30_000);
+    expect(f.state).toBe('invalid');
+    expect(f.errors[0]?.path).toBe('transport.function.timeout_ms');
   });
 });

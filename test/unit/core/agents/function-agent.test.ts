@@ -33,6 +33,22 @@ function setup() {
 }
 
 describe('function agent', () => {
+  it('runs at most the operator ceiling, whatever the definition asked for', async () => {
+    const agent = createFunctionAgent({
+      sandbox,
+      store: new InMemoryBreadcrumbStore(),
+      tools: () => undefined,
+      timeoutCeilingMs: 200,
+    });
+    const outcome = await agent.run(
+      agentRun(spec('async function handler() { for (;;) {} }', { timeout_ms: 60_000 }), { input: {} }),
+    );
+    expect(outcome).toMatchObject({
+      kind: 'answer',
+      answer: { status: 'error', error: expect.stringContaining('time limit of 200 ms') },
+    });
+  });
+
   it('returns a computed result, with the console output', async () => {
     const { agent } = setup();
     const outcome = await agent.run(
