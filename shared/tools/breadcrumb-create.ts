@@ -11,10 +11,9 @@
  * request (a redelivery after a crash) replays the first write instead of writing a second breadcrumb.
  */
 import { createHash } from 'node:crypto';
-import { protocolRefusal, REQUESTS } from '#shared/core/agents/allow-list.ts';
+import { isDefinitionLike, protocolRefusal, REQUESTS } from '#shared/core/agents/allow-list.ts';
 import { CreateBreadcrumbSchema, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
-import { DEFINITION_SCHEMAS } from '#shared/topology.ts';
 import type { Tool } from './tool.ts';
 
 export interface BreadcrumbCreateInput {
@@ -50,12 +49,12 @@ export const breadcrumbCreateTool: Tool<
       ]);
     }
     const parsed = parseOrThrow(CreateBreadcrumbSchema, input, 'input');
-    if (Object.hasOwn(DEFINITION_SCHEMAS, parsed.schema_name) && ctx.config.allow_definitions !== true) {
+    if (isDefinitionLike(parsed.schema_name) && ctx.config.allow_definitions !== true) {
       throw new NonRetriableError(
         `breadcrumb.create does not write definitions (${parsed.schema_name}) unless the tool's config.allow_definitions is true`,
       );
     }
-    if (!Object.hasOwn(DEFINITION_SCHEMAS, parsed.schema_name)) {
+    if (!isDefinitionLike(parsed.schema_name)) {
       const refused = protocolRefusal(parsed.schema_name, parsed.tags);
       if (refused !== undefined) throw new NonRetriableError(`breadcrumb.create refused: ${refused}`);
     }

@@ -145,13 +145,21 @@ export class Grants {
 }
 
 /**
+ * A definition or anything written like one (`*.def.vN`): the four executor kinds' definitions, and also
+ * `schedule.def.v1`, which the rule manager turns into a recurring schedule that writes on its own.
+ */
+export function isDefinitionLike(schema: string): boolean {
+  return isDefinitionSchema(schema) || /\.def\.v[0-9]+$/.test(schema);
+}
+
+/**
  * Why nothing crumbs runs on a model's behalf may write this, whatever it was given (see the header: definitions,
  * system records, run messages, answers, people's messages, routing tags), or undefined. Requests are checked
  * against grants by `Grants.refusal`.
  */
 export function protocolRefusal(schema: string, tags: readonly string[]): string | undefined {
   if (!SCHEMA_NAME_PATTERN.test(schema)) return `"${shown(schema)}" is not a schema name (domain.noun.vN)`;
-  if (isDefinitionSchema(schema) || /^(system|schema)\./.test(schema)) {
+  if (isDefinitionLike(schema) || /^(system|schema)\./.test(schema)) {
     return `${schema}: an agent does not write definitions or system records`;
   }
   if (PROTOCOL_SCHEMAS.has(schema)) {

@@ -124,6 +124,13 @@ describe('breadcrumb.create tool', () => {
     await expect(
       breadcrumbCreateTool.run({ schema_name: 'tool.def.v1', context: { name: 'x' } }, toolContext()),
     ).rejects.toThrow(/does not write definitions/);
+    // A schedule is written like a definition and writes on its own once the rule manager has placed it.
+    await expect(
+      breadcrumbCreateTool.run(
+        { schema_name: 'schedule.def.v1', context: { schedule_id: 's', rate: '1 minute' } },
+        toolContext(),
+      ),
+    ).rejects.toThrow(/does not write definitions/);
   });
 });
 
