@@ -286,6 +286,15 @@ export function printJson(io: CliIo, value: unknown): void {
   io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** Warnings about what was written (fields crumbs does not know), one line each on stderr, as kubectl prints them. */
+export function printWarnings(
+  io: CliIo,
+  id: string,
+  warnings: readonly { path: string; message: string }[],
+): void {
+  for (const w of warnings) io.stderr(`warning: ${id}: context.${w.path}: ${w.message}\n`);
+}
+
 /** SIGINT and SIGTERM to `handler` until the returned function is called (long-running commands: dev, tail). */
 export function listenToProcessSignals(handler: (signal: NodeJS.Signals) => void): () => void {
   process.on('SIGINT', handler);

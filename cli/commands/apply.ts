@@ -2,7 +2,8 @@
  * `crumbs apply -f <file|dir>…`: validates every definition first (nothing is written if any is invalid), writes
  * them with stable ids (PUT: re-applying an unchanged file writes nothing), then waits for the rule manager's
  * `definition.status.v1` of each written version and prints it: state, rule, errors, and for agents the provider
- * and model that will run (a bare model id runs on the stack's default provider).
+ * and model that will run (a bare model id runs on the stack's default provider). Fields crumbs does not know are
+ * printed as warnings on stderr (the definition is written and runs without them).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
@@ -11,9 +12,19 @@ import { BREADCRUMB_ID_PATTERN, CreateBreadcrumbSchema, toFieldIssues } from '#s
 import { validateDefinition, validateScheduleDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionName } from '#shared/domain/definitions.ts';
 import { isCrumbsError } from '#shared/domain/errors.ts';
+import { definitionWarnings } from '#shared/domain/unknown-fields.ts';
 import { DEFINITION_SCHEMAS, SCHEDULE_DEFINITION_SCHEMA } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
-import { type Command, InputError, isPlainObject, optInt, printJson, strings, UsageError } from '../args.ts';
+import {
+  type Command,
+  InputError,
+  isPlainObject,
+  optInt,
+  printJson,
+  printWarnings,
+  strings,
+  UsageError,
+} from '../args.ts';
 import { formatTable } from '../format.ts';
 
 export const STATUS_SCHEMA = 'definition.status.v1';
@@ -92,6 +103,7 @@ Flags:
       );
       ctx.io.stdout('\n');
     }
+    for (const r of rows) printWarnings(ctx.io, r.id, r.warnings);
     return rows.some((r) => r.state !== 'active') ? 1 : 0;
   },
 };
@@ -105,6 +117,8 @@ interface StatusRow {
   /** The bus of the pool that holds the rule. */
   event_bus: string | null;
   errors: string[];
+  /** Fields crumbs does not know and ignores (the definition is active without them). */
+  warnings: { path: string; message: string }[];
   /** For agents: the provider and model their calls go to. */
   llm: { provider: string; model: string } | null;
 }
@@ -130,6 +144,7 @@ export async function statusOf(
           rule_name?: string | null;
           event_bus?: string | null;
           errors?: { path: string; message: string }[];
+          warnings?: { path: string; message: string }[];
           llm?: { provider: string; model: string } | null;
         }
       | undefined;
@@ -142,6 +157,7 @@ export async function statusOf(
         rule_name: status.rule_name ?? null,
         event_bus: status.rule_name ? (status.event_bus ?? null) : null,
         errors: (status.errors ?? []).map((e) => `${e.path}: ${e.message}`),
+        warnings: status.warnings ?? definitionWarnings(definition.schema_name, definition.context),
         llm: status.llm ?? null,
       };
     }
@@ -154,6 +170,7 @@ export async function statusOf(
         rule_name: null,
         event_bus: null,
         llm: null,
+        warnings: definitionWarnings(definition.schema_name, definition.context),
         errors: [
           waitSeconds > 0
             ? `no status after ${waitSeconds} s: is the rule manager running?`

@@ -6,8 +6,9 @@ import { STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, type ParsedDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
+import { definitionWarnings } from '#shared/domain/unknown-fields.ts';
 import { explainTrigger } from '#shared/routing/explain.ts';
-import { type Command, InputError, printJson, UsageError } from '../args.ts';
+import { type Command, InputError, printJson, printWarnings, UsageError } from '../args.ts';
 
 export const explainCommand: Command = {
   name: 'explain',
@@ -38,6 +39,7 @@ change event. Prints the selector that matched, or for each selector the first f
             event_bus: typeof status.event_bus === 'string' ? status.event_bus : null,
           }
         : null;
+    const warnings = definitionWarnings(definition.schema_name, definition.context);
     const selectors = triggerSelectors(kind, parsed);
     const result = explainTrigger({
       workspace: definition.workspace,
@@ -46,10 +48,11 @@ change event. Prints the selector that matched, or for each selector the first f
       breadcrumb,
     });
     if (ctx.global.json) {
-      printJson(ctx.io, { definition: definitionId, breadcrumb: breadcrumbId, ...result, rule });
+      printJson(ctx.io, { definition: definitionId, breadcrumb: breadcrumbId, ...result, rule, warnings });
       return result.matched ? 0 : 1;
     }
     const out = ctx.io.stdout;
+    printWarnings(ctx.io, definitionId, warnings);
     out(
       rule
         ? `${definitionId}: rule ${rule.name} on event bus ${rule.event_bus ?? '(unknown)'}\n`

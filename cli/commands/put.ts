@@ -5,6 +5,8 @@
  * flags given beside `-f` override the document's fields (`--tag` replaces its tags). Without `-f`, the
  * context comes from `--context`, `--context-file`, or stdin when something is piped in.
  */
+
+import { definitionWarnings } from '#shared/domain/unknown-fields.ts';
 import type { CreateBreadcrumbInput } from '../api-client.ts';
 import {
   type Command,
@@ -17,6 +19,7 @@ import {
   optString,
   parseDocument,
   printJson,
+  printWarnings,
   readDocument,
   readStdinOf,
   strings,
@@ -61,6 +64,7 @@ Flags:
     const created = await ctx.client().create(input, idempotencyKey === undefined ? {} : { idempotencyKey });
     if (ctx.global.json) printJson(ctx.io, created);
     else ctx.io.stdout(`${breadcrumbTable([created])}\n`);
+    printWarnings(ctx.io, created.id, definitionWarnings(created.schema_name, created.context));
     return 0;
   },
 };

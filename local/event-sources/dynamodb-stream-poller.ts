@@ -129,10 +129,14 @@ export function fileCheckpoints(path: string): StreamCheckpoints {
     set(streamArn, shardId, sequenceNumber) {
       state = { ...state, [streamArn]: { ...state[streamArn], [shardId]: sequenceNumber } };
       const snapshot = JSON.stringify(state);
-      writing = writing.then(async () => {
-        await writeFile(`${path}.tmp`, snapshot);
-        await rename(`${path}.tmp`, path);
-      });
+      // Chained after the previous write whatever became of it: one failed write (a full disk, a removed
+      // directory) must not fail every later one.
+      writing = writing
+        .catch(() => undefined)
+        .then(async () => {
+          await writeFile(`${path}.tmp`, snapshot);
+          await rename(`${path}.tmp`, path);
+        });
       return writing;
     },
   };
@@ -244,7 +248,15 @@ export function startStreamPoller(options: StreamPollerOptions): Poller & { idle
         const done = await deliver(shardId, batch);
         const last = batch.at(-1)?.dynamodb?.SequenceNumber;
         // Only a batch the function is done with moves the checkpoint; one cut short by stop() is read again.
-        if (done && last !== undefined) await options.checkpoints?.set(options.streamArn, shardId, last);
+        if (done && last !== undefined) {
+          // The checkpoint only saves a restart from re-reading; a write that fails is logged and the shard read
+          // on (a restart then delivers again from the last checkpoint that was written: at least once).
+          await options.checkpoints?.set(options.streamArn, shardId, last).catch((error: unknown) => {
+            options.log?.(
+              `${options.fn.name}: could not keep the checkpoint of shard ${shardId} (${(error as Error).message})`,
+            );
+          });
+        }
       } finally {
         busy--;
         lastActivityAt = Date.now();

@@ -8,7 +8,7 @@
  * It reconciles to the *stored* state of the definition (not to what the event said), so events may arrive late,
  * twice or out of order and the outcome is the same; a second run changes nothing. The outcome is recorded in a
  * `definition.status.v1` breadcrumb tagged `definition:<id>` (and `rule:<rule name>` while it has a rule; written
- * only when it changed): state, errors, rule,
+ * only when it changed): state, errors, warnings (fields crumbs does not know), rule,
  * pattern, and for agents which provider and model will run (`llm`, resolved against the stack's default
  * provider; an unknown provider makes the definition `invalid`).
  *
@@ -47,6 +47,7 @@ import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/doma
 import { executorRunnerOf } from '#shared/domain/runners.ts';
 import { type SecretRefUse, secretRefsOf } from '#shared/domain/secret-refs.ts';
 import { timeoutCeilingIssues } from '#shared/domain/timeout-ceiling.ts';
+import { definitionWarnings } from '#shared/domain/unknown-fields.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
@@ -174,6 +175,8 @@ export interface DefinitionStatus {
   runner: ExecutorRunner | null;
   state: DefinitionState;
   errors: FieldIssue[];
+  /** Fields crumbs does not know and ignores (`definitionWarnings`): the definition runs without them. */
+  warnings: FieldIssue[];
   rule_name: string | null;
   /** The bus of the pool that holds the rule; null when there is no rule. */
   event_bus: string | null;
@@ -216,6 +219,7 @@ export function evaluateDefinition(
     event_bus: null,
     kindKnown: kind !== undefined,
     secretRefs: [] as SecretRefUse[],
+    warnings: definitionWarnings(record.schema_name, record.context),
   };
   try {
     const parsed = validateDefinition(record.schema_name, record.context);

@@ -248,9 +248,34 @@ export const ContextSourceSchema = z.object({
 });
 export type ContextSource = z.output<typeof ContextSourceSchema>;
 
+/**
+ * Update triggers are compiled into the builder's rule as they are, but the executor runs only on selectors whose
+ * role is `trigger` (explicit, or inferred from a trigger schema): an update trigger on any other schema would be
+ * routed and then skipped, so the builder could never run on it. Refused with the way out.
+ */
+const UpdateTriggersSchema = SelectorsSchema.check(
+  z.minLength(1, 'at least one update trigger'),
+  z.superRefine((selectors, ctx) => {
+    for (const [i, selector] of selectors.entries()) {
+      if (inferRole(selector) === 'trigger') continue;
+      const what =
+        selector.role === 'context'
+          ? 'says role "context"'
+          : selector.schema_name === undefined
+            ? 'names no schema_name'
+            : `names "${selector.schema_name}", which is not a trigger schema (${TRIGGER_SCHEMAS.join(', ')})`;
+      ctx.addIssue({
+        code: 'custom',
+        path: [i],
+        message: `this update trigger ${what}, so the builder would never run on it; give it role: "trigger"`,
+      });
+    }
+  }),
+);
+
 export const ContextConfigSchema = z.object({
   consumer_id: NameSchema,
-  update_triggers: SelectorsSchema.check(z.minLength(1, 'at least one update trigger')),
+  update_triggers: UpdateTriggersSchema,
   sources: z._default(z.array(ContextSourceSchema, { error: 'expected an array of sources' }), []),
   output: z.object({
     schema_name: z.literal('agent.context.v1', { error: 'a context builder writes "agent.context.v1"' }),

@@ -3,7 +3,7 @@
  * (the stack crashed before its poller got to it) is published when the stack starts again on the same data,
  * and the position read is kept in the data directory for the next start.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -26,10 +26,19 @@ function storeOn(endpoint: string): DynamoBreadcrumbStore {
   });
 }
 
+function filesIn(dir: string): Record<string, number> {
+  return Object.fromEntries(readdirSync(dir).map((f) => [f, statSync(join(dir, f)).size]));
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'crumbs-restart-'));
 let stack: LocalStack | undefined;
 /** The stack's log, shown when the definition is not answered (what the publisher and rule manager said). */
 const stackLog: string[] = [];
+/**
+ * Every invocation of the stack's functions (publisher, rule manager, …), ms after the stack started, also shown
+ * then: whether the change was published and reached the rule manager (late) or never did (lost).
+ */
+const invocations: string[] = [];
 afterAll(async () => {
   await stack?.stop();
   rmSync(dataDir, { recursive: true, force: true });
@@ -57,10 +66,21 @@ describe('local stream after a restart', () => {
       },
       { principal: 'user:test', id: 'tool-echo' },
     );
+    const before = `written to ${ddb.endpoint} (pid ${ddb.process.pid}), files ${JSON.stringify(filesIn(join(dataDir, 'dynamodb')))}`;
     ddb.process.kill('SIGKILL');
     await new Promise((resolve) => ddb.process.once('exit', resolve));
 
-    ({ stack } = await startStackWithoutExecutors({ dataDir, log: (line) => stackLog.push(line) }));
+    const startedAt = Date.now();
+    ({ stack } = await startStackWithoutExecutors({
+      dataDir,
+      log: (line) => stackLog.push(`${Date.now() - startedAt} ms ${line}`),
+      onInvocation: {
+        ended: (r) =>
+          invocations.push(
+            `${Date.now() - startedAt} ms ${r.function} ${r.ok ? 'ok' : 'failed'} in ${Math.round(r.durationMs)} ms`,
+          ),
+      },
+    }));
     // Published and routed: the rule manager answers the definition's change event with its status.
     const store = storeOn(stack.endpoints.dynamodb);
     const status = await eventually(
@@ -81,7 +101,7 @@ describe('local stream after a restart', () => {
         (reason: Error) => reason.message,
       );
       throw new Error(
-        `${error.message}; the definition on ${stack?.endpoints.dynamodb}: ${definition}; the stack said:\n${stackLog.join('\n')}`,
+        `${error.message}; the definition ${before}; on ${stack?.endpoints.dynamodb}: ${definition}, files after ${JSON.stringify(filesIn(join(dataDir, 'dynamodb')))}; the stack said:\n${stackLog.join('\n')}\ninvocations:\n${invocations.join('\n')}`,
       );
     });
     expect(status.context).toMatchObject({ definition_id: 'tool-echo', state: 'active' });

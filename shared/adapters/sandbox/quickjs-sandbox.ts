@@ -22,7 +22,9 @@
  * sandbox and its worker), and its JSON result resolves the promise.
  *
  * One idle worker is kept between runs (a warm start costs one message; a cold one starts a thread and compiles
- * the WebAssembly module, tens of milliseconds); a worker that ran out its deadline is terminated, never reused.
+ * the WebAssembly module, tens of milliseconds); a worker that ran out its deadline, crashed, or whose QuickJS
+ * instance aborted is terminated, never reused, and one that dies while idle is forgotten: the next run starts a
+ * fresh worker. Each run gets a fresh QuickJS instance inside the worker (see `nextModule` in the worker).
  * The deadline starts when the worker has the module loaded and begins the run (it says `started`), so a cold
  * worker's start-up is not taken from the function's time; start-up itself is bounded by `STARTUP_MS`.
  * The worker is `quickjs-worker.mjs`, next to this file and next to the Lambda bundle (the function's bundling
@@ -43,24 +45,36 @@ export const QUICKJS_WORKER_FILE = 'quickjs-worker.mjs';
 type WorkerMessage =
   | { type: 'started' }
   | { type: 'call'; id: number; name: string; arg: unknown }
-  | { type: 'done'; result: SandboxResult };
+  | { type: 'done'; result: SandboxResult; recycle?: boolean; faults?: string[] };
 
 export interface QuickJsSandboxOptions {
   /** Where the worker script is; default: `quickjs-worker.mjs` next to this module (or the bundle). */
   readonly workerUrl?: URL;
+  /**
+   * Where a worker's own stdout/stderr and the faults QuickJS reports (an aborted instance) go; default: the
+   * process's stderr. Function code cannot write there (its console is captured into the run's logs).
+   */
+  readonly onWorkerOutput?: (text: string) => void;
 }
 
 export class QuickJsSandbox implements Sandbox {
   private idle: Worker | undefined;
   private readonly workerUrl: URL;
+  private readonly output: (text: string) => void;
+  private forgetIdle: (() => void) | undefined;
 
   constructor(options: QuickJsSandboxOptions = {}) {
     this.workerUrl = options.workerUrl ?? new URL(`./${QUICKJS_WORKER_FILE}`, import.meta.url);
+    this.output = options.onWorkerOutput ?? ((text) => void process.stderr.write(text));
   }
 
   run(code: string, input: unknown, bridge: SandboxBridge, limits: SandboxLimits): Promise<SandboxResult> {
     const worker = this.idle ?? this.spawn();
     this.idle = undefined;
+    if (this.forgetIdle !== undefined) {
+      worker.off('exit', this.forgetIdle).off('error', this.forgetIdle);
+      this.forgetIdle = undefined;
+    }
     worker.ref();
     return new Promise<SandboxResult>((resolve) => {
       let finished = false;
@@ -75,6 +89,12 @@ export class QuickJsSandbox implements Sandbox {
         if (reusable && this.idle === undefined) {
           worker.unref();
           this.idle = worker;
+          // A worker that dies while idle (killed, crashed) is forgotten, so the next run starts a fresh one.
+          const forget = () => {
+            if (this.idle === worker) this.idle = undefined;
+          };
+          this.forgetIdle = forget;
+          worker.on('exit', forget).on('error', forget);
         } else {
           void worker.terminate();
         }
@@ -82,7 +102,8 @@ export class QuickJsSandbox implements Sandbox {
       };
       const onMessage = (message: WorkerMessage) => {
         if (message.type === 'done') {
-          finish(message.result, true);
+          for (const fault of message.faults ?? []) this.output(`quickjs sandbox worker: ${fault}\n`);
+          finish(message.result, message.recycle !== true);
           return;
         }
         if (message.type === 'started') {
@@ -159,10 +180,15 @@ export class QuickJsSandbox implements Sandbox {
   }
 
   private spawn(): Worker {
-    return new Worker(this.workerUrl, {
+    const worker = new Worker(this.workerUrl, {
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
       // No environment: nothing the host knows (table names, credentials in env) is readable in the worker.
       env: {},
+      stdout: true,
+      stderr: true,
     });
+    worker.stdout.setEncoding('utf8').on('data', this.output);
+    worker.stderr.setEncoding('utf8').on('data', this.output);
+    return worker;
   }
 }

@@ -9,11 +9,11 @@
  *   out  { type: 'started' }                      the module is loaded: the run's time starts now
  *   out  { type: 'call', id, name, arg }           a ctx.<name>(arg) call to run on the host
  *   in   { type: 'reply', id, ok, value | error }  its result
- *   out  { type: 'done', result }                 a SandboxResult (see shared/ports/sandbox.ts)
+ *   out  { type: 'done', result, recycle, faults } a SandboxResult (see shared/ports/sandbox.ts); recycle: end me
  */
 import { parentPort } from 'node:worker_threads';
 import variant from '@jitl/quickjs-wasmfile-release-sync';
-import { newQuickJSWASMModuleFromVariant } from 'quickjs-emscripten-core';
+import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core';
 
 const MAX_OUTPUT_CHARS = 256 * 1024;
 const MAX_LOG_LINES = 200;
@@ -21,11 +21,38 @@ const MAX_LOG_LINE_CHARS = 1000;
 // Well below the worker's native stack, so deep recursion is QuickJS's RangeError rather than the host's.
 const STACK_BYTES = 256 * 1024;
 
-/** @type {Promise<import('quickjs-emscripten-core').QuickJSWASMModule> | undefined} */
-let modulePromise;
-function quickjs() {
-  modulePromise ??= newQuickJSWASMModuleFromVariant(/** @type {any} */ (variant));
-  return modulePromise;
+/**
+ * What QuickJS itself prints (an aborted instance says why on emscripten's stderr): kept for the run's report
+ * instead of reaching the process's stderr.
+ * @type {string[]}
+ */
+let faults = [];
+const VARIANT = newVariant(/** @type {any} */ (variant), {
+  emscriptenModule: { printErr: (/** @type {unknown} */ text) => void faults.push(String(text)) },
+});
+
+/**
+ * Every run gets a fresh WebAssembly instance of QuickJS, and the instance is dropped after the run without
+ * freeing its runtime. Why: QuickJS (quickjs-emscripten 0.32) cannot free a runtime in which a promise job
+ * allocated objects — and every handler is async, so any `await` followed by allocation qualifies — nor one
+ * interrupted mid-job (a timeout in an async loop): `JS_FreeRuntime` finds objects on its GC list and the
+ * instance aborts on `Assertion failed: list_empty(&rt->gc_obj_list)` (upstream quickjs-emscripten #257, #269).
+ * An instance that ran an interrupted job can also be left inconsistent for the next runtime in it (a fresh
+ * runtime then failed with "TypeError: not a function"). Dropping the instance frees all of its memory at once
+ * and shares nothing between runs; the next instance is prepared while the worker is idle (about 10 ms).
+ * @type {Promise<import('quickjs-emscripten-core').QuickJSWASMModule> | undefined}
+ */
+let nextModule;
+function prepareModule() {
+  nextModule = newQuickJSWASMModuleFromVariant(VARIANT);
+  nextModule.catch(() => {
+    nextModule = undefined;
+  });
+}
+function freshModule() {
+  const module = nextModule ?? newQuickJSWASMModuleFromVariant(VARIANT);
+  nextModule = undefined;
+  return module;
 }
 
 const RUNNER = `(async () => {
@@ -87,7 +114,7 @@ function errorMessage(dumped) {
  * @param {{ code: string, input: unknown, bridge: string[], memoryMb: number, timeoutMs: number }} job
  */
 async function run(job) {
-  const module = await quickjs();
+  const module = await freshModule();
   // The time limit is the code's: loading the WebAssembly module (the first run of a worker) does not count.
   parentPort?.postMessage({ type: 'started' });
   const deadline = Date.now() + job.timeoutMs;
@@ -208,23 +235,15 @@ async function run(job) {
       promise.dispose();
     }
   } catch (error) {
-    // The host's own stack or heap gave out inside QuickJS: the instance may be damaged, so it is replaced below.
-    modulePromise = undefined;
+    // The host's own stack or heap gave out inside QuickJS, or the instance aborted: the worker is replaced.
+    faults.push(error instanceof Error ? error.message : String(error));
     return fail('error', `the function failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     life.ended = true;
-    for (const deferred of life.deferreds) if (deferred.alive) deferred.dispose();
-    try {
-      vm.dispose();
-      runtime.dispose();
-    } catch {
-      // QuickJS aborts its WebAssembly instance when a runtime is freed with objects still alive (some interrupted
-      // runs leave them): that instance is unusable, so the next run loads a new one.
-      modulePromise = undefined;
-    }
+    // No vm.dispose() / runtime.dispose(): see `nextModule`. A bridged call answered after this point finds the
+    // run ended and touches nothing of the dropped instance.
   }
 }
-
 parentPort?.on('message', (message) => {
   if (message.type === 'reply') {
     const settle = pendingReplies.get(message.id);
@@ -233,6 +252,11 @@ parentPort?.on('message', (message) => {
     return;
   }
   if (message.type === 'run') {
-    void run(message).then((result) => parentPort?.postMessage({ type: 'done', result }));
+    faults = [];
+    void run(message).then((result) => {
+      // `recycle`: QuickJS printed something (it aborted) or the host gave out; the host ends this worker.
+      parentPort?.postMessage({ type: 'done', result, recycle: faults.length > 0, faults });
+      prepareModule();
+    });
   }
 });

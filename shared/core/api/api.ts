@@ -8,6 +8,7 @@
 
 import type { VectorSearchDeps } from '#shared/core/vector-search.ts';
 import {
+  type Breadcrumb,
   BreadcrumbIdSchema,
   CreateBreadcrumbSchema,
   LIMITS,
@@ -28,6 +29,7 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError,
 } from '#shared/domain/errors.ts';
+import { definitionWarnings, warningHeader } from '#shared/domain/unknown-fields.ts';
 import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
@@ -88,6 +90,15 @@ export const DEFAULT_PAGE_LIMIT = 25;
 export const MAX_PAGE_LIMIT = 100;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
+/**
+ * A definition written with fields crumbs does not know is accepted (it runs without them) and answered with a
+ * `Warning` header naming them, as Kubernetes' field validation warns; the status breadcrumb says the same.
+ */
+function warnings(written: Pick<Breadcrumb, 'schema_name' | 'context'>): Record<string, string> {
+  const header = warningHeader(definitionWarnings(written.schema_name, written.context));
+  return header === undefined ? {} : { warning: header };
+}
+
 export function createApi(deps: ApiDependencies): Api {
   const { store } = deps;
   const ws = '(?<ws>[^/]+)';
@@ -119,6 +130,7 @@ export function createApi(deps: ApiDependencies): Api {
             ...(key !== undefined ? { idempotencyKey: key } : {}),
           });
           return json(201, breadcrumb, {
+            ...warnings(breadcrumb),
             etag: etag(breadcrumb.version),
             location: `/v1/workspaces/${breadcrumb.workspace}/breadcrumbs/${breadcrumb.id}`,
             ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
@@ -178,7 +190,10 @@ export function createApi(deps: ApiDependencies): Api {
             ...(expectedVersion !== undefined ? { expectedVersion } : {}),
             ...(req.headers['if-none-match'] === '*' ? { createOnly: true } : {}),
           });
-          return json(outcome === 'created' ? 201 : 200, breadcrumb, { etag: etag(breadcrumb.version) });
+          return json(outcome === 'created' ? 201 : 200, breadcrumb, {
+            ...warnings(breadcrumb),
+            etag: etag(breadcrumb.version),
+          });
         },
         PATCH: async (req, p, caller) => {
           const expectedVersion = ifMatch(req);
@@ -187,7 +202,7 @@ export function createApi(deps: ApiDependencies): Api {
             principal: caller.principal,
             ...(expectedVersion !== undefined ? { expectedVersion } : {}),
           });
-          return json(200, updated, { etag: etag(updated.version) });
+          return json(200, updated, { ...warnings(updated), etag: etag(updated.version) });
         },
         DELETE: async (req, p, caller) => {
           const expectedVersion = ifMatch(req);

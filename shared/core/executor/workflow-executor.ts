@@ -16,8 +16,8 @@
  * bounded by its own `limits` instead.
  *
  * A tool step names a tool that must have a `tool.def.v1` in the workspace (its executor answers
- * `tool.request.v1`): a request for a tool nobody defines would wait forever, so the step is failed at once with
- * an error saying so.
+ * `tool.request.v1`), a sub-workflow step a workflow with a `workflow.def.v1`: a request nobody would answer would
+ * wait forever, so the step is failed at once with an error saying so.
  */
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';

@@ -29,6 +29,8 @@
  *   attempt with new request ids; earlier outputs stay in the run's history).
  * - Run status: `waiting` when no step is running and a human step waits; otherwise `running` until it ends.
  */
+
+import { jsonBytes, LIMITS } from '#shared/domain/breadcrumb.ts';
 import {
   DEFAULT_MAP_CONCURRENCY,
   type StepDefinition,
@@ -449,7 +451,16 @@ class Transition {
       await this.complete();
       return;
     }
-    this.run.status = this.activeStatus();
+    const status = this.inFlight();
+    if (status === undefined) {
+      // Reconcile starts whatever is ready, so a run that is neither done nor failed has something out. Should a
+      // shape of run ever reach here with nothing out, it ends with the reason instead of waiting for nothing.
+      this.failRun(
+        'the run has nothing in flight and nothing it can start (an engine defect; retry to rerun it)',
+      );
+      return;
+    }
+    this.run.status = status;
   }
 
   failRun(error: string, step?: string): void {
@@ -461,14 +472,21 @@ class Transition {
     this.finish('failed', { error, ...(step !== undefined ? { step } : {}) });
   }
 
-  private activeStatus(): 'running' | 'waiting' {
+  /**
+   * What the run has out: `running` while a request or a timer is (a leaf step running, a wait, a retry back-off),
+   * `waiting` when only people are, undefined when nothing is. Pending steps do not count: after reconcile a
+   * pending step is one that waits for an earlier step (a step after a human checkpoint, once a retry reset it).
+   */
+  private inFlight(): 'running' | 'waiting' | undefined {
     let humanWaiting = false;
     for (const state of Object.values(this.run.steps)) {
       if (state.kind === 'parallel' || state.kind === 'map') continue;
-      if (state.status === 'running' || state.status === 'pending') return 'running';
-      if (state.status === 'waiting' && state.kind === 'human') humanWaiting = true;
+      if (state.status === 'running') return 'running';
+      if (state.status !== 'waiting') continue;
+      if (state.kind !== 'human' || state.retry_at !== undefined) return 'running';
+      humanWaiting = true;
     }
-    return humanWaiting ? 'waiting' : 'running';
+    return humanWaiting ? 'waiting' : undefined;
   }
 
   private async complete(): Promise<void> {
@@ -758,6 +776,31 @@ function unique(effects: Effect[]): Effect[] {
   });
 }
 
+/**
+ * Why the run cannot be stored (its breadcrumb's context over the size limit), naming the step that holds the
+ * most; undefined when it fits. A map over payloads grows the run by every item and output: such a run fails
+ * with this reason instead of a write that would be refused and leave the run where it was.
+ */
+function sizeProblem(run: Run): { error: string; step?: string } | undefined {
+  const bytes = jsonBytes(run);
+  if (bytes <= LIMITS.maxContextBytes) return undefined;
+  let step: string | undefined;
+  let largest = 0;
+  for (const [key, state] of Object.entries(run.steps)) {
+    const size = jsonBytes(state);
+    if (size > largest) [step, largest] = [key, size];
+  }
+  const kb = (n: number) => Math.ceil(n / 1024);
+  const where =
+    step === undefined
+      ? 'its input'
+      : `step "${step}" holds ${kb(largest)} KB; map over references to the data, not the data itself`;
+  return {
+    error: `the run would hold ${kb(bytes)} KB, over the ${kb(LIMITS.maxContextBytes)} KB a run can hold (${where})`,
+    ...(step !== undefined ? { step } : {}),
+  };
+}
+
 export async function advance(input: AdvanceInput): Promise<AdvanceResult> {
   const { definition, event, now } = input;
   const context = input.context ?? {};
@@ -784,14 +827,29 @@ export async function advance(input: AdvanceInput): Promise<AdvanceResult> {
       throw error;
     }
     await transition.reconcile();
+    const tooLarge = sizeProblem(run);
+    if (tooLarge !== undefined) {
+      const failed = newRun(definition, event, now);
+      // The request's context is copied into `trigger`; when that alone is too much, the input is kept once.
+      if (jsonBytes(failed) > LIMITS.maxContextBytes) failed.trigger = { ...failed.trigger, context: null };
+      new Transition(definition, failed, now, context).failRun(tooLarge.error, tooLarge.step);
+      return { run: failed, changed: true, effects: unique(effectsOf(definition, failed)) };
+    }
     return { run, changed: true, effects: unique([...effectsOf(definition, run), ...transition.extra]) };
   }
   if (input.run === undefined) return { run: undefined, changed: false, effects: [], note: 'no such run' };
   const before = input.run;
-  const run = structuredClone(before);
-  const transition = new Transition(definition, run, now, context);
+  let run = structuredClone(before);
+  let transition = new Transition(definition, run, now, context);
   transition.apply(event);
   await transition.reconcile();
+  const tooLarge = sizeProblem(run);
+  if (tooLarge !== undefined) {
+    // The run as it would be cannot be stored: the run as it was ends instead, saying why.
+    run = structuredClone(before);
+    transition = new Transition(definition, run, now, context);
+    transition.failRun(tooLarge.error, tooLarge.step);
+  }
   const beforeEffects = effectsOf(definition, before);
   const afterEffects = effectsOf(definition, run);
   const changed = JSON.stringify(run) !== JSON.stringify(before);

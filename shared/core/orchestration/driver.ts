@@ -17,7 +17,7 @@ import {
   RetriableError,
   VersionConflictError,
 } from '#shared/domain/errors.ts';
-import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
+import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
@@ -32,7 +32,7 @@ import { type Run, RunSchema } from './run.ts';
 
 /** Re-reads after a version conflict before the message is retried through SQS instead. */
 const MAX_CONFLICTS = 20;
-const TOOL_DEFINITION_PAGES = 10;
+const DEFINITION_PAGES = 10;
 const SYSTEM_PRINCIPAL = 'system:workflow';
 
 export interface RunDriverDeps {
@@ -98,20 +98,28 @@ export function createRunDriver(deps: RunDriverDeps) {
     }
   }
 
-  /** Names of the workspace's tool definitions (read once per execution, only when a tool step starts). */
-  async function toolNames(workspace: string): Promise<Set<string>> {
+  /**
+   * Names of the workspace's tool or workflow definitions (read once per execution, only when such a step
+   * starts): a request naming neither would never be answered.
+   */
+  async function definedNames(workspace: string, kind: 'tool' | 'workflow'): Promise<Set<string>> {
     const names = new Set<string>();
     let cursor: string | undefined;
-    for (let page = 0; page < TOOL_DEFINITION_PAGES; page++) {
+    for (let page = 0; page < DEFINITION_PAGES; page++) {
       const result = await deps.store.list({
         workspace,
-        schema_name: 'tool.def.v1',
+        schema_name: `${kind}.def.v1`,
         limit: 100,
         ...(cursor !== undefined ? { cursor } : {}),
       });
       for (const record of result.items) {
-        const tool = ToolDefinitionSchema.safeParse(record.context);
-        if (tool.success) names.add(tool.data.name);
+        if (kind === 'tool') {
+          const tool = ToolDefinitionSchema.safeParse(record.context);
+          if (tool.success) names.add(tool.data.name);
+        } else {
+          const workflow = WorkflowDefinitionSchema.safeParse(record.context);
+          if (workflow.success) names.add(workflow.data.workflow_id);
+        }
       }
       if (result.next_cursor === null) break;
       cursor = result.next_cursor;
@@ -176,7 +184,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const events: RunEvent[] = [input.event];
     const collected: Effect[] = [];
     const outputs: OutputBreadcrumb[] = [];
-    let known: Set<string> | undefined;
+    const known: Partial<Record<'tool' | 'workflow', Set<string>>> = {};
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
     while (events.length > 0) {
@@ -208,16 +216,17 @@ export function createRunDriver(deps: RunDriverDeps) {
       collected.push(...result.effects);
       for (const effect of result.effects) {
         if (effect.type !== 'request') continue;
-        if (effect.kind === 'tool' && effect.target !== undefined) {
-          // A tool nobody defines would never answer: fail its step now.
-          known ??= await toolNames(input.workspace);
-          if (known.has(effect.target)) continue;
+        if ((effect.kind === 'tool' || effect.kind === 'workflow') && effect.target !== undefined) {
+          // A tool or workflow nobody defines would never answer: fail its step now.
+          const kind = effect.kind;
+          known[kind] ??= await definedNames(input.workspace, kind);
+          if (known[kind].has(effect.target)) continue;
           events.push({
             type: 'answer',
-            id: boundedId(`${effect.id}.no-tool`),
+            id: boundedId(`${effect.id}.no-${kind}`),
             request_id: effect.id,
             ok: false,
-            error: `no tool.def.v1 named "${effect.target}" in workspace ${input.workspace}`,
+            error: `no ${kind}.def.v1 named "${effect.target}" in workspace ${input.workspace}`,
             by: SYSTEM_PRINCIPAL,
           });
           continue;

@@ -217,3 +217,81 @@ describe('QuickJsSandbox', () => {
     });
   });
 });
+
+describe('QuickJsSandbox workers', () => {
+  const limits = { timeoutMs: 400, memoryMb: 16 };
+  const ok = 'async function handler(input) { await Promise.resolve(); return { n: input.n }; }';
+
+  it('ends runs that QuickJS cannot free (a timeout mid-loop in a promise job, allocation in jobs) without its assertion, and serves the next runs', async () => {
+    const output: string[] = [];
+    const sandbox = new QuickJsSandbox({ onWorkerOutput: (text) => output.push(text) });
+    try {
+      const interrupted = await sandbox.run(
+        'async function handler() { await null; const a = []; for (;;) a.push({ i: 1 }); }',
+        {},
+        {},
+        limits,
+      );
+      expect(interrupted).toMatchObject({ ok: false, reason: 'timeout' });
+      const promiseLoop = await sandbox.run(
+        'async function handler() { for (;;) { await Promise.resolve({ a: 1 }); } }',
+        {},
+        {},
+        limits,
+      );
+      expect(promiseLoop).toMatchObject({ ok: false, reason: 'timeout' });
+      const jobs = await sandbox.run(
+        'async function handler() { await null; const a = []; for (let i = 0; i < 200000; i++) a.push({ i }); return a.length; }',
+        {},
+        {},
+        { timeoutMs: 10_000, memoryMb: 64 },
+      );
+      expect(jobs).toEqual({ ok: true, value: 200000, logs: [] });
+      for (let n = 0; n < 3; n++) {
+        expect(await sandbox.run(ok, { n }, {}, limits)).toEqual({ ok: true, value: { n }, logs: [] });
+      }
+      expect(output.join('')).not.toContain('Assertion failed');
+      expect(output).toEqual([]);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('replaces a worker that crashes mid-run: the run fails, the next is served by a fresh worker', async () => {
+    const sandbox = new QuickJsSandbox({
+      workerUrl: new URL('../../support/crashing-quickjs-worker.mjs', import.meta.url),
+      onWorkerOutput: () => {},
+    });
+    try {
+      expect(await sandbox.run(ok, { n: 1 }, {}, limits)).toMatchObject({ ok: true });
+      const crashed = await sandbox.run(
+        'async function handler(input, ctx) { /* __crash_worker__ */ await ctx.wait(); }',
+        {},
+        { wait: () => new Promise(() => {}) },
+        { timeoutMs: 10_000, memoryMb: 16 },
+      );
+      expect(crashed).toEqual({
+        ok: false,
+        reason: 'error',
+        error: 'the sandbox stopped (exit code 70)',
+        logs: [],
+      });
+      expect(await sandbox.run(ok, { n: 2 }, {}, limits)).toEqual({ ok: true, value: { n: 2 }, logs: [] });
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('forgets an idle worker that died, so the next run starts a fresh one instead of waiting on a dead one', async () => {
+    const sandbox = new QuickJsSandbox({ onWorkerOutput: () => {} });
+    try {
+      expect(await sandbox.run(ok, { n: 1 }, {}, limits)).toMatchObject({ ok: true });
+      const idle = (sandbox as unknown as { idle: import('node:worker_threads').Worker | undefined }).idle;
+      expect(idle).toBeDefined();
+      await idle?.terminate();
+      expect(await sandbox.run(ok, { n: 3 }, {}, limits)).toEqual({ ok: true, value: { n: 3 }, logs: [] });
+    } finally {
+      await sandbox.close();
+    }
+  });
+});

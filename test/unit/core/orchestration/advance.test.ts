@@ -573,3 +573,38 @@ describe('advance', () => {
     expect(result.effects[0]).toMatchObject({ input: { at: '2030-05-05T05:05:05.000Z' } });
   });
 });
+
+describe('runs that could not be stored', () => {
+  const def = workflow({
+    steps: [
+      { id: 'load', tool: 'echo' },
+      { id: 'each', map: { items: '=steps.load.rows', step: { id: 'one', tool: 'echo', input: '=item' } } },
+    ],
+  });
+  const rows = (n: number, bytes: number) =>
+    Array.from({ length: n }, (_, i) => ({ i, pad: 'x'.repeat(bytes) }));
+
+  it('fails a run whose map would hold more than a run can, naming the step, instead of writing it', async () => {
+    const h = new RunHarness(def);
+    await h.start({});
+    // The answer fits in one breadcrumb, the run holding it as the step's output and again as the map's items
+    // does not.
+    const result = await h.answer('load', { rows: rows(200, 1000) });
+    expect(h.current.status).toBe('failed');
+    expect(h.current.error).toMatch(
+      /the run would hold \d+ KB, over the 350 KB a run can hold \(step "load"/,
+    );
+    expect(JSON.stringify(h.current).length).toBeLessThan(350 * 1024);
+    expect(result.effects.some((e) => e.type === 'result')).toBe(true);
+    expect(h.openRequests()).toEqual([]);
+  });
+
+  it('fails a run whose start would not fit, keeping its input once', async () => {
+    const h = new RunHarness(workflow({ steps: [{ id: 'one', tool: 'echo', input: '=input' }] }));
+    const result = await h.start({ rows: rows(200, 1000) });
+    expect(h.current.status).toBe('failed');
+    expect(h.current.error).toMatch(/over the 350 KB a run can hold/);
+    expect(JSON.stringify(h.current).length).toBeLessThan(350 * 1024);
+    expect(result.effects.map((e) => e.type)).toEqual(['result']);
+  });
+});
