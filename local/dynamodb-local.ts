@@ -86,6 +86,8 @@ async function startOn(port: number, options: DynamoDbLocalOptions): Promise<Dyn
     await waitUntil(
       async () => {
         if (exited) throw exited;
+        // Exited but not yet closed (its output still being read): whatever answers on the port is not this JVM.
+        if (child.exitCode !== null || child.signalCode !== null) return false;
         try {
           await client.send(new ListTablesCommand({}));
         } catch {

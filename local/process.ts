@@ -110,8 +110,10 @@ export function holdsListeningSocket(pid: number, port: number): boolean | undef
   let fds: string[];
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return undefined;
+  } catch (error) {
+    // Gone: a process that has exited holds nothing. (A JVM that failed to bind exits within moments, while the
+    // port's other listener still answers the readiness probe: "cannot tell" here let a stack use that one's tables.)
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? false : undefined;
   }
   for (const fd of fds) {
     try {

@@ -19,4 +19,18 @@ describe.skipIf(process.platform !== 'linux')('holdsListeningSocket', () => {
     }
     expect(holdsListeningSocket(process.pid, port)).toBe(false);
   });
+
+  it('says false for a process that has exited, while another process still listens on the port', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = server.address() as { port: number };
+    const gone = spawn('true');
+    await new Promise((resolve) => gone.once('close', resolve));
+    try {
+      // A DynamoDB Local that failed to bind and exited: the listener that answered its probe is someone else's.
+      expect(holdsListeningSocket(gone.pid as number, port)).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });
