@@ -74,6 +74,7 @@ import {
   type Key,
   KIND,
   keys,
+  storable,
   tagItem,
   toRecord,
   translateConfig,
@@ -594,7 +595,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
                 Item: {
                   ...keys.schemaHints(record!.workspace, schema),
                   kind: KIND.schemaHints,
-                  ...(settings.hints !== undefined ? { hints: settings.hints } : {}),
+                  ...(settings.hints !== undefined ? { hints: storable(settings.hints) } : {}),
                   ...(settings.ttlSeconds !== undefined ? { ttl_seconds: settings.ttlSeconds } : {}),
                   source: record!.id,
                 },
@@ -778,7 +779,7 @@ function sameItemCondition(seen: Item): VersionWrite['condition'] {
   for (const [name, value] of Object.entries(seen)) {
     if (name === 'id' || name === 'workspace') continue;
     names[`#a${i}`] = name;
-    values[`:a${i}`] = value;
+    values[`:a${i}`] = storable(value);
     parts.push(`#a${i} = :a${i}`);
     i++;
   }
