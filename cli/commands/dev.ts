@@ -55,7 +55,8 @@ Flags:
                          most 20), as the CDK context value crumbs:buses on AWS
   --rules-per-bus N      the local EventBridge's "Rules per event bus" quota (env CRUMBS_RULES_PER_BUS, default
                          300 as on AWS): your account's raised quota, or a low one to see definitions spread
-  --host H               interface to listen on (default 127.0.0.1)
+  --host H               interface the HTTP API and dashboard listen on (default 127.0.0.1); DynamoDB Local,
+                         SQS, EventBridge and Scheduler always listen on 127.0.0.1 only
   --token TOKEN          use this API token, good for every workspace (env CRUMBS_TOKEN; default: generated)
   --allow-private-network
                          let tools and agents reach private and loopback addresses (env
@@ -147,14 +148,15 @@ Environment:
 };
 
 function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
-  const { endpoints, token, dashboard } = stack;
+  const { endpoints, token, dashboard, warnings } = stack;
   if (json) {
-    io.stdout(`${JSON.stringify({ endpoints, token, dashboard })}\n`);
+    io.stdout(`${JSON.stringify({ endpoints, token, dashboard, warnings })}\n`);
     return;
   }
   io.stdout(
     [
       'crumbs local stack is ready',
+      ...warnings.map((warning) => `WARNING: ${warning}`),
       `  api          ${endpoints.api}`,
       `  dynamodb     ${endpoints.dynamodb}`,
       `  sqs          ${endpoints.sqs}`,
