@@ -16,7 +16,6 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { startFauxqs } from 'fauxqs';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
@@ -55,11 +54,16 @@ import {
   type ProvisionedQueue,
 } from './provision.ts';
 import { startLocalScheduler } from './scheduler/server.ts';
+import { startLocalSqs } from './sqs.ts';
 import { type LocalToken, localTokens, parseScopedTokens } from './tokens.ts';
 
 type SqsHandler = LambdaHandler<SQSEvent, SQSBatchResponse>;
 
 export interface LocalStackOptions {
+  /**
+   * The address the HTTP API (and dashboard) listens on; default 127.0.0.1. DynamoDB Local, SQS, EventBridge and the
+   * Scheduler always listen on loopback: they check no token, and only this process talks to them.
+   */
   host?: string;
   /** 0 picks a free port (tests). */
   apiPort?: number;
@@ -136,6 +140,11 @@ export interface LocalStack {
   /** The dashboard, logged in on workspace `demo` (the token rides in the fragment, which no server sees). */
   readonly dashboard: string;
   readonly token: string;
+  /**
+   * What a user must know about the stack's reach, e.g. a service that listens beyond loopback (empty when
+   * everything but the API listens on loopback only).
+   */
+  readonly warnings: readonly string[];
   /** Resolves once the stream has been read up to now (tests and benchmarks use it to wait for routing). */
   settle(): Promise<void>;
   stop(): Promise<void>;
@@ -160,8 +169,11 @@ async function portToBind(port: number, host: string, purpose: string, flag: str
   return port === 0 ? 0 : checkPortFree(port, host, purpose, flag);
 }
 
+/** Where the services behind the API listen: nothing but this process needs them. */
+const LOOPBACK = '127.0.0.1';
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? LOOPBACK;
   const log = options.log ?? (() => undefined);
   const busCount = checkedCount(
     options.buses ?? envCount('CRUMBS_BUSES') ?? topology.bus.pool.defaultSize,
@@ -212,26 +224,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // DynamoDB Local picks its own when given 0 (and picks again if another process took it meanwhile).
   const dynamodbPort = await portToBind(
     options.dynamodbPort ?? DEFAULT_PORTS.dynamodb,
-    host,
+    LOOPBACK,
     'DynamoDB Local',
     '--dynamodb-port or CRUMBS_DYNAMODB_PORT',
   );
   const sqsPort = await portToBind(
     options.sqsPort ?? DEFAULT_PORTS.sqs,
-    host,
+    LOOPBACK,
     'SQS (fauxqs)',
     '--sqs-port or CRUMBS_SQS_PORT',
   );
   const eventbridgePort = await portToBind(
     options.eventbridgePort ?? DEFAULT_PORTS.eventbridge,
-    host,
+    LOOPBACK,
     'EventBridge',
     '--eventbridge-port or CRUMBS_EVENTBRIDGE_PORT',
   );
 
   const schedulerPort = await portToBind(
     options.schedulerPort ?? DEFAULT_PORTS.scheduler,
-    host,
+    LOOPBACK,
     'EventBridge Scheduler',
     '--scheduler-port or CRUMBS_SCHEDULER_PORT',
   );
@@ -251,11 +263,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const [ddb, sqs] = await Promise.all([
       startDynamoDbLocal({
         port: dynamodbPort,
-        host,
+        host: LOOPBACK,
         ...(options.dataDir ? { dataDir: options.dataDir } : {}),
         log,
       }),
-      startFauxqs({ port: sqsPort, logger: false }),
+      startLocalSqs({ port: sqsPort, host: LOOPBACK }),
     ]);
     // If this process dies without stop(), do not leave java behind.
     const killJava = () => ddb.process.kill('SIGKILL');
@@ -265,14 +277,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await ddb.stop();
     });
     cleanups.push(() => sqs.stop());
-    const sqsEndpoint = `http://${host}:${sqs.port}`;
+    const sqsEndpoint = sqs.endpoint;
     log(`sqs (fauxqs) ready on ${sqsEndpoint}`);
     const interpose = options.interpose ?? (async (_service: string, endpoint: string) => endpoint);
     // Interposed before the emulators that send to it start, so their deliveries pass the interposer too.
     const usedSqs = await interpose('sqs', sqsEndpoint);
     const eventbridge = await startLocalEventBridge({
       port: eventbridgePort,
-      host,
+      host: LOOPBACK,
       sqsEndpoint: usedSqs,
       ...(options.dataDir ? { stateFile: join(options.dataDir, 'eventbridge.json') } : {}),
       quotas: { rulesPerBus },
@@ -281,7 +293,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => eventbridge.stop());
     const scheduler = await startLocalScheduler({
       port: schedulerPort,
-      host,
+      host: LOOPBACK,
       sqsEndpoint: usedSqs,
       ...(options.dataDir ? { stateFile: join(options.dataDir, 'scheduler.json') } : {}),
       log,
@@ -503,10 +515,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => api.stop());
     log(`http api ready on ${api.endpoint}`);
 
+    const warnings = ddb.loopbackOnly
+      ? []
+      : [
+          `DynamoDB Local listens on every interface (port ${new URL(ddb.endpoint).port}), with no authentication: ` +
+            'any host that can reach this machine can read and write every workspace. This Java runtime cannot ' +
+            'run the loopback launcher (no jdk.compiler module); install a full JDK 17+ (e.g. openjdk-17-jdk-headless) ' +
+            'or keep this machine behind a firewall.',
+        ];
     return {
       endpoints: { api: api.endpoint, ...endpoints },
       dashboard: dashboardUrl(api.endpoint, token, 'demo'),
       token,
+      warnings,
       settle: async () => {
         await streamPoller.idle();
         await eventbridge.idle();

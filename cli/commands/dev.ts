@@ -80,7 +80,8 @@ Flags:
                          definition's secret_ref names (env CRUMBS_SECRETS_FILE; default DIR/secrets.json with
                          --data-dir); read again when it changes. A workspace sees only its own entry, never
                          this process's environment variables
-  --host H               interface to listen on (default 127.0.0.1)
+  --host H               interface the HTTP API and dashboard listen on (default 127.0.0.1); DynamoDB Local,
+                         SQS, EventBridge and Scheduler always listen on 127.0.0.1 only
   --token TOKEN          use this API token, good for every workspace (env CRUMBS_TOKEN; default: generated)
   --allow-private-network
                          let tools and agents reach private and loopback addresses (env
@@ -196,14 +197,15 @@ Environment:
 };
 
 function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
-  const { endpoints, token, dashboard } = stack;
+  const { endpoints, token, dashboard, warnings } = stack;
   if (json) {
-    io.stdout(`${JSON.stringify({ endpoints, token, dashboard })}\n`);
+    io.stdout(`${JSON.stringify({ endpoints, token, dashboard, warnings })}\n`);
     return;
   }
   io.stdout(
     [
       'crumbs local stack is ready',
+      ...warnings.map((warning) => `WARNING: ${warning}`),
       `  api          ${endpoints.api}`,
       `  dynamodb     ${endpoints.dynamodb}`,
       `  sqs          ${endpoints.sqs}`,

@@ -34,6 +34,7 @@ export function buildRecord(fields: Omit<Breadcrumb, 'checksum'>): Breadcrumb {
     updated_at: updatedAt < fields.created_at ? fields.created_at : updatedAt,
     created_by: fields.created_by,
     updated_by: fields.updated_by,
+    ...(fields.claimed_by !== undefined ? { claimed_by: fields.claimed_by } : {}),
     ...(fields.llm_hints !== undefined ? { llm_hints: fields.llm_hints } : {}),
     ...(fields.expires_at !== undefined ? { expires_at: fields.expires_at } : {}),
     ...(fields.causation !== undefined ? { causation: fields.causation } : {}),

@@ -4,6 +4,11 @@
  * `llm_hints`, `expires_at` and `created_by` are optional. The stream consumer recognises such items and adopts
  * them through the store, which turns them into proper breadcrumbs (version, checksum, history, index entries);
  * that write is the change that is published and routed.
+ *
+ * Whoever can write the table is a person: an adopted plain put's writer is a `user:` principal. `system:`,
+ * `agent:`, `tool:` (any other kind) name crumbs' own writers, which rules, executors and the dashboard believe, so
+ * such a `created_by` is not taken: the writer becomes `user:plain-put` and the record keeps what the item claimed
+ * in `claimed_by`. A console edit of a record crumbs wrote leaves its `created_by` in place; it is treated alike.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -40,7 +45,18 @@ export interface PlainPut {
   context: Record<string, unknown>;
   llm_hints?: z.output<typeof CreateBreadcrumbSchema>['llm_hints'];
   expires_at?: number;
+  /** The writer: the item's `created_by` when it names a person, else `PLAIN_PUT_PRINCIPAL`. */
   created_by: string;
+  /** A `created_by` the item named that is not a person's (`system:rule-manager`), kept as a note. */
+  claimed_by?: string;
+}
+
+/** The writer of a plain put that names no person. */
+export const PLAIN_PUT_PRINCIPAL = 'user:plain-put';
+
+/** Only people write the table directly; every other kind of principal is one of crumbs' own writers. */
+function isPersonPrincipal(principal: string): boolean {
+  return principal.startsWith('user:');
 }
 
 export type PlainPutClassification =
@@ -77,7 +93,7 @@ const PlainPutSchema = z.object({
       z.regex(BREADCRUMB_ID_PATTERN, 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"'),
     ),
   workspace: WorkspaceSchema,
-  created_by: z._default(PrincipalSchema, 'system:plain-put'),
+  created_by: z.optional(PrincipalSchema),
 });
 
 export function parsePlainPut(
@@ -111,7 +127,7 @@ export function parsePlainPut(
     value: {
       id: head.data.id,
       workspace: head.data.workspace,
-      created_by: head.data.created_by,
+      ...writerOf(head.data.created_by),
       schema_name: body.data.schema_name,
       title: body.data.title,
       tags: body.data.tags,
@@ -129,4 +145,11 @@ function userContentHash(item: Item | undefined): string {
     if (value !== undefined) content[name] = value instanceof Set ? [...value].sort() : value;
   }
   return createHash('sha256').update(canonicalJson(content)).digest('hex');
+}
+
+function writerOf(claimed: string | undefined): { created_by: string; claimed_by?: string } {
+  if (claimed === undefined) return { created_by: PLAIN_PUT_PRINCIPAL };
+  return isPersonPrincipal(claimed)
+    ? { created_by: claimed }
+    : { created_by: PLAIN_PUT_PRINCIPAL, claimed_by: claimed };
 }

@@ -15,7 +15,7 @@
  */
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { ChangeEventSchema } from '#shared/domain/change-event.ts';
-import { ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
+import { isCrumbsStatus, ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { EXECUTOR_KINDS } from '#shared/topology.ts';
 import {
@@ -75,9 +75,9 @@ export async function handleRuleTargetDeadLetter(
     workspace,
     schema_name: STATUS_SCHEMA,
     tag: ruleTag(ruleName),
-    limit: 1,
+    limit: 10,
   });
-  const status = statuses.items[0]?.context;
+  const status = statuses.items.find(isCrumbsStatus)?.context;
   const kind = EXECUTOR_KINDS.find((k) => k === status?.kind);
   if (
     !status ||

@@ -267,6 +267,11 @@ export const BreadcrumbSchema = z.object({
   updated_at: z.string(),
   created_by: z.string(),
   updated_by: z.string(),
+  /**
+   * On a version adopted from a plain put whose `created_by` named one of crumbs' own writers (`system:…`,
+   * `agent:…`, `tool:…`): what it claimed. Its writer is then `user:plain-put`.
+   */
+  claimed_by: z.optional(z.string()),
   expires_at: z.optional(z.number().check(z.int())),
   causation: z.optional(CausationSchema),
 });

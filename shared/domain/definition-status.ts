@@ -10,3 +10,12 @@ export const STATUS_SCHEMA = 'definition.status.v1';
 export function ruleTag(ruleName: string): string {
   return `rule:${ruleName}`;
 }
+
+/**
+ * Whether a status breadcrumb is crumbs' own record. Anyone in a workspace can write a breadcrumb of this schema (the
+ * API writes it as `user:…`, a plain put is adopted as `user:…` whatever it claims), but only crumbs writes as
+ * `system:…`; a status that is not is not believed (the definition reads as pending until the rule manager writes).
+ */
+export function isCrumbsStatus(status: { updated_by: string }): boolean {
+  return status.updated_by.startsWith('system:');
+}

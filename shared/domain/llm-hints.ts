@@ -101,9 +101,13 @@ export function applyLlmHints(context: Record<string, unknown>, hints: LlmHints 
   if (!hints.transform || Object.keys(hints.transform).length === 0) return selected;
 
   const transformed: Record<string, unknown> = {};
-  for (const [key, rule] of Object.entries(hints.transform)) transformed[key] = applyRule(rule, context);
+  for (const [key, rule] of Object.entries(hints.transform))
+    setOwn(transformed, key, applyRule(rule, context));
   const mode = hints.mode ?? 'replace';
-  return mode === 'merge' ? { ...selected, ...transformed } : transformed;
+  if (mode !== 'merge') return transformed;
+  const merged = { ...selected };
+  for (const [key, value] of Object.entries(transformed)) setOwn(merged, key, value);
+  return merged;
 }
 
 function applyRule(rule: TransformRule, context: Record<string, unknown>): unknown {
@@ -149,13 +153,23 @@ function splitPath(path: string): string[] {
   return (path.startsWith('$.') ? path.slice(2) : path).split('.');
 }
 
+/**
+ * Reads `a.b` from stored data, own properties only: a step named `constructor`, `prototype` or `__proto__` is a key
+ * like any other and never reaches `Object` or a prototype (an exclude of `__proto__.toString` once deleted
+ * `Object.prototype.toString` from the whole process).
+ */
 export function getPath(value: unknown, path: string): unknown {
   let current = value;
   for (const part of splitPath(path)) {
-    if (current === null || typeof current !== 'object') return undefined;
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, part)) return undefined;
     current = (current as Record<string, unknown>)[part];
   }
   return current;
+}
+
+/** Sets an own property, whatever its name (`__proto__` included), never a prototype. */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function pick(context: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
@@ -166,11 +180,11 @@ function pick(context: Record<string, unknown>, paths: readonly string[]): Recor
     const parts = splitPath(path);
     let target = out;
     for (const part of parts.slice(0, -1)) {
-      const next = target[part];
-      if (next === null || typeof next !== 'object') target[part] = {};
+      const next = Object.hasOwn(target, part) ? target[part] : undefined;
+      if (next === null || typeof next !== 'object') setOwn(target, part, {});
       target = target[part] as Record<string, unknown>;
     }
-    target[parts[parts.length - 1] as string] = value;
+    setOwn(target, parts[parts.length - 1] as string, value);
   }
   return out;
 }
@@ -182,10 +196,13 @@ function omit(context: Record<string, unknown>, paths: readonly string[]): Recor
     let target: unknown = out;
     for (const part of parts.slice(0, -1)) {
       target =
-        target !== null && typeof target === 'object' ? (target as Record<string, unknown>)[part] : undefined;
+        target !== null && typeof target === 'object' && Object.hasOwn(target, part)
+          ? (target as Record<string, unknown>)[part]
+          : undefined;
     }
-    if (target !== null && typeof target === 'object')
-      delete (target as Record<string, unknown>)[parts.at(-1) as string];
+    const last = parts.at(-1) as string;
+    if (target !== null && typeof target === 'object' && Object.hasOwn(target, last))
+      delete (target as Record<string, unknown>)[last];
   }
   return out;
 }

@@ -97,6 +97,16 @@ export const ContextPathSchema = z.pipe(
       });
       return z.NEVER;
     }
+    // No stored context holds a `__proto__` key (refused on write), and JavaScript readers would take the step for
+    // the object's prototype: a selector naming it could only ever match nothing or reach what is not data.
+    if (segments.includes('__proto__')) {
+      ctx.issues.push({
+        code: 'custom',
+        input: raw,
+        message: `path step "__proto__" cannot be matched: no context holds a "__proto__" key`,
+      });
+      return z.NEVER;
+    }
     const dollar = segments.find((s) => s.startsWith('$'));
     if (dollar !== undefined) {
       ctx.issues.push({

@@ -186,18 +186,25 @@ function hasTextContainsAny(matches: readonly ContextMatch[]): boolean {
   return matches.some((m) => m.op === 'contains_any' && m.value.some((v) => typeof v === 'string'));
 }
 
+/**
+ * Path steps are context keys, data: `constructor` or `prototype` name a field like any other. Only own properties
+ * are read and written, so a step never reaches `Object` or its prototype (the selector schema refuses `__proto__`).
+ */
 function patternTree(alternative: Alternative): EventPattern {
   const root: EventPattern = {};
   for (const { segments, matchers } of alternative.values()) {
     let node = root;
     for (const segment of segments.slice(0, -1)) {
-      const next = node[segment];
-      if (next === undefined) node[segment] = {};
+      if (!Object.hasOwn(node, segment)) setOwn(node, segment, {});
       node = node[segment] as EventPattern;
     }
-    node[segments[segments.length - 1] as string] = matchers;
+    setOwn(node, segments[segments.length - 1] as string, matchers);
   }
   return root;
+}
+
+function setOwn(node: EventPattern, key: string, value: unknown): void {
+  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function compileContextMatch(matches: readonly ContextMatch[], at: string): EventPattern[] {

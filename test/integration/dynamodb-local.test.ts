@@ -1,7 +1,8 @@
 /**
  * DynamoDB Local refusing a port that something else took: the start fails fast with a message saying so, which
  * is what a start on port 0 retries on with another free port. And a server that answers like DynamoDB on that
- * port is not taken for the one just started: a stack that did would use another stack's tables.
+ * port is not taken for the one just started: a stack that did would use another stack's tables. It listens on
+ * loopback only where the Java runtime can run the launcher, and says so where it cannot.
  */
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
@@ -70,6 +71,33 @@ describe('DynamoDB Local on a taken port', () => {
       expect(await res.json()).toEqual({ TableNames: [] });
     } finally {
       await ddb.stop();
+    }
+  });
+});
+
+describe('DynamoDB Local’s address', () => {
+  it('listens on loopback only, and falls back to the plain jar, saying so, where Java cannot run source files', async () => {
+    const lines: string[] = [];
+    const onLoopback = await startDynamoDbLocal({ port: 0 });
+    try {
+      expect(onLoopback.loopbackOnly).toBe(true);
+    } finally {
+      await onLoopback.stop();
+    }
+    // A runtime without the jdk.compiler module, as a JRE is: the launcher cannot start.
+    const before = process.env.JDK_JAVA_OPTIONS;
+    process.env.JDK_JAVA_OPTIONS = '--limit-modules java.se';
+    try {
+      const everywhere = await startDynamoDbLocal({ port: 0, log: (line) => lines.push(line) });
+      try {
+        expect(everywhere.loopbackOnly).toBe(false);
+        expect(lines.join('\n')).toMatch(/WARNING .*listens on every interface/);
+      } finally {
+        await everywhere.stop();
+      }
+    } finally {
+      if (before === undefined) delete process.env.JDK_JAVA_OPTIONS;
+      else process.env.JDK_JAVA_OPTIONS = before;
     }
   });
 });

@@ -218,7 +218,7 @@ describe('plain puts', () => {
     expect(adopted).toMatchObject({
       id: 'my-note',
       version: 1,
-      created_by: 'system:plain-put',
+      created_by: 'user:plain-put',
       tags: ['manual'],
     });
     expect(((await a.call('GET', '?tag=manual')).body.items as { id: string }[]).map((i) => i.id)).toEqual([

@@ -8,7 +8,8 @@
  *
  * Two kinds of request:
  * - `anyRequest`: every route, method, header and body shape — valid, boundary and hostile — mostly against the
- *   fuzz workspace. The server must answer it without a 5xx.
+ *   fuzz workspace, and one in ten a well-formed write that reaches the store. The server must answer it without a
+ *   5xx.
  * - `rejectedWrite`: a write that must be refused (each carries one named poison) against the reject workspace,
  *   whose items are compared before and after: a refused write changes nothing.
  */
@@ -155,15 +156,37 @@ const jsonTree: fc.Arbitrary<J> = fc.letrec<{ value: J }>((tie) => ({
   ),
 })).value;
 
-/** A small, storable JSON object: what a context usually is. */
+/**
+ * Keys JavaScript objects inherit, which a context may hold as plain data (`__proto__` is refused: it is a poison
+ * below). Values an object-type check could be fooled by (`{"constructor":{"name":"String"}}`) come with them.
+ */
+const INHERITED_KEYS = PROTOTYPE_KEYS.filter((k) => k !== '__proto__');
+const INHERITED_KEY_VALUES = [
+  '{"constructor":{"name":"String"}}',
+  '{"constructor":{"name":"Set"},"size":1}',
+  '{"constructor":{"name":"Map"}}',
+  '{"constructor":{"name":"Buffer"}}',
+  '{"constructor":{"name":"Number"}}',
+  '{"prototype":{"constructor":1},"valueOf":"v","toString":null}',
+  '[{"constructor":"x"}]',
+];
+
+/** A small, storable JSON object: what a context usually is — now and then with keys objects inherit. */
 const safeContext: fc.Arbitrary<J> = fc
   .array(
     fc.tuple(
-      fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/),
       fc.oneof(
-        fc.string({ maxLength: 20 }).map(str),
-        fc.integer({ min: -1e9, max: 1e9 }).map((n) => raw(String(n))),
-        fc.constantFrom('true', 'false', 'null', '1.5', '[1,2,3]', '{"k":"v"}').map(raw),
+        { weight: 8, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/) },
+        { weight: 1, arbitrary: fc.constantFrom(...INHERITED_KEYS) },
+      ),
+      fc.oneof(
+        { weight: 3, arbitrary: fc.string({ maxLength: 20 }).map(str) },
+        { weight: 3, arbitrary: fc.integer({ min: -1e9, max: 1e9 }).map((n) => raw(String(n))) },
+        {
+          weight: 3,
+          arbitrary: fc.constantFrom('true', 'false', 'null', '1.5', '[1,2,3]', '{"k":"v"}').map(raw),
+        },
+        { weight: 1, arbitrary: fc.constantFrom(...INHERITED_KEY_VALUES).map(raw) },
       ),
     ),
     { maxLength: 5 },
@@ -188,6 +211,9 @@ const validHints = fc.constantFrom(
   '{"transform":{"s":{"type":"template","template":"{{a}} and {{#each b}}{{this}}{{/each}}"}},"mode":"merge"}',
   '{"transform":{"x":{"type":"extract","value":"$.a"},"l":{"type":"literal","literal":[1,{"k":null}]}}}',
   '{"transform":{"f":{"type":"format","format":"{a} / {b}"}}}',
+  '{"include":["constructor","prototype.x","a"]}',
+  '{"exclude":["constructor.name","__proto__.toString","toString"]}',
+  '{"transform":{"f":{"type":"format","format":"{constructor.name}|{valueOf}"},"constructor":{"type":"extract","value":"$.constructor"}},"mode":"merge"}',
 );
 const validExpiresAt = fc.oneof(
   fc.integer({ min: 1_900_000_000, max: 2_500_000_000 }).map((n) => raw(String(n))),
@@ -642,6 +668,30 @@ function idFor(t: FuzzTargets) {
   );
 }
 
+/**
+ * A write the API should accept: the right token and content type, a valid body. Random headers refuse most
+ * generated writes before they reach the store, so without these the store's side of a body (how its context is
+ * marshalled, keys such as `constructor` included) would hardly ever be exercised.
+ */
+function wellFormedWrite(t: FuzzTargets): fc.Arbitrary<FuzzRequest> {
+  const base = `/v1/workspaces/${t.workspace}/breadcrumbs`;
+  const headers = { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' };
+  const write = (method: string, path: string, fields: Fields): FuzzRequest => ({
+    method,
+    path,
+    query: [],
+    headers,
+    body: jsonText(obj(fields)),
+  });
+  return fc.oneof(
+    validCreateFields.map((f) => write('POST', base, f)),
+    fc.tuple(validCreateFields, freshId).map(([f, id]) => write('PUT', `${base}/fresh-${id}`, f)),
+    fc
+      .tuple(validPatchFields, fc.constantFrom(...t.ids))
+      .map(([f, id]) => write('PATCH', `${base}/${id}`, f)),
+  );
+}
+
 /** Any request, against any route (or none), mostly in the fuzz workspace. */
 export function anyRequest(t: FuzzTargets): fc.Arbitrary<FuzzRequest> {
   const routed = fc.constantFrom(...t.routes).chain((route) =>
@@ -663,7 +713,7 @@ export function anyRequest(t: FuzzTargets): fc.Arbitrary<FuzzRequest> {
     ),
     query: fc.constant([] as [string, string][]),
   });
-  return fc
+  const generated = fc
     .record({
       target: fc.oneof({ weight: 12, arbitrary: routed }, { weight: 1, arbitrary: unrouted }),
       headers: headersFor(t),
@@ -679,6 +729,7 @@ export function anyRequest(t: FuzzTargets): fc.Arbitrary<FuzzRequest> {
         ...(hasBody ? { body } : {}),
       };
     });
+  return fc.oneof({ weight: 9, arbitrary: generated }, { weight: 1, arbitrary: wellFormedWrite(t) });
 }
 
 /**

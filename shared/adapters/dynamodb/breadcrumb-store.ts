@@ -74,6 +74,7 @@ import {
   type Key,
   KIND,
   keys,
+  storable,
   tagItem,
   toRecord,
   translateConfig,
@@ -493,6 +494,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       updated_at: now,
       created_by: previous?.created_by ?? parsed.created_by,
       updated_by: parsed.created_by,
+      ...(parsed.claimed_by !== undefined ? { claimed_by: parsed.claimed_by } : {}),
       causation: undefined,
     });
     try {
@@ -594,7 +596,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
                 Item: {
                   ...keys.schemaHints(record!.workspace, schema),
                   kind: KIND.schemaHints,
-                  ...(settings.hints !== undefined ? { hints: settings.hints } : {}),
+                  ...(settings.hints !== undefined ? { hints: storable(settings.hints) } : {}),
                   ...(settings.ttlSeconds !== undefined ? { ttl_seconds: settings.ttlSeconds } : {}),
                   source: record!.id,
                 },
@@ -778,7 +780,7 @@ function sameItemCondition(seen: Item): VersionWrite['condition'] {
   for (const [name, value] of Object.entries(seen)) {
     if (name === 'id' || name === 'workspace') continue;
     names[`#a${i}`] = name;
-    values[`:a${i}`] = value;
+    values[`:a${i}`] = storable(value);
     parts.push(`#a${i} = :a${i}`);
     i++;
   }

@@ -31,6 +31,23 @@ export function unmarshallImage(raw: Record<string, unknown>): Record<string, un
   return unmarshall(raw as Record<string, NativeAttributeValue>, { wrapNumbers: toNumber });
 }
 
+/**
+ * `value` with every plain object turned into a `Map`, for the document client to marshall. Why: the SDK's
+ * marshaller tells a value's type by `value.constructor.name`, which data can set — a context key named
+ * `constructor` made every write of it fail (a 5xx), and `{"constructor":{"name":"String"}}` would have been stored
+ * as the string "[object Object]". A Map is told apart by its prototype, which JSON data cannot change. Everything
+ * written that holds data from users (contexts, hints, the plain put a condition compares) goes through here.
+ */
+export function storable(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(storable);
+  if (value === null || typeof value !== 'object') return value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const map = new Map<string, unknown>();
+  for (const [key, entry] of Object.entries(value)) map.set(key, storable(entry));
+  return map;
+}
+
 export const KIND = {
   breadcrumb: 'breadcrumb',
   version: 'version',
@@ -134,9 +151,18 @@ const INTERNAL = new Set([
   'ctx_status',
 ]);
 
-export function headItem(record: Breadcrumb, writeId: string): Record<string, unknown> {
+/** The fields of a record that hold data from users, made `storable`. */
+function storableFields(record: Breadcrumb): Record<string, unknown> {
   return {
     ...record,
+    context: storable(record.context),
+    ...(record.llm_hints !== undefined ? { llm_hints: storable(record.llm_hints) } : {}),
+  };
+}
+
+export function headItem(record: Breadcrumb, writeId: string): Record<string, unknown> {
+  return {
+    ...storableFields(record),
     kind: KIND.breadcrumb,
     write_id: writeId,
     gsi1pk: gsi.bySchema(record.workspace, record.schema_name),
@@ -154,7 +180,7 @@ export function headItem(record: Breadcrumb, writeId: string): Record<string, un
 
 export function versionItem(record: Breadcrumb, writeId: string): Record<string, unknown> {
   return {
-    ...record,
+    ...storableFields(record),
     ...keys.version(record.workspace, record.id, record.version),
     kind: KIND.version,
     ref: record.id,

@@ -9,8 +9,10 @@
  *
  * Every route is behind the same authorization as the breadcrumb routes (api.ts).
  */
+
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
+import { isCrumbsStatus, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { definitionPrincipal, parseDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
 import { BadRequestError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import { errorText, outcomeOf } from '#shared/domain/outcome.ts';
@@ -38,7 +40,6 @@ export interface ActivityRoute {
   methods: Partial<Record<string, (req: HttpRequest, p: Params, caller: Caller) => Promise<HttpResult>>>;
 }
 
-const STATUS_SCHEMA = 'definition.status.v1';
 const ERROR_SCHEMAS = ['agent.error.v1', 'context.error.v1', 'workflow.error.v1', 'system.loop_stopped.v1'];
 /** Answers whose `status` says whether they failed. */
 const STATUS_SCHEMAS = ['tool.response.v1', 'agent.response.v1'];
@@ -172,7 +173,9 @@ async function definitions(store: BreadcrumbStore, ws: string): Promise<Definiti
     Promise.all(Object.keys(DEFINITION_SCHEMAS).map((schema) => listAll(store, ws, schema))),
     listAll(store, ws, STATUS_SCHEMA),
   ]);
-  const byDefinition = new Map(statuses.map((s) => [String(s.context.definition_id), s.context] as const));
+  const byDefinition = new Map(
+    statuses.filter(isCrumbsStatus).map((s) => [String(s.context.definition_id), s.context] as const),
+  );
   return defs
     .flat()
     .sort((a, b) => (a.id < b.id ? -1 : 1))
@@ -210,7 +213,7 @@ async function ruleStatus(
   definition_version: number;
 } | null> {
   const page = await store.list({ workspace: ws, tag: `definition:${definitionId}`, limit: 10 });
-  const s = page.items.find((b) => b.schema_name === STATUS_SCHEMA)?.context;
+  const s = page.items.find((b) => b.schema_name === STATUS_SCHEMA && isCrumbsStatus(b))?.context;
   if (!s) return null;
   const name = typeof s.rule_name === 'string' ? s.rule_name : null;
   return {

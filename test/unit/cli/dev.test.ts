@@ -53,6 +53,7 @@ beforeEach(() => {
       endpoints: ENDPOINTS,
       token: 'secret-token',
       dashboard: 'http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo',
+      warnings: [],
       stop: stack.stop,
     };
   });
@@ -233,7 +234,24 @@ describe('crumbs dev', () => {
       endpoints: ENDPOINTS,
       token: 'secret-token',
       dashboard: 'http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo',
+      warnings: [],
     });
+    h.signal('SIGTERM');
+    expect(await running).toBe(0);
+  });
+
+  it('prints what the stack warns about (a service listening beyond loopback) in the banner', async () => {
+    stack.startLocalStack.mockImplementation(async () => ({
+      endpoints: ENDPOINTS,
+      token: 'secret-token',
+      dashboard: 'http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo',
+      warnings: ['DynamoDB Local listens on every interface (port 4711), with no authentication: …'],
+      stop: stack.stop,
+    }));
+    const h = harness();
+    const running = main(['dev'], h.io);
+    await ready(h.out);
+    expect(h.out.stdout).toMatch(/^WARNING: DynamoDB Local listens on every interface \(port 4711\)/m);
     h.signal('SIGTERM');
     expect(await running).toBe(0);
   });
