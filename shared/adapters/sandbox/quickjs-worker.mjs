@@ -137,7 +137,9 @@ async function run(job) {
   const failure = (handle, reason) => {
     const message = errorMessage(vm.dump(handle));
     handle.dispose();
-    if (/interrupted/i.test(message) && Date.now() > deadline) return timeout();
+    // Past the deadline the interrupt handler stopped the code: an interrupt inside a promise job can surface as
+    // another error ("not a function"), which says nothing the timeout does not.
+    if (Date.now() > deadline && (reason === 'error' || /interrupted/i.test(message))) return timeout();
     if (/out of memory/i.test(message)) {
       return fail('memory', 'the function ran out of memory (transport.function.memory_mb)');
     }
@@ -212,6 +214,8 @@ async function run(job) {
           return { ok: true, value: JSON.parse(text), logs };
         }
         if (state.type === 'rejected') return failure(state.error, 'error');
+        // An interrupted job queue can return without an error and leave the promise pending: that is the timeout.
+        if (Date.now() > deadline) return timeout();
         if (life.inFlight.size === 0) {
           return fail(
             'error',
