@@ -15,6 +15,7 @@ import { controlAllowed } from '#shared/core/orchestration/checks.ts';
 import { effectsOf, type RequestEffect, type TimerEffect } from '#shared/core/orchestration/effects.ts';
 import type { RunEvent } from '#shared/core/orchestration/events.ts';
 import { isTerminal, type Run } from '#shared/core/orchestration/run.ts';
+import { DIFFERENTIAL_SEED } from '../../../support/differential.ts';
 import { startEvent, workflow } from '../../../support/run-harness.ts';
 
 const definition = workflow({
@@ -207,7 +208,7 @@ describe('run controls', () => {
               id: 'late-retry',
               action: 'retry',
               from_step: 'first',
-              by: 'u',
+              by: 'user:ann',
             });
             expect(isTerminal(world.current.status)).toBe(false);
           }
@@ -216,6 +217,8 @@ describe('run controls', () => {
         },
       ),
       {
+        // Fixed, so a failure reproduces (CRUMBS_DIFF_SEED looks elsewhere, as for the differential tests).
+        seed: DIFFERENTIAL_SEED,
         numRuns: 500,
         examples: [
           // Past the first checkpoint, then cancelled: the late retry reruns `first`, and once it is answered the
