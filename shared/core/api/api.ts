@@ -10,6 +10,7 @@ import type { VectorSearchDeps } from '#shared/core/vector-search.ts';
 import {
   type Breadcrumb,
   BreadcrumbIdSchema,
+  type ContextView,
   CreateBreadcrumbSchema,
   LIMITS,
   parseOrThrow,
@@ -151,11 +152,7 @@ export function createApi(deps: ApiDependencies): Api {
             limit: pageLimit(req.query.limit),
             ...(req.query.cursor ? { cursor: req.query.cursor } : {}),
           });
-          if (view === 'full') return json(200, page);
-          return json(200, {
-            items: await store.contextViews(ws, page.items),
-            next_cursor: page.next_cursor,
-          });
+          return json(200, await pageIn(view, store, ws, page));
         },
       },
     },
@@ -235,11 +232,7 @@ export function createApi(deps: ApiDependencies): Api {
             limit: pageLimit(req.query.limit),
             ...(req.query.cursor ? { cursor: req.query.cursor } : {}),
           });
-          if (view === 'full') return json(200, page);
-          return json(200, {
-            items: await store.contextViews(ws, page.items),
-            next_cursor: page.next_cursor,
-          });
+          return json(200, await pageIn(view, store, ws, page));
         },
       },
     },
@@ -365,6 +358,17 @@ function ifMatch(req: HttpRequest): number | undefined {
     ]);
   }
   return Number(m[1]);
+}
+
+/** A page of records as the caller asked for it: stored (`?view=full`) or, by default, as context views. */
+async function pageIn<P extends { items: Breadcrumb[]; next_cursor?: string | null | undefined }>(
+  view: (typeof VIEWS)[number],
+  store: BreadcrumbStore,
+  ws: string,
+  page: P,
+): Promise<P | { items: ContextView[]; next_cursor: P['next_cursor'] }> {
+  if (view === 'full') return page;
+  return { items: await store.contextViews(ws, page.items), next_cursor: page.next_cursor };
 }
 
 function listView(raw: string | undefined): (typeof VIEWS)[number] {

@@ -186,14 +186,7 @@ class Transition {
     if (refused !== undefined) {
       this.note = `human response ${event.id} refused: ${refused}`;
       this.refuse(event.id, event.by, `human response (${event.decision}) to ${key}`, refused);
-      this.extra.push({
-        type: 'response_error',
-        id: responseErrorIdFor(event.id),
-        request_id: event.request_id,
-        response_id: event.id,
-        step: key,
-        error: refused,
-      });
+      this.answerResponse(event, key, refused);
       return;
     }
     const by = actingPrincipal(event);
@@ -217,14 +210,7 @@ class Transition {
     const problem = humanInputProblem(this.definition, key, event.input);
     if (problem !== undefined) {
       this.note = `human response ${event.id}: ${problem}`;
-      this.extra.push({
-        type: 'response_error',
-        id: responseErrorIdFor(event.id),
-        request_id: event.request_id,
-        response_id: event.id,
-        step: key,
-        error: problem,
-      });
+      this.answerResponse(event, key, problem);
       return;
     }
     this.run.steps[key] = this.ended(answered, 'succeeded', { output: event.input ?? null });
@@ -284,6 +270,18 @@ class Transition {
   }
 
   /** Records a refusal on the run once (a redelivery finds it there and changes nothing). */
+  /** Tells the person why a human response was not taken (a `human.error.v1` answering it). */
+  private answerResponse(event: HumanEvent, key: string, error: string): void {
+    this.extra.push({
+      type: 'response_error',
+      id: responseErrorIdFor(event.id),
+      request_id: event.request_id,
+      response_id: event.id,
+      step: key,
+      error,
+    });
+  }
+
   private refuse(id: string, by: string, what: string, reason: string): void {
     const refused = this.run.refused ?? [];
     if (refused.some((r) => r.id === id)) return;
