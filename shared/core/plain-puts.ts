@@ -15,6 +15,7 @@ import {
   BREADCRUMB_ID_PATTERN,
   CreateBreadcrumbSchema,
   canonicalJson,
+  PLAIN_PUT_PRINCIPAL,
   PrincipalSchema,
   toEpochSeconds,
   toFieldIssues,
@@ -51,8 +52,7 @@ export interface PlainPut {
   claimed_by?: string;
 }
 
-/** The writer of a plain put that names no person. */
-export const PLAIN_PUT_PRINCIPAL = 'user:plain-put';
+export { PLAIN_PUT_PRINCIPAL };
 
 /** Only people write the table directly; every other kind of principal is one of crumbs' own writers. */
 function isPersonPrincipal(principal: string): boolean {

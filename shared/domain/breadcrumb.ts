@@ -26,6 +26,13 @@ export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export const BREADCRUMB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export const PRINCIPAL_PATTERN = /^[a-z][a-z0-9-]*:[^\s]{1,256}$/;
 
+/**
+ * The writer of a plain put (a record written straight into the table) that names no person, or names one of
+ * crumbs' own writers. A `user:` principal, since only people write the table, but nobody in particular: it
+ * approves nothing (orchestration/authority.ts).
+ */
+export const PLAIN_PUT_PRINCIPAL = 'user:plain-put';
+
 export const LIMITS = {
   maxSchemaNameLength: 256,
   maxTags: 50,

@@ -4,12 +4,15 @@
  * `orchestrationAction`: the response's causation names the person's breadcrumb, which the driver reads in the
  * run's workspace and checks was written by a `user:` principal — `on_behalf_of`). Controls (pause, resume,
  * cancel, retry) are taken from people, relayed the same way, and — cancel only — from the driver of the run's
- * parent, which cancels its sub-runs. No agent, tool, plain put (`system:plain-put`) or other run acts on a run on
- * its own, and an agent acts on no run it does not drive.
+ * parent, which cancels its sub-runs. No agent, tool, plain put or other run acts on a run on its own, and an
+ * agent acts on no run it does not drive. A plain put is written as `user:plain-put` when it names no person (or
+ * names one of crumbs' own writers): a person, but nobody in particular, so it approves and relays nothing. One
+ * naming a person (`user:alice`) counts as that person: whoever may write the table directly is trusted as much.
  *
  * Pure, so the engine decides it inside the transition (a refused response leaves the run as it was: still
  * waiting, its controls still taken) and the decision is the same on every redelivery.
  */
+import { PLAIN_PUT_PRINCIPAL } from '#shared/domain/breadcrumb.ts';
 import { workflowPrincipal } from '#shared/domain/workflow-definition.ts';
 import type { ControlEvent, HumanEvent } from './events.ts';
 import { runDriver } from './messages.ts';
@@ -21,7 +24,8 @@ export function isPerson(principal: string | undefined): principal is string {
   return (
     typeof principal === 'string' &&
     principal.startsWith(PERSON_PREFIX) &&
-    principal.length > PERSON_PREFIX.length
+    principal.length > PERSON_PREFIX.length &&
+    principal !== PLAIN_PUT_PRINCIPAL
   );
 }
 
