@@ -34,7 +34,13 @@ function response(h: RunHarness, by: string, extra: Partial<RunEvent> = {}): Run
 }
 
 describe('who may act on a run', () => {
-  it.each(['agent:mallory', 'tool:breadcrumb.create', 'system:plain-put', 'user:plain-put', 'workflow:other'])(
+  it.each([
+    'agent:mallory',
+    'tool:breadcrumb.create',
+    'system:plain-put',
+    'user:plain-put',
+    'workflow:other',
+  ])(
     'refuses a human response written by %s: the step keeps waiting, with an error saying why',
     async (by) => {
       const h = await waiting();
@@ -80,7 +86,13 @@ describe('who may act on a run', () => {
 
   it('takes controls from people, and a cancel from the parent run that started it; from nobody else', async () => {
     const h = await waiting({ parent: { run_id: 'run-p', step: 'sub', workflow: 'parent' } });
-    for (const by of ['agent:mallory', 'tool:echo', 'system:plain-put', 'user:plain-put', 'workflow:parent']) {
+    for (const by of [
+      'agent:mallory',
+      'tool:echo',
+      'system:plain-put',
+      'user:plain-put',
+      'workflow:parent',
+    ]) {
       await h.send({ type: 'control', id: `pause-${by}`, action: 'pause', by });
       expect(h.current.status).toBe('waiting');
       expect(h.current.refused?.at(-1)).toMatchObject({ id: `pause-${by}`, what: 'control pause' });
