@@ -3,11 +3,11 @@
  * a workspace's items to show that an attack changed nothing there.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
-import { topology } from '#shared/topology.ts';
+import { workspaceItems as itemsOf } from '../support/local.ts';
 
 export function adversary() {
   return inject('adversary');
@@ -59,7 +59,7 @@ export function teamB() {
   return client(t.workspace, t.token);
 }
 
-/** Every item of a workspace, read straight from the table (breadcrumbs and their bookkeeping). */
+/** Every item of a workspace, read straight from the table (breadcrumbs and their bookkeeping), sorted by key. */
 export async function workspaceItems(workspace: string): Promise<Record<string, unknown>[]> {
   const client = DynamoDBDocumentClient.from(
     new DynamoDBClient({
@@ -69,27 +69,11 @@ export async function workspaceItems(workspace: string): Promise<Record<string, 
     }),
     translateConfig(),
   );
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
   try {
-    do {
-      const page = await client.send(
-        new ScanCommand({
-          TableName: topology.table.name,
-          FilterExpression: '#ws = :ws',
-          ExpressionAttributeNames: { '#ws': 'workspace' },
-          ExpressionAttributeValues: { ':ws': workspace },
-          ConsistentRead: true,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    return await itemsOf(workspace, client);
   } finally {
     client.destroy();
   }
-  return items.sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`));
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
