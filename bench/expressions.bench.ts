@@ -1,9 +1,9 @@
 // Benchmark: the expressions of the tenant-safety review, on V8's backtracking RegExp (small sizes only: the real
 // ones ran for minutes) and through crumbs' bounded evaluators, plus the cost of the bounds on a benign validation.
 // Run with `node bin/run-ts.js bench/expressions.bench.ts`. Prints one row per case: median milliseconds of 5.
-import { compileJsonSchema } from '../shared/domain/json-schema.ts';
-import { LinearRegExp } from '../shared/domain/linear-regex.ts';
-import { evaluateJsonata } from '../shared/tools/jsonata.ts';
+import { compileJsonSchema } from '../shared/domain/lang/json-schema.ts';
+import { evaluateJsonata } from '../shared/domain/lang/jsonata.ts';
+import { LinearRegExp } from '../shared/domain/lang/linear-regex.ts';
 
 async function median(run: () => unknown, times = 5): Promise<number> {
   const samples: number[] = [];

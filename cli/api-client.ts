@@ -13,8 +13,9 @@
  * - the API could not be reached (refused, DNS, reset, timeout) → `ApiConnectionError` naming the endpoint.
  */
 
-import type { ChangeEvent } from '#shared/core/changes.ts';
-import type { ThreadNode, ThreadView } from '#shared/core/threads.ts';
+import { parseEventStream } from '#shared/client/sse.ts';
+import type { ChangeEvent } from '#shared/core/stream/changes.ts';
+import type { ThreadNode, ThreadView } from '#shared/core/stream/threads.ts';
 import type {
   Breadcrumb,
   BreadcrumbVersion,
@@ -22,7 +23,6 @@ import type {
   CreateBreadcrumbInput,
   UpdateBreadcrumbInput,
 } from '#shared/domain/breadcrumb.ts';
-import { parseEventStream } from './sse.ts';
 
 export type {
   Breadcrumb,

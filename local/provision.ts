@@ -26,7 +26,7 @@ import {
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { embeddedSchemas } from '#shared/core/vector-search.ts';
+import { embeddedSchemas } from '#shared/core/stream/vector-search.ts';
 import {
   type GsiDeclaration,
   indexerPattern,

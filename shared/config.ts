@@ -3,8 +3,10 @@
  * defaults; functions that read env take `env = process.env` so tests pass their own.
  */
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
+import type { DefinitionLimits } from '#shared/domain/definition-validation.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
 import { LlmProviderSchema } from '#shared/domain/llm-model.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES } from '#shared/domain/outbound-limits.ts';
 import * as z from '#shared/domain/zod.ts';
 import {
   ENV,
@@ -44,7 +46,6 @@ const jsonObject = z.pipe(
 );
 
 /** The operator's ceiling on any response body a definition's request reads (`ENV.maxResponseBytes`). */
-export const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 
 /**
  * `CRUMBS_ALLOW_PRIVATE_NETWORK`: `1`/`true` lets definitions ask for private addresses; unset on AWS.
@@ -132,7 +133,7 @@ export function busPoolOf(env: { [ENV.busName]: string; [ENV.busPool]?: string[]
 const wholeNumber = (min: number, max: number, fallback: number) =>
   z._default(z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
 
-/** The breadth budget the publisher counts (`TENANT_LIMITS`, `shared/core/breadth-budget.ts`). */
+/** The breadth budget the publisher counts (`TENANT_LIMITS`, `shared/core/stream/breadth-budget.ts`). */
 export const BreadthEnvSchema = z.object({
   [ENV.threadBudget]: wholeNumber(1, 10_000_000, TENANT_LIMITS.threadBudget),
   [ENV.workspaceEventRate]: wholeNumber(1, 100_000_000, TENANT_LIMITS.workspaceEventRate),
@@ -248,3 +249,8 @@ export const SecretsEnvSchema = z.object({
   [ENV.localSecrets]: z.optional(z.string()),
   [ENV.localSecretsFile]: z.optional(z.string().check(z.minLength(1))),
 });
+
+/** The limits a definition is checked against in this process: the rule manager's on AWS, the stack's or the CLI's locally. */
+export function definitionLimits(env: NodeJS.ProcessEnv = process.env): DefinitionLimits {
+  return { maxResponseBytes: parseEnv(NetworkEnvSchema, env)[ENV.maxResponseBytes] };
+}

@@ -34,7 +34,7 @@ export const RULES_SYNC_SCHEMA = 'system.rules_sync.v1';
 
 /**
  * Definitions the rule manager keeps something other than a rule for: a `schedule.def.v1` becomes a recurring
- * EventBridge Scheduler schedule (`shared/core/schedule-manager.ts`).
+ * EventBridge Scheduler schedule (`shared/core/rules/schedule-manager.ts`).
  */
 export const SCHEDULE_DEFINITION_SCHEMA = 'schedule.def.v1';
 
@@ -51,7 +51,7 @@ export function ruleManagerPattern(): { source: string[]; detail: { schema_name:
 /**
  * The indexer's own static rule: every change (created, updated, deleted) of a schema that has embeddings, so
  * embeddings follow breadcrumbs without the publisher waiting on an embedding model. `embedded` is the
- * embedding policy's list (`embeddedSchemas` in shared/core/vector-search.ts), or `'*'` for every schema (the
+ * embedding policy's list (`embeddedSchemas` in shared/core/stream/vector-search.ts), or `'*'` for every schema (the
  * indexer then skips the ones the policy never embeds).
  */
 export function indexerPattern(embedded: readonly string[] | '*'): {
@@ -321,7 +321,7 @@ export const topology = {
      * run time: by the CDK app from the context value `crumbs:buses` (each with its archive, and the rule-target
      * permissions of the first), locally by `crumbs dev --buses N`; the rule manager only places rules in the pool
      * and needs no events:CreateEventBus. The first bus is `name` and holds the system rules (rule manager,
-     * indexer); the others are named by `poolBusNames`. Placement and routing: `shared/core/bus-placement.ts`.
+     * indexer); the others are named by `poolBusNames`. Placement and routing: `shared/routing/bus-placement.ts`.
      */
     pool: {
       /** Buses when `crumbs:buses` / `--buses` is not given. */
@@ -354,7 +354,7 @@ export const topology = {
      * back-off and jitter until either limit below is reached (its defaults are 185 attempts over 24 hours: a
      * chat message would wait a day for its error answer), then puts the event in this DLQ; errors that retrying
      * cannot fix (the queue is gone, no permission) go to the DLQ at once. The DLQ is alarmed, and the DLQ handler
-     * answers what it holds with error breadcrumbs (`shared/core/rule-target-dead-letters.ts`).
+     * answers what it holds with error breadcrumbs (`shared/core/rules/rule-target-dead-letters.ts`).
      */
     ruleTargets: {
       dlqName: 'crumbs-rule-targets-dlq',
@@ -468,7 +468,7 @@ export const topology = {
     } satisfies Record<ExecutorRunner, SqsFunctionDeclaration>,
     /**
      * Fired timers and schedules (EventBridge Scheduler → the timers queue) become breadcrumbs
-     * (`shared/core/timers.ts`). Its DLQ is alarmed; a dead-lettered firing is a timer nobody heard.
+     * (`shared/core/orchestration/timers.ts`). Its DLQ is alarmed; a dead-lettered firing is a timer nobody heard.
      */
     timer: {
       name: 'timer',
@@ -504,7 +504,7 @@ export const topology = {
  * the grace is long enough that ordinary work on a busy machine, or a quick model call, never needs a slot). `timeoutCeilingMs`: the longest `timeout_ms`
  * a tool or a function agent may ask for. `threadBudget`: breadcrumbs executors may write in one thread;
  * `workspaceEventRate` per `workspaceEventWindowSeconds`: events the publisher routes for one workspace
- * (`shared/core/breadth-budget.ts`).
+ * (`shared/core/stream/breadth-budget.ts`).
  */
 export const TENANT_LIMITS = {
   inFlightPerWorkspace: 4,
@@ -569,7 +569,7 @@ export const ENV = {
   maxResponseBytes: 'CRUMBS_MAX_RESPONSE_BYTES',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
-  /** Change stream (shared/core/changes.ts): how old a change must be before it is handed out, in ms. */
+  /** Change stream (shared/core/stream/changes.ts): how old a change must be before it is handed out, in ms. */
   changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
   /** Change stream: how often a waiting request reads the change log, in ms. */
   changesPollMs: 'CRUMBS_CHANGES_POLL_MS',

@@ -5,9 +5,11 @@
  * and model that will run (a bare model id runs on the stack's default provider). Fields crumbs does not know are
  * printed as warnings on stderr (the definition is written and runs without them).
  */
+
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { definitionLimits } from '#shared/config.ts';
 import { BREADCRUMB_ID_PATTERN, CreateBreadcrumbSchema, toFieldIssues } from '#shared/domain/breadcrumb.ts';
 import { validateDefinition, validateScheduleDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionName } from '#shared/domain/definitions.ts';
@@ -201,7 +203,7 @@ function validate(doc: unknown, source: string): Candidate | { errors: string[] 
     if (isSchedule) {
       defaultId = `schedule-${validateScheduleDefinition(body.context).schedule_id}`;
     } else {
-      const { kind, definition } = validateDefinition(body.schema_name, body.context);
+      const { kind, definition } = validateDefinition(body.schema_name, body.context, definitionLimits());
       defaultId = `${kind}-${definitionName(definition)}`;
     }
     const id = typeof rawId === 'string' ? rawId : defaultId.replace(/[^A-Za-z0-9._:-]/g, '-');

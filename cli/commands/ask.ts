@@ -4,7 +4,7 @@
  * request breadcrumb's id), with the plan (`agent.plan.v1`) or the deliverable (`agent.deliverable.v1`) it wrote.
  *
  * With `--orchestrate` the agent plans sub-agent calls and runs them as a workflow run whose id is
- * `run-<request id>` (`shared/core/agents/orchestration.ts`). Without `--wait` it prints the run once the agent has
+ * `run-<request id>` (`shared/core/agents/orchestration-agent.ts`). Without `--wait` it prints the run once the agent has
  * started it; with `--wait` it waits until the run waits for a person (and says how to approve), is paused, or has
  * ended, and then prints the answer.
  */

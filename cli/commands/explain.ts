@@ -2,6 +2,7 @@
  * `crumbs explain <definition-id> <breadcrumb-id>`: which trigger selector of the definition matches the
  * breadcrumb, or, for each selector, the first field that failed and why.
  */
+import { definitionLimits } from '#shared/config.ts';
 import { STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, type ParsedDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
@@ -80,7 +81,7 @@ change event. Prints the selector that matched, or for each selector the first f
 /** The definition as the rule manager judges it; an invalid one has no rule to explain, so say why instead. */
 function validated(id: string, schemaName: string, context: unknown): ParsedDefinition {
   try {
-    return validateDefinition(schemaName, context);
+    return validateDefinition(schemaName, context, definitionLimits());
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     // Issue paths are relative to the context, except the schema name's own.

@@ -10,6 +10,7 @@
  */
 
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
+import { definitionLimits } from '#shared/config.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { secretNameProblem } from '#shared/domain/secret-refs.ts';
 import type { McpToolInfo } from '#shared/ports/mcp.ts';
@@ -59,7 +60,7 @@ export function mcpToolDefinitions(
           : {}),
       },
     };
-    validateDefinition('tool.def.v1', context);
+    validateDefinition('tool.def.v1', context, definitionLimits());
     return {
       id: `tool-${name}`.replace(/[^A-Za-z0-9._:-]/g, '-'),
       body: {

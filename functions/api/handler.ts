@@ -4,9 +4,9 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';

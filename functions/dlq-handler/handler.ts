@@ -11,9 +11,9 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
+import { redeliveryFor } from '#shared/adapters/sqs/sqs-batch.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
-import { handleDeadLetterRecords } from '#shared/core/rule-target-dead-letters.ts';
-import { redeliveryFor } from '#shared/core/sqs-batch.ts';
+import { handleDeadLetterRecords } from '#shared/core/rules/rule-target-dead-letters.ts';
 import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 

@@ -13,12 +13,12 @@ import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { privateNetworkAllowed } from '#shared/adapters/network/network-guard.ts';
 import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
-import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
+import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createApiAgent } from '#shared/core/agents/api-agent.ts';
 import { CircuitBreaker } from '#shared/core/agents/circuit-breaker.ts';
 import { createExternalAgent } from '#shared/core/agents/external-agent.ts';
+import { evaluateJsonata } from '#shared/domain/lang/jsonata.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
-import { evaluateJsonata } from '#shared/tools/jsonata.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 

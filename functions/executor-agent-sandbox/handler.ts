@@ -8,7 +8,7 @@
  */
 import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
 import { parseEnv, TimeoutCeilingEnvSchema } from '#shared/config.ts';
-import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
+import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createFunctionAgent } from '#shared/core/agents/function-agent.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { calculatorTool } from '#shared/tools/calculator.ts';

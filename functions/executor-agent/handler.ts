@@ -11,8 +11,8 @@
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
-import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
-import { createContextAgent } from '#shared/core/agents/context-agent.ts';
+import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
+import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';

@@ -4,7 +4,7 @@
  * sources (recent / latest / tagged listings, vector nearest neighbours over stored embeddings); upserts one
  * agent.context.v1 per consumer and session (or writes context.error.v1).
  */
-import { createContextBuilder } from '#shared/core/executor/context-builder.ts';
+import { createContextBuilder } from '#shared/core/context-builder/context-builder-kind.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 export const handler = createExecutorHandler('context-builder', {

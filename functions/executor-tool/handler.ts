@@ -6,8 +6,8 @@
  */
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
-import { contextTools } from '#shared/core/executor/context-builder.ts';
-import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
+import { contextTools } from '#shared/core/context-builder/context-builder-kind.ts';
+import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
 import { ENV } from '#shared/topology.ts';

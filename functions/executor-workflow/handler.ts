@@ -9,7 +9,7 @@
  */
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { parseEnv, TimersEnvSchema } from '#shared/config.ts';
-import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
+import { createWorkflowExecutor } from '#shared/core/orchestration/workflow-kind.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));

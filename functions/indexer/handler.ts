@@ -6,13 +6,13 @@
  */
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
+import { processSqsBatch, redeliveryFor } from '#shared/adapters/sqs/sqs-batch.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
-import { indexChange } from '#shared/core/indexer.ts';
-import { processSqsBatch, redeliveryFor } from '#shared/core/sqs-batch.ts';
-import { embeddingPolicyFromEnv } from '#shared/core/vector-search.ts';
+import { indexChange } from '#shared/core/stream/indexer.ts';
+import { embeddingPolicyFromEnv } from '#shared/core/stream/vector-search.ts';
 import { parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema } from '#shared/domain/change-event.ts';
 import { ENV, topology } from '#shared/topology.ts';

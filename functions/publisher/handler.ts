@@ -11,9 +11,9 @@ import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/d
 import { DynamoBudgetCounters } from '#shared/adapters/dynamodb/budget-counters.ts';
 import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
 import { busPoolOf, PublisherEnvSchema, parseEnv } from '#shared/config.ts';
-import { BreadthBudget } from '#shared/core/breadth-budget.ts';
-import { PlacementRoutes } from '#shared/core/bus-placement.ts';
-import { publishStreamBatch } from '#shared/core/publisher.ts';
+import { BreadthBudget } from '#shared/core/stream/breadth-budget.ts';
+import { publishStreamBatch } from '#shared/core/stream/publisher.ts';
+import { PlacementRoutes } from '#shared/routing/bus-placement.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 

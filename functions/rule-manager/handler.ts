@@ -19,6 +19,7 @@ import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-regis
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
+import { redeliveryFor } from '#shared/adapters/sqs/sqs-batch.ts';
 import {
   busPoolOf,
   parseEnv,
@@ -26,8 +27,7 @@ import {
   TimersEnvSchema,
   workspaceQuotasOf,
 } from '#shared/config.ts';
-import { handleRuleManagerBatch } from '#shared/core/rule-manager.ts';
-import { redeliveryFor } from '#shared/core/sqs-batch.ts';
+import { handleRuleManagerBatch } from '#shared/core/rules/rule-manager.ts';
 import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 

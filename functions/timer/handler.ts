@@ -9,9 +9,9 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
+import { processSqsBatch, redeliveryFor } from '#shared/adapters/sqs/sqs-batch.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
-import { processSqsBatch, redeliveryFor } from '#shared/core/sqs-batch.ts';
-import { handleTimerMessage } from '#shared/core/timers.ts';
+import { handleTimerMessage } from '#shared/core/orchestration/timers.ts';
 import { ENV, topology } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 

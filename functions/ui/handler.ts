@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import middy from '@middy/core';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
-import { staticSite } from '#shared/core/static-site.ts';
+import { staticSite } from '#shared/core/api/static-site.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 

@@ -6,11 +6,12 @@
  */
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { DynamoWorkspaceSlots } from '#shared/adapters/dynamodb/workspace-slots.ts';
-import { vectorDepsFor } from '#shared/adapters/embeddings/embedder-from-env.ts';
 import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
+import { redeliveryFor } from '#shared/adapters/sqs/sqs-batch.ts';
 import { parseEnv, TableEnvSchema, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import { processExecutorBatch } from '#shared/core/executor/batch.ts';
 import type {
@@ -18,8 +19,7 @@ import type {
   ExecutorKindImplementation,
   KindDependencies,
 } from '#shared/core/executor/contract.ts';
-import { redeliveryFor } from '#shared/core/sqs-batch.ts';
-import { searchSimilar } from '#shared/core/vector-search.ts';
+import { searchSimilar } from '#shared/core/stream/vector-search.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { ENV, EXECUTOR_KINDS, type ExecutorKind, type ExecutorRunner, topology } from '#shared/topology.ts';

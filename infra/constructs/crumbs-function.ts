@@ -39,7 +39,7 @@ export const SECRET_PREFIX_ENV = 'CRUMBS_SECRET_PREFIX';
 
 /**
  * Environment variable that switches embeddings from the local hashed embedder to Titan v2 on Bedrock
- * (`shared/adapters/embeddings/embedder-from-env.ts`). Not yet in `ENV` of the topology, so named here once.
+ * (`functions/wiring/embedder-from-env.ts`). Not yet in `ENV` of the topology, so named here once.
  */
 export const EMBEDDINGS_ENV = 'CRUMBS_EMBEDDINGS';
 

@@ -6,7 +6,7 @@
  * the compiled rules (`rule/<bus>/<prefix>*`, on every bus of the pool).
  *
  * The DLQ handler consumes it and answers each dead letter with an error breadcrumb
- * (`shared/core/rule-target-dead-letters.ts`); what it fails on is parked, like the executor DLQs' failures. The
+ * (`shared/core/rules/rule-target-dead-letters.ts`); what it fails on is parked, like the executor DLQs' failures. The
  * depth alarm fires when dead letters wait, i.e. when the DLQ handler is not keeping up or failing.
  */
 import { Duration } from 'aws-cdk-lib';

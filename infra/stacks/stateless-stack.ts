@@ -26,7 +26,7 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
-import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
+import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/stream/vector-search.ts';
 import type { LlmProvider } from '#shared/domain/llm-model.ts';
 import {
   ENV,
@@ -226,7 +226,7 @@ export class StatelessStack extends Stack {
       const fn = this.crumbsFunction(declaration);
       // The event source grants consuming the queue, which includes sqs:GetQueueUrl and
       // sqs:ChangeMessageVisibility: the executor uses both to bring a failed message back after a back-off in
-      // seconds instead of the visibility timeout (shared/core/sqs-batch.ts; asserted in the template tests).
+      // seconds instead of the visibility timeout (shared/adapters/sqs/sqs-batch.ts; asserted in the template tests).
       fn.function.addEventSource(
         new SqsEventSource(queue.queue, {
           batchSize: trigger.batchSize,

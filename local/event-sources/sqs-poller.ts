@@ -14,7 +14,7 @@
  * messages wait), and no group is part of every running invocation. Held messages keep their visibility extended, and are made visible again on stop.
  *
  * A failed message stays invisible for as long as the handler set with `ChangeMessageVisibility` (the crumbs
- * consumers back off in seconds, see `shared/core/sqs-batch.ts`), else for the queue's visibility timeout; there
+ * consumers back off in seconds, see `shared/adapters/sqs/sqs-batch.ts`), else for the queue's visibility timeout; there
  * is deliberately no local-only knob to shorten that wait.
  */
 import {

@@ -17,6 +17,8 @@
  * word equality. `words_truncated` says a limit cut some field's words (matching then falls back to the executor's
  * re-check). Both are absent when the context is omitted.
  */
+import type { Breadcrumb } from './breadcrumb.ts';
+import { contextWords } from './words.ts';
 import * as z from './zod.ts';
 
 export const CHANGE_SOURCE = 'crumbs';
@@ -93,4 +95,40 @@ export function tagMap(tags: readonly string[]): Record<string, true> {
   const map: Record<string, true> = {};
   for (const tag of tags) map[encodeTagKey(tag)] = true;
   return map;
+}
+
+/** A change event as it is put on a bus (the shape of the event-bus port's entry). */
+export interface ChangeEntry {
+  source: string;
+  detailType: DetailType;
+  detail: ChangeDetail;
+  time: Date;
+}
+
+/**
+ * The change event for a record; the context (and its words) are left out, with a flag, when the context would
+ * make the event large.
+ */
+export function changeEntry(type: DetailType, record: Breadcrumb): ChangeEntry {
+  const contextBytes = Buffer.byteLength(JSON.stringify(record.context), 'utf8');
+  const omit = contextBytes > MAX_EVENT_CONTEXT_BYTES;
+  const words = omit ? undefined : contextWords(record.context);
+  const detail: ChangeDetail = {
+    workspace: record.workspace,
+    id: record.id,
+    version: record.version,
+    schema_name: record.schema_name,
+    title: record.title,
+    tags: record.tags,
+    tag_map: tagMap(record.tags),
+    created_by: record.created_by,
+    updated_by: record.updated_by,
+    updated_at: record.updated_at,
+    causation: record.causation ?? null,
+    ...(omit ? {} : { context: record.context }),
+    context_omitted: omit,
+    ...(words ? { words: words.words, words_truncated: words.truncated } : {}),
+    checksum: record.checksum,
+  };
+  return { source: CHANGE_SOURCE, detailType: type, detail, time: new Date(record.updated_at) };
 }

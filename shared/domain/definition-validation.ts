@@ -11,7 +11,7 @@
  * executor pipeline and the DLQ handler keep `parseDefinition`: a message names the definition version its rule
  * was compiled from, which the rule manager has already validated. Should a broken expression reach a workflow
  * anyway (a message put on the queue by hand, a rule left from an older release), the workflow executor compiles
- * each expression when it evaluates it (`shared/tools/jsonata.ts`); the failure is a NonRetriableError, which the
+ * each expression when it evaluates it (`shared/domain/lang/jsonata.ts`); the failure is a NonRetriableError, which the
  * pipeline answers with a `workflow.error.v1` breadcrumb naming the step, so nothing waits forever.
  *
  * Agents are checked for their type too (`agent-spec.ts`): the `yaml` text parsed (a syntax error names its line),
@@ -19,15 +19,13 @@
  * Outbound limits (`outbound-limits.ts`) are checked against the operator's ceiling in this process's environment.
  */
 import jsonata from 'jsonata';
-import { NetworkEnvSchema, parseEnv } from '#shared/config.ts';
-import { ENV } from '#shared/topology.ts';
 import { type AgentSpec, agentSpec } from './agent-spec.ts';
 import { parseOrThrow } from './breadcrumb.ts';
 import { definitionSchemas, type ParsedDefinition, parseDefinition } from './definitions.ts';
 import { type FieldIssue, InvalidJsonSchemaError, ValidationError } from './errors.ts';
-import { compileJsonSchema } from './json-schema.ts';
-import { unboundedJsonataProblem } from './jsonata-limits.ts';
-import { httpConfigProblems, responseLimitProblem } from './outbound-limits.ts';
+import { compileJsonSchema } from './lang/json-schema.ts';
+import { unboundedJsonataProblem } from './lang/jsonata-limits.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES, httpConfigProblems, responseLimitProblem } from './outbound-limits.ts';
 import { type ScheduleDefinition, scheduleDefinitionSchema } from './schedule-definition.ts';
 import { parseScheduleExpression, ScheduleExpressionError } from './schedule-expression.ts';
 import { parseYaml } from './yaml.ts';
@@ -79,7 +77,7 @@ export type ValidatedDefinition = ParsedDefinition & { readonly spec?: AgentSpec
 export function validateDefinition(
   schemaName: string,
   context: unknown,
-  limits: DefinitionLimits = definitionLimits(),
+  limits: DefinitionLimits = DEFAULT_DEFINITION_LIMITS,
 ): ValidatedDefinition {
   const parsed = parseDefinition(schemaName, context, CHECKED_SCHEMAS);
   const schemaIssues = definitionSchemaIssues(parsed);
@@ -111,10 +109,8 @@ export interface DefinitionLimits {
   readonly maxResponseBytes: number;
 }
 
-/** The limits of this process's environment: the rule manager's on AWS, the stack's (or the CLI's) locally. */
-export function definitionLimits(env: NodeJS.ProcessEnv = process.env): DefinitionLimits {
-  return { maxResponseBytes: parseEnv(NetworkEnvSchema, env)[ENV.maxResponseBytes] };
-}
+/** The limits when the operator set none; callers pass `definitionLimits()` (`shared/config.ts`), the environment's. */
+export const DEFAULT_DEFINITION_LIMITS: DefinitionLimits = { maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES };
 
 /**
  * Tools' `input_schema` / `output_schema` and an agent's `response_schema`, checked as the workflow's schemas are

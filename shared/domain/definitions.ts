@@ -423,7 +423,7 @@ export function agentRequestTrigger(agentId: string): Selector {
 
 /**
  * Every agent is triggered by what is addressed to its orchestration runs (issue 12): the answers to their
- * requests, human responses and controls, all tagged `reply-to:agent:<id>` (`shared/core/agents/orchestration.ts`).
+ * requests, human responses and controls, all tagged `reply-to:agent:<id>` (`shared/core/agents/orchestration-agent.ts`).
  */
 export function agentRunTrigger(agentId: string): Selector {
   return parseWith(SelectorSchema, {

@@ -27,8 +27,8 @@
  * so a bad path or a jsonpath-plus extension (`^`, `~`, `@property`, `[(...)]`) is refused with its position.
  */
 import { JsonPathSyntaxError, TemplateSyntaxError } from './errors.ts';
-import { parseJsonPath, queryJsonPath } from './json-path.ts';
-import { parseTemplate, renderTemplate, type Template } from './template.ts';
+import { parseJsonPath, queryJsonPath } from './lang/json-path.ts';
+import { parseTemplate, renderTemplate, type Template } from './lang/template.ts';
 import * as z from './zod.ts';
 
 const PathSchema = z

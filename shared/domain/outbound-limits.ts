@@ -5,6 +5,9 @@
  * (`CRUMBS_MAX_RESPONSE_BYTES`), which a definition may lower but never raise.
  */
 
+/** The most a response body may be when the operator sets no `CRUMBS_MAX_RESPONSE_BYTES`. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+
 /** No definition may ask for more redirects than this. */
 export const MAX_REDIRECTS = 5;
 

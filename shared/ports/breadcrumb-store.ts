@@ -1,7 +1,7 @@
 /**
  * The breadcrumb store port: versioned records scoped by workspace, with history, tag/schema listings (newest
  * first), If-Match updates, idempotent creates and create-or-replace (`upsert`). Adapters: DynamoDB
- * (`shared/adapters/dynamodb/`) and in memory (`shared/adapters/memory/`), held to one contract test suite
+ * (`shared/adapters/dynamodb/`) and in memory (`test/support/memory/`, for tests), held to one contract test suite
  * (`test/support/store-contract.ts`).
  */
 import type {

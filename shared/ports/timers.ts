@@ -3,7 +3,7 @@
  * (`schedule.def.v1`). Both fire into the timers queue, whose function writes a breadcrumb (shared/domain/CONVENTIONS.md
  * "Timers"). On AWS and locally the adapter is EventBridge Scheduler (`shared/adapters/scheduler/`).
  */
-import type { TimerBreadcrumb } from '#shared/core/timer-message.ts';
+import type { TimerBreadcrumb } from '#shared/domain/timer-message.ts';
 
 export interface OneTimeTimer {
   readonly workspace: string;

@@ -1,6 +1,6 @@
 /**
  * Nearest-neighbour search over embedded breadcrumbs, scoped to one workspace: what executors use for `vector`
- * context sources and the `context.build` tool. `shared/core/vector-search.ts` (`searchSimilar`) implements it
+ * context sources and the `context.build` tool. `shared/core/stream/vector-search.ts` (`searchSimilar`) implements it
  * over the embeddings ports; the executor handlers wire `{ search: (q) => searchSimilar(deps, q) }`.
  */
 import type { ContextView } from '#shared/domain/breadcrumb.ts';

@@ -5,9 +5,8 @@
  * routing.
  */
 
-import { changeEntry } from '#shared/core/publisher.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
-import { type ChangeDetail, DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { type ChangeDetail, changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { getPath, type Selector } from '#shared/domain/selector.ts';
 import { compileTriggerPattern, matchesSelector, routingDetail, type SelectorSubject } from './compiler.ts';
 import { matchesEventPattern } from './event-pattern.ts';

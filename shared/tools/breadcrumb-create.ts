@@ -3,7 +3,7 @@
  * than ignored, so nobody believes they wrote elsewhere. Definitions (agents, tools, workflows, context configs)
  * are refused unless the tool's `config.allow_definitions` is true: a model that can write a `tool.def.v1` could
  * otherwise give itself new powers (an `http` tool with `allow_private`). A model given this tool is held to the
- * agents' allow-list (`#shared/core/agents/allow-list.ts`) all the same: no run messages, answers, people's messages
+ * agents' allow-list (`#shared/core/executor/allow-list.ts`) all the same: no run messages, answers, people's messages
  * or routing tags ever, and no tool / agent / workflow requests unless `config.allow_requests` is true — a request
  * written here would name what the asking agent was never given.
  *
@@ -11,9 +11,9 @@
  * request (a redelivery after a crash) replays the first write instead of writing a second breadcrumb.
  */
 import { createHash } from 'node:crypto';
-import { isDefinitionLike, protocolRefusal, REQUESTS } from '#shared/core/agents/allow-list.ts';
 import { CreateBreadcrumbSchema, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
+import { isDefinitionLike, protocolRefusal, REQUESTS } from '#shared/domain/protocol.ts';
 import type { Tool } from './tool.ts';
 
 export interface BreadcrumbCreateInput {

@@ -26,7 +26,7 @@ import {
 } from '#shared/adapters/network/network-guard.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { httpConfigProblems } from '#shared/domain/outbound-limits.ts';
-import { evaluateJsonata } from './jsonata.ts';
+import { evaluateJsonata } from '../domain/lang/jsonata.ts';
 import type { Tool, ToolContext } from './tool.ts';
 
 export interface HttpInput {

@@ -1,5 +1,5 @@
 /** `json.transform`: a JSONata expression over `input.data` (time-boxed, see jsonata.ts). */
-import { evaluateJsonata } from './jsonata.ts';
+import { evaluateJsonata } from '../domain/lang/jsonata.ts';
 import type { Tool } from './tool.ts';
 
 export interface JsonTransformInput {

@@ -8,7 +8,7 @@ import {
   SECRET_PREFIX_ENV,
 } from '#infra/constructs/crumbs-function.ts';
 import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
-import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/vector-search.ts';
+import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/stream/vector-search.ts';
 import {
   allFunctions,
   ENV,

@@ -15,7 +15,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createApi } from '#shared/core/api/api.ts';
-import type { VectorSearchDeps } from '#shared/core/vector-search.ts';
+import type { VectorSearchDeps } from '#shared/core/stream/vector-search.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { anyRequest, type FuzzRequest, type FuzzTargets, rejectedWrite } from '../support/api-fuzz.ts';
 import { api, localStack, uniqueWorkspace, workspaceItems } from '../support/local.ts';

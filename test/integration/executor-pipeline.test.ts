@@ -8,7 +8,7 @@ import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
-import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
+import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
 import {
   type Breadcrumb,
   type CreateBreadcrumbInput,

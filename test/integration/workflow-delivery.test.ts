@@ -11,9 +11,9 @@ import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb
 import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { clearDefinitionCache } from '#shared/core/executor/definition-cache.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
-import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
-import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
 import type { Run } from '#shared/core/orchestration/run.ts';
+import { createWorkflowExecutor } from '#shared/core/orchestration/workflow-kind.ts';
+import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';

@@ -9,7 +9,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { demoDefinitions } from '#local/demo.ts';
 import { createApi } from '#shared/core/api/api.ts';
-import type { VectorSearchDeps } from '#shared/core/vector-search.ts';
+import type { VectorSearchDeps } from '#shared/core/stream/vector-search.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import {
   api,

@@ -4,9 +4,7 @@
  */
 
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
-import { InMemoryClaims } from '#shared/adapters/memory/claims.ts';
-import { createAgentExecutor } from '#shared/core/executor/agent-executor.ts';
+import { createAgentExecutor } from '#shared/core/agents/context/turn.ts';
 import type { ExecutorImplementations } from '#shared/core/executor/contract.ts';
 import { clearDefinitionCache } from '#shared/core/executor/definition-cache.ts';
 import {
@@ -14,7 +12,7 @@ import {
   type ProcessOutcome,
   processExecutorMessage,
 } from '#shared/core/executor/pipeline.ts';
-import { createToolExecutor } from '#shared/core/executor/tool-executor.ts';
+import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
 import {
   type Breadcrumb,
   type CreateBreadcrumbInput,
@@ -28,6 +26,8 @@ import { silentLog } from '#shared/ports/log.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
 import { messageFor } from './executor-message.ts';
+import { InMemoryBreadcrumbStore } from './memory/breadcrumb-store.ts';
+import { InMemoryClaims } from './memory/claims.ts';
 
 export const LEASE_MS = 60_000;
 

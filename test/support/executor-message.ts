@@ -1,7 +1,6 @@
 import type { ExecutorMessage } from '#shared/core/executor/contract.ts';
-import { changeEntry } from '#shared/core/publisher.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
-import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '#shared/topology.ts';
 
 /** The message routing would deliver for `trigger` to `definition`: its reference and the trigger's change event. */

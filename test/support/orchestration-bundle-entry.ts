@@ -6,10 +6,10 @@
  */
 
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
-import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
-import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
+import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
+import { InMemoryBreadcrumbStore } from './memory/breadcrumb-store.ts';
 
 new SdkMcpClient({ fetch: globalThis.fetch });
 const store = new InMemoryBreadcrumbStore();

@@ -1,6 +1,6 @@
 /**
  * One contract for every `ExecutorStore` adapter: the same test cases run against DynamoDB Local
- * (test/integration/store-contract.test.ts) and the in-memory store (test/unit/adapters/memory-store.test.ts),
+ * (test/integration/store-contract.test.ts) and the in-memory store (test/unit/support/memory-store.test.ts),
  * so the fast unit tests built on the in-memory store stand for what DynamoDB does.
  */
 import { describe, expect, it } from 'vitest';

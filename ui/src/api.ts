@@ -2,7 +2,7 @@
  * The dashboard's API client: the crumbs HTTP API on the same origin, with the bearer token the user gave once.
  * Every data call needs the token (the page itself is public; the data is not).
  */
-import { parseEventStream } from '#cli/sse.ts';
+import { parseEventStream } from '#shared/client/sse.ts';
 import type { Breadcrumb, ChangeEvent, ContextView, ThreadView } from './types.ts';
 
 export class ApiError extends Error {

@@ -25,7 +25,6 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { monotonicFactory } from 'ulidx';
-import type { PlainPut } from '#shared/core/plain-puts.ts';
 import {
   type Breadcrumb,
   type ContextView,
@@ -46,6 +45,7 @@ import {
   VersionConflictError,
 } from '#shared/domain/errors.ts';
 import { type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
+import type { PlainPut } from '#shared/domain/plain-put.ts';
 import type {
   BreadcrumbStore,
   Clock,
@@ -64,7 +64,7 @@ import {
   type SchemaSettings,
   schemaDefSettings,
   toContextView,
-} from '../record-rules.ts';
+} from '../../domain/record-rules.ts';
 import { upsertVia } from '../store-upsert.ts';
 import {
   claimCompletion,

@@ -1,11 +1,11 @@
 /**
- * DynamoDB adapter of the breadth budget's counters (`shared/core/breadth-budget.ts`): one item per workspace and
+ * DynamoDB adapter of the breadth budget's counters (`shared/core/stream/breadth-budget.ts`): one item per workspace and
  * budget key, `#budget#<key>` (kind `budget`, see table-design.md), added to with one UpdateItem ADD that returns
  * the new total. The publisher's stream filter passes these items over (they have a `kind` other than
  * `breadcrumb`), and they expire with the window or thread they count.
  */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { BudgetCounters } from '#shared/core/breadth-budget.ts';
+import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
 import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
 import { KIND } from './items.ts';
 

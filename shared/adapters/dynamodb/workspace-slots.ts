@@ -7,7 +7,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { WorkspaceSlots } from '#shared/core/executor/workspace-slots.ts';
+import type { WorkspaceSlots } from '#shared/ports/workspace-slots.ts';
 import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
 import { KIND } from './items.ts';
 

@@ -16,7 +16,7 @@
  * reply takes that shape: markdown with the template and one heading per section, html with one `<h2>` per
  * section, yaml.
  */
-import { LinearRegExp } from '#shared/domain/linear-regex.ts';
+import { LinearRegExp } from '#shared/domain/lang/linear-regex.ts';
 import {
   type LlmMessage,
   type LlmRequest,

@@ -7,7 +7,7 @@
  * 429, 5xx and network failures are retried `maxRetries` times after a short backoff (or the server's
  * Retry-After when it is short); a longer wait is left to the SQS redelivery rather than paid for in a Lambda:
  * the RetriableError then carries the server's Retry-After, and the executor makes the message visible again
- * after that long (shared/core/sqs-batch.ts).
+ * after that long (shared/adapters/sqs/sqs-batch.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';

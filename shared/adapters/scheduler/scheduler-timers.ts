@@ -1,7 +1,7 @@
 /**
  * EventBridge Scheduler adapter of the Timers and Schedules ports. Every schedule lives in one schedule group and
  * targets the timers queue through the scheduler execution role (which may only send to that queue); its `Input`
- * is a `TimerMessage` (shared/core/timer-message.ts). Locally the same calls reach crumbs' Scheduler emulator
+ * is a `TimerMessage` (shared/domain/timer-message.ts). Locally the same calls reach crumbs' Scheduler emulator
  * (`local/scheduler/`), through `AWS_ENDPOINT_URL_SCHEDULER`.
  *
  * - Schedule names are derived from the workspace and the timer id (or definition id) by hash: Scheduler names
@@ -21,8 +21,8 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import type { TimerMessage } from '#shared/core/timer-message.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
+import type { TimerMessage } from '#shared/domain/timer-message.ts';
 import type { OneTimeTimer, RecurringSchedule, Schedules, Timers } from '#shared/ports/timers.ts';
 
 export const MIN_LEAD_MS = 2000;

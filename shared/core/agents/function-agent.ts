@@ -23,8 +23,8 @@
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Sandbox, SandboxBridge } from '#shared/ports/sandbox.ts';
 import type { Tool } from '#shared/tools/tool.ts';
+import { grantsOf, type Refusal } from '../executor/allow-list.ts';
 import type { OutputBreadcrumb } from '../executor/contract.ts';
-import { grantsOf, type Refusal } from './allow-list.ts';
 import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
 
 const MAX_SEARCH = 50;

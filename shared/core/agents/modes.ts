@@ -34,16 +34,16 @@ import {
   NonRetriableError,
   ValidationError,
 } from '#shared/domain/errors.ts';
-import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
+import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
 import { DEFAULT_MODEL_ID } from '#shared/domain/llm-model.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmMessage, LlmRequest, ResponseFormat } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
-import { contextPrompt, formatSection } from '../executor/agent-executor.ts';
 import { threadOf } from '../executor/answers.ts';
 import type { OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
+import { contextPrompt, formatSection } from './context/turn.ts';
 import type { AgentAnswer, AgentOutcome, AgentRun, AgentTask, AgentType } from './contract.ts';
 
 export const AGENT_PLAN_SCHEMA = 'agent.plan.v1';

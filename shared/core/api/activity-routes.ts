@@ -20,8 +20,8 @@ import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { explainTrigger } from '#shared/routing/explain.ts';
 import { DEFINITION_SCHEMAS } from '#shared/topology.ts';
-import { decodeCursor, encodeCursor, MAX_BACKLOG, readChanges, toEventStream } from '../changes.ts';
-import { loadThread, resolveThread } from '../threads.ts';
+import { decodeCursor, encodeCursor, MAX_BACKLOG, readChanges, toEventStream } from '../stream/changes.ts';
+import { loadThread, resolveThread } from '../stream/threads.ts';
 import { type Caller, type HttpRequest, type HttpResult, json } from './http.ts';
 
 export interface ActivityDeps {

@@ -6,7 +6,7 @@
  * may use the workspace. Errors are problem+json; nothing a client sends can produce a 5xx.
  */
 
-import type { VectorSearchDeps } from '#shared/core/vector-search.ts';
+import type { VectorSearchDeps } from '#shared/core/stream/vector-search.ts';
 import {
   type Breadcrumb,
   BreadcrumbIdSchema,

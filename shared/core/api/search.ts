@@ -1,7 +1,7 @@
 /**
  * `GET /v1/workspaces/{ws}/breadcrumbs/search?q=&nn=&schema_name=`: the breadcrumbs nearest in meaning to `q`,
  * best first, with cosine scores. Only breadcrumbs of schemas that opt in to embeddings are found (see
- * `shared/core/vector-search.ts`).
+ * `shared/core/stream/vector-search.ts`).
  *
  * Mounted by `createApi` before the `/breadcrumbs/{id}` route (otherwise "search" would be read as an id).
  * Workspace access is checked by `createApi` like every other route.
@@ -9,7 +9,7 @@
  * Answer: `{ items: [{ id, score, schema_name, title, context }] }` — `context` is the context view.
  */
 
-import { MAX_NN, searchSimilar, type VectorSearchDeps } from '#shared/core/vector-search.ts';
+import { MAX_NN, searchSimilar, type VectorSearchDeps } from '#shared/core/stream/vector-search.ts';
 import { parseOrThrow, SchemaNameSchema, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { BadRequestError } from '#shared/domain/errors.ts';
 import { type HttpRequest, type HttpResult, json } from './http.ts';

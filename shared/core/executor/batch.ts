@@ -1,11 +1,11 @@
 /**
  * An executor queue's SQS batch through the pipeline: the messages run concurrently through the one SQS batch
- * loop (`#shared/core/sqs-batch.ts`: Powertools' batch processor, partial batch failures, back-off in seconds),
+ * loop (`#shared/adapters/sqs/sqs-batch.ts`: Powertools' batch processor, partial batch failures, back-off in seconds),
  * each one through `processExecutorMessage`.
  */
 import type { SQSRecord } from 'aws-lambda';
 import { silentLog } from '#shared/ports/log.ts';
-import { processSqsBatch, type Redelivery } from '../sqs-batch.ts';
+import { processSqsBatch, type Redelivery } from '../../adapters/sqs/sqs-batch.ts';
 import {
   InvalidExecutorMessageError,
   type PipelineDeps,

@@ -15,7 +15,7 @@ import { isRetriable, NotFoundError } from '#shared/domain/errors.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import { type CorrelationKeys, noTracing, type Tracing } from '#shared/ports/tracing.ts';
-import { processSqsBatch, type Redelivery } from '../sqs-batch.ts';
+import { processSqsBatch, type Redelivery } from '../../adapters/sqs/sqs-batch.ts';
 import { errorAnswer } from './answers.ts';
 import { parseBody } from './batch.ts';
 import {

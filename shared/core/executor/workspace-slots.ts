@@ -14,13 +14,9 @@
  */
 import { RetriableError } from '#shared/domain/errors.ts';
 import type { Log } from '#shared/ports/log.ts';
+import type { WorkspaceSlots } from '#shared/ports/workspace-slots.ts';
 
-/** The slots of (workspace, executor function); DynamoDB: `shared/adapters/dynamodb/workspace-slots.ts`. */
-export interface WorkspaceSlots {
-  /** Takes one of `cap` slots for `holder` until `until` (ms); false when `cap` live holders have them. */
-  take(workspace: string, holder: string, until: number, cap: number, now: number): Promise<boolean>;
-  give(workspace: string, holder: string): Promise<void>;
-}
+export type { WorkspaceSlots };
 
 export interface SlotPolicy {
   slots: WorkspaceSlots;

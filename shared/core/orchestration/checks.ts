@@ -4,7 +4,7 @@
  * writes anything, without loading the engine (and JSONata).
  */
 import { type FieldIssue, InvalidJsonSchemaError } from '#shared/domain/errors.ts';
-import { compileJsonSchema, formatIssues } from '#shared/domain/json-schema.ts';
+import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
 import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import { graphOf, stepAt } from './graph.ts';
 

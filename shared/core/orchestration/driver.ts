@@ -4,7 +4,7 @@
  * run won) it re-reads and re-applies, so a fan-in joins exactly once (README.md, "Exactly once").
  *
  * Two executors drive runs with it: the workflow executor (runs of `workflow.def.v1`) and orchestrating agents
- * (runs of the plan an agent generated, `shared/core/agents/orchestration.ts`). They differ in where the run's
+ * (runs of the plan an agent generated, `shared/core/agents/orchestration-agent.ts`). They differ in where the run's
  * definition comes from (`definitionFor`), in the requests they answer themselves at once (`answerNow`: a tool
  * nobody defines, the agent's own final step) and in how they write the result; the rest is this module.
  */

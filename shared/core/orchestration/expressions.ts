@@ -10,7 +10,7 @@
  *   `context` (the workflow's context selectors, assembled on each hop) keep pre-engine definitions running.
  *
  * `$now()` and `$millis()` are the transition's `now`, so re-applying a transition (after a write conflict) gives
- * the same values. Evaluation is time-boxed and depth-limited (`shared/tools/jsonata.ts`).
+ * the same values. Evaluation is time-boxed and depth-limited (`shared/domain/lang/jsonata.ts`).
  */
 import { NonRetriableError } from '#shared/domain/errors.ts';
 
@@ -19,11 +19,11 @@ import { NonRetriableError } from '#shared/domain/errors.ts';
  * and most of their invocations evaluate nothing, so its module (83 KB) is not initialised at their cold start
  * (`npm run bench:bundles`). JSONata has no zod schemas, so the deferred init is safe inside one esbuild bundle.
  */
-let jsonataModule: Promise<typeof import('#shared/tools/jsonata.ts')> | undefined;
+let jsonataModule: Promise<typeof import('#shared/domain/lang/jsonata.ts')> | undefined;
 async function evaluateJsonata(
-  ...args: Parameters<typeof import('#shared/tools/jsonata.ts')['evaluateJsonata']>
+  ...args: Parameters<typeof import('#shared/domain/lang/jsonata.ts')['evaluateJsonata']>
 ): Promise<unknown> {
-  jsonataModule ??= import('#shared/tools/jsonata.ts');
+  jsonataModule ??= import('#shared/domain/lang/jsonata.ts');
   return (await jsonataModule).evaluateJsonata(...args);
 }
 

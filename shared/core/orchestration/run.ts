@@ -144,7 +144,7 @@ export const RunSchema = z.object({
   driver: z.optional(z.string()),
   /**
    * The workflow the run follows, when no `workflow.def.v1` holds it: an agent's orchestration plan, generated
-   * when the run starts (`shared/core/agents/orchestration.ts`). Absent: `definition_id` at `workflow_version`.
+   * when the run starts (`shared/core/agents/orchestration-agent.ts`). Absent: `definition_id` at `workflow_version`.
    */
   definition: z.optional(z.record(z.string(), z.unknown())),
 });

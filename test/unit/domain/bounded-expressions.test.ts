@@ -9,10 +9,10 @@ import { inputProblem } from '#shared/core/orchestration/checks.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { InvalidJsonSchemaError, ValidationError } from '#shared/domain/errors.ts';
-import { queryJsonPath } from '#shared/domain/json-path.ts';
-import { compileJsonSchema, formatIssues, JSON_SCHEMA_LIMITS } from '#shared/domain/json-schema.ts';
-import { LinearRegExp, linearRegexProblem } from '#shared/domain/linear-regex.ts';
-import { evaluateJsonata, MAX_STRING } from '#shared/tools/jsonata.ts';
+import { queryJsonPath } from '#shared/domain/lang/json-path.ts';
+import { compileJsonSchema, formatIssues, JSON_SCHEMA_LIMITS } from '#shared/domain/lang/json-schema.ts';
+import { evaluateJsonata, MAX_STRING } from '#shared/domain/lang/jsonata.ts';
+import { LinearRegExp, linearRegexProblem } from '#shared/domain/lang/linear-regex.ts';
 
 const HANG_GUARD = 30_000;
 const EVIL_TEXT = `${'a'.repeat(40)}!`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { definitionLimits, validateDefinition } from '#shared/domain/definition-validation.ts';
+import { definitionLimits } from '#shared/config.ts';
+import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
 
 const httpTool = (config: Record<string, unknown>) => ({

@@ -11,9 +11,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { changeEntry } from '#shared/core/publisher.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
-import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import type { SelectorInput } from '#shared/domain/selector.ts';
 import { compileTriggerPattern, matchesSelector } from '#shared/routing/compiler.ts';
 import { compileEventPattern } from '#shared/routing/event-pattern.ts';

@@ -7,7 +7,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { embedText, LocalEmbedder } from '#shared/adapters/embeddings/local-embedder.ts';
 import { TITAN_V2_MODEL_ID, TitanEmbedder } from '#shared/adapters/embeddings/titan-embedder.ts';
-import { embeddingPolicyFromEnv, embeddingText } from '#shared/core/vector-search.ts';
+import { embeddingPolicyFromEnv, embeddingText } from '#shared/core/stream/vector-search.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import { cosine } from '#shared/ports/embeddings.ts';
 

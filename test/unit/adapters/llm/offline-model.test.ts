@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { fillSchema, findArithmetic } from '#shared/adapters/llm/offline-model.ts';
-import { compileJsonSchema } from '#shared/domain/json-schema.ts';
+import { compileJsonSchema } from '#shared/domain/lang/json-schema.ts';
 import { type LlmRequest, ORCHESTRATION_PLAN_SCHEMA_ID } from '#shared/ports/llm.ts';
 
 const calculator = {

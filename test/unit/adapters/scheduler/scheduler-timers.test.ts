@@ -13,7 +13,7 @@ import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalScheduler, startLocalScheduler } from '#local/scheduler/server.ts';
 import { atExpression, SchedulerTimers } from '#shared/adapters/scheduler/scheduler-timers.ts';
-import { TimerMessageSchema } from '#shared/core/timer-message.ts';
+import { TimerMessageSchema } from '#shared/domain/timer-message.ts';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const region = 'us-east-1';

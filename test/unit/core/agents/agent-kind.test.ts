@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
-import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
-import { createContextAgent } from '#shared/core/agents/context-agent.ts';
+import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
+import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { createFunctionAgent } from '#shared/core/agents/function-agent.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { Harness, implementationsFor } from '../../../support/executor-harness.ts';

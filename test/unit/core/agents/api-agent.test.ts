@@ -5,8 +5,8 @@ import { createApiAgent, retryAfterSeconds } from '#shared/core/agents/api-agent
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { evaluateJsonata } from '#shared/domain/lang/jsonata.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
-import { evaluateJsonata } from '#shared/tools/jsonata.ts';
 import { agentRun } from '../../../support/agent-run.ts';
 import { startHttpServer, type TestHttpServer } from '../../../support/http-server.ts';
 

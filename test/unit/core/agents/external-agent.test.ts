@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
-import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { CircuitBreaker, CircuitOpenError } from '#shared/core/agents/circuit-breaker.ts';
@@ -10,6 +9,7 @@ import { type AgentDefinition, parseDefinition } from '#shared/domain/definition
 import { RetriableError } from '#shared/domain/errors.ts';
 import { startA2aServer, type TestA2aServer } from '../../../support/a2a-server.ts';
 import { agentRun } from '../../../support/agent-run.ts';
+import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
 import { InMemoryCircuitStore } from '../../../support/memory-circuit-store.ts';
 
 let partner: TestA2aServer;

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
 import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
 import { createFunctionAgent } from '#shared/core/agents/function-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { agentRun } from '../../../support/agent-run.ts';
+import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
 
 const sandbox = new QuickJsSandbox();
 afterAll(() => sandbox.close());

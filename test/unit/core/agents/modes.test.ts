@@ -8,8 +8,8 @@ import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-r
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { createAgentKind } from '#shared/core/agents/agent-executor.ts';
-import { createContextAgent } from '#shared/core/agents/context-agent.ts';
+import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
+import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { Harness, implementationsFor } from '../../../support/executor-harness.ts';
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApi } from '#shared/core/api/api.ts';
 import type { HttpRequest } from '#shared/core/api/http.ts';
-import { createWorkflowExecutor } from '#shared/core/executor/workflow-executor.ts';
+import { createWorkflowExecutor } from '#shared/core/orchestration/workflow-kind.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { Harness } from '../../../support/executor-harness.ts';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
 import { createRunDriver } from '#shared/core/orchestration/driver.ts';
 import type { RunEvent } from '#shared/core/orchestration/events.ts';
 import { readAddressedMessage } from '#shared/core/orchestration/messages.ts';
 import { WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
+import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
 import { RunHarness, startEvent, workflow } from '../../../support/run-harness.ts';
 
 const def = workflow({

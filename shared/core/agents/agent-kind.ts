@@ -1,0 +1,182 @@
+/**
+ * The agent kind of the executor pipeline, dispatching on the definition's `type` (seed 004): it reads the
+ * definition's per-type configuration (`agentSpec`, the `yaml` text parsed), reads the trigger into a task
+ * (`agentTaskOf`: an `agent.request.v1`, or the triggers agents always had), and runs the implementation of that
+ * type among those this function was given. A function carries only the types it serves (their SDKs are heavy):
+ * a definition of another type reaching it is answered with an error naming the type.
+ *
+ * The answer: one `agent.response.v1 { agent_id, request_id, status, output?, text?, error?, logs? }` tagged
+ * `agent:response`, `agent:<id>`, `request:<request_id>` and the request's correlation tags, first among the
+ * outputs, so it takes the pipeline's first output id — the id a failure's error answer takes too, which makes
+ * "one answer per request" hold under duplicate delivery and crashes alike. The context type writes its own
+ * answer (it may come several tool rounds later). A definition that does not validate for its type, a request
+ * that is not usable, or a type's NonRetriableError is answered by `errorOutput` (`ERROR_ANSWERS.agent`): an
+ * `agent.response.v1` with status `error` for a request.
+ */
+import type { AgentSpec } from '#shared/domain/agent-spec.ts';
+import { agentSpec } from '#shared/domain/agent-spec.ts';
+import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
+import type { YamlParser } from '#shared/domain/yaml.ts';
+import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
+import type { LlmClient } from '#shared/ports/llm.ts';
+import { type Log, silentLog } from '#shared/ports/log.ts';
+import type { Tokenizers } from '#shared/ports/tokenizer.ts';
+import { ERROR_ANSWERS, TOOL_RESPONSE_SCHEMA, threadOf } from '../executor/answers.ts';
+import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
+import { outputId } from '../executor/outputs.ts';
+import { ownToolRequest } from './context/turn.ts';
+import {
+  AGENT_RESPONSE_SCHEMA,
+  type AgentAnswer,
+  type AgentOutcome,
+  type AgentRun,
+  type AgentTask,
+  type AgentType,
+  type AgentTypes,
+  agentTaskOf,
+} from './contract.ts';
+import { modeOf, runMode } from './modes.ts';
+
+export interface AgentKindDeps {
+  /** The agent types this function runs. */
+  readonly types: AgentTypes;
+  /** The workspace's breadcrumbs (modes read context, orchestrations read and write their runs). */
+  readonly store: BreadcrumbStore;
+  readonly clock: Clock;
+  /** The model plan and build call, and orchestrations plan with; absent: those are answered as errors. */
+  readonly llm?: LlmClient;
+  readonly tokenizers?: Tokenizers;
+  readonly parseYaml?: YamlParser;
+  readonly log?: Log;
+}
+
+export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation<AgentDefinition> {
+  return {
+    execute: (input) => executeAgent(input, deps),
+    errorOutput: ERROR_ANSWERS.agent,
+    ownRequestOf: async ({ definition, trigger }) =>
+      ownToolRequest(definition, trigger) ??
+      (definition.agent_id !== undefined && trigger.tags.some((t) => t.startsWith('reply-to:agent:'))
+        ? (await orchestration()).ownRunRequest(definition, trigger)
+        : undefined),
+  };
+}
+
+/**
+ * The orchestration module, loaded the first time an orchestration needs it: it brings the workflow engine, which
+ * most agent invocations never use, and would otherwise put executor-agent-mcp over its load budget
+ * (`npm run bench:bundles`). Inside one esbuild bundle the deferred init is safe for this module (unlike the MCP
+ * SDK's): `test/infra/orchestration-bundle.test.ts` runs an orchestration through the bundled, lazily loaded module.
+ */
+function orchestration() {
+  return import('./orchestration-agent.ts');
+}
+
+async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentKindDeps) {
+  let spec: AgentSpec;
+  try {
+    spec = agentSpec(input.definition, deps.parseYaml ? { parseYaml: deps.parseYaml } : {});
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new NonRetriableError(`the agent definition is not usable: ${error.message}`, { cause: error });
+  }
+  const type = deps.types[spec.type] as AgentType | undefined;
+  if (type === undefined) {
+    throw new NonRetriableError(
+      `this function does not run ${spec.type} agents (it runs ${Object.keys(deps.types).join(', ')})`,
+    );
+  }
+  const task = agentTaskOf(input.trigger);
+  const log = deps.log ?? silentLog;
+  const run: AgentRun = {
+    spec,
+    definition: input.definition,
+    task,
+    workspace: input.trigger.workspace,
+    principal: input.principal,
+    execution: input,
+    signal: input.signal,
+    log,
+  };
+  const modeDeps = {
+    store: deps.store,
+    ...(deps.llm !== undefined ? { llm: deps.llm } : {}),
+    ...(deps.tokenizers !== undefined ? { tokenizers: deps.tokenizers } : {}),
+    ...(deps.parseYaml !== undefined ? { parseYaml: deps.parseYaml } : {}),
+  };
+  const trigger = input.trigger;
+  // An answer, a response or a control addressed to one of this agent's orchestration runs.
+  if (trigger.tags.includes(`reply-to:agent:${input.definition.agent_id}`)) {
+    return (await orchestration()).onRunMessage(run, type, { ...modeDeps, clock: deps.clock, log });
+  }
+  // A tool round of a context agent's conversation continues it, whatever mode the agent defaults to.
+  let outcome: AgentOutcome;
+  if (trigger.schema_name === TOOL_RESPONSE_SCHEMA) {
+    outcome = await type.run(run as never);
+  } else {
+    const mode = modeOf(spec, task, input.definition.agent_id);
+    if (task.orchestration !== undefined) {
+      return (await orchestration()).orchestrate(run, type, mode, { ...modeDeps, clock: deps.clock, log });
+    }
+    outcome = await runMode(run, type, mode, modeDeps);
+  }
+  if (outcome.kind === 'outputs') return { outputs: [...outcome.outputs] };
+  // The type's other outputs (the plan or deliverable, a function's created breadcrumbs) are written first, so
+  // they exist when the answer that names them appears; every output keeps the id it has always had — the answer
+  // the pipeline's first output id, which an error answer to this trigger would take (one answer per request),
+  // the others the ids after it.
+  const idAt = (index: number) =>
+    outputId('agent', input.definitionRef.id, input.trigger.id, input.trigger.version, index);
+  return {
+    outputs: [
+      ...(outcome.outputs ?? []).map((o, i) =>
+        o.id !== undefined || o.upsertId !== undefined ? o : { ...o, id: idAt(i + 1) },
+      ),
+      { ...answerOutput(input, task, spec.type, outcome.answer, outcome.details), id: idAt(0) },
+    ],
+  };
+}
+
+/** The `agent.response.v1` for an answer (see the header). */
+export function answerOutput(
+  input: ExecutionInput<AgentDefinition>,
+  task: AgentTask,
+  type: string,
+  answer: AgentAnswer,
+  details: Record<string, unknown> = {},
+): OutputBreadcrumb {
+  const def = input.definition;
+  const thread = threadOf(input.trigger);
+  const summary =
+    answer.status === 'error'
+      ? `failed: ${answer.error}`
+      : (answer.text ?? JSON.stringify(answer.output ?? null));
+  return {
+    schema_name: AGENT_RESPONSE_SCHEMA,
+    title: `${def.agent_id}: ${summary.slice(0, 80)}`,
+    tags: [
+      'agent:response',
+      `agent:${def.agent_id}`,
+      `thread:${thread}`,
+      `request:${task.requestId}`,
+      ...task.correlationTags,
+    ],
+    context: {
+      agent_id: def.agent_id,
+      request_id: task.requestId,
+      type,
+      ...answer,
+      ...details,
+      // `message` as context agents answer, so chats and callers that read it see every type's answer.
+      message:
+        answer.status === 'error'
+          ? `error: ${answer.error}`
+          : (answer.text ?? JSON.stringify(answer.output ?? null)),
+      thread,
+      response_to: input.trigger.id,
+      trigger_id: input.trigger.id,
+      ...(task.mode !== undefined ? { mode: task.mode } : {}),
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Serves the dashboard's built files (index.html, app.js, app.css) under `/ui`. The files are read once (per cold
+ * start) from a folder; the page is public, and every data call it makes carries the user's token to the API.
+ *
+ * Headers: a Content-Security-Policy that allows only this origin (the app talks to the API on the same origin and
+ * loads nothing else), no caching of index.html (it names the current build), and long caching of the assets,
+ * whose URLs carry the build's hash.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import type { HttpResult } from './http.ts';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json',
+};
+
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+export const UI_PREFIX = '/ui';
+
+export interface StaticSite {
+  serve(method: string, path: string): HttpResult;
+}
+
+/** The files of `dir` (flat: the build writes no subfolders). A missing folder serves a clear 503 page. */
+export function staticSite(dir: string): StaticSite {
+  const files = new Map<string, { body: string; type: string }>();
+  if (existsSync(dir)) {
+    for (const name of readdirSync(dir)) {
+      const type = TYPES[extname(name)];
+      if (type) files.set(name, { body: readFileSync(join(dir, name), 'utf8'), type });
+    }
+  }
+  return {
+    serve(method, path) {
+      if (method !== 'GET' && method !== 'HEAD') {
+        return text(405, 'method not allowed', { allow: 'GET, HEAD' });
+      }
+      // `/ui` → `/ui/`, so the page's relative asset URLs resolve under /ui/.
+      if (path === UI_PREFIX) return { statusCode: 308, headers: { location: `${UI_PREFIX}/` }, body: '' };
+      const name = path === `${UI_PREFIX}/` ? 'index.html' : path.slice(UI_PREFIX.length + 1);
+      const file = files.get(name);
+      if (!file) {
+        return files.size === 0
+          ? text(503, `the dashboard is not built (no files in ${dir})`)
+          : text(404, `no file ${name}`);
+      }
+      return {
+        statusCode: 200,
+        headers: {
+          'content-type': file.type,
+          'cache-control': name === 'index.html' ? 'no-cache' : 'public, max-age=31536000, immutable',
+          ...SECURITY_HEADERS,
+        },
+        body: method === 'HEAD' ? '' : file.body,
+      };
+    },
+  };
+}
+
+function text(statusCode: number, body: string, headers: Record<string, string> = {}): HttpResult {
+  return { statusCode, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers }, body };
+}

@@ -1,0 +1,100 @@
+/**
+ * The workflow kind (`workflow.def.v1`): the driver of the orchestration engine (`shared/core/orchestration/`).
+ * Every trigger is one event of one run: a `workflow.request.v1` starts one, an answer, a human response, a
+ * control or a fired timer (all tagged `reply-to:workflow:<id>`) moves one on. No step runs here: a step is a
+ * request breadcrumb another executor answers, so no Lambda waits for a step.
+ *
+ * One trigger: the run driver (`../orchestration/driver.ts`) reads the run → `advance` → writes the run with a
+ * condition on its version (create for a new run) → sets and cancels its timers → returns its new requests and
+ * result as outputs (created once under their ids by the pipeline). On a version conflict (another answer to the same run won) it re-reads and re-applies, so a fan-in
+ * joins exactly once. A crash after the run write leaves the trigger's claim open; the redelivery finds the event
+ * already applied, and `advance` then returns every effect of the run again, which repairs what the crash lost
+ * (README.md beside the engine, "Exactly once").
+ *
+ * A run follows the definition version it started with (`workflow_version`); an edit applies to later runs.
+ * Answers to the run's own requests are continuations (`ownRequestOf`): they do not grow the hop count; a run is
+ * bounded by its own `limits` instead.
+ *
+ * A tool step names a tool that must have a `tool.def.v1` in the workspace (its executor answers
+ * `tool.request.v1`), a sub-workflow step a workflow with a `workflow.def.v1`: a request nobody would answer would
+ * wait forever, so the step is failed at once with an error saying so.
+ */
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { NonRetriableError } from '#shared/domain/errors.ts';
+import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
+import type { Log } from '#shared/ports/log.ts';
+import type { Timers } from '#shared/ports/timers.ts';
+import { ERROR_ANSWERS } from '../executor/answers.ts';
+import type { ExecutionInput, ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
+import { loadDefinition } from '../executor/definition-cache.ts';
+import { createRunDriver } from './driver.ts';
+import { type IncomingBreadcrumb, readRunMessage } from './messages.ts';
+import type { Run } from './run.ts';
+
+export { WORKFLOW_RESULT_SCHEMA } from '#shared/domain/workflow-definition.ts';
+
+export interface WorkflowExecutorDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
+  /** Waits, step timeouts and retry back-offs (EventBridge Scheduler). */
+  timers: Timers;
+}
+
+export function incoming(trigger: ExecutionInput<unknown>['trigger'] | Breadcrumb): IncomingBreadcrumb {
+  return {
+    id: trigger.id,
+    schema_name: trigger.schema_name,
+    tags: trigger.tags,
+    context: trigger.context,
+    created_by: trigger.created_by,
+    caused_by: trigger.causation?.caused_by,
+  };
+}
+
+export function createWorkflowExecutor(
+  deps: WorkflowExecutorDeps,
+): ExecutorKindImplementation<WorkflowDefinition> {
+  const log: Log = deps.log;
+  const driver = createRunDriver(deps);
+
+  /** The definition a run follows: the version it started with. */
+  async function definitionFor(
+    execution: ExecutionInput<WorkflowDefinition>,
+    run: Run | undefined,
+  ): Promise<WorkflowDefinition> {
+    const ref = execution.definitionRef;
+    if (run === undefined || run.workflow_version === ref.version) return execution.definition;
+    const parsed = await loadDefinition({ ...ref, version: run.workflow_version }, deps.store);
+    if (parsed.kind !== 'workflow')
+      throw new NonRetriableError(`${ref.id}@${run.workflow_version} is not a workflow`);
+    return parsed.definition;
+  }
+
+  return {
+    async execute(execution) {
+      const { definition, definitionRef: ref } = execution;
+      const message = readRunMessage(incoming(execution.trigger), definition, ref);
+      if ('ignored' in message) {
+        log.info(`workflow ${definition.workflow_id}: ${message.ignored}`);
+        return { outputs: [] };
+      }
+      const done = await driver.transition({
+        workspace: ref.workspace,
+        runId: message.run_id,
+        event: message.event,
+        principal: execution.principal,
+        causation: execution.causation,
+        context: execution.context,
+        definitionFor: (run) => definitionFor(execution, run),
+      });
+      if (done === undefined) return { outputs: [] };
+      return { outputs: await driver.perform(ref.workspace, done) };
+    },
+
+    errorOutput: ERROR_ANSWERS.workflow,
+
+    ownRequestOf({ definition, trigger }) {
+      const message = readRunMessage(incoming(trigger), definition, { id: trigger.id, version: 1 });
+      if ('ignored' in message || message.event.type !== 'answer') return undefined;
+      return { id: message.event.request_id };
+    },
+  };
+}

@@ -1,0 +1,256 @@
+/**
+ * The publisher core: a DynamoDB Streams batch in, change events out (DESIGN.md "Change event").
+ *
+ * - A head item written by crumbs (fresh `write_id`) → `Breadcrumb Created` (version 1) or `Breadcrumb Updated`.
+ * - A removed head → `Breadcrumb Deleted`, from the old image.
+ * - A plain put (or a console edit of an adopted breadcrumb) → adopted through the store; that write produces the
+ *   event on its own stream record. Invalid plain puts are annotated with `ingest_errors`; no event.
+ * - History, tag, idempotency, hints and claim items → nothing.
+ *
+ * Each event goes to the buses of the pool that hold rules of its workspace (`routes`, `bus-placement.ts`; the
+ * first bus always); one PutEvents request may carry entries for several buses.
+ *
+ * Events over a breadth budget (a thread's, a workspace's rate; `breadth-budget.ts`) are shed before routing.
+ *
+ * Events go out in PutEvents calls of up to 10 (and 256 KB); entries the bus refuses are retried with backoff. A record whose event
+ * could not be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from
+ * there and nothing after it is lost (stream order is kept per shard).
+ */
+import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
+import type { Log } from '#shared/ports/log.ts';
+import type { BusRoutes } from '../../routing/bus-placement.ts';
+import type { BreadthBudget } from './breadth-budget.ts';
+import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
+
+type Item = Record<string, unknown>;
+
+export interface PlainPutAdopter {
+  adopt(seen: Item, input: PlainPut, previous: Breadcrumb | undefined): Promise<Breadcrumb | undefined>;
+  rejectPlainPut(
+    seen: Item,
+    errors: readonly { path: string; message: string }[],
+    hash: string,
+  ): Promise<void>;
+}
+
+export interface PublisherDependencies {
+  bus: EventBus;
+  /** Which buses each workspace's events go to; absent: every event to the bus adapter's own bus. */
+  routes?: BusRoutes | undefined;
+  adopter: PlainPutAdopter;
+  /** The breadth budget (thread budget, workspace event rate); absent: everything is routed. */
+  budget?: BreadthBudget | undefined;
+  log?: Log;
+  /** Attempts for entries the bus refuses (throttling, internal errors). */
+  putAttempts?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface PublishOutcome extends DynamoDBBatchResponse {
+  published: number;
+  /** Events not routed because their thread or workspace is over its breadth budget. */
+  shed: number;
+  adopted: number;
+  rejected: number;
+}
+
+export async function publishStreamBatch(
+  records: readonly DynamoDBRecord[],
+  deps: PublisherDependencies,
+): Promise<PublishOutcome> {
+  const pending: { entry: BusEntry; sequence: string }[] = [];
+  let adopted = 0;
+  let rejected = 0;
+  let firstFailure: string | undefined;
+
+  for (const record of records) {
+    const sequence = record.dynamodb?.SequenceNumber ?? '';
+    const newImage = image(record.dynamodb?.NewImage);
+    const oldImage = image(record.dynamodb?.OldImage);
+    try {
+      if (record.eventName === 'REMOVE') {
+        if (oldImage?.kind === 'breadcrumb')
+          pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
+        continue;
+      }
+      if (!newImage) continue;
+      if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
+        const current = toRecord(newImage);
+        const type = current.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated;
+        pending.push({ entry: changeEntry(type, current), sequence });
+        continue;
+      }
+      const plain = classifyPlainPut(newImage, oldImage);
+      if (plain.kind === 'adopt') {
+        const previous = oldImage?.kind === 'breadcrumb' ? toRecord(oldImage) : undefined;
+        const result = await deps.adopter.adopt(newImage, plain.input, previous);
+        if (result) {
+          adopted++;
+          deps.log?.info('adopted a plain put', {
+            breadcrumbId: result.id,
+            workspace: result.workspace,
+            version: result.version,
+          });
+        }
+      } else if (plain.kind === 'reject') {
+        rejected++;
+        deps.log?.warn('rejected a plain put', {
+          id: newImage.id,
+          workspace: newImage.workspace,
+          errors: plain.errors,
+        });
+        await deps.adopter.rejectPlainPut(newImage, plain.errors, plain.hash);
+      }
+    } catch (error) {
+      deps.log?.warn('stream record failed; it will be retried', {
+        sequence,
+        error: (error as Error).message,
+      });
+      firstFailure = sequence;
+      break;
+    }
+  }
+
+  const toRoute =
+    firstFailure === undefined
+      ? pending
+      : pending.filter((p) => compareSequence(p.sequence, firstFailure as string) < 0);
+  // Counted once per batch, before routing; shedding never fails the batch (a shard mixes workspaces).
+  const budgeted = deps.budget ? await deps.budget.admit(toRoute) : { admitted: toRoute, shed: 0 };
+  const routed = await routeAll(budgeted.admitted, deps);
+  if (routed.failedSequence !== undefined) firstFailure = routed.failedSequence;
+  const published = await putAll(routed.entries, deps);
+  const failedAt = [published.failedSequence, firstFailure]
+    .filter((s): s is string => s !== undefined)
+    .sort(compareSequence)[0];
+  return {
+    batchItemFailures: failedAt === undefined ? [] : [{ itemIdentifier: failedAt }],
+    published: published.count,
+    shed: budgeted.shed,
+    adopted,
+    rejected,
+  };
+}
+
+/**
+ * One entry per bus the event's workspace is routed to, in stream order. A workspace whose routes cannot be read
+ * fails its first record (and so everything after it, which Lambda hands over again).
+ */
+async function routeAll(
+  pending: { entry: BusEntry; sequence: string }[],
+  deps: PublisherDependencies,
+): Promise<{ entries: { entry: BusEntry; sequence: string }[]; failedSequence?: string }> {
+  const routes = deps.routes;
+  if (!routes) return { entries: pending };
+  const workspaceOf = (entry: BusEntry) => String(entry.detail.workspace);
+  const workspaces = [...new Set(pending.map((p) => workspaceOf(p.entry)))];
+  const resolved = new Map(
+    await Promise.all(
+      workspaces.map(async (ws) => {
+        try {
+          return [ws, await routes.busesFor(ws)] as const;
+        } catch (error) {
+          deps.log?.warn('could not read the bus placement; the record will be retried', {
+            workspace: ws,
+            error: (error as Error).message,
+          });
+          return [ws, undefined] as const;
+        }
+      }),
+    ),
+  );
+  const entries: { entry: BusEntry; sequence: string }[] = [];
+  for (const item of pending) {
+    const buses = resolved.get(workspaceOf(item.entry));
+    if (buses === undefined) return { entries, failedSequence: item.sequence };
+    for (const bus of buses) entries.push({ entry: { ...item.entry, bus }, sequence: item.sequence });
+  }
+  return { entries };
+}
+
+/** Puts entries in requests of up to 10 (and 256 KB), retrying refused ones; returns the earliest sequence that could not be put. */
+async function putAll(
+  pending: { entry: BusEntry; sequence: string }[],
+  deps: PublisherDependencies,
+): Promise<{ count: number; failedSequence?: string }> {
+  const attempts = deps.putAttempts ?? 5;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let count = 0;
+  let failedSequence: string | undefined;
+  for (let chunk of putEventsRequests(pending)) {
+    for (let attempt = 1; chunk.length > 0; attempt++) {
+      let refused: typeof chunk;
+      try {
+        const { results } = await deps.bus.put(chunk.map((c) => c.entry));
+        refused = chunk.filter((_, j) => results[j]?.error !== undefined);
+        count += chunk.length - refused.length;
+        if (refused.length > 0)
+          deps.log?.warn('the bus refused entries', {
+            errors: results.filter((r) => r.error).map((r) => r.error),
+          });
+      } catch (error) {
+        deps.log?.warn('PutEvents failed', { error: (error as Error).message });
+        refused = chunk;
+      }
+      chunk = refused;
+      if (chunk.length > 0) {
+        if (attempt >= attempts) {
+          failedSequence = [failedSequence, ...chunk.map((c) => c.sequence)]
+            .filter((s): s is string => s !== undefined)
+            .sort(compareSequence)[0];
+          break;
+        }
+        await sleep(Math.min(2000, 50 * 2 ** attempt));
+      }
+    }
+  }
+  return { count, ...(failedSequence !== undefined ? { failedSequence } : {}) };
+}
+
+/** PutEvents takes at most 10 entries and 256 KB of them per request (AWS's "PutEvents event entry size"). */
+const MAX_PUT_EVENTS_ENTRIES = 10;
+const MAX_PUT_EVENTS_BYTES = 256 * 1024;
+
+function entryBytes(entry: BusEntry): number {
+  const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+  return (
+    (entry.time ? 14 : 0) +
+    bytes(entry.source) +
+    bytes(entry.detailType) +
+    bytes(JSON.stringify(entry.detail)) +
+    (entry.resources ?? []).reduce((sum, r) => sum + bytes(r), 0)
+  );
+}
+
+/** Splits entries, in order, into requests within PutEvents' count and size limits. */
+function putEventsRequests<T extends { entry: BusEntry }>(pending: readonly T[]): T[][] {
+  const requests: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const item of pending) {
+    const bytes = entryBytes(item.entry);
+    const full = current.length >= MAX_PUT_EVENTS_ENTRIES || size + bytes > MAX_PUT_EVENTS_BYTES;
+    if (current.length > 0 && full) {
+      requests.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(item);
+    size += bytes;
+  }
+  if (current.length > 0) requests.push(current);
+  return requests;
+}
+
+function image(raw: unknown): Item | undefined {
+  return raw ? unmarshallImage(raw as Record<string, unknown>) : undefined;
+}
+
+/** Stream sequence numbers are decimal strings of varying length. */
+function compareSequence(a: string, b: string): number {
+  return a.length === b.length ? a.localeCompare(b) : a.length - b.length;
+}

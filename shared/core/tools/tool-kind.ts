@@ -1,0 +1,166 @@
+/**
+ * The tool kind (`tool.def.v1`): a `tool.request.v1 { tool, input, requestId, requestedBy }` in, one
+ * `tool.response.v1 { request_id, tool, status, output | error, duration_ms, requestedBy }` tagged
+ * `request:<requestId>` out, as in the seeds.
+ *
+ * The input is validated (`#shared/domain/lang/json-schema.ts`) against the definition's `input_schema` and the
+ * built-in's own schema, the built-in named by `implementation` runs under `timeout_ms`, and its output is
+ * validated against `output_schema`. Validation failures, unknown tools, timeouts and tool errors are answered
+ * with `status: "error"` and a message naming the field; only retriable failures (throttling, the Lambda running
+ * out of time) go back to SQS. Compiled schemas are cached per definition version.
+ *
+ * The tools it can run are the catalog its handler passes in (`functions/executor-tool/handler.ts`).
+ */
+import type { Causation } from '#shared/domain/change-event.ts';
+import type { ToolDefinition } from '#shared/domain/definitions.ts';
+import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { Log } from '#shared/ports/log.ts';
+import type { ToolCatalog } from '#shared/tools/catalog.ts';
+import { ERROR_ANSWERS, readToolRequest, toolResponse } from '../executor/answers.ts';
+import type { ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
+
+/** When the definition sets no `timeout_ms`. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+export interface RunToolOptions {
+  /** The tools this executor can run. */
+  tools: ToolCatalog;
+  /** Name of the built-in (`implementation`). */
+  implementation: string;
+  input: unknown;
+  timeoutMs: number;
+  signal: AbortSignal;
+  workspace: string;
+  store: BreadcrumbStore;
+  config: Record<string, unknown>;
+  principal: string;
+  causation: Causation;
+  log: Log;
+  context: Record<string, unknown>;
+  /** The tool definition being run (an `mcp` tool reads its server from it). */
+  definition?: ToolDefinition;
+}
+
+/**
+ * Runs a built-in tool in-process: checks its own input schema, applies the timeout (the tool gets the abort
+ * signal; a tool that ignores it is not waited for). Throws NonRetriableError for the caller to answer with, or
+ * RetriableError when the executor itself is out of time.
+ */
+export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> {
+  const tool = options.tools.get(options.implementation);
+  if (!tool)
+    throw new NonRetriableError(`no built-in tool named "${options.implementation}" in this executor`);
+  const issues = compileJsonSchema(
+    `builtin:${tool.name}`,
+    tool.inputSchema,
+    `the ${tool.name} tool's input schema`,
+  ).validate(options.input, 'input');
+  if (issues.length > 0) {
+    throw new NonRetriableError(`invalid input for ${tool.name}: ${formatIssues(issues)}`);
+  }
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = AbortSignal.any([options.signal, timeout]);
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([
+      tool.run(options.input, {
+        workspace: options.workspace,
+        store: options.store,
+        signal,
+        config: options.config,
+        principal: options.principal,
+        causation: options.causation,
+        log: options.log,
+        context: options.context,
+        ...(options.definition !== undefined ? { definition: options.definition } : {}),
+      }),
+      aborted,
+    ]);
+  } catch (error) {
+    if (options.signal.aborted) {
+      throw new RetriableError(`the executor ran out of time while ${tool.name} was running`, {
+        cause: error,
+      });
+    }
+    if (timeout.aborted)
+      throw new NonRetriableError(`${tool.name} timed out after ${options.timeoutMs} ms`, { cause: error });
+    if (isCrumbsError(error)) throw error;
+    throw new NonRetriableError(
+      `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    aborted.catch(() => undefined);
+  }
+}
+
+export interface ToolExecutorDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
+  tools: ToolCatalog;
+}
+
+export function createToolExecutor(deps: ToolExecutorDeps): ExecutorKindImplementation<ToolDefinition> {
+  const { clock } = deps;
+  return {
+    async execute(execution) {
+      const { definition, definitionRef: ref } = execution;
+      const started = clock.now().getTime();
+      const request = readToolRequest(execution.trigger);
+      const answer = (result: Parameters<typeof toolResponse>[2]) => ({
+        outputs: [toolResponse(definition, request, result, Math.max(0, clock.now().getTime() - started))],
+      });
+      const cacheKey = `${ref.workspace}/${ref.id}@${ref.version}`;
+      try {
+        if (definition.input_schema) {
+          const issues = compileJsonSchema(
+            `${cacheKey}:input`,
+            definition.input_schema,
+            `${definition.name}'s input_schema`,
+          ).validate(request.input, 'input');
+          if (issues.length > 0) {
+            return answer({ status: 'error', error: `invalid input: ${formatIssues(issues)}` });
+          }
+        }
+        const output = await runBuiltinTool({
+          tools: deps.tools,
+          implementation: definition.implementation,
+          input: request.input,
+          timeoutMs: definition.timeout_ms ?? DEFAULT_TOOL_TIMEOUT_MS,
+          signal: execution.signal,
+          workspace: ref.workspace,
+          store: deps.store,
+          config: definition.config,
+          principal: execution.principal,
+          causation: execution.causation,
+          log: deps.log,
+          context: execution.context,
+          definition,
+        });
+        if (definition.output_schema) {
+          const issues = compileJsonSchema(
+            `${cacheKey}:output`,
+            definition.output_schema,
+            `${definition.name}'s output_schema`,
+          ).validate(output, 'output');
+          if (issues.length > 0) {
+            return answer({ status: 'error', error: `invalid output: ${formatIssues(issues)}` });
+          }
+        }
+        return answer({ status: 'success', output: output ?? null });
+      } catch (error) {
+        // Retriable: SQS delivers the request again. Not ours (a bug): the pipeline answers with errorOutput.
+        if (isRetriable(error, execution.signal) || !isCrumbsError(error)) throw error;
+        return answer({ status: 'error', error: error.message });
+      }
+    },
+
+    errorOutput: ERROR_ANSWERS.tool,
+  };
+}

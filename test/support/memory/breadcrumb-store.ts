@@ -1,0 +1,346 @@
+/**
+ * The breadcrumb store in memory: the executor store port (`ExecutorStore`) with the DynamoDB adapter's
+ * semantics, for fast unit tests of everything built on the store (pipeline, rule manager, chaos suite) and for
+ * benchmarks that leave storage out. One contract test suite (`test/support/store-contract.ts`) runs against
+ * both adapters, so a difference is a failing test, not a surprise.
+ *
+ * Held the same way as in DynamoDB (`shared/adapters/dynamodb/table-design.md`):
+ * - a head per (workspace, id), every version kept (history survives a delete, and a deleted id is never
+ *   created again: a create under it replays into a 404 as the version-1 item is still there);
+ * - creates are idempotent per Idempotency-Key (24 h, same request hash) and per caller-chosen id (a repeat is a
+ *   replay of version 1, nothing written);
+ * - updates and deletes with `expectedVersion` are If-Match; without it, last writer wins;
+ * - listings by schema, tag or both, newest write first (`updated_at`, then id, descending), `limit` per page,
+ *   and a next cursor whenever a page came back full (as DynamoDB's LastEvaluatedKey does);
+ * - expired records (`expires_at`) read as gone at once;
+ * - `schema.def.v1` breadcrumbs tagged `defines:<schema>` give that schema's llm_hints defaults to context views;
+ * - a write touching more than 100 items (DynamoDB's transaction limit) is refused the same way.
+ *
+ * It is not a cache of the table and not thread-safe across processes: each instance is its own store.
+ */
+import { createHash } from 'node:crypto';
+import { monotonicFactory } from 'ulidx';
+import {
+  type Breadcrumb,
+  type ContextView,
+  type CreateBreadcrumb,
+  canonicalJson,
+  isExpired,
+  toEpochSeconds,
+  type UpdateBreadcrumb,
+} from '#shared/domain/breadcrumb.ts';
+import {
+  BadRequestError,
+  IdempotencyKeyReuseError,
+  NotFoundError,
+  ValidationError,
+  VersionConflictError,
+} from '#shared/domain/errors.ts';
+import { type LlmHints, mergeHints } from '#shared/domain/llm-hints.ts';
+import {
+  type Clock,
+  type CreateOptions,
+  type CreateResult,
+  type ListQuery,
+  type Page,
+  systemClock,
+  type UpdateOptions,
+  type UpsertOptions,
+  type UpsertResult,
+} from '#shared/ports/breadcrumb-store.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
+import { upsertVia } from '../../../shared/adapters/store-upsert.ts';
+import {
+  buildRecord,
+  definedSchemas,
+  schemaDefHints,
+  toContextView,
+} from '../../../shared/domain/record-rules.ts';
+
+const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+/** DynamoDB's TransactWriteItems limit: head + version + tag entries + schema hints must fit. */
+const MAX_TRANSACT_ITEMS = 100;
+
+interface IdempotencyEntry {
+  createdId: string;
+  requestHash: string;
+  expiresAt: number;
+}
+
+export class InMemoryBreadcrumbStore implements ExecutorStore {
+  private readonly heads = new Map<string, Breadcrumb>();
+  private readonly versions = new Map<string, Breadcrumb[]>();
+  private readonly idempotency = new Map<string, IdempotencyEntry>();
+  private readonly hints = new Map<string, LlmHints>();
+  private readonly clock: Clock;
+  private readonly ulid = monotonicFactory();
+
+  constructor(options: { clock?: Clock } = {}) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
+    const now = this.clock.now();
+    const id = options.id ?? this.ulid(now.getTime());
+    const record = buildRecord({
+      id,
+      workspace,
+      schema_name: input.schema_name,
+      title: input.title,
+      tags: input.tags,
+      context: input.context,
+      llm_hints: input.llm_hints,
+      expires_at: input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at),
+      version: 1,
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+      created_by: options.principal,
+      updated_by: options.principal,
+      causation: options.causation,
+    });
+    const nowSeconds = Math.floor(now.getTime() / 1000);
+    const requestHash = sha256(canonicalJson({ workspace, input }));
+    const key = options.idempotencyKey;
+    const entry = key === undefined ? undefined : this.idempotency.get(k(workspace, key));
+    if (key !== undefined && entry !== undefined && entry.expiresAt >= nowSeconds) {
+      return { breadcrumb: this.replayIdempotent(workspace, key, entry, requestHash), replayed: true };
+    }
+    if (this.heads.has(k(workspace, id)) || this.versions.has(k(workspace, id))) {
+      // A caller-chosen id that was written before: nothing new (DynamoDB: the head or version-1 condition fails).
+      return { breadcrumb: await this.getVersion(workspace, id, 1), replayed: true };
+    }
+    this.commit(record, undefined, key === undefined ? 0 : 1);
+    if (key !== undefined) {
+      this.idempotency.set(k(workspace, key), {
+        createdId: id,
+        requestHash,
+        expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS,
+      });
+    }
+    return { breadcrumb: record, replayed: false };
+  }
+
+  async get(workspace: string, id: string): Promise<Breadcrumb> {
+    return this.live(workspace, id);
+  }
+
+  async getContextView(workspace: string, id: string): Promise<ContextView> {
+    const record = this.live(workspace, id);
+    return toContextView(
+      record,
+      mergeHints(this.hints.get(k(workspace, record.schema_name)), record.llm_hints),
+    );
+  }
+
+  async contextViews(workspace: string, records: readonly Breadcrumb[]): Promise<ContextView[]> {
+    return records.map((r) =>
+      toContextView(r, mergeHints(this.hints.get(k(workspace, r.schema_name)), r.llm_hints)),
+    );
+  }
+
+  async getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb> {
+    this.live(workspace, id);
+    const found = this.versions.get(k(workspace, id))?.[version - 1];
+    if (!found) throw new NotFoundError(`breadcrumb ${id} has no version ${version}`);
+    return found;
+  }
+
+  async history(
+    workspace: string,
+    id: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<Breadcrumb>> {
+    const head = this.live(workspace, id);
+    const from = page.cursor === undefined ? head.version : decodeHistoryCursor(page.cursor, head.version);
+    const to = Math.max(1, from - page.limit + 1);
+    const all = this.versions.get(k(workspace, id)) ?? [];
+    const items: Breadcrumb[] = [];
+    for (let v = from; v >= to; v--) {
+      const item = all[v - 1];
+      if (item) items.push(item);
+    }
+    return { items, next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null };
+  }
+
+  async update(
+    workspace: string,
+    id: string,
+    patch: UpdateBreadcrumb,
+    options: UpdateOptions,
+  ): Promise<Breadcrumb> {
+    const current = this.live(workspace, id);
+    if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
+      throw new VersionConflictError(options.expectedVersion, current.version);
+    }
+    const record = buildRecord({
+      ...current,
+      title: patch.title ?? current.title,
+      tags: patch.tags ?? current.tags,
+      context: patch.context ?? current.context,
+      llm_hints: patch.llm_hints === null ? undefined : (patch.llm_hints ?? current.llm_hints),
+      expires_at:
+        patch.expires_at === null
+          ? undefined
+          : patch.expires_at === undefined
+            ? current.expires_at
+            : toEpochSeconds(patch.expires_at),
+      version: current.version + 1,
+      updated_at: this.clock.now().toISOString(),
+      updated_by: options.principal,
+      causation: options.causation ?? current.causation,
+    });
+    this.commit(record, current, 0);
+    return record;
+  }
+
+  upsert(
+    workspace: string,
+    id: string,
+    input: CreateBreadcrumb,
+    options: UpsertOptions,
+  ): Promise<UpsertResult> {
+    return upsertVia(this, workspace, id, input, options);
+  }
+
+  async delete(workspace: string, id: string, options: { expectedVersion?: number } = {}): Promise<void> {
+    const current = this.live(workspace, id);
+    if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
+      throw new VersionConflictError(options.expectedVersion, current.version);
+    }
+    this.heads.delete(k(workspace, id));
+    for (const schema of definedSchemas(current)) this.hints.delete(k(workspace, schema));
+  }
+
+  async list(query: ListQuery): Promise<Page<Breadcrumb>> {
+    const { workspace, schema_name: schema, tag, limit } = query;
+    if (schema === undefined && tag === undefined) {
+      throw new BadRequestError('listing needs schema_name, tag, or both', [
+        {
+          path: 'schema_name',
+          message: 'give schema_name and/or tag: listing a whole workspace is not supported',
+        },
+      ]);
+    }
+    const listing = `${workspace}\u0000${schema ?? ''}\u0000${tag ?? ''}`;
+    const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, listing);
+    const entries = [...this.heads.values()]
+      .filter(
+        (r) =>
+          r.workspace === workspace &&
+          (schema === undefined || r.schema_name === schema) &&
+          (tag === undefined || r.tags.includes(tag)),
+      )
+      .map((r) => ({ record: r, sort: `${r.updated_at}#${r.id}` }))
+      .filter((e) => after === undefined || e.sort < after)
+      .sort((a, b) => (a.sort < b.sort ? 1 : a.sort > b.sort ? -1 : 0))
+      .slice(0, limit);
+    const last = entries[entries.length - 1];
+    const nowMs = this.clock.now().getTime();
+    return {
+      items: entries.map((e) => e.record).filter((r) => !isExpired(r, nowMs)),
+      next_cursor: entries.length === limit && last ? encodeCursor({ listing, after: last.sort }) : null,
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+
+  /** Writes a version: head, history, schema hints. `extraItems`: idempotency rows in the same transaction. */
+  private commit(record: Breadcrumb, previous: Breadcrumb | undefined, extraItems: number): void {
+    const removedTags = previous ? previous.tags.filter((t) => !record.tags.includes(t)) : [];
+    const defined = definedSchemas(record);
+    const undefinedNow = definedSchemas(previous).filter((s) => !defined.includes(s));
+    const hints = defined.length > 0 ? schemaDefHints(record) : undefined;
+    const items = 2 + record.tags.length + removedTags.length + defined.length + undefinedNow.length;
+    if (items + extraItems > MAX_TRANSACT_ITEMS) {
+      throw new ValidationError([
+        {
+          path: 'tags',
+          message: `this write would change ${record.tags.length + removedTags.length} tag entries at once; DynamoDB allows ${MAX_TRANSACT_ITEMS - 2 - extraItems} — split it into two updates`,
+        },
+      ]);
+    }
+    const key = k(record.workspace, record.id);
+    this.heads.set(key, record);
+    this.versions.set(key, [...(this.versions.get(key) ?? []), record]);
+    for (const schema of defined) {
+      if (hints) this.hints.set(k(record.workspace, schema), hints);
+      else this.hints.delete(k(record.workspace, schema));
+    }
+    for (const schema of undefinedNow) this.hints.delete(k(record.workspace, schema));
+  }
+
+  private live(workspace: string, id: string): Breadcrumb {
+    const record = this.heads.get(k(workspace, id));
+    if (!record) throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
+    if (isExpired(record, this.clock.now().getTime())) {
+      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
+    }
+    return record;
+  }
+
+  private replayIdempotent(
+    workspace: string,
+    key: string,
+    entry: IdempotencyEntry,
+    requestHash: string,
+  ): Breadcrumb {
+    if (entry.requestHash !== requestHash) {
+      throw new IdempotencyKeyReuseError(
+        `Idempotency-Key "${key}" was already used for a different request in workspace ${workspace}`,
+      );
+    }
+    const first = this.versions.get(k(workspace, entry.createdId))?.[0];
+    if (!first)
+      throw new NotFoundError(`the breadcrumb created with Idempotency-Key "${key}" no longer exists`);
+    const head = this.heads.get(k(workspace, entry.createdId));
+    return head && head.version === 1 ? head : first;
+  }
+}
+
+function k(workspace: string, id: string): string {
+  return `${workspace}\u0000${id}`;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+function decodeCursorJson(cursor: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new BadRequestError('cursor is not valid', [
+      { path: 'cursor', message: 'expected a cursor from next_cursor' },
+    ]);
+  }
+}
+
+function decodeListCursor(cursor: string, listing: string): string {
+  const value = decodeCursorJson(cursor) as { listing?: unknown; after?: unknown } | null;
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    value.listing !== listing ||
+    typeof value.after !== 'string'
+  ) {
+    throw new BadRequestError('cursor does not belong to this listing', [
+      { path: 'cursor', message: 'use the next_cursor of the same schema_name/tag listing' },
+    ]);
+  }
+  return value.after;
+}
+
+function decodeHistoryCursor(cursor: string, current: number): number {
+  const value = decodeCursorJson(cursor) as { v?: unknown } | null;
+  const v = value?.v;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > current) {
+    throw new BadRequestError('cursor is not valid', [
+      { path: 'cursor', message: 'expected a cursor from next_cursor' },
+    ]);
+  }
+  return v;
+}

@@ -1,8 +1,0 @@
-import { randomBytes } from 'node:crypto';
-import { InMemoryBreadcrumbStore } from '#shared/adapters/memory/breadcrumb-store.ts';
-import { describeStoreContract } from '../../../support/store-contract.ts';
-
-describeStoreContract('in memory', () => ({
-  store: new InMemoryBreadcrumbStore(),
-  workspace: `mem-${randomBytes(4).toString('hex')}`,
-}));

@@ -1,0 +1,233 @@
+/**
+ * The workflow executor (the engine's driver) through the real pipeline on the in-memory store: runs written with
+ * conditional writes, requests answered by the real tool executor, timers through a fake Timers port, crashes and
+ * write conflicts injected at the store.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Run } from '#shared/core/orchestration/run.ts';
+import { createWorkflowExecutor } from '#shared/core/orchestration/workflow-kind.ts';
+import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { RetriableError } from '#shared/domain/errors.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
+import { silentLog } from '#shared/ports/log.ts';
+import type { OneTimeTimer, Timers } from '#shared/ports/timers.ts';
+import { Harness, tools } from '../../../support/executor-harness.ts';
+
+class FakeTimers implements Timers {
+  readonly set_: OneTimeTimer[] = [];
+  readonly cancelled: string[] = [];
+  async set(timer: OneTimeTimer): Promise<void> {
+    if (!this.set_.some((t) => t.id === timer.id)) this.set_.push(timer);
+  }
+  async cancel(_workspace: string, id: string): Promise<void> {
+    this.cancelled.push(id);
+  }
+}
+
+class WorkflowHarness extends Harness {
+  readonly timers = new FakeTimers();
+
+  implementationsOn(store: ExecutorStore) {
+    return {
+      tool: createToolExecutor({ store, log: silentLog, clock: this.clock, tools }),
+      workflow: createWorkflowExecutor({ store, log: silentLog, clock: this.clock, timers: this.timers }),
+    };
+  }
+
+  override deps(overrides: Parameters<Harness['deps']>[0] = {}) {
+    const base = super.deps(overrides);
+    return { ...base, implementations: this.implementationsOn(base.store), ...overrides };
+  }
+
+  workflowDef(context: Record<string, unknown>): Promise<Breadcrumb> {
+    return this.put({ schema_name: 'workflow.def.v1', context: { workflow_id: 'wf', ...context } });
+  }
+
+  startRequest(input: unknown): Promise<Breadcrumb> {
+    return this.put({ schema_name: 'workflow.request.v1', context: { workflow: 'wf', input } });
+  }
+
+  async run(runId: string): Promise<Run> {
+    return (await this.store.get(this.workspace, runId)).context as unknown as Run;
+  }
+
+  async one(schema: string, tag?: string): Promise<Breadcrumb> {
+    const items = await this.list(schema, tag);
+    if (items.length !== 1) throw new Error(`expected one ${schema} ${tag ?? ''}, got ${items.length}`);
+    return items[0] as Breadcrumb;
+  }
+}
+
+const twoTools = {
+  steps: [
+    { id: 'a', tool: 'echo', input: { n: '=input.n' } },
+    { id: 'b', tool: 'calculator', input: { expression: '=$string(steps.a.n) & "*2"' } },
+  ],
+  output: '=steps.b.result',
+};
+
+describe('workflow executor', () => {
+  it('runs a workflow hop by hop through the tool executor and answers the request', async () => {
+    const h = new WorkflowHarness();
+    const echo = await h.toolDef('echo');
+    const calc = await h.toolDef('calculator');
+    const def = await h.workflowDef(twoTools);
+    const request = await h.startRequest({ n: 21 });
+
+    expect(await h.process(def, request)).toMatchObject({ status: 'responded' });
+    const runId = `run-${request.id}`;
+    expect(await h.run(runId)).toMatchObject({
+      status: 'running',
+      steps: { a: { status: 'running', attempts: 1 } },
+    });
+    const toolRequest = await h.one('tool.request.v1', `run:${runId}`);
+    expect(toolRequest.tags).toEqual([`run:${runId}`, 'step:a', 'reply-to:workflow:wf']);
+    expect(toolRequest.created_by).toBe('workflow:wf');
+
+    await h.process(echo, toolRequest);
+    const response = await h.one('tool.response.v1', 'step:a');
+    expect(response.tags).toEqual(expect.arrayContaining([`run:${runId}`, 'step:a', 'reply-to:workflow:wf']));
+
+    await h.process(def, response);
+    const second = await h.one('tool.request.v1', 'step:b');
+    // An answer to the run's own request is a continuation: the next request is at the same hop as the first.
+    expect(second.causation?.hop).toBe(toolRequest.causation?.hop);
+    await h.process(calc, second);
+    await h.process(def, await h.one('tool.response.v1', 'step:b'));
+
+    expect(await h.run(runId)).toMatchObject({ status: 'succeeded', output: 42 });
+    const result = await h.one('workflow.result.v1', `request:${request.id}`);
+    expect(result.context).toMatchObject({
+      workflow_id: 'wf',
+      run_id: runId,
+      status: 'succeeded',
+      output: 42,
+    });
+    // The run breadcrumb's history is its audit log: one version per transition.
+    expect((await h.store.get(h.workspace, runId)).version).toBe(3);
+  });
+
+  it('recovers from a crash between writing the run and writing its request', async () => {
+    const h = new WorkflowHarness();
+    await h.toolDef('echo');
+    await h.toolDef('calculator');
+    const def = await h.workflowDef(twoTools);
+    const request = await h.startRequest({ n: 1 });
+    let crashes = 0;
+    const crashing: ExecutorStore = Object.create(h.store, {
+      create: {
+        value: async (...args: Parameters<ExecutorStore['create']>) => {
+          if (args[1].schema_name === 'tool.request.v1' && crashes++ === 0) throw new RetriableError('crash');
+          return h.store.create(...args);
+        },
+      },
+    });
+    const { deliveries } = await h.deliverUntilHandled(def, request, (n) =>
+      n === 1 ? h.deps({ store: crashing }) : h.deps(),
+    );
+    expect(deliveries).toBe(2);
+    expect(await h.list('tool.request.v1')).toHaveLength(1);
+    expect((await h.run(`run-${request.id}`)).steps.a?.attempts).toBe(1);
+  });
+
+  it('joins a parallel exactly once when its answers race for the run (write conflicts re-read and re-apply)', async () => {
+    const h = new WorkflowHarness();
+    const echo = await h.toolDef('echo');
+    const def = await h.workflowDef({
+      steps: [
+        {
+          id: 'p',
+          parallel: [
+            { id: 'l', tool: 'echo', input: { s: 'L' } },
+            { id: 'r', tool: 'echo', input: { s: 'R' } },
+          ],
+        },
+        { id: 'after', tool: 'echo', input: '=steps.p' },
+      ],
+    });
+    const request = await h.startRequest({});
+    await h.process(def, request);
+    for (const req of await h.list('tool.request.v1')) await h.process(echo, req);
+    const [first, second] = await h.list('tool.response.v1');
+    if (first === undefined || second === undefined) throw new Error('expected two responses');
+    // The first answer's update loses to the second's: the store reports a conflict once.
+    let conflicted = false;
+    const racing: ExecutorStore = Object.create(h.store, {
+      update: {
+        value: async (...args: Parameters<ExecutorStore['update']>) => {
+          if (!conflicted) {
+            conflicted = true;
+            await h.process(def, second);
+          }
+          return h.store.update(...args);
+        },
+      },
+    });
+    await h.process(def, first, h.deps({ store: racing }));
+    await h.process(def, second);
+    const run = await h.run(`run-${request.id}`);
+    expect(run.steps.p).toMatchObject({ status: 'succeeded', output: { l: { s: 'L' }, r: { s: 'R' } } });
+    expect(await h.list('tool.request.v1', 'step:after')).toHaveLength(1);
+  });
+
+  it('fails a tool step at once when no tool.def.v1 names its tool', async () => {
+    const h = new WorkflowHarness();
+    const def = await h.workflowDef({ steps: [{ id: 'a', tool: 'nobody' }] });
+    const request = await h.startRequest({});
+    await h.process(def, request);
+    expect(await h.run(`run-${request.id}`)).toMatchObject({
+      status: 'failed',
+      error: 'step "a" failed: no tool.def.v1 named "nobody" in workspace ws',
+    });
+    expect(await h.list('tool.request.v1')).toEqual([]);
+    expect(await h.one('workflow.error.v1', `request:${request.id}`)).toMatchObject({
+      context: { status: 'failed' },
+    });
+  });
+
+  it('sets a timer for a wait and goes on when the fired timer breadcrumb arrives', async () => {
+    const h = new WorkflowHarness();
+    const def = await h.workflowDef({ steps: [{ id: 'nap', wait: { seconds: 3600 } }], output: '="woke"' });
+    const request = await h.startRequest({});
+    await h.process(def, request);
+    const [timer] = h.timers.set_;
+    expect(timer).toMatchObject({ workspace: 'ws', at: new Date(h.clock.now().getTime() + 3600_000) });
+    if (timer === undefined) throw new Error('no timer');
+    const fired = (
+      await h.store.create(
+        'ws',
+        {
+          schema_name: timer.breadcrumb.schema_name,
+          title: '',
+          tags: timer.breadcrumb.tags,
+          context: timer.breadcrumb.context,
+        },
+        { principal: 'system:scheduler', id: timer.breadcrumb.id },
+      )
+    ).breadcrumb;
+    await h.process(def, fired);
+    expect(await h.run(`run-${request.id}`)).toMatchObject({ status: 'succeeded', output: 'woke' });
+  });
+
+  it('follows the definition version a run started with', async () => {
+    const h = new WorkflowHarness();
+    const echo = await h.toolDef('echo');
+    const def = await h.workflowDef({ steps: [{ id: 'a', tool: 'echo', input: { v: 1 } }], output: '="v1"' });
+    const request = await h.startRequest({});
+    await h.process(def, request);
+    const edited = await h.store.update(
+      'ws',
+      def.id,
+      { context: { workflow_id: 'wf', steps: [{ id: 'other', tool: 'echo' }], output: '="v2"' } },
+      { principal: 'user:tester' },
+    );
+    await h.process(echo, await h.one('tool.request.v1'));
+    await h.process(edited, await h.one('tool.response.v1'));
+    expect(await h.run(`run-${request.id}`)).toMatchObject({
+      status: 'succeeded',
+      output: 'v1',
+      workflow_version: 1,
+    });
+  });
+});
