@@ -13,16 +13,19 @@
  * - the API could not be reached (refused, DNS, reset, timeout) → `ApiConnectionError` naming the endpoint.
  */
 
-import { parseEventStream } from '#shared/client/sse.ts';
-import type { ChangeEvent } from '#shared/core/stream/changes.ts';
-import type { ThreadNode, ThreadView } from '#shared/core/stream/threads.ts';
 import type {
   Breadcrumb,
   BreadcrumbVersion,
+  ChangeEvent,
   ContextView,
   CreateBreadcrumbInput,
+  DefinitionSummary,
+  FailureSummary,
+  ThreadNode,
+  ThreadView,
   UpdateBreadcrumbInput,
-} from '#shared/domain/breadcrumb.ts';
+} from '#shared/client/api-types.ts';
+import { parseEventStream } from '#shared/client/sse.ts';
 
 export type {
   Breadcrumb,
@@ -30,6 +33,8 @@ export type {
   ChangeEvent,
   ContextView,
   CreateBreadcrumbInput,
+  DefinitionSummary,
+  FailureSummary,
   ThreadNode,
   ThreadView,
   UpdateBreadcrumbInput,
@@ -389,15 +394,12 @@ export class CrumbsClient {
   }
 
   /** Every definition with its rule state. */
-  definitions(options: RequestOptions = {}): Promise<{ items: Record<string, unknown>[] }> {
+  definitions(options: RequestOptions = {}): Promise<{ items: DefinitionSummary[] }> {
     return this.#json('GET', this.#workspacePath('definitions'), options);
   }
 
   /** Error answers, loop stops and dead-letter answers, newest first. */
-  errors(
-    query: { limit?: number } = {},
-    options: RequestOptions = {},
-  ): Promise<{ items: Record<string, unknown>[] }> {
+  errors(query: { limit?: number } = {}, options: RequestOptions = {}): Promise<{ items: FailureSummary[] }> {
     return this.#json('GET', this.#workspacePath('errors') + queryString(query), options);
   }
 

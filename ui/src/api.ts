@@ -2,8 +2,17 @@
  * The dashboard's API client: the crumbs HTTP API on the same origin, with the bearer token the user gave once.
  * Every data call needs the token (the page itself is public; the data is not).
  */
+
+import type {
+  Breadcrumb,
+  ChangeEvent,
+  ContextView,
+  DefinitionSummary,
+  Explanation,
+  FailureSummary,
+  ThreadView,
+} from '#shared/client/api-types.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
-import type { Breadcrumb, ChangeEvent, ContextView, ThreadView } from './types.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -137,43 +146,4 @@ export class Api {
       }
     }
   }
-}
-
-export interface DefinitionSummary {
-  id: string;
-  schema_name: string;
-  title: string;
-  version: number;
-  updated_at: string;
-  kind: string;
-  state: string;
-  errors: { path: string; message: string }[];
-  rule_name: string | null;
-  /** The bus of the pool that holds the rule. */
-  event_bus: string | null;
-  pattern: unknown;
-}
-
-export interface Explanation {
-  matched: boolean;
-  matchedSelector?: number;
-  envelope?: { field: string; reason: string };
-  selectors: {
-    index: number;
-    matched: boolean;
-    failure?: { field: string; reason: string };
-    selector: unknown;
-  }[];
-}
-
-export interface FailureSummary {
-  id: string;
-  schema_name: string;
-  title: string;
-  at: string;
-  writer: string;
-  thread: string;
-  outcome: string;
-  error: string | null;
-  dead_letter: boolean;
 }

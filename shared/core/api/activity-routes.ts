@@ -14,11 +14,16 @@ import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { isCrumbsStatus, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { definitionPrincipal, parseDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
-import { BadRequestError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
+import { BadRequestError, type FieldIssue, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import { errorText, outcomeOf } from '#shared/domain/outcome.ts';
+import type { Selector } from '#shared/domain/selector.ts';
 import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import { explainTrigger } from '#shared/routing/explain.ts';
+import {
+  explainTrigger,
+  type SelectorExplanation,
+  type TriggerExplanation,
+} from '#shared/routing/explain.ts';
 import { DEFINITION_SCHEMAS } from '#shared/topology.ts';
 import { decodeCursor, encodeCursor, MAX_BACKLOG, readChanges, toEventStream } from '../stream/changes.ts';
 import { loadThread, resolveThread } from '../stream/threads.ts';
@@ -87,7 +92,8 @@ export function activityRoutes(deps: ActivityDeps): ActivityRoute[] {
             deps.store.get(ws, someId(breadcrumbId)),
             ruleStatus(deps.store, ws, someId(p.id)),
           ]);
-          return json(200, { ...explain(definition, breadcrumb), rule: status });
+          const answer: Explanation = { ...explain(definition, breadcrumb), rule: status };
+          return json(200, answer);
         },
       },
     },
@@ -160,7 +166,7 @@ export interface DefinitionSummary {
   /** `active` / `invalid` from the rule manager, `pending` until it has judged this version. */
   state: string;
   status_version: number | null;
-  errors: unknown[];
+  errors: FieldIssue[];
   rule_name: string | null;
   /** The bus of the pool holding the rule (`topology.bus.pool`); null without a rule. */
   event_bus: string | null;
@@ -192,7 +198,8 @@ async function definitions(store: BreadcrumbStore, ws: string): Promise<Definiti
         kind: DEFINITION_SCHEMAS[d.schema_name as keyof typeof DEFINITION_SCHEMAS],
         state: s && statusVersion === d.version ? String(s.state) : 'pending',
         status_version: statusVersion,
-        errors: Array.isArray(s?.errors) ? s.errors : [],
+        // Only crumbs' own status is read (isCrumbsStatus), and the rule manager records its errors as FieldIssues.
+        errors: Array.isArray(s?.errors) ? (s.errors as FieldIssue[]) : [],
         rule_name: typeof s?.rule_name === 'string' ? s.rule_name : null,
         event_bus: typeof s?.event_bus === 'string' && typeof s.rule_name === 'string' ? s.event_bus : null,
         pattern: s?.pattern ?? null,
@@ -201,17 +208,29 @@ async function definitions(store: BreadcrumbStore, ws: string): Promise<Definiti
     });
 }
 
-/** The rule the rule manager keeps for a definition, as its status records it (null before it has one). */
-async function ruleStatus(
-  store: BreadcrumbStore,
-  ws: string,
-  definitionId: string,
-): Promise<{
+/** The rule the rule manager keeps for a definition, as its status records it. */
+export interface RuleStatus {
   state: string;
   name: string | null;
   event_bus: string | null;
   definition_version: number;
-} | null> {
+}
+
+/** What `GET …/definitions/{id}/explain` answers: each trigger selector judged, and the definition's rule. */
+export interface Explanation extends TriggerExplanation {
+  definition: string;
+  breadcrumb: string;
+  selectors: (SelectorExplanation & { selector: Selector | undefined })[];
+  /** Null before the rule manager has judged the definition. */
+  rule: RuleStatus | null;
+}
+
+/** The rule the rule manager keeps for a definition (null before it has one). */
+async function ruleStatus(
+  store: BreadcrumbStore,
+  ws: string,
+  definitionId: string,
+): Promise<RuleStatus | null> {
   const page = await store.list({ workspace: ws, tag: `definition:${definitionId}`, limit: 10 });
   const s = page.items.find((b) => b.schema_name === STATUS_SCHEMA && isCrumbsStatus(b))?.context;
   if (!s) return null;
@@ -241,7 +260,7 @@ async function listAll(store: BreadcrumbStore, ws: string, schema: string): Prom
   return out;
 }
 
-function explain(definition: Breadcrumb, breadcrumb: Breadcrumb) {
+function explain(definition: Breadcrumb, breadcrumb: Breadcrumb): Omit<Explanation, 'rule'> {
   if (!(definition.schema_name in DEFINITION_SCHEMAS)) {
     throw new BadRequestError(`${definition.id} is a ${definition.schema_name}, not a definition`, [
       { path: 'id', message: `expected one of ${Object.keys(DEFINITION_SCHEMAS).join(', ')}` },

@@ -1,10 +1,10 @@
 /** Breadcrumb: the context view (what an LLM reads) beside the stored record, and its history with diffs. */
 import { useState } from 'preact/hooks';
+import type { Breadcrumb } from '#shared/client/api-types.ts';
 import type { Api } from '../api.ts';
 import { ErrorLine, Json, useLoad } from '../components.tsx';
 import { dateTime, diff } from '../format.ts';
 import { href } from '../session.ts';
-import type { Breadcrumb } from '../types.ts';
 
 export function BreadcrumbView({ api, id }: { api: Api; id: string }) {
   const loaded = useLoad(() => Promise.all([api.contextView(id), api.full(id), api.history(id)]), [api, id]);

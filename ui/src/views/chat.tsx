@@ -3,11 +3,11 @@
  * the change stream: every hop appears as it happens, and the agent's answer (or its error) ends the turn.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ChangeEvent } from '#shared/client/api-types.ts';
 import type { Api } from '../api.ts';
 import { OutcomeBadge } from '../components.tsx';
 import { time } from '../format.ts';
 import { href } from '../session.ts';
-import type { ChangeEvent } from '../types.ts';
 
 interface Turn {
   id: string;

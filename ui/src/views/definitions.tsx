@@ -1,6 +1,7 @@
 /** Definitions: every agent, tool, workflow and context definition with its rule state; explain a trigger. */
 import { useState } from 'preact/hooks';
-import type { Api, DefinitionSummary, Explanation } from '../api.ts';
+import type { DefinitionSummary, Explanation } from '#shared/client/api-types.ts';
+import type { Api } from '../api.ts';
 import { Badge, ErrorLine, Json, useLoad } from '../components.tsx';
 import { dateTime } from '../format.ts';
 import { href } from '../session.ts';

@@ -1,10 +1,10 @@
 /** Live: changes as they happen (the change stream), filterable by schema, tag, writer and thread. */
 import { useEffect, useMemo, useState } from 'preact/hooks';
+import type { ChangeEvent } from '#shared/client/api-types.ts';
 import type { Api } from '../api.ts';
 import { OutcomeBadge } from '../components.tsx';
 import { time } from '../format.ts';
 import { href } from '../session.ts';
-import type { ChangeEvent } from '../types.ts';
 
 const KEEP = 500;
 

@@ -1,0 +1,23 @@
+/**
+ * What the crumbs HTTP API answers, as types: the one module the CLI client (`cli/api-client.ts`) and the dashboard
+ * (`ui/src`) take response shapes from. Each shape is declared once, beside the code that builds the answer, and
+ * re-exported here.
+ *
+ * Types only: the dashboard is bundled for the browser, where a value import of these server modules would drag
+ * Node code in; type exports are erased by the build.
+ */
+export type {
+  DefinitionSummary,
+  Explanation,
+  FailureSummary,
+  RuleStatus,
+} from '#shared/core/api/activity-routes.ts';
+export type { ChangeEvent } from '#shared/core/stream/changes.ts';
+export type { ThreadNode, ThreadView } from '#shared/core/stream/threads.ts';
+export type {
+  Breadcrumb,
+  BreadcrumbVersion,
+  ContextView,
+  CreateBreadcrumbInput,
+  UpdateBreadcrumbInput,
+} from '#shared/domain/breadcrumb.ts';
