@@ -1,24 +1,15 @@
 /**
  * Bundle benchmark: the load-time budget of the function bundles. Bundles every function of the topology with
- * esbuild exactly as `CrumbsFunction` does (`infra/bundling.ts`) in several variants — what `cdk deploy` ships
- * (everything in one minified file), the same not minified, with a source map read by Node, and that with the AWS
- * SDK left to the runtime or the SDK and Powertools left to a layer (how functions shipped before) — and prints
- * each bundle's size and module load time: the median over fresh `node` processes that import it once, started
- * with the Node options the variant deploys with. That is a local proxy for the init phase of a cold start.
- * Packages a variant leaves external load from node_modules, standing in for the runtime's SDK or a layer, so
- * every load time includes all the code the function runs.
+ * esbuild as `CrumbsFunction` does (`infra/bundling.ts`), in the shipped variant and the alternatives to it
+ * (`VARIANTS`), and prints each bundle's size and module load time: the median over fresh `node` processes that
+ * import it once with the variant's Node options, a local proxy for the init phase of a cold start. Rounds
+ * interleave every function and variant, so a busy moment slows all of them alike.
  *
  *   node bin/run-ts.js bench/bundles.bench.ts [--runs 9] [--functions executor-tool,dlq-handler]
  *
- * Two times per import: wall-clock, and CPU time (user + system, all threads). On a shared machine the wall clock
- * swings with everything else running, while CPU time stays put; it is also what a Lambda function with a fraction
- * of a vCPU (memory below 1,769 MB) waits for. Rounds interleave every function and variant, so a busy moment slows
- * all of them alike.
- *
- * The budget, compared within one run because absolute times depend on the machine:
- * - ship the variant that loads fastest (the comment on `CRUMBS_BUNDLING` records the measurement behind it);
- * - no function takes more than 1.5× the api function's load CPU time in the same variant: heavy, rarely used
- *   dependencies belong only in the function that needs them.
+ * The budget, compared within one run because absolute times depend on the machine: ship the variant that loads
+ * fastest (`CRUMBS_BUNDLING` records the measurement behind it), and no function above 1.5× the api function's
+ * load CPU time in the same variant (heavy, rarely used dependencies belong only in the function that needs them).
  * Exits non-zero when a bundle fails to build or load, or a shipped function is over the ratio.
  */
 import { execFileSync } from 'node:child_process';
@@ -52,12 +43,16 @@ interface Variant {
   readonly nodeOptions: readonly string[];
   readonly shipped?: boolean;
 }
+/**
+ * The SDK (what the runtime provides) or the SDK and Powertools (what a layer would) left out of the bundle. They
+ * load from node_modules, so every load time includes all the code the function runs.
+ */
 const external = (modules: string[]): BundlingOptions => ({
   ...CRUMBS_BUNDLING,
   bundleAwsSDK: false,
   externalModules: modules,
 });
-/** A source map holding the sources, read by Node (`--enable-source-maps`): how functions were bundled before. */
+/** A source map holding the sources, read by Node (`--enable-source-maps`), for stack traces into the sources. */
 const MINIFIED_WITH_MAP = { minify: true, sourceMap: true, sourcesContent: true } as const;
 const SOURCE_MAPS = ['--enable-source-maps'];
 const VARIANTS: readonly Variant[] = [
@@ -74,7 +69,7 @@ const VARIANTS: readonly Variant[] = [
     nodeOptions: SOURCE_MAPS,
   },
   {
-    name: 'SDK + Powertools external, source map (shipped before)',
+    name: 'SDK + Powertools external, source map (layer)',
     options: { ...external(['@aws-sdk/*', '@aws-lambda-powertools/*']), ...MINIFIED_WITH_MAP },
     nodeOptions: SOURCE_MAPS,
   },
@@ -102,6 +97,10 @@ const FAKE_ENV: Record<string, string> = {
   POWERTOOLS_TRACE_ENABLED: 'false',
 };
 
+/**
+ * Two times per import. On a shared machine the wall clock swings with everything else running, while CPU time
+ * stays put; CPU time is also what a Lambda function with a fraction of a vCPU (memory below 1,769 MB) waits for.
+ */
 interface Load {
   /** Wall-clock milliseconds. */
   readonly wall: number;

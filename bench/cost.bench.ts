@@ -1,19 +1,14 @@
 /**
- * What crumbs costs on AWS per unit of work, measured on the local stack: (a) a tool round trip (an agent's
- * `tool.request.v1` with its tags and causation → the echo tool → `tool.response.v1`), (b) an agent turn with
- * one tool call (offline model: `user.message.v1` → agent → calculator → agent → `agent.response.v1`), (c) a
- * 3-step workflow run (`workflow.request.v1` → three echo steps → `workflow.result.v1`).
+ * What crumbs costs on AWS per unit of work, measured on the local stack: (a) a tool round trip (`tool.request.v1`
+ * → the echo tool → `tool.response.v1`), (b) an agent turn with one tool call (offline model: `user.message.v1` →
+ * agent → calculator → agent → `agent.response.v1`), (c) a 3-step workflow run (three echo steps).
  *
- * For each it prints, per unit: DynamoDB read and write request units as DynamoDB reports them
- * (`ReturnConsumedCapacity: INDEXES` added to every call by a metering proxy in front of DynamoDB Local, so index
- * writes are included and no production module changes), the requests by operation, EventBridge events (PutEvents
- * entries and 64 KB chunks), SQS requests by operation, Lambda invocations with their durations, and then dollars
- * per million units with the price table in `support/prices.ts`.
- *
- * What is left out, on purpose: idle polling (empty ReceiveMessage calls, stream GetRecords) costs per hour, not per
- * unit; stream reads by the publisher's Lambda trigger are free. Durations are those of this machine, not of
- * Lambda. Units run one at a time unless `--concurrency` says otherwise (then batches form and SQS and Lambda
- * costs are shared).
+ * Per unit it prints DynamoDB read and write request units as DynamoDB reports them (a metering proxy in front of
+ * DynamoDB Local adds `ReturnConsumedCapacity: INDEXES` to every call, so index writes count and no production
+ * module changes), requests by operation, EventBridge entries and 64 KB chunks, SQS requests, Lambda invocations
+ * with their durations, and dollars per million units (`support/prices.ts`). Left out on purpose: idle polling
+ * (billed per hour, not per unit) and the publisher's stream reads (free). Durations are this machine's. Units run
+ * one at a time unless `--concurrency` says otherwise (then batches form and SQS and Lambda costs are shared).
  *
  *   node bin/run-ts.js bench/cost.bench.ts [--roundtrips 30] [--turns 10] [--runs 10] [--concurrency 1]
  */

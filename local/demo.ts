@@ -6,16 +6,13 @@
  *                                 └─▶ tool.request.v1 calculator ──▶ tool ──▶ tool.response.v1 ──▶ agent
  *                                        └─▶ agent.response.v1 tagged thread:<user message id>
  *
- * It also seeds an orchestration (issue 12): `launch-lead`, asked to build with `orchestrate: true`, plans calls of
- * `market-research` and `competitor-data` (the offline model plans every available agent), runs them in parallel
- * as a workflow run, waits at the `approve` checkpoint, and after `crumbs runs approve` writes its `launch-brief`
- * deliverable:
- *   crumbs ask launch-lead "brief for the Q3 launch" --mode build --orchestrate --wait
- *   crumbs runs approve run-<id> --wait
+ * And an orchestration: `launch-lead`, asked to build with `orchestrate: true`, plans calls of `market-research`
+ * and `competitor-data` (the offline model plans every available agent), runs them in parallel as a workflow run,
+ * waits at the `approve` checkpoint, and after `crumbs runs approve` writes its `launch-brief` deliverable.
  *
- * The agents use the offline model unless `CRUMBS_DEMO_MODEL` names a real one (e.g. `openrouter/openai/gpt-4o-mini`,
- * `bedrock/anthropic.claude-3-5-haiku-20241022-v1:0`). Ids are fixed, so seeding again changes nothing unless the
- * definitions changed (then they are updated in place).
+ * The agents use the offline model unless `CRUMBS_DEMO_MODEL` names a real one (e.g.
+ * `openrouter/openai/gpt-4o-mini`). Ids are fixed, so seeding again changes nothing unless the definitions changed
+ * (then they are updated in place).
  */
 import { type CreateBreadcrumbInput, CreateBreadcrumbSchema, checksumOf } from '#shared/domain/breadcrumb.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';

@@ -1,22 +1,11 @@
 /**
- * Write request units computed from what a request writes, by DynamoDB's documented rules, for the calls DynamoDB
- * Local does not account for correctly. Measured (bench/cost.bench.ts, test/integration/capacity-calculator.test.ts):
- * DynamoDB Local's `ConsumedCapacity` is right for single-item writes and reads, but under-counts multi-item
- * transactions (bench:cost prints both: "multi-item writes computed by the rules … (DynamoDB Local reported …)").
- *
- * The rules (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html,
- * …/GSI.html "Provisioned throughput considerations", …/transaction-apis.html "Capacity management"):
- * - an item's size is the sum of its attribute names and values (strings UTF-8; numbers about 1 byte per two
- *   significant digits + 1; binary its bytes; null and booleans 1 byte; lists and maps 3 bytes + 1 per element);
- * - a write costs ⌈size / 1 KB⌉ units of the larger of the item before and after it;
- * - an index entry costs ⌈projected size / 1 KB⌉ when written; changing an index key costs a delete of the old
- *   entry and a put of the new (2 writes); removing the key, one delete;
- * - a transaction performs two underlying writes per item (prepare, commit): its table writes count twice. Its
- *   index writes count once — what DynamoDB charges, as measured against DynamoDB by the dynoxide emulator's
- *   maintainers (github.com/nubo-db/dynoxide pull request 188: "the transactional 2x factor applies to the base
- *   table arm alone; an index arm inside a transaction costs what the same write costs outside one"). DynamoDB
- *   Local doubles them (test/integration/capacity-calculator.test.ts shows it), and AWS's pages do not say; so
- *   `indexUnitsInTransactions` keeps them apart, for the conservative reading (doubled) to be printed beside.
+ * Write request units computed from what a request writes, by DynamoDB's documented rules
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html, …/GSI.html
+ * "Provisioned throughput considerations", …/transaction-apis.html "Capacity management"), for the calls DynamoDB
+ * Local does not account for correctly. Measured (bench/cost.bench.ts,
+ * test/integration/capacity-calculator.test.ts): DynamoDB Local's `ConsumedCapacity` is right for single-item
+ * writes and reads, but under-counts multi-item transactions (bench:cost prints both: "multi-item writes computed
+ * by the rules … (DynamoDB Local reported …)").
  *
  * Before-images come from a shadow of every item written through the meter (the benchmark sees every write once
  * it starts); an item the shadow does not know is taken as new.
@@ -33,6 +22,10 @@ export interface WriteUnits {
   indexUnitsInTransactions?: number;
 }
 
+/**
+ * An attribute value's size: strings UTF-8; numbers about 1 byte per two significant digits + 1; binary its bytes;
+ * null and booleans 1 byte; lists and maps 3 bytes + 1 per element. An item's size adds its attribute names.
+ */
 export function attributeSize(value: AttributeValue): number {
   const [type, inner] = Object.entries(value)[0] ?? ['NULL', true];
   switch (type) {
@@ -95,7 +88,16 @@ export class CapacityCalculator {
 
   constructor(private readonly table: TableDeclaration) {}
 
-  /** Units of one TransactWriteItems or BatchWriteItem request body (DynamoDB JSON); updates the shadow. */
+  /**
+   * Units of one TransactWriteItems or BatchWriteItem request body (DynamoDB JSON); updates the shadow.
+   *
+   * A transaction performs two underlying writes per item (prepare, commit): its table writes count twice. Its
+   * index writes count once — what DynamoDB charges, as measured against DynamoDB by the dynoxide emulator's
+   * maintainers (github.com/nubo-db/dynoxide pull request 188: "the transactional 2x factor applies to the base
+   * table arm alone; an index arm inside a transaction costs what the same write costs outside one"). DynamoDB
+   * Local doubles them (test/integration/capacity-calculator.test.ts shows it), and AWS's pages do not say; so
+   * `indexUnitsInTransactions` keeps them apart, for the conservative reading (doubled) to be printed beside.
+   */
   writeRequest(operation: string, body: Record<string, unknown>): WriteUnits {
     const total: WriteUnits = { table: 0, indexes: {} };
     const add = (u: WriteUnits, tableFactor: number) => {
@@ -149,6 +151,11 @@ export class CapacityCalculator {
     return this.cost(before, before, true);
   }
 
+  /**
+   * A write costs ⌈size / 1 KB⌉ units of the larger of the item before and after it; an index entry costs
+   * ⌈projected size / 1 KB⌉ when written; changing an index key costs a delete of the old entry and a put of the
+   * new (2 writes); removing the key, one delete.
+   */
   private cost(before: WireItem | undefined, after: WireItem | undefined, sameKeys = false): WriteUnits {
     const table = units(Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0));
     const indexes: Record<string, number> = {};

@@ -2,18 +2,14 @@
  * The breadcrumb: a versioned JSON record with a schema name, tags and a context. One zod schema per shape
  * (create input, patch input, stored record); types come from `z.infer`.
  *
- * Limits, and why:
+ * The rule: every value must be storable as written, so a write is refused up front (422, with the path) rather
+ * than failing in DynamoDB. Limits, and why:
  * - `context` ≤ 350 KB serialized: DynamoDB items are capped at 400 KB and the stored item also carries title,
  *   tags, hints and bookkeeping attributes.
  * - ≤ 50 tags of ≤ 128 characters: each tag is an index entry written in the same transaction as the record.
  * - ids and workspaces never contain `#` or `/`: `#` separates key parts in the table, `/` separates URL parts.
  * - schema names ≤ 256 characters: they are part of index keys (DynamoDB caps a key at 2048 bytes).
- * - Every value must be storable as written, so a write is refused up front (422, with the path) rather than
- *   failing in DynamoDB (`storableJsonIssues`): numbers 0 or of magnitude 1e-130 to below 1e126 (DynamoDB's
- *   range; every such JavaScript number round-trips exactly), at most 31 levels of nesting below the attribute,
- *   well-formed Unicode (no lone surrogates) in strings and keys, no empty keys (DynamoDB refuses empty attribute
- *   names) and no `__proto__` key (JavaScript readers, the SDK's included, would turn it into a prototype and
- *   lose it).
+ * - values: what DynamoDB stores and gives back unchanged (`storableJsonIssues`).
  */
 import { createHash } from 'node:crypto';
 import { CausationSchema } from './change-event.ts';
@@ -109,10 +105,15 @@ export const DYNAMODB_VALUES = {
 const MAX_STORABLE_ISSUES = 10;
 
 /**
- * Why `value` cannot be stored as written (empty when it can): DynamoDB's number range and nesting, well-formed
- * Unicode, no empty or `__proto__` keys, JSON values only. `depth` is the nesting level of `value` itself (0 for a
- * request body, whose fields are top-level attributes). Bounded recursion: it stops descending past the limit, so
- * a hostile, deeply nested body cannot exhaust the stack here or in a later `JSON.stringify`.
+ * Why `value` cannot be stored as written (empty when it can), JSON values only:
+ * - numbers 0 or of magnitude 1e-130 to below 1e126 (DynamoDB's range; every such JavaScript number round-trips
+ *   exactly), at most 31 levels of nesting below the attribute;
+ * - well-formed Unicode (no lone surrogates) in strings and keys, no empty keys (DynamoDB refuses empty attribute
+ *   names) and no `__proto__` key (JavaScript readers, the SDK's included, would turn it into a prototype and lose
+ *   it).
+ * `depth` is the nesting level of `value` itself (0 for a request body, whose fields are top-level attributes).
+ * Bounded recursion: it stops descending past the limit, so a hostile, deeply nested body cannot exhaust the stack
+ * here or in a later `JSON.stringify`.
  */
 export function storableJsonIssues(
   value: unknown,

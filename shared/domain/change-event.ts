@@ -1,21 +1,15 @@
 /**
  * The change event: what the publisher puts on the crumbs bus for every breadcrumb write, and what compiled
- * selector patterns match. Events are references plus routing fields, not a second copy of the truth: a context
- * too large for one event is left out (`context_omitted: true`) and executors read the breadcrumb instead.
+ * selector patterns match. The rule: events are references plus routing fields, not a second copy of the truth —
+ * a context too large for one event is left out (`context_omitted: true`) and executors read the breadcrumb.
  *
  * Envelope (EventBridge):
  *   source:      "crumbs"
  *   detail-type: "Breadcrumb Created" | "Breadcrumb Updated" | "Breadcrumb Deleted"
  *   detail:      ChangeDetail (below)
  *
- * `tag_map` exists because EventBridge has no "all of" operator for arrays: `all_tags: [a, b]` compiles to
- * `{"tag_map": {"<enc a>": [true], "<enc b>": [true]}}`. In an event pattern a key containing "." is read as a
- * path, so tag keys are encoded with `encodeTagKey` (percent-encoding of `%`, `.`, `$` and whitespace).
- *
- * `words` exists because EventBridge compares strings only whole and case-sensitively: it mirrors the context's
- * objects with the lowercased words of each text field (`words.ts`), so `contains_any` on a text field compiles to
- * word equality. `words_truncated` says a limit cut some field's words (matching then falls back to the executor's
- * re-check). Both are absent when the context is omitted.
+ * Fields exist for what EventBridge patterns cannot say: `tag_map` for "all of these tags", `words` for "contains
+ * this word" (see their docs in `ChangeDetailSchema`).
  */
 import type { Breadcrumb } from './breadcrumb.ts';
 import { contextWords } from './words.ts';
@@ -47,7 +41,11 @@ export const ChangeDetailSchema = z.object({
   schema_name: z.string(),
   title: z.string(),
   tags: z.array(z.string()),
-  /** Encoded tag → true, for `all_tags` matching. */
+  /**
+   * Encoded tag → true, for `all_tags` matching: EventBridge has no "all of" operator for arrays, so `all_tags:
+   * [a, b]` compiles to `{"tag_map": {"<enc a>": [true], "<enc b>": [true]}}`. In an event pattern a key containing
+   * "." is read as a path, so tag keys are encoded with `encodeTagKey`.
+   */
   tag_map: z.record(z.string(), z.literal(true)),
   created_by: z.string(),
   updated_by: z.string(),
@@ -56,9 +54,13 @@ export const ChangeDetailSchema = z.object({
   /** Present unless `context_omitted` is true. */
   context: z.optional(z.record(z.string(), z.unknown())),
   context_omitted: z.boolean(),
-  /** The words of the context's text fields (`words.ts`); absent when the context is omitted. */
+  /**
+   * The lowercased words of each text field, mirroring the context's objects (`words.ts`), so `contains_any` on a
+   * text field compiles to word equality: EventBridge compares strings only whole and case-sensitively. Absent
+   * when the context is omitted.
+   */
   words: z.optional(z.record(z.string(), z.unknown())),
-  /** True when a limit cut the words of some field (`words.ts`). */
+  /** True when a limit cut the words of some field; matching then falls back to the executor's re-check. */
   words_truncated: z.optional(z.boolean()),
   checksum: z.string(),
 });
@@ -79,7 +81,10 @@ export type ChangeEvent = z.infer<typeof ChangeEventSchema>;
 
 const TAG_KEY_ESCAPES = /[%.$\s]/g;
 
-/** Encodes a tag for use as a key in `tag_map` (and in compiled patterns). Reversible, stable. */
+/**
+ * Encodes a tag for use as a key in `tag_map` (and in compiled patterns): percent-encoding of `%`, `.`, `$` and
+ * whitespace. Reversible, stable.
+ */
 export function encodeTagKey(tag: string): string {
   return tag.replace(
     TAG_KEY_ESCAPES,

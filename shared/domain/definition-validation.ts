@@ -1,22 +1,17 @@
 /**
  * A definition as written by a user, checked in full: its structure (`parseDefinition`) and, for workflows, that
  * every expression (step `input` strings starting with "=", `when`, agent `message`, human `prompt`, map `items`,
- * the workflow's `output`) is valid JSONata and every `input_schema` is a usable JSON Schema, so a typo is reported
- * with its path (`steps[0].input.url`, `steps[1].when`) instead of failing the first run.
+ * the workflow's `output`) is valid JSONata and every `input_schema` a usable JSON Schema, so a typo is reported
+ * with its path (`steps[0].input.url`, `steps[1].when`) instead of failing the first run. Agents are checked for
+ * their type too (`agent-spec.ts`: the `yaml` parsed, the fields the type needs, api transforms compiled), and
+ * outbound limits (`outbound-limits.ts`) against the operator's ceiling in this process's environment.
  *
- * Why a module of its own: the JSONata parser is 81 KB minified, and `definitions.ts` is loaded by every function
- * that reads a definition. Only the places that accept or report on a definition import this module: the rule
- * manager (its `definition.status.v1` says `invalid` with these errors, and it makes no rule, so the definition
- * never runs) and the CLI (`crumbs apply` refuses to write it, `crumbs explain` says why it has no rule). The
- * executor pipeline and the DLQ handler keep `parseDefinition`: a message names the definition version its rule
- * was compiled from, which the rule manager has already validated. Should a broken expression reach a workflow
- * anyway (a message put on the queue by hand, a rule left from an older release), the workflow executor compiles
- * each expression when it evaluates it (`shared/domain/lang/jsonata.ts`); the failure is a NonRetriableError, which the
- * pipeline answers with a `workflow.error.v1` breadcrumb naming the step, so nothing waits forever.
- *
- * Agents are checked for their type too (`agent-spec.ts`): the `yaml` text parsed (a syntax error names its line),
- * the fields the type needs present (`transport`, `function_code`, `yaml.tools`), and api transforms compiled.
- * Outbound limits (`outbound-limits.ts`) are checked against the operator's ceiling in this process's environment.
+ * The rule: only the places that accept or report on a definition import this module (the JSONata parser is 81 KB
+ * minified): the rule manager (an invalid definition gets no rule, so it never runs) and the CLI (`crumbs apply`,
+ * `crumbs explain`). The executors and the DLQ handler keep `parseDefinition`: a message names a definition version
+ * the rule manager has validated. A broken expression that reaches a workflow anyway (a message put on the queue
+ * by hand) fails when it is compiled, as a NonRetriableError the pipeline answers with a `workflow.error.v1`
+ * naming the step, so nothing waits forever.
  */
 import jsonata from 'jsonata';
 import { type AgentSpec, agentSpec } from './agent-spec.ts';
@@ -109,7 +104,9 @@ export interface DefinitionLimits {
   readonly maxResponseBytes: number;
 }
 
-/** The limits when the operator set none; callers pass `definitionLimits()` (`shared/config.ts`), the environment's. */
+/**
+ * The limits when the operator set none; callers pass `definitionLimits()` (`shared/config.ts`), the environment's.
+ */
 export const DEFAULT_DEFINITION_LIMITS: DefinitionLimits = { maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES };
 
 /**

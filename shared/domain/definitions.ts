@@ -1,6 +1,6 @@
 /**
  * Definition breadcrumbs: the `context` of `agent.def.v1`, `tool.def.v1`, `workflow.def.v1`, `context.config.v1`,
- * and the older RCRT agent shape `agent.definition.v1` (seed 002), which is normalized to the agent shape.
+ * and RCRT's agent shape `agent.definition.v1` (seed 002), which is normalized to the agent shape.
  * `shared/topology.ts` (`DEFINITION_SCHEMAS`) says which executor kind runs each schema.
  *
  * Decisions (the seeds leave these open):
@@ -8,18 +8,11 @@
  * - The identity field (`agent_id`, `name`, `workflow_id`, `consumer_id`) is required: it is the definition's
  *   principal (`agent:<agent_id>` …), the `created_by` of everything it writes and what its rule excludes.
  * - `tools` absent on an agent means "any tool of the workspace" (the seeds' agents name tools freely); a list
- *   restricts the agent to those names.
- * - A tool without trigger selectors (no `subscriptions`, or only context ones) is triggered by
- *   `tool.request.v1` breadcrumbs whose `context.tool` is its name, as in the seeds' tools-runner.
- * - Old-form `triggers[].selector` are triggers even when their schema would infer `context` (seed 002's selector
- *   has tags only): they are given `role: "trigger"` unless they say otherwise.
- * - A context builder's `tagged` source is fetched like `recent` (its tags do the filtering).
- * - Workflow expressions (step `input` strings starting with "=", and `when`) are checked for syntax only where a
- *   definition is accepted or reported on: `validateDefinition` in `definition-validation.ts` (rule manager, CLI)
- *   passes a JSONata check into `definitionSchemas`, and a typo becomes an issue with its path
- *   (`steps[0].input.url`). `parseDefinition` here checks structure only, so the executors and the DLQ handler,
- *   which parse definitions on every message, do not bundle a JSONata parser (81 KB) they would only use to
- *   re-check what the rule manager already checked; the workflow executor compiles each expression when it runs.
+ *   restricts the agent to those names. A tool without trigger selectors is triggered by `tool.request.v1`
+ *   breadcrumbs whose `context.tool` is its name, as in the seeds' tools-runner.
+ * - `parseDefinition` checks structure only: the executors and the DLQ handler parse definitions on every message
+ *   and need no JSONata parser (81 KB). Expressions and schemas are checked where a definition is accepted or
+ *   reported on (`validateDefinition`, `definition-validation.ts`); the workflow kind compiles each when it runs.
  */
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
@@ -77,7 +70,7 @@ export const DEFAULT_MAX_TOOL_ROUNDS = 8;
  */
 export const AgentDefinitionSchema = z.object({
   agent_id: NameSchema,
-  /** How the agent works (seed 004); agents written before types existed are `context` agents. */
+  /** How the agent works (seed 004); an agent that names no type is a `context` (LLM) agent. */
   type: z._default(z.enum(AGENT_TYPES, { error: `expected one of ${AGENT_TYPES.join(', ')}` }), 'context'),
   description: z.optional(z.string()),
   system_prompt: z.optional(z.string({ error: 'expected a string' })),
@@ -106,7 +99,7 @@ export const AgentDefinitionSchema = z.object({
       .check(z.maxLength(100_000, 'at most 100000 characters')),
   ),
   llm: z.optional(LlmSettingsSchema),
-  /** Issue 12 (`agent-modes.ts`); each may be given here or inside `yaml` (seed 004), not both. */
+  /** Modes, plan and deliverable (`agent-modes.ts`); each given here or inside `yaml` (seed 004), not both. */
   modes: z.optional(ModesSchema),
   plan: z.optional(PlanConfigSchema),
   deliverable: z.optional(DeliverableConfigSchema),
@@ -114,7 +107,11 @@ export const AgentDefinitionSchema = z.object({
 });
 export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
 
-/** Seed 002's `agent.definition.v1`: `agent_name`, `triggers: [{ selector }]`, `llm_config`. */
+/**
+ * Seed 002's `agent.definition.v1`: `agent_name`, `triggers: [{ selector }]`, `llm_config`. Its
+ * `triggers[].selector` are triggers even when their schema would infer `context` (seed 002's selector has tags
+ * only): they are given `role: "trigger"` unless they say otherwise.
+ */
 export const LegacyAgentDefinitionSchema = z.pipe(
   z.object({
     agent_name: NameSchema,
@@ -422,8 +419,8 @@ export function agentRequestTrigger(agentId: string): Selector {
 }
 
 /**
- * Every agent is triggered by what is addressed to its orchestration runs (issue 12): the answers to their
- * requests, human responses and controls, all tagged `reply-to:agent:<id>` (`shared/core/agents/orchestration-agent.ts`).
+ * Every agent is triggered by what is addressed to its orchestration runs: the answers to their requests, human
+ * responses and controls, all tagged `reply-to:agent:<id>` (`shared/core/agents/orchestration-agent.ts`).
  */
 export function agentRunTrigger(agentId: string): Selector {
   return parseWith(SelectorSchema, {

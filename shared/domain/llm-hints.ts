@@ -3,28 +3,15 @@
  *
  *   { include?: [paths], exclude?: [paths], transform?: { <key>: rule }, mode?: "replace" | "merge" }
  *
- * rules:  { type: "template", template: "{{a.b}} of {{c}}" }      Handlebars syntax; the context is the root
- *         { type: "extract",  value: "$.a[0].b" }                 JSONPath; one match → the value, none → null,
- *                                                                 several → array
+ * rules:  { type: "template", template: "{{a.b}} of {{c}}" }      Handlebars syntax (`lang/template.ts`)
+ *         { type: "extract",  value: "$.a[0].b" }                 RFC 9535 JSONPath (`lang/json-path.ts`): one
+ *                                                                 match → the value, none → null, several → array
  *         { type: "format",   format: "{a.b} of {c}" }            `{path}` placeholders
  *         { type: "literal",  literal: <a JSON value> }
  *
- * Order: transforms are computed from the *stored* context; include then exclude select from it; then
- * `replace` (the default when there are transforms) answers only the transformed keys, `merge` answers the
- * selected context with the transformed keys on top. Schema-level defaults come from `schema.def.v1`
- * breadcrumbs tagged `defines:<schema>`; instance hints win field by field (transform rules key by key).
- *
- * Templates use the Handlebars language as implemented in `template.ts` (its header lists the syntax and the
- * deliberate differences): no HTML escaping, since the output is for models, not browsers; own properties only;
- * no code generation; output, work and nesting bounded. They are parsed when written, so a bad template is
- * refused with its line and column. A rule that fails at read time yields `{ "error": "…" }` under its key
- * instead of failing the read; rules are validated when written, so this only happens for data written around
- * the API or for a template that exceeds a render limit.
- *
- * Extract paths use JSONPath as RFC 9535 defines it, implemented in `json-path.ts` (its header lists the
- * deliberate differences): filters such as `$.items[?@.price < 10].name` and the RFC functions, but no code is
- * evaluated, own properties only, and query length, nesting and work are bounded. Paths are parsed when written,
- * so a bad path or a jsonpath-plus extension (`^`, `~`, `@property`, `[(...)]`) is refused with its position.
+ * The rule: templates and paths are parsed when written, so a bad one is refused with its position; reading
+ * never fails. A rule that fails at read time (data written around the API, a template over a render limit) yields
+ * `{ "error": "…" }` under its key. Order and defaults: `applyLlmHints`, `mergeHints`.
  */
 import { JsonPathSyntaxError, TemplateSyntaxError } from './errors.ts';
 import { parseJsonPath, queryJsonPath } from './lang/json-path.ts';
@@ -69,7 +56,10 @@ export const LlmHintsSchema = z.strictObject({
 });
 export type LlmHints = z.infer<typeof LlmHintsSchema>;
 
-/** Instance hints win over schema defaults, field by field; transform rules merge key by key. */
+/**
+ * Schema-level defaults come from `schema.def.v1` breadcrumbs tagged `defines:<schema>`; instance hints win over
+ * them field by field, and transform rules merge key by key.
+ */
 export function mergeHints(
   schemaDefaults: LlmHints | undefined,
   instance: LlmHints | undefined,
@@ -92,7 +82,11 @@ export function mergeHints(
   };
 }
 
-/** Applies hints to a stored context. Pure; never throws for a valid LlmHints value. */
+/**
+ * Applies hints to a stored context. Pure; never throws for a valid LlmHints value. Transforms are computed from
+ * the *stored* context; include then exclude select from it; then `replace` (the default when there are
+ * transforms) answers only the transformed keys, `merge` answers the selected context with them on top.
+ */
 export function applyLlmHints(context: Record<string, unknown>, hints: LlmHints | undefined): unknown {
   if (!hints) return context;
   let selected: Record<string, unknown> = context;

@@ -1,31 +1,13 @@
 /**
  * The words of a breadcrumb's text fields, as the change event carries them for `contains_any` (see
- * `change-event.ts` and `shared/routing/compiler.ts`). EventBridge can compare values only whole and
- * case-sensitively, and `*word*` wildcards make rules "too complex" after a few values; so the publisher lists the
- * words of every text field in the event (`detail.words`, mirroring the context's paths) and a selector's
- * `contains_any` compiles to plain equality on those words. This module is the one place words are derived: the
- * publisher (what EventBridge matches), the executor's re-check and `explain` all call it, so they agree.
+ * `change-event.ts` and `shared/routing/compiler.ts`). EventBridge compares values only whole and case-sensitively,
+ * and `*word*` wildcards make rules "too complex" after a few values; so the publisher lists the words of every
+ * text field in the event (`detail.words`, mirroring the context's paths) and `contains_any` compiles to plain
+ * equality on those words.
  *
- * What a word is:
- * - Text is normalized with NFKC (full-width letters, ligatures and composed accents compare equal to their plain
- *   forms) and lowercased. A word is a run of letters, combining marks, digits and connector punctuation (`_`),
- *   which may continue across one `'`, `’`, `.`, `:` or `·` between such characters, or one `,` between digits:
- *   the Unicode word-boundary rules (UAX #29) for the common cases. Everything else (spaces, punctuation, symbols, emoji) separates words.
- *   "Can you list my files?" → can, you, list, my, files. "don't", "file.txt", "v1.2", "3.14", "1,000",
- *   "snake_case" and "user:message" are single words; "e-mail" and "a@b" are two.
- * - Scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) are split further with
- *   `Intl.Segmenter` (UAX #29 with ICU's dictionaries): "我想列出我的文件" → 我想, 列出, 我的, 文件. Only those runs go
- *   through the segmenter: it is about a hundred times slower than the regular expression on Latin text.
- * - No stemming: "file" does not match "files".
- * - Only string fields reached through objects have words. Strings inside arrays do not: on an array field
- *   `contains_any` keeps EventBridge's element equality.
- * - Each field lists its distinct words in order of first appearance (EventBridge matches an array when any
- *   element matches, so order and repeats carry no meaning).
- *
- * Limits (the event stays well under EventBridge's 256 KB): at most {@link MAX_WORDS_PER_FIELD} distinct words
- * per field and {@link MAX_WORDS_BYTES} bytes of serialized words in all. Past either limit the list is cut and
- * `truncated` is true; the event then says `words_truncated: true`, which compiled `contains_any` conditions accept
- * as "maybe", so the executor's re-check (which derives words without limits) decides on the stored breadcrumb.
+ * The rule: this module is the one place words are derived. The publisher (what EventBridge matches), the
+ * executor's re-check and `explain` all call it, so they agree. What a word is: `textWords`. Which fields have
+ * words, and the limits that keep the event under EventBridge's 256 KB: `contextWords`.
  */
 
 /** Distinct words kept per text field in the change event. */
@@ -77,7 +59,21 @@ function* segmentWords(text: string): Generator<string> {
   }
 }
 
-/** The distinct words of a text, normalized and lowercased, in order of first appearance. */
+/**
+ * The distinct words of a text, normalized and lowercased, in order of first appearance (EventBridge matches an
+ * array when any element matches, so order and repeats carry no meaning).
+ *
+ * - Text is normalized with NFKC (full-width letters, ligatures and composed accents compare equal to their plain
+ *   forms) and lowercased. A word is a run of letters, combining marks, digits and connector punctuation (`_`),
+ *   which may continue across one `'`, `’`, `.`, `:` or `·` between such characters, or one `,` between digits:
+ *   the Unicode word-boundary rules (UAX #29) for the common cases. Everything else (spaces, punctuation, symbols,
+ *   emoji) separates words. "Can you list my files?" → can, you, list, my, files. "don't", "file.txt", "v1.2",
+ *   "3.14", "1,000", "snake_case" and "user:message" are single words; "e-mail" and "a@b" are two.
+ * - Scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) are split further with
+ *   `Intl.Segmenter` (UAX #29 with ICU's dictionaries): "我想列出我的文件" → 我想, 列出, 我的, 文件. Only those runs go
+ *   through the segmenter: it is about a hundred times slower than the regular expression on Latin text.
+ * - No stemming: "file" does not match "files".
+ */
 export function textWords(text: string, limit = Number.POSITIVE_INFINITY): string[] {
   const seen = new Set<string>();
   for (const word of segmentWords(text)) {
@@ -100,7 +96,15 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The words of every text field of `context` (not inside arrays), within `limits`. */
+/**
+ * The words of every text field of `context`, within `limits`. Only string fields reached through objects have
+ * words; strings inside arrays do not, so on an array field `contains_any` keeps EventBridge's element equality.
+ *
+ * The event's limits ({@link EVENT_WORD_LIMITS}): at most {@link MAX_WORDS_PER_FIELD} distinct words per field and
+ * {@link MAX_WORDS_BYTES} bytes of serialized words in all. Past either the list is cut and `truncated` is true;
+ * the event then says `words_truncated: true`, which compiled `contains_any` conditions accept as "maybe", so the
+ * executor's re-check (which derives words with {@link NO_WORD_LIMITS}) decides on the stored breadcrumb.
+ */
 export function contextWords(context: unknown, limits: WordLimits = EVENT_WORD_LIMITS): ContextWords {
   // Bytes so far of the serialized tree, counted as the fields are added (an estimate that never undercounts:
   // each word costs its JSON string length plus a comma, each field its quoted key, colon, brackets and comma).

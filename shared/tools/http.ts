@@ -2,16 +2,14 @@
  * `http`: one HTTP call (method, url, headers, body) with an optional JSONata `response_mapping` over
  * `{ status, headers, body }`.
  *
- * Guard rails, from the tool definition's `config` (never from the request, which a model may write) and the stack:
+ * The rule: guard rails come from the tool definition's `config` (never from the request, which a model may write)
+ * and the stack; a definition alone never opens the network.
  * - `allowed_hosts`: exact host names, `*.example.com` for subdomains, or `"*"`. Required: no list, no calls.
- * - Every call goes through the one guarded fetch of `shared/adapters/network/` (the agent types use it too): only
- *   globally routable addresses that are not this host's own, the name resolved once and the connection made to
- *   the checked address, at most `max_redirects` (default 3, at most 5) each checked again, no https → http,
- *   credentials left behind when a redirect changes origin. `config.allow_private: true` lifts the address check
- *   only on a stack that allows private network access (`crumbs dev --allow-private-network`, never on AWS); on any
- *   other stack a definition asking for it is refused outright — a definition alone never opens the network.
- * - `timeout_ms` (default 10 s, and never beyond the executor's own deadline) and `max_response_bytes` (default
- *   1 MiB, at most the operator's `CRUMBS_MAX_RESPONSE_BYTES`): the read stops at the cap with an error saying so.
+ * - Every call goes through the guarded fetch of `shared/adapters/network/` (address policy, checked redirects,
+ *   `max_redirects` default 3, at most 5). `config.allow_private: true` lifts the address check only on a stack that
+ *   allows private network access (`crumbs dev --allow-private-network`, never on AWS); elsewhere it is refused.
+ * - `timeout_ms` (default 10 s, never beyond the executor's own deadline) and `max_response_bytes` (default 1 MiB,
+ *   at most the operator's `CRUMBS_MAX_RESPONSE_BYTES`): the read stops at the cap with an error saying so.
  * - `retry_on_status` (default 429, 502, 503, 504): answers that say "try later" fail the trigger retriably, so SQS
  *   delivers it again; once the queue gives up (its DLQ), the caller gets a `status: "error"` response.
  */

@@ -1,7 +1,6 @@
 /**
  * The LlmClient adapter: routes each call to a provider by the model string's prefix and speaks that provider's
- * API directly (no LLM SDK: the Converse call goes through the AWS SDK already in the Lambda runtime, the others
- * are one fetch each, which keeps the executor bundles small).
+ * API directly (no LLM SDK: Converse goes through the AWS SDK the bundle has anyway; the others are one fetch).
  *
  *   bedrock/<modelId>            Amazon Bedrock Converse (through the AWS SDK client: IAM role credentials)
  *   openrouter/<model>           OpenRouter   (OPENROUTER_BASE_URL, default https://openrouter.ai/api/v1)
@@ -10,12 +9,11 @@
  *   openai-compatible/<model>    vLLM, LM Studio, ... (OPENAI_COMPATIBLE_BASE_URL, required)
  *   offline/<name>               the deterministic offline model (no network; see offline-model.ts)
  *
- * A bare model id (`gpt-4`, as in the seeds) goes to the stack's default provider (`defaultProvider`, from
- * `CRUMBS_DEFAULT_LLM_PROVIDER`); an unknown provider prefix is an error, not a fallback
- * (`#shared/domain/llm-model.ts`). Keys: see api-keys.ts.
- *
- * Tool calls come back as data, never executed here. Tool names are encoded for providers that accept only
+ * The rule: a bare model id (`gpt-4`, as in the seeds) goes to the stack's default provider
+ * (`CRUMBS_DEFAULT_LLM_PROVIDER`); an unknown prefix is an error, never a fallback (`#shared/domain/llm-model.ts`).
+ * Tool calls come back as data, never executed here; tool names are encoded for providers that accept only
  * `[a-zA-Z0-9_-]` (`context.build` → `context__build`) and decoded on the way back (tool-wire.ts).
+ * Keys: api-keys.ts.
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NonRetriableError } from '#shared/domain/errors.ts';

@@ -1,7 +1,7 @@
 /**
- * The OFFLINE model: a deterministic stand-in for an LLM, for the demo and tests. It makes no network call and
- * never pretends to be a real model (every answer says "offline"). It answers an `LlmRequest` directly, behind the
- * same LlmClient as Bedrock or OpenRouter, so callers exercise the same port, tool calls and conversation shape.
+ * The OFFLINE model: a deterministic stand-in for an LLM, for the demo and tests. The rule: it makes no network call
+ * and never pretends to be a real model (every answer says "offline"). It answers an `LlmRequest` behind the same
+ * LlmClient as Bedrock or OpenRouter, so callers exercise the same port, tool calls and conversation shape.
  *
  * What it does, in order:
  * 1. The conversation ends with tool results → it answers from them: a calculator result as "17*23 = 391",
@@ -10,11 +10,8 @@
  *    for the tool: `calculator({ expression: "17*23" })`.
  * 3. Otherwise it replies briefly, quoting the message and naming the context sections (`## <key>` headings of
  *    the system prompt) it received.
- * With a response schema (structured output) the answer is an instance of the schema (`fillSchema`) with the reply
- * in its most answer-like string; asked for an orchestration plan (ORCHESTRATION_PLAN_SCHEMA_ID) it calls every
- * agent the schema allows once, in the schema's default mode. With a `responseFormat` (plans, deliverables) the
- * reply takes that shape: markdown with the template and one heading per section, html with one `<h2>` per
- * section, yaml.
+ * With a response schema the answer is an instance of it with the reply in its most answer-like string
+ * (`fillSchema`; an orchestration plan calls every agent once); a `responseFormat` gives it that shape (`shaped`).
  */
 import { LinearRegExp } from '#shared/domain/lang/linear-regex.ts';
 import {

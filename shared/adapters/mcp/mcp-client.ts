@@ -3,17 +3,16 @@
  *
  * Transport: Streamable HTTP (MCP 2025-03-26 and later); when the server answers the initializing POST with a 4xx
  * (404, 405: an HTTP+SSE server of the 2024-11-05 spec), the client falls back to the SSE transport, as the spec's
- * backwards-compatibility section says. Every request goes through the guarded fetch the adapter is given (address
- * policy, body cap), bound to the server's origin: a redirect or an endpoint elsewhere is refused.
+ * backwards-compatibility section says. The rule: every request goes through the guarded fetch the adapter is
+ * given (address policy, body cap), bound to the server's origin, so a redirect or an endpoint elsewhere is refused.
  *
  * One connection per call (initialize, the request, close): a Lambda invocation makes few MCP calls, and a session
- * kept across invocations would be one the server may have expired. JSON Schema validation of tool outputs uses
- * the SDK's @cfworker/json-schema provider (the project's validator) instead of its default Ajv, which is not even
- * bundled (`ajv-unused.ts`).
+ * kept across invocations would be one the server may have expired. Tool outputs are validated with the SDK's
+ * @cfworker/json-schema provider (the project's validator), not its default Ajv, which is not bundled.
  *
  * Errors: the server's JSON-RPC errors (unknown tool, bad arguments) are NonRetriableError naming the server and
- * tool; a server that cannot be reached, times out or answers 5xx/429 is RetriableError (SQS tries again). A tool
- * that ran and failed is not an error here: its result says `isError: true`.
+ * tool; a server that cannot be reached, times out or answers a status that says "try later" is RetriableError
+ * (SQS tries again). A tool that ran and failed is not an error here: its result says `isError: true`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';

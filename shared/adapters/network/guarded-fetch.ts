@@ -1,17 +1,15 @@
 /**
- * The one `fetch` for requests a definition causes (the `http` tool, api agents, MCP servers, A2A partners). For
- * the request and every redirect hop:
+ * The one `fetch` for requests a definition causes (the `http` tool, api agents, MCP servers, A2A partners); the
+ * design, the address table and the costs are in README.md beside this file. The rule: the request and every
+ * redirect hop are checked alike:
  *
  * - http and https only; a redirect from https to http is refused; at most `maxRedirects` (never more than 5);
  * - the host must be on `allowedHosts` and the origin in `allowedOrigins` when they are given;
- * - the name is resolved once (`resolveChecked`) and the connection goes to those checked addresses: undici's
- *   `fetch` with an `Agent` whose `connect.lookup` answers them, so a name that resolves differently the second
- *   time (DNS rebinding) cannot move the connection; TLS still verifies the certificate against the host name;
+ * - the name is resolved once (`resolveChecked`) and the connection goes to those checked addresses (an undici
+ *   `Agent` whose `connect.lookup` answers them), so DNS rebinding cannot move it; TLS still verifies the host name;
  * - when a redirect changes the origin, only content negotiation headers go along (`CROSS_ORIGIN_HEADERS`):
- *   `authorization`, `cookie`, `proxy-authorization`, headers filled from secrets and any other header a caller set
- *   stay with the origin they were meant for;
- * - the response body is capped (`maxResponseBytes`, never above the operator's `CRUMBS_MAX_RESPONSE_BYTES`): a
- *   declared length above it is refused before the body is read, and a body that grows past it errors the stream.
+ *   credentials, headers filled from secrets and any other header a caller set stay with their origin;
+ * - the body is capped (`maxResponseBytes`, never above the operator's `CRUMBS_MAX_RESPONSE_BYTES`).
  *
  * The answer is a global `Response`, so SDK clients (MCP, A2A) that get this as their fetch see the class they
  * expect; `within({ allowedOrigins })` binds a call to the origins its definition configured.

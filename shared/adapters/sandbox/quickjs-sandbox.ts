@@ -1,34 +1,12 @@
 /**
- * The Sandbox port: QuickJS compiled to WebAssembly (`quickjs-emscripten-core` with the release-sync variant, a
- * .wasm file: nothing built natively), run in a worker thread.
+ * The Sandbox port: QuickJS compiled to WebAssembly, run in a worker thread (design: README.md beside this file).
  *
- * Isolation: each run gets a fresh QuickJS runtime and context, disposed at the end, so what one function does
- * (globals it changes, prototypes it patches, memory it leaks) reaches no other run and never the host. Inside
- * there is only the JavaScript language: no `process`, `require`, `fetch`, timers, file system or network, no
- * module loader (so `import()` fails), and the `ctx` object whose methods are the bridge the caller gives.
- *
- * Limits, per run:
- * - memory: QuickJS's allocator limit (`memoryMb`): a memory bomb ends with "out of memory" inside the sandbox;
- * - time: one deadline for the run, bridged calls included. QuickJS's interrupt handler stops running JavaScript
- *   at the deadline (an infinite loop), and waits on bridged calls are raced against it. QuickJS polls that
- *   handler only between bytecodes, so a long builtin call (`new Array(1e5).fill(0)` a thousand times near the
- *   memory limit spends seconds inside QuickJS's allocator and garbage collector) is not interrupted: that is why
- *   the interpreter runs in a worker thread, which the host terminates shortly after the deadline whatever it is
- *   doing. Measured before the worker existed: such a loop ran 17 s against a 2 s limit.
- * - stack: 256 KB inside QuickJS; output: the result as JSON, at most 256 KB; console: 200 lines of 1000 chars.
- *
- * Bridged calls (`ctx.search`, `ctx.create`, `ctx.callTool`, whatever names the bridge has): the code calls
- * `ctx.<name>(arg)` and gets a promise; the argument crosses as JSON, the host function runs here (outside the
- * sandbox and its worker), and its JSON result resolves the promise.
- *
- * One idle worker is kept between runs (a warm start costs one message; a cold one starts a thread and compiles
- * the WebAssembly module, tens of milliseconds); a worker that ran out its deadline, crashed, or whose QuickJS
- * instance aborted is terminated, never reused, and one that dies while idle is forgotten: the next run starts a
- * fresh worker. Each run gets a fresh QuickJS instance inside the worker (see `nextModule` in the worker).
- * The deadline starts when the worker has the module loaded and begins the run (it says `started`), so a cold
- * worker's start-up is not taken from the function's time; start-up itself is bounded by `STARTUP_MS`.
- * The worker is `quickjs-worker.mjs`, next to this file and next to the Lambda bundle (the function's bundling
- * copies it and installs the two QuickJS packages beside it; see the CDK function construct).
+ * The rule: a run reaches nothing but the JavaScript language and the `ctx` bridge the caller gives, and it ends
+ * by its deadline whatever it is doing. Each run gets a fresh QuickJS runtime and context; QuickJS's memory limit
+ * and interrupt handler bound what it can hold and how long it runs, and the host terminates the worker shortly
+ * after the deadline for what the interrupt cannot stop (a long builtin call). A worker that ran out its deadline,
+ * crashed or aborted is never reused. The deadline starts when the worker says `started`, so a cold start is not
+ * taken from the function's time.
  */
 import { Worker } from 'node:worker_threads';
 import type { Sandbox, SandboxBridge, SandboxLimits, SandboxResult } from '#shared/ports/sandbox.ts';

@@ -1,23 +1,17 @@
 /**
- * Workflow runs over HTTP. Every route writes at most one breadcrumb (the run's executor does the rest) and checks
- * first what it can, so a bad request is a 4xx problem+json and writes nothing:
+ * Workflow runs over HTTP. The rule: every route writes at most one breadcrumb (the run's executor does the rest)
+ * and checks first what it can, so a bad request is a 4xx problem+json and writes nothing (checks: `runRoutes`).
  *
  *   POST …/runs                      { workflow, input }       → 201, writes `workflow.request.v1`
- *   GET  …/runs?workflow=&status=&limit=&cursor=                → the runs, newest first
- *   GET  …/runs/{run_id}                                        → the run (`status: "requested"` before it starts)
+ *   GET  …/runs?workflow=&status=&limit=&cursor=               → the runs, newest first
+ *   GET  …/runs/{run_id}                                       → the run (`status: "requested"` before it starts)
  *   POST …/runs/{run_id}/approve     { step?, input?, comment? } → 202, writes `human.response.v1`
  *   POST …/runs/{run_id}/reject      { step?, comment? }         → 202, writes `human.response.v1`
  *   POST …/runs/{run_id}/pause | resume | cancel                → 202, writes `workflow.control.v1`
  *   POST …/runs/{run_id}/retry       { from_step }              → 202, writes `workflow.control.v1`
  *
- * Checks: the workflow exists (404) and its input matches its `input_schema` (422); the run exists (404); approve
- * and reject need a run that is `waiting` on a human step (409), name the step when several wait (400), and an
- * approved input must match the step's `input_schema` (422); pause needs a running or waiting run, resume a paused
- * one, cancel one that has not ended (409); retry names a top-level step of the run's workflow (422), which
- * GET …/runs/{run_id} lists as `retry_steps`.
- *
- * What is written is tagged `run:<run id>` and `reply-to:<driver>` (and `step:` for a response), so the run's
- * rule delivers it to what drives the run — the workflow executor (`reply-to:workflow:<id>`), or the agent whose
+ * What is written is tagged `run:<run id>` and `reply-to:<driver>` (and `step:` for a response), so the run's rule
+ * delivers it to what drives the run: the workflow executor (`reply-to:workflow:<id>`) or the agent whose
  * orchestration it is (`reply-to:agent:<id>`) — written by the caller (shared/domain/CONVENTIONS.md).
  */
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
@@ -77,6 +71,13 @@ function workspace(p: Params): string {
   return parseOrThrow(WorkspaceSchema, p.ws, 'workspace');
 }
 
+/**
+ * Checks: the workflow exists (404) and its input matches its `input_schema` (422); the run exists (404); approve
+ * and reject need a run that is `waiting` on a human step (409), name the step when several wait (400), and an
+ * approved input must match the step's `input_schema` (422); pause needs a running or waiting run, resume a paused
+ * one, cancel one that has not ended (409); retry names a top-level step of the run's workflow (422), which
+ * GET …/runs/{run_id} lists as `retry_steps`.
+ */
 export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRoute[] {
   const { store } = deps;
   const base = '^/v1/workspaces/(?<ws>[^/]+)/runs';

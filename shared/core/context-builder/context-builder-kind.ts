@@ -7,15 +7,11 @@
  *   { consumer_id, trigger_event_id, trigger_schema, session?, user_message, sources: { <key>: … },
  *     formatted_context, token_estimate }
  *
- * - One breadcrumb per consumer, and per `session:<x>` tag when the trigger has one: its id is derived from
- *   (consumer, session), so every message of a session updates the same record (the agent sees a new version).
- * - Tags: the config's `output.tags`, plus `consumer:<consumer_id>` (what the agent's selector needs; added when
- *   the config forgot it) and the session tag.
- * - `formatted_context` is one `## <key>` section per source, cut to `formatting.max_tokens` (≈ 4 characters a
- *   token, default 4,000 tokens); `sources` keeps the data, with arrays shortened if the record would outgrow
- *   the breadcrumb context limit.
- *
- * Also here: the `context.build` and `llm` built-in tools (listed by the handlers that run them).
+ * - One breadcrumb per consumer and `session:<x>` tag: its id is derived from (consumer, session), so every message
+ *   of a session updates the same record. Tags: the config's `output.tags`, `consumer:<consumer_id>` (what the
+ *   agent's selector needs, added when the config forgot it) and the session tag.
+ * - `formatted_context` is cut to `formatting.max_tokens`; `sources` keeps the data, with arrays shortened if the
+ *   record would outgrow the breadcrumb context limit. Also here: the `context.build` and `llm` built-in tools.
  */
 import { createHash } from 'node:crypto';
 import { type Breadcrumb, type ContextView, jsonBytes } from '#shared/domain/breadcrumb.ts';
@@ -89,7 +85,7 @@ export function buildContextOutput(input: ExecutionInput<ContextConfig>): Output
   };
 }
 
-/** `## <key>` sections, in source order, cut to `maxChars` in total. */
+/** `## <key>` sections, in source order, cut to `maxChars` in total (`max_tokens` × ≈ 4 characters a token). */
 export function formatContext(sources: Record<string, unknown>, maxChars: number): string {
   let out = '';
   for (const [key, value] of Object.entries(sources)) {

@@ -4,16 +4,13 @@
  *
  * Hops. Every breadcrumb an executor writes carries `causation.hop`: how many executor steps separate it from
  * the start of its thread (a breadcrumb written by a person or a plain API call is hop 0). The outputs of a
- * trigger are normally one hop further than the trigger; a trigger whose hop has reached the definition's
- * `hop_limit` (default 16) is not run: it is answered once with `system.loop_stopped.v1` (deterministic id).
+ * trigger are one hop further than the trigger; a trigger whose hop has reached the definition's `hop_limit`
+ * (default 16) is not run: it is answered once with `system.loop_stopped.v1` (deterministic id).
  *
- * Continuations do not count. When an implementation says the trigger answers a request the definition wrote
- * itself (`ownRequestOf`, contract.ts) — an agent's `tool.request.v1` answered by a `tool.response.v1`, a run's
- * step request answered by its result — and the store confirms that request's `created_by` is this definition,
- * the trigger belongs to the turn that request was written in. The guard then judges the hop that turn started
- * at (the request's hop − 1), and the outputs get the request's own hop: an agent's eighth tool round writes at
- * the same hop as its first, so `max_tool_rounds` and `hop_limit` no longer compete. What bounds a continuation
- * is the implementation's own limit (`max_tool_rounds`, a run's step limit), not the hop.
+ * Continuations do not count (`accountHops`): a trigger that answers a request the definition wrote itself belongs
+ * to the turn that request was written in, so an agent's eighth tool round writes at the same hop as its first and
+ * `max_tool_rounds` and `hop_limit` bound different things. What bounds a continuation is the implementation's own
+ * limit (`max_tool_rounds`, a run's step limit), not the hop.
  *
  *   user.message (0) → agent: tool.request (1) → tool: tool.response (2) → agent (turn at 0): tool.request (1)
  *                    … → agent: agent.response (1) → another agent (1): its answer (2) → … → loop_stopped
@@ -40,7 +37,10 @@ export interface HopAccount {
 
 /**
  * The hop of a trigger and the causation of what answers it. `ownRequest` is what the implementation's
- * `ownRequestOf` returned; it counts only when that breadcrumb exists and was written by `principal`.
+ * `ownRequestOf` returned (contract.ts: an agent's `tool.request.v1` answered by a `tool.response.v1`, a run's step
+ * request answered by its result); it counts only when that breadcrumb exists and was written by `principal`.
+ * Then the guard judges the hop the turn started at (the request's hop − 1), and the outputs get the request's own
+ * hop.
  */
 export async function accountHops(
   trigger: Breadcrumb,

@@ -7,15 +7,12 @@
  *   (past a grace period, in one of the workspace's slots: workspace-slots.ts) → write outputs (outputs.ts) →
  *   complete the claim
  *
- * Exactly one response: every output id is deterministic (outputs.ts), and the store's create replays an
- * existing id instead of writing a second breadcrumb. So duplicate deliveries, a re-execution after a crash (the
- * claim's lease ran out) and a later dead-letter answer (dlq.ts) all land on the same ids. The claim keeps a
- * second worker from executing while the first still holds a live lease.
- *
- * Errors: what `isRetriable` (`#shared/domain/errors.ts`) calls retriable fails the message so SQS delivers it
- * again after a back-off (batch.ts); anything else from `execute` is answered with the kind's `errorOutput`
- * under the first output id, so nobody waits forever. An output the store refuses for good (too large, a bad
- * tag) is answered the same way.
+ * Exactly one response: every output id is deterministic (outputs.ts) and the store's create replays an existing
+ * id, so duplicate deliveries, a re-execution after a crash (the claim's lease ran out) and a later dead-letter
+ * answer (dlq.ts) all land on the same ids; the claim keeps a second worker from executing while the first holds a
+ * live lease. Errors: what `isRetriable` (`#shared/domain/errors.ts`) calls retriable fails the message, so SQS
+ * delivers it again after a back-off (batch.ts); anything else from `execute`, and an output the store refuses for
+ * good (too large, a bad tag), is answered with the kind's `errorOutput` under the first output id.
  */
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { DETAIL_TYPES } from '#shared/domain/change-event.ts';

@@ -1,22 +1,15 @@
 /**
  * The change stream as long-polling server-sent events: one request waits (up to `waitMs`) for changes after its
  * cursor, answers them as SSE frames, each with its position as `id:`, and ends; EventSource (or `crumbs tail`)
- * reconnects at once with `Last-Event-ID` and the next request continues exactly there.
+ * reconnects at once with `Last-Event-ID` and the next request continues exactly there. Long polling, not one open
+ * response: API Gateway HTTP APIs buffer Lambda responses and end an integration after 30 s, and a Function URL
+ * that could stream would sit beside the API with its own authentication.
  *
- * Why long polling and not a stream: API Gateway HTTP APIs buffer Lambda responses (no response streaming) and end
- * an integration after 30 s, so one response cannot stay open; a Function URL could stream but would sit beside
- * the API with its own authentication. Long polling works through the same route, authorizer and handler on AWS
- * and locally.
- *
- * Cost: a waiting request holds one API function instance for up to 20 s (billed for the wait, 512 MB, about
- * 43,000 GB-s a day per open dashboard tab) and reads the change log every `pollMs`. Clients that can live with
- * seconds of delay ask `?wait=0` and poll on the `retry:` hint instead, which costs only requests.
- *
- * Gaps and duplicates: positions are the change log's sort keys `<updated_at>#<id>#<version>`. A write becomes
- * visible a moment after the time it carries (the transaction commits after the timestamp is taken, the index is
- * eventually consistent), so a request only hands out changes older than `settleMs`: a later-committing write can
- * no longer land behind a position already handed out. Every answer ends with an `id:`-only frame carrying the
- * position it read up to, so a reconnect resumes there even when nothing matched the filters.
+ * The rule: no gaps and no duplicates. Positions are the change log's sort keys `<updated_at>#<id>#<version>`. A
+ * write becomes visible a moment after the time it carries (the transaction commits after the timestamp is taken,
+ * the index is eventually consistent), so a request hands out only changes older than `settleMs`: a write that
+ * commits later cannot land behind a position already handed out. Every answer ends with an `id:`-only frame
+ * carrying the position it read up to, so a reconnect resumes there even when nothing matched the filters.
  */
 
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
@@ -42,9 +35,15 @@ export interface ChangeStreamOptions {
   /** Without a cursor: hand out the newest `backlog` changes first. */
   backlog?: number;
   filters: ChangeFilters;
-  /** How long to wait for a first change. */
+  /**
+   * How long to wait for a first change. A waiting request holds one API function instance (billed for the wait:
+   * up to 20 s at 512 MB, about 43,000 GB-s a day per open dashboard tab); clients that can live with seconds of
+   * delay ask `?wait=0` and poll on the `retry:` hint instead, which costs only requests.
+   */
   waitMs: number;
+  /** Only changes older than this are handed out (see the header). */
   settleMs: number;
+  /** How often a waiting request reads the change log. */
   pollMs: number;
   /** Full records at the changed version (one BatchGet per answer); otherwise the summary only. */
   full?: (workspace: string, entries: readonly ChangeEntry[]) => Promise<Map<string, Breadcrumb>>;

@@ -2,19 +2,16 @@
  * The publisher core: a DynamoDB Streams batch in, change events out (DESIGN.md "Change event").
  *
  * - A head item written by crumbs (fresh `write_id`) → `Breadcrumb Created` (version 1) or `Breadcrumb Updated`.
- * - A removed head → `Breadcrumb Deleted`, from the old image.
+ * - A removed head → `Breadcrumb Deleted`, from the stream record's old image.
  * - A plain put (or a console edit of an adopted breadcrumb) → adopted through the store; that write produces the
  *   event on its own stream record. Invalid plain puts are annotated with `ingest_errors`; no event.
  * - History, tag, idempotency, hints and claim items → nothing.
  *
- * Each event goes to the buses of the pool that hold rules of its workspace (`routes`, `bus-placement.ts`; the
- * first bus always); one PutEvents request may carry entries for several buses.
- *
- * Events over a breadth budget (a thread's, a workspace's rate; `breadth-budget.ts`) are shed before routing.
- *
- * Events go out in PutEvents calls of up to 10 (and 256 KB); entries the bus refuses are retried with backoff. A record whose event
- * could not be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from
- * there and nothing after it is lost (stream order is kept per shard).
+ * Events over a breadth budget (`breadth-budget.ts`) are shed; the rest go to the buses of the pool that hold rules
+ * of their workspace (`bus-placement.ts`; the first bus always), in PutEvents calls of up to 10 entries and 256 KB,
+ * refused entries retried with backoff. The rule: nothing after a failure is lost. A record whose event could not
+ * be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from there
+ * (stream order is kept per shard).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
@@ -172,7 +169,10 @@ async function routeAll(
   return { entries };
 }
 
-/** Puts entries in requests of up to 10 (and 256 KB), retrying refused ones; returns the earliest sequence that could not be put. */
+/**
+ * Puts entries in requests of up to 10 (and 256 KB), retrying refused ones; returns the earliest sequence that
+ * could not be put.
+ */
 async function putAll(
   pending: { entry: BusEntry; sequence: string }[],
   deps: PublisherDependencies,
