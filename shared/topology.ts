@@ -406,8 +406,8 @@ export const topology = {
         onFailureQueueName: 'crumbs-publisher-failures',
         // What the publisher acts on: a head written (API, executor, adoption, a console edit), an item written
         // without `kind` (a plain put) and a head removed (delete, TTL). Versions, tags, claims, idempotency keys,
-        // schema settings and deletion entries ride the same stream and no longer invoke it (issue 14: a claim
-        // written on its own was a publisher invocation that did nothing).
+        // schema settings and deletion entries ride the same stream and do not invoke it (a claim written on its own
+        // would be a publisher invocation that does nothing).
         // Lambda filters DynamoDB records on the `dynamodb` key only (not `eventName`), hence images, not names.
         filters: [
           { dynamodb: { NewImage: { kind: { S: ['breadcrumb'] } } } },

@@ -1,6 +1,7 @@
 /**
- * A counting HTTP proxy for benchmarks (and tests that inject faults): forwards every request to a local AWS service endpoint and counts it by
- * operation (the X-Amz-Target header of the JSON protocols: DynamoDB, DynamoDB Streams, SQS, EventBridge).
+ * A counting HTTP proxy for benchmarks (and tests that inject faults): forwards every request to a local AWS
+ * service endpoint and counts it by operation (the X-Amz-Target header of the JSON protocols: DynamoDB, DynamoDB
+ * Streams, SQS, EventBridge).
  */
 import { createServer, request } from 'node:http';
 
@@ -13,7 +14,7 @@ export interface ProxiedCall {
 
 export interface CountingProxy {
   readonly endpoint: string;
-  /** Calls `listener` for every request answered from now on, until the function it returns is called. */
+  /** Calls `listener` for every request answered after this call, until the function it returns is called. */
   watch(listener: (call: ProxiedCall) => void): () => void;
   counts(): Record<string, number>;
   total(filter?: (operation: string) => boolean): number;

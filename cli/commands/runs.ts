@@ -9,7 +9,7 @@
  *   crumbs runs pause|resume|cancel <run_id> [--wait]
  *   crumbs runs retry <run_id> --from STEP [--wait]
  *
- * `--wait` polls the run until it is no longer running (waiting for a person, paused, or ended) and prints it.
+ * `--wait` polls the run until it has stopped running (waiting for a person, paused, or ended) and prints it.
  * After an action it first waits for the run to take it (its version to move on).
  */
 import type { CrumbsClient, RunAction, RunView } from '../api-client.ts';

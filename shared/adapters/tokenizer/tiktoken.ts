@@ -10,7 +10,7 @@
  *
  * Load time: the rank tables are big (cl100k 1.1 MB, o200k 2.3 MB of JavaScript). They are imported on first use,
  * not at cold start, and the agent functions leave `js-tiktoken` out of the bundle (installed beside it), so the
- * tables cost nothing until a context is large enough to need counting (see context-budget.ts: a text of at most
+ * tables cost nothing until a context is large enough to need counting (see prompt-budget.ts: a text of at most
  * N UTF-8 bytes has at most N tokens, so small contexts are never tokenized). Loaded encodings are kept per
  * container.
  */
