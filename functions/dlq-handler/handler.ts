@@ -7,36 +7,28 @@
  * One handler serves every executor DLQ. It loads only the kinds' error answers (`answers.ts`), not the kinds
  * themselves: answering needs no tool, model or JSONata, and this function must keep working when they fail.
  */
-import middy from '@middy/core';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
-import { redeliveryFor } from '#shared/adapters/sqs/sqs-batch.ts';
 import { parseEnv, TableEnvSchema } from '#shared/config.ts';
-import { handleDeadLetterRecords } from '#shared/core/rules/rule-target-dead-letters.ts';
+import { handleDeadLetterRecord } from '#shared/core/rules/rule-target-dead-letters.ts';
 import { ENV, topology } from '#shared/topology.ts';
-import { instrumented, powertools } from '../wiring/powertools.ts';
+import { powertools } from '../wiring/powertools.ts';
+import { sqsHandler } from '../wiring/sqs-handler.ts';
 
 const env = parseEnv(TableEnvSchema);
 const pt = powertools('crumbs-dlq-handler', [defaultDocumentClient()]);
-const { logger, metrics, tracing } = pt;
-const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
-// The DLQs' visibility timeout is 6 × this function's timeout (work-queue.ts); dead letters it fails on are
-// parked after as many receives as the executor queues allow.
-const redelivery = redeliveryFor(new SqsMessageVisibility(), {
-  visibilityTimeoutSeconds: 6 * topology.functions.dlqHandler.timeoutSeconds,
-  maxReceiveCount: topology.functions.executors.tool.trigger.queue.maxReceiveCount,
-});
+const deps = {
+  store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),
+  log: pt.logger,
+  tracing: pt.tracing,
+};
 
-export const handler = instrumented(
-  middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    metrics.addMetric('DeadLetteredTriggers', 'Count', event.Records.length);
-    return handleDeadLetterRecords(event.Records, {
-      store,
-      log: logger,
-      tracing,
-      redelivery,
-    });
-  }),
-  pt,
-);
+export const handler = sqsHandler(pt, {
+  // The DLQs' visibility timeout is 6 × this function's timeout (work-queue.ts); dead letters it fails on are
+  // parked after as many receives as the executor queues allow.
+  queue: {
+    visibilityTimeoutSeconds: 6 * topology.functions.dlqHandler.timeoutSeconds,
+    maxReceiveCount: topology.functions.executors.tool.trigger.queue.maxReceiveCount,
+  },
+  handle: (record) => handleDeadLetterRecord(record, deps),
+  measure: (metrics, { records }) => metrics.addMetric('DeadLetteredTriggers', 'Count', records.length),
+});

@@ -3,23 +3,19 @@
  * (changes of agent.def.v1, tool.def.v1, workflow.def.v1, context.config.v1, agent.definition.v1, and
  * system.rules_sync.v1 requests). Reads definitions; manages EventBridge rules under its name prefix on the buses of
  * the pool (PutRule/PutTargets/RemoveTargets/DeleteRule; every target with the rule-targets DLQ and retry policy),
- * recording which buses hold a workspace's rules in its `bus-placement` breadcrumb, and,
- * for schedule.def.v1, EventBridge Scheduler schedules in the crumbs group; writes definition.status.v1 (with the provider and model an
+ * recording which buses hold a workspace's rules in its `bus-placement` breadcrumb, and, for schedule.def.v1,
+ * EventBridge Scheduler schedules in the crumbs group; writes definition.status.v1 (with the provider and model an
  * agent will run, by CRUMBS_DEFAULT_LLM_PROVIDER) and sync-result breadcrumbs; asks the secret source whether each
  * secret_ref names a secret of its workspace (DescribeSecret on AWS, never the value); keeps each workspace's
- * definitions and rules within the operator's per-workspace quotas (quota items in the table). Failed messages come back after a
- * back-off (ChangeMessageVisibility on its queue).
+ * definitions and rules within the operator's per-workspace quotas (quota items in the table). Messages about one
+ * definition run in order; failed ones come back after a back-off (ChangeMessageVisibility on its queue).
  */
-import middy from '@middy/core';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoWorkspaceQuotas } from '#shared/adapters/dynamodb/workspace-quotas.ts';
 import { defaultEventBridgeClient } from '#shared/adapters/eventbridge/event-bus.ts';
 import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
-import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
-import { redeliveryFor } from '#shared/adapters/sqs/sqs-batch.ts';
 import {
   busPoolOf,
   parseEnv,
@@ -27,15 +23,16 @@ import {
   TimersEnvSchema,
   workspaceQuotasOf,
 } from '#shared/config.ts';
-import { handleRuleManagerBatch } from '#shared/core/rules/rule-manager.ts';
+import { definitionKeyOf, handleRuleManagerMessage } from '#shared/core/rules/rule-manager.ts';
+import type { RuleManagerDependencies } from '#shared/core/rules/rule-manager-deps.ts';
 import { ENV, topology } from '#shared/topology.ts';
-import { instrumented, powertools } from '../wiring/powertools.ts';
+import { powertools } from '../wiring/powertools.ts';
+import { sqsHandler } from '../wiring/sqs-handler.ts';
 
 const env = parseEnv(RuleManagerEnvSchema);
 const pt = powertools('crumbs-rule-manager', [defaultDocumentClient(), defaultEventBridgeClient()]);
-const { logger, metrics } = pt;
 const registries = new Map(busPoolOf(env).map((bus) => [bus, new EventBridgeRuleRegistry(bus)] as const));
-const deps = {
+const deps: RuleManagerDependencies = {
   store: new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] }),
   rules: registries.get(env[ENV.busName]) ?? new EventBridgeRuleRegistry(env[ENV.busName]),
   busName: env[ENV.busName],
@@ -49,19 +46,18 @@ const deps = {
   defaultLlmProvider: env[ENV.defaultLlmProvider],
   ruleTargetsDlqArn: env[ENV.ruleTargetsDlqArn],
   timeoutCeilingMs: env[ENV.timeoutCeilingMs],
-  log: logger,
-  redelivery: redeliveryFor(new SqsMessageVisibility(), topology.functions.ruleManager.trigger.queue),
+  log: pt.logger,
   schedules: schedulerTimersFrom(parseEnv(TimersEnvSchema)),
   secrets: secretsFromEnv(),
   quotas: { store: new DynamoWorkspaceQuotas(env[ENV.tableName]), ...workspaceQuotasOf(env) },
 };
 
-export const handler = instrumented(
-  middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const outcome = await handleRuleManagerBatch(event.Records, deps);
-    metrics.addMetric('DefinitionChanges', 'Count', event.Records.length);
-    metrics.addMetric('DefinitionChangesFailed', 'Count', outcome.batchItemFailures.length);
-    return outcome;
-  }),
-  pt,
-);
+export const handler = sqsHandler(pt, {
+  queue: topology.functions.ruleManager.trigger.queue,
+  handle: (record) => handleRuleManagerMessage(record, deps),
+  inOrderOf: definitionKeyOf,
+  measure: (metrics, { records, batchItemFailures }) => {
+    metrics.addMetric('DefinitionChanges', 'Count', records.length);
+    metrics.addMetric('DefinitionChangesFailed', 'Count', batchItemFailures.length);
+  },
+});

@@ -1,29 +1,28 @@
 /**
- * What every executor Lambda shares: an SQS batch through the universal pipeline (partial batch failures, failed
- * messages back after a back-off in seconds), with the store, claims and vector search built once per cold start,
- * a workspace's cap of long-running executions (workspace-slots.ts), Powertools (powertools.ts), and middy's abort signal passed down so slow model and HTTP calls stop before the
- * Lambda timeout. Each executor's handler says only which implementation it runs, built from what it needs.
+ * What every executor Lambda shares: the SQS handler skeleton (`sqs-handler.ts`) running each message through the
+ * universal pipeline (`processExecutorMessage`), with the store, claims and vector search built once per cold start,
+ * a workspace's cap of long-running executions (workspace-slots.ts), and middy's abort signal passed down so slow
+ * model and HTTP calls stop before the Lambda timeout. Each executor's handler says only which implementation it
+ * runs, built from what it needs.
  */
-import middy from '@middy/core';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { DynamoWorkspaceSlots } from '#shared/adapters/dynamodb/workspace-slots.ts';
-import { SqsMessageVisibility } from '#shared/adapters/sqs/message-visibility.ts';
-import { redeliveryFor } from '#shared/adapters/sqs/sqs-batch.ts';
 import { parseEnv, TableEnvSchema, WorkspaceShareEnvSchema } from '#shared/config.ts';
-import { processExecutorBatch } from '#shared/core/executor/batch.ts';
+import { parseBody } from '#shared/core/executor/batch.ts';
 import type {
   ExecutorImplementations,
   ExecutorKindImplementation,
   KindDependencies,
 } from '#shared/core/executor/contract.ts';
+import { processExecutorMessage } from '#shared/core/executor/pipeline.ts';
 import { searchSimilar } from '#shared/core/stream/vector-search.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { ENV, EXECUTOR_KINDS, type ExecutorKind, type ExecutorRunner, topology } from '#shared/topology.ts';
-import { instrumented, powertools } from './powertools.ts';
+import { powertools } from './powertools.ts';
+import { sqsHandler } from './sqs-handler.ts';
 
 export type ExecutorHandlerOptions = {
   /** Stop this long before the Lambda timeout: the message is retried instead of dying mid-write. */
@@ -43,12 +42,11 @@ export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorH
   const fn = topology.functions.executors[runner];
   const env = parseEnv(TableEnvSchema);
   const pt = powertools(`crumbs-${fn.name}`, [defaultDocumentClient()]);
-  const { logger, metrics, tracing } = pt;
+  const { logger, tracing } = pt;
   const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
   const claims = new DynamoClaims(env[ENV.tableName]);
   const vectors = vectorDepsFor(store, env[ENV.tableName]);
   const vectorSearch: VectorSearch = { search: (query) => searchSimilar(vectors, query) };
-  const redelivery = redeliveryFor(new SqsMessageVisibility(), fn.trigger.queue);
   const share = parseEnv(WorkspaceShareEnvSchema);
   const slots = {
     slots: new DynamoWorkspaceSlots(env[ENV.tableName], fn.name),
@@ -63,13 +61,10 @@ export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorH
     implementations = { [runner as ExecutorKind]: options.implementation(deps) };
   } else throw new Error(`runner ${runner} serves no kind of its own name: pass implementations`);
 
-  const handler = middy(
-    async (
-      event: SQSEvent,
-      _context: Context,
-      { signal }: { signal: AbortSignal },
-    ): Promise<SQSBatchResponse> => {
-      const { batchItemFailures } = await processExecutorBatch(event.Records, {
+  return sqsHandler(pt, {
+    queue: fn.trigger.queue,
+    handle: (record, signal) =>
+      processExecutorMessage(parseBody(record.body), {
         store,
         claims,
         leaseMs: fn.timeoutSeconds * 1000,
@@ -78,13 +73,10 @@ export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorH
         signal,
         vectorSearch,
         tracing,
-        redelivery,
         slots,
-      });
-      metrics.addMetric('TriggersFailed', 'Count', batchItemFailures.length);
-      return { batchItemFailures };
-    },
-    { timeoutEarlyInMillis: options.timeoutEarlyInMillis },
-  );
-  return instrumented(handler, pt);
+      }),
+    measure: (metrics, { batchItemFailures }) =>
+      metrics.addMetric('TriggersFailed', 'Count', batchItemFailures.length),
+    timeoutEarlyInMillis: options.timeoutEarlyInMillis,
+  });
 }

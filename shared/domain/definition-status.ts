@@ -1,8 +1,8 @@
 /**
  * The names by which the rule manager's status breadcrumbs are found. The rule manager records the outcome of
- * compiling each definition in one `definition.status.v1` breadcrumb (`shared/core/rules/rule-manager.ts`), tagged
- * `definition:<id>` and, while the definition has a rule, `rule:<rule name>`: the second tag lets the DLQ handler
- * go from a dead-lettered event's RULE_ARN back to the definition without asking EventBridge.
+ * compiling each definition in one `definition.status.v1` breadcrumb (`shared/core/rules/status-breadcrumbs.ts`),
+ * tagged `definition:<id>` and, while the definition has a rule, `rule:<rule name>`: the second tag lets the DLQ
+ * handler go from a dead-lettered event's RULE_ARN back to the definition without asking EventBridge.
  */
 export const STATUS_SCHEMA = 'definition.status.v1';
 

@@ -210,8 +210,15 @@ export function isCrumbsError(error: unknown): error is CrumbsError {
 // Retriable or not: the one place that decides
 
 /**
- * HTTP statuses worth another attempt: timeout, conflict, throttling, server faults. 409 is included because
- * OpenAI answers it for a transient conflict on its side.
+ * HTTP statuses worth another attempt: timeout, conflict, throttling, server faults. Every HTTP caller classifies a
+ * status here: the model providers, AWS SDK errors by their status, the MCP and A2A clients.
+ *
+ * 408 and 409 are retriable for all of them. 408 is the server asking for the request again. 409 is, from every
+ * callee crumbs talks to, a conflict that clears by itself: OpenAI's lock timeouts (its own SDK retries them), AWS's
+ * concurrent modification (Scheduler's ConflictException on an update), the MCP SDK server's "another stream is open
+ * on this session", A2A's HTTP+JSON binding's ABORTED. A 409 refuses the request before it runs, so another attempt
+ * duplicates nothing; and retries are bounded (the queue's receive count, then the DLQ answers with an error), so a
+ * 409 that does not clear costs its back-offs (about 30 s), where a transient one judged final would fail the run.
  */
 export function isRetriableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;

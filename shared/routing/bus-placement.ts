@@ -1,24 +1,18 @@
 /**
  * Which buses of the pool (`topology.bus.pool`) hold a workspace's rules, and so which buses the publisher sends
- * that workspace's change events to.
+ * that workspace's change events to. Keyed by workspace: every rule is pinned to its definition's workspace, and
+ * EventBridge charges per event put on each bus, so a workspace that fits on the first bus costs one PutEvents entry
+ * per event. The first bus receives every event (it holds the system rules, and its archive keeps every event).
  *
- * Decision: placement is keyed by workspace. Every rule is pinned to its definition's workspace, so an event can
- * only match rules of its own workspace; EventBridge charges per event put on each bus, so sending an event to the
- * buses holding its workspace's rules, not to every bus, keeps the cost of a pool of N buses at one PutEvents entry
- * per event for every workspace that fits on the first bus. The first bus receives every event (it holds the system
- * rules: rule manager, indexer, and its archive keeps every event for replay); a workspace whose rules spilled onto
- * other buses also pays one entry per event for each of those.
- *
- * - The rule manager places a definition's rule on the first bus with room, trying the first bus, then the buses
- *   already in the workspace's placement, then the others (EventBridge's `LimitExceededException` says a bus is
- *   full: the quota is AWS's, not a count kept here). A rule on a bus new to the workspace is recorded in the
- *   workspace's `system.bus_placement.v1` breadcrumb (id `bus-placement`, a conditional write on its version), and
- *   the definition is called `active` only `placementCacheSeconds` (+1 s) later.
- * - The publisher reads that breadcrumb (a consistent read) and keeps it for at most `placementCacheSeconds`: an
- *   event written after a definition became `active` is therefore sent to the bus holding its rule.
- * - A bus stays in a workspace's placement after its last rule there is deleted (the cost is one PutEvents entry
- *   per event of that workspace, never a lost event): removing it safely would race with a placement on that bus.
- * - With a pool of one bus nothing is read or written: every event goes to that bus, as before pools existed.
+ * - The rule manager places a rule on the first bus with room (`LimitExceededException` says a bus is full: the
+ *   quota is AWS's); a bus new to the workspace is recorded in its `system.bus_placement.v1` breadcrumb (id
+ *   `bus-placement`, a conditional write on its version), and the definition is `active` only
+ *   `placementCacheSeconds` (+1 s) later.
+ * - The publisher reads that breadcrumb (a consistent read) and keeps it at most `placementCacheSeconds`, so an event
+ *   written after a definition became `active` is sent to the bus holding its rule.
+ * - A bus stays in a placement after its last rule there is deleted (one PutEvents entry per event, never a lost
+ *   event): removing it safely would race with a placement on that bus.
+ * - With a pool of one bus nothing is read or written: every event goes to that bus.
  */
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';

@@ -10,7 +10,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
-import { statusId } from '#shared/core/rules/rule-manager.ts';
+import { statusId } from '#shared/core/rules/status-breadcrumbs.ts';
 import { topology } from '#shared/topology.ts';
 import { adversary, eventually, teamA, teamB, workspaceItems } from './support.ts';
 

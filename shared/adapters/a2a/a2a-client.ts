@@ -6,12 +6,13 @@
  * outlives the call is never lost. Others get a blocking `SendMessage`.
  *
  * Every request goes through the guarded fetch the adapter is given, bound to the endpoint's configured origins,
- * with the endpoint's headers (credentials resolved from their references) added. Clients are cached per card URL for five minutes, so a warm Lambda does
- * not fetch the card before every message.
+ * with the endpoint's headers (credentials resolved from their references) added. Clients are cached per card URL
+ * for five minutes, so a warm Lambda does not fetch the card before every message.
  *
- * Errors: a partner that cannot be reached, times out, or answers 5xx/429 is RetriableError (and counts as a
- * failure for the circuit breaker); a JSON-RPC error from a partner that is up (bad request, unknown task) is
- * NonRetriableError. A task that ends failed is not an error here: the reply says `failed`.
+ * Errors: a partner that cannot be reached, times out, or answers a status `isRetriableStatus` retries (408, 409,
+ * 429, 5xx) is RetriableError (and counts as a failure for the circuit breaker); a JSON-RPC error from a partner
+ * that is up (bad request, unknown task) is NonRetriableError. A task that ends failed is not an error here: the
+ * reply says `failed`.
  */
 import {
   type Client,
@@ -20,7 +21,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
-import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { isRetriableStatus, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import {
   A2A_FINAL_STATES,
   type A2aCard,
@@ -284,7 +285,7 @@ function classify(error: unknown, endpoint: A2aEndpoint, what: string): Error {
   const status = /\bstatus:?\s*(\d{3})\b/i.exec(message)?.[1];
   if (status !== undefined) {
     const code = Number(status);
-    return code === 429 || code >= 500
+    return isRetriableStatus(code)
       ? new RetriableError(`${where}: HTTP ${code}`, { cause: error })
       : new NonRetriableError(`${where}: HTTP ${code}: ${message}`, { cause: error });
   }

@@ -11,8 +11,9 @@
  * @cfworker/json-schema provider (the project's validator), not its default Ajv, which is not bundled.
  *
  * Errors: the server's JSON-RPC errors (unknown tool, bad arguments) are NonRetriableError naming the server and
- * tool; a server that cannot be reached, times out or answers a status that says "try later" is RetriableError
- * (SQS tries again). A tool that ran and failed is not an error here: its result says `isError: true`.
+ * tool; a server that cannot be reached, times out or answers a status `isRetriableStatus` retries (408, 409, 429,
+ * 5xx) is RetriableError (SQS tries again). A tool that ran and failed is not an error here: its result says
+ * `isError: true`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -23,7 +24,7 @@ import {
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
-import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { isRetriableStatus, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { McpCallResult, McpClient, McpServer, McpToolInfo } from '#shared/ports/mcp.ts';
 import { boundToOrigins } from '../network/guarded-fetch.ts';
 import { NetworkGuardError } from '../network/network-guard.ts';
@@ -156,9 +157,8 @@ function classify(error: unknown, server: McpServer, what: string): Error {
     return new NonRetriableError(`${where}: ${error.message}`, { cause: error });
   }
   if (error instanceof StreamableHTTPError && typeof error.code === 'number') {
-    const retriable = error.code === 429 || error.code >= 500;
     const message = `${where}: HTTP ${error.code}`;
-    return retriable
+    return isRetriableStatus(error.code)
       ? new RetriableError(message, { cause: error })
       : new NonRetriableError(message, { cause: error });
   }

@@ -21,7 +21,7 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import { RetriableError } from '#shared/domain/errors.ts';
+import { isRetriable, RetriableError } from '#shared/domain/errors.ts';
 import type { TimerMessage } from '#shared/domain/timer-message.ts';
 import type { OneTimeTimer, RecurringSchedule, Schedules, Timers } from '#shared/ports/timers.ts';
 
@@ -46,14 +46,14 @@ export function defaultSchedulerClient(): SchedulerClient {
   return defaultClient;
 }
 
-const RETRIABLE = new Set([
-  'ThrottlingException',
-  'InternalServerException',
-  'ServiceQuotaExceededException',
-]);
-
+/**
+ * A Scheduler failure judged like every other (`isRetriable`: throttling, service faults, and by status 408 and
+ * 409, the ConflictException of a concurrent update) becomes a RetriableError naming Scheduler. Scheduler's
+ * ServiceQuotaExceededException is retried too: one-time schedules delete themselves after firing, so the account's
+ * schedules quota frees up by itself. Anything else is passed on as it is.
+ */
 function classify(error: unknown): unknown {
-  if (error instanceof Error && RETRIABLE.has(error.name)) {
+  if (error instanceof Error && (isRetriable(error) || error.name === 'ServiceQuotaExceededException')) {
     return new RetriableError(`EventBridge Scheduler: ${error.message}`, { cause: error });
   }
   return error;

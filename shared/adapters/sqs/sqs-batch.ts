@@ -1,23 +1,16 @@
 /**
- * The one SQS batch loop every SQS-triggered function uses (executors, DLQ handler, rule manager): Powertools'
- * batch processor runs the records and reports the failed ones as `batchItemFailures` (the event source mapping
- * has `ReportBatchItemFailures`), and each failed message is made visible again after a back-off in seconds
- * (`ChangeMessageVisibility`) instead of after the queue's whole visibility timeout (6 × the function timeout:
- * 3 to 12 minutes for a throttled model call).
- *
- * Back-off of a failed message, in seconds (`redeliveryDelaySeconds`):
+ * The one SQS batch loop (every SQS-triggered function runs it through `functions/wiring/sqs-handler.ts`):
+ * Powertools' batch processor runs the records, concurrently except those keyed together (`inOrderOf`), and
+ * reports the failed ones as `batchItemFailures` (the event source mapping has `ReportBatchItemFailures`; a whole
+ * batch failing is reported item by item too). Each failed message comes back after a back-off in seconds
+ * (`ChangeMessageVisibility`), not after the queue's visibility timeout (6 × the function timeout):
  * - the failing service's Retry-After when the error carries one (a 429 from a model provider);
- * - otherwise 2^receiveCount with jitter: a random point in [d/2, d] for d = 2, 4, 8, 16, … by the message's
- *   `ApproximateReceiveCount`, so messages that failed together do not all come back together;
- * - never longer than the queue's visibility timeout (`maxDelaySeconds`): the back-off only ever shortens the
- *   wait SQS would have imposed anyway;
- * - none after the last receive the redrive policy allows (`maxReceiveCount`): the next receive moves the message
- *   to its DLQ, whose handler answers it, so waiting longer would only delay that answer.
- * Every delivery still counts as a receive, so the redrive policy still ends a message that keeps failing; with
- * the default 5 receives, the back-offs add up to at most 30 s before it reaches the DLQ.
- *
- * The whole batch failing is reported item by item too (`throwOnFullBatchFailure: false`), so the back-off
- * applies to it as well; a processor is created per batch because it holds the batch's state.
+ * - otherwise a random point in [d/2, d] for d = 2^receiveCount, so messages that failed together come back apart;
+ * - at most the queue's visibility timeout: the back-off only ever shortens the wait SQS would impose;
+ * - none after the last receive the redrive policy allows: the next receive moves the message to its DLQ, whose
+ *   handler answers it. Every delivery still counts as a receive, so the redrive policy still ends a message that
+ *   keeps failing: with 5 receives, the back-offs add up to at most 30 s before the DLQ.
+ * A processor is created per batch because it holds the batch's state.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
@@ -50,6 +43,11 @@ export interface SqsBatchOptions {
   log: Log;
   /** Shortens the wait of failed messages; without it they wait out the queue's visibility timeout. */
   redelivery?: Redelivery | undefined;
+  /**
+   * Messages with the same key are handled one after the other, in batch order; the others concurrently. Without
+   * it, every message runs concurrently.
+   */
+  inOrderOf?: ((record: SQSRecord) => string) | undefined;
   /** Jitter source (tests). @default Math.random */
   random?: () => number;
 }
@@ -65,12 +63,13 @@ export async function processSqsBatch<R>(
   options: SqsBatchOptions,
 ): Promise<SqsBatchResult<R>> {
   const outcomes = new Map<string, { ok: true; value: R } | { ok: false; error: unknown }>();
+  const run = options.inOrderOf ? inOrder(handle, options.inOrderOf) : handle;
   const processor = new BatchProcessor(EventType.SQS);
   const { batchItemFailures } = await processPartialResponse(
     { Records: [...records] },
     async (record: SQSRecord) => {
       try {
-        const value = await handle(record);
+        const value = await run(record);
         outcomes.set(record.messageId, { ok: true, value });
         return value;
       } catch (error) {
@@ -112,6 +111,23 @@ export async function processSqsBatch<R>(
     results: records.map(
       (r) => outcomes.get(r.messageId) ?? { ok: false, error: new Error('the record was not processed') },
     ),
+  };
+}
+
+/** `handle`, with the messages of one key chained: each starts once the one before it has ended, failed or not. */
+function inOrder<R>(
+  handle: (record: SQSRecord) => Promise<R>,
+  keyOf: (record: SQSRecord) => string,
+): (record: SQSRecord) => Promise<R> {
+  const chains = new Map<string, Promise<unknown>>();
+  return (record) => {
+    const key = keyOf(record);
+    const run = (chains.get(key) ?? Promise.resolve()).then(() => handle(record));
+    chains.set(
+      key,
+      run.catch(() => undefined),
+    );
+    return run;
   };
 }
 

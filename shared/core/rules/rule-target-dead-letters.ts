@@ -13,14 +13,12 @@
  * A dead letter that cannot be answered (not a change event, no rule ARN, no definition has that rule any more) is
  * logged and dropped; store failures are reported back for another try.
  */
-import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { ChangeEventSchema } from '#shared/domain/change-event.ts';
 import { isCrumbsStatus, ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { EXECUTOR_KINDS } from '#shared/topology.ts';
-import { processSqsBatch } from '../../adapters/sqs/sqs-batch.ts';
 import {
-  type DeadLetterBatchDeps,
   type DeadLetterDeps,
   type DeadLetterOutcome,
   handleDeadLetter,
@@ -107,20 +105,10 @@ export async function handleRuleTargetDeadLetter(
 }
 
 /**
- * A batch from any DLQ the DLQ handler reads, through the one SQS batch loop: rule-target dead letters are
- * answered here, executor dead letters by `handleExecutorDeadLetter`. Only retriable failures are reported back.
+ * One message of any DLQ the DLQ handler reads: rule-target dead letters are answered here, executor dead letters
+ * by `handleExecutorDeadLetter`. Only retriable failures throw (to be tried again).
  */
-export async function handleDeadLetterRecords(
-  records: readonly SQSRecord[],
-  deps: DeadLetterBatchDeps,
-): Promise<SQSBatchResponse> {
-  const { batchItemFailures } = await processSqsBatch(
-    records,
-    async (record) => {
-      if (isRuleTargetDeadLetter(record)) await handleRuleTargetDeadLetter(record, deps);
-      else await handleExecutorDeadLetter(record, deps);
-    },
-    { log: deps.log ?? silentLog, redelivery: deps.redelivery },
-  );
-  return { batchItemFailures };
+export async function handleDeadLetterRecord(record: SQSRecord, deps: DeadLetterDeps): Promise<void> {
+  if (isRuleTargetDeadLetter(record)) await handleRuleTargetDeadLetter(record, deps);
+  else await handleExecutorDeadLetter(record, deps);
 }

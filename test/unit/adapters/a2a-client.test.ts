@@ -76,6 +76,24 @@ describe('SdkA2aClient against a real A2A v1.0 server (@a2a-js/sdk)', () => {
     await expect(client.getTask(endpoint(), 'no-such-task', signal)).rejects.toThrow(NonRetriableError);
   });
 
+  it.each([
+    [408, RetriableError],
+    [409, RetriableError],
+    [429, RetriableError],
+    [503, RetriableError],
+    [400, NonRetriableError],
+  ])('classifies a request answered %i by isRetriableStatus', async (status, expected) => {
+    // The card is read normally; the JSON-RPC request is answered with `status`.
+    const answering: typeof fetch = async (input, init) =>
+      init?.method === 'POST'
+        ? new Response(`{"error":"answered ${status}"}`, { status })
+        : guardedFetch({ allowPrivate: true })(input, init);
+    const refused = new SdkA2aClient({ fetch: answering });
+    const error = await refused.getTask(endpoint(), 'task-1', signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(expected);
+    expect(String(error)).toMatch(new RegExp(`HTTP ${status}`));
+  });
+
   it('reports a partner that is down as retriable', async () => {
     const down = await startA2aServer();
     const url = `${down.baseUrl}/.well-known/agent-card.json`;

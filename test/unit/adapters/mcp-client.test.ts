@@ -136,6 +136,31 @@ describe('SdkMcpClient and the network guard', () => {
     }
   });
 
+  it.each([
+    [408, RetriableError],
+    [409, RetriableError],
+    [429, RetriableError],
+    [503, RetriableError],
+    [400, NonRetriableError],
+  ])('classifies a tool call answered %i by isRetriableStatus', async (status, expected) => {
+    // The session starts normally; the tool call's POST is answered with `status`.
+    const answering: typeof fetch = async (input, init) =>
+      typeof init?.body === 'string' && init.body.includes('"tools/call"')
+        ? new Response(`{"error":"answered ${status}"}`, { status })
+        : guardedFetch({ allowPrivate: true })(input, init);
+    const server = await startMcpServer('streamable');
+    try {
+      const refused = new SdkMcpClient({ fetch: answering });
+      const error = await refused
+        .callTool({ url: server.url }, { name: 'add', arguments: { a: 1, b: 2 } }, signal)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(expected);
+      expect(String(error)).toMatch(new RegExp(`HTTP ${status}`));
+    } finally {
+      await server.close();
+    }
+  });
+
   it('reports a server that cannot be reached as retriable', async () => {
     const server = await startMcpServer('streamable');
     const url = server.url;

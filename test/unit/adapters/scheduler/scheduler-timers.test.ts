@@ -13,7 +13,9 @@ import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalScheduler, startLocalScheduler } from '#local/scheduler/server.ts';
 import { atExpression, SchedulerTimers } from '#shared/adapters/scheduler/scheduler-timers.ts';
+import { RetriableError } from '#shared/domain/errors.ts';
 import { TimerMessageSchema } from '#shared/domain/timer-message.ts';
+import { startHttpServer } from '../../../support/http-server.ts';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const region = 'us-east-1';
@@ -130,6 +132,36 @@ describe('SchedulerTimers', () => {
       (await client.send(new ListSchedulesCommand({ GroupName: 'crumbs', NamePrefix: 'crumbs-s-' })))
         .Schedules,
     ).toEqual([]);
+  });
+
+  it.each([
+    [408, 'RequestTimeoutError', true],
+    [409, 'ConflictException', true],
+    [429, 'ThrottlingException', true],
+    [402, 'ServiceQuotaExceededException', true],
+    [400, 'ValidationException', false],
+  ])('judges a Scheduler answer %i (%s) by isRetriable', async (status, type, retriable) => {
+    const refusing = await startHttpServer((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
+      res.end(JSON.stringify({ message: `answered ${status}` }));
+    });
+    const refused = new SchedulerClient({ endpoint: refusing.url, region, credentials, maxAttempts: 1 });
+    try {
+      const scheduled = new SchedulerTimers(
+        {
+          group: 'crumbs',
+          queueArn: 'arn:aws:sqs:us-east-1:000000000000:q',
+          roleArn: 'arn:aws:iam::0:role/r',
+        },
+        refused,
+      );
+      const error = await scheduled.cancel('ws', 'nap').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(retriable ? RetriableError : Error);
+      expect(error instanceof RetriableError).toBe(retriable);
+    } finally {
+      refused.destroy();
+      await refusing.close();
+    }
   });
 
   it('writes at() in UTC rounded up to the second', () => {

@@ -75,4 +75,40 @@ describe('processSqsBatch', () => {
     );
     expect(result.batchItemFailures).toHaveLength(2);
   });
+
+  it('runs the records of one key one after the other, in order, even past a failure; other keys concurrently', async () => {
+    const events: string[] = [];
+    const released: (() => void)[] = [];
+    const keyed = (messageId: string, key: string) => ({ ...record(messageId), body: key });
+    const batch = processSqsBatch(
+      [keyed('a1', 'a'), keyed('b1', 'b'), keyed('a2', 'a'), keyed('a3', 'a')],
+      async (r) => {
+        events.push(`start ${r.messageId}`);
+        await new Promise<void>((resolve) => released.push(resolve));
+        events.push(`end ${r.messageId}`);
+        if (r.messageId === 'a1') throw new Error('a1 failed');
+      },
+      { log: silentLog, inOrderOf: (r) => r.body },
+    );
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await settle();
+    // a1 and b1 run together; a2 waits for a1, a3 for a2.
+    expect(events).toEqual(['start a1', 'start b1']);
+    while (released.length > 0) {
+      released.shift()?.();
+      await settle();
+    }
+    const result = await batch;
+    expect(events).toEqual([
+      'start a1',
+      'start b1',
+      'end a1',
+      'start a2',
+      'end b1',
+      'end a2',
+      'start a3',
+      'end a3',
+    ]);
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'a1' }]);
+  });
 });

@@ -1,15 +1,14 @@
 import type { SQSRecord } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
-import {
-  evaluateDefinition,
-  handleRuleManagerBatch,
-  type RuleManagerDependencies,
-  reconcileDefinition,
-  statusId,
-  syncWorkspace,
-  TARGET_RETRY_POLICY,
-} from '#shared/core/rules/rule-manager.ts';
+import { processSqsBatch } from '#shared/adapters/sqs/sqs-batch.ts';
+import { evaluateDefinition } from '#shared/core/rules/definition-evaluation.ts';
+import { reconcileDefinition } from '#shared/core/rules/reconcile.ts';
+import { definitionKeyOf, handleRuleManagerMessage } from '#shared/core/rules/rule-manager.ts';
+import type { RuleManagerDependencies } from '#shared/core/rules/rule-manager-deps.ts';
+import { TARGET_RETRY_POLICY } from '#shared/core/rules/rule-placement.ts';
+import { syncWorkspace } from '#shared/core/rules/rules-sync.ts';
+import { statusId } from '#shared/core/rules/status-breadcrumbs.ts';
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { QuotaExceededError } from '#shared/domain/errors.ts';
 import { silentLog } from '#shared/ports/log.ts';
@@ -349,9 +348,10 @@ describe('rule manager (in memory)', () => {
       }),
     };
 
-    const outcome = await handleRuleManagerBatch(
+    const outcome = await processSqsBatch(
       [{ messageId: 'garbage', body: 'not json' } as SQSRecord, changeMessage(breadcrumb, 'throttled')],
-      flaky,
+      (record) => handleRuleManagerMessage(record, flaky),
+      { log: flaky.log, inOrderOf: definitionKeyOf },
     );
 
     expect(outcome.batchItemFailures).toEqual([{ itemIdentifier: 'throttled' }]);

@@ -1,13 +1,15 @@
 import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { processSqsBatch } from '#shared/adapters/sqs/sqs-batch.ts';
 import {
-  handleDeadLetterRecords,
+  handleDeadLetterRecord,
   handleRuleTargetDeadLetter,
   isRuleTargetDeadLetter,
   ruleNameOf,
 } from '#shared/core/rules/rule-target-dead-letters.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
+import { silentLog } from '#shared/ports/log.ts';
 
 const RULE_ARN = 'arn:aws:events:us-east-1:000000000000:rule/crumbs/crumbs-def-ws-agent-abc123';
 
@@ -77,8 +79,9 @@ describe('rule target dead letters', () => {
   });
 
   it('reports a store failure back for another try', async () => {
-    const out = await handleDeadLetterRecords([record(EVENT)], {
-      store: storeListing(new RetriableError('throttled')),
+    const deps = { store: storeListing(new RetriableError('throttled')) };
+    const out = await processSqsBatch([record(EVENT)], (r) => handleDeadLetterRecord(r, deps), {
+      log: silentLog,
     });
     expect(out.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
   });
