@@ -43,7 +43,7 @@ import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { threadOf } from '../executor/answers.ts';
 import type { OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
-import { contextPrompt, formatSection } from './context/turn.ts';
+import { contextPrompt, formatSection } from './context/prompt.ts';
 import type { AgentAnswer, AgentOutcome, AgentRun, AgentTask, AgentType } from './contract.ts';
 
 export const AGENT_PLAN_SCHEMA = 'agent.plan.v1';

@@ -6,9 +6,9 @@
  */
 
 import type { AgentType } from '../contract.ts';
-import { type AgentExecutorDeps, contextTurn } from './turn.ts';
+import { type ContextAgentDeps, contextTurn } from './turn.ts';
 
-export function createContextAgent(deps: AgentExecutorDeps): AgentType<'context'> {
+export function createContextAgent(deps: ContextAgentDeps): AgentType<'context'> {
   return {
     type: 'context',
     run: async (run) => ({
