@@ -1,29 +1,18 @@
 /**
- * Modes (seed 004's CONVERSE, PLAN, BUILD; issue 12): what a request's `mode` makes an agent of any type answer.
+ * Modes (seed 004's CONVERSE, PLAN, BUILD): what a request's `mode` makes an agent of any type answer.
  *
- *   converse  the type's own turn, as before modes: a context agent's chat with tool rounds, another type's one
- *             job; answered by `agent.response.v1`.
- *   plan      one model call (every type: the context agent with its assembled context, the others with their
- *             `system_prompt` / description) asking for a plan in the agent's `plan` format; the answer is checked
- *             (json: parses and matches `schema`; yaml: parses and matches `schema`; markdown: not empty and has
- *             every heading of `template`). An answer that fails is sent back once with the problems, then the
- *             request is answered as an error. Written as `agent.plan.v1 { agent_id, request_id, mode, format,
- *             plan, conversation_id }` (id `plan-<hash of agent, request>`).
- *   build     the type's BUILD: a context agent makes one model call (no tools) for the deliverable in its
- *             `deliverable` format, checked and retried once like a plan (json: `schema`; markdown and html: every
- *             one of `sections` as a heading, in order); the other types do their job and their output becomes
- *             the content (checked against `schema`, no retry: no model wrote it). Written as
- *             `agent.deliverable.v1 { agent_id, request_id, mode, type, format, content, conversation_id }`,
- *             ONE breadcrumb per (conversation_id, type) — id `deliverable-<hash of both>`, upserted — so later
- *             builds in the conversation update it and its versions are the deliverable's history; a duplicate
- *             or retried build writes the same breadcrumb again (no change when the content is the same).
+ *   converse  the type's own turn (a context agent's chat with tool rounds, another type's one job).
+ *   plan      one model call for a plan in the agent's `plan` format (json, yaml: parses and matches `schema`;
+ *             markdown: every heading of `template`), written as `agent.plan.v1`.
+ *   build     a context agent's one model call (no tools) for the deliverable in its `deliverable` format (json:
+ *             `schema`; markdown, html: every one of `sections` as a heading, in order), or another type's job
+ *             output, checked without retry. Written as `agent.deliverable.v1`, ONE per (conversation, type),
+ *             upserted: its versions are the deliverable's history.
  *
- * Every request also gets its one `agent.response.v1` (status, `output` = the plan or the deliverable's content,
- * `plan_id` / `deliverable_id`), first among the outputs so a failure's error answer takes its id; the plan and the
- * deliverable are tagged `request:<request_id>` too. `conversation_id` is the request's, else its request id.
- *
- * A mode the agent does not list (`modes`, or `yaml.agent_card.modes`) is refused with an error answer naming the
- * modes it supports; a request without a mode is `converse` when the agent supports it, else its first mode.
+ * A model's plan or deliverable that fails its check is sent back once with the problems, then answered as an
+ * error. The request's `agent.response.v1` comes first among the outputs (a failure's error answer takes its id).
+ * A mode the agent does not list is refused, naming its modes; without one a request is `converse` when the agent
+ * lists it, else the agent's first mode.
  */
 import { createHash } from 'node:crypto';
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
@@ -212,6 +201,18 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; pr
   }
 }
 
+/** A JSON answer: it parses, and matches `schema` when there is one. */
+function checkJson(
+  text: string,
+  schema: Record<string, unknown> | undefined,
+  path: string,
+): ReturnType<Check<unknown>> {
+  const parsed = parseJson(text);
+  if (!parsed.ok) return parsed;
+  const problems = schemaProblems(schema, parsed.value, path);
+  return problems === undefined ? parsed : { ok: false, problems };
+}
+
 const HEADING = /^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$/gm;
 
 function markdownHeadings(text: string): string[] {
@@ -249,12 +250,8 @@ function checkPlan(spec: AgentSpec, parseYaml: YamlParser | undefined): Check<un
   const cfg = spec.plan;
   return (text) => {
     switch (cfg.format) {
-      case 'json': {
-        const parsed = parseJson(text);
-        if (!parsed.ok) return parsed;
-        const problems = schemaProblems(cfg.schema, parsed.value, 'plan.schema');
-        return problems === undefined ? parsed : { ok: false, problems };
-      }
+      case 'json':
+        return checkJson(text, cfg.schema, 'plan.schema');
       case 'yaml': {
         if (parseYaml === undefined) throw new NonRetriableError('a yaml plan needs the YAML parser');
         let value: unknown;
@@ -304,38 +301,20 @@ async function plan(run: AgentRun, deps: ModeDeps, final: FinalStep | undefined)
     checkPlan(run.spec, deps.parseYaml),
     'plan',
   );
-  const task = run.task;
-  const planId = deterministicId('plan', def.agent_id, task.requestId);
-  const conversationId = task.conversationId ?? task.requestId;
+  const planId = deterministicId('plan', def.agent_id, run.task.requestId);
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-  const planOutput: OutputBreadcrumb = {
-    id: planId,
-    schema_name: AGENT_PLAN_SCHEMA,
+  const planOutput = modeArtifact(run, final, {
+    mode: 'plan',
     title: `${def.agent_id} plan: ${firstLine(text)}`,
-    tags: [
-      'agent:plan',
-      `agent:${def.agent_id}`,
-      `request:${task.requestId}`,
-      `thread:${threadOf(run.execution.trigger)}`,
-      ...conversationTag(conversationId),
-    ],
-    context: {
-      agent_id: def.agent_id,
-      request_id: task.requestId,
-      mode: 'plan',
-      format: cfg.format,
-      plan: value,
-      conversation_id: conversationId,
-      attempts,
-      model,
-      ...(final !== undefined ? { run_id: final.runId } : {}),
-    },
-  };
+    tags: [],
+    content: { format: cfg.format, plan: value },
+    about: { attempts, model },
+  });
   return {
     kind: 'answer',
     answer: { status: 'success', output: value, text },
     details: { plan_id: planId, format: cfg.format, attempts },
-    outputs: [planOutput],
+    outputs: [{ id: planId, ...planOutput }],
   };
 }
 
@@ -346,12 +325,8 @@ function checkDeliverable(spec: AgentSpec): Check<unknown> {
   const cfg = spec.deliverable;
   return (text) => {
     switch (cfg.format) {
-      case 'json': {
-        const parsed = parseJson(text);
-        if (!parsed.ok) return parsed;
-        const problems = schemaProblems(cfg.schema, parsed.value, 'deliverable.schema');
-        return problems === undefined ? parsed : { ok: false, problems };
-      }
+      case 'json':
+        return checkJson(text, cfg.schema, 'deliverable.schema');
       case 'markdown':
       case 'html': {
         if (text.trim() === '') return { ok: false, problems: 'the deliverable is empty' };
@@ -455,38 +430,20 @@ async function build(
       );
     }
   }
-  const task = run.task;
-  const conversationId = task.conversationId ?? task.requestId;
-  const deliverableId = deliverableIdFor(conversationId, cfg.type);
+  const deliverableId = deliverableIdFor(conversationOf(run.task), cfg.type);
   const text = typeof content === 'string' ? content : JSON.stringify(content, null, 2);
-  const deliverable: OutputBreadcrumb = {
-    upsertId: deliverableId,
-    schema_name: AGENT_DELIVERABLE_SCHEMA,
+  const deliverable = modeArtifact(run, final, {
+    mode: 'build',
     title: `${cfg.type}: ${firstLine(text)}`,
-    tags: [
-      'agent:deliverable',
-      `agent:${def.agent_id}`,
-      `deliverable:${cfg.type}`,
-      `request:${task.requestId}`,
-      `thread:${threadOf(run.execution.trigger)}`,
-      ...conversationTag(conversationId),
-    ],
-    context: {
-      agent_id: def.agent_id,
-      request_id: task.requestId,
-      mode: 'build',
-      type: cfg.type,
-      format: cfg.format,
-      content,
-      conversation_id: conversationId,
-      ...(final !== undefined ? { run_id: final.runId } : {}),
-    },
-  };
+    tags: [`deliverable:${cfg.type}`],
+    content: { type: cfg.type, format: cfg.format, content },
+    about: {},
+  });
   return {
     kind: 'answer',
     answer: { status: 'success', output: content, text },
     details: { deliverable_id: deliverableId, deliverable_type: cfg.type, format: cfg.format, ...details },
-    outputs: [deliverable, ...extra],
+    outputs: [{ upsertId: deliverableId, ...deliverable }, ...extra],
   };
 }
 
@@ -527,6 +484,60 @@ async function finalConverse(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The plan and the deliverable breadcrumbs
+
+/** The conversation a request belongs to: its own `conversation_id`, else its request id. */
+function conversationOf(task: AgentTask): string {
+  return task.conversationId ?? task.requestId;
+}
+
+/** What plan and build mode write. */
+const ARTIFACTS = {
+  plan: { schema: AGENT_PLAN_SCHEMA, tag: 'agent:plan' },
+  build: { schema: AGENT_DELIVERABLE_SCHEMA, tag: 'agent:deliverable' },
+} as const;
+
+/**
+ * The plan or the deliverable (see the header), without its id: tagged `agent:plan` / `agent:deliverable`, the
+ * agent, `request:`, `thread:` and the conversation; its context names the agent, the request, the mode and the
+ * conversation around what the mode produced (`content`) and how (`about`).
+ */
+function modeArtifact(
+  run: AgentRun,
+  final: FinalStep | undefined,
+  artifact: {
+    mode: keyof typeof ARTIFACTS;
+    title: string;
+    /** Tags of this kind of artifact, after `agent:<id>`. */
+    tags: readonly string[];
+    content: Record<string, unknown>;
+    about: Record<string, unknown>;
+  },
+): OutputBreadcrumb {
+  const task = run.task;
+  const conversationId = conversationOf(task);
+  return {
+    schema_name: ARTIFACTS[artifact.mode].schema,
+    title: artifact.title,
+    tags: [
+      ARTIFACTS[artifact.mode].tag,
+      `agent:${run.definition.agent_id}`,
+      ...artifact.tags,
+      `request:${task.requestId}`,
+      `thread:${threadOf(run.execution.trigger)}`,
+      ...conversationTag(conversationId),
+    ],
+    context: {
+      agent_id: run.definition.agent_id,
+      request_id: task.requestId,
+      mode: artifact.mode,
+      ...artifact.content,
+      conversation_id: conversationId,
+      ...artifact.about,
+      ...(final !== undefined ? { run_id: final.runId } : {}),
+    },
+  };
+}
 
 function firstLine(text: string): string {
   const line =
