@@ -27,9 +27,8 @@ export type ContextSpec = Extract<AgentSpec, { type: 'context' }>;
 
 /**
  * What a context agent's one model call is made of — model, system prompt (instructions, `context` markdown, the
- * assembled context fitted to the budget, and `extra` sections such as sub-agents' results) and the user message —
- * for the calls the modes make without tools (`#shared/core/agents/modes.ts`: plan, build, an orchestration's
- * final step).
+ * assembled context fitted to the prompt budget, and `extra` sections such as sub-agents' results) and the user
+ * message — for the calls the modes make without tools (`../modes.ts`: plan, build, an orchestration's final step).
  */
 export async function contextPrompt(
   input: ExecutionInput<AgentDefinition>,
@@ -98,7 +97,7 @@ function messageText(context: unknown): string | undefined {
 /**
  * The system prompt: the definition's `system_prompt`, its `context` markdown, then the context sources in
  * priority order (the context builder's formatted context, then each context selector's section), fitted to the
- * token budget when a tokenizer is given.
+ * prompt budget when a tokenizer is given.
  */
 export async function systemPrompt(
   def: AgentDefinition,

@@ -55,7 +55,7 @@ export interface AgentConversation {
   request_id?: string | undefined;
   /** The request's correlation tags, put on the answer however many tool rounds later it comes. */
   answer_tags?: string[] | undefined;
-  /** What the prompt left out to fit the token budget. */
+  /** What the prompt left out to fit the prompt budget. */
   context_dropped?: string[] | undefined;
 }
 

@@ -47,7 +47,7 @@ export interface ContextAgentDeps {
   llm: LlmClient;
   /** Refused tool calls are logged here (`agent refused a tool call`). @default silent */
   log?: Log;
-  /** Counts tokens to fit the context into the budget; without it the prompt is not fitted. */
+  /** Counts tokens to fit the prompt into its budget (`prompt-budget.ts`); without it the prompt is not fitted. */
   tokenizers?: Tokenizers;
   /** Reads `yaml` text (budget, agent card); without it only object-form `yaml` is read. */
   parseYaml?: YamlParser;
