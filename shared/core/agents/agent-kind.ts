@@ -25,7 +25,7 @@ import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { ERROR_ANSWERS, TOOL_RESPONSE_SCHEMA, threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
 import { outputId } from '../executor/outputs.ts';
-import { ownToolRequest } from './context/turn.ts';
+import { ownToolRequest } from './context/tool-rounds.ts';
 import {
   AGENT_RESPONSE_SCHEMA,
   type AgentAnswer,

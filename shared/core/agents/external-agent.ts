@@ -1,21 +1,18 @@
 /**
  * The `external` agent type (seed 004, flow 5): hands the request to another agent over A2A v1.0.
  *
- *   1. The message: the request's `message` as a text part and its `input` as a data part; `messageId` is the
- *      request id, so a resend after a crash is the same message to the partner.
- *   2. Through the partner's circuit breaker (state in DynamoDB, key `a2a:<host>`): a partner that is down fails
- *      fast with a clear error, and after the cool-down one trial call goes first (after the health check, when
- *      `healthCheck` is set).
- *   3. `message/send` (streamed when the partner streams), bounded by `timeout_ms`; the task's id is kept as soon
- *      as the partner names it. A task that ends within the bound is the answer: completed →
- *      success with the artifacts as `output` (a single data part is the value itself; text parts become `text`);
- *      failed, rejected, canceled → an error answer with the partner's status message; input-required and
- *      auth-required → an error answer saying what the partner waits for (multi-turn is issue 12's).
- *   4. A task still running when the call returns (the partner answered early, or the call timed out) is not
- *      waited for: its id is in an `agent.external_task.v1` breadcrumb (one per agent and request, deterministic
- *      id) and RetriableError asks the queue to deliver the request again later, when the task is read by id
- *      instead of sending the message again. No Lambda sleeps; the queue's receive limit bounds how long a task is
- *      followed, after which the request is answered with an error.
+ *   1. The message: the request's `message` as a text part, its `input` as a data part; `messageId` is the request
+ *      id, so a resend after a crash is the same message to the partner.
+ *   2. Through the partner's circuit breaker (`circuit-breaker.ts`, key `a2a:<host>`): a partner that is down fails
+ *      fast, and after the cool-down one trial call goes first (after the health check, when `healthCheck` is set).
+ *   3. `message/send` (streamed when the partner streams), bounded by `timeout_ms`. A task that ends within the
+ *      bound is the answer: completed → success with the artifacts as `output` (a single data part is the value
+ *      itself; text parts become `text`); failed, rejected, canceled → an error answer with the partner's status
+ *      message; input-required, auth-required → an error answer saying what the partner waits for.
+ *   4. A task still running when the call returns is not waited for: its id, kept as soon as the partner names it,
+ *      is in an `agent.external_task.v1` (one per agent and request), and RetriableError has the queue deliver the
+ *      request again, when the task is read by id instead of sent again. No Lambda sleeps; the queue's receive
+ *      limit bounds how long a task is followed, after which the request is answered with an error.
  */
 import { createHash } from 'node:crypto';
 import { NonRetriableError, NotFoundError, RetriableError } from '#shared/domain/errors.ts';

@@ -1,24 +1,17 @@
 /**
  * The `function` agent type (seed 004): runs the definition's `function_code` — `async function handler(input,
  * ctx) { … }` — in the sandbox (QuickJS in WebAssembly; see the Sandbox port) and answers with what it returns.
- *
  * `input` is the request's `input` (or `{ message }` when it has only a message). `ctx` is all the code can reach,
  * every call asynchronous and counted against `transport.function.timeout_ms`:
- *   ctx.search({ schema_name?, tag?, limit? })   context views (llm_hints applied) of breadcrumbs of the agent's own
- *                                                workspace (at most 50)
- *   ctx.create({ schema_name, title?, tags?, context })
- *       a breadcrumb to write in the agent's workspace, written with the answer (so a repeated request writes
- *       it once), at most 10 per run; what the allow-list refuses (`allow-list.ts`: requests for a tool, agent or
- *       workflow the agent was not given, definitions, system records, run messages, answers, routing tags)
- *       throws in the function, is never written, and is counted on the answer (`refused_writes`, `refusals`)
- *   ctx.callTool({ tool, input })                a built-in tool (echo, calculator, json.transform, …), run here;
- *       only one of the definition's `tools` when it lists them, and never `breadcrumb.create` (a write goes
- *       through ctx.create, where the allow-list holds)
- *   ctx.request()                                { request_id, agent, mode }
- * Console output is captured and returned in the answer's `logs`.
- *
- * Any failure of the code — an exception, the time or memory limit, code that does not load — is an error answer
- * naming it (with the logs so far): the function is the user's, the failure is its result, not a retry.
+ *   ctx.search({ schema_name?, tag?, limit? })  context views (llm_hints applied) in the agent's workspace, ≤ 50
+ *   ctx.create({ schema_name, title?, tags?, context })  a breadcrumb written with the answer (once per request, at
+ *       most 10 per run), only as the allow-list allows (`allow-list.ts`): a refused one throws in the function,
+ *       is never written, and is counted on the answer (`refused_writes`, `refusals`)
+ *   ctx.callTool({ tool, input })  a built-in tool, run here: one of the definition's `tools` when it lists them,
+ *       never `breadcrumb.create` (a write goes through ctx.create, where the allow-list holds)
+ *   ctx.request()  { request_id, agent, mode }
+ * Console output is returned in the answer's `logs`. Any failure of the code — an exception, the time or memory
+ * limit, code that does not load — is an error answer naming it (with the logs so far): its result, not a retry.
  */
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Sandbox, SandboxBridge } from '#shared/ports/sandbox.ts';

@@ -1,40 +1,21 @@
 /**
- * Modes (seed 004's CONVERSE, PLAN, BUILD; issue 12): what a request's `mode` makes an agent of any type answer.
+ * Modes (seed 004's CONVERSE, PLAN, BUILD): what a request's `mode` makes an agent of any type answer.
  *
- *   converse  the type's own turn, as before modes: a context agent's chat with tool rounds, another type's one
- *             job; answered by `agent.response.v1`.
- *   plan      one model call (every type: the context agent with its assembled context, the others with their
- *             `system_prompt` / description) asking for a plan in the agent's `plan` format; the answer is checked
- *             (json: parses and matches `schema`; yaml: parses and matches `schema`; markdown: not empty and has
- *             every heading of `template`). An answer that fails is sent back once with the problems, then the
- *             request is answered as an error. Written as `agent.plan.v1 { agent_id, request_id, mode, format,
- *             plan, conversation_id }` (id `plan-<hash of agent, request>`).
- *   build     the type's BUILD: a context agent makes one model call (no tools) for the deliverable in its
- *             `deliverable` format, checked and retried once like a plan (json: `schema`; markdown and html: every
- *             one of `sections` as a heading, in order); the other types do their job and their output becomes
- *             the content (checked against `schema`, no retry: no model wrote it). Written as
- *             `agent.deliverable.v1 { agent_id, request_id, mode, type, format, content, conversation_id }`,
- *             ONE breadcrumb per (conversation_id, type) — id `deliverable-<hash of both>`, upserted — so later
- *             builds in the conversation update it and its versions are the deliverable's history; a duplicate
- *             or retried build writes the same breadcrumb again (no change when the content is the same).
+ *   converse  the type's own turn (a context agent's chat with tool rounds, another type's one job).
+ *   plan      one model call for a plan in the agent's `plan` format, written as `agent.plan.v1`.
+ *   build     a context agent's one model call (no tools) for the deliverable in its `deliverable` format, or
+ *             another type's job output, checked without retry. Written as `agent.deliverable.v1`, ONE per
+ *             (conversation, type), upserted: its versions are the deliverable's history.
  *
- * Every request also gets its one `agent.response.v1` (status, `output` = the plan or the deliverable's content,
- * `plan_id` / `deliverable_id`), first among the outputs so a failure's error answer takes its id; the plan and the
- * deliverable are tagged `request:<request_id>` too. `conversation_id` is the request's, else its request id.
- *
- * A mode the agent does not list (`modes`, or `yaml.agent_card.modes`) is refused with an error answer naming the
- * modes it supports; a request without a mode is `converse` when the agent supports it, else its first mode.
+ * A model's plan or deliverable that fails its format's check (`mode-formats.ts`) is sent back once with the
+ * problems, then answered as an error. The request's `agent.response.v1` comes first among the outputs (a
+ * failure's error answer takes its id). A mode the agent does not list is refused, naming its modes; without one
+ * a request is `converse` when the agent lists it, else the agent's first mode.
  */
 import { createHash } from 'node:crypto';
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentMode } from '#shared/domain/agent-types.ts';
-import {
-  type FieldIssue,
-  InvalidJsonSchemaError,
-  NonRetriableError,
-  ValidationError,
-} from '#shared/domain/errors.ts';
-import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { NonRetriableError } from '#shared/domain/errors.ts';
 import { DEFAULT_MODEL_ID } from '#shared/domain/llm-model.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -43,8 +24,17 @@ import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { threadOf } from '../executor/answers.ts';
 import type { OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
-import { contextPrompt, formatSection } from './context/turn.ts';
-import type { AgentAnswer, AgentOutcome, AgentRun, AgentTask, AgentType } from './contract.ts';
+import { contextPrompt, formatSection } from './context/prompt.ts';
+import type { AgentOutcome, AgentRun, AgentTask, AgentType } from './contract.ts';
+import {
+  buildInstruction,
+  type Check,
+  checkDeliverable,
+  checkPlan,
+  contentOf,
+  planInstruction,
+  schemaProblems,
+} from './mode-formats.ts';
 
 export const AGENT_PLAN_SCHEMA = 'agent.plan.v1';
 export const AGENT_DELIVERABLE_SCHEMA = 'agent.deliverable.v1';
@@ -135,9 +125,7 @@ function modelOf(deps: ModeDeps, mode: string, agentId: string): LlmClient {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Checked model calls: one retry with the problems
-
-type Check<T> = (text: string) => { ok: true; value: T } | { ok: false; problems: string };
+// Checked model calls: one retry with the problems (`mode-formats.ts` checks)
 
 /**
  * The model request of plan and build mode: the agent's prompt with the mode's instruction appended, asking for
@@ -188,108 +176,8 @@ async function generateChecked<T>(
   throw new NonRetriableError(`the model's ${what} is not valid after one retry: ${problems}`);
 }
 
-function schemaProblems(
-  schema: Record<string, unknown> | undefined,
-  value: unknown,
-  path: string,
-): string | undefined {
-  if (schema === undefined) return undefined;
-  let issues: FieldIssue[];
-  try {
-    issues = compileJsonSchema(`${path}:${JSON.stringify(schema)}`, schema, path).validate(value);
-  } catch (error) {
-    if (!(error instanceof InvalidJsonSchemaError)) throw error;
-    throw new NonRetriableError(`${path} is not a usable JSON Schema: ${error.problem}`, { cause: error });
-  }
-  return issues.length > 0 ? formatIssues(issues) : undefined;
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false; problems: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false, problems: `not JSON: ${text.slice(0, 120)}` };
-  }
-}
-
-const HEADING = /^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$/gm;
-
-function markdownHeadings(text: string): string[] {
-  return [...text.matchAll(HEADING)].map((m) => (m[1] ?? '').trim().toLowerCase());
-}
-
-function htmlHeadings(text: string): string[] {
-  return [...text.matchAll(/<h[1-6][^>]*>([\s\S]*?)<\/h[1-6]>/gi)].map((m) =>
-    (m[1] ?? '')
-      .replace(/<[^>]+>/g, '')
-      .replace(/&amp;/g, '&')
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .trim()
-      .toLowerCase(),
-  );
-}
-
-/** The headings missing from `found` (in order: each after the previous). */
-function missingSections(wanted: readonly string[], found: readonly string[]): string[] {
-  const missing: string[] = [];
-  let from = 0;
-  for (const section of wanted) {
-    const at = found.indexOf(section.trim().toLowerCase(), from);
-    if (at < 0) missing.push(section);
-    else from = at + 1;
-  }
-  return missing;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // plan
-
-function checkPlan(spec: AgentSpec, parseYaml: YamlParser | undefined): Check<unknown> {
-  const cfg = spec.plan;
-  return (text) => {
-    switch (cfg.format) {
-      case 'json': {
-        const parsed = parseJson(text);
-        if (!parsed.ok) return parsed;
-        const problems = schemaProblems(cfg.schema, parsed.value, 'plan.schema');
-        return problems === undefined ? parsed : { ok: false, problems };
-      }
-      case 'yaml': {
-        if (parseYaml === undefined) throw new NonRetriableError('a yaml plan needs the YAML parser');
-        let value: unknown;
-        try {
-          value = parseYaml(text, 'plan');
-        } catch (error) {
-          if (!(error instanceof ValidationError)) throw error;
-          return { ok: false, problems: error.message };
-        }
-        const problems = schemaProblems(cfg.schema, value, 'plan.schema');
-        return problems === undefined ? { ok: true, value: text } : { ok: false, problems };
-      }
-      case 'markdown': {
-        if (text.trim() === '') return { ok: false, problems: 'the plan is empty' };
-        const missing = missingSections(markdownHeadings(cfg.template ?? ''), markdownHeadings(text));
-        return missing.length === 0
-          ? { ok: true, value: text }
-          : { ok: false, problems: `the template's headings are missing: ${missing.join(', ')}` };
-      }
-    }
-  };
-}
-
-function planInstruction(spec: AgentSpec): string {
-  const cfg = spec.plan;
-  return [
-    '# Mode: plan',
-    'Write a plan for the request: the steps you would take and what each produces. Do not carry it out.',
-    `Format: ${cfg.format}.`,
-    ...(cfg.format === 'yaml' && cfg.schema !== undefined
-      ? [`The YAML must match this JSON Schema: ${JSON.stringify(cfg.schema)}`]
-      : []),
-    ...(cfg.template !== undefined ? [`Follow this template, keeping its headings:\n${cfg.template}`] : []),
-  ].join('\n');
-}
 
 async function plan(run: AgentRun, deps: ModeDeps, final: FinalStep | undefined): Promise<AgentOutcome> {
   const def = run.definition;
@@ -304,99 +192,25 @@ async function plan(run: AgentRun, deps: ModeDeps, final: FinalStep | undefined)
     checkPlan(run.spec, deps.parseYaml),
     'plan',
   );
-  const task = run.task;
-  const planId = deterministicId('plan', def.agent_id, task.requestId);
-  const conversationId = task.conversationId ?? task.requestId;
+  const planId = deterministicId('plan', def.agent_id, run.task.requestId);
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-  const planOutput: OutputBreadcrumb = {
-    id: planId,
-    schema_name: AGENT_PLAN_SCHEMA,
+  const planOutput = modeArtifact(run, final, {
+    mode: 'plan',
     title: `${def.agent_id} plan: ${firstLine(text)}`,
-    tags: [
-      'agent:plan',
-      `agent:${def.agent_id}`,
-      `request:${task.requestId}`,
-      `thread:${threadOf(run.execution.trigger)}`,
-      ...conversationTag(conversationId),
-    ],
-    context: {
-      agent_id: def.agent_id,
-      request_id: task.requestId,
-      mode: 'plan',
-      format: cfg.format,
-      plan: value,
-      conversation_id: conversationId,
-      attempts,
-      model,
-      ...(final !== undefined ? { run_id: final.runId } : {}),
-    },
-  };
+    tags: [],
+    content: { format: cfg.format, plan: value },
+    about: { attempts, model },
+  });
   return {
     kind: 'answer',
     answer: { status: 'success', output: value, text },
     details: { plan_id: planId, format: cfg.format, attempts },
-    outputs: [planOutput],
+    outputs: [{ id: planId, ...planOutput }],
   };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // build
-
-function checkDeliverable(spec: AgentSpec): Check<unknown> {
-  const cfg = spec.deliverable;
-  return (text) => {
-    switch (cfg.format) {
-      case 'json': {
-        const parsed = parseJson(text);
-        if (!parsed.ok) return parsed;
-        const problems = schemaProblems(cfg.schema, parsed.value, 'deliverable.schema');
-        return problems === undefined ? parsed : { ok: false, problems };
-      }
-      case 'markdown':
-      case 'html': {
-        if (text.trim() === '') return { ok: false, problems: 'the deliverable is empty' };
-        const found = cfg.format === 'html' ? htmlHeadings(text) : markdownHeadings(text);
-        const missing = missingSections(cfg.sections ?? [], found);
-        return missing.length === 0
-          ? { ok: true, value: text }
-          : { ok: false, problems: `sections missing (each a heading, in order): ${missing.join(', ')}` };
-      }
-    }
-  };
-}
-
-function buildInstruction(spec: AgentSpec): string {
-  const cfg = spec.deliverable;
-  return [
-    '# Mode: build',
-    `Produce the deliverable "${cfg.type}" the request asks for, complete and ready to use.`,
-    `Format: ${cfg.format}.`,
-    ...(cfg.sections !== undefined && cfg.sections.length > 0
-      ? [`Sections, each as a heading, in this order: ${cfg.sections.join(', ')}.`]
-      : []),
-  ].join('\n');
-}
-
-/** A non-model type's answer as deliverable content in the configured format. */
-function contentOf(answer: Extract<AgentAnswer, { status: 'success' }>, spec: AgentSpec): unknown {
-  const format = spec.deliverable.format;
-  const value = answer.output !== undefined ? answer.output : (answer.text ?? null);
-  if (format === 'json') {
-    if (answer.output === undefined && typeof answer.text === 'string') {
-      const parsed = parseJson(answer.text);
-      return parsed.ok ? parsed.value : { text: answer.text };
-    }
-    return value;
-  }
-  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-  if (format === 'html') {
-    const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-    return typeof value === 'string'
-      ? `<article>\n<p>${escaped}</p>\n</article>\n`
-      : `<pre>${escaped}</pre>\n`;
-  }
-  return typeof value === 'string' ? value : `\`\`\`json\n${text}\n\`\`\`\n`;
-}
 
 async function build(
   run: AgentRun,
@@ -455,38 +269,20 @@ async function build(
       );
     }
   }
-  const task = run.task;
-  const conversationId = task.conversationId ?? task.requestId;
-  const deliverableId = deliverableIdFor(conversationId, cfg.type);
+  const deliverableId = deliverableIdFor(conversationOf(run.task), cfg.type);
   const text = typeof content === 'string' ? content : JSON.stringify(content, null, 2);
-  const deliverable: OutputBreadcrumb = {
-    upsertId: deliverableId,
-    schema_name: AGENT_DELIVERABLE_SCHEMA,
+  const deliverable = modeArtifact(run, final, {
+    mode: 'build',
     title: `${cfg.type}: ${firstLine(text)}`,
-    tags: [
-      'agent:deliverable',
-      `agent:${def.agent_id}`,
-      `deliverable:${cfg.type}`,
-      `request:${task.requestId}`,
-      `thread:${threadOf(run.execution.trigger)}`,
-      ...conversationTag(conversationId),
-    ],
-    context: {
-      agent_id: def.agent_id,
-      request_id: task.requestId,
-      mode: 'build',
-      type: cfg.type,
-      format: cfg.format,
-      content,
-      conversation_id: conversationId,
-      ...(final !== undefined ? { run_id: final.runId } : {}),
-    },
-  };
+    tags: [`deliverable:${cfg.type}`],
+    content: { type: cfg.type, format: cfg.format, content },
+    about: {},
+  });
   return {
     kind: 'answer',
     answer: { status: 'success', output: content, text },
     details: { deliverable_id: deliverableId, deliverable_type: cfg.type, format: cfg.format, ...details },
-    outputs: [deliverable, ...extra],
+    outputs: [{ upsertId: deliverableId, ...deliverable }, ...extra],
   };
 }
 
@@ -527,6 +323,60 @@ async function finalConverse(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The plan and the deliverable breadcrumbs
+
+/** The conversation a request belongs to: its own `conversation_id`, else its request id. */
+function conversationOf(task: AgentTask): string {
+  return task.conversationId ?? task.requestId;
+}
+
+/** What plan and build mode write. */
+const ARTIFACTS = {
+  plan: { schema: AGENT_PLAN_SCHEMA, tag: 'agent:plan' },
+  build: { schema: AGENT_DELIVERABLE_SCHEMA, tag: 'agent:deliverable' },
+} as const;
+
+/**
+ * The plan or the deliverable (see the header), without its id: tagged `agent:plan` / `agent:deliverable`, the
+ * agent, `request:`, `thread:` and the conversation; its context names the agent, the request, the mode and the
+ * conversation around what the mode produced (`content`) and how (`about`).
+ */
+function modeArtifact(
+  run: AgentRun,
+  final: FinalStep | undefined,
+  artifact: {
+    mode: keyof typeof ARTIFACTS;
+    title: string;
+    /** Tags of this kind of artifact, after `agent:<id>`. */
+    tags: readonly string[];
+    content: Record<string, unknown>;
+    about: Record<string, unknown>;
+  },
+): OutputBreadcrumb {
+  const task = run.task;
+  const conversationId = conversationOf(task);
+  return {
+    schema_name: ARTIFACTS[artifact.mode].schema,
+    title: artifact.title,
+    tags: [
+      ARTIFACTS[artifact.mode].tag,
+      `agent:${run.definition.agent_id}`,
+      ...artifact.tags,
+      `request:${task.requestId}`,
+      `thread:${threadOf(run.execution.trigger)}`,
+      ...conversationTag(conversationId),
+    ],
+    context: {
+      agent_id: run.definition.agent_id,
+      request_id: task.requestId,
+      mode: artifact.mode,
+      ...artifact.content,
+      conversation_id: conversationId,
+      ...artifact.about,
+      ...(final !== undefined ? { run_id: final.runId } : {}),
+    },
+  };
+}
 
 function firstLine(text: string): string {
   const line =

@@ -1,16 +1,13 @@
 /**
  * The `tool` agent type (seed 004, flow 2): calls MCP tools and answers with their result.
  *
- * Which tool, with which arguments:
- *   - `input: { tool?, arguments }`: the named tool (one of the definition's `tools`; default the first), with
- *     those arguments;
- *   - `input: { calls: [{ tool, arguments }, …] }`: several calls, one after the other or all at once
- *     (`tool_mode: sequential | parallel`); the output is the list of results;
- *   - only a `message`, and the definition says `extract_arguments: true`: the model picks the tool and its
- *     arguments from the message, offered the MCP tools' own input schemas (one model call, no tool loop).
- * Where: the server of `transport.mcp` (headers and authentication resolved from secret references), or — for a
- * definition without a transport, as seed 004's example is written — the `tool.def.v1` with `implementation:
- * "mcp"` that has the tool's name, found through `resolveTool`.
+ * Which tool, with which arguments: `input: { tool?, arguments }` (one of the definition's `tools`, default the
+ * first); `input: { calls: [{ tool, arguments }, …] }`, one after the other or all at once (`tool_mode: sequential
+ * | parallel`), the output being the list of results; or only a `message` with `extract_arguments: true`, when the
+ * model picks the tool and its arguments, offered the MCP tools' own input schemas (one model call, no tool loop).
+ * Where: the server of `transport.mcp` (headers and authentication from secret references), or — for a definition
+ * without a transport, as seed 004's example is written — the `tool.def.v1` with `implementation: "mcp"` that has
+ * the tool's name (`resolveTool`).
  *
  * The answer: MCP's `CallToolResult` → `output` = `structuredContent`, else the JSON of a single text block, else
  * `{ content }`; `text` = the text blocks joined. `isError: true` → an error answer carrying the tool's message.

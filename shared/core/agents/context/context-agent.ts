@@ -1,14 +1,14 @@
 /**
- * The `context` agent type (seed 004, flow 1): the LLM agent crumbs always had — system prompt, `context`
- * markdown and the assembled context fitted to the token budget, one model call per invocation, tools as
- * `tool.request.v1` hops. Its engine is `#shared/core/agents/context/turn.ts` (`contextTurn`); this module
- * only gives it the agent-type shape. The answer, after however many tool rounds, is written by the engine.
+ * The `context` agent type (seed 004, flow 1) as the agent kind dispatches it: an LLM agent whose prompt is its
+ * system prompt, `context` markdown and the assembled context fitted to the prompt budget, one model call per
+ * invocation, tools as `tool.request.v1` hops. Its turn is `turn.ts` (`contextTurn`), which writes the answer
+ * itself, however many tool rounds later it comes; this module gives it the agent-type shape.
  */
 
 import type { AgentType } from '../contract.ts';
-import { type AgentExecutorDeps, contextTurn } from './turn.ts';
+import { type ContextAgentDeps, contextTurn } from './turn.ts';
 
-export function createContextAgent(deps: AgentExecutorDeps): AgentType<'context'> {
+export function createContextAgent(deps: ContextAgentDeps): AgentType<'context'> {
   return {
     type: 'context',
     run: async (run) => ({

@@ -1,12 +1,13 @@
 /**
- * Fitting a context agent's prompt into its token budget (seed 004, flow 1: "optimize context to token budget").
+ * The prompt budget: fitting a context agent's prompt into its budget in tokens (seed 004, flow 1: "optimize
+ * context to token budget").
  *
  * The prompt is the system prompt and the `context` markdown (always kept: they are the agent), then the
  * assembled sources in priority order — the context builder's formatted context first, then each context
  * selector's section in the order the definition lists them. When the whole does not fit, sources are dropped
  * from the lowest priority up until it does (what is kept is always the highest-priority ones); the first one
- * that does not fit whole is cut at a token boundary rather than dropped when at least a quarter of it fits. What was dropped or cut is reported, so the answer can
- * say so.
+ * that does not fit whole is cut at a token boundary rather than dropped when at least a quarter of it fits.
+ * What was dropped or cut is reported, so the answer can say so.
  *
  * Counting uses the model family's tokenizer (tiktoken.ts), with 10 % held back when it is only the nearest
  * family's. It is loaded only when needed: a BPE token is at least one byte, so a prompt of at most `budget`

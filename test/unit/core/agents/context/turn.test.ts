@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import {
-  type AgentConversation,
-  conversationId,
-  createAgentExecutor,
-} from '#shared/core/agents/context/turn.ts';
+import { type AgentConversation, conversationId } from '#shared/core/agents/context/tool-rounds.ts';
+import { createAgentExecutor } from '#shared/core/agents/context/turn.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '#shared/core/executor/contract.ts';
 import { type Breadcrumb, checksumOf } from '#shared/domain/breadcrumb.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';

@@ -1,0 +1,317 @@
+/**
+ * A context agent's tool rounds. The model asks for tools (native tool calling); each call becomes a
+ * `tool.request.v1` `{tool, input, requestId, requestedBy, thread, round}` tagged `tool:request`,
+ * `request:<requestId>`, and the conversation so far is saved in an `agent.conversation.v1` (one per agent × thread,
+ * upserted); the invocation then returns, never waiting. A `tool.response.v1` with `requestedBy` = the agent
+ * continues the turn once every request of the round has a response (listed by tag `request:<id>`), claiming the
+ * round on the conversation (If-Match, so two responses arriving together continue once). Such a response answers
+ * the agent's own request (`ownToolRequest`), so its rounds do not grow the hop count (loop-guard.ts):
+ * `max_tool_rounds` is what bounds them.
+ *
+ * Only the agent's own tools (`toolSpecs`, the allow-list's rule): a call to a tool the agent was not given never
+ * becomes a request. It is answered to the model at once as a failed result naming the tools it has, so the model
+ * can recover; the refusal is counted (`refused_tool_calls`) and logged. A round whose every call was refused goes
+ * straight back to the model, in the same invocation; it still counts as a round.
+ */
+import { createHash } from 'node:crypto';
+import { givenToolNames, listToolDefinitions, type Refusal } from '#shared/core/executor/allow-list.ts';
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { LlmMessage, LlmResponse, LlmToolCall, LlmToolResult, LlmToolSpec } from '#shared/ports/llm.ts';
+import { type Log, silentLog } from '#shared/ports/log.ts';
+import { TOOL_REQUEST_SCHEMA, TOOL_RESPONSE_SCHEMA } from '../../executor/answers.ts';
+import type { ExecutionInput, OutputBreadcrumb, OwnRequestRef } from '../../executor/contract.ts';
+import { asObject, stringField } from './fields.ts';
+
+export const AGENT_CONVERSATION_SCHEMA = 'agent.conversation.v1';
+
+/** What `agent.conversation.v1` holds: enough to resume the turn in another invocation. */
+export interface AgentConversation {
+  agent_id: string;
+  thread: string;
+  model: string;
+  system: string;
+  messages: LlmMessage[];
+  /** Tool rounds requested so far in this turn. */
+  round: number;
+  status: 'waiting-for-tools' | 'answered';
+  pending: { requestId: string; toolCallId: string; tool: string }[];
+  /** Failed results for this round's calls to tools the agent was not given, answered with the round's results. */
+  refused?: LlmToolResult[] | undefined;
+  /** Calls to tools the agent was not given, over the whole turn. */
+  refused_tool_calls?: number | undefined;
+  /** Structured-output writes the agent may not make (allow-list.ts), over the whole turn; never written. */
+  refused_writes?: Refusal[] | undefined;
+  /** Whether this turn's refused writes were already sent back to the model (once per turn). */
+  writes_sent_back?: boolean | undefined;
+  /** The round being continued and by which tool response (`<id>@<version>`): the continuation claim. */
+  continued?: { round: number; by: string } | undefined;
+  response_to: string;
+  user_message: string;
+  trigger_id: string;
+  /** The request this turn answers (agent.request.v1's request_id, else the trigger id). */
+  request_id?: string | undefined;
+  /** The request's correlation tags, put on the answer however many tool rounds later it comes. */
+  answer_tags?: string[] | undefined;
+  /** What the prompt left out to fit the prompt budget. */
+  context_dropped?: string[] | undefined;
+}
+
+export function conversationId(agentId: string, thread: string): string {
+  return `agconv-${sha(`${agentId}\u0000${thread}`).slice(0, 32)}`;
+}
+
+export function requestIdFor(
+  agentId: string,
+  triggerId: string,
+  triggerVersion: number,
+  round: number,
+  index: number,
+): string {
+  return `req-${sha(`${agentId}\u0000${triggerId}@${triggerVersion}\u0000${round}\u0000${index}`).slice(0, 24)}`;
+}
+
+/** A tool response to a request this agent made: the request it answers (its causation names it). */
+export function ownToolRequest(def: AgentDefinition, trigger: Breadcrumb): OwnRequestRef | undefined {
+  if (trigger.schema_name !== TOOL_RESPONSE_SCHEMA) return undefined;
+  const context = asObject(trigger.context);
+  if (stringField(context, ['requestedBy', 'requested_by']) !== def.agent_id) return undefined;
+  const match = /^(.+)@(\d+)$/.exec(trigger.causation?.caused_by ?? '');
+  return match?.[1] && match[2] ? { id: match[1], version: Number(match[2]) } : undefined;
+}
+
+/**
+ * The model asked for tools: the round's requests and the conversation that waits for them; or, when every call
+ * was refused, the conversation to take straight back to the model.
+ */
+export function toolRound(
+  input: ExecutionInput<AgentDefinition>,
+  deps: { readonly log?: Log },
+  conversation: AgentConversation,
+  response: LlmResponse,
+  tools: LlmToolSpec[],
+): { outputs: OutputBreadcrumb[] } | { again: AgentConversation } {
+  const def = input.definition;
+  const round = conversation.round + 1;
+  const given = new Set(tools.map((t) => t.name));
+  const refused = response.toolCalls
+    .filter((call) => !given.has(call.name))
+    .map((call) => refusal(call, given));
+  for (const r of refused) {
+    (deps.log ?? silentLog).warn('agent refused a tool call: the tool is not one it was given', {
+      agentId: def.agent_id,
+      tool: r.toolName,
+      thread: conversation.thread,
+      round,
+    });
+  }
+  const assistant: LlmMessage = {
+    role: 'assistant',
+    content: response.text,
+    toolCalls: response.toolCalls,
+  };
+  const refusedCount = (conversation.refused_tool_calls ?? 0) + refused.length;
+  const accepted = response.toolCalls
+    .map((call, index) => ({ call, index }))
+    .filter(({ call }) => given.has(call.name));
+  if (accepted.length === 0) {
+    // Nothing to wait for: tell the model at once, in this invocation (the round still counts).
+    const answered: AgentConversation = {
+      ...conversation,
+      messages: [...conversation.messages, assistant, { role: 'tool', results: refused }],
+      round,
+      refused_tool_calls: refusedCount,
+    };
+    return { again: answered };
+  }
+  const pending = accepted.map(({ call, index }) => ({
+    requestId: requestIdFor(def.agent_id, input.trigger.id, input.trigger.version, round, index),
+    toolCallId: call.id,
+    tool: call.name,
+  }));
+  const next: AgentConversation = {
+    ...conversation,
+    messages: [...conversation.messages, assistant],
+    round,
+    status: 'waiting-for-tools',
+    pending,
+    refused: refused.length > 0 ? refused : undefined,
+    refused_tool_calls: refusedCount,
+    continued: undefined,
+  };
+  const requests: OutputBreadcrumb[] = accepted.map(({ call }, n) => {
+    const requestId = pending[n]?.requestId ?? '';
+    return {
+      schema_name: TOOL_REQUEST_SCHEMA,
+      title: `${def.agent_id} asks ${call.name}`,
+      tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
+      context: {
+        tool: call.name,
+        input: call.input ?? {},
+        requestId,
+        requestedBy: def.agent_id,
+        thread: conversation.thread,
+        round,
+      },
+    };
+  });
+  return { outputs: [...requests, conversationOutput(next)] };
+}
+
+/**
+ * The conversation a `tool.response.v1` continues, with the round's results appended; undefined when it continues
+ * nothing (a late or duplicate response, a round still waiting for others, or another response continuing it).
+ */
+export async function continuedConversation(
+  input: ExecutionInput<AgentDefinition>,
+  deps: { readonly store: BreadcrumbStore },
+): Promise<AgentConversation | undefined> {
+  const def = input.definition;
+  const workspace = input.trigger.workspace;
+  const response = asObject(input.trigger.context);
+  const requestId = stringField(response, ['request_id', 'requestId']);
+  if (requestId === undefined) return undefined;
+  const id = conversationId(def.agent_id, input.causation.thread);
+  let stored: Breadcrumb;
+  try {
+    stored = await deps.store.get(workspace, id);
+  } catch (error) {
+    // A response to a request this agent made outside a conversation (e.g. seed 002's tools_to_invoke).
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+  const conversation = stored.context as unknown as AgentConversation;
+  if (
+    conversation.status !== 'waiting-for-tools' ||
+    !conversation.pending.some((p) => p.requestId === requestId)
+  ) {
+    return undefined; // late or duplicate response of an earlier round
+  }
+
+  const results: LlmToolResult[] = [];
+  for (const pending of conversation.pending) {
+    const answer =
+      pending.requestId === requestId
+        ? response
+        : await latestResponse(deps.store, workspace, pending.requestId);
+    if (answer === undefined) return undefined; // another response of this round is still to come
+    results.push(toolResult(pending, answer));
+  }
+
+  // Claim the round: of several responses that each see the round complete, only one continues.
+  const me = `${input.trigger.id}@${input.trigger.version}`;
+  if (conversation.continued?.round === conversation.round && conversation.continued.by !== me)
+    return undefined;
+  if (conversation.continued?.by !== me) {
+    try {
+      await deps.store.update(
+        workspace,
+        id,
+        { context: { ...stored.context, continued: { round: conversation.round, by: me } } },
+        { principal: input.principal, expectedVersion: stored.version, causation: input.causation },
+      );
+    } catch (error) {
+      if (error instanceof VersionConflictError) return undefined;
+      throw error;
+    }
+  }
+
+  return {
+    ...conversation,
+    messages: [...conversation.messages, { role: 'tool', results: inCallOrder(conversation, results) }],
+    pending: [],
+    refused: undefined,
+  };
+}
+
+/** A failed result for a call to a tool the agent was not given, naming the ones it was. */
+function refusal(call: LlmToolCall, given: ReadonlySet<string>): LlmToolResult {
+  const available = given.size > 0 ? [...given].join(', ') : 'none';
+  return {
+    toolCallId: call.id,
+    toolName: call.name,
+    output: `the tool "${call.name}" is not available to this agent (its tools: ${available}); the call was not made`,
+    isError: true,
+  };
+}
+
+/** The round's results (answered and refused) in the order the model made the calls. */
+function inCallOrder(conversation: AgentConversation, answered: LlmToolResult[]): LlmToolResult[] {
+  const all = [...(conversation.refused ?? []), ...answered];
+  const last = conversation.messages.findLast((m) => m.role === 'assistant');
+  const order = new Map((last?.role === 'assistant' ? (last.toolCalls ?? []) : []).map((c, i) => [c.id, i]));
+  return all.sort((a, b) => (order.get(a.toolCallId) ?? 0) - (order.get(b.toolCallId) ?? 0));
+}
+
+function toolResult(
+  pending: AgentConversation['pending'][number],
+  response: Record<string, unknown>,
+): LlmToolResult {
+  const status = response.status;
+  const failed =
+    status === 'error' ||
+    status === 'failed' ||
+    (response.error !== undefined && response.output === undefined);
+  return {
+    toolCallId: pending.toolCallId,
+    toolName: pending.tool,
+    output: failed ? (response.error ?? 'the tool failed') : (response.output ?? null),
+    ...(failed ? { isError: true } : {}),
+  };
+}
+
+async function latestResponse(
+  store: BreadcrumbStore,
+  workspace: string,
+  requestId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const page = await store.list({
+    workspace,
+    schema_name: TOOL_RESPONSE_SCHEMA,
+    tag: `request:${requestId}`,
+    limit: 1,
+  });
+  if (page.items.length === 0) return undefined;
+  // The context view, as for the trigger: a tool result's excluded fields never reach the model.
+  const [view] = await store.contextViews(workspace, page.items.slice(0, 1));
+  return view ? asObject(view.context) : undefined;
+}
+
+export function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
+  return {
+    schema_name: AGENT_CONVERSATION_SCHEMA,
+    title: `${conversation.agent_id} conversation ${conversation.thread}`,
+    tags: ['agent:conversation', `agent:${conversation.agent_id}`, `thread:${conversation.thread}`],
+    context: conversation as unknown as Record<string, unknown>,
+    upsertId: conversationId(conversation.agent_id, conversation.thread),
+  };
+}
+
+/**
+ * The tools offered (and the only ones the agent may call): the definition's `tools` (all of the workspace's tool
+ * definitions when absent), described by their `tool.def.v1` (description, input_schema), else as "the <name>
+ * tool" taking any object.
+ */
+export async function toolSpecs(
+  def: AgentDefinition,
+  workspace: string,
+  store: BreadcrumbStore,
+): Promise<LlmToolSpec[]> {
+  // The same rule decides what a structured answer may request (`#shared/core/executor/allow-list.ts`).
+  const defs = await listToolDefinitions(workspace, store);
+  return givenToolNames(def, defs).map((name) => {
+    const d = defs.get(name);
+    const schema = asObject(d?.input_schema ?? { type: 'object' });
+    return {
+      name,
+      description: (typeof d?.description === 'string' ? d.description : undefined) ?? `the ${name} tool`,
+      inputSchema: { type: 'object', ...schema },
+    };
+  });
+}
+
+function sha(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
