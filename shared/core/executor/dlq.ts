@@ -7,7 +7,7 @@
  * What cannot be answered (a body that is not an executor message, a deleted definition) is logged and dropped:
  * there is nobody to answer, and keeping it would only redeliver it.
  */
-import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import type { ParsedDefinition } from '#shared/domain/definitions.ts';
@@ -15,7 +15,6 @@ import { isRetriable, NotFoundError } from '#shared/domain/errors.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import { type CorrelationKeys, noTracing, type Tracing } from '#shared/ports/tracing.ts';
-import { processSqsBatch, type Redelivery } from '../../adapters/sqs/sqs-batch.ts';
 import { errorAnswer } from './answers.ts';
 import { parseBody } from './batch.ts';
 import {
@@ -32,11 +31,6 @@ export interface DeadLetterDeps {
   log?: Log;
   /** One span per dead letter, annotated with the trigger's correlation keys. @default no tracing */
   tracing?: Tracing;
-}
-
-export interface DeadLetterBatchDeps extends DeadLetterDeps {
-  /** Failed answers are retried after a back-off instead of the DLQ's visibility timeout. */
-  redelivery?: Redelivery | undefined;
 }
 
 export type DeadLetterOutcome =
@@ -131,17 +125,4 @@ export async function handleExecutorDeadLetter(record: SQSRecord, deps: DeadLett
     return;
   }
   await handleDeadLetter(body, deps, 'every delivery failed and SQS moved it to the dead-letter queue');
-}
-
-/** A DLQ batch: answers each message; only store failures are reported back for another try. */
-export async function handleDeadLetterBatch(
-  records: readonly SQSRecord[],
-  deps: DeadLetterBatchDeps,
-): Promise<SQSBatchResponse> {
-  const { batchItemFailures } = await processSqsBatch(
-    records,
-    (record) => handleExecutorDeadLetter(record, deps),
-    { log: deps.log ?? silentLog, redelivery: deps.redelivery },
-  );
-  return { batchItemFailures };
 }
