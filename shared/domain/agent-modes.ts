@@ -17,6 +17,8 @@
  * own last step (it answers in the requested mode) and is reserved.
  */
 import { JsonSchemaObject, NameSchema, wholeNumber } from './definition-fields.ts';
+import { kindsOf, nestedSteps, stepKindSchema } from './steps/kinds.ts';
+import type { StepIssue } from './steps/step-schema.ts';
 import { type StepDefinition, StepIdSchema, StepSchema } from './workflow-definition.ts';
 import * as z from './zod.ts';
 
@@ -123,10 +125,7 @@ export const ModesSchema = z
   })
   .check(z.minLength(1, 'list at least one mode'));
 
-export interface StepIssue {
-  readonly path: (string | number)[];
-  readonly message: string;
-}
+export type { StepIssue } from './steps/step-schema.ts';
 
 /**
  * What an agent-driven run cannot do (see the header), and agents outside `available` or the agent itself.
@@ -141,12 +140,6 @@ export function orchestrationStepIssues(
   const visit = (step: StepDefinition, path: (string | number)[]) => {
     if (step.id === FINAL_STEP_ID)
       issues.push({ path: [...path, 'id'], message: `"${FINAL_STEP_ID}" is reserved` });
-    if (step.wait !== undefined) {
-      issues.push({
-        path: [...path, 'wait'],
-        message: 'an orchestration has no wait steps (they need a timer)',
-      });
-    }
     if (step.timeout_seconds !== undefined) {
       issues.push({ path: [...path, 'timeout_seconds'], message: 'an orchestration step has no timeout' });
     }
@@ -156,18 +149,13 @@ export function orchestrationStepIssues(
         message: 'an orchestration retries at once (0)',
       });
     }
-    if (step.agent !== undefined) {
-      if (step.agent === self) {
-        issues.push({ path: [...path, 'agent'], message: 'an agent cannot call itself as a sub-agent' });
-      } else if (available !== undefined && !available.includes(step.agent)) {
-        issues.push({
-          path: [...path, 'agent'],
-          message: `"${step.agent}" is not in availableAgents (${available.join(', ') || 'none'})`,
-        });
+    // What each kind refuses (a wait needs a timer; an agent step may not call the agent itself).
+    for (const kind of kindsOf(step as unknown as Record<string, unknown>)) {
+      for (const issue of stepKindSchema(kind).orchestrationIssues?.(step, { self, available }) ?? []) {
+        issues.push({ path: [...path, ...issue.path], message: issue.message });
       }
     }
-    for (const [i, branch] of (step.parallel ?? []).entries()) visit(branch, [...path, 'parallel', i]);
-    if (step.map !== undefined) visit(step.map.step, [...path, 'map', 'step']);
+    for (const [nested, at] of nestedSteps(step)) visit(nested, [...path, ...(at as (string | number)[])]);
   };
   for (const [i, step] of steps.entries()) visit(step, [i]);
   return issues;
