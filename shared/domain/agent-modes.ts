@@ -1,8 +1,8 @@
 /**
- * What an agent accepts and answers in each mode (seed 004, "Config Schema Extensions"; issue 12): the modes its
+ * What an agent accepts and answers in each mode (seed 004, "Config Schema Extensions"): the modes its
  * card lists, the shape of its plans and deliverables, and how it orchestrates sub-agents. Structure only, no IO:
  * `agent-spec.ts` reads these from the definition or from its `yaml` (where seed 004 keeps them; both is an
- * error), and `shared/core/agents/modes.ts` and `orchestration.ts` run them.
+ * error), and `shared/core/agents/modes.ts` and `orchestration-agent.ts` run them.
  *
  *   modes          converse | plan | build — what requests the agent accepts (default: all three). A request
  *                  without a mode is `converse` when the agent accepts it, else the first mode it lists.
@@ -12,9 +12,10 @@
  *   orchestration  { availableAgents?, defaultMode, maxDepth, subAgentMode, steps?, checkpoints? }
  *
  * Orchestration plans run as runs of the workflow engine driven by the agent itself, so their steps are workflow
- * steps (`workflow-definition.ts`) with what an agent can drive without a timer: agent, tool, workflow, human,
- * parallel and map steps; no `wait`, no `timeout_seconds`, no retry back-off. The step id `final` is the agent's
- * own last step (it answers in the requested mode) and is reserved.
+ * steps (`workflow-definition.ts`) with what an agent can drive without a timer: no `timeout_seconds`, no retry
+ * back-off, and no kind that refuses it (`orchestrationIssues` of `steps/<kind>.ts`: a `wait` needs a timer, an
+ * agent step may not call the agent itself). The step id `final` is the agent's own last step (it answers in the
+ * requested mode) and is reserved.
  */
 import { JsonSchemaObject, NameSchema, wholeNumber } from './definition-fields.ts';
 import { kindsOf, nestedSteps, stepKindSchema } from './steps/kinds.ts';

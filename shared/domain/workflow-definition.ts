@@ -84,7 +84,7 @@ export interface AnswerShape {
   tags: string[];
 }
 
-/** The pre-engine `output: { schema_name, tags? }` (see the header for how it is told apart). */
+/** The answer-shape `output: { schema_name, tags? }` (see the header for how it is told apart). */
 function legacyAnswer(output: unknown): AnswerShape | undefined {
   if (output === null || typeof output !== 'object' || Array.isArray(output)) return undefined;
   const o = output as Record<string, unknown>;
@@ -197,7 +197,7 @@ export function workflowDefinitionSchema(checks: WorkflowChecks = {}) {
         ...workflow,
         /** The output expression(s); absent: the last step's output. */
         output: legacy === undefined ? output : undefined,
-        /** The answer's schema and extra tags (the pre-engine `output`). */
+        /** The answer's schema and extra tags (an answer-shape `output`). */
         answer: legacy ?? { schema_name: WORKFLOW_RESULT_SCHEMA, tags: [] },
       };
     }),

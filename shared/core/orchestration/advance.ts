@@ -3,25 +3,13 @@
  * clock: `now` is given; expressions see it as `$now()`), so a transition can be re-applied after a write conflict
  * and tested without a store. It is async only because JSONata evaluation is.
  *
- * A transition is: apply the event to the step states (record an answer, a decision, a fired timer, a control),
- * then `reconcile`: walk the definition and start whatever is ready, join what has finished, end the run when the
- * top-level steps are done or one failed. Reconciling twice changes nothing, so every event is handled the same
- * way and a duplicate event is a no-op. What a step does is its kind's (`steps/`: how it starts, what ends it,
- * how a parallel or map drives its children); the rules every kind shares (README.md has the state machine):
- *
- * - Top-level steps run in order. `when` falsy → `skipped`. A failed step fails the run unless `on_error:
- *   "continue"` (the run goes on; the step's output is null).
- * - A failed attempt (an error answer, a timeout) is retried while `attempts < retry.max_attempts`, after
- *   `backoff_seconds × 2^(attempt−1)` (a `retry` timer; at once when 0). An expression that fails, a rejection and
- *   a limit are not retried: they would fail the same way.
- * - Human responses and controls come from people (authority.ts; a parent run may cancel its sub-run); anything
- *   else is answered with why (a human response) or recorded as refused, and changes nothing else.
- * - Control: `pause` (nothing new starts; running steps finish and are recorded; a run whose steps all finished
- *   while paused ends on resume), `resume`, `cancel` (active steps cancelled, sub-runs cancelled; later answers are
- *   recorded on their step and ignored), `retry` (from a top-level step, default the first that did not succeed:
- *   it and every step after it are reset to pending, keeping their attempt counts, so each rerun is another
- *   attempt with new request ids; earlier outputs stay in the run's history).
- * - Run status: `waiting` when no step is running and a human step waits; otherwise `running` until it ends.
+ * A transition applies the event to the step states (an answer, a person's decision, a fired timer, a control),
+ * then reconciles: start whatever is ready, join what has finished, end the run when the top-level steps are done
+ * or one failed. Reconciling twice changes nothing, so a duplicate event is a no-op. What a step does is its
+ * kind's (`steps/`); the rules here are every kind's: top-level steps in order, `when`, `on_error`, retries with
+ * back-off (an expression that fails, a rejection and a limit are not retried), controls (`pause`, `resume`,
+ * `cancel`, `retry` from a top-level step as new attempts), and who may answer or control (`authority.ts`).
+ * README.md has the state machine.
  */
 
 import { jsonBytes, LIMITS } from '#shared/domain/breadcrumb.ts';

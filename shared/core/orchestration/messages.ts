@@ -352,7 +352,7 @@ function resultBreadcrumb(definition: WorkflowDefinition, run: Run, effect: Resu
   ];
   const base = { workflow_id: run.workflow, run_id: run.run_id, request_id: run.request_id };
   if (effect.status === 'succeeded') {
-    // Pre-engine answers also carried `result` and every step's output; kept for definitions without `output`.
+    // A workflow without `output` answers with `result` and every top-level step's output too, which its callers read.
     const legacy =
       definition.output === undefined
         ? {
