@@ -1,8 +1,8 @@
 /**
- * What an agent accepts and answers in each mode (seed 004, "Config Schema Extensions"; issue 12): the modes its
+ * What an agent accepts and answers in each mode (seed 004, "Config Schema Extensions"): the modes its
  * card lists, the shape of its plans and deliverables, and how it orchestrates sub-agents. Structure only, no IO:
  * `agent-spec.ts` reads these from the definition or from its `yaml` (where seed 004 keeps them; both is an
- * error), and `shared/core/agents/modes.ts` and `orchestration.ts` run them.
+ * error), and `shared/core/agents/modes.ts` and `orchestration-agent.ts` run them.
  *
  *   modes          converse | plan | build — what requests the agent accepts (default: all three). A request
  *                  without a mode is `converse` when the agent accepts it, else the first mode it lists.
@@ -12,11 +12,14 @@
  *   orchestration  { availableAgents?, defaultMode, maxDepth, subAgentMode, steps?, checkpoints? }
  *
  * Orchestration plans run as runs of the workflow engine driven by the agent itself, so their steps are workflow
- * steps (`workflow-definition.ts`) with what an agent can drive without a timer: agent, tool, workflow, human,
- * parallel and map steps; no `wait`, no `timeout_seconds`, no retry back-off. The step id `final` is the agent's
- * own last step (it answers in the requested mode) and is reserved.
+ * steps (`workflow-definition.ts`) with what an agent can drive without a timer: no `timeout_seconds`, no retry
+ * back-off, and no kind that refuses it (`orchestrationIssues` of `steps/<kind>.ts`: a `wait` needs a timer, an
+ * agent step may not call the agent itself). The step id `final` is the agent's own last step (it answers in the
+ * requested mode) and is reserved.
  */
 import { JsonSchemaObject, NameSchema, wholeNumber } from './definition-fields.ts';
+import { kindsOf, nestedSteps, stepKindSchema } from './steps/kinds.ts';
+import type { StepIssue } from './steps/step-schema.ts';
 import { type StepDefinition, StepIdSchema, StepSchema } from './workflow-definition.ts';
 import * as z from './zod.ts';
 
@@ -123,10 +126,7 @@ export const ModesSchema = z
   })
   .check(z.minLength(1, 'list at least one mode'));
 
-export interface StepIssue {
-  readonly path: (string | number)[];
-  readonly message: string;
-}
+export type { StepIssue } from './steps/step-schema.ts';
 
 /**
  * What an agent-driven run cannot do (see the header), and agents outside `available` or the agent itself.
@@ -141,12 +141,6 @@ export function orchestrationStepIssues(
   const visit = (step: StepDefinition, path: (string | number)[]) => {
     if (step.id === FINAL_STEP_ID)
       issues.push({ path: [...path, 'id'], message: `"${FINAL_STEP_ID}" is reserved` });
-    if (step.wait !== undefined) {
-      issues.push({
-        path: [...path, 'wait'],
-        message: 'an orchestration has no wait steps (they need a timer)',
-      });
-    }
     if (step.timeout_seconds !== undefined) {
       issues.push({ path: [...path, 'timeout_seconds'], message: 'an orchestration step has no timeout' });
     }
@@ -156,18 +150,13 @@ export function orchestrationStepIssues(
         message: 'an orchestration retries at once (0)',
       });
     }
-    if (step.agent !== undefined) {
-      if (step.agent === self) {
-        issues.push({ path: [...path, 'agent'], message: 'an agent cannot call itself as a sub-agent' });
-      } else if (available !== undefined && !available.includes(step.agent)) {
-        issues.push({
-          path: [...path, 'agent'],
-          message: `"${step.agent}" is not in availableAgents (${available.join(', ') || 'none'})`,
-        });
+    // What each kind refuses (a wait needs a timer; an agent step may not call the agent itself).
+    for (const kind of kindsOf(step as unknown as Record<string, unknown>)) {
+      for (const issue of stepKindSchema(kind).orchestrationIssues?.(step, { self, available }) ?? []) {
+        issues.push({ path: [...path, ...issue.path], message: issue.message });
       }
     }
-    for (const [i, branch] of (step.parallel ?? []).entries()) visit(branch, [...path, 'parallel', i]);
-    if (step.map !== undefined) visit(step.map.step, [...path, 'map', 'step']);
+    for (const [nested, at] of nestedSteps(step)) visit(nested, [...path, ...(at as (string | number)[])]);
   };
   for (const [i, step] of steps.entries()) visit(step, [i]);
   return issues;

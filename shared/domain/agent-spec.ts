@@ -1,14 +1,16 @@
 /**
  * An agent definition → the configuration its type runs with (`AgentSpec`), or a ValidationError whose issues
  * name the path of each problem (`transport`, `yaml.tools[0]`, `yaml: not valid YAML: line 3, column 2: …`).
+ * The part every type shares (modes, plan, deliverable, orchestration, the model) is built here; the type's own
+ * part by its module (`agents/`, listed in `agents/types.ts`).
  *
  * The `yaml` field is parsed here, not in `definitions.ts`: the YAML parser (46 KB) is injected by the modules
  * that need it (the rule manager through `definition-validation.ts`, the agent executors), so the functions that
  * only parse agent definitions to answer for them (the DLQ handler, other executors) do not carry it. For the same
  * reason JSONata transforms are syntax-checked only when a check is given (`definition-validation.ts`).
  *
- * Where a field may be written in two places (seed 004 puts transforms and tools in `yaml`; issue 11 also allows
- * them beside the transport or at the top level), both are read and writing both is an error, so there is one
+ * Where a field may be written in two places (seed 004 puts transforms and tools in `yaml`; they may also be
+ * written beside the transport or at the top level), both are read and writing both is an error, so there is one
  * answer to "which one runs".
  */
 
@@ -21,31 +23,18 @@ import {
   type PlanConfig,
   PlanConfigSchema,
 } from './agent-modes.ts';
-import type {
-  AgentTypeName,
-  ApiTransport,
-  ExternalTransport,
-  FunctionTransport,
-  McpTransport,
-} from './agent-types.ts';
-import {
-  AGENT_MODES,
-  type AgentMode,
-  type AgentYaml,
-  AgentYamlSchema,
-  type Transform,
-} from './agent-types.ts';
+import { AGENT_MODES, type AgentMode, type AgentYaml, AgentYamlSchema } from './agent-types.ts';
+import { one } from './agents/one.ts';
+import { type AgentTypeSpec, agentTypeSchema } from './agents/types.ts';
 import { toFieldIssues } from './breadcrumb.ts';
 import type { AgentDefinition, ExpressionCheck } from './definitions.ts';
 import { type FieldIssue, ValidationError } from './errors.ts';
 import { DEFAULT_MODEL_ID } from './llm-model.ts';
 import type { YamlParser } from './yaml.ts';
 
-/** Default token budget of a context agent's system prompt plus assembled context. */
-export const DEFAULT_CONTEXT_BUDGET_TOKENS = 16_000;
+export { DEFAULT_CONTEXT_BUDGET_TOKENS } from './agents/context.ts';
 
 interface SpecBase {
-  readonly type: AgentTypeName;
   /** The parsed `yaml` (agent card, tools, transforms, and plan, deliverable, orchestration). */
   readonly config: AgentYaml;
   /** The modes requests may ask for (`agent-modes.ts`); all three unless the card or `modes` says otherwise. */
@@ -59,17 +48,8 @@ interface SpecBase {
   readonly llm: { model?: string; temperature?: number; maxTokens?: number };
 }
 
-export type AgentSpec =
-  | (SpecBase & { type: 'context'; markdown?: string; budgetTokens: number })
-  | (SpecBase & { type: 'tool'; mcp?: McpTransport; tools: readonly string[]; extractArguments: boolean })
-  | (SpecBase & {
-      type: 'api';
-      api: ApiTransport;
-      requestTransform?: Transform;
-      responseTransform?: Transform;
-    })
-  | (SpecBase & { type: 'external'; external: ExternalTransport })
-  | (SpecBase & { type: 'function'; code: string; limits: FunctionTransport });
+/** What every type's configuration has, and the type's own fields (`agents/<type>.ts`), by `type`. */
+export type AgentSpec = SpecBase & AgentTypeSpec;
 
 export interface SpecChecks {
   /** Checks the plan's and deliverable's JSON Schemas; the issue message, or undefined when usable. */
@@ -79,8 +59,6 @@ export interface SpecChecks {
   /** Checks JSONata transforms (their syntax); the issue message, or undefined when the expression is fine. */
   readonly expression?: ExpressionCheck;
 }
-
-const DEFAULT_FUNCTION_LIMITS: FunctionTransport = { timeout_ms: 5_000, memory_mb: 32 };
 
 /** The `yaml` of a definition, parsed and checked; issues are prefixed `yaml`. */
 export function agentYaml(def: AgentDefinition, parseYaml?: YamlParser): AgentYaml {
@@ -103,13 +81,14 @@ export function agentSpec(def: AgentDefinition, checks: SpecChecks = {}): AgentS
   const issues: FieldIssue[] = [];
   const llm = llmSettings(def);
   const transport = def.transport;
-  const expected = def.type === 'tool' ? 'mcp' : def.type;
+  const type = agentTypeSchema(def.type);
+  const expected = type.transport?.kind;
   if (transport !== undefined && transport.kind !== expected) {
     issues.push({
       path: 'transport.kind',
       message:
-        def.type === 'context'
-          ? `a context agent takes no transport (got "${transport.kind}")`
+        expected === undefined
+          ? `a ${def.type} agent takes no transport (got "${transport.kind}")`
           : `a ${def.type} agent needs transport.kind "${expected}", not "${transport.kind}"`,
     });
   }
@@ -159,96 +138,19 @@ export function agentSpec(def: AgentDefinition, checks: SpecChecks = {}): AgentS
     deliverable: { ...deliverable, type: deliverable.type ?? def.agent_id },
     orchestration,
   };
-  let spec: AgentSpec | undefined;
-  switch (def.type) {
-    case 'context':
-      spec = {
-        ...base,
-        type: 'context',
-        ...(def.context !== undefined ? { markdown: def.context } : {}),
-        budgetTokens: config.context_budget_tokens ?? DEFAULT_CONTEXT_BUDGET_TOKENS,
-      };
-      break;
-    case 'tool': {
-      const tools = one(issues, ['yaml.tools', config.tools], ['tools', def.tools]);
-      if (tools === undefined || tools.length === 0) {
-        issues.push({
-          path: 'yaml.tools',
-          message: 'a tool agent lists the MCP tools it calls (yaml tools: [...])',
-        });
-      }
-      spec = {
-        ...base,
-        type: 'tool',
-        ...(transport?.kind === 'mcp' ? { mcp: transport.mcp } : {}),
-        tools: tools ?? [],
-        extractArguments: config.extract_arguments === true,
-      };
-      break;
-    }
-    case 'api': {
-      if (transport?.kind !== 'api') {
-        if (transport === undefined) {
-          issues.push({
-            path: 'transport',
-            message: 'an api agent needs transport: { kind: "api", api: { endpoint, method } }',
-          });
-        }
-        break;
-      }
-      const requestTransform = one(
-        issues,
-        ['transport.api.request_transform', transport.api.request_transform],
-        ['yaml.request_transform', config.request_transform],
-      );
-      const responseTransform = one(
-        issues,
-        ['transport.api.response_transform', transport.api.response_transform],
-        ['yaml.response_transform', config.response_transform],
-      );
-      spec = {
-        ...base,
-        type: 'api',
-        api: transport.api,
-        ...(requestTransform !== undefined ? { requestTransform } : {}),
-        ...(responseTransform !== undefined ? { responseTransform } : {}),
-      };
-      if (checks.expression) {
-        const at = (field: string) =>
-          transport.api[field as 'request_transform'] !== undefined
-            ? `transport.api.${field}`
-            : `yaml.${field}`;
-        checkTransform(requestTransform, at('request_transform'), checks.expression, issues);
-        checkTransform(responseTransform, at('response_transform'), checks.expression, issues);
-      }
-      break;
-    }
-    case 'external':
-      if (transport?.kind === 'external') spec = { ...base, type: 'external', external: transport.external };
-      else if (transport === undefined) {
-        issues.push({
-          path: 'transport',
-          message:
-            'an external agent needs transport: { kind: "external", external: { endpoint, protocol: "a2a" } }',
-        });
-      }
-      break;
-    case 'function':
-      if (def.function_code === undefined || def.function_code.trim() === '') {
-        issues.push({
-          path: 'function_code',
-          message: 'a function agent needs function_code: "async function handler(input, ctx) { … }"',
-        });
-      } else {
-        spec = {
-          ...base,
-          type: 'function',
-          code: def.function_code,
-          limits: transport?.kind === 'function' ? transport.function : DEFAULT_FUNCTION_LIMITS,
-        };
-      }
-      break;
-  }
+  const own = type.spec({
+    def,
+    config,
+    transport:
+      transport !== undefined && transport.kind === expected
+        ? (transport as Record<string, unknown>)[transport.kind]
+        : undefined,
+    noTransport: transport === undefined,
+    issues,
+    ...(checks.expression !== undefined ? { expression: checks.expression } : {}),
+  });
+  // The type's module built its own part for `def.type`: together they are that member of the union.
+  const spec = own === undefined ? undefined : ({ ...base, type: def.type, ...own } as unknown as AgentSpec);
   if (issues.length > 0 || spec === undefined) throw new ValidationError(issues);
   return spec;
 }
@@ -257,19 +159,11 @@ export function agentSpec(def: AgentDefinition, checks: SpecChecks = {}): AgentS
  * The model string this agent's type calls (`provider/model`, or a bare id for the stack's default provider), or
  * undefined when the type calls no model. The one answer to "which model runs": the executors call this model and
  * the rule manager reports it as the definition status's `llm`.
- *   context  always: its `model` / `llm`, else the default provider's default model;
- *   tool     only with `extract_arguments` (the model picks the tool and its arguments), the same way;
- *   api, external, function  never (their transforms, partners and code run without a model).
+ * Each type says (its `model`): a context agent always calls one (its `model` / `llm`, else the default
+ * provider's default model), a tool agent only with `extract_arguments`, the others never.
  */
 export function agentModel(spec: AgentSpec): string | undefined {
-  switch (spec.type) {
-    case 'context':
-      return spec.llm.model ?? DEFAULT_MODEL_ID;
-    case 'tool':
-      return spec.extractArguments ? (spec.llm.model ?? DEFAULT_MODEL_ID) : undefined;
-    default:
-      return undefined;
-  }
+  return agentTypeSchema(spec.type).model?.(spec, spec.llm);
 }
 
 /** Where an agent definition sets its model, for error paths (`model`, `llm.model` or `llm.provider`). */
@@ -301,35 +195,4 @@ function llmSettings(def: AgentDefinition): SpecBase['llm'] {
     ...(temperature !== undefined ? { temperature } : {}),
     ...(llm?.max_tokens !== undefined ? { maxTokens: llm.max_tokens } : {}),
   };
-}
-
-/** The one of two places that sets a field; both set is an issue at the second. */
-function one<T>(
-  issues: FieldIssue[],
-  first: [string, T | undefined],
-  second: [string, T | undefined],
-): T | undefined {
-  if (first[1] !== undefined && second[1] !== undefined) {
-    issues.push({ path: second[0], message: `also set at ${first[0]}: keep one` });
-  }
-  return first[1] ?? second[1];
-}
-
-function checkTransform(
-  transform: Transform | undefined,
-  path: string,
-  check: ExpressionCheck,
-  issues: FieldIssue[],
-): void {
-  if (transform === undefined) return;
-  if (typeof transform === 'string') {
-    const message = check(transform);
-    if (message !== undefined) issues.push({ path, message });
-    return;
-  }
-  for (const [key, value] of Object.entries(transform)) {
-    if (typeof value === 'string' || (value !== null && typeof value === 'object' && !Array.isArray(value))) {
-      checkTransform(value as Transform, `${path}.${key}`, check, issues);
-    }
-  }
 }

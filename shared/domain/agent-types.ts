@@ -1,18 +1,16 @@
 /**
- * The fields of `agent.def.v1` that say *how* an agent works (seed 004, "The 5 Agent Types"): its `type`, the
- * `context` markdown, the `yaml` text (agent card, tools, transforms), its `transport`, `function_code` and `llm`.
- * Structure only, and no IO: `agent-spec.ts` combines these fields (and the parsed `yaml`) into the one
- * configuration each type runs with, and says with a path what is missing.
+ * The fields of `agent.def.v1` that say *how* an agent works, as every type reads them: the `yaml` text (agent
+ * card, tools, transforms), the transports' shapes, credentials as secret references, transforms and `llm`.
+ * Structure only, and no IO. Each type's own rules are its module in `agents/` (listed in `agents/types.ts`);
+ * `agent-spec.ts` combines the fields (and the parsed `yaml`) into the configuration a type runs with.
  *
- * Decisions (seed 004 leaves these open; issue 11 fixes the shapes):
- * - `type` defaults to `context`, so every agent written before types existed is a context (LLM) agent.
+ * - `type` defaults to `context`, so an agent without one is a context (LLM) agent.
  * - `transport` is `{ kind, <kind>: {...} }`: `mcp` (tool agents), `api`, `external` (A2A) or `function`.
  * - Credentials are references, never literals: `secret_ref` names a secret of the definition's own workspace
  *   (`secret-refs.ts`). A header that carries credentials (`Authorization`, `*-api-key`, `*token*`,
  *   cookies) may not be written as a literal value: it is `{ secret_ref }` or the transport's `authentication`.
  * - A transform is a JSONata expression (a string), or a mapping (an object whose string leaves are JSONata
- *   expressions, built into an object of the same shape); an empty mapping passes its input through unchanged,
- *   so seed 004's `request_transform: { /* mapping *\/ }` loads and does the obvious thing.
+ *   expressions, built into an object of the same shape); an empty mapping passes its input through unchanged.
  * - Limits have defaults and ceilings here, so a definition cannot ask for a 10-minute HTTP call or 1 GB of
  *   sandbox memory.
  */
@@ -20,8 +18,7 @@ import { DeliverableConfigSchema, OrchestrationConfigSchema, PlanConfigSchema } 
 import { SecretRefSchema } from './secret-refs.ts';
 import * as z from './zod.ts';
 
-export const AGENT_TYPES = ['context', 'tool', 'api', 'external', 'function'] as const;
-export type AgentTypeName = (typeof AGENT_TYPES)[number];
+export type { AgentTypeName, Transport } from './agents/types.ts';
 
 /** What a request asks of an agent (`agent-modes.ts`, `shared/core/agents/modes.ts`). */
 export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
@@ -182,32 +179,6 @@ export const FunctionTransportSchema = z.object({
 });
 export type FunctionTransport = z.output<typeof FunctionTransportSchema>;
 
-export const TRANSPORT_KINDS = ['mcp', 'api', 'external', 'function'] as const;
-
-export const TransportSchema = z
-  .discriminatedUnion(
-    'kind',
-    [
-      z.object({ kind: z.literal('mcp'), mcp: McpTransportSchema }),
-      z.object({ kind: z.literal('api'), api: ApiTransportSchema }),
-      z.object({ kind: z.literal('external'), external: ExternalTransportSchema }),
-      z.object({
-        kind: z.literal('function'),
-        function: z._default(FunctionTransportSchema, { timeout_ms: 5_000, memory_mb: 32 }),
-      }),
-    ],
-    { error: `expected { kind: ${TRANSPORT_KINDS.map((k) => `"${k}"`).join(' | ')}, <kind>: {...} }` },
-  )
-  .check(
-    z.superRefine((transport, ctx) => {
-      if (transport.kind === 'mcp') checkHeaders(transport.mcp.headers, ctx, ['mcp', 'headers']);
-      if (transport.kind === 'api') checkHeaders(transport.api.headers, ctx, ['api', 'headers']);
-      if (transport.kind === 'external')
-        checkHeaders(transport.external.headers, ctx, ['external', 'headers']);
-    }),
-  );
-export type Transport = z.output<typeof TransportSchema>;
-
 export const LlmSettingsSchema = z.object({
   provider: z.optional(
     z.string().check(z.regex(/^[a-z0-9-]{1,40}$/, 'expected a provider name like "bedrock"')),
@@ -224,8 +195,8 @@ export const YamlFieldSchema = z.union([z.string(), z.record(z.string(), z.unkno
 });
 
 /**
- * What the `yaml` holds once parsed. Unknown keys are kept (issue 12 reads `plan`, `deliverable`,
- * `orchestration` from here), the ones crumbs reads are checked.
+ * What the `yaml` holds once parsed. Unknown keys are kept (a type may read keys of its own), the ones crumbs
+ * reads are checked.
  */
 export const AgentYamlSchema = z.looseObject({
   agent_card: z.optional(
@@ -252,7 +223,7 @@ export const AgentYamlSchema = z.looseObject({
   response_transform: z.optional(TransformSchema),
   /** Context agents: the token budget of the assembled context (system prompt and sources together). */
   context_budget_tokens: z.optional(z.number().check(z.int(), z.minimum(256), z.maximum(2_000_000))),
-  /** Modes (issue 12, `agent-modes.ts`): the shape of plans and deliverables, and orchestration. */
+  /** Modes (`agent-modes.ts`): the shape of plans and deliverables, and orchestration. */
   plan: z.optional(PlanConfigSchema),
   deliverable: z.optional(DeliverableConfigSchema),
   orchestration: z.optional(OrchestrationConfigSchema),

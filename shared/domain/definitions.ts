@@ -22,14 +22,8 @@ import {
   OrchestrationConfigSchema,
   PlanConfigSchema,
 } from './agent-modes.ts';
-import {
-  AGENT_TYPES,
-  checkHeaders,
-  LlmSettingsSchema,
-  McpTransportSchema,
-  TransportSchema,
-  YamlFieldSchema,
-} from './agent-types.ts';
+import { checkHeaders, LlmSettingsSchema, McpTransportSchema, YamlFieldSchema } from './agent-types.ts';
+import { AGENT_TYPES, TransportSchema } from './agents/types.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
 import {
   HopLimitSchema,

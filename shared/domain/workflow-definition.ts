@@ -1,34 +1,17 @@
 /**
  * `workflow.def.v1`: a workflow is a list of steps run by the orchestration engine (`shared/core/orchestration/`),
- * one event hop per step. A step is exactly one of:
+ * one event hop per step. A step is exactly one kind (`steps/kinds.ts` lists them; each kind's module says what
+ * it carries: tool, agent, workflow, parallel, map, human, wait) and may carry `when` (skip when falsy), `input`
+ * (strings starting with "=" are JSONata over `{ input, steps, run }`; inside a map also `item` and `index`),
+ * `retry: { max_attempts, backoff_seconds }`, `timeout_seconds` and `on_error: "fail" | "continue"`. The workflow
+ * carries `input_schema`, `output` (JSONata, or an object whose "=" strings are JSONata), `max_depth` and
+ * `limits: { max_steps, max_llm_calls }`. Step ids are unique across the definition, nested steps included.
  *
- *   tool      `{ tool: "<name>", input? }`                        → tool.request.v1, answered by tool.response.v1
- *   agent     `{ agent: "<id>", input?, message?, mode? }`       → agent.request.v1, answered by agent.response.v1
- *   workflow  `{ workflow: "<id>", input? }`                     → workflow.request.v1 (a sub-run), answered by
- *                                                                  workflow.result.v1 / workflow.error.v1
- *   parallel  `{ parallel: [step, …] }`                          every branch runs; joined when all end; output
- *                                                                  `{ <branch id>: output }`
- *   map       `{ map: { items: "=<JSONata>", step, max_concurrency? } }` one `step` per item; output in item order
- *   human     `{ human: { prompt, input_schema? } }`              → human.request.v1, answered by human.response.v1
- *   wait      `{ wait: { seconds } }`                             a timer
- *
- * and may carry `when` (skip when falsy), `input` (strings starting with "=" are JSONata over `{ input, steps, run }`;
- * inside a map also `item` and `index`), `retry: { max_attempts, backoff_seconds }`, `timeout_seconds` and
- * `on_error: "fail" | "continue"`. The workflow carries `input_schema`, `output` (JSONata, or an object whose
- * string values starting with "=" are JSONata), `max_depth` and `limits: { max_steps, max_llm_calls }`.
- *
- * Backward compatibility (the definitions written before the engine keep loading and running):
- * - `subscriptions` is optional. Every workflow is triggered by `workflow.request.v1` naming it and by everything
- *   tagged `reply-to:workflow:<id>` (the answers to its runs' requests, human responses, controls and timers);
- *   explicit trigger selectors still add triggers (their breadcrumb's context is the run's input).
- * - The old `output: { schema_name, tags }` (which schema the answer has) is recognised by its shape: an object
- *   with a `schema_name` that is a schema name, not an expression, and no key but `schema_name` and `tags`. It
- *   becomes `answer`; the run's output is then, as before, the last step's output. Any other `output` is the new
- *   output expression(s). Expressions also see `trigger` (the triggering breadcrumb's context, as before) and
- *   `context` (the assembled context selectors).
- *
- * Step ids are unique across the whole definition, nested steps included: parallel branches appear in the run's
- * `steps` under their own ids, and `retry` names a step by id.
+ * Definitions without the engine's fields load and run: `subscriptions` is optional (every workflow is triggered
+ * by `workflow.request.v1` naming it and by everything tagged `reply-to:workflow:<id>`); an `output` shaped
+ * `{ schema_name, tags? }` (a schema name, no other key) says which schema the answer has (`answer`), and the
+ * run's output is then the last step's. Expressions also see `trigger` (the triggering breadcrumb's context) and
+ * `context` (the assembled context selectors).
  */
 import { SCHEMA_NAME_PATTERN } from './breadcrumb.ts';
 import {
@@ -40,130 +23,52 @@ import {
 } from './definition-fields.ts';
 import type { Selector, SelectorInput } from './selector.ts';
 import { SelectorSchema } from './selector.ts';
+import {
+  kindsOf,
+  nestedSteps,
+  STEP_KIND_SCHEMAS,
+  STEP_KINDS,
+  type StepDefinition,
+  stepKindSchema,
+} from './steps/kinds.ts';
+import { addExpressionIssues, bare, STEP_COMMON_FIELDS, type WorkflowChecks } from './steps/step-schema.ts';
 import * as z from './zod.ts';
+
+export { AGENT_MODES } from './steps/agent.ts';
+export { STEP_KINDS, type StepDefinition, type StepKindName, stepKind } from './steps/kinds.ts';
+export { DEFAULT_MAP_CONCURRENCY } from './steps/map.ts';
+export {
+  type ExpressionCheck,
+  type JsonSchemaCheck,
+  MAX_TIMER_SECONDS,
+  ON_ERROR,
+  StepIdSchema,
+  type WorkflowChecks,
+} from './steps/step-schema.ts';
 
 export const WORKFLOW_REQUEST_SCHEMA = 'workflow.request.v1';
 export const WORKFLOW_RESULT_SCHEMA = 'workflow.result.v1';
 /** The tag prefix naming who a request's answer goes to (CONVENTIONS.md "Correlation tags"). */
 export const REPLY_TO_TAG_PREFIX = 'reply-to:';
 
-export const STEP_KINDS = ['tool', 'agent', 'workflow', 'parallel', 'map', 'human', 'wait'] as const;
-export type StepKind = (typeof STEP_KINDS)[number];
-export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
-export const ON_ERROR = ['fail', 'continue'] as const;
-
 export const DEFAULT_MAX_DEPTH = 5;
 /** Steps started per run (every attempt of every step, map items included) when `limits.max_steps` is absent. */
 export const DEFAULT_MAX_STEPS = 1000;
-/** Items of one map in flight at once when `max_concurrency` is absent: answers to one run serialize on it. */
-export const DEFAULT_MAP_CONCURRENCY = 10;
-/** One year: a timer longer than that is more likely a unit mistake than a plan. */
-export const MAX_TIMER_SECONDS = 365 * 24 * 3600;
-
 /**
- * Says what is wrong with one expression (the issue message), or `undefined` when it compiles. Supplied by
- * `definition-validation.ts`, which owns the JSONata parser.
+ * A step: the common fields, then each kind's own (in `STEP_KIND_SCHEMAS` order). The kinds' fields are built from
+ * their modules, so the parsed type is declared by them (`StepDefinition`) rather than inferred here.
  */
-export type ExpressionCheck = (expression: string) => string | undefined;
-/** Says what is wrong with a JSON Schema (`input_schema`), or `undefined` when it is usable. */
-export type JsonSchemaCheck = (schema: Record<string, unknown>) => string | undefined;
+export const StepSchema: z.ZodMiniType<StepDefinition> = z.object(
+  stepShape(),
+) as unknown as z.ZodMiniType<StepDefinition>;
 
-export interface WorkflowChecks {
-  readonly expression?: ExpressionCheck;
-  readonly jsonSchema?: JsonSchemaCheck;
-}
-
-export const StepIdSchema = z
-  .string({ error: 'expected a string' })
-  .check(z.regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, 'expected an identifier like "fetch_page"'));
-
-const ExpressionSchema = z
-  .string({ error: 'expected a JSONata expression string' })
-  .check(z.minLength(1, 'expected a JSONata expression'));
-
-const RetrySchema = z.object(
-  {
-    max_attempts: wholeNumber(1, 20),
-    backoff_seconds: z._default(
-      z
-        .number({ error: 'expected a number of seconds' })
-        .check(z.minimum(0, 'at least 0'), z.maximum(86_400, 'at most 86400 (a day)')),
-      0,
-    ),
-  },
-  { error: 'expected { max_attempts, backoff_seconds? }' },
-);
-
-export const StepSchema = z.object({
-  id: StepIdSchema,
-  /** JSONata condition; the step is skipped when it is falsy. A leading "=" is accepted. */
-  when: z.optional(ExpressionSchema),
-  /** The step's input: an object whose "=" strings (at any depth) are JSONata, or one "=" expression. */
-  input: z.optional(
-    z.union([z.record(z.string(), z.unknown()), z.string()], {
-      error: 'expected an object or a "=" JSONata expression',
-    }),
-  ),
-  retry: z.optional(RetrySchema),
-  timeout_seconds: z.optional(wholeNumber(1, MAX_TIMER_SECONDS)),
-  on_error: z._default(z.enum(ON_ERROR, { error: 'expected "fail" or "continue"' }), 'fail'),
-
-  tool: z.optional(NameSchema),
-  agent: z.optional(NameSchema),
-  /** Agent steps: the user message (may be a "=" expression). */
-  message: z.optional(z.string({ error: 'expected a string' })),
-  mode: z.optional(z.enum(AGENT_MODES, { error: `expected one of ${AGENT_MODES.join(', ')}` })),
-  /** Agent steps: the agent orchestrates sub-agents of its own for this request (a nested orchestration). */
-  orchestrate: z.optional(z.boolean({ error: 'expected true or false' })),
-  workflow: z.optional(NameSchema),
-  get parallel() {
-    return z.optional(
-      z
-        .array(StepSchema, { error: 'expected an array of steps' })
-        .check(z.minLength(1, 'at least one branch')),
-    );
-  },
-  get map() {
-    return z.optional(
-      z.object(
-        {
-          /** JSONata giving the array of items. A leading "=" is accepted. */
-          items: ExpressionSchema,
-          get step() {
-            return StepSchema;
-          },
-          max_concurrency: z.optional(wholeNumber(1, 100)),
-        },
-        { error: 'expected { items, step, max_concurrency? }' },
-      ),
-    );
-  },
-  human: z.optional(
-    z.object(
-      {
-        prompt: z.string({ error: 'expected a string' }).check(z.minLength(1, 'a prompt cannot be empty')),
-        input_schema: z.optional(JsonSchemaObject),
-      },
-      { error: 'expected { prompt, input_schema? }' },
-    ),
-  ),
-  wait: z.optional(
-    z.object(
-      {
-        seconds: z
-          .number({ error: 'expected a number of seconds' })
-          .check(z.minimum(0, 'at least 0'), z.maximum(MAX_TIMER_SECONDS, `at most ${MAX_TIMER_SECONDS}`)),
-      },
-      { error: 'expected { seconds }' },
-    ),
-  ),
-});
-export type StepDefinition = z.output<typeof StepSchema>;
-
-/** The kind of a parsed step (the refinement below guarantees exactly one). */
-export function stepKind(step: StepDefinition): StepKind {
-  for (const kind of STEP_KINDS) if (step[kind] !== undefined) return kind;
-  throw new Error(`step "${step.id}" has no kind`);
+function stepShape(): Record<string, z.core.SomeType> {
+  const shape: Record<string, z.core.SomeType> = { ...STEP_COMMON_FIELDS };
+  // Descriptors, not a spread: a nesting kind's field is a getter that reads StepSchema once it exists.
+  for (const kind of STEP_KIND_SCHEMAS) {
+    Object.defineProperties(shape, Object.getOwnPropertyDescriptors(kind.fields(() => StepSchema)));
+  }
+  return shape;
 }
 
 const LimitsSchema = z.object(
@@ -179,7 +84,7 @@ export interface AnswerShape {
   tags: string[];
 }
 
-/** The pre-engine `output: { schema_name, tags? }` (see the header for how it is told apart). */
+/** The answer-shape `output: { schema_name, tags? }` (see the header for how it is told apart). */
 function legacyAnswer(output: unknown): AnswerShape | undefined {
   if (output === null || typeof output !== 'object' || Array.isArray(output)) return undefined;
   const o = output as Record<string, unknown>;
@@ -190,30 +95,7 @@ function legacyAnswer(output: unknown): AnswerShape | undefined {
   return { schema_name: o.schema_name, tags: tags as string[] };
 }
 
-function addExpressionIssues(
-  value: unknown,
-  check: ExpressionCheck,
-  ctx: z.core.$RefinementCtx,
-  path: PropertyKey[],
-): void {
-  if (typeof value === 'string') {
-    const message = value.startsWith('=') ? check(value.slice(1)) : undefined;
-    if (message !== undefined) ctx.addIssue({ code: 'custom', path, message });
-  } else if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) addExpressionIssues(item, check, ctx, [...path, i]);
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) addExpressionIssues(item, check, ctx, [...path, key]);
-  }
-}
-
-/** A bare expression (`when`, `map.items`): the leading "=" is optional. */
-function bare(expression: string): string {
-  return expression.startsWith('=') ? expression.slice(1) : expression;
-}
-
-const AGENT_ONLY = ['message', 'mode', 'orchestrate'] as const;
-
-/** Checks one step and its nested steps in document order: kind, agent-only fields, expressions, unique ids. */
+/** Checks one step and its nested steps in document order: kind, kind-only fields, expressions, unique ids. */
 function checkStep(
   step: StepDefinition,
   path: PropertyKey[],
@@ -221,56 +103,41 @@ function checkStep(
   checks: WorkflowChecks,
   ctx: z.core.$RefinementCtx,
 ): void {
-  const kinds = STEP_KINDS.filter((k) => step[k] !== undefined);
+  const issue = (at: PropertyKey[], message: string) =>
+    ctx.addIssue({ code: 'custom', path: [...path, ...at], message });
+  const kinds = kindsOf(step as unknown as Record<string, unknown>);
   if (kinds.length !== 1) {
-    ctx.addIssue({
-      code: 'custom',
-      path,
-      message:
-        kinds.length === 0
-          ? `expected one of ${STEP_KINDS.join(', ')}`
-          : `expected exactly one of ${STEP_KINDS.join(', ')}, got ${kinds.join(' and ')}`,
-    });
+    issue(
+      [],
+      kinds.length === 0
+        ? `expected one of ${STEP_KINDS.join(', ')}`
+        : `expected exactly one of ${STEP_KINDS.join(', ')}, got ${kinds.join(' and ')}`,
+    );
   }
-  if (!kinds.includes('agent')) {
-    for (const field of AGENT_ONLY) {
-      if (step[field] !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [...path, field],
-          message: `only an agent step has "${field}"`,
-        });
+  for (const kind of STEP_KIND_SCHEMAS) {
+    if (kinds.includes(kind.kind)) continue;
+    for (const field of kind.ownFields ?? []) {
+      if ((step as unknown as Record<string, unknown>)[field] !== undefined) {
+        issue([field], `only ${article(kind.kind)} ${kind.kind} step has "${field}"`);
       }
     }
   }
   const expression = checks.expression;
   if (expression !== undefined) {
-    addExpressionIssues(step.input, expression, ctx, [...path, 'input']);
+    addExpressionIssues(step.input, expression, issue, ['input']);
     if (step.when !== undefined) {
       const message = expression(bare(step.when));
-      if (message !== undefined) ctx.addIssue({ code: 'custom', path: [...path, 'when'], message });
-    }
-    addExpressionIssues(step.message, expression, ctx, [...path, 'message']);
-    addExpressionIssues(step.human?.prompt, expression, ctx, [...path, 'human', 'prompt']);
-    if (step.map !== undefined) {
-      const message = expression(bare(step.map.items));
-      if (message !== undefined) ctx.addIssue({ code: 'custom', path: [...path, 'map', 'items'], message });
+      if (message !== undefined) issue(['when'], message);
     }
   }
-  if (checks.jsonSchema !== undefined && step.human?.input_schema !== undefined) {
-    const message = checks.jsonSchema(step.human.input_schema);
-    if (message !== undefined) {
-      ctx.addIssue({ code: 'custom', path: [...path, 'human', 'input_schema'], message });
-    }
-  }
-  if (seen.has(step.id)) {
-    ctx.addIssue({ code: 'custom', path: [...path, 'id'], message: `duplicate step id "${step.id}"` });
-  }
+  for (const kind of kinds) stepKindSchema(kind).check?.(step, checks, issue);
+  if (seen.has(step.id)) issue(['id'], `duplicate step id "${step.id}"`);
   seen.add(step.id);
-  for (const [i, branch] of (step.parallel ?? []).entries()) {
-    checkStep(branch, [...path, 'parallel', i], seen, checks, ctx);
-  }
-  if (step.map !== undefined) checkStep(step.map.step, [...path, 'map', 'step'], seen, checks, ctx);
+  for (const [nested, at] of nestedSteps(step)) checkStep(nested, [...path, ...at], seen, checks, ctx);
+}
+
+function article(word: string): string {
+  return /^[aeiou]/.test(word) ? 'an' : 'a';
 }
 
 /**
@@ -310,7 +177,12 @@ export function workflowDefinitionSchema(checks: WorkflowChecks = {}) {
                 message: 'expected a "=" JSONata expression or an object of expressions',
               });
             } else if (checks.expression !== undefined) {
-              addExpressionIssues(workflow.output, checks.expression, ctx, ['output']);
+              addExpressionIssues(
+                workflow.output,
+                checks.expression,
+                (path, message) => ctx.addIssue({ code: 'custom', path, message }),
+                ['output'],
+              );
             }
           }
           if (checks.jsonSchema !== undefined && workflow.input_schema !== undefined) {
@@ -325,7 +197,7 @@ export function workflowDefinitionSchema(checks: WorkflowChecks = {}) {
         ...workflow,
         /** The output expression(s); absent: the last step's output. */
         output: legacy === undefined ? output : undefined,
-        /** The answer's schema and extra tags (the pre-engine `output`). */
+        /** The answer's schema and extra tags (an answer-shape `output`). */
         answer: legacy ?? { schema_name: WORKFLOW_RESULT_SCHEMA, tags: [] },
       };
     }),

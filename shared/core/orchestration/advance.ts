@@ -3,49 +3,28 @@
  * clock: `now` is given; expressions see it as `$now()`), so a transition can be re-applied after a write conflict
  * and tested without a store. It is async only because JSONata evaluation is.
  *
- * A transition is: apply the event to the step states (record an answer, a decision, a fired timer, a control),
- * then `reconcile`: walk the definition and start whatever is ready, join what has finished, end the run when the
- * top-level steps are done or one failed. Reconciling twice changes nothing, so every event is handled the same
- * way and a duplicate event is a no-op. The rules (README.md has the state machine):
- *
- * - Top-level steps run in order. `when` falsy → `skipped`. A failed step fails the run unless `on_error:
- *   "continue"` (the run goes on; the step's output is null).
- * - A failed attempt (an error answer, a timeout) is retried while `attempts < retry.max_attempts`, after
- *   `backoff_seconds × 2^(attempt−1)` (a `retry` timer; at once when 0). An expression that fails, a rejection and
- *   a limit are not retried: they would fail the same way.
- * - `parallel`: every branch starts; joined (output `{ <branch id>: output }`) when all have ended; a branch that
- *   fails (without `on_error: "continue"`) fails the parallel at once and cancels the others.
- * - `map`: items from the expression, at most `max_concurrency` in flight, output in item order; an item that
- *   fails fails the map at once and cancels the others.
- * - `human`: `waiting` until a `human.response.v1` from a person (authority.ts; anything else is answered with an
- *   error and the step keeps waiting); approve → succeeded with the approved input (checked against
- *   `input_schema`: a bad one is answered with an error and the step keeps waiting); reject → failed.
- *   Controls, too, come from people (or a parent run cancelling its sub-run); others change nothing.
- * - `wait`: a timer; the step succeeds when it fires.
- * - Control: `pause` (nothing new starts; running steps finish and are recorded; a run whose steps all finished
- *   while paused ends on resume), `resume`, `cancel` (active steps cancelled, sub-runs cancelled; later answers are
- *   recorded on their step and ignored), `retry` (from a top-level step, default the first that did not succeed:
- *   it and every step after it are reset to pending, keeping their attempt counts, so each rerun is another
- *   attempt with new request ids; earlier outputs stay in the run's history).
- * - Run status: `waiting` when no step is running and a human step waits; otherwise `running` until it ends.
+ * A transition applies the event to the step states (an answer, a person's decision, a fired timer, a control),
+ * then reconciles: start whatever is ready, join what has finished, end the run when the top-level steps are done
+ * or one failed. Reconciling twice changes nothing, so a duplicate event is a no-op. What a step does is its
+ * kind's (`steps/`); the rules here are every kind's: top-level steps in order, `when`, `on_error`, retries with
+ * back-off (an expression that fails, a rejection and a limit are not retried), controls (`pause`, `resume`,
+ * `cancel`, `retry` from a top-level step as new attempts), and who may answer or control (`authority.ts`).
+ * README.md has the state machine.
  */
 
 import { jsonBytes, LIMITS } from '#shared/domain/breadcrumb.ts';
-import {
-  DEFAULT_MAP_CONCURRENCY,
-  type StepDefinition,
-  stepKind,
-  type WorkflowDefinition,
-} from '#shared/domain/workflow-definition.ts';
+import type { StepDefinition, WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import { actingPrincipal, controlRefusal, humanResponseRefusal } from './authority.ts';
 import { humanInputProblem, inputProblem } from './checks.ts';
-import { cancelRunOf, type Effect, effectsOf, freshEffects } from './effects.ts';
+import { abandonOf, type Effect, effectsOf, freshEffects } from './effects.ts';
 import type { AnswerEvent, ControlEvent, HumanEvent, RunEvent, StartEvent, TimerEvent } from './events.ts';
 import { Evaluator, expressionFailure, type Frame, scopeOf, TOP_FRAME } from './expressions.ts';
-import { descendantKeys, graphOf, itemKey, itemPrefix, stepAt } from './graph.ts';
+import { graphOf, itemPrefix, stepAt } from './graph.ts';
 import { type AttemptChain, attemptIdFor, responseErrorIdFor, timerIdFor } from './ids.ts';
 import { checkDepth, countStart, LimitExceededError } from './limits.ts';
 import { isActive, isTerminal, type Run, type StepState } from './run.ts';
+import { descendantKeys, kindOfStep, stepKindOf } from './steps/kinds.ts';
+import type { Drive, DriveContext, EndedStatus } from './steps/step-kind.ts';
 
 export interface AdvanceInput {
   readonly definition: WorkflowDefinition;
@@ -82,19 +61,17 @@ class RunFailure extends Error {
   }
 }
 
-type Drive = 'done' | 'blocked' | 'failed';
-
 function addSeconds(now: Date, seconds: number): string {
   return new Date(now.getTime() + seconds * 1000).toISOString();
 }
 
-/** JSONata truthiness as the old executor used it: null, false, 0, "" and [] skip. */
+/** JSONata truthiness for `when`: null, false, 0, "" and [] skip. */
 function truthy(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0;
   return Boolean(value);
 }
 
-class Transition {
+class Transition implements DriveContext {
   readonly graph;
   readonly nowIso: string;
   readonly evaluator: Evaluator;
@@ -160,7 +137,8 @@ class Transition {
     }
     const [key, state] = found;
     if (state.answer_id === event.id) return;
-    if (state.status !== 'running' || state.kind === 'human' || state.kind === 'wait') {
+    const endedBy = stepKindOf(state.kind).endedBy;
+    if (state.status !== 'running' || endedBy === 'person' || endedBy === 'timer') {
       this.late(key, state, event.id, event.by, event.ok);
       return;
     }
@@ -175,7 +153,7 @@ class Transition {
 
   private human(event: HumanEvent): void {
     const found = this.findAttempt(event.request_id);
-    if (found === undefined || found[1].kind !== 'human') {
+    if (found === undefined || stepKindOf(found[1].kind).endedBy !== 'person') {
       this.note = `human response ${event.id} answers no human step of this run (request ${event.request_id})`;
       return;
     }
@@ -219,14 +197,13 @@ class Transition {
   private timer(event: TimerEvent): void {
     for (const [key, state] of Object.entries(this.run.steps)) {
       if (state.attempt_id === undefined) continue;
+      const own = stepKindOf(state.kind).timer;
       if (
-        state.kind === 'wait' &&
+        own !== undefined &&
         state.status === 'waiting' &&
         timerIdFor(state.attempt_id, 'wait') === event.id
       ) {
-        this.run.steps[key] = this.ended(state, 'succeeded', {
-          output: { waited_until: state.wake_at ?? null },
-        });
+        this.run.steps[key] = this.ended(state, 'succeeded', { output: own.fired(state) });
         return;
       }
       if (
@@ -269,7 +246,6 @@ class Transition {
     this.run.controls = [...this.run.controls, event.id].slice(-MAX_CONTROLS_KEPT);
   }
 
-  /** Records a refusal on the run once (a redelivery finds it there and changes nothing). */
   /** Tells the person why a human response was not taken (a `human.error.v1` answering it). */
   private answerResponse(event: HumanEvent, key: string, error: string): void {
     this.extra.push({
@@ -282,6 +258,7 @@ class Transition {
     });
   }
 
+  /** Records a refusal on the run once (a redelivery finds it there and changes nothing). */
   private refuse(id: string, by: string, what: string, reason: string): void {
     const refused = this.run.refused ?? [];
     if (refused.some((r) => r.id === id)) return;
@@ -360,12 +337,12 @@ class Transition {
   }
 
   /**
-   * A sub-workflow whose step stops waiting for it without an answer and without being cancelled (a timeout, a
-   * retry resetting it) is cancelled; a cancelled step's sub-run is cancelled by `effectsOf`.
+   * An attempt the run stops waiting for without an answer and without cancelling its step (a timeout, a retry
+   * resetting it) is given up (its kind's `abandon`: a sub-run is cancelled); a cancelled step's is in `effectsOf`.
    */
   private orphan(key: string, state: StepState): void {
-    if (state.kind !== 'workflow' || !isActive(state) || state.attempt_id === undefined) return;
-    const cancel = cancelRunOf(this.definition, key, state.attempt_id);
+    if (!isActive(state) || state.attempt_id === undefined) return;
+    const cancel = abandonOf(this.definition, key, state, state.attempt_id);
     if (cancel !== undefined) this.extra.push(cancel);
   }
 
@@ -373,17 +350,13 @@ class Transition {
   // State changes
 
   /** The state, ended with `status` now: deadlines cleared. */
-  private ended(
-    state: StepState,
-    status: 'succeeded' | 'failed' | 'skipped' | 'cancelled',
-    result: { output?: unknown; error?: string },
-  ): StepState {
+  ended(state: StepState, status: EndedStatus, result: { output?: unknown; error?: string }): StepState {
     const { timeout_at: _t, wake_at: _w, retry_at: _r, output: _o, error: _e, ...rest } = state;
     return { ...rest, ...result, status, ended_at: this.nowIso };
   }
 
   /** The current attempt of `key` failed: retry it (after its back-off) or fail the step. */
-  private failAttempt(key: string, error: string, retriable = true): void {
+  failAttempt(key: string, error: string, retriable = true): void {
     const state = this.run.steps[key];
     if (state === undefined) return;
     const retry = stepAt(this.graph, key)?.retry;
@@ -399,7 +372,7 @@ class Transition {
     this.run.steps[key] = this.ended(state, 'failed', { error });
   }
 
-  private cancelDescendants(key: string): void {
+  cancelDescendants(key: string): void {
     const step = stepAt(this.graph, key);
     if (step === undefined) return;
     const prefix = key.endsWith(']') ? itemPrefix(key) : key.slice(0, key.length - step.id.length);
@@ -478,10 +451,11 @@ class Transition {
   private inFlight(): 'running' | 'waiting' | undefined {
     let humanWaiting = false;
     for (const state of Object.values(this.run.steps)) {
-      if (state.kind === 'parallel' || state.kind === 'map') continue;
+      const endedBy = stepKindOf(state.kind).endedBy;
+      if (endedBy === 'children') continue;
       if (state.status === 'running') return 'running';
       if (state.status !== 'waiting') continue;
-      if (state.kind !== 'human' || state.retry_at !== undefined) return 'running';
+      if (endedBy !== 'person' || state.retry_at !== undefined) return 'running';
       humanWaiting = true;
     }
     return humanWaiting ? 'waiting' : undefined;
@@ -490,7 +464,7 @@ class Transition {
   private async complete(): Promise<void> {
     let output: unknown;
     if (this.definition.output === undefined) {
-      // As before the engine: the last step that ran.
+      // No output expression: the last step that ran.
       const last = [...this.definition.steps]
         .reverse()
         .find((s) => this.run.steps[s.id]?.status === 'succeeded');
@@ -523,7 +497,7 @@ class Transition {
     return 'done';
   }
 
-  private async driveStep(
+  async driveStep(
     step: StepDefinition,
     key: string,
     segment: string,
@@ -552,12 +526,10 @@ class Transition {
         case 'pending':
           continue;
         case 'running': {
-          const kind = stepKind(step);
-          if (kind !== 'parallel' && kind !== 'map') return 'blocked';
+          const kind = kindOfStep(step);
+          if (kind.drive === undefined) return 'blocked';
           const here: AttemptChain = [...chain, [segment, state.attempts]];
-          await (kind === 'parallel'
-            ? this.driveParallel(step, key, here, frame)
-            : this.driveMap(step, key, here));
+          await kind.drive(this, step, key, here, frame);
           if (this.run.steps[key]?.status === 'pending') continue;
           return this.run.steps[key]?.status === 'succeeded'
             ? 'done'
@@ -572,76 +544,10 @@ class Transition {
     return 'blocked';
   }
 
-  private async driveParallel(
-    step: StepDefinition,
-    key: string,
-    chain: AttemptChain,
-    frame: Frame,
-  ): Promise<void> {
-    const branches = step.parallel ?? [];
-    let allDone = true;
-    for (const branch of branches) {
-      const branchKey = `${frame.prefix}${branch.id}`;
-      const outcome = await this.driveStep(branch, branchKey, branch.id, chain, frame);
-      if (outcome === 'failed') {
-        const error = this.run.steps[branchKey]?.error ?? 'failed';
-        this.cancelDescendants(key);
-        this.failAttempt(key, `branch "${branch.id}" failed: ${error}`);
-        return;
-      }
-      if (outcome !== 'done') allDone = false;
-    }
-    if (!allDone) return;
-    const output: Record<string, unknown> = {};
-    for (const branch of branches)
-      output[branch.id] = this.run.steps[`${frame.prefix}${branch.id}`]?.output ?? null;
-    const state = this.run.steps[key];
-    if (state !== undefined) this.run.steps[key] = this.ended(state, 'succeeded', { output });
-  }
-
-  private async driveMap(step: StepDefinition, key: string, chain: AttemptChain): Promise<void> {
-    const map = step.map;
-    const state = this.run.steps[key];
-    if (map === undefined || state === undefined) return;
-    const items = state.items ?? [];
-    const limit = map.max_concurrency ?? DEFAULT_MAP_CONCURRENCY;
-    let inFlight = 0;
-    for (let i = 0; i < items.length; i++) {
-      const s = this.run.steps[itemKey(key, i)];
-      if (s !== undefined && (isActive(s) || (s.status === 'pending' && s.attempts > 0))) inFlight++;
-    }
-    let allDone = true;
-    for (let i = 0; i < items.length; i++) {
-      const k = itemKey(key, i);
-      const before = this.run.steps[k];
-      const fresh = before === undefined || (before.status === 'pending' && before.attempts === 0);
-      if (fresh && inFlight >= limit) {
-        allDone = false;
-        continue;
-      }
-      const outcome = await this.driveStep(map.step, k, String(i), chain, {
-        item: items[i],
-        index: i,
-        prefix: itemPrefix(k),
-      });
-      if (fresh && isActive(this.run.steps[k])) inFlight++;
-      if (outcome === 'failed') {
-        const error = this.run.steps[k]?.error ?? 'failed';
-        this.cancelDescendants(key);
-        this.failAttempt(key, `item ${i} failed: ${error}`);
-        return;
-      }
-      if (outcome !== 'done') allDone = false;
-    }
-    if (!allDone) return;
-    const output = items.map((_, i) => this.run.steps[itemKey(key, i)]?.output ?? null);
-    this.run.steps[key] = this.ended(state, 'succeeded', { output });
-  }
-
   /** Starts an attempt of the step at `key` (its state is absent or pending). */
   private async start(step: StepDefinition, key: string, segment: string, chain: AttemptChain, frame: Frame) {
-    const kind = stepKind(step);
-    const previous = this.run.steps[key] ?? { kind, status: 'pending' as const, attempts: 0 };
+    const kind = kindOfStep(step);
+    const previous = this.run.steps[key] ?? { kind: kind.kind, status: 'pending' as const, attempts: 0 };
     const scope = () => scopeOf(this.run, frame, this.context);
     const fail = (error: string) => {
       this.run.steps[key] = this.ended(
@@ -653,7 +559,7 @@ class Transition {
     try {
       if (step.when !== undefined && !truthy(await this.evaluator.expression(step.when, scope()))) {
         this.run.steps[key] = this.ended(
-          { kind, status: 'pending', attempts: previous.attempts },
+          { kind: kind.kind, status: 'pending', attempts: previous.attempts },
           'skipped',
           {},
         );
@@ -676,7 +582,7 @@ class Transition {
       delete this.run.steps[nested];
     }
     const base: StepState = {
-      kind,
+      kind: kind.kind,
       status: 'running',
       attempts,
       attempt_id: attemptIdFor(this.run.run_id, [...chain, [segment, attempts]]),
@@ -688,51 +594,16 @@ class Transition {
       ...(previous.error !== undefined ? { error: previous.error } : {}),
     };
     try {
-      switch (kind) {
-        case 'tool':
-        case 'workflow':
-          this.run.steps[key] = { ...base, input: await this.evaluator.resolve(step.input ?? {}, scope()) };
-          return;
-        case 'agent': {
-          const input =
-            step.input === undefined ? undefined : await this.evaluator.resolve(step.input, scope());
-          const message =
-            step.message === undefined ? undefined : await this.evaluator.text(step.message, scope());
-          this.run.steps[key] = {
-            ...base,
-            ...(input !== undefined ? { input } : {}),
-            ...(message !== undefined ? { message } : {}),
-          };
-          return;
-        }
-        case 'human': {
-          const prompt = await this.evaluator.text(step.human?.prompt ?? '', scope());
-          this.run.steps[key] = { ...base, status: 'waiting', prompt };
-          return;
-        }
-        case 'wait': {
-          const seconds = step.wait?.seconds ?? 0;
-          this.run.steps[key] =
-            seconds <= 0
-              ? this.ended(base, 'succeeded', { output: { waited_until: this.nowIso } })
-              : { ...base, status: 'waiting', wake_at: addSeconds(this.now, seconds) };
-          return;
-        }
-        case 'parallel':
-          this.run.steps[key] = base;
-          return;
-        case 'map': {
-          const items = await this.evaluator.expression(step.map?.items ?? '[]', scope());
-          if (items === null || items === undefined) return fail('map items: expected an array, got null');
-          // A single value is what JSONata gives for a one-element sequence (`orders.id` of one order): one item.
-          const list = Array.isArray(items) ? items : [items];
-          this.run.steps[key] =
-            list.length === 0
-              ? this.ended({ ...base, items: [] }, 'succeeded', { output: [] })
-              : { ...base, items: list };
-          return;
-        }
-      }
+      const started = await kind.start({
+        step,
+        base,
+        now: this.now,
+        evaluator: this.evaluator,
+        scope,
+        ended: (state, status, result) => this.ended(state, status, result),
+      });
+      if ('fail' in started) return fail(started.fail);
+      this.run.steps[key] = started;
     } catch (error) {
       const message = expressionFailure(error);
       if (message === undefined) throw error;

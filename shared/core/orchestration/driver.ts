@@ -10,14 +10,13 @@
  */
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
-import { ToolDefinitionSchema } from '#shared/domain/definitions.ts';
 import {
   NonRetriableError,
   NotFoundError,
   RetriableError,
   VersionConflictError,
 } from '#shared/domain/errors.ts';
-import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
+import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
@@ -29,6 +28,10 @@ import type { RunEvent } from './events.ts';
 import { boundedId } from './ids.ts';
 import { actionOf, runBreadcrumb, runDriver } from './messages.ts';
 import { type Run, RunSchema } from './run.ts';
+import { stepKindOf } from './steps/kinds.ts';
+import type { StepKind } from './steps/step-kind.ts';
+
+type AnsweredBy = NonNullable<NonNullable<StepKind['request']>['answeredBy']>;
 
 /** Re-reads after a version conflict before the message is retried through SQS instead. */
 const MAX_CONFLICTS = 20;
@@ -99,27 +102,22 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   /**
-   * Names of the workspace's tool or workflow definitions (read once per execution, only when such a step
-   * starts): a request naming neither would never be answered.
+   * Names of the workspace's definitions of one schema (`tool.def.v1`, `workflow.def.v1`), read once per
+   * execution, only when a step whose kind needs one starts: a request naming none would never be answered.
    */
-  async function definedNames(workspace: string, kind: 'tool' | 'workflow'): Promise<Set<string>> {
+  async function definedNames(workspace: string, answeredBy: AnsweredBy): Promise<Set<string>> {
     const names = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < DEFINITION_PAGES; page++) {
       const result = await deps.store.list({
         workspace,
-        schema_name: `${kind}.def.v1`,
+        schema_name: answeredBy.schema,
         limit: 100,
         ...(cursor !== undefined ? { cursor } : {}),
       });
       for (const record of result.items) {
-        if (kind === 'tool') {
-          const tool = ToolDefinitionSchema.safeParse(record.context);
-          if (tool.success) names.add(tool.data.name);
-        } else {
-          const workflow = WorkflowDefinitionSchema.safeParse(record.context);
-          if (workflow.success) names.add(workflow.data.workflow_id);
-        }
+        const name = answeredBy.nameOf(record.context);
+        if (name !== undefined) names.add(name);
       }
       if (result.next_cursor === null) break;
       cursor = result.next_cursor;
@@ -184,7 +182,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const events: RunEvent[] = [input.event];
     const collected: Effect[] = [];
     const outputs: OutputBreadcrumb[] = [];
-    const known: Partial<Record<'tool' | 'workflow', Set<string>>> = {};
+    const known = new Map<string, Set<string>>();
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
     while (events.length > 0) {
@@ -216,17 +214,21 @@ export function createRunDriver(deps: RunDriverDeps) {
       collected.push(...result.effects);
       for (const effect of result.effects) {
         if (effect.type !== 'request') continue;
-        if ((effect.kind === 'tool' || effect.kind === 'workflow') && effect.target !== undefined) {
+        const answeredBy = stepKindOf(effect.kind).request?.answeredBy;
+        if (answeredBy !== undefined && effect.target !== undefined) {
           // A tool or workflow nobody defines would never answer: fail its step now.
-          const kind = effect.kind;
-          known[kind] ??= await definedNames(input.workspace, kind);
-          if (known[kind].has(effect.target)) continue;
+          let names = known.get(answeredBy.schema);
+          if (names === undefined) {
+            names = await definedNames(input.workspace, answeredBy);
+            known.set(answeredBy.schema, names);
+          }
+          if (names.has(effect.target)) continue;
           events.push({
             type: 'answer',
-            id: boundedId(`${effect.id}.no-${kind}`),
+            id: boundedId(`${effect.id}.no-${effect.kind}`),
             request_id: effect.id,
             ok: false,
-            error: `no ${kind}.def.v1 named "${effect.target}" in workspace ${input.workspace}`,
+            error: `no ${answeredBy.schema} named "${effect.target}" in workspace ${input.workspace}`,
             by: SYSTEM_PRINCIPAL,
           });
           continue;

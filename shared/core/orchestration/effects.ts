@@ -9,24 +9,24 @@
  * effects were is repaired by the redelivery of the event that made it (README.md, "Exactly once").
  */
 import {
-  type StepKind,
+  type StepKindName,
   type WorkflowDefinition,
   workflowPrincipal,
 } from '#shared/domain/workflow-definition.ts';
 import { graphOf, stepAt } from './graph.ts';
-import { cancelIdFor, resultIdFor, runIdFor, type TimerPurpose, timerIdFor } from './ids.ts';
+import { resultIdFor, type TimerPurpose, timerIdFor } from './ids.ts';
 import { isActive, isTerminal, type Run, type StepState } from './run.ts';
-
-export type RequestKind = Extract<StepKind, 'tool' | 'agent' | 'workflow' | 'human'>;
+import { stepKindOf } from './steps/kinds.ts';
 
 export interface RequestEffect {
   readonly type: 'request';
   /** The request breadcrumb's id, and its `request_id`: the step attempt's id. */
   readonly id: string;
-  readonly kind: RequestKind;
+  /** A kind that asks someone (its `request`, `steps/`). */
+  readonly kind: StepKindName;
   readonly step: string;
   readonly attempt: number;
-  /** Tool name, agent id or workflow id; absent for human steps. */
+  /** What the kind asks: a tool name, agent id or workflow id; absent for human steps. */
   readonly target?: string;
   readonly input?: unknown;
   readonly message?: string;
@@ -93,47 +93,25 @@ export type Effect =
   | ResultEffect
   | ResponseErrorEffect;
 
-const REQUEST_KINDS: readonly StepKind[] = ['tool', 'agent', 'workflow', 'human'];
-
 function requestOf(
   definition: WorkflowDefinition,
   run: Run,
   key: string,
   state: StepState,
 ): RequestEffect | undefined {
-  if (!REQUEST_KINDS.includes(state.kind) || state.attempt_id === undefined) return undefined;
+  const request = stepKindOf(state.kind).request;
+  if (request === undefined || state.attempt_id === undefined) return undefined;
   const step = stepAt(graphOf(definition), key);
   if (step === undefined) return undefined;
-  const base = {
-    type: 'request' as const,
+  return {
+    type: 'request',
     id: state.attempt_id,
-    kind: state.kind as RequestKind,
+    kind: state.kind,
     step: key,
     attempt: state.attempts,
     depth: run.depth + 1,
+    ...request.fields(definition, run, step, state),
   };
-  switch (state.kind) {
-    case 'tool':
-      return { ...base, target: step.tool, input: state.input ?? {} };
-    case 'agent':
-      return {
-        ...base,
-        target: step.agent,
-        ...(state.input !== undefined ? { input: state.input } : {}),
-        ...(state.message !== undefined ? { message: state.message } : {}),
-        ...(step.mode !== undefined ? { mode: step.mode } : {}),
-        ...(step.orchestrate === true ? { orchestrate: true } : {}),
-        max_depth: definition.max_depth,
-      };
-    case 'workflow':
-      return { ...base, target: step.workflow, input: state.input ?? {} };
-    default:
-      return {
-        ...base,
-        prompt: state.prompt ?? step.human?.prompt ?? '',
-        ...(step.human?.input_schema !== undefined ? { input_schema: step.human.input_schema } : {}),
-      };
-  }
 }
 
 function timer(key: string, state: StepState, purpose: TimerPurpose, at: string): TimerEffect | undefined {
@@ -148,16 +126,17 @@ function timer(key: string, state: StepState, purpose: TimerPurpose, at: string)
   };
 }
 
-/** Cancels the sub-run a workflow step started with the attempt `attemptId`. */
-export function cancelRunOf(
+/** What giving up the attempt `attemptId` of the step at `key` writes (a sub-workflow's cancel), if anything. */
+export function abandonOf(
   definition: WorkflowDefinition,
   key: string,
+  state: StepState,
   attemptId: string,
 ): CancelRunEffect | undefined {
-  const workflow = stepAt(graphOf(definition), key)?.workflow;
-  if (workflow === undefined) return undefined;
-  const child = runIdFor(attemptId);
-  return { type: 'cancel_run', id: cancelIdFor(child), run_id: child, workflow, step: key };
+  const abandon = stepKindOf(state.kind).abandon;
+  if (abandon === undefined) return undefined;
+  const step = stepAt(graphOf(definition), key);
+  return step === undefined ? undefined : abandon(step, key, attemptId);
 }
 
 /** Every effect the run state implies, in step order. */
@@ -167,14 +146,14 @@ export function effectsOf(definition: WorkflowDefinition, run: Run): Effect[] {
     if (effect !== undefined) out.push(effect);
   };
   for (const [key, state] of Object.entries(run.steps)) {
-    if (state.kind === 'workflow' && state.status === 'cancelled' && state.attempt_id !== undefined) {
-      push(cancelRunOf(definition, key, state.attempt_id));
+    if (state.status === 'cancelled' && state.attempt_id !== undefined) {
+      push(abandonOf(definition, key, state, state.attempt_id));
     }
     if (isTerminal(run.status)) continue;
     if (isActive(state)) {
       push(requestOf(definition, run, key, state));
-      if (state.kind === 'wait' && state.wake_at !== undefined)
-        push(timer(key, state, 'wait', state.wake_at));
+      const wakeAt = stepKindOf(state.kind).timer?.at(state);
+      if (wakeAt !== undefined) push(timer(key, state, 'wait', wakeAt));
       if (state.timeout_at !== undefined) push(timer(key, state, 'timeout', state.timeout_at));
       if (state.retry_at !== undefined) push(timer(key, state, 'retry', state.retry_at));
     }

@@ -7,7 +7,7 @@
  * - `run` is `{ id, workflow, status, depth, started_at, steps }` with `steps` the full step states (status,
  *   attempts, by, …).
  * - `trigger` (the breadcrumb that started the run: a request's context, or the subscribed breadcrumb's) and
- *   `context` (the workflow's context selectors, assembled on each hop) keep pre-engine definitions running.
+ *   `context` (the workflow's context selectors, assembled on each hop) serve definitions written without `input` expressions.
  *
  * `$now()` and `$millis()` are the transition's `now`, so re-applying a transition (after a write conflict) gives
  * the same values. Evaluation is time-boxed and depth-limited (`shared/domain/lang/jsonata.ts`).
@@ -58,7 +58,7 @@ function outputsOf(run: Run, prefix: string): Record<string, unknown> {
   return steps;
 }
 
-/** The trigger as expressions saw it before the engine: a request's context, or the subscribed breadcrumb's. */
+/** The trigger as expressions see it: a request's context, or the subscribed breadcrumb's. */
 export function scopeOf(run: Run, frame: Frame, context: Record<string, unknown>): Record<string, unknown> {
   return {
     input: run.input,

@@ -1,16 +1,12 @@
 /**
  * The step graph of a workflow definition: every step by id (ids are unique across the definition, nested steps
- * included), and the instance keys of the run's `steps` (see run.ts):
+ * included), and the instance keys of the run's `steps` (see run.ts; what a kind nests is `steps/kinds.ts`):
  *
  *   top-level step / parallel branch   `<prefix><id>`     the prefix is "" at the top, `<item key>.` in a map item
  *   map item                           `<map key>[<i>]`
  */
-import {
-  type StepDefinition,
-  type StepKind,
-  stepKind,
-  type WorkflowDefinition,
-} from '#shared/domain/workflow-definition.ts';
+import { nestedSteps } from '#shared/domain/steps/kinds.ts';
+import type { StepDefinition, WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 
 export interface StepGraph {
   readonly byId: ReadonlyMap<string, StepDefinition>;
@@ -24,8 +20,7 @@ export function graphOf(definition: WorkflowDefinition): StepGraph {
     const byId = new Map<string, StepDefinition>();
     const visit = (step: StepDefinition): void => {
       byId.set(step.id, step);
-      for (const branch of step.parallel ?? []) visit(branch);
-      if (step.map !== undefined) visit(step.map.step);
+      for (const [nested] of nestedSteps(step)) visit(nested);
     };
     for (const step of definition.steps) visit(step);
     graph = { byId };
@@ -51,36 +46,4 @@ export function stepAt(graph: StepGraph, key: string): StepDefinition | undefine
   if (item !== null) return stepAt(graph, key.slice(0, item.index))?.map?.step;
   const dot = key.lastIndexOf('.');
   return graph.byId.get(dot < 0 ? key : key.slice(dot + 1));
-}
-
-export function kindAt(graph: StepGraph, key: string): StepKind | undefined {
-  const step = stepAt(graph, key);
-  return step === undefined ? undefined : stepKind(step);
-}
-
-/**
- * The keys of every instance nested in the step at `key` (branches, items and what they hold), among `keys`:
- * what a rerun of that step clears.
- */
-export function descendantKeys(
-  step: StepDefinition,
-  key: string,
-  prefix: string,
-  keys: Iterable<string>,
-): string[] {
-  const out: string[] = [];
-  const all = [...keys];
-  const collect = (s: StepDefinition, k: string, p: string): void => {
-    for (const branch of s.parallel ?? []) {
-      const branchKey = `${p}${branch.id}`;
-      if (all.includes(branchKey)) out.push(branchKey);
-      collect(branch, branchKey, p);
-    }
-    if (s.map !== undefined) {
-      const itemStart = `${k}[`;
-      for (const candidate of all) if (candidate.startsWith(itemStart)) out.push(candidate);
-    }
-  };
-  collect(step, key, prefix);
-  return [...new Set(out)];
 }

@@ -1,10 +1,10 @@
 /**
  * A run's limits. Exceeding one fails the whole run (not just the step: `on_error` and `retry` do not apply) with
- * an error naming the limit, its value and where it is set.
+ * an error naming the limit, its value and where it is set. What a kind counts is its `counts` (`steps/`).
  *
  * - `max_steps` (`limits.max_steps`, default DEFAULT_MAX_STEPS): steps started, counting every attempt of every
- *   tool, agent, sub-workflow, human and wait step, map items included (parallel and map steps themselves do not
- *   count: their branches and items do).
+ *   leaf step (tool, agent, sub-workflow, human, wait), map items included (parallel and map steps themselves do
+ *   not count: their branches and items do).
  * - `max_llm_calls` (`limits.max_llm_calls`, no default): agent steps started. An agent may call its model more
  *   than once for one request (tool rounds); those calls are the agent's own `max_tool_rounds` to bound.
  * - `max_depth` (default DEFAULT_MAX_DEPTH): nesting of sub-workflows and sub-agent calls. A run at depth d
@@ -12,12 +12,9 @@
  *   its run at once.
  */
 import { NonRetriableError } from '#shared/domain/errors.ts';
-import {
-  DEFAULT_MAX_STEPS,
-  type StepKind,
-  type WorkflowDefinition,
-} from '#shared/domain/workflow-definition.ts';
+import { DEFAULT_MAX_STEPS, type WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { Run } from './run.ts';
+import type { StepKind } from './steps/step-kind.ts';
 
 export type LimitName = 'max_steps' | 'max_llm_calls' | 'max_depth';
 
@@ -33,7 +30,7 @@ export class LimitExceededError extends NonRetriableError {
 
 /** Counts a step about to start, or throws when starting it would exceed a limit. */
 export function countStart(definition: WorkflowDefinition, run: Run, kind: StepKind, stepKey: string): void {
-  if (kind === 'parallel' || kind === 'map') return;
+  if (!kind.counts.step) return;
   const maxSteps = definition.limits.max_steps ?? DEFAULT_MAX_STEPS;
   if (run.counters.steps + 1 > maxSteps) {
     throw new LimitExceededError(
@@ -41,13 +38,13 @@ export function countStart(definition: WorkflowDefinition, run: Run, kind: StepK
       `limit max_steps (${maxSteps}) exceeded: step "${stepKey}" would be step ${run.counters.steps + 1} of this run`,
     );
   }
-  if (kind === 'agent' || kind === 'workflow') checkDepth(definition, run.depth + 1, `step "${stepKey}"`);
-  if (kind === 'agent') {
+  if (kind.counts.deeper === true) checkDepth(definition, run.depth + 1, `step "${stepKey}"`);
+  if (kind.counts.llmCall === true) {
     const maxLlm = definition.limits.max_llm_calls;
     if (maxLlm !== undefined && run.counters.llm_calls + 1 > maxLlm) {
       throw new LimitExceededError(
         'max_llm_calls',
-        `limit max_llm_calls (${maxLlm}) exceeded: agent step "${stepKey}" would be LLM call ${run.counters.llm_calls + 1} of this run`,
+        `limit max_llm_calls (${maxLlm}) exceeded: ${kind.kind} step "${stepKey}" would be LLM call ${run.counters.llm_calls + 1} of this run`,
       );
     }
     run.counters.llm_calls += 1;

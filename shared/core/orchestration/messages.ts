@@ -24,6 +24,7 @@ import type { Effect, RequestEffect, ResultEffect, TimerEffect } from './effects
 import { CONTROL_ACTIONS, type RunEvent } from './events.ts';
 import { runIdFor } from './ids.ts';
 import { ParentSchema, type Run } from './run.ts';
+import { stepKindOf } from './steps/kinds.ts';
 
 export const SCHEMAS = {
   workflowRequest: WORKFLOW_REQUEST_SCHEMA,
@@ -328,69 +329,18 @@ function correlation(run: Run, step: string): string[] {
   return [`run:${run.run_id}`, `step:${step}`, runReplyToTag(run)];
 }
 
+/** A step's request, as its kind writes it (`steps/`). */
 function requestBreadcrumb(run: Run, effect: RequestEffect): RunWrite {
-  const tags = correlation(run, effect.step);
-  const title = `${run.workflow} › ${effect.step}`;
-  switch (effect.kind) {
-    case 'tool':
-      return {
-        id: effect.id,
-        schema_name: SCHEMAS.toolRequest,
-        title: `${title}: ${effect.target}`,
-        tags,
-        context: {
-          tool: effect.target,
-          input: effect.input ?? {},
-          requestId: effect.id,
-          requestedBy: runDriver(run),
-        },
-      };
-    case 'agent':
-      return {
-        id: effect.id,
-        schema_name: SCHEMAS.agentRequest,
-        title: `${title}: ${effect.target}`,
-        tags,
-        context: {
-          agent: effect.target,
-          ...(effect.input !== undefined ? { input: effect.input } : {}),
-          ...(effect.message !== undefined ? { message: effect.message } : {}),
-          ...(effect.mode !== undefined ? { mode: effect.mode } : {}),
-          ...(effect.orchestrate === true ? { orchestrate: true } : {}),
-          request_id: effect.id,
-          depth: effect.depth,
-          ...(effect.max_depth !== undefined ? { max_depth: effect.max_depth } : {}),
-        },
-      };
-    case 'workflow':
-      return {
-        id: effect.id,
-        schema_name: SCHEMAS.workflowRequest,
-        title: `${title}: ${effect.target}`,
-        tags,
-        context: {
-          workflow: effect.target,
-          input: effect.input ?? {},
-          request_id: effect.id,
-          depth: effect.depth,
-          parent: { run_id: run.run_id, step: effect.step, workflow: run.workflow },
-        },
-      };
-    case 'human':
-      return {
-        id: effect.id,
-        schema_name: SCHEMAS.humanRequest,
-        title: `${title}: waiting for a person`,
-        tags,
-        context: {
-          run_id: run.run_id,
-          step: effect.step,
-          prompt: effect.prompt ?? '',
-          ...(effect.input_schema !== undefined ? { input_schema: effect.input_schema } : {}),
-          workflow: run.workflow,
-        },
-      };
-  }
+  const request = stepKindOf(effect.kind).request;
+  if (request === undefined) throw new Error(`a ${effect.kind} step writes no request`);
+  return request.breadcrumb({
+    run,
+    effect,
+    tags: correlation(run, effect.step),
+    title: `${run.workflow} › ${effect.step}`,
+    driver: runDriver(run),
+    schemas: SCHEMAS,
+  });
 }
 
 function resultBreadcrumb(definition: WorkflowDefinition, run: Run, effect: ResultEffect): RunWrite {
@@ -402,7 +352,7 @@ function resultBreadcrumb(definition: WorkflowDefinition, run: Run, effect: Resu
   ];
   const base = { workflow_id: run.workflow, run_id: run.run_id, request_id: run.request_id };
   if (effect.status === 'succeeded') {
-    // Pre-engine answers also carried `result` and every step's output; kept for definitions without `output`.
+    // A workflow without `output` answers with `result` and every top-level step's output too, which its callers read.
     const legacy =
       definition.output === undefined
         ? {

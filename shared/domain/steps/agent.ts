@@ -1,0 +1,48 @@
+/**
+ * `agent` steps, `{ agent: "<id>", input?, message?, mode?, orchestrate? }`: the run writes an agent.request.v1 and
+ * the agent's agent.response.v1 answers it. In an orchestrating agent's own plan, a step may not call the agent
+ * itself, nor an agent outside its `availableAgents`.
+ */
+import { NameSchema } from '../definition-fields.ts';
+import * as z from '../zod.ts';
+import { addExpressionIssues, type StepKindSchema } from './step-schema.ts';
+
+export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
+
+export interface AgentStepFields {
+  agent?: string;
+  /** The user message (may be a "=" expression). */
+  message?: string;
+  mode?: (typeof AGENT_MODES)[number];
+  /** The agent orchestrates sub-agents of its own for this request (a nested orchestration). */
+  orchestrate?: boolean;
+}
+
+export const agentStepSchema: StepKindSchema<'agent', AgentStepFields> = {
+  kind: 'agent',
+  fields: () => ({
+    agent: z.optional(NameSchema),
+    message: z.optional(z.string({ error: 'expected a string' })),
+    mode: z.optional(z.enum(AGENT_MODES, { error: `expected one of ${AGENT_MODES.join(', ')}` })),
+    orchestrate: z.optional(z.boolean({ error: 'expected true or false' })),
+  }),
+  ownFields: ['message', 'mode', 'orchestrate'],
+  check: (step, checks, issue) => {
+    if (checks.expression !== undefined)
+      addExpressionIssues(step.message, checks.expression, issue, ['message']);
+  },
+  orchestrationIssues: (step, { self, available }) => {
+    if (step.agent === undefined) return [];
+    if (step.agent === self)
+      return [{ path: ['agent'], message: 'an agent cannot call itself as a sub-agent' }];
+    if (available !== undefined && !available.includes(step.agent)) {
+      return [
+        {
+          path: ['agent'],
+          message: `"${step.agent}" is not in availableAgents (${available.join(', ') || 'none'})`,
+        },
+      ];
+    }
+    return [];
+  },
+};
