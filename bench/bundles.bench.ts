@@ -28,12 +28,8 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { bundleFunction } from '#infra/bundling.ts';
-import {
-  bundlingOptionsFor,
-  CRUMBS_BUNDLING,
-  REPO_ROOT,
-  SECRET_PREFIX_ENV,
-} from '#infra/constructs/crumbs-function.ts';
+import { bundlingOptionsFor, CRUMBS_BUNDLING, REPO_ROOT } from '#infra/constructs/bundling-options.ts';
+import { SECRET_PREFIX_ENV } from '#infra/constructs/crumbs-function.ts';
 import { allFunctions, ENV, EXECUTOR_RUNNERS, topology } from '#shared/topology.ts';
 
 const BASELINE_FUNCTION = 'api';
