@@ -29,7 +29,6 @@ import { parseArgs } from 'node:util';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { bundleFunction } from '#infra/bundling.ts';
 import { bundlingOptionsFor, CRUMBS_BUNDLING, REPO_ROOT } from '#infra/constructs/bundling-options.ts';
-import { SECRET_PREFIX_ENV } from '#infra/constructs/crumbs-function.ts';
 import { allFunctions, ENV, EXECUTOR_RUNNERS, topology } from '#shared/topology.ts';
 
 const BASELINE_FUNCTION = 'api';
@@ -90,7 +89,7 @@ const FAKE_ENV: Record<string, string> = {
   [ENV.scheduleGroup]: 'bench-schedules',
   [ENV.timersQueueArn]: 'arn:aws:sqs:us-east-1:000000000000:bench-timers',
   [ENV.schedulerRoleArn]: 'arn:aws:iam::000000000000:role/bench-scheduler',
-  [SECRET_PREFIX_ENV]: 'crumbs/llm/',
+  [ENV.secretPrefix]: 'crumbs/llm/',
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'bench',
   AWS_SECRET_ACCESS_KEY: 'bench',

@@ -18,23 +18,14 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { DEFAULT_AGENT_SECRET_PREFIX } from '#shared/config.ts';
-import { ENV, type ExecutorRunner, type FunctionDeclaration, topology } from '#shared/topology.ts';
+import {
+  ENV,
+  type ExecutorRunner,
+  type FunctionDeclaration,
+  METRICS_NAMESPACE,
+  topology,
+} from '#shared/topology.ts';
 import { bundlingOptionsFor, type ExtraFiles, REPO_ROOT } from './bundling-options.ts';
-
-/**
- * Environment variable with the Secrets Manager name prefix of LLM provider keys (read by
- * `shared/adapters/llm/api-keys.ts`). Not yet in `ENV` of the topology, so named here once.
- */
-export const SECRET_PREFIX_ENV = 'CRUMBS_SECRET_PREFIX';
-
-/**
- * Environment variable that switches embeddings from the local hashed embedder to Titan v2 on Bedrock
- * (`functions/wiring/embedder-from-env.ts`). Not yet in `ENV` of the topology, so named here once.
- */
-export const EMBEDDINGS_ENV = 'CRUMBS_EMBEDDINGS';
-
-/** Same namespace as `functions/wiring/powertools.ts` gives Powertools Metrics. */
-export const METRICS_NAMESPACE = 'crumbs';
 
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
@@ -117,7 +108,7 @@ export interface SecretsBinding {
  */
 export function llmProviderKeys(prefix: string): SecretsBinding {
   return {
-    environment: { [SECRET_PREFIX_ENV]: prefix },
+    environment: { [ENV.secretPrefix]: prefix },
     prefix,
     sid: 'ReadLlmProviderKeys',
     actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
@@ -457,7 +448,7 @@ export class CrumbsFunction extends Construct {
    * or searches vectors must use the same model, so they all get this binding or none does.
    */
   bindEmbeddings(modelId: string): this {
-    this.function.addEnvironment(EMBEDDINGS_ENV, 'bedrock');
+    this.function.addEnvironment(ENV.embeddings, 'bedrock');
     this.function.addToRolePolicy(
       new PolicyStatement({
         sid: 'InvokeEmbeddingModel',
