@@ -605,7 +605,10 @@ export const ENV = {
    * absent locally (the local mapping below). `shared/adapters/secrets/secret-source.ts`.
    */
   secretSource: 'CRUMBS_SECRET_SOURCE',
-  /** On AWS: the name prefix of every workspace's secrets (`crumbs/agents/`, IAM-granted by `agentCredentials` in `infra/constructs/crumbs-function.ts`). */
+  /**
+   * On AWS: the name prefix of every workspace's secrets (`crumbs/agents/`, IAM-granted by `agentCredentials` in
+   * `infra/constructs/crumbs-function.ts`).
+   */
   agentSecretPrefix: 'CRUMBS_AGENT_SECRET_PREFIX',
   /** Local mode only: JSON `{ "<workspace>": { "<secret name>": "<value>" } }`, the secrets of each workspace. */
   localSecrets: 'CRUMBS_SECRETS',
