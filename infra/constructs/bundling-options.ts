@@ -41,8 +41,8 @@ export const ESM_REQUIRE_BANNER =
  *   dlq-handler             614     114   0.87      390   1504     121           159   277     269   121     335
  *   sum of CPU ms                  1103                            1148          1362          2546          3109
  *
- * - The SDK-external and SDK+Powertools-external variants (minified, with a source map read by Node, as functions
- *   shipped before with the Powertools layer and the runtime's SDK) take 2.3× and 2.8× the CPU: one file loads
+ * - The SDK-external and SDK+Powertools-external variants (minified, with a source map read by Node, the SDK from
+ *   the runtime and Powertools from its layer) take 2.3× and 2.8× the CPU: one file loads
  *   faster than the hundreds of small modules the SDK and Powertools are made of. Their wall-clock times in the
  *   same run were 6.8 s and 7.5 s summed, against 3.2 s for the shipped variant.
  * - A source map read by Node (`--enable-source-maps`) costs about a fifth more, so none is shipped; the bundle is
