@@ -19,12 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { bundleFunction } from '#infra/bundling.ts';
-import {
-  bundlingOptionsFor,
-  CRUMBS_BUNDLING,
-  REPO_ROOT,
-  SECRET_PREFIX_ENV,
-} from '#infra/constructs/crumbs-function.ts';
+import { bundlingOptionsFor, CRUMBS_BUNDLING, REPO_ROOT } from '#infra/constructs/bundling-options.ts';
 import { allFunctions, ENV, EXECUTOR_RUNNERS, topology } from '#shared/topology.ts';
 
 const BASELINE_FUNCTION = 'api';
@@ -89,7 +84,7 @@ const FAKE_ENV: Record<string, string> = {
   [ENV.scheduleGroup]: 'bench-schedules',
   [ENV.timersQueueArn]: 'arn:aws:sqs:us-east-1:000000000000:bench-timers',
   [ENV.schedulerRoleArn]: 'arn:aws:iam::000000000000:role/bench-scheduler',
-  [SECRET_PREFIX_ENV]: 'crumbs/llm/',
+  [ENV.secretPrefix]: 'crumbs/llm/',
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'bench',
   AWS_SECRET_ACCESS_KEY: 'bench',

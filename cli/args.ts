@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { ENV } from '#shared/topology.ts';
 import { CrumbsClient } from './api-client.ts';
 
 export interface CliIo {
@@ -41,9 +42,9 @@ export const GLOBAL_OPTIONS = {
 } as const satisfies OptionsConfig;
 
 export const GLOBAL_USAGE = `Global flags:
-  --endpoint URL      API endpoint (env CRUMBS_ENDPOINT, default ${DEFAULT_ENDPOINT})
-  -w, --workspace WS  workspace (env CRUMBS_WORKSPACE, default ${DEFAULT_WORKSPACE})
-  --token TOKEN       bearer token (env CRUMBS_TOKEN; \`crumbs dev\` prints it)
+  --endpoint URL      API endpoint (env ${ENV.endpoint}, default ${DEFAULT_ENDPOINT})
+  -w, --workspace WS  workspace (env ${ENV.workspace}, default ${DEFAULT_WORKSPACE})
+  --token TOKEN       bearer token (env ${ENV.localToken}; \`crumbs dev\` prints it)
   --json              print the API's JSON instead of tables
   -h, --help          show help
   --version           print the crumbs version`;
@@ -142,7 +143,7 @@ export function parseCommandArgs(
 }
 
 export function resolveGlobal(values: OptionValues, env: NodeJS.ProcessEnv): GlobalOptions {
-  const endpoint = optString(values, 'endpoint') ?? (env.CRUMBS_ENDPOINT || DEFAULT_ENDPOINT);
+  const endpoint = optString(values, 'endpoint') ?? (env[ENV.endpoint] || DEFAULT_ENDPOINT);
   try {
     const url = new URL(endpoint);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
@@ -151,8 +152,8 @@ export function resolveGlobal(values: OptionValues, env: NodeJS.ProcessEnv): Glo
   }
   return {
     endpoint,
-    workspace: optString(values, 'workspace') ?? (env.CRUMBS_WORKSPACE || DEFAULT_WORKSPACE),
-    token: optString(values, 'token') ?? (env.CRUMBS_TOKEN || undefined),
+    workspace: optString(values, 'workspace') ?? (env[ENV.workspace] || DEFAULT_WORKSPACE),
+    token: optString(values, 'token') ?? (env[ENV.localToken] || undefined),
     json: values.json === true,
   };
 }

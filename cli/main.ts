@@ -9,6 +9,7 @@
  * `main` takes its streams and environment as `io`, so tests run the CLI in-process.
  */
 import { readFileSync } from 'node:fs';
+import { ENV } from '#shared/topology.ts';
 import { ApiConnectionError, ApiProblemError, ApiResponseError } from './api-client.ts';
 import {
   type CliIo,
@@ -122,7 +123,7 @@ function reportFailure(io: CliIo, command: Command, error: unknown): number {
     const hint =
       error.code === 'TIMEOUT'
         ? 'Is the API overloaded or stuck? Check the `crumbs dev` terminal.'
-        : 'Is it running? Start it with `npm start` (or `crumbs dev`), or point --endpoint / CRUMBS_ENDPOINT at a running API.';
+        : `Is it running? Start it with \`npm start\` (or \`crumbs dev\`), or point --endpoint / ${ENV.endpoint} at a running API.`;
     io.stderr(`crumbs: ${error.message}\n${hint}\n`);
     return 1;
   }
@@ -146,7 +147,8 @@ function describeProblem(error: ApiProblemError): string {
     (error.errors.length > 0 && error.errors.every((e) => detail.includes(e.message)));
   const lines = [`Error ${status}: ${title}${redundant ? '' : ` — ${detail}`}`];
   for (const issue of error.errors) lines.push(`  ${issue.path || '(body)'}: ${issue.message}`);
-  if (status === 401) lines.push('Pass --token or set CRUMBS_TOKEN (`crumbs dev` prints the local token).');
+  if (status === 401)
+    lines.push(`Pass --token or set ${ENV.localToken} (\`crumbs dev\` prints the local token).`);
   return lines.join('\n');
 }
 

@@ -7,7 +7,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build, type Metafile } from 'esbuild';
-import { REPO_ROOT } from './constructs/crumbs-function.ts';
+import { REPO_ROOT } from './constructs/bundling-options.ts';
 
 export interface BundleResult {
   readonly outfile: string;

@@ -77,8 +77,9 @@ export const CONTEXT_KEYS = {
 } as const;
 
 /**
- * Context keys of earlier releases. Functions bundle Powertools and the AWS SDK and run with no layer now (see
- * `CRUMBS_BUNDLING`), so these mean nothing; a synth that sets one fails instead of quietly ignoring it.
+ * Context keys crumbs does not read: functions bundle Powertools and the AWS SDK and run with no layer (see
+ * `CRUMBS_BUNDLING` in `constructs/bundling-options.ts`), so these would mean nothing; a synth that sets one fails
+ * instead of quietly ignoring it.
  */
 export const RETIRED_CONTEXT_KEYS: Readonly<Record<string, string>> = {
   'crumbs:powertools': 'Powertools is bundled into every function, with no layer',

@@ -18,6 +18,7 @@ import { type CreateBreadcrumbInput, CreateBreadcrumbSchema, checksumOf } from '
 import { NotFoundError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
+import { ENV } from '#shared/topology.ts';
 
 export const DEMO_WORKSPACE = 'demo';
 export const DEMO_AGENT_ID = 'chat-assistant';
@@ -33,7 +34,7 @@ export interface SeededDefinition {
 export function demoDefinitions(
   env: NodeJS.ProcessEnv = process.env,
 ): { id: string; input: CreateBreadcrumbInput }[] {
-  const model = env.CRUMBS_DEMO_MODEL?.trim() || DEMO_OFFLINE_MODEL;
+  const model = env[ENV.demoModel]?.trim() || DEMO_OFFLINE_MODEL;
   const agent = {
     id: `demo-agent-${DEMO_AGENT_ID}`,
     input: {

@@ -176,13 +176,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const host = options.host ?? LOOPBACK;
   const log = options.log ?? (() => undefined);
   const busCount = checkedCount(
-    options.buses ?? envCount('CRUMBS_BUSES') ?? topology.bus.pool.defaultSize,
-    'buses (--buses or CRUMBS_BUSES)',
+    options.buses ?? envCount(ENV.localBuses) ?? topology.bus.pool.defaultSize,
+    `buses (--buses or ${ENV.localBuses})`,
     topology.bus.pool.maxSize,
   );
   const rulesPerBus = checkedCount(
-    options.rulesPerBus ?? envCount('CRUMBS_RULES_PER_BUS') ?? DEFAULT_QUOTAS.rulesPerBus,
-    'rules per bus (--rules-per-bus or CRUMBS_RULES_PER_BUS)',
+    options.rulesPerBus ?? envCount(ENV.localRulesPerBus) ?? DEFAULT_QUOTAS.rulesPerBus,
+    `rules per bus (--rules-per-bus or ${ENV.localRulesPerBus})`,
     100_000,
   );
   const busPool = poolBusNames(topology.bus.name, busCount);
@@ -219,33 +219,33 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     options.apiPort ?? DEFAULT_PORTS.api,
     host,
     'HTTP API',
-    '--port or CRUMBS_PORT',
+    `--port or ${ENV.localPort}`,
   );
   // DynamoDB Local picks its own when given 0 (and picks again if another process took it meanwhile).
   const dynamodbPort = await portToBind(
     options.dynamodbPort ?? DEFAULT_PORTS.dynamodb,
     LOOPBACK,
     'DynamoDB Local',
-    '--dynamodb-port or CRUMBS_DYNAMODB_PORT',
+    `--dynamodb-port or ${ENV.localDynamodbPort}`,
   );
   const sqsPort = await portToBind(
     options.sqsPort ?? DEFAULT_PORTS.sqs,
     LOOPBACK,
     'SQS (fauxqs)',
-    '--sqs-port or CRUMBS_SQS_PORT',
+    `--sqs-port or ${ENV.localSqsPort}`,
   );
   const eventbridgePort = await portToBind(
     options.eventbridgePort ?? DEFAULT_PORTS.eventbridge,
     LOOPBACK,
     'EventBridge',
-    '--eventbridge-port or CRUMBS_EVENTBRIDGE_PORT',
+    `--eventbridge-port or ${ENV.localEventbridgePort}`,
   );
 
   const schedulerPort = await portToBind(
     options.schedulerPort ?? DEFAULT_PORTS.scheduler,
     LOOPBACK,
     'EventBridge Scheduler',
-    '--scheduler-port or CRUMBS_SCHEDULER_PORT',
+    `--scheduler-port or ${ENV.localSchedulerPort}`,
   );
 
   const cleanups: (() => Promise<void>)[] = [];

@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import * as z from '#shared/domain/zod.ts';
+import { ENV } from '#shared/topology.ts';
 
 export type WorkspaceGrant = '*' | readonly string[];
 
@@ -60,7 +61,7 @@ const ScopedTokensSchema = z.record(
 export class ScopedTokensError extends Error {
   constructor(message: string) {
     super(
-      `CRUMBS_TOKENS: ${message}. Expected a JSON object mapping token → list of workspaces or "*", e.g. {"my-token":["team-a"]}`,
+      `${ENV.localScopedTokens}: ${message}. Expected a JSON object mapping token → list of workspaces or "*", e.g. {"my-token":["team-a"]}`,
     );
     this.name = 'ScopedTokensError';
   }
@@ -91,7 +92,9 @@ export function parseScopedTokens(text: string | undefined): LocalToken[] {
 /** The single all-workspaces token followed by the scoped ones; a scoped token equal to it is refused. */
 export function localTokens(allWorkspacesToken: string, scoped: readonly LocalToken[]): LocalToken[] {
   if (scoped.some((t) => t.token === allWorkspacesToken)) {
-    throw new ScopedTokensError('a scoped token is the same as CRUMBS_TOKEN (which may use every workspace)');
+    throw new ScopedTokensError(
+      `a scoped token is the same as ${ENV.localToken} (which may use every workspace)`,
+    );
   }
   return [{ token: allWorkspacesToken, sub: 'local', workspaces: '*' }, ...scoped];
 }

@@ -175,6 +175,26 @@ const quotaCount = z.coerce
     z.maximum(1_000_000, 'at most 1000000'),
   );
 
+/**
+ * `ENV.embedSchemas`: the schemas that get embeddings, comma-separated (`*` for all). Absent or blank: undefined
+ * (the caller's defaults).
+ */
+export const EmbedSchemasEnvSchema = z.object({
+  [ENV.embedSchemas]: z.optional(
+    z.pipe(
+      z.string(),
+      z.transform((text) =>
+        text.trim()
+          ? text
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : undefined,
+      ),
+    ),
+  ),
+});
+
 /** `ENV.workspaceQuotas`: quotas of single workspaces the operator set apart. */
 export const WorkspaceQuotasEnvSchema = z.object({
   [ENV.workspaceQuotas]: z.optional(

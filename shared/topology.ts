@@ -1,7 +1,7 @@
 /**
  * The topology of crumbs, declared once. The CDK app (`infra/`) builds AWS resources from it and the local stack
  * (`local/`) builds emulated ones from it, so names, keys, queues, batch sizes and timeouts cannot drift
- * between the two. Handlers read what they need from environment variables whose names are declared here too.
+ * between the two. Every environment variable crumbs reads or sets is named here too (`ENV`), and nowhere else.
  */
 
 export const EXECUTOR_KINDS = ['agent', 'tool', 'workflow', 'context-builder'] as const;
@@ -534,7 +534,15 @@ export function workspaceQuotaDefaults(
   return { rules, definitions: rules * topology.bus.pool.definitionsPerRule };
 }
 
-/** Names of the environment variables handlers read; set by CDK on AWS and by the local stack locally. */
+/** Powertools Metrics namespace of every function: the CDK app sets it, the handlers' wiring uses it. */
+export const METRICS_NAMESPACE = 'crumbs';
+
+/**
+ * Names of every environment variable crumbs reads or sets: what handlers read (set by CDK on AWS and by the local
+ * stack locally), what the CLI and `crumbs dev` read. Code elsewhere names them as `ENV.<key>`
+ * (`test/unit/env-names.test.ts`). Left out: names owned by AWS, Powertools and CDK (`AWS_*`, `POWERTOOLS_*`,
+ * `CDK_DEFAULT_*`) and the `NO_COLOR` convention, which crumbs sets or reads as those tools define them.
+ */
 export const ENV = {
   tableName: 'CRUMBS_TABLE_NAME',
   busName: 'CRUMBS_EVENT_BUS_NAME',
@@ -552,7 +560,10 @@ export const ENV = {
   ruleTargetsDlqArn: 'CRUMBS_RULE_TARGETS_DLQ_ARN',
   /** Local mode only: JSON of local endpoints for `/health`. Absent on AWS. */
   localEndpoints: 'CRUMBS_LOCAL_ENDPOINTS',
-  /** Local mode only: the bearer token the local API accepts (every workspace). */
+  /**
+   * Local mode: the bearer token the local API accepts (every workspace). The CLI sends it to any endpoint
+   * (`--token`), local or not.
+   */
   localToken: 'CRUMBS_TOKEN',
   /** Local mode only: JSON object of scoped tokens, token → list of workspaces or "*" (`local/tokens.ts`). */
   localScopedTokens: 'CRUMBS_TOKENS',
@@ -594,7 +605,10 @@ export const ENV = {
    * absent locally (the local mapping below). `shared/adapters/secrets/secret-source.ts`.
    */
   secretSource: 'CRUMBS_SECRET_SOURCE',
-  /** On AWS: the name prefix of every workspace's secrets (`crumbs/agents/`, IAM-granted by `bindAgentSecrets`). */
+  /**
+   * On AWS: the name prefix of every workspace's secrets (`crumbs/agents/`, IAM-granted by `agentCredentials` in
+   * `infra/constructs/crumbs-function.ts`).
+   */
   agentSecretPrefix: 'CRUMBS_AGENT_SECRET_PREFIX',
   /** Local mode only: JSON `{ "<workspace>": { "<secret name>": "<value>" } }`, the secrets of each workspace. */
   localSecrets: 'CRUMBS_SECRETS',
@@ -620,6 +634,41 @@ export const ENV = {
   workspaceEventRate: 'CRUMBS_WORKSPACE_EVENT_RATE',
   /** Publisher: `TENANT_LIMITS.workspaceEventWindowSeconds`. */
   workspaceEventWindowSeconds: 'CRUMBS_WORKSPACE_EVENT_WINDOW_SECONDS',
+  /**
+   * Functions with `uses.secrets`: Secrets Manager name prefix of the LLM provider keys (`<prefix><provider>`), set
+   * by the CDK app; absent locally, where the keys come from the `*ApiKey` variables below.
+   */
+  secretPrefix: 'CRUMBS_SECRET_PREFIX',
+  /** `bedrock`: embeddings by Titan v2 on Bedrock (set by the CDK app); otherwise the local hashed embedder. */
+  embeddings: 'CRUMBS_EMBEDDINGS',
+  /** Which schemas get embeddings: comma-separated names, `*` for all; absent: `DEFAULT_EMBEDDED_SCHEMAS`. */
+  embedSchemas: 'CRUMBS_EMBED_SCHEMAS',
+  /** Local LLM provider keys (on AWS: Secrets Manager, `secretPrefix`), by provider. */
+  openrouterApiKey: 'OPENROUTER_API_KEY',
+  openaiApiKey: 'OPENAI_API_KEY',
+  ollamaApiKey: 'OLLAMA_API_KEY',
+  openaiCompatibleApiKey: 'OPENAI_COMPATIBLE_API_KEY',
+  /** Base URLs of the OpenAI-style providers (`shared/adapters/llm/llm-router.ts` has the defaults). */
+  openrouterBaseUrl: 'OPENROUTER_BASE_URL',
+  openaiBaseUrl: 'OPENAI_BASE_URL',
+  ollamaBaseUrl: 'OLLAMA_BASE_URL',
+  openaiCompatibleBaseUrl: 'OPENAI_COMPATIBLE_BASE_URL',
+  /** CLI: the API endpoint (`--endpoint`). */
+  endpoint: 'CRUMBS_ENDPOINT',
+  /** CLI: the workspace (`--workspace`). */
+  workspace: 'CRUMBS_WORKSPACE',
+  /** `crumbs dev`: the ports of the HTTP API and the emulated services (`--port`, `--dynamodb-port`, …). */
+  localPort: 'CRUMBS_PORT',
+  localDynamodbPort: 'CRUMBS_DYNAMODB_PORT',
+  localSqsPort: 'CRUMBS_SQS_PORT',
+  localEventbridgePort: 'CRUMBS_EVENTBRIDGE_PORT',
+  localSchedulerPort: 'CRUMBS_SCHEDULER_PORT',
+  /** `crumbs dev`: buses of the pool (`--buses`, at most `topology.bus.pool.maxSize`). */
+  localBuses: 'CRUMBS_BUSES',
+  /** `crumbs dev`: rules each emulated bus holds (`--rules-per-bus`). */
+  localRulesPerBus: 'CRUMBS_RULES_PER_BUS',
+  /** Local demo (`npm start`): the model of the seeded demo agent; absent: the offline model. */
+  demoModel: 'CRUMBS_DEMO_MODEL',
 } as const;
 
 export function allFunctions(): FunctionDeclaration[] {

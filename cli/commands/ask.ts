@@ -8,6 +8,7 @@
  * started it; with `--wait` it waits until the run waits for a person (and says how to approve), is paused, or has
  * ended, and then prints the answer.
  */
+import { ENV } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient, RunView } from '../api-client.ts';
 import { ApiProblemError } from '../api-client.ts';
 import { type Command, type CommandContext, optInt, optString, printJson, UsageError } from '../args.ts';
@@ -26,7 +27,7 @@ export const askCommand: Command = {
 Writes an agent.request.v1 { agent, message, mode } and prints the answer: the reply (converse), the plan
 (plan: agent.plan.v1 in the agent's plan format) or the deliverable (build: agent.deliverable.v1, one per
 conversation and type; --conversation keeps building the same one). Uses workspace "${CHAT_DEFAULT_WORKSPACE}" unless
---workspace or CRUMBS_WORKSPACE says otherwise.
+--workspace or ${ENV.workspace} says otherwise.
 
 Flags:
   --mode M             converse (default), plan or build
@@ -67,7 +68,7 @@ Flags:
     if (wait && !orchestrate) throw new UsageError('--wait goes with --orchestrate (an ask always waits)');
     const timeoutMs =
       (optInt(ctx.values, 'timeout', { min: 1, max: 3600 }) ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-    const explicitWorkspace = optString(ctx.values, 'workspace') ?? ctx.io.env.CRUMBS_WORKSPACE;
+    const explicitWorkspace = optString(ctx.values, 'workspace') ?? ctx.io.env[ENV.workspace];
     const client = ctx.client().withWorkspace(explicitWorkspace || CHAT_DEFAULT_WORKSPACE);
 
     const request = await client.create({

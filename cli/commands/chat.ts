@@ -3,6 +3,7 @@
  * `agent.response.v1` of the message's thread (its causation thread is the message id; responses and errors are
  * tagged `thread:<id>`), found by polling the API.
  */
+import { ENV } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
 import { type Command, optInt, optString, printJson, UsageError } from '../args.ts';
 
@@ -19,7 +20,7 @@ export const chatCommand: Command = {
 
 Writes a user.message.v1 { message, session } tagged user:message and session:<S>, then waits for the
 agent.response.v1 answering it and prints its message. Uses workspace "${CHAT_DEFAULT_WORKSPACE}" unless --workspace or
-CRUMBS_WORKSPACE says otherwise (\`npm start\` seeds a chat agent there).
+${ENV.workspace} says otherwise (\`npm start\` seeds a chat agent there).
 
 Flags:
   --session S        conversation session (default "cli"); messages of one session share their context
@@ -34,7 +35,7 @@ Flags:
     const session = optString(ctx.values, 'session') ?? 'cli';
     const timeoutMs =
       (optInt(ctx.values, 'timeout', { min: 1, max: 3600 }) ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-    const explicitWorkspace = optString(ctx.values, 'workspace') ?? ctx.io.env.CRUMBS_WORKSPACE;
+    const explicitWorkspace = optString(ctx.values, 'workspace') ?? ctx.io.env[ENV.workspace];
     const client = ctx.client().withWorkspace(explicitWorkspace || CHAT_DEFAULT_WORKSPACE);
 
     const sent = await client.create({

@@ -10,6 +10,7 @@ import type { LocalStack, LocalStackOptions } from '#local/stack.ts';
 import { parseScopedTokens, ScopedTokensError } from '#local/tokens.ts';
 import { NetworkEnvSchema, parseEnv } from '#shared/config.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
+import { ENV } from '#shared/topology.ts';
 import {
   type CliIo,
   type Command,
@@ -23,26 +24,26 @@ import {
 // The defaults match `DEFAULT_PORTS` in the stack module; that value is not imported, because importing it
 // would load the whole stack for every command.
 const PORTS = [
-  { flag: 'port', env: 'CRUMBS_PORT', option: 'apiPort', fallback: 4710 },
-  { flag: 'dynamodb-port', env: 'CRUMBS_DYNAMODB_PORT', option: 'dynamodbPort', fallback: 4711 },
-  { flag: 'sqs-port', env: 'CRUMBS_SQS_PORT', option: 'sqsPort', fallback: 4712 },
-  { flag: 'eventbridge-port', env: 'CRUMBS_EVENTBRIDGE_PORT', option: 'eventbridgePort', fallback: 4713 },
-  { flag: 'scheduler-port', env: 'CRUMBS_SCHEDULER_PORT', option: 'schedulerPort', fallback: 4714 },
+  { flag: 'port', env: ENV.localPort, option: 'apiPort', fallback: 4710 },
+  { flag: 'dynamodb-port', env: ENV.localDynamodbPort, option: 'dynamodbPort', fallback: 4711 },
+  { flag: 'sqs-port', env: ENV.localSqsPort, option: 'sqsPort', fallback: 4712 },
+  { flag: 'eventbridge-port', env: ENV.localEventbridgePort, option: 'eventbridgePort', fallback: 4713 },
+  { flag: 'scheduler-port', env: ENV.localSchedulerPort, option: 'schedulerPort', fallback: 4714 },
 ] as const;
 
 // The maximum of buses is `topology.bus.pool.maxSize` (not imported, for the reason above).
 const COUNTS = [
-  { flag: 'buses', env: 'CRUMBS_BUSES', option: 'buses', max: 20 },
-  { flag: 'rules-per-bus', env: 'CRUMBS_RULES_PER_BUS', option: 'rulesPerBus', max: 100_000 },
+  { flag: 'buses', env: ENV.localBuses, option: 'buses', max: 20 },
+  { flag: 'rules-per-bus', env: ENV.localRulesPerBus, option: 'rulesPerBus', max: 100_000 },
   {
     flag: 'max-definitions-per-workspace',
-    env: 'CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE',
+    env: ENV.maxDefinitionsPerWorkspace,
     option: 'maxDefinitionsPerWorkspace',
     max: 1_000_000,
   },
   {
     flag: 'max-rules-per-workspace',
-    env: 'CRUMBS_MAX_RULES_PER_WORKSPACE',
+    env: ENV.maxRulesPerWorkspace,
     option: 'maxRulesPerWorkspace',
     max: 1_000_000,
   },
@@ -60,40 +61,40 @@ Runs crumbs on this machine (no Docker, no AWS account) and prints the API endpo
 Ctrl-C stops everything; a second Ctrl-C exits at once.
 
 Flags:
-  --port N               HTTP API port (env CRUMBS_PORT, default 4710)
-  --dynamodb-port N      DynamoDB Local port (env CRUMBS_DYNAMODB_PORT, default 4711)
-  --sqs-port N           SQS port (env CRUMBS_SQS_PORT, default 4712)
-  --eventbridge-port N   EventBridge port (env CRUMBS_EVENTBRIDGE_PORT, default 4713)
-  --scheduler-port N     EventBridge Scheduler port (env CRUMBS_SCHEDULER_PORT, default 4714)
+  --port N               HTTP API port (env ${ENV.localPort}, default 4710)
+  --dynamodb-port N      DynamoDB Local port (env ${ENV.localDynamodbPort}, default 4711)
+  --sqs-port N           SQS port (env ${ENV.localSqsPort}, default 4712)
+  --eventbridge-port N   EventBridge port (env ${ENV.localEventbridgePort}, default 4713)
+  --scheduler-port N     EventBridge Scheduler port (env ${ENV.localSchedulerPort}, default 4714)
   --data-dir DIR         keep DynamoDB data in DIR (default: in memory)
-  --buses N              event buses that definitions' rules are spread over (env CRUMBS_BUSES, default 1; at
+  --buses N              event buses that definitions' rules are spread over (env ${ENV.localBuses}, default 1; at
                          most 20), as the CDK context value crumbs:buses on AWS
-  --rules-per-bus N      the local EventBridge's "Rules per event bus" quota (env CRUMBS_RULES_PER_BUS, default
+  --rules-per-bus N      the local EventBridge's "Rules per event bus" quota (env ${ENV.localRulesPerBus}, default
                          300 as on AWS): your account's raised quota, or a low one to see definitions spread
   --max-definitions-per-workspace N
-                         definitions one workspace may have (env CRUMBS_MAX_DEFINITIONS_PER_WORKSPACE; default
+                         definitions one workspace may have (env ${ENV.maxDefinitionsPerWorkspace}; default
                          twice the rules quota); past it a new definition is invalid, naming this setting
   --max-rules-per-workspace N
-                         rules of the bus pool one workspace may hold (env CRUMBS_MAX_RULES_PER_WORKSPACE; default
+                         rules of the bus pool one workspace may hold (env ${ENV.maxRulesPerWorkspace}; default
                          a quarter of buses × rules per bus, 75), so no workspace can fill the pool for the others
   --secrets FILE         each workspace's secrets, a JSON file {"<workspace>": {"<name>": "<value>"}} that a
-                         definition's secret_ref names (env CRUMBS_SECRETS_FILE; default DIR/secrets.json with
+                         definition's secret_ref names (env ${ENV.localSecretsFile}; default DIR/secrets.json with
                          --data-dir); read again when it changes. A workspace sees only its own entry, never
                          this process's environment variables
   --host H               interface the HTTP API and dashboard listen on (default 127.0.0.1); DynamoDB Local,
                          SQS, EventBridge and Scheduler always listen on 127.0.0.1 only
-  --token TOKEN          use this API token, good for every workspace (env CRUMBS_TOKEN; default: generated)
+  --token TOKEN          use this API token, good for every workspace (env ${ENV.localToken}; default: generated)
   --allow-private-network
                          let tools and agents reach private and loopback addresses (env
-                         CRUMBS_ALLOW_PRIVATE_NETWORK=1): MCP servers, APIs and A2A partners of agents, and the
+                         ${ENV.allowPrivateNetwork}=1): MCP servers, APIs and A2A partners of agents, and the
                          http tool when its definition also asks with config.allow_private
 
 Environment:
-  CRUMBS_TOKENS          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.
+  ${ENV.localScopedTokens}          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.
                          {"alice-token":["team-a"]}; a scoped token gets 403 on every other workspace
-  CRUMBS_SECRETS         each workspace's secrets as JSON, as in --secrets (the file's entries win)
+  ${ENV.localSecrets}         each workspace's secrets as JSON, as in --secrets (the file's entries win)
 
-  CRUMBS_MAX_RESPONSE_BYTES
+  ${ENV.maxResponseBytes}
                          the most bytes any response body a definition's request reads may have (default
                          5242880, 5 MiB); a definition asking for more is invalid`,
   options: {
@@ -139,23 +140,24 @@ Environment:
     }
     const dataDir = optString(ctx.values, 'data-dir');
     if (dataDir !== undefined) options.dataDir = dataDir;
-    const secretsFile = optString(ctx.values, 'secrets') ?? (io.env.CRUMBS_SECRETS_FILE || undefined);
+    const secretsFile = optString(ctx.values, 'secrets') ?? (io.env[ENV.localSecretsFile] || undefined);
     if (secretsFile !== undefined) options.secretsFile = secretsFile;
-    if (io.env.CRUMBS_SECRETS) {
+    const secretsJson = io.env[ENV.localSecrets];
+    if (secretsJson) {
       try {
-        options.secrets = JSON.parse(io.env.CRUMBS_SECRETS) as NonNullable<LocalStackOptions['secrets']>;
+        options.secrets = JSON.parse(secretsJson) as NonNullable<LocalStackOptions['secrets']>;
       } catch (error) {
-        throw new UsageError(`CRUMBS_SECRETS: not JSON: ${(error as Error).message}`);
+        throw new UsageError(`${ENV.localSecrets}: not JSON: ${(error as Error).message}`);
       }
     }
     if (ctx.global.token !== undefined) options.token = ctx.global.token;
     try {
-      options.scopedTokens = parseScopedTokens(io.env.CRUMBS_TOKENS);
+      options.scopedTokens = parseScopedTokens(io.env[ENV.localScopedTokens]);
     } catch (error) {
       if (error instanceof ScopedTokensError) throw new UsageError(error.message);
       throw error;
     }
-    if (ctx.values['allow-private-network'] === true || io.env.CRUMBS_ALLOW_PRIVATE_NETWORK === '1') {
+    if (ctx.values['allow-private-network'] === true || io.env[ENV.allowPrivateNetwork] === '1') {
       options.allowPrivateNetwork = true;
     }
     // The handlers read it from this process's environment when they call out; a bad value stops the start.
@@ -216,7 +218,7 @@ function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
       `Dashboard: ${dashboard}`,
       '',
       'In another terminal:',
-      `  export CRUMBS_ENDPOINT=${endpoints.api} CRUMBS_TOKEN=${token}`,
+      `  export ${ENV.endpoint}=${endpoints.api} ${ENV.localToken}=${token}`,
       '',
       'Press Ctrl-C to stop.',
       '',

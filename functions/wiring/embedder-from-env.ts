@@ -1,6 +1,7 @@
 import type { VectorSearchDeps } from '#shared/core/stream/vector-search.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Embedder } from '#shared/ports/embeddings.ts';
+import { ENV } from '#shared/topology.ts';
 import { DynamoEmbeddingIndex } from '../../shared/adapters/embeddings/dynamodb-embedding-index.ts';
 import { LocalEmbedder } from '../../shared/adapters/embeddings/local-embedder.ts';
 import { TitanEmbedder } from '../../shared/adapters/embeddings/titan-embedder.ts';
@@ -11,7 +12,7 @@ import { TitanEmbedder } from '../../shared/adapters/embeddings/titan-embedder.t
  * is checked so vectors of different models are never compared.
  */
 export function embedderFromEnv(env: NodeJS.ProcessEnv = process.env): Embedder {
-  return env.CRUMBS_EMBEDDINGS === 'bedrock' ? new TitanEmbedder(512) : new LocalEmbedder();
+  return env[ENV.embeddings] === 'bedrock' ? new TitanEmbedder(512) : new LocalEmbedder();
 }
 
 /** What vector search and embedding indexing need, built from one table and the environment. */

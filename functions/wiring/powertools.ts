@@ -19,9 +19,7 @@ import type { MiddyfiedHandler } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { powertoolsTracing } from '#shared/adapters/tracing/powertools-tracing.ts';
 import type { Tracing } from '#shared/ports/tracing.ts';
-
-/** Same namespace as the CDK app gives Powertools Metrics (`METRICS_NAMESPACE` in the function construct). */
-const METRICS_NAMESPACE = 'crumbs';
+import { METRICS_NAMESPACE } from '#shared/topology.ts';
 
 export interface Powertools {
   readonly logger: Logger;

@@ -6,165 +6,32 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { DEFAULT_AGENT_SECRET_PREFIX } from '#shared/config.ts';
 import {
-  type BundlingDeclaration,
   ENV,
   type ExecutorRunner,
   type FunctionDeclaration,
+  METRICS_NAMESPACE,
   topology,
 } from '#shared/topology.ts';
-import { copyInstalledPackages } from '../installed-packages.ts';
-
-/** Repository root: topology entries are relative to it, and so are `package-lock.json` and `tsconfig.json`. */
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/**
- * Environment variable with the Secrets Manager name prefix of LLM provider keys (read by
- * `shared/adapters/llm/api-keys.ts`). Not yet in `ENV` of the topology, so named here once.
- */
-export const SECRET_PREFIX_ENV = 'CRUMBS_SECRET_PREFIX';
-
-/**
- * Environment variable that switches embeddings from the local hashed embedder to Titan v2 on Bedrock
- * (`functions/wiring/embedder-from-env.ts`). Not yet in `ENV` of the topology, so named here once.
- */
-export const EMBEDDINGS_ENV = 'CRUMBS_EMBEDDINGS';
-
-/** Same namespace as `functions/wiring/powertools.ts` gives Powertools Metrics. */
-export const METRICS_NAMESPACE = 'crumbs';
-
-/**
- * ESM shim: bundled CommonJS dependencies (X-Ray SDK, parts of the AWS SDK) call `require` for Node built-ins,
- * which does not exist in an ES module. esbuild's `__require` falls back to a global `require` when there is one.
- */
-export const ESM_REQUIRE_BANNER =
-  "import{createRequire as __crumbsCreateRequire}from'node:module';const require=__crumbsCreateRequire(import.meta.url);";
-
-/**
- * Bundling of every crumbs function; `bench/bundles.bench.ts` bundles with exactly these options.
- *
- * Everything goes into one minified file with no source map: the variant that loads fastest. Measured with
- * `npm run bench:bundles -- --runs 9` (esbuild 0.28, Node 20, 2 vCPU shared with other jobs, median of 9
- * fresh-process imports, rounds interleaved), 2026-11-23. CPU ms is the CPU time of the import (user + system),
- * which stays put while the wall clock of a busy machine swings; "× api" is the ratio to the api function, whose
- * budget is 1.5. KB and CPU ms per variant:
- *
- *                          shipped (bundled, minified)   not minified  + source map  SDK external  SDK+Powertools
- *   function                 KB  CPU ms  × api  wall ms     KB  CPU ms        CPU ms    KB  CPU ms    KB  CPU ms
- *   api                     660     131   1.00      294   1605     134           148   272     283   115     346
- *   publisher               674     123   0.93      401   1633     134           165   270     355   113     434
- *   rule-manager            733     149   1.14      426   1814     150           176   376     343   220     428
- *   executor-agent          762     144   1.10      434   1797     158           174   360     343   203     386
- *   executor-tool           856     163   1.24      426   2053     151           193   454     338   297     425
- *   executor-workflow       826     152   1.16      514   1993     158           184   437     315   281     384
- *   executor-context-build  696     127   0.97      308   1668     142           163   307     300   151     372
- *   dlq-handler             614     114   0.87      390   1504     121           159   277     269   121     335
- *   sum of CPU ms                  1103                            1148          1362          2546          3109
- *
- * - The SDK-external and SDK+Powertools-external variants (minified, with a source map read by Node, as functions
- *   shipped before with the Powertools layer and the runtime's SDK) take 2.3× and 2.8× the CPU: one file loads
- *   faster than the hundreds of small modules the SDK and Powertools are made of. Their wall-clock times in the
- *   same run were 6.8 s and 7.5 s summed, against 3.2 s for the shipped variant.
- * - A source map read by Node (`--enable-source-maps`) costs about a fifth more, so none is shipped; the bundle is
- *   reproducible from the commit, which gives the map when a stack trace needs reading (docs/deploy.md).
- * - Not minifying costs about 4% and doubles the size.
- * Re-run the bench when dependencies change; it flags a function over 1.5× the api function.
- */
-export const CRUMBS_BUNDLING: Readonly<
-  Required<
-    Pick<
-      BundlingOptions,
-      | 'format'
-      | 'minify'
-      | 'sourceMap'
-      | 'target'
-      | 'mainFields'
-      | 'banner'
-      | 'externalModules'
-      | 'bundleAwsSDK'
-    >
-  >
-> = {
-  format: OutputFormat.ESM,
-  minify: true,
-  // No source map: Node reading it made every function load more slowly (see the measurement above).
-  sourceMap: false,
-  target: 'node22',
-  mainFields: ['module', 'main'],
-  banner: ESM_REQUIRE_BANNER,
-  // Everything in the bundle, the AWS SDK at the version in package-lock.json: never the runtime's copy.
-  externalModules: [],
-  bundleAwsSDK: true,
-};
+import { bundlingOptionsFor, type ExtraFiles, REPO_ROOT } from './bundling-options.ts';
 
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
   FunctionDeclaration,
   'name' | 'entry' | 'timeoutSeconds' | 'memoryMb' | 'uses' | 'bundling'
 >;
-
-/** A folder copied beside the bundle as `<bundle>/<name>` (the dashboard's files). */
-export interface ExtraFiles {
-  readonly from: string;
-  readonly name: string;
-}
-
-/**
- * `CRUMBS_BUNDLING`, plus what the declaration says its bundle leaves out (`bundling` in the topology): modules
- * kept external, the installed packages that provide them copied beside the bundle (`installed-packages.ts`),
- * repository files copied next to it (a worker script) and packages replaced by a module of ours (`alias`); and a
- * folder of files copied beside it (`extraFiles`).
- * The bundle test and benchmark bundle with these same options.
- */
-export function bundlingOptionsFor(
-  extra: BundlingDeclaration | undefined,
-  extraFiles?: ExtraFiles,
-): BundlingOptions {
-  const packages = extra?.nodeModules ?? [];
-  const files = extra?.copyFiles ?? [];
-  const hooks = packages.length > 0 || files.length > 0 || extraFiles !== undefined;
-  const aliases = Object.entries(extra?.alias ?? {});
-  return {
-    ...CRUMBS_BUNDLING,
-    externalModules: [...CRUMBS_BUNDLING.externalModules, ...(extra?.externalModules ?? [])],
-    // esbuild resolves an alias path against its working directory: the repository root (local bundling).
-    ...(aliases.length > 0
-      ? { esbuildArgs: { '--alias': aliases.map(([name, file]) => `${name}=./${file}`) } }
-      : {}),
-    ...(hooks
-      ? {
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (inputDir: string, outputDir: string) => [
-              ...copyInstalledPackages(packages, REPO_ROOT, inputDir, outputDir),
-              ...files.map(
-                (file) => `cp ${JSON.stringify(join(inputDir, file))} ${JSON.stringify(`${outputDir}/`)}`,
-              ),
-              ...(extraFiles
-                ? [
-                    `cp -R ${JSON.stringify(extraFiles.from)} ${JSON.stringify(join(outputDir, extraFiles.name))}`,
-                  ]
-                : []),
-            ],
-          },
-        }
-      : {}),
-  };
-}
 
 export interface CrumbsFunctionProps {
   /** The function's declaration in `shared/topology.ts`: entry, timeout and memory come from here. */
@@ -220,6 +87,63 @@ export function ruleArnPattern(scope: Construct, bus: IEventBus, prefix: string)
 /** `prefix` as a literal inside a cdk-nag `appliesTo` regex (resolved templates spell ARNs in several forms). */
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+/** What `CrumbsFunction.bindSecrets` grants: secrets named `<prefix>*`, and how the function learns of them. */
+export interface SecretsBinding {
+  /** Environment variables set on the function (names from `ENV`). */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Secret name prefix; the grant covers `<prefix>*` and nothing else. */
+  readonly prefix: string;
+  /** Statement id of the grant in the function's role policy. */
+  readonly sid: string;
+  readonly actions: readonly string[];
+  /** Why the prefix wildcard is needed (the cdk-nag AwsSolutions-IAM5 suppression). */
+  readonly wildcardReason: string;
+}
+
+/**
+ * LLM provider keys: `CRUMBS_SECRET_PREFIX` and `secretsmanager:GetSecretValue` on secrets named `<prefix>*` only
+ * (read by name at run time, `<prefix><provider>`).
+ */
+export function llmProviderKeys(prefix: string): SecretsBinding {
+  return {
+    environment: { [ENV.secretPrefix]: prefix },
+    prefix,
+    sid: 'ReadLlmProviderKeys',
+    actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+    wildcardReason:
+      'LLM provider keys are secrets named <secret prefix><provider>, chosen by definitions at run time; ' +
+      'the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
+  };
+}
+
+/**
+ * Agent credentials: `CRUMBS_SECRET_SOURCE=secretsmanager`, `CRUMBS_AGENT_SECRET_PREFIX`, and on secrets named
+ * `crumbs/agents/*` only `secretsmanager:GetSecretValue` (`read`: executors that send credentials) or
+ * `secretsmanager:DescribeSecret` (`describe`: the rule manager, which checks that a `secret_ref` names a secret of
+ * its workspace, never its value). Each workspace's secrets are `crumbs/agents/<workspace>/<name>`
+ * (`shared/adapters/secrets/secret-source.ts`). IAM cannot narrow this to one workspace: one function serves every
+ * workspace and learns which from each message, so the grant is the prefix, and the workspace boundary is enforced
+ * in code (the name is checked to be one plain word before `<prefix><workspace>/` is put in front of it, where the
+ * definition is validated and again at call time). IAM could narrow it with attribute-based access — a reader role
+ * assumed with the workspace as a session tag, its policy on `crumbs/agents/${aws:PrincipalTag/workspace}/*` — at
+ * an STS call per workspace per container; that is not built.
+ */
+export function agentCredentials(
+  access: 'read' | 'describe',
+  prefix = DEFAULT_AGENT_SECRET_PREFIX,
+): SecretsBinding {
+  return {
+    environment: { [ENV.secretSource]: 'secretsmanager', [ENV.agentSecretPrefix]: prefix },
+    prefix,
+    sid: access === 'read' ? 'ReadAgentCredentials' : 'DescribeAgentCredentials',
+    actions: [access === 'read' ? 'secretsmanager:GetSecretValue' : 'secretsmanager:DescribeSecret'],
+    wildcardReason:
+      'Agent credentials are secrets named <agent secret prefix><workspace>/<secret_ref>, chosen by definitions ' +
+      'at run time; one function serves every workspace, so the grant covers that name prefix only (the ' +
+      'trailing * also matches the random ARN suffix) and the workspace is enforced in code.',
+  };
 }
 
 export class CrumbsFunction extends Construct {
@@ -481,21 +405,23 @@ export class CrumbsFunction extends Construct {
   }
 
   /**
-   * `CRUMBS_SECRET_PREFIX` and `secretsmanager:GetSecretValue` on secrets named `<prefix>*` only (LLM provider
-   * keys, read by name at run time).
+   * Read access to one family of secrets, named `<prefix>*` (see `llmProviderKeys` and `agentCredentials`): the
+   * environment variables that tell the function where they are, the actions it needs on names with that prefix
+   * only, and the cdk-nag reason for the prefix wildcard.
    */
-  bindSecrets(prefix: string): this {
-    this.function.addEnvironment(SECRET_PREFIX_ENV, prefix);
+  bindSecrets(secrets: SecretsBinding): this {
+    for (const [name, value] of Object.entries(secrets.environment))
+      this.function.addEnvironment(name, value);
     this.function.addToRolePolicy(
       new PolicyStatement({
-        sid: 'ReadLlmProviderKeys',
-        actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+        sid: secrets.sid,
+        actions: [...secrets.actions],
         // Secrets Manager appends `-XXXXXX` to secret ARNs, so a prefix grant must end in `*`.
         resources: [
           Stack.of(this).formatArn({
             service: 'secretsmanager',
             resource: 'secret',
-            resourceName: `${prefix}*`,
+            resourceName: `${secrets.prefix}*`,
             arnFormat: ArnFormat.COLON_RESOURCE_NAME,
           }),
         ],
@@ -506,56 +432,10 @@ export class CrumbsFunction extends Construct {
       [
         {
           id: 'AwsSolutions-IAM5',
-          reason:
-            'LLM provider keys are secrets named <secret prefix><provider>, chosen by definitions at run time; ' +
-            'the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
-          appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
-        },
-      ],
-      true,
-    );
-    return this;
-  }
-
-  /**
-   * `CRUMBS_SECRET_SOURCE=secretsmanager`, `CRUMBS_AGENT_SECRET_PREFIX`, and on secrets named `crumbs/agents/*` only
-   * `secretsmanager:GetSecretValue` (`read`: executors that send credentials) or `secretsmanager:DescribeSecret`
-   * (`describe`: the rule manager, which checks that a `secret_ref` names a secret of its workspace, never its value).
-   * Each workspace's secrets are `crumbs/agents/<workspace>/<name>` (`shared/adapters/secrets/secret-source.ts`).
-   * IAM cannot narrow this to one workspace: one function serves every workspace and learns which from each message,
-   * so the grant is the prefix, and the workspace boundary is enforced in code (the name is checked to be one plain
-   * word before `<prefix><workspace>/` is put in front of it, where the definition is validated and again at call
-   * time). IAM could narrow it with attribute-based access — a reader role assumed with the workspace as a session
-   * tag, its policy on `crumbs/agents/${aws:PrincipalTag/workspace}/*` — at an STS call per workspace per container;
-   * that is not built.
-   */
-  bindAgentSecrets(access: 'read' | 'describe', prefix = DEFAULT_AGENT_SECRET_PREFIX): this {
-    this.function.addEnvironment(ENV.secretSource, 'secretsmanager');
-    this.function.addEnvironment(ENV.agentSecretPrefix, prefix);
-    this.function.addToRolePolicy(
-      new PolicyStatement({
-        sid: access === 'read' ? 'ReadAgentCredentials' : 'DescribeAgentCredentials',
-        actions: [access === 'read' ? 'secretsmanager:GetSecretValue' : 'secretsmanager:DescribeSecret'],
-        resources: [
-          Stack.of(this).formatArn({
-            service: 'secretsmanager',
-            resource: 'secret',
-            resourceName: `${prefix}*`,
-            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-          }),
-        ],
-      }),
-    );
-    NagSuppressions.addResourceSuppressions(
-      this.role,
-      [
-        {
-          id: 'AwsSolutions-IAM5',
-          reason:
-            'Agent credentials are secrets named <agent secret prefix><workspace>/<secret_ref>, chosen by definitions ' +
-            'at run time; one function serves every workspace, so the grant covers that name prefix only (the ' +
-            'trailing * also matches the random ARN suffix) and the workspace is enforced in code.',
-          appliesTo: [{ regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(prefix)}\\*$/g` }],
+          reason: secrets.wildcardReason,
+          appliesTo: [
+            { regex: `/^Resource::arn:.+:secretsmanager:.*:secret:${escapeRegex(secrets.prefix)}\\*$/g` },
+          ],
         },
       ],
       true,
@@ -568,7 +448,7 @@ export class CrumbsFunction extends Construct {
    * or searches vectors must use the same model, so they all get this binding or none does.
    */
   bindEmbeddings(modelId: string): this {
-    this.function.addEnvironment(EMBEDDINGS_ENV, 'bedrock');
+    this.function.addEnvironment(ENV.embeddings, 'bedrock');
     this.function.addToRolePolicy(
       new PolicyStatement({
         sid: 'InvokeEmbeddingModel',
@@ -590,7 +470,7 @@ export class CrumbsFunction extends Construct {
   /**
    * Invoke (and stream) Bedrock models for `bedrock/<modelId>` LLM calls. Which model is up to each definition
    * at run time, so the grant covers foundation models (in any region: cross-region inference profiles route to
-   * other regions) and this account's inference profiles; other providers go through `bindSecrets`.
+   * other regions) and this account's inference profiles; other providers go through `bindSecrets(llmProviderKeys(…))`.
    */
   bindLlmModels(): this {
     const stack = Stack.of(this);

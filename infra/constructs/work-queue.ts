@@ -35,12 +35,12 @@ export function deadLetterAlarm(scope: Construct, id: string, queue: IQueue, des
   });
 }
 
-/** `crumbs-agent` → `crumbs-agent-dev`: stages can share an account and region. */
-/** A condition value: one string as itself (the template of a one-bus pool stays as it was), more as a list. */
+/** A condition value: one string as itself (so a one-bus pool's template has no list of one), more as a list. */
 export function oneOrList(values: readonly string[]): string | string[] {
   return values.length === 1 ? (values[0] as string) : [...values];
 }
 
+/** `crumbs-agent` → `crumbs-agent-dev`: stages can share an account and region. */
 export function stageName(name: string, stage: string): string {
   return `${name}-${stage}`;
 }

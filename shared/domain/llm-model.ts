@@ -10,6 +10,7 @@
  * status says which provider and model will run (`llm: { provider, model }`). The LLM router resolves model
  * strings with this same function at call time.
  */
+import { ENV } from '#shared/topology.ts';
 import { ValidationError } from './errors.ts';
 import * as z from './zod.ts';
 
@@ -67,7 +68,7 @@ export function resolveModel(
         path,
         message:
           `"${text || DEFAULT_MODEL_ID}" names no provider and this stack has no default provider ` +
-          '(CRUMBS_DEFAULT_LLM_PROVIDER); write <provider>/<model id>',
+          `(${ENV.defaultLlmProvider}); write <provider>/<model id>`,
       },
     ]);
   }

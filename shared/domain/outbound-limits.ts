@@ -4,6 +4,7 @@
  * at most `MAX_REDIRECTS` redirects, and no response body larger than the operator's ceiling
  * (`CRUMBS_MAX_RESPONSE_BYTES`), which a definition may lower but never raise.
  */
+import { ENV } from '#shared/topology.ts';
 
 /** The most a response body may be when the operator sets no `CRUMBS_MAX_RESPONSE_BYTES`. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
@@ -28,7 +29,7 @@ export function httpConfigProblems(config: Record<string, unknown>, ceiling: num
   } else if (typeof bytes === 'number' && bytes > ceiling) {
     problems.push({
       path: 'config.max_response_bytes',
-      message: `at most ${ceiling} bytes (CRUMBS_MAX_RESPONSE_BYTES, the operator's ceiling), got ${bytes}`,
+      message: `at most ${ceiling} bytes (${ENV.maxResponseBytes}, the operator's ceiling), got ${bytes}`,
     });
   }
   const redirects = config.max_redirects;
@@ -52,7 +53,7 @@ export function responseLimitProblem(path: string, bytes: number, ceiling: numbe
   return bytes > ceiling
     ? {
         path,
-        message: `at most ${ceiling} bytes (CRUMBS_MAX_RESPONSE_BYTES, the operator's ceiling), got ${bytes}`,
+        message: `at most ${ceiling} bytes (${ENV.maxResponseBytes}, the operator's ceiling), got ${bytes}`,
       }
     : undefined;
 }

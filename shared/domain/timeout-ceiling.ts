@@ -5,6 +5,7 @@
  * ceiling. The schemas keep their own hard maxima (what the executor's Lambda timeout allows); this is the
  * operator's lower bound on top, so one workspace's definitions cannot hold an executor for longer.
  */
+import { ENV } from '#shared/topology.ts';
 import type { ValidatedDefinition } from './definition-validation.ts';
 import type { FieldIssue } from './errors.ts';
 
@@ -22,6 +23,6 @@ export function timeoutCeilingIssues(parsed: ValidatedDefinition, ceilingMs: num
     .filter((a): a is [string, number] => a[1] !== undefined && a[1] > ceilingMs)
     .map(([path, ms]) => ({
       path,
-      message: `${ms} ms is above this installation's ceiling of ${ceilingMs} ms (CRUMBS_TIMEOUT_CEILING_MS)`,
+      message: `${ms} ms is above this installation's ceiling of ${ceilingMs} ms (${ENV.timeoutCeilingMs})`,
     }));
 }

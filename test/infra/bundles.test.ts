@@ -9,7 +9,7 @@ import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleFunction } from '#infra/bundling.ts';
-import { bundlingOptionsFor, REPO_ROOT } from '#infra/constructs/crumbs-function.ts';
+import { bundlingOptionsFor, REPO_ROOT } from '#infra/constructs/bundling-options.ts';
 import { installedPackagePaths } from '#infra/installed-packages.ts';
 import { allFunctions, topology } from '#shared/topology.ts';
 

@@ -2,11 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '#infra/config.ts';
-import {
-  EMBEDDINGS_ENV,
-  RULE_MANAGEMENT_ACTIONS,
-  SECRET_PREFIX_ENV,
-} from '#infra/constructs/crumbs-function.ts';
+import { RULE_MANAGEMENT_ACTIONS } from '#infra/constructs/crumbs-function.ts';
 import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
 import { DEFAULT_EMBEDDED_SCHEMAS } from '#shared/core/stream/vector-search.ts';
 import {
@@ -191,7 +187,7 @@ describe('StatelessStack', () => {
       );
       const wantsSecrets = 'trigger' in f && f.uses.secrets === true;
       expect(readsSecrets, f.name).toBe(wantsSecrets);
-      expect(env[SECRET_PREFIX_ENV] !== undefined, f.name).toBe(wantsSecrets);
+      expect(env[ENV.secretPrefix] !== undefined, f.name).toBe(wantsSecrets);
     }
     expect(functionEnv('publisher')[ENV.busName]).toBeDefined();
   });
@@ -232,7 +228,7 @@ describe('StatelessStack', () => {
   it('uses one Bedrock embedding model in every function that indexes or searches vectors', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
       const embeds = 'embeddings' in f.uses && f.uses.embeddings === true;
-      expect(functionEnv(f.name)[EMBEDDINGS_ENV], f.name).toBe(embeds ? 'bedrock' : undefined);
+      expect(functionEnv(f.name)[ENV.embeddings], f.name).toBe(embeds ? 'bedrock' : undefined);
       const invoke = statementsOfFunction(f.name).filter((s) =>
         asList(s.Action).includes('bedrock:InvokeModel'),
       );
@@ -464,7 +460,7 @@ describe('StatelessStack', () => {
       asList(st.Action).some((a) => String(a).startsWith('bedrock:')),
     );
     expect(publisherInvokes).toBe(false);
-    expect(functionEnv('indexer')[EMBEDDINGS_ENV]).toBe('bedrock');
+    expect(functionEnv('indexer')[ENV.embeddings]).toBe('bedrock');
   });
 
   it('requires a JWT on every HTTP API route except GET /health and the dashboard files', () => {

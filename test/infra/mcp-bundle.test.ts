@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleFunction } from '#infra/bundling.ts';
-import { bundlingOptionsFor, REPO_ROOT } from '#infra/constructs/crumbs-function.ts';
+import { bundlingOptionsFor, REPO_ROOT } from '#infra/constructs/bundling-options.ts';
 import { topology } from '#shared/topology.ts';
 import { startMcpServer } from '../support/mcp-server.ts';
 

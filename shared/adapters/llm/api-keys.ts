@@ -10,12 +10,13 @@ import {
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { asCrumbsError, NonRetriableError } from '#shared/domain/errors.ts';
+import { ENV } from '#shared/topology.ts';
 
 export const API_KEY_ENV: Record<string, string> = {
-  openrouter: 'OPENROUTER_API_KEY',
-  openai: 'OPENAI_API_KEY',
-  ollama: 'OLLAMA_API_KEY',
-  'openai-compatible': 'OPENAI_COMPATIBLE_API_KEY',
+  openrouter: ENV.openrouterApiKey,
+  openai: ENV.openaiApiKey,
+  ollama: ENV.ollamaApiKey,
+  'openai-compatible': ENV.openaiCompatibleApiKey,
 };
 
 export interface ApiKeySource {
@@ -83,6 +84,6 @@ export class EnvApiKeys implements ApiKeySource {
 
 /** Secrets Manager when a secret prefix is configured (AWS), the environment otherwise (local). */
 export function apiKeysFromEnv(env: NodeJS.ProcessEnv = process.env): ApiKeySource {
-  const prefix = env.CRUMBS_SECRET_PREFIX;
+  const prefix = env[ENV.secretPrefix];
   return prefix ? new SecretsManagerApiKeys(prefix) : new EnvApiKeys(env);
 }

@@ -24,6 +24,7 @@ import {
   resolveModel,
 } from '#shared/domain/llm-model.ts';
 import type { LlmClient, LlmRequest, LlmResponse } from '#shared/ports/llm.ts';
+import { ENV } from '#shared/topology.ts';
 import { type ApiKeySource, apiKeysFromEnv } from './api-keys.ts';
 import { bedrockConverse } from './bedrock-converse.ts';
 import { generateOffline, OFFLINE_PROVIDER } from './offline-model.ts';
@@ -33,20 +34,20 @@ const BASE_URLS: Record<
   'openrouter' | 'openai' | 'ollama' | 'openai-compatible',
   { env: string; default?: string }
 > = {
-  openrouter: { env: 'OPENROUTER_BASE_URL', default: 'https://openrouter.ai/api/v1' },
-  openai: { env: 'OPENAI_BASE_URL', default: 'https://api.openai.com/v1' },
-  ollama: { env: 'OLLAMA_BASE_URL', default: 'http://127.0.0.1:11434/v1' },
-  'openai-compatible': { env: 'OPENAI_COMPATIBLE_BASE_URL' },
+  openrouter: { env: ENV.openrouterBaseUrl, default: 'https://openrouter.ai/api/v1' },
+  openai: { env: ENV.openaiBaseUrl, default: 'https://api.openai.com/v1' },
+  ollama: { env: ENV.ollamaBaseUrl, default: 'http://127.0.0.1:11434/v1' },
+  'openai-compatible': { env: ENV.openaiCompatibleBaseUrl },
 };
 
 /** The default provider named by `CRUMBS_DEFAULT_LLM_PROVIDER` in `env`; undefined when unset. */
 export function defaultProviderFromEnv(env: NodeJS.ProcessEnv): LlmProvider | undefined {
-  const raw = env.CRUMBS_DEFAULT_LLM_PROVIDER?.trim();
+  const raw = env[ENV.defaultLlmProvider]?.trim();
   if (!raw) return undefined;
   const parsed = LlmProviderSchema.safeParse(raw);
   if (!parsed.success) {
     throw new NonRetriableError(
-      `CRUMBS_DEFAULT_LLM_PROVIDER is "${raw}"; expected one of ${LLM_PROVIDERS.join(', ')}`,
+      `${ENV.defaultLlmProvider} is "${raw}"; expected one of ${LLM_PROVIDERS.join(', ')}`,
     );
   }
   return parsed.data;
@@ -104,8 +105,8 @@ export class LlmRouter implements LlmClient {
         const apiKey = await this.apiKeys.apiKey(provider);
         if (!apiKey && (provider === 'openrouter' || provider === 'openai')) {
           throw new NonRetriableError(
-            `no API key for ${provider}: set ${provider === 'openai' ? 'OPENAI_API_KEY' : 'OPENROUTER_API_KEY'} ` +
-              'locally, or the Secrets Manager secret <CRUMBS_SECRET_PREFIX><provider> on AWS',
+            `no API key for ${provider}: set ${provider === 'openai' ? ENV.openaiApiKey : ENV.openrouterApiKey} ` +
+              `locally, or the Secrets Manager secret <${ENV.secretPrefix}><provider> on AWS`,
           );
         }
         return openAiChat(

@@ -15,6 +15,7 @@
  * expect; `within({ allowedOrigins })` binds a call to the origins its definition configured.
  */
 import { Agent, fetch as undiciFetch } from 'undici';
+import { ENV } from '#shared/topology.ts';
 import {
   type AddressLookup,
   assertHostAllowed,
@@ -191,7 +192,7 @@ function capOf(scope: GuardScope, ceiling: number): { cap: number; capField: str
   if (asked !== undefined && asked <= ceiling) {
     return { cap: asked, capField: scope.fields?.maxResponseBytes ?? 'the response limit' };
   }
-  return { cap: ceiling, capField: "CRUMBS_MAX_RESPONSE_BYTES, the operator's ceiling" };
+  return { cap: ceiling, capField: `${ENV.maxResponseBytes}, the operator's ceiling` };
 }
 
 interface RequestParts {

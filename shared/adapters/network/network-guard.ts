@@ -66,8 +66,7 @@ export function responseCeiling(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 /** How to turn private network access on, for error messages. */
-export const ALLOW_PRIVATE_NETWORK_HINT =
-  'only a stack started with `crumbs dev --allow-private-network` (CRUMBS_ALLOW_PRIVATE_NETWORK=1) allows it';
+export const ALLOW_PRIVATE_NETWORK_HINT = `only a stack started with \`crumbs dev --allow-private-network\` (${ENV.allowPrivateNetwork}=1) allows it`;
 
 const systemLookup: AddressLookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 

@@ -24,6 +24,7 @@ import {
 import { isRetriable, RetriableError } from '#shared/domain/errors.ts';
 import type { TimerMessage } from '#shared/domain/timer-message.ts';
 import type { OneTimeTimer, RecurringSchedule, Schedules, Timers } from '#shared/ports/timers.ts';
+import { ENV } from '#shared/topology.ts';
 
 export const MIN_LEAD_MS = 2000;
 
@@ -159,15 +160,15 @@ export class SchedulerTimers implements Timers, Schedules {
 
 /** The adapter as a function with `uses.timers` configures it from its environment (TimersEnvSchema). */
 export function schedulerTimersFrom(env: {
-  readonly CRUMBS_SCHEDULE_GROUP: string;
-  readonly CRUMBS_TIMERS_QUEUE_ARN: string;
-  readonly CRUMBS_TIMERS_DLQ_ARN?: string | undefined;
-  readonly CRUMBS_SCHEDULER_ROLE_ARN: string;
+  readonly [ENV.scheduleGroup]: string;
+  readonly [ENV.timersQueueArn]: string;
+  readonly [ENV.timersDlqArn]?: string | undefined;
+  readonly [ENV.schedulerRoleArn]: string;
 }): SchedulerTimers {
   return new SchedulerTimers({
-    group: env.CRUMBS_SCHEDULE_GROUP,
-    queueArn: env.CRUMBS_TIMERS_QUEUE_ARN,
-    roleArn: env.CRUMBS_SCHEDULER_ROLE_ARN,
-    deadLetterArn: env.CRUMBS_TIMERS_DLQ_ARN,
+    group: env[ENV.scheduleGroup],
+    queueArn: env[ENV.timersQueueArn],
+    roleArn: env[ENV.schedulerRoleArn],
+    deadLetterArn: env[ENV.timersDlqArn],
   });
 }

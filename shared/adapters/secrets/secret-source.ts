@@ -8,8 +8,8 @@
  *   definition could otherwise name `OPENAI_API_KEY`, or another workspace's credential.
  * Both refuse again at call time a workspace or name that could reach outside its namespace (`secret-refs.ts`), for
  * a ref that slipped past the rule manager. One function serves every workspace, so its IAM grant is the
- * `crumbs/agents/` prefix (`bindAgentSecrets`) and the per-workspace boundary is this code. Values are cached five
- * minutes per container; a missing secret is NonRetriableError naming where it was looked for.
+ * `crumbs/agents/` prefix (`agentCredentials` in the CDK app) and the per-workspace boundary is this code. Values
+ * are cached five minutes per container; a missing secret is NonRetriableError naming where it was looked for.
  */
 import { readFileSync, statSync } from 'node:fs';
 import {

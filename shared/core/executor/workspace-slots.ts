@@ -15,6 +15,7 @@
 import { RetriableError } from '#shared/domain/errors.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { WorkspaceSlots } from '#shared/ports/workspace-slots.ts';
+import { ENV } from '#shared/topology.ts';
 
 export type { WorkspaceSlots };
 
@@ -92,7 +93,7 @@ export async function withWorkspaceSlot<T>(
 }
 
 function busyMessage(workspace: string, policy: SlotPolicy): string {
-  return `workspace ${workspace} already has ${policy.cap} long-running executions of this function (CRUMBS_WORKSPACE_IN_FLIGHT); retried later`;
+  return `workspace ${workspace} already has ${policy.cap} long-running executions of this function (${ENV.workspaceInFlight}); retried later`;
 }
 
 /** Comes back after a quarter of the lease: about when a slot may have freed. */

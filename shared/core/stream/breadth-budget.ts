@@ -19,6 +19,7 @@ import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
 import type { BusEntry } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
+import { ENV } from '#shared/topology.ts';
 
 export const LOOP_STOPPED_SCHEMA = 'system.loop_stopped.v1';
 export const BUDGET_PRINCIPAL = 'system:breadth-budget';
@@ -206,14 +207,14 @@ export class BreadthBudget {
             budget: 'thread',
             thread: budget.thread,
             limit: budget.limit,
-            reason: `executors wrote more than ${budget.limit} breadcrumbs in thread ${budget.thread} (the thread budget, CRUMBS_THREAD_BUDGET); nothing more of it is routed`,
+            reason: `executors wrote more than ${budget.limit} breadcrumbs in thread ${budget.thread} (the thread budget, ${ENV.threadBudget}); nothing more of it is routed`,
           }
         : {
             budget: 'workspace_rate',
             limit: budget.limit,
             window_seconds: limits.workspaceEventWindowSeconds,
             window_start: new Date(budget.windowStart ?? 0).toISOString(),
-            reason: `workspace ${budget.workspace} changed more than ${budget.limit} breadcrumbs in ${limits.workspaceEventWindowSeconds} s (the workspace event rate, CRUMBS_WORKSPACE_EVENT_RATE); nothing more is routed until the window ends`,
+            reason: `workspace ${budget.workspace} changed more than ${budget.limit} breadcrumbs in ${limits.workspaceEventWindowSeconds} s (the workspace event rate, ${ENV.workspaceEventRate}); nothing more is routed until the window ends`,
           };
     const first = { id: detail.id, version: detail.version, schema_name: detail.schema_name };
     try {

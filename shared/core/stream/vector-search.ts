@@ -14,10 +14,12 @@
  * Search: brute-force cosine over the newest candidates of the (workspace, schema) — see the index adapter for the
  * storage layout and the bound.
  */
+import { EmbedSchemasEnvSchema, parseEnv } from '#shared/config.ts';
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { cosine, type Embedder, type EmbeddingIndex } from '#shared/ports/embeddings.ts';
+import { ENV } from '#shared/topology.ts';
 
 export const DEFAULT_EMBEDDED_SCHEMAS: readonly string[] = [
   'user.message.v1',
@@ -59,13 +61,7 @@ export interface EmbeddingPolicy {
 
 /** The schemas that get embeddings: `CRUMBS_EMBED_SCHEMAS` (comma-separated, `*` for all), else the defaults. */
 export function embeddedSchemas(env: NodeJS.ProcessEnv = process.env): readonly string[] | '*' {
-  const raw = env.CRUMBS_EMBED_SCHEMAS?.trim();
-  const list = raw
-    ? raw
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean)
-    : DEFAULT_EMBEDDED_SCHEMAS;
+  const list = parseEnv(EmbedSchemasEnvSchema, env)[ENV.embedSchemas] ?? DEFAULT_EMBEDDED_SCHEMAS;
   return list.includes('*') ? '*' : list.filter((s) => !NEVER_EMBEDDED.test(s));
 }
 

@@ -1,0 +1,94 @@
+/**
+ * The HTTP API: the api function behind a JWT authorizer on every route but `GET /health`, the dashboard on the same
+ * origin, access logs, and the stack outputs a user needs (the API's and the dashboard's URLs). A part of the
+ * stateless stack: its resources are created in the stack's scope (see `topology-functions.ts` for why).
+ */
+import { CfnOutput } from 'aws-cdk-lib';
+import {
+  HttpApi,
+  HttpMethod,
+  HttpNoneAuthorizer,
+  HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { ENV, topology } from '#shared/topology.ts';
+import type { CrumbsFunction } from './crumbs-function.ts';
+import { Dashboard } from './dashboard.ts';
+import type { TopologyFunctions } from './topology-functions.ts';
+
+export interface CrumbsHttpApiProps {
+  readonly stage: string;
+  readonly functions: TopologyFunctions;
+  /** Issuer URL of the JWTs the API accepts. */
+  readonly jwtIssuer: string;
+  /** Accepted `aud` (or `client_id`) values of those JWTs. */
+  readonly jwtAudience: readonly string[];
+  /** The JWT claim listing the workspaces a caller may use (`ENV.workspacesClaim` of the api function). */
+  readonly workspacesClaim: string;
+}
+
+export class CrumbsHttpApi {
+  public readonly api: CrumbsFunction;
+  public readonly dashboard: Dashboard;
+  public readonly httpApi: HttpApi;
+  public readonly httpStage: HttpStage;
+
+  constructor(scope: Construct, props: CrumbsHttpApiProps) {
+    this.api = props.functions.create(topology.functions.api);
+    this.api.function.addEnvironment(ENV.workspacesClaim, props.workspacesClaim);
+    const integration = new HttpLambdaIntegration('ApiIntegration', this.api.function);
+    this.httpApi = new HttpApi(scope, 'HttpApi', {
+      apiName: `crumbs-${props.stage}`,
+      description: 'crumbs HTTP API (breadcrumbs, definitions)',
+      createDefaultStage: false,
+      defaultIntegration: integration,
+      defaultAuthorizer: new HttpJwtAuthorizer('JwtAuthorizer', props.jwtIssuer, {
+        jwtAudience: [...props.jwtAudience],
+      }),
+    });
+    this.httpApi.addRoutes({
+      path: '/health',
+      methods: [HttpMethod.GET],
+      integration,
+      authorizer: new HttpNoneAuthorizer(),
+    });
+
+    this.dashboard = new Dashboard({ functions: props.functions, httpApi: this.httpApi });
+
+    const accessLogs = new LogGroup(scope, 'HttpApiAccessLogs', { retention: RetentionDays.ONE_MONTH });
+    this.httpStage = new HttpStage(scope, 'HttpApiStage', {
+      httpApi: this.httpApi,
+      autoDeploy: true,
+      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs) },
+    });
+    NagSuppressions.addResourceSuppressions(
+      this.httpApi,
+      [
+        {
+          id: 'AwsSolutions-APIG4',
+          reason:
+            'GET /health is public on purpose (load balancer and uptime checks; it reveals no data), and so are ' +
+            "GET /ui and GET /ui/{proxy+}, the dashboard's static files (a login page and its script; they hold " +
+            'no data, and every data call the dashboard makes needs the JWT). Every other route, including ' +
+            '$default, requires a JWT.',
+        },
+      ],
+      true,
+    );
+
+    new CfnOutput(scope, 'ApiUrl', {
+      value: this.httpStage.url,
+      description: 'Base URL of the crumbs HTTP API',
+    });
+    new CfnOutput(scope, 'DashboardUrl', {
+      value: `${this.httpStage.url}ui/`,
+      description:
+        'The crumbs dashboard (asks for a JWT once; append #token=<jwt>&workspace=<ws> to log in directly)',
+    });
+  }
+}
