@@ -46,6 +46,7 @@ import {
   SubscriptionsSchema,
 } from './definition-fields.ts';
 import { ValidationError } from './errors.ts';
+import { AGENT_REQUEST_SCHEMA, replyToTag, TOOL_REQUEST_SCHEMA, TOOL_RESPONSE_SCHEMA } from './protocol.ts';
 import {
   ContextMatchSchema,
   inferRole,
@@ -391,7 +392,7 @@ export interface SelectorEntry {
 /** The trigger the seeds' tools-runner used for every tool: a tool.request.v1 naming it. */
 export function defaultToolTrigger(name: string): Selector {
   return parseWith(SelectorSchema, {
-    schema_name: 'tool.request.v1',
+    schema_name: TOOL_REQUEST_SCHEMA,
     context_match: [{ path: '$.tool', op: 'eq', value: name }],
   } satisfies SelectorInput);
 }
@@ -403,14 +404,11 @@ export function defaultToolTrigger(name: string): Selector {
  */
 export function agentContinuationTrigger(agentId: string): Selector {
   return parseWith(SelectorSchema, {
-    schema_name: 'tool.response.v1',
+    schema_name: TOOL_RESPONSE_SCHEMA,
     role: 'trigger',
     context_match: [{ path: '$.requestedBy', op: 'eq', value: agentId }],
   } satisfies SelectorInput);
 }
-
-/** The schema of requests to an agent (CONVENTIONS.md): `{ agent, message?, input?, mode?, request_id? }`. */
-export const AGENT_REQUEST_SCHEMA = 'agent.request.v1';
 
 /** Every agent is triggered by the `agent.request.v1` breadcrumbs naming it, whatever its subscriptions say. */
 export function agentRequestTrigger(agentId: string): Selector {
@@ -427,7 +425,7 @@ export function agentRequestTrigger(agentId: string): Selector {
  */
 export function agentRunTrigger(agentId: string): Selector {
   return parseWith(SelectorSchema, {
-    any_tags: [`reply-to:agent:${agentId}`],
+    any_tags: [replyToTag(`agent:${agentId}`)],
     role: 'trigger',
   } satisfies SelectorInput);
 }
@@ -446,7 +444,7 @@ function isRequestSelector(selector: Selector, agentId: string): boolean {
 function isContinuationSelector(selector: Selector, agentId: string): boolean {
   const [match, ...rest] = selector.context_match ?? [];
   return (
-    selector.schema_name === 'tool.response.v1' &&
+    selector.schema_name === TOOL_RESPONSE_SCHEMA &&
     rest.length === 0 &&
     match?.path.replace(/^\$\./, '') === 'requestedBy' &&
     match.op === 'eq' &&

@@ -38,14 +38,10 @@ import {
   SubscriptionsSchema,
   wholeNumber,
 } from './definition-fields.ts';
+import { replyToTag, WORKFLOW_REQUEST_SCHEMA, WORKFLOW_RESULT_SCHEMA } from './protocol.ts';
 import type { Selector, SelectorInput } from './selector.ts';
 import { SelectorSchema } from './selector.ts';
 import * as z from './zod.ts';
-
-export const WORKFLOW_REQUEST_SCHEMA = 'workflow.request.v1';
-export const WORKFLOW_RESULT_SCHEMA = 'workflow.result.v1';
-/** The tag prefix naming who a request's answer goes to (CONVENTIONS.md "Correlation tags"). */
-export const REPLY_TO_TAG_PREFIX = 'reply-to:';
 
 export const STEP_KINDS = ['tool', 'agent', 'workflow', 'parallel', 'map', 'human', 'wait'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
@@ -354,6 +350,6 @@ export function defaultWorkflowTriggers(workflowId: string): Selector[] {
       role: 'trigger',
       context_match: [{ path: '$.workflow', op: 'eq', value: workflowId }],
     }),
-    selector({ any_tags: [`${REPLY_TO_TAG_PREFIX}${workflowPrincipal(workflowId)}`], role: 'trigger' }),
+    selector({ any_tags: [replyToTag(workflowPrincipal(workflowId))], role: 'trigger' }),
   ];
 }

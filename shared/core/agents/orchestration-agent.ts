@@ -39,6 +39,7 @@ import type { AgentMode } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { AGENT_RESPONSE_SCHEMA, incoming } from '#shared/domain/protocol.ts';
 import {
   type StepDefinition,
   type WorkflowDefinition,
@@ -47,7 +48,7 @@ import {
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import { ORCHESTRATION_PLAN_SCHEMA_ID } from '#shared/ports/llm.ts';
 import type { Log } from '#shared/ports/log.ts';
-import { AGENT_RESPONSE_SCHEMA, threadOf } from '../executor/answers.ts';
+import { threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutionResult, OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
 import { isPerson } from '../orchestration/authority.ts';
@@ -88,17 +89,6 @@ export function ownRunRequest(
   return 'ignored' in message || message.event.type !== 'answer'
     ? undefined
     : { id: message.event.request_id };
-}
-
-function incoming(trigger: ExecutionInput<unknown>['trigger']) {
-  return {
-    id: trigger.id,
-    schema_name: trigger.schema_name,
-    tags: trigger.tags,
-    context: trigger.context,
-    created_by: trigger.created_by,
-    caused_by: trigger.causation?.caused_by,
-  };
 }
 
 /** What the run keeps of the request in its input (the final step answers it). */

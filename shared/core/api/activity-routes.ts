@@ -12,10 +12,11 @@
 
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
-import { isCrumbsStatus, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
+import { isCrumbsStatus } from '#shared/domain/definition-status.ts';
 import { definitionPrincipal, parseDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
 import { BadRequestError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import { errorText, outcomeOf } from '#shared/domain/outcome.ts';
+import { STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { explainTrigger } from '#shared/routing/explain.ts';

@@ -23,16 +23,13 @@
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
-import {
-  WORKFLOW_REQUEST_SCHEMA,
-  type WorkflowDefinition,
-  WorkflowDefinitionSchema,
-} from '#shared/domain/workflow-definition.ts';
+import { RUN_SCHEMA, WORKFLOW_DEF_SCHEMA, WORKFLOW_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { controlAllowed, humanInputProblem, inputProblem } from '../orchestration/checks.ts';
 import { runListTag, runReplyToTag, SCHEMAS } from '../orchestration/messages.ts';
-import { RUN_SCHEMA, RUN_STATUSES, type Run, RunSchema } from '../orchestration/run.ts';
+import { RUN_STATUSES, type Run, RunSchema } from '../orchestration/run.ts';
 import type { Caller, HttpRequest, HttpResult } from './http.ts';
 import { json } from './http.ts';
 
@@ -90,7 +87,7 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
     for (let page = 0; page < WORKFLOW_PAGES; page++) {
       const result = await store.list({
         workspace: ws,
-        schema_name: 'workflow.def.v1',
+        schema_name: WORKFLOW_DEF_SCHEMA,
         limit: 100,
         ...(cursor !== undefined ? { cursor } : {}),
       });

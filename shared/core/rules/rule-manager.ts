@@ -33,7 +33,7 @@ import { definitionLimits, type WorkspaceQuotaOverrides } from '#shared/config.t
 import { agentModel, agentModelPath } from '#shared/domain/agent-spec.ts';
 import { type Breadcrumb, canonicalJson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
-import { ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
+import { ruleTag } from '#shared/domain/definition-status.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import {
@@ -44,6 +44,7 @@ import {
   ValidationError,
 } from '#shared/domain/errors.ts';
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
+import { STATUS_SCHEMA, SYNC_RESULT_SCHEMA } from '#shared/domain/protocol.ts';
 import { executorRunnerOf } from '#shared/domain/runners.ts';
 import { type SecretRefUse, secretRefsOf } from '#shared/domain/secret-refs.ts';
 import { timeoutCeilingIssues } from '#shared/domain/timeout-ceiling.ts';
@@ -70,8 +71,6 @@ import { addToPlacement, readPlacement } from '../../routing/bus-placement.ts';
 import { executorInputTransformer } from '../executor/contract.ts';
 import { reconcileSchedule } from './schedule-manager.ts';
 
-export { STATUS_SCHEMA };
-export const SYNC_RESULT_SCHEMA = 'system.rules_sync_result.v1';
 export const PRINCIPAL = 'system:rule-manager';
 const TARGET_ID = 'executor';
 

@@ -63,6 +63,15 @@ import {
   VersionConflictError,
 } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import {
+  AGENT_CONTEXT_SCHEMA,
+  AGENT_CONVERSATION_SCHEMA,
+  AGENT_NOTE_SCHEMA,
+  AGENT_REQUEST_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
+  TOOL_REQUEST_SCHEMA,
+  TOOL_RESPONSE_SCHEMA,
+} from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type {
@@ -75,12 +84,7 @@ import type {
 } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
-import {
-  ERROR_ANSWERS,
-  responseTo,
-  TOOL_REQUEST_SCHEMA,
-  TOOL_RESPONSE_SCHEMA,
-} from '../../executor/answers.ts';
+import { ERROR_ANSWERS, responseTo } from '../../executor/answers.ts';
 import type {
   ExecutionInput,
   ExecutionResult,
@@ -88,10 +92,6 @@ import type {
   OutputBreadcrumb,
   OwnRequestRef,
 } from '../../executor/contract.ts';
-
-export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
-export const AGENT_CONVERSATION_SCHEMA = 'agent.conversation.v1';
-export { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 
 /** When a model string is absent from the definition: the default provider's default model. */
 export const DEFAULT_AGENT_MODEL = 'default';
@@ -608,14 +608,14 @@ async function userMessageOf(
 ): Promise<string> {
   const trigger = input.trigger;
   const c = asObject(trigger.context);
-  if (trigger.schema_name === 'agent.request.v1') {
+  if (trigger.schema_name === AGENT_REQUEST_SCHEMA) {
     const parts = [
       ...(task.message !== undefined ? [task.message] : []),
       ...(task.input !== undefined ? [`Input:\n${JSON.stringify(task.input, null, 2)}`] : []),
     ];
     return parts.length > 0 ? parts.join('\n\n') : '(an empty request)';
   }
-  if (trigger.schema_name === 'agent.context.v1' && typeof c.trigger_event_id === 'string') {
+  if (trigger.schema_name === AGENT_CONTEXT_SCHEMA && typeof c.trigger_event_id === 'string') {
     try {
       const source = await store.getContextView(trigger.workspace, c.trigger_event_id);
       const text = messageText(source.context);
@@ -656,7 +656,7 @@ async function systemPrompt(
   ];
   const sources: ContextSource[] = [];
   const trigger = asObject(input.trigger.context);
-  if (input.trigger.schema_name === 'agent.context.v1' && typeof trigger.formatted_context === 'string') {
+  if (input.trigger.schema_name === AGENT_CONTEXT_SCHEMA && typeof trigger.formatted_context === 'string') {
     sources.push({ key: 'formatted_context', text: trigger.formatted_context });
   }
   for (const [key, value] of Object.entries(input.context)) {
@@ -759,7 +759,7 @@ async function plannedWrites(
   }
   for (const [i, raw] of created.entries()) {
     const b = asObject(raw);
-    const schema = typeof b.schema_name === 'string' ? b.schema_name : 'agent.note.v1';
+    const schema = typeof b.schema_name === 'string' ? b.schema_name : AGENT_NOTE_SCHEMA;
     const tags = Array.isArray(b.tags) ? b.tags.filter((t): t is string => typeof t === 'string') : [];
     const context = asObject(b.context);
     const reason = await grants.refusal({ schema_name: schema, tags, context });
@@ -772,7 +772,7 @@ async function plannedWrites(
       title: typeof b.title === 'string' ? b.title : `${def.agent_id} note`,
       tags: [...tags, `agent:${def.agent_id}`],
       // A tool request is the agent's own: its answer comes back to this agent, whoever the context named.
-      context: schema === 'tool.request.v1' ? { ...context, requestedBy: def.agent_id } : context,
+      context: schema === TOOL_REQUEST_SCHEMA ? { ...context, requestedBy: def.agent_id } : context,
     });
   }
   const invoked = Array.isArray(output.tools_to_invoke) ? output.tools_to_invoke : [];
