@@ -19,6 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { NonRetriableError, NotFoundError, RetriableError } from '#shared/domain/errors.ts';
+import { EXTERNAL_TASK_SCHEMA } from '#shared/domain/protocol.ts';
 import type { A2aClient, A2aEndpoint, A2aPart, A2aReply } from '#shared/ports/a2a.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
@@ -26,7 +27,6 @@ import type { CircuitBreaker } from './circuit-breaker.ts';
 import { type AgentAnswer, type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
 import { resolveHeaders } from './credentials.ts';
 
-export const EXTERNAL_TASK_SCHEMA = 'agent.external_task.v1';
 /** When to look at a running task again (seconds). */
 const RECHECK_AFTER_SECONDS = 5;
 

@@ -36,6 +36,7 @@ import {
 } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
 import { DEFAULT_MODEL_ID } from '#shared/domain/llm-model.ts';
+import { AGENT_DELIVERABLE_SCHEMA, AGENT_PLAN_SCHEMA } from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmMessage, LlmRequest, ResponseFormat } from '#shared/ports/llm.ts';
@@ -45,9 +46,6 @@ import type { OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
 import { contextPrompt, formatSection } from './context/turn.ts';
 import type { AgentAnswer, AgentOutcome, AgentRun, AgentTask, AgentType } from './contract.ts';
-
-export const AGENT_PLAN_SCHEMA = 'agent.plan.v1';
-export const AGENT_DELIVERABLE_SCHEMA = 'agent.deliverable.v1';
 
 export interface ModeDeps {
   /** The model plan and build call (and an orchestration's planner and final step); absent: those modes fail. */

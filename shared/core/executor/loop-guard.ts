@@ -22,11 +22,11 @@ import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
+import { LOOP_STOPPED_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { DefinitionRef, OwnRequestRef } from './contract.ts';
 import { outputCausation, outputId, type WriteContext } from './outputs.ts';
 
-export const LOOP_STOPPED_SCHEMA = 'system.loop_stopped.v1';
 const LOOP_GUARD_PRINCIPAL = 'system:loop-guard';
 
 export interface HopAccount {

@@ -15,12 +15,12 @@
 
 import { createHash } from 'node:crypto';
 import { CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
+import { LOOP_STOPPED_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
 import type { BusEntry } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
 
-export const LOOP_STOPPED_SCHEMA = 'system.loop_stopped.v1';
 export const BUDGET_PRINCIPAL = 'system:breadth-budget';
 
 export interface BreadthLimits {
