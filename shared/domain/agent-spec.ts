@@ -28,17 +28,12 @@ import type {
   FunctionTransport,
   McpTransport,
 } from './agent-types.ts';
-import {
-  AGENT_MODES,
-  type AgentMode,
-  type AgentYaml,
-  AgentYamlSchema,
-  type Transform,
-} from './agent-types.ts';
+import { type AgentMode, type AgentYaml, AgentYamlSchema, type Transform } from './agent-types.ts';
 import { toFieldIssues } from './breadcrumb.ts';
 import type { AgentDefinition, ExpressionCheck } from './definitions.ts';
 import { type FieldIssue, ValidationError } from './errors.ts';
 import { DEFAULT_MODEL_ID } from './llm-model.ts';
+import { AGENT_MODES } from './protocol.ts';
 import type { YamlParser } from './yaml.ts';
 
 /** Default token budget of a context agent's system prompt plus assembled context. */

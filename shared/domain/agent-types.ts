@@ -17,6 +17,7 @@
  *   sandbox memory.
  */
 import { DeliverableConfigSchema, OrchestrationConfigSchema, PlanConfigSchema } from './agent-modes.ts';
+import { AGENT_MODES } from './protocol.ts';
 import { SecretRefSchema } from './secret-refs.ts';
 import * as z from './zod.ts';
 
@@ -24,7 +25,6 @@ export const AGENT_TYPES = ['context', 'tool', 'api', 'external', 'function'] as
 export type AgentTypeName = (typeof AGENT_TYPES)[number];
 
 /** What a request asks of an agent (`agent-modes.ts`, `shared/core/agents/modes.ts`). */
-export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
 const wholeMs = (min: number, max: number, what: string) =>

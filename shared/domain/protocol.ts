@@ -65,6 +65,9 @@ export const TOOL_DEF_SCHEMA = 'tool.def.v1' satisfies DefinitionSchema;
 export const WORKFLOW_DEF_SCHEMA = 'workflow.def.v1' satisfies DefinitionSchema;
 export const CONTEXT_CONFIG_SCHEMA = 'context.config.v1' satisfies DefinitionSchema;
 
+/** What an `agent.request.v1` (or a workflow's agent step) asks of the agent: its `mode`. */
+export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
+
 /** The request schemas an agent may write, and the context field naming what each asks. */
 export const REQUESTS = {
   [TOOL_REQUEST_SCHEMA]: { kind: 'tool', field: 'tool' },
@@ -125,6 +128,15 @@ export function tagValue(tags: readonly string[], prefix: string): string | unde
 /** The tag an answer to request `requestId` carries, and a caller waits on. */
 export function requestTag(requestId: string): string {
   return `${REQUEST_TAG_PREFIX}${requestId}`;
+}
+
+/** The tag of everything belonging to run `runId`: its requests, timers, and what is addressed to it. */
+export function runTag(runId: string): string {
+  return `${RUN_TAG_PREFIX}${runId}`;
+}
+
+export function stepTag(stepKey: string): string {
+  return `${STEP_TAG_PREFIX}${stepKey}`;
 }
 
 export function threadTag(thread: string): string {

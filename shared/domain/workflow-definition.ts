@@ -38,14 +38,13 @@ import {
   SubscriptionsSchema,
   wholeNumber,
 } from './definition-fields.ts';
-import { replyToTag, WORKFLOW_REQUEST_SCHEMA, WORKFLOW_RESULT_SCHEMA } from './protocol.ts';
+import { AGENT_MODES, replyToTag, WORKFLOW_REQUEST_SCHEMA, WORKFLOW_RESULT_SCHEMA } from './protocol.ts';
 import type { Selector, SelectorInput } from './selector.ts';
 import { SelectorSchema } from './selector.ts';
 import * as z from './zod.ts';
 
 export const STEP_KINDS = ['tool', 'agent', 'workflow', 'parallel', 'map', 'human', 'wait'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
-export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
 export const ON_ERROR = ['fail', 'continue'] as const;
 
 export const DEFAULT_MAX_DEPTH = 5;

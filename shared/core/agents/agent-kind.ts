@@ -17,7 +17,13 @@ import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
-import { AGENT_RESPONSE_SCHEMA, replyToTag, TOOL_RESPONSE_SCHEMA } from '#shared/domain/protocol.ts';
+import {
+  AGENT_RESPONSE_SCHEMA,
+  replyToTag,
+  requestTag,
+  TOOL_RESPONSE_SCHEMA,
+  threadTag,
+} from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
@@ -158,8 +164,8 @@ export function answerOutput(
     tags: [
       'agent:response',
       `agent:${def.agent_id}`,
-      `thread:${thread}`,
-      `request:${task.requestId}`,
+      threadTag(thread),
+      requestTag(task.requestId),
       ...task.correlationTags,
     ],
     context: {

@@ -17,10 +17,10 @@
 
 import { ORCHESTRATION_ACTIONS, type OrchestrationAction } from '#shared/domain/agent-modes.ts';
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
-import { AGENT_MODES, type AgentMode, type AgentTypeName } from '#shared/domain/agent-types.ts';
+import type { AgentMode, AgentTypeName } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
-import { AGENT_REQUEST_SCHEMA, correlationTags, requestIdOf } from '#shared/domain/protocol.ts';
+import { AGENT_MODES, AGENT_REQUEST_SCHEMA, correlationTags, requestIdOf } from '#shared/domain/protocol.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../executor/contract.ts';

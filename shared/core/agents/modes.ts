@@ -36,7 +36,12 @@ import {
 } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
 import { DEFAULT_MODEL_ID } from '#shared/domain/llm-model.ts';
-import { AGENT_DELIVERABLE_SCHEMA, AGENT_PLAN_SCHEMA } from '#shared/domain/protocol.ts';
+import {
+  AGENT_DELIVERABLE_SCHEMA,
+  AGENT_PLAN_SCHEMA,
+  requestTag,
+  threadTag,
+} from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmMessage, LlmRequest, ResponseFormat } from '#shared/ports/llm.ts';
@@ -313,8 +318,8 @@ async function plan(run: AgentRun, deps: ModeDeps, final: FinalStep | undefined)
     tags: [
       'agent:plan',
       `agent:${def.agent_id}`,
-      `request:${task.requestId}`,
-      `thread:${threadOf(run.execution.trigger)}`,
+      requestTag(task.requestId),
+      threadTag(threadOf(run.execution.trigger)),
       ...conversationTag(conversationId),
     ],
     context: {
@@ -465,8 +470,8 @@ async function build(
       'agent:deliverable',
       `agent:${def.agent_id}`,
       `deliverable:${cfg.type}`,
-      `request:${task.requestId}`,
-      `thread:${threadOf(run.execution.trigger)}`,
+      requestTag(task.requestId),
+      threadTag(threadOf(run.execution.trigger)),
       ...conversationTag(conversationId),
     ],
     context: {

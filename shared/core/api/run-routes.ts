@@ -23,7 +23,14 @@
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
-import { RUN_SCHEMA, WORKFLOW_DEF_SCHEMA, WORKFLOW_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import {
+  REQUEST_TAG_PREFIX,
+  RUN_SCHEMA,
+  runTag,
+  stepTag,
+  WORKFLOW_DEF_SCHEMA,
+  WORKFLOW_REQUEST_SCHEMA,
+} from '#shared/domain/protocol.ts';
 import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -286,7 +293,12 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
       {
         schema_name: SCHEMAS.humanResponse,
         title: `${run.workflow} › ${step}: ${decision}`,
-        tags: [`run:${run.run_id}`, `step:${step}`, runReplyToTag(run), `request:${state.attempt_id}`],
+        tags: [
+          runTag(run.run_id),
+          stepTag(step),
+          runReplyToTag(run),
+          `${REQUEST_TAG_PREFIX}${state.attempt_id}`,
+        ],
         context: {
           request_id: state.attempt_id,
           decision,
@@ -329,7 +341,7 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
       {
         schema_name: SCHEMAS.control,
         title: `${run.workflow}: ${action}`,
-        tags: [`run:${run.run_id}`, runReplyToTag(run)],
+        tags: [runTag(run.run_id), runReplyToTag(run)],
         context: { run_id: run.run_id, action, ...(fromStep !== undefined ? { from_step: fromStep } : {}) },
       },
       { principal: caller.principal },

@@ -25,6 +25,9 @@ import {
   REPLY_TO_TAG_PREFIX,
   RUN_SCHEMA,
   RUN_TAG_PREFIX,
+  requestTag,
+  runTag,
+  stepTag,
   TIMER_SCHEMA,
   TOOL_REQUEST_SCHEMA,
   TOOL_RESPONSE_SCHEMA,
@@ -309,7 +312,7 @@ export function runBreadcrumb(run: Run): RunWrite {
     title: `${run.workflow}: ${run.status}`,
     tags: [
       `workflow:${run.workflow}`,
-      `run:${run.run_id}`,
+      runTag(run.run_id),
       `run-status:${run.status}`,
       `run-status:${run.workflow}:${run.status}`,
     ],
@@ -318,7 +321,7 @@ export function runBreadcrumb(run: Run): RunWrite {
 }
 
 function correlation(run: Run, step: string): string[] {
-  return [`run:${run.run_id}`, `step:${step}`, runReplyToTag(run)];
+  return [runTag(run.run_id), stepTag(step), runReplyToTag(run)];
 }
 
 function requestBreadcrumb(run: Run, effect: RequestEffect): RunWrite {
@@ -388,7 +391,7 @@ function requestBreadcrumb(run: Run, effect: RequestEffect): RunWrite {
 
 function resultBreadcrumb(definition: WorkflowDefinition, run: Run, effect: ResultEffect): RunWrite {
   const tags = [
-    `request:${run.request_id}`,
+    requestTag(run.request_id),
     ...run.reply_tags,
     `workflow:${run.workflow}`,
     ...definition.answer.tags,
@@ -470,7 +473,7 @@ export function actionOf(definition: WorkflowDefinition, run: Run, effect: Effec
           id: effect.id,
           schema_name: SCHEMAS.control,
           title: `${run.workflow} › ${effect.step}: cancel sub-run`,
-          tags: [`run:${effect.run_id}`, replyToTag(effect.workflow)],
+          tags: [runTag(effect.run_id), replyToTag(effect.workflow)],
           context: { run_id: effect.run_id, action: 'cancel' },
         },
       };
@@ -482,10 +485,10 @@ export function actionOf(definition: WorkflowDefinition, run: Run, effect: Effec
           schema_name: SCHEMAS.humanError,
           title: `${run.workflow} › ${effect.step}: response not accepted`,
           tags: [
-            `request:${effect.request_id}`,
+            requestTag(effect.request_id),
             `response:${effect.response_id}`,
-            `run:${run.run_id}`,
-            `step:${effect.step}`,
+            runTag(run.run_id),
+            stepTag(effect.step),
           ],
           context: {
             request_id: effect.request_id,

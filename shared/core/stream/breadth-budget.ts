@@ -15,7 +15,7 @@
 
 import { createHash } from 'node:crypto';
 import { CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
-import { LOOP_STOPPED_SCHEMA } from '#shared/domain/protocol.ts';
+import { LOOP_STOPPED_SCHEMA, threadTag } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
 import type { BusEntry } from '#shared/ports/event-bus.ts';
@@ -228,7 +228,7 @@ export class BreadthBudget {
           tags: [
             'system:loop_stopped',
             `budget:${budget.kind}`,
-            ...(budget.thread ? [`thread:${budget.thread}`] : []),
+            ...(budget.thread ? [threadTag(budget.thread)] : []),
           ],
           context: { ...context, first_shed: first },
         }),

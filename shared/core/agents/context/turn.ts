@@ -69,8 +69,10 @@ import {
   AGENT_NOTE_SCHEMA,
   AGENT_REQUEST_SCHEMA,
   AGENT_RESPONSE_SCHEMA,
+  requestTag,
   TOOL_REQUEST_SCHEMA,
   TOOL_RESPONSE_SCHEMA,
+  threadTag,
 } from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -334,7 +336,7 @@ async function step(
       return {
         schema_name: TOOL_REQUEST_SCHEMA,
         title: `${def.agent_id} asks ${call.name}`,
-        tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
+        tags: ['tool:request', requestTag(requestId), threadTag(conversation.thread)],
         context: {
           tool: call.name,
           input: call.input ?? {},
@@ -439,8 +441,8 @@ function finalOutputs(
       tags: [
         'agent:response',
         `agent:${def.agent_id}`,
-        `thread:${conversation.thread}`,
-        `request:${conversation.request_id ?? conversation.trigger_id}`,
+        threadTag(conversation.thread),
+        requestTag(conversation.request_id ?? conversation.trigger_id),
         ...(conversation.answer_tags ?? []),
       ],
       context: {
@@ -578,7 +580,7 @@ async function latestResponse(
   const page = await store.list({
     workspace,
     schema_name: TOOL_RESPONSE_SCHEMA,
-    tag: `request:${requestId}`,
+    tag: requestTag(requestId),
     limit: 1,
   });
   if (page.items.length === 0) return undefined;
@@ -591,7 +593,7 @@ function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
   return {
     schema_name: AGENT_CONVERSATION_SCHEMA,
     title: `${conversation.agent_id} conversation ${conversation.thread}`,
-    tags: ['agent:conversation', `agent:${conversation.agent_id}`, `thread:${conversation.thread}`],
+    tags: ['agent:conversation', `agent:${conversation.agent_id}`, threadTag(conversation.thread)],
     context: conversation as unknown as Record<string, unknown>,
     upsertId: conversationId(conversation.agent_id, conversation.thread),
   };
@@ -791,7 +793,7 @@ async function plannedWrites(
     outputs.push({
       schema_name: TOOL_REQUEST_SCHEMA,
       title: `${def.agent_id} asks ${t.tool}`,
-      tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
+      tags: ['tool:request', requestTag(requestId), threadTag(conversation.thread)],
       context: {
         tool: t.tool,
         input: asObject(t.input),
