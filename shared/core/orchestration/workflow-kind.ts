@@ -19,7 +19,6 @@
  * `tool.request.v1`), a sub-workflow step a workflow with a `workflow.def.v1`: a request nobody would answer would
  * wait forever, so the step is failed at once with an error saying so.
  */
-import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { incoming } from '#shared/domain/protocol.ts';
 import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
