@@ -117,8 +117,6 @@ const TimerFiredSchema = z.object({ timer_id: NonEmpty });
 // ---------------------------------------------------------------------------------------------------------------
 // In
 
-export type { IncomingBreadcrumb };
-
 export type RunMessage = { readonly run_id: string; readonly event: RunEvent } | { readonly ignored: string };
 
 function errorText(error: unknown): string | undefined {
