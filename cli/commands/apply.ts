@@ -14,6 +14,7 @@ import { BREADCRUMB_ID_PATTERN, CreateBreadcrumbSchema, toFieldIssues } from '#s
 import { validateDefinition, validateScheduleDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionName } from '#shared/domain/definitions.ts';
 import { isCrumbsError } from '#shared/domain/errors.ts';
+import { STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import { definitionWarnings } from '#shared/domain/unknown-fields.ts';
 import { DEFINITION_SCHEMAS, SCHEDULE_DEFINITION_SCHEMA } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
@@ -28,8 +29,6 @@ import {
   UsageError,
 } from '../args.ts';
 import { formatTable } from '../format.ts';
-
-export const STATUS_SCHEMA = 'definition.status.v1';
 
 interface Candidate {
   source: string;

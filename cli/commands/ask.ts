@@ -9,6 +9,12 @@
  * ended, and then prints the answer.
  */
 import { ENV } from '#shared/topology.ts';
+import {
+  AGENT_PLAN_SCHEMA,
+  AGENT_REQUEST_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
+  requestTag,
+} from '#shared/domain/protocol.ts';
 import type { Breadcrumb, CrumbsClient, RunView } from '../api-client.ts';
 import { ApiProblemError } from '../api-client.ts';
 import { type Command, type CommandContext, optInt, optString, printJson, UsageError } from '../args.ts';
@@ -72,7 +78,7 @@ Flags:
     const client = ctx.client().withWorkspace(explicitWorkspace || CHAT_DEFAULT_WORKSPACE);
 
     const request = await client.create({
-      schema_name: 'agent.request.v1',
+      schema_name: AGENT_REQUEST_SCHEMA,
       title: `ask ${agent}${mode !== undefined ? ` (${mode})` : ''}: ${message.slice(0, 60)}`,
       tags: ['agent:request', `agent:${agent}`],
       context: {
@@ -117,8 +123,8 @@ function sleep(ms: number): Promise<void> {
 
 async function findAnswer(client: CrumbsClient, requestId: string): Promise<Breadcrumb | undefined> {
   const page = await client.list({
-    schema_name: 'agent.response.v1',
-    tag: `request:${requestId}`,
+    schema_name: AGENT_RESPONSE_SCHEMA,
+    tag: requestTag(requestId),
     limit: 5,
     view: 'full',
   });
@@ -203,11 +209,11 @@ async function printAnswer(ctx: CommandContext, client: CrumbsClient, answer: Br
   const lines: string[] = [];
   if (artifact !== undefined) {
     const a = artifact.context as Record<string, unknown>;
-    const body = artifact.schema_name === 'agent.plan.v1' ? a.plan : a.content;
+    const body = artifact.schema_name === AGENT_PLAN_SCHEMA ? a.plan : a.content;
     lines.push(typeof body === 'string' ? body.trimEnd() : JSON.stringify(body, null, 2));
     lines.push(
       '',
-      artifact.schema_name === 'agent.plan.v1'
+      artifact.schema_name === AGENT_PLAN_SCHEMA
         ? `plan ${artifact.id} (${String(a.format)})`
         : `deliverable ${artifact.id} v${artifact.version} (${String(a.type)}, ${String(a.format)}; conversation ${String(a.conversation_id)})`,
     );

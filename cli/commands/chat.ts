@@ -4,6 +4,14 @@
  * tagged `thread:<id>`), found by polling the API.
  */
 import { ENV } from '#shared/topology.ts';
+import {
+  AGENT_ERROR_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
+  CONTEXT_ERROR_SCHEMA,
+  LOOP_STOPPED_SCHEMA,
+  threadTag,
+  USER_MESSAGE_SCHEMA,
+} from '#shared/domain/protocol.ts';
 import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
 import { type Command, optInt, optString, printJson, UsageError } from '../args.ts';
 
@@ -11,7 +19,7 @@ export const CHAT_DEFAULT_WORKSPACE = 'demo';
 const DEFAULT_TIMEOUT_SECONDS = 60;
 const POLL_MS = 400;
 /** Breadcrumbs in a thread that end the wait: the answer, or a failure someone wrote instead of it. */
-const FINAL_SCHEMAS = ['agent.response.v1', 'agent.error.v1', 'context.error.v1', 'system.loop_stopped.v1'];
+const FINAL_SCHEMAS = [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA, CONTEXT_ERROR_SCHEMA, LOOP_STOPPED_SCHEMA];
 
 export const chatCommand: Command = {
   name: 'chat',
@@ -39,7 +47,7 @@ Flags:
     const client = ctx.client().withWorkspace(explicitWorkspace || CHAT_DEFAULT_WORKSPACE);
 
     const sent = await client.create({
-      schema_name: 'user.message.v1',
+      schema_name: USER_MESSAGE_SCHEMA,
       title: message.length > 80 ? `${message.slice(0, 79)}…` : message,
       tags: ['user:message', `session:${session}`],
       context: { message, session },
@@ -55,10 +63,10 @@ Flags:
     }
     if (ctx.global.json) {
       printJson(ctx.io, { message: sent, answer });
-      return answer.schema_name === 'agent.response.v1' ? 0 : 1;
+      return answer.schema_name === AGENT_RESPONSE_SCHEMA ? 0 : 1;
     }
     const c = answer.context;
-    if (answer.schema_name === 'agent.response.v1') {
+    if (answer.schema_name === AGENT_RESPONSE_SCHEMA) {
       ctx.io.stdout(`${typeof c.message === 'string' ? c.message : JSON.stringify(c)}\n`);
       return 0;
     }
@@ -76,9 +84,9 @@ async function waitForAnswer(
 ): Promise<Breadcrumb | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const page = await client.list({ tag: `thread:${messageId}`, limit: 25, view: 'full' });
+    const page = await client.list({ tag: threadTag(messageId), limit: 25, view: 'full' });
     const finals = page.items.filter((b) => FINAL_SCHEMAS.includes(b.schema_name));
-    const answer = finals.find((b) => b.schema_name === 'agent.response.v1') ?? finals[0];
+    const answer = finals.find((b) => b.schema_name === AGENT_RESPONSE_SCHEMA) ?? finals[0];
     if (answer) return answer;
     if (Date.now() + POLL_MS > deadline) return undefined;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

@@ -3,10 +3,10 @@
  * breadcrumb, or, for each selector, the first field that failed and why.
  */
 import { definitionLimits } from '#shared/config.ts';
-import { STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, type ParsedDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
+import { STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import { definitionWarnings } from '#shared/domain/unknown-fields.ts';
 import { explainTrigger } from '#shared/routing/explain.ts';
 import { type Command, InputError, printJson, printWarnings, UsageError } from '../args.ts';

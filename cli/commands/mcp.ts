@@ -12,6 +12,7 @@
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
 import { definitionLimits } from '#shared/config.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
+import { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { secretNameProblem } from '#shared/domain/secret-refs.ts';
 import type { McpToolInfo } from '#shared/ports/mcp.ts';
 import type { Breadcrumb } from '../api-client.ts';
@@ -60,11 +61,11 @@ export function mcpToolDefinitions(
           : {}),
       },
     };
-    validateDefinition('tool.def.v1', context, definitionLimits());
+    validateDefinition(TOOL_DEF_SCHEMA, context, definitionLimits());
     return {
       id: `tool-${name}`.replace(/[^A-Za-z0-9._:-]/g, '-'),
       body: {
-        schema_name: 'tool.def.v1',
+        schema_name: TOOL_DEF_SCHEMA,
         title: `${name} (MCP)`,
         tags: ['mcp', `mcp:${new URL(options.url).host}`],
         context,

@@ -23,13 +23,14 @@ import {
   type PlanConfig,
   PlanConfigSchema,
 } from './agent-modes.ts';
-import { AGENT_MODES, type AgentMode, type AgentYaml, AgentYamlSchema } from './agent-types.ts';
+import { type AgentMode, type AgentYaml, AgentYamlSchema } from './agent-types.ts';
 import { one } from './agents/one.ts';
 import { type AgentTypeSpec, agentTypeSchema } from './agents/types.ts';
 import { toFieldIssues } from './breadcrumb.ts';
 import type { AgentDefinition, ExpressionCheck } from './definitions.ts';
 import { type FieldIssue, ValidationError } from './errors.ts';
 import { DEFAULT_MODEL_ID } from './llm-model.ts';
+import { AGENT_MODES } from './protocol.ts';
 import type { YamlParser } from './yaml.ts';
 
 export { DEFAULT_CONTEXT_BUDGET_TOKENS } from './agents/context.ts';

@@ -15,13 +15,13 @@
  *   sandbox memory.
  */
 import { DeliverableConfigSchema, OrchestrationConfigSchema, PlanConfigSchema } from './agent-modes.ts';
+import { AGENT_MODES } from './protocol.ts';
 import { SecretRefSchema } from './secret-refs.ts';
 import * as z from './zod.ts';
 
 export type { AgentTypeName, Transport } from './agents/types.ts';
 
 /** What a request asks of an agent (`agent-modes.ts`, `shared/core/agents/modes.ts`). */
-export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
 const wholeMs = (min: number, max: number, what: string) =>

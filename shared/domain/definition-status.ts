@@ -2,10 +2,9 @@
  * The names by which the rule manager's status breadcrumbs are found. The rule manager records the outcome of
  * compiling each definition in one `definition.status.v1` breadcrumb (`shared/core/rules/status-breadcrumbs.ts`),
  * tagged `definition:<id>` and, while the definition has a rule, `rule:<rule name>`: the second tag lets the DLQ
- * handler go from a dead-lettered event's RULE_ARN back to the definition without asking EventBridge.
+ * handler go from a dead-lettered event's RULE_ARN back to the definition without asking EventBridge. The schema
+ * name is the protocol's (`STATUS_SCHEMA` in `protocol.ts`).
  */
-export const STATUS_SCHEMA = 'definition.status.v1';
-
 /** The tag of the status breadcrumb of the definition whose compiled rule is `ruleName`. */
 export function ruleTag(ruleName: string): string {
   return `rule:${ruleName}`;

@@ -34,6 +34,18 @@ import {
 } from './definition-fields.ts';
 import { ValidationError } from './errors.ts';
 import {
+  AGENT_CONTEXT_SCHEMA,
+  AGENT_DEF_SCHEMA,
+  AGENT_REQUEST_SCHEMA,
+  CONTEXT_CONFIG_SCHEMA,
+  LEGACY_AGENT_DEF_SCHEMA,
+  replyToTag,
+  TOOL_DEF_SCHEMA,
+  TOOL_REQUEST_SCHEMA,
+  TOOL_RESPONSE_SCHEMA,
+  WORKFLOW_DEF_SCHEMA,
+} from './protocol.ts';
+import {
   ContextMatchSchema,
   inferRole,
   type Selector,
@@ -269,7 +281,9 @@ export const ContextConfigSchema = z.object({
   update_triggers: UpdateTriggersSchema,
   sources: z._default(z.array(ContextSourceSchema, { error: 'expected an array of sources' }), []),
   output: z.object({
-    schema_name: z.literal('agent.context.v1', { error: 'a context builder writes "agent.context.v1"' }),
+    schema_name: z.literal(AGENT_CONTEXT_SCHEMA, {
+      error: `a context builder writes "${AGENT_CONTEXT_SCHEMA}"`,
+    }),
     tags: z._default(z.array(TagSchema), []),
   }),
   formatting: z.optional(z.object({ max_tokens: z.optional(z.number().check(z.int(), z.minimum(1))) })),
@@ -304,14 +318,14 @@ export interface DefinitionChecks {
 /** The schema of each definition schema name, with the given checks built in. */
 export function definitionSchemas(checks: DefinitionChecks = {}) {
   return {
-    'agent.def.v1': AgentDefinitionSchema,
-    'agent.definition.v1': LegacyAgentDefinitionSchema,
-    'tool.def.v1': ToolDefinitionSchema,
-    'workflow.def.v1':
+    [AGENT_DEF_SCHEMA]: AgentDefinitionSchema,
+    [LEGACY_AGENT_DEF_SCHEMA]: LegacyAgentDefinitionSchema,
+    [TOOL_DEF_SCHEMA]: ToolDefinitionSchema,
+    [WORKFLOW_DEF_SCHEMA]:
       checks.expression === undefined && checks.jsonSchema === undefined
         ? WorkflowDefinitionSchema
         : workflowDefinitionSchema(checks),
-    'context.config.v1': ContextConfigSchema,
+    [CONTEXT_CONFIG_SCHEMA]: ContextConfigSchema,
   } as const satisfies Record<DefinitionSchema, z.ZodMiniType>;
 }
 export type DefinitionSchemas = ReturnType<typeof definitionSchemas>;
@@ -347,16 +361,16 @@ export function parseDefinition(
     ]);
   }
   switch (schemaName) {
-    case 'agent.def.v1':
-      return { kind: 'agent', definition: parseWith(schemas['agent.def.v1'], context) };
-    case 'agent.definition.v1':
-      return { kind: 'agent', definition: parseWith(schemas['agent.definition.v1'], context) };
-    case 'tool.def.v1':
-      return { kind: 'tool', definition: parseWith(schemas['tool.def.v1'], context) };
-    case 'workflow.def.v1':
-      return { kind: 'workflow', definition: parseWith(schemas['workflow.def.v1'], context) };
-    case 'context.config.v1':
-      return { kind: 'context-builder', definition: parseWith(schemas['context.config.v1'], context) };
+    case AGENT_DEF_SCHEMA:
+      return { kind: 'agent', definition: parseWith(schemas[AGENT_DEF_SCHEMA], context) };
+    case LEGACY_AGENT_DEF_SCHEMA:
+      return { kind: 'agent', definition: parseWith(schemas[LEGACY_AGENT_DEF_SCHEMA], context) };
+    case TOOL_DEF_SCHEMA:
+      return { kind: 'tool', definition: parseWith(schemas[TOOL_DEF_SCHEMA], context) };
+    case WORKFLOW_DEF_SCHEMA:
+      return { kind: 'workflow', definition: parseWith(schemas[WORKFLOW_DEF_SCHEMA], context) };
+    case CONTEXT_CONFIG_SCHEMA:
+      return { kind: 'context-builder', definition: parseWith(schemas[CONTEXT_CONFIG_SCHEMA], context) };
   }
 }
 
@@ -382,7 +396,7 @@ export interface SelectorEntry {
 /** The trigger the seeds' tools-runner used for every tool: a tool.request.v1 naming it. */
 export function defaultToolTrigger(name: string): Selector {
   return parseWith(SelectorSchema, {
-    schema_name: 'tool.request.v1',
+    schema_name: TOOL_REQUEST_SCHEMA,
     context_match: [{ path: '$.tool', op: 'eq', value: name }],
   } satisfies SelectorInput);
 }
@@ -394,14 +408,11 @@ export function defaultToolTrigger(name: string): Selector {
  */
 export function agentContinuationTrigger(agentId: string): Selector {
   return parseWith(SelectorSchema, {
-    schema_name: 'tool.response.v1',
+    schema_name: TOOL_RESPONSE_SCHEMA,
     role: 'trigger',
     context_match: [{ path: '$.requestedBy', op: 'eq', value: agentId }],
   } satisfies SelectorInput);
 }
-
-/** The schema of requests to an agent (CONVENTIONS.md): `{ agent, message?, input?, mode?, request_id? }`. */
-export const AGENT_REQUEST_SCHEMA = 'agent.request.v1';
 
 /** Every agent is triggered by the `agent.request.v1` breadcrumbs naming it, whatever its subscriptions say. */
 export function agentRequestTrigger(agentId: string): Selector {
@@ -418,7 +429,7 @@ export function agentRequestTrigger(agentId: string): Selector {
  */
 export function agentRunTrigger(agentId: string): Selector {
   return parseWith(SelectorSchema, {
-    any_tags: [`reply-to:agent:${agentId}`],
+    any_tags: [replyToTag(`agent:${agentId}`)],
     role: 'trigger',
   } satisfies SelectorInput);
 }
@@ -437,7 +448,7 @@ function isRequestSelector(selector: Selector, agentId: string): boolean {
 function isContinuationSelector(selector: Selector, agentId: string): boolean {
   const [match, ...rest] = selector.context_match ?? [];
   return (
-    selector.schema_name === 'tool.response.v1' &&
+    selector.schema_name === TOOL_RESPONSE_SCHEMA &&
     rest.length === 0 &&
     match?.path.replace(/^\$\./, '') === 'requestedBy' &&
     match.op === 'eq' &&

@@ -3,13 +3,14 @@
  * response or run whose `status` is `error` / `failed`), a loop the hop limit stopped, or nothing special. One
  * rule, used by the thread view, the change stream and `crumbs trace`.
  */
+import { LOOP_STOPPED_SCHEMA } from './protocol.ts';
 
 export type Outcome = 'error' | 'loop_stopped' | 'ok';
 
 const ERROR_STATUSES = new Set(['error', 'failed']);
 
 export function outcomeOf(entry: { schema_name: string; status?: string | undefined }): Outcome {
-  if (entry.schema_name === 'system.loop_stopped.v1') return 'loop_stopped';
+  if (entry.schema_name === LOOP_STOPPED_SCHEMA) return 'loop_stopped';
   if (/\.error\.v\d+$/.test(entry.schema_name)) return 'error';
   if (entry.status !== undefined && ERROR_STATUSES.has(entry.status)) return 'error';
   return 'ok';

@@ -13,8 +13,8 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
 import { applyLlmHints, type LlmHints, LlmHintsSchema } from '#shared/domain/llm-hints.ts';
+import { SCHEMA_DEF } from '#shared/domain/protocol.ts';
 
-export const SCHEMA_DEF = 'schema.def.v1';
 export const DEFINES_PREFIX = 'defines:';
 
 /** The stored record for these fields: checksum added, field order fixed, storability checked. */

@@ -14,6 +14,17 @@
  * as `subscriptions.selectors[1].context_match[0].value`, instead of when its rule is compiled.
  */
 import { SchemaNameSchema, TagSchema } from './breadcrumb.ts';
+import {
+  AGENT_CONTEXT_SCHEMA,
+  AGENT_DEF_SCHEMA,
+  AGENT_REQUEST_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
+  CONTEXT_CONFIG_SCHEMA,
+  SYSTEM_MESSAGE_SCHEMA,
+  TOOL_REQUEST_SCHEMA,
+  TOOL_RESPONSE_SCHEMA,
+  USER_MESSAGE_SCHEMA,
+} from './protocol.ts';
 import { valueWord } from './words.ts';
 import * as z from './zod.ts';
 
@@ -41,22 +52,22 @@ export type SelectorRole = (typeof ROLES)[number];
 
 /** Schemas whose selectors are triggers unless the selector says otherwise (as in the seeds). */
 export const TRIGGER_SCHEMAS: readonly string[] = [
-  'user.message.v1',
-  'agent.context.v1',
-  'tool.request.v1',
-  'system.message.v1',
-  'agent.request.v1',
+  USER_MESSAGE_SCHEMA,
+  AGENT_CONTEXT_SCHEMA,
+  TOOL_REQUEST_SCHEMA,
+  SYSTEM_MESSAGE_SCHEMA,
+  AGENT_REQUEST_SCHEMA,
 ];
 
 /** The seeds' friendly names for fetched context; other schemas use the schema name with `.` → `_`. */
 export const CONTEXT_KEYS: Readonly<Record<string, string>> = {
-  'user.message.v1': 'user_message',
-  'agent.response.v1': 'agent_responses',
-  'tool.response.v1': 'tool_results',
+  [USER_MESSAGE_SCHEMA]: 'user_message',
+  [AGENT_RESPONSE_SCHEMA]: 'agent_responses',
+  [TOOL_RESPONSE_SCHEMA]: 'tool_results',
   'tool.catalog.v1': 'tool_catalog',
   'browser.page.context.v1': 'browser_context',
-  'agent.def.v1': 'agent_definition',
-  'context.config.v1': 'context_config',
+  [AGENT_DEF_SCHEMA]: 'agent_definition',
+  [CONTEXT_CONFIG_SCHEMA]: 'context_config',
 };
 
 /**

@@ -21,6 +21,7 @@ import {
   SubscriptionsSchema,
   wholeNumber,
 } from './definition-fields.ts';
+import { AGENT_MODES, replyToTag, WORKFLOW_REQUEST_SCHEMA, WORKFLOW_RESULT_SCHEMA } from './protocol.ts';
 import type { Selector, SelectorInput } from './selector.ts';
 import { SelectorSchema } from './selector.ts';
 import {
@@ -34,7 +35,6 @@ import {
 import { addExpressionIssues, bare, STEP_COMMON_FIELDS, type WorkflowChecks } from './steps/step-schema.ts';
 import * as z from './zod.ts';
 
-export { AGENT_MODES } from './steps/agent.ts';
 export { STEP_KINDS, type StepDefinition, type StepKindName, stepKind } from './steps/kinds.ts';
 export { DEFAULT_MAP_CONCURRENCY } from './steps/map.ts';
 export {
@@ -45,11 +45,6 @@ export {
   StepIdSchema,
   type WorkflowChecks,
 } from './steps/step-schema.ts';
-
-export const WORKFLOW_REQUEST_SCHEMA = 'workflow.request.v1';
-export const WORKFLOW_RESULT_SCHEMA = 'workflow.result.v1';
-/** The tag prefix naming who a request's answer goes to (CONVENTIONS.md "Correlation tags"). */
-export const REPLY_TO_TAG_PREFIX = 'reply-to:';
 
 export const DEFAULT_MAX_DEPTH = 5;
 /** Steps started per run (every attempt of every step, map items included) when `limits.max_steps` is absent. */
@@ -226,6 +221,6 @@ export function defaultWorkflowTriggers(workflowId: string): Selector[] {
       role: 'trigger',
       context_match: [{ path: '$.workflow', op: 'eq', value: workflowId }],
     }),
-    selector({ any_tags: [`${REPLY_TO_TAG_PREFIX}${workflowPrincipal(workflowId)}`], role: 'trigger' }),
+    selector({ any_tags: [replyToTag(workflowPrincipal(workflowId))], role: 'trigger' }),
   ];
 }

@@ -15,9 +15,9 @@
  * - With a pool of one bus nothing is read or written: every event goes to that bus.
  */
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
+import { PLACEMENT_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 
-export const PLACEMENT_SCHEMA = 'system.bus_placement.v1';
 export const PLACEMENT_ID = 'bus-placement';
 
 export interface Placement {

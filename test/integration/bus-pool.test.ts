@@ -18,7 +18,8 @@ import { type Breadcrumb, CrumbsClient } from '#cli/api-client.ts';
 import { main } from '#cli/main.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
-import { PLACEMENT_ID, PLACEMENT_SCHEMA } from '#shared/routing/bus-placement.ts';
+import { PLACEMENT_SCHEMA } from '#shared/domain/protocol.ts';
+import { PLACEMENT_ID } from '#shared/routing/bus-placement.ts';
 import { poolBusNames, topology } from '#shared/topology.ts';
 import { eventually } from '../support/local.ts';
 

@@ -17,17 +17,23 @@ import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
+import {
+  AGENT_RESPONSE_SCHEMA,
+  replyToTag,
+  requestTag,
+  TOOL_RESPONSE_SCHEMA,
+  threadTag,
+} from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
-import { ERROR_ANSWERS, TOOL_RESPONSE_SCHEMA, threadOf } from '../executor/answers.ts';
+import { ERROR_ANSWERS, threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
 import { outputId } from '../executor/outputs.ts';
 import { ownToolRequest } from './context/tool-rounds.ts';
 import {
-  AGENT_RESPONSE_SCHEMA,
   type AgentAnswer,
   type AgentOutcome,
   type AgentRun,
@@ -57,7 +63,7 @@ export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation
     errorOutput: ERROR_ANSWERS.agent,
     ownRequestOf: async ({ definition, trigger }) =>
       ownToolRequest(definition, trigger) ??
-      (definition.agent_id !== undefined && trigger.tags.some((t) => t.startsWith('reply-to:agent:'))
+      (definition.agent_id !== undefined && trigger.tags.some((t) => t.startsWith(replyToTag('agent:')))
         ? (await orchestration()).ownRunRequest(definition, trigger)
         : undefined),
   };
@@ -107,7 +113,7 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
   };
   const trigger = input.trigger;
   // An answer, a response or a control addressed to one of this agent's orchestration runs.
-  if (trigger.tags.includes(`reply-to:agent:${input.definition.agent_id}`)) {
+  if (trigger.tags.includes(replyToTag(`agent:${input.definition.agent_id}`))) {
     return (await orchestration()).onRunMessage(run, type, { ...modeDeps, clock: deps.clock, log });
   }
   // A tool round of a context agent's conversation continues it, whatever mode the agent defaults to.
@@ -158,8 +164,8 @@ export function answerOutput(
     tags: [
       'agent:response',
       `agent:${def.agent_id}`,
-      `thread:${thread}`,
-      `request:${task.requestId}`,
+      threadTag(thread),
+      requestTag(task.requestId),
       ...task.correlationTags,
     ],
     context: {

@@ -1,39 +1,29 @@
 /**
- * The contract between the agent executor and each agent type (seed 004, "The 5 Agent Types").
+ * The contract between the agent kind (`agent-kind.ts`) and each agent type. The kind reads the trigger into an
+ * `AgentTask` (`agentTaskOf`: an `agent.request.v1`, or any other trigger as a message), resolves the definition's
+ * `AgentSpec` and hands both to the implementation of `spec.type`, which works through the ports it is given and
+ * returns an `AgentOutcome`:
  *
- * The agent executor (the `agent` kind of the executor pipeline) reads the trigger into an `AgentTask` — an
- * `agent.request.v1 { agent, message?, input?, mode?, request_id? }`, or any trigger agents had before (a user
- * message, an `agent.context.v1`) — resolves the definition's `AgentSpec` (`#shared/domain/agent-spec.ts`) and
- * hands both to the implementation of `spec.type`. Each type does its work through ports it is given (MCP, HTTP,
- * A2A, sandbox, model) and returns an `AgentOutcome`:
+ *   answer    the content of the one `agent.response.v1` answering the task; the kind writes it with the tags
+ *             and fields of `shared/domain/CONVENTIONS.md` ("Requests and answers"), plus the extra outputs.
+ *   outputs   breadcrumbs to write now, the answer among them or left to a later invocation (the context type's
+ *             tool rounds).
  *
- *   answer    the content of the one `agent.response.v1 { agent_id, request_id, status, output?, text?, error? }`
- *             that answers the task; the executor writes it tagged `request:<request_id>` plus the request's
- *             correlation tags (`run:`, `step:`, `reply-to:`), with extra breadcrumbs the type asks for.
- *   outputs   breadcrumbs to write now, the type having built its answer among them or leaving it to a later
- *             invocation (the context type: its tool requests and conversation state, or its final answer).
- *
- * Errors: a type throws RetriableError for what may pass (429, 5xx, a partner still working; its
- * `retryAfterSeconds` says when the queue delivers the request again), and NonRetriableError for what will not;
- * the executor answers the latter with an `agent.response.v1` whose status is `error`. A type's own failures —
- * an MCP tool's `isError`, a failed A2A task, a function that throws — are answers with status `error`. A type never waits inside the Lambda beyond one bounded call.
- *
- * `mode` says what the request wants (`modes.ts`): converse runs the type as above; plan and build answer with a
- * plan or a deliverable as well. `orchestrate` / `orchestrationAction` make the agent orchestrate sub-agents as a
- * run of the workflow engine (`orchestration.ts`).
+ * Errors: a type throws RetriableError for what may pass (429, 5xx, a partner still working) and
+ * NonRetriableError for what will not (answered with status `error`); a type's own failure (an MCP tool's
+ * `isError`, a failed A2A task, a throwing function) is an answer with status `error`. A type never waits inside
+ * the Lambda beyond one bounded call. `mode` (`modes.ts`) and orchestration (`orchestration-agent.ts`) build on it.
  */
 
 import { ORCHESTRATION_ACTIONS, type OrchestrationAction } from '#shared/domain/agent-modes.ts';
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
-import { AGENT_MODES, type AgentMode, type AgentTypeName } from '#shared/domain/agent-types.ts';
+import type { AgentMode, AgentTypeName } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import { AGENT_MODES, AGENT_REQUEST_SCHEMA, correlationTags, requestIdOf } from '#shared/domain/protocol.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Log } from '#shared/ports/log.ts';
-import { AGENT_REQUEST_SCHEMA, correlationTags } from '../executor/answers.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../executor/contract.ts';
-
-export { AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA } from '../executor/answers.ts';
 
 /** The request breadcrumb's context (shared/domain/CONVENTIONS.md). Unknown keys are ignored. */
 export const AgentRequestSchema = z.object({
@@ -152,11 +142,11 @@ type Trigger = ExecutionInput<unknown>['trigger'];
 /**
  * What a trigger asks of the agent: an `agent.request.v1` says it (an unusable one is a NonRetriableError naming
  * the field); any other trigger is a message (its `message` / `content` / `text`) or, failing that, its context
- * as `input`. The request id is the request's `request_id`, else the trigger's id.
+ * as `input`. The request id is `requestIdOf` (the protocol's rule).
  */
 export function agentTaskOf(trigger: Trigger): AgentTask {
   const context = trigger.context !== null && typeof trigger.context === 'object' ? trigger.context : {};
-  const tags = correlationTags(trigger);
+  const tags = correlationTags(trigger.tags);
   if (trigger.schema_name === AGENT_REQUEST_SCHEMA) {
     const parsed = AgentRequestSchema.safeParse(context);
     if (!parsed.success) {
@@ -179,7 +169,7 @@ export function agentTaskOf(trigger: Trigger): AgentTask {
       throw new NonRetriableError('orchestrationAction "rollback" needs from_step (the step to run again)');
     }
     return {
-      requestId: r.request_id ?? trigger.id,
+      requestId: requestIdOf(trigger),
       ...(r.message !== undefined ? { message: r.message } : {}),
       ...(r.input !== undefined ? { input: r.input } : {}),
       ...(r.mode !== undefined ? { mode: r.mode } : {}),

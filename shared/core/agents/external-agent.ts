@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { NonRetriableError, NotFoundError, RetriableError } from '#shared/domain/errors.ts';
+import { EXTERNAL_TASK_SCHEMA, requestTag } from '#shared/domain/protocol.ts';
 import type { A2aClient, A2aEndpoint, A2aPart, A2aReply } from '#shared/ports/a2a.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
@@ -23,7 +24,6 @@ import type { CircuitBreaker } from './circuit-breaker.ts';
 import { type AgentAnswer, type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
 import { resolveHeaders } from './credentials.ts';
 
-export const EXTERNAL_TASK_SCHEMA = 'agent.external_task.v1';
 /** When to look at a running task again (seconds). */
 const RECHECK_AFTER_SECONDS = 5;
 
@@ -216,7 +216,7 @@ async function remember(run: AgentRun, deps: ExternalAgentDeps, id: string, task
     {
       schema_name: EXTERNAL_TASK_SCHEMA,
       title: `${run.definition.agent_id}: partner task ${taskId}`,
-      tags: [`agent:${run.definition.agent_id}`, `request:${run.task.requestId}`],
+      tags: [`agent:${run.definition.agent_id}`, requestTag(run.task.requestId)],
       context: { agent_id: run.definition.agent_id, request_id: run.task.requestId, task_id: taskId },
     },
     { principal: run.principal, id, causation: run.execution.causation },

@@ -13,6 +13,7 @@
  * Console output is returned in the answer's `logs`. Any failure of the code — an exception, the time or memory
  * limit, code that does not load — is an error answer naming it (with the logs so far): its result, not a retry.
  */
+import { TOOL_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Sandbox, SandboxBridge } from '#shared/ports/sandbox.ts';
 import type { Tool } from '#shared/tools/tool.ts';
@@ -121,7 +122,7 @@ function bridge(
         tags: [...tags, `agent:${run.definition.agent_id}`],
         // A tool request is the agent's own: its answer comes back to this agent, whoever the context named.
         context:
-          schema === 'tool.request.v1' ? { ...context, requestedBy: run.definition.agent_id } : context,
+          schema === TOOL_REQUEST_SCHEMA ? { ...context, requestedBy: run.definition.agent_id } : context,
       });
       return { queued: creates.length };
     },

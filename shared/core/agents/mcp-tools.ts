@@ -6,6 +6,7 @@
  */
 import { parseDefinition, type ToolDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { McpClient } from '#shared/ports/mcp.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
@@ -14,7 +15,6 @@ import { resolveHeaders } from './credentials.ts';
 import type { McpToolRef } from './tool-agent.ts';
 import { fromResult } from './tool-agent.ts';
 
-const TOOL_DEF_SCHEMA = 'tool.def.v1';
 const MAX_TOOLS_LISTED = 200;
 
 /** The server and remote name of an mcp tool definition of `workspace`, credentials (its own) resolved. */

@@ -17,6 +17,12 @@ import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentMode } from '#shared/domain/agent-types.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { DEFAULT_MODEL_ID } from '#shared/domain/llm-model.ts';
+import {
+  AGENT_DELIVERABLE_SCHEMA,
+  AGENT_PLAN_SCHEMA,
+  requestTag,
+  threadTag,
+} from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmMessage, LlmRequest, ResponseFormat } from '#shared/ports/llm.ts';
@@ -35,9 +41,6 @@ import {
   planInstruction,
   schemaProblems,
 } from './mode-formats.ts';
-
-export const AGENT_PLAN_SCHEMA = 'agent.plan.v1';
-export const AGENT_DELIVERABLE_SCHEMA = 'agent.deliverable.v1';
 
 export interface ModeDeps {
   /** The model plan and build call (and an orchestration's planner and final step); absent: those modes fail. */
@@ -362,8 +365,8 @@ function modeArtifact(
       ARTIFACTS[artifact.mode].tag,
       `agent:${run.definition.agent_id}`,
       ...artifact.tags,
-      `request:${task.requestId}`,
-      `thread:${threadOf(run.execution.trigger)}`,
+      requestTag(task.requestId),
+      threadTag(threadOf(run.execution.trigger)),
       ...conversationTag(conversationId),
     ],
     context: {

@@ -8,7 +8,16 @@
  */
 import type { OrchestrationAction } from '#shared/domain/agent-modes.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
-import { AGENT_RESPONSE_SCHEMA, threadOf } from '../executor/answers.ts';
+import {
+  AGENT_RESPONSE_SCHEMA,
+  RUN_SCHEMA,
+  replyToTag,
+  requestTag,
+  runTag,
+  stepTag,
+  threadTag,
+} from '#shared/domain/protocol.ts';
+import { threadOf } from '../executor/answers.ts';
 import type { ExecutionResult, OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
 import { isPerson } from '../orchestration/authority.ts';
@@ -30,7 +39,7 @@ export async function act(
   const def = run.definition;
   const driver = createRunDriver({ store: deps.store, clock: deps.clock, log: deps.log });
   const stored = await driver.readRun(run.workspace, runId);
-  if (stored === undefined || stored.schema_name !== 'workflow.run.v1') {
+  if (stored === undefined || stored.schema_name !== RUN_SCHEMA) {
     throw new NonRetriableError(`run_id: no run ${runId} in workspace ${run.workspace}`);
   }
   const current = parseRun(stored);
@@ -50,7 +59,7 @@ export async function act(
   const by = agentDriver(def.agent_id);
   const relayOf = `${trigger.id}@${trigger.version}`;
   const controlId = deterministicId('orchctl', def.agent_id, run.task.requestId);
-  const tags = [`run:${runId}`, `reply-to:${agentDriver(def.agent_id)}`, `request:${run.task.requestId}`];
+  const tags = [runTag(runId), replyToTag(agentDriver(def.agent_id)), requestTag(run.task.requestId)];
   let written: OutputBreadcrumb;
   let event: RunEvent;
   if (action === 'human-response') {
@@ -85,7 +94,7 @@ export async function act(
       id: controlId,
       schema_name: SCHEMAS.humanResponse,
       title: `${current.workflow} › ${step}: ${decision}`,
-      tags: [...tags, `step:${step}`],
+      tags: [...tags, stepTag(step)],
       context,
     };
     event = {
@@ -138,8 +147,8 @@ export async function act(
     tags: [
       'agent:response',
       `agent:${def.agent_id}`,
-      `thread:${threadOf(run.execution.trigger)}`,
-      `request:${run.task.requestId}`,
+      threadTag(threadOf(run.execution.trigger)),
+      requestTag(run.task.requestId),
       ...run.task.correlationTags,
     ],
     context: {

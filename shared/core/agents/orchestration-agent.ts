@@ -14,6 +14,7 @@
  */
 import type { AgentMode } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { incoming, replyToTag } from '#shared/domain/protocol.ts';
 import type { ExecutionInput, ExecutionResult } from '../executor/contract.ts';
 import type { RunEvent } from '../orchestration/events.ts';
 import { runIdFor } from '../orchestration/ids.ts';
@@ -25,7 +26,7 @@ import { agentDriver, drive, type OrchestrationDeps, type RunInput } from './orc
 
 /** Whether the trigger is addressed to one of this agent's runs (an answer, a response, a control). */
 export function isRunMessage(def: AgentDefinition, trigger: { tags: readonly string[] }): boolean {
-  return trigger.tags.includes(`reply-to:${agentDriver(def.agent_id)}`);
+  return trigger.tags.includes(replyToTag(agentDriver(def.agent_id)));
 }
 
 /** The request an answer to one of the agent's runs answers (a continuation: no hop is added). */
@@ -38,17 +39,6 @@ export function ownRunRequest(
   return 'ignored' in message || message.event.type !== 'answer'
     ? undefined
     : { id: message.event.request_id };
-}
-
-function incoming(trigger: ExecutionInput<unknown>['trigger']) {
-  return {
-    id: trigger.id,
-    schema_name: trigger.schema_name,
-    tags: trigger.tags,
-    context: trigger.context,
-    created_by: trigger.created_by,
-    caused_by: trigger.causation?.caused_by,
-  };
 }
 
 /** Plans the run (`orchestration-plan.ts`) and starts it. */

@@ -14,6 +14,7 @@ import type { AgentMode } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { AGENT_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { type StepDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import { ORCHESTRATION_PLAN_SCHEMA_ID } from '#shared/ports/llm.ts';
 import type { AgentRun } from './contract.ts';
@@ -36,7 +37,7 @@ async function availableAgents(run: AgentRun, deps: OrchestrationDeps): Promise<
   for (let page = 0; page < AGENT_PAGES; page++) {
     const result = await deps.store.list({
       workspace: run.workspace,
-      schema_name: 'agent.def.v1',
+      schema_name: AGENT_DEF_SCHEMA,
       limit: 100,
       ...(cursor !== undefined ? { cursor } : {}),
     });

@@ -13,10 +13,11 @@
 import { FINAL_STEP_ID } from '#shared/domain/agent-modes.ts';
 import type { AgentMode } from '#shared/domain/agent-types.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import { AGENT_RESPONSE_SCHEMA, requestTag, threadTag } from '#shared/domain/protocol.ts';
 import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
-import { AGENT_RESPONSE_SCHEMA, threadOf } from '../executor/answers.ts';
+import { threadOf } from '../executor/answers.ts';
 import type { ExecutionResult, OutputBreadcrumb } from '../executor/contract.ts';
 import { createRunDriver, type Transitioned } from '../orchestration/driver.ts';
 import type { ResultEffect } from '../orchestration/effects.ts';
@@ -188,8 +189,8 @@ function resultOutputs(run: AgentRun, done: Transitioned, effect: ResultEffect):
       tags: [
         'agent:response',
         `agent:${def.agent_id}`,
-        `thread:${thread}`,
-        `request:${r.request_id}`,
+        threadTag(thread),
+        requestTag(r.request_id),
         ...r.reply_tags,
       ],
       context: {

@@ -12,10 +12,19 @@
 
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
-import { isCrumbsStatus, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
+import { isCrumbsStatus } from '#shared/domain/definition-status.ts';
 import { definitionPrincipal, parseDefinition, triggerSelectors } from '#shared/domain/definitions.ts';
 import { BadRequestError, type FieldIssue, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import { errorText, outcomeOf } from '#shared/domain/outcome.ts';
+import {
+  AGENT_ERROR_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
+  CONTEXT_ERROR_SCHEMA,
+  LOOP_STOPPED_SCHEMA,
+  STATUS_SCHEMA,
+  TOOL_RESPONSE_SCHEMA,
+  WORKFLOW_ERROR_SCHEMA,
+} from '#shared/domain/protocol.ts';
 import type { Selector } from '#shared/domain/selector.ts';
 import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -45,9 +54,9 @@ export interface ActivityRoute {
   methods: Partial<Record<string, (req: HttpRequest, p: Params, caller: Caller) => Promise<HttpResult>>>;
 }
 
-const ERROR_SCHEMAS = ['agent.error.v1', 'context.error.v1', 'workflow.error.v1', 'system.loop_stopped.v1'];
+const ERROR_SCHEMAS = [AGENT_ERROR_SCHEMA, CONTEXT_ERROR_SCHEMA, WORKFLOW_ERROR_SCHEMA, LOOP_STOPPED_SCHEMA];
 /** Answers whose `status` says whether they failed. */
-const STATUS_SCHEMAS = ['tool.response.v1', 'agent.response.v1'];
+const STATUS_SCHEMAS = [TOOL_RESPONSE_SCHEMA, AGENT_RESPONSE_SCHEMA];
 /** Time a request keeps for answering after its wait, out of the Lambda's remaining time. */
 const ANSWER_MARGIN_MS = 2500;
 

@@ -18,15 +18,19 @@ import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domai
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import {
+  REQUEST_TAG_PREFIX,
+  RUN_SCHEMA,
+  runTag,
+  stepTag,
+  WORKFLOW_DEF_SCHEMA,
   WORKFLOW_REQUEST_SCHEMA,
-  type WorkflowDefinition,
-  WorkflowDefinitionSchema,
-} from '#shared/domain/workflow-definition.ts';
+} from '#shared/domain/protocol.ts';
+import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { controlAllowed, humanInputProblem, inputProblem } from '../orchestration/checks.ts';
 import { runListTag, runReplyToTag, SCHEMAS } from '../orchestration/messages.ts';
-import { RUN_SCHEMA, RUN_STATUSES, type Run, RunSchema } from '../orchestration/run.ts';
+import { RUN_STATUSES, type Run, RunSchema } from '../orchestration/run.ts';
 import type { Caller, HttpRequest, HttpResult } from './http.ts';
 import { json } from './http.ts';
 
@@ -91,7 +95,7 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
     for (let page = 0; page < WORKFLOW_PAGES; page++) {
       const result = await store.list({
         workspace: ws,
-        schema_name: 'workflow.def.v1',
+        schema_name: WORKFLOW_DEF_SCHEMA,
         limit: 100,
         ...(cursor !== undefined ? { cursor } : {}),
       });
@@ -290,7 +294,12 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
       {
         schema_name: SCHEMAS.humanResponse,
         title: `${run.workflow} › ${step}: ${decision}`,
-        tags: [`run:${run.run_id}`, `step:${step}`, runReplyToTag(run), `request:${state.attempt_id}`],
+        tags: [
+          runTag(run.run_id),
+          stepTag(step),
+          runReplyToTag(run),
+          `${REQUEST_TAG_PREFIX}${state.attempt_id}`,
+        ],
         context: {
           request_id: state.attempt_id,
           decision,
@@ -333,7 +342,7 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
       {
         schema_name: SCHEMAS.control,
         title: `${run.workflow}: ${action}`,
-        tags: [`run:${run.run_id}`, runReplyToTag(run)],
+        tags: [runTag(run.run_id), runReplyToTag(run)],
         context: { run_id: run.run_id, action, ...(fromStep !== undefined ? { from_step: fromStep } : {}) },
       },
       { principal: caller.principal },

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { type Breadcrumb, type ContextView, jsonBytes } from '#shared/domain/breadcrumb.ts';
 import { type ContextConfig, ContextSourceSchema, sourceToSelector } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import { AGENT_CONTEXT_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
@@ -26,7 +27,6 @@ import { ERROR_ANSWERS } from '../executor/answers.ts';
 import { assembleContext, triggerText } from '../executor/context-assembly.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
 
-export const AGENT_CONTEXT_SCHEMA = 'agent.context.v1';
 export const DEFAULT_MAX_TOKENS = 4000;
 export const CHARS_PER_TOKEN = 4;
 /** `sources` beyond this (serialized) are shortened: the record must stay under the 350 KB context limit. */

@@ -1,23 +1,14 @@
 /**
- * What an agent may write on its own — one rule for every path a model or an agent's code writes through: native
- * tool calls, `create_breadcrumbs` and `tools_to_invoke` (seed 002's structured output), a function agent's
- * `ctx.create`. A definition is data anyone in the workspace can write, and a model's output is data its prompt
- * can steer, so what these paths write is checked here, never trusted:
+ * What an agent may write on its own: one rule for every path a model or an agent's code writes through (native
+ * tool calls, `create_breadcrumbs` and `tools_to_invoke`, a function agent's `ctx.create`). A definition is data
+ * anyone in the workspace can write and a model's output is data its prompt can steer, so these writes are
+ * checked here, never trusted: never definitions, system records, run messages, answers, people's messages or
+ * routing tags (`protocolRefusal` in `#shared/domain/protocol.ts`); requests only for what the agent was given;
+ * anything else (notes, reports, the agent's own schemas) freely (shared/domain/CONVENTIONS.md, "Principals").
  *
- *   definitions (`*.def.v1`, seed 002's `agent.definition.v1`), `system.*`, `schema.*`            never
- *   `tool.request.v1` / `agent.request.v1` / `workflow.request.v1`    only for a tool / agent / workflow the agent
- *                                                                     was given (below)
- *   what crumbs and people write to move work on: runs and their messages (`workflow.run|control|timer|result|
- *   error.v1`, `human.*`), answers (`tool.response.v1`, `agent.response.v1`, `agent.error.v1`), conversations and
- *   built contexts (`agent.conversation.v1`, `agent.context.v1`), people's messages (`user.message.v1`)     never
- *   tags crumbs routes by (`run:`, `step:`, `reply-to:`, `request:`): they address a run or a waiting caller never
- *   anything else (notes, reports, the agent's own schemas)                                       yes
- *
- * Given: tools — the definition's `tools`, or every `tool.def.v1` of the workspace when it lists none (the seeds'
- * agents name tools freely; this is also what a model is offered). Agents — `orchestration.availableAgents` and
- * the agents of `orchestration.steps`. Workflows — the workflows of `orchestration.steps`. An orchestration a
- * caller asks for may plan calls of every agent when `availableAgents` is absent (its plan's schema enumerates
- * them); a model's own requests do not get that default: what the definition does not name, it was not given.
+ * Given: tools are the definition's `tools`, or every `tool.def.v1` of the workspace when it lists none (what a
+ * model is offered too); agents are `orchestration.availableAgents` and the agents of `orchestration.steps`;
+ * workflows are the workflows of `orchestration.steps`. What the definition does not name, it was not given.
  *
  * A refused write is never written: the model is told (a failed tool result, or the refusals sent back once with
  * its structured answer), a function's `ctx.create` throws, and each refusal is counted on the answer and logged.

@@ -1,24 +1,32 @@
 /**
  * What each executor kind answers when it cannot process a trigger: a non-retriable failure in the pipeline, or a
  * message that ended in a dead-letter queue (dlq.ts). One definition serves both, so a caller sees the same error
- * breadcrumb whichever way the trigger failed.
+ * breadcrumb whichever way the trigger failed; the tool kind answers with `toolResponse` either way. Schema names,
+ * tags and request ids are the protocol's (`#shared/domain/protocol.ts`).
  *
  * It lives apart from the kinds' `execute` on purpose: the DLQ handler only answers, and importing the kinds would
  * load everything executing needs (built-in tools, JSONata, JSON Schema, model clients) into the function that
  * must keep working when the others fail.
  */
 import type { DefinitionByKind, ParsedDefinition, ToolDefinition } from '#shared/domain/definitions.ts';
+import {
+  AGENT_CONTEXT_SCHEMA,
+  AGENT_ERROR_SCHEMA,
+  AGENT_REQUEST_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
+  CONTEXT_ERROR_SCHEMA,
+  correlationTags,
+  requestIdOf,
+  requestTag,
+  TOOL_REQUEST_SCHEMA,
+  TOOL_RESPONSE_SCHEMA,
+  threadTag,
+  toolRequestIdOf,
+  WORKFLOW_ERROR_SCHEMA,
+  WORKFLOW_REQUEST_SCHEMA,
+} from '#shared/domain/protocol.ts';
 import type { ExecutorKind } from '#shared/topology.ts';
 import type { ExecutionInput, OutputBreadcrumb } from './contract.ts';
-
-export const AGENT_ERROR_SCHEMA = 'agent.error.v1';
-export const AGENT_REQUEST_SCHEMA = 'agent.request.v1';
-export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
-export const TOOL_REQUEST_SCHEMA = 'tool.request.v1';
-export const TOOL_RESPONSE_SCHEMA = 'tool.response.v1';
-export const WORKFLOW_ERROR_SCHEMA = 'workflow.error.v1';
-export const WORKFLOW_REQUEST_SCHEMA = 'workflow.request.v1';
-export const CONTEXT_ERROR_SCHEMA = 'context.error.v1';
 
 type Trigger = ExecutionInput<unknown>['trigger'];
 
@@ -39,35 +47,12 @@ function contextOf(trigger: Trigger): Record<string, unknown> {
   return c !== null && typeof c === 'object' && !Array.isArray(c) ? (c as Record<string, unknown>) : {};
 }
 
-/** An agent request's id: its `request_id`, else the request breadcrumb's id (shared/domain/CONVENTIONS.md). */
-export function agentRequestId(trigger: Pick<Trigger, 'id' | 'context'>): string {
-  const c = contextOf(trigger as Trigger);
-  return typeof c.request_id === 'string' && c.request_id !== '' ? c.request_id : trigger.id;
-}
-
-/** Tags an answer copies from its request (shared/domain/CONVENTIONS.md, "Correlation tags"). */
-const CORRELATION_PREFIXES = ['run:', 'step:', 'reply-to:'] as const;
-
-/**
- * The request's `run:*`, `step:*` and `reply-to:*` tags, copied onto every answer to it (and onto its error
- * answer), so the run that asked finds the answer. Only answers get them, never requests made on the way.
- */
-export function correlationTags(trigger: Pick<Trigger, 'tags'>): string[] {
-  return trigger.tags.filter((t) => CORRELATION_PREFIXES.some((p) => t.startsWith(p)));
-}
-
 /** What an agent answers: the user message an `agent.context.v1` was built for, or the trigger itself. */
 export function responseTo(trigger: Trigger): string {
   const c = contextOf(trigger);
-  return trigger.schema_name === 'agent.context.v1' && typeof c.trigger_event_id === 'string'
+  return trigger.schema_name === AGENT_CONTEXT_SCHEMA && typeof c.trigger_event_id === 'string'
     ? c.trigger_event_id
     : trigger.id;
-}
-
-/** A request's id: its `request_id`, else the request breadcrumb's id (shared/domain/CONVENTIONS.md). */
-function requestIdOf(trigger: Trigger): string {
-  const c = contextOf(trigger);
-  return typeof c.request_id === 'string' && c.request_id !== '' ? c.request_id : trigger.id;
 }
 
 export interface ToolRequest {
@@ -83,10 +68,10 @@ export function readToolRequest(trigger: Trigger): ToolRequest {
   const context = contextOf(trigger);
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   return {
-    requestId: str(context.requestId) ?? str(context.request_id) ?? trigger.id,
+    requestId: toolRequestIdOf(trigger),
     requestedBy: str(context.requestedBy) ?? str(context.requested_by) ?? trigger.created_by,
     input: trigger.schema_name === TOOL_REQUEST_SCHEMA ? (context.input ?? {}) : context,
-    correlation: correlationTags(trigger),
+    correlation: correlationTags(trigger.tags),
   };
 }
 
@@ -101,7 +86,7 @@ export function toolResponse(
     schema_name: TOOL_RESPONSE_SCHEMA,
     title: `${definition.name}: ${result.status}`,
     tags: [
-      `request:${request.requestId}`,
+      requestTag(request.requestId),
       'tool:response',
       `tool:${definition.name}`,
       ...(request.correlation ?? []),
@@ -122,16 +107,16 @@ export const ERROR_ANSWERS: {
   agent: ({ definition, trigger, error }) => {
     // A request (`agent.request.v1`) is answered like a success would be, with status "error" (shared/domain/CONVENTIONS.md).
     if (trigger?.schema_name === AGENT_REQUEST_SCHEMA) {
-      const requestId = agentRequestId(trigger);
+      const requestId = requestIdOf(trigger);
       return {
         schema_name: AGENT_RESPONSE_SCHEMA,
         title: `${definition.agent_id} failed`,
         tags: [
           'agent:response',
           `agent:${definition.agent_id}`,
-          `thread:${threadOf(trigger)}`,
-          `request:${requestId}`,
-          ...correlationTags(trigger),
+          threadTag(threadOf(trigger)),
+          requestTag(requestId),
+          ...correlationTags(trigger.tags),
         ],
         context: {
           agent_id: definition.agent_id,
@@ -152,7 +137,7 @@ export const ERROR_ANSWERS: {
         'agent:error',
         `agent:${definition.agent_id}`,
         ...(trigger
-          ? [`thread:${threadOf(trigger)}`, `request:${trigger.id}`, ...correlationTags(trigger)]
+          ? [threadTag(threadOf(trigger)), requestTag(trigger.id), ...correlationTags(trigger.tags)]
           : []),
       ],
       context: {
@@ -182,7 +167,7 @@ export const ERROR_ANSWERS: {
         `workflow:${definition.workflow_id}`,
         'workflow:error',
         ...(request !== undefined && trigger !== undefined
-          ? [`request:${request}`, ...correlationTags(trigger)]
+          ? [requestTag(request), ...correlationTags(trigger.tags)]
           : []),
       ],
       context: {
@@ -200,7 +185,7 @@ export const ERROR_ANSWERS: {
     tags: [
       'context:error',
       `consumer:${definition.consumer_id}`,
-      ...(trigger ? [`thread:${threadOf(trigger)}`] : []),
+      ...(trigger ? [threadTag(threadOf(trigger))] : []),
     ],
     context: { consumer_id: definition.consumer_id, error, trigger_event_id: trigger?.id ?? null },
   }),

@@ -1,43 +1,17 @@
 /**
- * The contract between routing and executors, and between the universal pipeline and each kind's `execute`.
+ * The contract between routing and executors, and between the pipeline and each kind's `execute`.
  *
- * Routing: the rule manager compiles a definition's trigger selectors into one EventBridge rule whose SQS target
- * (the queue of the definition's executor kind) gets, through an InputTransformer, this message body:
+ * Routing: a definition's rule sends its kind's queue `{ definition: { id, version, workspace, kind, schema_name },
+ * event: <the change event> }` (`ExecutorMessageSchema`, built by `executorInputTransformer`). The pipeline
+ * (pipeline.ts) loads the definition at that version, re-checks the trigger, applies the hop limit (loop-guard.ts),
+ * claims, assembles context, calls `execute`, writes the outputs (outputs.ts) and completes the claim: only
+ * `execute` differs between kinds. Implementations are passed, never registered: each executor handler names the
+ * one it runs and what it needs, so a new kind is one module plus one line in its handler.
  *
- *   { "definition": { "id", "version", "workspace", "kind", "schema_name" }, "event": <the whole change event> }
- *
- * Pipeline (pipeline.ts): load the definition at that version → re-check the trigger selectors against the stored
- * trigger breadcrumb → hop limit (loop-guard.ts) → claim → assemble context → `execute` → write the outputs
- * (outputs.ts) → complete the claim. Only `execute` differs between kinds.
- *
- * Implementations are passed, never registered: each executor handler (`functions/executor-<kind>/handler.ts`)
- * names the implementation it runs and what that implementation needs (its tools, its model client), as inngest's
- * `serve({ functions })` does. A new kind is one module with a factory returning `ExecutorKindImplementation`
- * plus one line in its handler; the pipeline knows nothing about any kind.
- *
- * What an implementation can rely on (the seams the orchestration engine and agent types build on):
- *
- * - **Outputs are written exactly once per trigger version.** Each output's id is one of:
- *   - derived by the pipeline from (definition, trigger id, trigger version, output index) — the default;
- *   - `id`: chosen by the implementation, deterministic (e.g. `deterministicId('wfstep', runId, stepId, attempt)`
- *     from outputs.ts), created once: writing it again (a redelivery, a re-execution after a crash, another
- *     worker) is a replay that returns the stored breadcrumb, never an error and never a second breadcrumb;
- *   - `upsertId`: created, or replaced when its content differs (`BreadcrumbStore.upsert`), for records that
- *     evolve (a conversation, a built context, a run's state).
- *   Output order is write order: an implementation puts the record other outputs depend on last when a crash
- *   between two writes must be retried into a consistent state.
- * - **Hops count chains between definitions, not an executor's own bounded continuation.** A trigger carries the
- *   hop at which it was written (`causation.hop`); outputs are one hop further, and a trigger at the definition's
- *   `hop_limit` is answered with `system.loop_stopped.v1` instead of running. An implementation whose trigger
- *   answers a request it wrote itself (an agent's `tool.request.v1` answered by `tool.response.v1`, a run's step
- *   request answered by its result) says so with `ownRequestOf`: the pipeline checks that request was written
- *   by this definition and then treats the trigger as part of the turn the request belongs to — the loop guard
- *   looks at the hop that turn started at, and outputs get the request's own hop. Tool rounds and workflow
- *   steps therefore do not grow the hop; what bounds them is the implementation's own limit (`max_tool_rounds`,
- *   a run's step and LLM-call limits), which an implementation using `ownRequestOf` must have.
- * - **Retries:** throw a retriable error (`RetriableError`, or anything `isRetriable` in
- *   `#shared/domain/errors.ts` says is) to have SQS deliver the message again after a back-off (a Retry-After on
- *   the error is honoured); anything else is answered with `errorOutput` under the first output id.
+ * What an implementation relies on (shared/domain/CONVENTIONS.md, "Executors"): every output is written once per
+ * trigger version, in the order given; a trigger that answers a request this definition wrote (`ownRequestOf`)
+ * continues that turn's hop instead of growing it, so such a kind bounds itself; a retriable error
+ * (`isRetriable`) is delivered again after a back-off, anything else is answered with `errorOutput`.
  */
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { type Causation, ChangeEventSchema } from '#shared/domain/change-event.ts';

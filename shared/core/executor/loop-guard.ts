@@ -19,11 +19,11 @@ import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
+import { LOOP_STOPPED_SCHEMA, threadTag } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { DefinitionRef, OwnRequestRef } from './contract.ts';
 import { outputCausation, outputId, type WriteContext } from './outputs.ts';
 
-export const LOOP_STOPPED_SCHEMA = 'system.loop_stopped.v1';
 const LOOP_GUARD_PRINCIPAL = 'system:loop-guard';
 
 export interface HopAccount {
@@ -81,7 +81,7 @@ export async function writeLoopStopped(
     parseOrThrow(CreateBreadcrumbSchema, {
       schema_name: LOOP_STOPPED_SCHEMA,
       title: `Loop stopped at hop ${info.hop}: ${ctx.principal} did not answer ${info.trigger.schema_name}`,
-      tags: ['system:loop_stopped', `thread:${thread}`, `definition:${info.ref.id}`],
+      tags: ['system:loop_stopped', threadTag(thread), `definition:${info.ref.id}`],
       context: {
         definition_id: info.ref.id,
         definition_version: info.ref.version,

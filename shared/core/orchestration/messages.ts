@@ -13,12 +13,30 @@
  * controls cancelling sub-runs; and timers, which become `workflow.timer.v1` breadcrumbs when they fire.
  */
 import {
+  AGENT_ERROR_SCHEMA,
+  AGENT_REQUEST_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
+  CONTROL_SCHEMA,
+  correlationTags,
+  HUMAN_ERROR_SCHEMA,
+  HUMAN_REQUEST_SCHEMA,
+  HUMAN_RESPONSE_SCHEMA,
+  type IncomingBreadcrumb,
   REPLY_TO_TAG_PREFIX,
+  RUN_SCHEMA,
+  RUN_TAG_PREFIX,
+  requestTag,
+  runTag,
+  stepTag,
+  TIMER_SCHEMA,
+  TOOL_REQUEST_SCHEMA,
+  TOOL_RESPONSE_SCHEMA,
+  tagValue,
+  WORKFLOW_ERROR_SCHEMA,
   WORKFLOW_REQUEST_SCHEMA,
   WORKFLOW_RESULT_SCHEMA,
-  type WorkflowDefinition,
-  workflowPrincipal,
-} from '#shared/domain/workflow-definition.ts';
+} from '#shared/domain/protocol.ts';
+import { type WorkflowDefinition, workflowPrincipal } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Effect, RequestEffect, ResultEffect, TimerEffect } from './effects.ts';
 import { CONTROL_ACTIONS, type RunEvent } from './events.ts';
@@ -29,26 +47,18 @@ import { stepKindOf } from './steps/kinds.ts';
 export const SCHEMAS = {
   workflowRequest: WORKFLOW_REQUEST_SCHEMA,
   workflowResult: WORKFLOW_RESULT_SCHEMA,
-  workflowError: 'workflow.error.v1',
-  toolRequest: 'tool.request.v1',
-  toolResponse: 'tool.response.v1',
-  agentRequest: 'agent.request.v1',
-  agentResponse: 'agent.response.v1',
-  agentError: 'agent.error.v1',
-  humanRequest: 'human.request.v1',
-  humanResponse: 'human.response.v1',
-  /** The answer to a human response the run could not take (its input failed the step's schema). */
-  humanError: 'human.error.v1',
-  control: 'workflow.control.v1',
-  timer: 'workflow.timer.v1',
+  workflowError: WORKFLOW_ERROR_SCHEMA,
+  toolRequest: TOOL_REQUEST_SCHEMA,
+  toolResponse: TOOL_RESPONSE_SCHEMA,
+  agentRequest: AGENT_REQUEST_SCHEMA,
+  agentResponse: AGENT_RESPONSE_SCHEMA,
+  agentError: AGENT_ERROR_SCHEMA,
+  humanRequest: HUMAN_REQUEST_SCHEMA,
+  humanResponse: HUMAN_RESPONSE_SCHEMA,
+  humanError: HUMAN_ERROR_SCHEMA,
+  control: CONTROL_SCHEMA,
+  timer: TIMER_SCHEMA,
 } as const;
-
-const CORRELATION_PREFIXES = ['run:', 'step:', REPLY_TO_TAG_PREFIX];
-
-/** The tags an answer to this breadcrumb carries back (shared/domain/CONVENTIONS.md "Correlation tags"). */
-export function correlationTagsOf(tags: readonly string[]): string[] {
-  return tags.filter((t) => CORRELATION_PREFIXES.some((p) => t.startsWith(p)));
-}
 
 export function replyToTag(workflowId: string): string {
   return `${REPLY_TO_TAG_PREFIX}${workflowPrincipal(workflowId)}`;
@@ -108,23 +118,7 @@ const TimerFiredSchema = z.object({ timer_id: NonEmpty });
 // ---------------------------------------------------------------------------------------------------------------
 // In
 
-export interface IncomingBreadcrumb {
-  readonly id: string;
-  readonly schema_name: string;
-  readonly tags: readonly string[];
-  readonly context: unknown;
-  readonly created_by: string;
-  readonly version?: number;
-  /** Its `causation.caused_by`: what a human response or a control relays (`authority.ts`). */
-  readonly caused_by?: string | undefined;
-}
-
 export type RunMessage = { readonly run_id: string; readonly event: RunEvent } | { readonly ignored: string };
-
-function tagValue(tags: readonly string[], prefix: string): string | undefined {
-  const tag = tags.find((t) => t.startsWith(prefix));
-  return tag?.slice(prefix.length);
-}
 
 function errorText(error: unknown): string | undefined {
   if (error === undefined || error === null) return undefined;
@@ -151,7 +145,7 @@ function start(
       input: request === undefined ? trigger.context : (request.input ?? {}),
       depth: request?.depth ?? 0,
       parent: request?.parent,
-      reply_tags: correlationTagsOf(trigger.tags),
+      reply_tags: correlationTags(trigger.tags),
       trigger: { id: trigger.id, schema_name: trigger.schema_name, context: trigger.context },
     },
   };
@@ -211,7 +205,7 @@ export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
       };
     }
     case SCHEMAS.humanResponse: {
-      const runId = tagValue(trigger.tags, 'run:');
+      const runId = tagValue(trigger.tags, RUN_TAG_PREFIX);
       const response = HumanResponseSchema.safeParse(context);
       if (runId === undefined) return { ignored: `human response ${trigger.id} has no run: tag` };
       if (!response.success)
@@ -231,13 +225,13 @@ export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
       };
     }
     case SCHEMAS.timer: {
-      const runId = tagValue(trigger.tags, 'run:');
+      const runId = tagValue(trigger.tags, RUN_TAG_PREFIX);
       const timer = TimerFiredSchema.safeParse(context);
       if (runId === undefined || !timer.success) return { ignored: `timer ${trigger.id} is malformed` };
       return { run_id: runId, event: { type: 'timer', id: timer.data.timer_id } };
     }
     default: {
-      const runId = tagValue(trigger.tags, 'run:');
+      const runId = tagValue(trigger.tags, RUN_TAG_PREFIX);
       if (runId === undefined) return { ignored: `${trigger.schema_name} ${trigger.id} has no run: tag` };
       const answer = AnswerSchema.safeParse(context);
       if (!answer.success) return { ignored: `${trigger.schema_name} ${trigger.id} is not an answer` };
@@ -313,11 +307,11 @@ export function runListTag(filter: {
 export function runBreadcrumb(run: Run): RunWrite {
   return {
     id: run.run_id,
-    schema_name: 'workflow.run.v1',
+    schema_name: RUN_SCHEMA,
     title: `${run.workflow}: ${run.status}`,
     tags: [
       `workflow:${run.workflow}`,
-      `run:${run.run_id}`,
+      runTag(run.run_id),
       `run-status:${run.status}`,
       `run-status:${run.workflow}:${run.status}`,
     ],
@@ -326,7 +320,7 @@ export function runBreadcrumb(run: Run): RunWrite {
 }
 
 function correlation(run: Run, step: string): string[] {
-  return [`run:${run.run_id}`, `step:${step}`, runReplyToTag(run)];
+  return [runTag(run.run_id), stepTag(step), runReplyToTag(run)];
 }
 
 /** A step's request, as its kind writes it (`steps/`). */
@@ -345,7 +339,7 @@ function requestBreadcrumb(run: Run, effect: RequestEffect): RunWrite {
 
 function resultBreadcrumb(definition: WorkflowDefinition, run: Run, effect: ResultEffect): RunWrite {
   const tags = [
-    `request:${run.request_id}`,
+    requestTag(run.request_id),
     ...run.reply_tags,
     `workflow:${run.workflow}`,
     ...definition.answer.tags,
@@ -427,7 +421,7 @@ export function actionOf(definition: WorkflowDefinition, run: Run, effect: Effec
           id: effect.id,
           schema_name: SCHEMAS.control,
           title: `${run.workflow} › ${effect.step}: cancel sub-run`,
-          tags: [`run:${effect.run_id}`, replyToTag(effect.workflow)],
+          tags: [runTag(effect.run_id), replyToTag(effect.workflow)],
           context: { run_id: effect.run_id, action: 'cancel' },
         },
       };
@@ -439,10 +433,10 @@ export function actionOf(definition: WorkflowDefinition, run: Run, effect: Effec
           schema_name: SCHEMAS.humanError,
           title: `${run.workflow} › ${effect.step}: response not accepted`,
           tags: [
-            `request:${effect.request_id}`,
+            requestTag(effect.request_id),
             `response:${effect.response_id}`,
-            `run:${run.run_id}`,
-            `step:${effect.step}`,
+            runTag(run.run_id),
+            stepTag(effect.step),
           ],
           context: {
             request_id: effect.request_id,

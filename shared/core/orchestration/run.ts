@@ -11,8 +11,6 @@
 import { STEP_KINDS } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
 
-export const RUN_SCHEMA = 'workflow.run.v1';
-
 export const RUN_STATUSES = ['running', 'waiting', 'paused', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];

@@ -19,8 +19,8 @@
  * `tool.request.v1`), a sub-workflow step a workflow with a `workflow.def.v1`: a request nobody would answer would
  * wait forever, so the step is failed at once with an error saying so.
  */
-import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import { incoming } from '#shared/domain/protocol.ts';
 import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
@@ -28,25 +28,12 @@ import { ERROR_ANSWERS } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
 import { loadDefinition } from '../executor/definition-cache.ts';
 import { createRunDriver } from './driver.ts';
-import { type IncomingBreadcrumb, readRunMessage } from './messages.ts';
+import { readRunMessage } from './messages.ts';
 import type { Run } from './run.ts';
-
-export { WORKFLOW_RESULT_SCHEMA } from '#shared/domain/workflow-definition.ts';
 
 export interface WorkflowExecutorDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
   /** Waits, step timeouts and retry back-offs (EventBridge Scheduler). */
   timers: Timers;
-}
-
-export function incoming(trigger: ExecutionInput<unknown>['trigger'] | Breadcrumb): IncomingBreadcrumb {
-  return {
-    id: trigger.id,
-    schema_name: trigger.schema_name,
-    tags: trigger.tags,
-    context: trigger.context,
-    created_by: trigger.created_by,
-    caused_by: trigger.causation?.caused_by,
-  };
 }
 
 export function createWorkflowExecutor(

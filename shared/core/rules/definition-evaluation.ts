@@ -13,6 +13,7 @@ import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import { type FieldIssue, ValidationError } from '#shared/domain/errors.ts';
 import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
+import { LEGACY_AGENT_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { executorRunnerOf } from '#shared/domain/runners.ts';
 import { type SecretRefUse, secretRefsOf } from '#shared/domain/secret-refs.ts';
 import { timeoutCeilingIssues } from '#shared/domain/timeout-ceiling.ts';
@@ -88,7 +89,7 @@ export function evaluateDefinition(
         ? resolveModel(
             model,
             defaultLlmProvider,
-            record.schema_name === 'agent.definition.v1'
+            record.schema_name === LEGACY_AGENT_DEF_SCHEMA
               ? 'llm_config.model'
               : agentModelPath(parsed.definition),
           )

@@ -14,12 +14,11 @@ import { createHash } from 'node:crypto';
 import { parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ChangeEventSchema, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { isRetriable } from '#shared/domain/errors.ts';
+import { SYNC_RESULT_SCHEMA } from '#shared/domain/protocol.ts';
 import { RULES_SYNC_SCHEMA } from '#shared/topology.ts';
 import { reconcileDefinition } from './reconcile.ts';
 import { PRINCIPAL, type RuleManagerDependencies } from './rule-manager-deps.ts';
 import { syncWorkspace } from './rules-sync.ts';
-
-export const SYNC_RESULT_SCHEMA = 'system.rules_sync_result.v1';
 
 /**
  * The key of the definition a message is about: messages about different definitions are independent, those about

@@ -15,7 +15,8 @@
  */
 import type { SQSRecord } from 'aws-lambda';
 import { ChangeEventSchema } from '#shared/domain/change-event.ts';
-import { isCrumbsStatus, ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
+import { isCrumbsStatus, ruleTag } from '#shared/domain/definition-status.ts';
+import { STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { EXECUTOR_KINDS } from '#shared/topology.ts';
 import {

@@ -5,9 +5,9 @@
  * rules, it reconciles to the stored definition: an invalid or deleted definition has no schedule.
  */
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
-import { STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
 import { validateScheduleDefinition } from '#shared/domain/definition-validation.ts';
 import { type FieldIssue, ValidationError } from '#shared/domain/errors.ts';
+import { STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Schedules } from '#shared/ports/timers.ts';
 

@@ -5,8 +5,9 @@
  * with the definition.
  */
 import { createHash } from 'node:crypto';
-import { ruleTag, STATUS_SCHEMA } from '#shared/domain/definition-status.ts';
+import { ruleTag } from '#shared/domain/definition-status.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
+import { STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import type { DefinitionStatus } from './definition-evaluation.ts';
 import { PRINCIPAL, type RuleManagerDependencies } from './rule-manager-deps.ts';
 

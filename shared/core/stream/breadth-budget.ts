@@ -15,13 +15,13 @@
 
 import { createHash } from 'node:crypto';
 import { CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
+import { LOOP_STOPPED_SCHEMA, threadTag } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
 import type { BusEntry } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
 import { ENV } from '#shared/topology.ts';
 
-export const LOOP_STOPPED_SCHEMA = 'system.loop_stopped.v1';
 export const BUDGET_PRINCIPAL = 'system:breadth-budget';
 
 export interface BreadthLimits {
@@ -229,7 +229,7 @@ export class BreadthBudget {
           tags: [
             'system:loop_stopped',
             `budget:${budget.kind}`,
-            ...(budget.thread ? [`thread:${budget.thread}`] : []),
+            ...(budget.thread ? [threadTag(budget.thread)] : []),
           ],
           context: { ...context, first_shed: first },
         }),

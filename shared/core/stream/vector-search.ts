@@ -17,13 +17,14 @@
 import { EmbedSchemasEnvSchema, parseEnv } from '#shared/config.ts';
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
+import { AGENT_RESPONSE_SCHEMA, USER_MESSAGE_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { cosine, type Embedder, type EmbeddingIndex } from '#shared/ports/embeddings.ts';
 import { ENV } from '#shared/topology.ts';
 
 export const DEFAULT_EMBEDDED_SCHEMAS: readonly string[] = [
-  'user.message.v1',
-  'agent.response.v1',
+  USER_MESSAGE_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
   'note.v1',
   'document.v1',
   'memory.v1',

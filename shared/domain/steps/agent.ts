@@ -4,10 +4,9 @@
  * itself, nor an agent outside its `availableAgents`.
  */
 import { NameSchema } from '../definition-fields.ts';
+import { AGENT_MODES } from '../protocol.ts';
 import * as z from '../zod.ts';
 import { addExpressionIssues, type StepKindSchema } from './step-schema.ts';
-
-export const AGENT_MODES = ['converse', 'plan', 'build'] as const;
 
 export interface AgentStepFields {
   agent?: string;

@@ -14,6 +14,7 @@ import type { AgentTask } from '#shared/core/agents/contract.ts';
 import { type AgentSpec, agentModel } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError, NotFoundError } from '#shared/domain/errors.ts';
+import { AGENT_CONTEXT_SCHEMA, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import type { ExecutionInput } from '../../executor/contract.ts';
@@ -64,14 +65,14 @@ export async function userMessageOf(
 ): Promise<string> {
   const trigger = input.trigger;
   const c = asObject(trigger.context);
-  if (trigger.schema_name === 'agent.request.v1') {
+  if (trigger.schema_name === AGENT_REQUEST_SCHEMA) {
     const parts = [
       ...(task.message !== undefined ? [task.message] : []),
       ...(task.input !== undefined ? [`Input:\n${JSON.stringify(task.input, null, 2)}`] : []),
     ];
     return parts.length > 0 ? parts.join('\n\n') : '(an empty request)';
   }
-  if (trigger.schema_name === 'agent.context.v1' && typeof c.trigger_event_id === 'string') {
+  if (trigger.schema_name === AGENT_CONTEXT_SCHEMA && typeof c.trigger_event_id === 'string') {
     try {
       const source = await store.getContextView(trigger.workspace, c.trigger_event_id);
       const text = messageText(source.context);
@@ -112,7 +113,7 @@ export async function systemPrompt(
   ];
   const sources: ContextSource[] = [];
   const trigger = asObject(input.trigger.context);
-  if (input.trigger.schema_name === 'agent.context.v1' && typeof trigger.formatted_context === 'string') {
+  if (input.trigger.schema_name === AGENT_CONTEXT_SCHEMA && typeof trigger.formatted_context === 'string') {
     sources.push({ key: 'formatted_context', text: trigger.formatted_context });
   }
   for (const [key, value] of Object.entries(input.context)) {

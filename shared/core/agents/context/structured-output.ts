@@ -19,11 +19,11 @@ import {
   ValidationError,
 } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { AGENT_NOTE_SCHEMA, requestTag, TOOL_REQUEST_SCHEMA, threadTag } from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmResponse } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
-import { TOOL_REQUEST_SCHEMA } from '../../executor/answers.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
 import { asObject } from './fields.ts';
 import type { AgentConversation } from './tool-rounds.ts';
@@ -159,7 +159,7 @@ async function plannedWrites(
   }
   for (const [i, raw] of created.entries()) {
     const b = asObject(raw);
-    const schema = typeof b.schema_name === 'string' ? b.schema_name : 'agent.note.v1';
+    const schema = typeof b.schema_name === 'string' ? b.schema_name : AGENT_NOTE_SCHEMA;
     const tags = Array.isArray(b.tags) ? b.tags.filter((t): t is string => typeof t === 'string') : [];
     const context = asObject(b.context);
     const reason = await grants.refusal({ schema_name: schema, tags, context });
@@ -172,7 +172,7 @@ async function plannedWrites(
       title: typeof b.title === 'string' ? b.title : `${def.agent_id} note`,
       tags: [...tags, `agent:${def.agent_id}`],
       // A tool request is the agent's own: its answer comes back to this agent, whoever the context named.
-      context: schema === 'tool.request.v1' ? { ...context, requestedBy: def.agent_id } : context,
+      context: schema === TOOL_REQUEST_SCHEMA ? { ...context, requestedBy: def.agent_id } : context,
     });
   }
   const invoked = Array.isArray(output.tools_to_invoke) ? output.tools_to_invoke : [];
@@ -191,7 +191,7 @@ async function plannedWrites(
     outputs.push({
       schema_name: TOOL_REQUEST_SCHEMA,
       title: `${def.agent_id} asks ${t.tool}`,
-      tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
+      tags: ['tool:request', requestTag(requestId), threadTag(conversation.thread)],
       context: {
         tool: t.tool,
         input: asObject(t.input),

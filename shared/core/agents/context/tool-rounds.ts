@@ -18,14 +18,18 @@ import { givenToolNames, listToolDefinitions, type Refusal } from '#shared/core/
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
+import {
+  AGENT_CONVERSATION_SCHEMA,
+  requestTag,
+  TOOL_REQUEST_SCHEMA,
+  TOOL_RESPONSE_SCHEMA,
+  threadTag,
+} from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmMessage, LlmResponse, LlmToolCall, LlmToolResult, LlmToolSpec } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
-import { TOOL_REQUEST_SCHEMA, TOOL_RESPONSE_SCHEMA } from '../../executor/answers.ts';
 import type { ExecutionInput, OutputBreadcrumb, OwnRequestRef } from '../../executor/contract.ts';
 import { asObject, stringField } from './fields.ts';
-
-export const AGENT_CONVERSATION_SCHEMA = 'agent.conversation.v1';
 
 /** What `agent.conversation.v1` holds: enough to resume the turn in another invocation. */
 export interface AgentConversation {
@@ -146,7 +150,7 @@ export function toolRound(
     return {
       schema_name: TOOL_REQUEST_SCHEMA,
       title: `${def.agent_id} asks ${call.name}`,
-      tags: ['tool:request', `request:${requestId}`, `thread:${conversation.thread}`],
+      tags: ['tool:request', requestTag(requestId), threadTag(conversation.thread)],
       context: {
         tool: call.name,
         input: call.input ?? {},
@@ -270,7 +274,7 @@ async function latestResponse(
   const page = await store.list({
     workspace,
     schema_name: TOOL_RESPONSE_SCHEMA,
-    tag: `request:${requestId}`,
+    tag: requestTag(requestId),
     limit: 1,
   });
   if (page.items.length === 0) return undefined;
@@ -283,7 +287,7 @@ export function conversationOutput(conversation: AgentConversation): OutputBread
   return {
     schema_name: AGENT_CONVERSATION_SCHEMA,
     title: `${conversation.agent_id} conversation ${conversation.thread}`,
-    tags: ['agent:conversation', `agent:${conversation.agent_id}`, `thread:${conversation.thread}`],
+    tags: ['agent:conversation', `agent:${conversation.agent_id}`, threadTag(conversation.thread)],
     context: conversation as unknown as Record<string, unknown>,
     upsertId: conversationId(conversation.agent_id, conversation.thread),
   };

@@ -16,12 +16,18 @@ import { type AgentTask, agentTaskOf } from '#shared/core/agents/contract.ts';
 import { agentModel, agentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import {
+  AGENT_RESPONSE_SCHEMA,
+  requestTag,
+  TOOL_RESPONSE_SCHEMA,
+  threadTag,
+} from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient, LlmResponse, LlmToolSpec } from '#shared/ports/llm.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
-import { ERROR_ANSWERS, responseTo, TOOL_RESPONSE_SCHEMA } from '../../executor/answers.ts';
+import { ERROR_ANSWERS, responseTo } from '../../executor/answers.ts';
 import type {
   ExecutionInput,
   ExecutionResult,
@@ -39,8 +45,6 @@ import {
   toolRound,
   toolSpecs,
 } from './tool-rounds.ts';
-
-export const AGENT_RESPONSE_SCHEMA = 'agent.response.v1';
 
 export interface ContextAgentDeps {
   store: BreadcrumbStore;
@@ -188,8 +192,8 @@ function finalOutputs(
       tags: [
         'agent:response',
         `agent:${def.agent_id}`,
-        `thread:${conversation.thread}`,
-        `request:${conversation.request_id ?? conversation.trigger_id}`,
+        threadTag(conversation.thread),
+        requestTag(conversation.request_id ?? conversation.trigger_id),
         ...(conversation.answer_tags ?? []),
       ],
       context: {

@@ -3,6 +3,7 @@
  * tool.response.v1 ends it. A tool the workspace does not define fails the step at once.
  */
 import { ToolDefinitionSchema } from '#shared/domain/definitions.ts';
+import { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { toolStepSchema } from '#shared/domain/steps/tool.ts';
 import type { StepKind } from './step-kind.ts';
 
@@ -30,7 +31,7 @@ export const toolStep: StepKind<'tool'> = {
       },
     }),
     answeredBy: {
-      schema: 'tool.def.v1',
+      schema: TOOL_DEF_SCHEMA,
       nameOf: (context) => {
         const tool = ToolDefinitionSchema.safeParse(context);
         return tool.success ? tool.data.name : undefined;

@@ -4,6 +4,8 @@
  * the workspace does not define fails the step at once; an attempt given up (cancelled, timed out, reset by a
  * retry) cancels its sub-run.
  */
+
+import { WORKFLOW_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { workflowStepSchema } from '#shared/domain/steps/workflow.ts';
 import { WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import { cancelIdFor, runIdFor } from '../ids.ts';
@@ -34,7 +36,7 @@ export const workflowStep: StepKind<'workflow'> = {
       },
     }),
     answeredBy: {
-      schema: 'workflow.def.v1',
+      schema: WORKFLOW_DEF_SCHEMA,
       nameOf: (context) => {
         const workflow = WorkflowDefinitionSchema.safeParse(context);
         return workflow.success ? workflow.data.workflow_id : undefined;

@@ -6,9 +6,9 @@ import type {
   ExecutorKindImplementation,
   OutputBreadcrumb,
 } from '#shared/core/executor/contract.ts';
-import { LOOP_STOPPED_SCHEMA } from '#shared/core/executor/loop-guard.ts';
 import { deterministicId, outputCausation, outputId } from '#shared/core/executor/outputs.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { LOOP_STOPPED_SCHEMA } from '#shared/domain/protocol.ts';
 import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
 import { Harness, LEASE_MS } from '../../../support/executor-harness.ts';
 import { messageFor } from '../../../support/executor-message.ts';

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  actionOf,
-  type IncomingBreadcrumb,
-  readRunMessage,
-  runBreadcrumb,
-} from '#shared/core/orchestration/messages.ts';
+import { actionOf, readRunMessage, runBreadcrumb } from '#shared/core/orchestration/messages.ts';
+import type { IncomingBreadcrumb } from '#shared/domain/protocol.ts';
 import { RunHarness, workflow } from '../../../support/run-harness.ts';
 
 const def = workflow({

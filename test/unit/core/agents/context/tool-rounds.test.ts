@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAgentExecutor } from '#shared/core/agents/context/turn.ts';
-import { LOOP_STOPPED_SCHEMA } from '#shared/core/executor/loop-guard.ts';
 import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { LOOP_STOPPED_SCHEMA } from '#shared/domain/protocol.ts';
 import type { LlmClient, LlmRequest, LlmResponse, LlmToolCall } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import { Harness, tools } from '../../../../support/executor-harness.ts';
