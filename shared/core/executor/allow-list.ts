@@ -24,6 +24,7 @@ import {
   shown,
   TOOL_DEF_SCHEMA,
 } from '#shared/domain/protocol.ts';
+import { nestedSteps } from '#shared/domain/steps/kinds.ts';
 import type { StepDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 
@@ -61,8 +62,7 @@ export function orchestrationTargets(orchestration: OrchestrationConfig | undefi
   const visit = (step: StepDefinition) => {
     if (step.agent !== undefined) agents.add(step.agent);
     if (step.workflow !== undefined) workflows.add(step.workflow);
-    for (const branch of step.parallel ?? []) visit(branch);
-    if (step.map?.step !== undefined) visit(step.map.step);
+    for (const [nested] of nestedSteps(step)) visit(nested);
   };
   for (const step of orchestration?.steps ?? []) visit(step);
   return { agents: [...agents], workflows: [...workflows] };
