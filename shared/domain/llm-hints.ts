@@ -21,8 +21,8 @@
  * instead of failing the read; rules are validated when written, so this only happens for data written around
  * the API or for a template that exceeds a render limit.
  *
- * Extract paths use JSONPath as RFC 9535 defines it, implemented in `json-path.ts` (its header lists the
- * deliberate differences): filters such as `$.items[?@.price < 10].name` and the RFC functions, but no code is
+ * Extract paths use JSONPath as RFC 9535 defines it, implemented in `lang/json-path.ts` (`lang/json-path/README.md`
+ * lists the deliberate differences): filters such as `$.items[?@.price < 10].name` and the RFC functions, but no code is
  * evaluated, own properties only, and query length, nesting and work are bounded. Paths are parsed when written,
  * so a bad path or a jsonpath-plus extension (`^`, `~`, `@property`, `[(...)]`) is refused with its position.
  */
