@@ -14,8 +14,8 @@
  * selected context with the transformed keys on top. Schema-level defaults come from `schema.def.v1`
  * breadcrumbs tagged `defines:<schema>`; instance hints win field by field (transform rules key by key).
  *
- * Templates use the Handlebars language as implemented in `template.ts` (its header lists the syntax and the
- * deliberate differences): no HTML escaping, since the output is for models, not browsers; own properties only;
+ * Templates use the Handlebars language as implemented in `lang/template.ts` (`lang/template/README.md` lists the syntax
+ * and the deliberate differences): no HTML escaping, since the output is for models, not browsers; own properties only;
  * no code generation; output, work and nesting bounded. They are parsed when written, so a bad template is
  * refused with its line and column. A rule that fails at read time yields `{ "error": "…" }` under its key
  * instead of failing the read; rules are validated when written, so this only happens for data written around
