@@ -59,8 +59,14 @@ import type {
 } from '#shared/ports/breadcrumb-store.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import {
+  applyPatch,
   buildRecord,
+  decodeCursorJson,
+  decodeHistoryCursor,
   definedSchemas,
+  encodeCursor,
+  firstVersion,
+  refuseUnscopedListing,
   type SchemaSettings,
   schemaDefSettings,
   toContextView,
@@ -135,20 +141,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       input.expires_at === undefined
         ? await this.defaultExpiry(workspace, input.schema_name, now)
         : toEpochSeconds(input.expires_at);
-    const record = this.buildRecord({
-      id,
-      workspace,
-      schema_name: input.schema_name,
-      title: input.title,
-      tags: input.tags,
-      context: input.context,
-      llm_hints: input.llm_hints,
-      expires_at: expiresAt,
-      version: 1,
-      created_at: now.toISOString(),
-      updated_at: now.toISOString(),
-      created_by: options.principal,
-      updated_by: options.principal,
+    const record = firstVersion(workspace, id, input, expiresAt, {
+      now,
+      principal: options.principal,
       causation: options.causation,
     });
 
@@ -287,22 +282,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
         throw new VersionConflictError(options.expectedVersion, current.version);
       }
-      const record = this.buildRecord({
-        ...current,
-        title: patch.title ?? current.title,
-        tags: patch.tags ?? current.tags,
-        context: patch.context ?? current.context,
-        llm_hints: patch.llm_hints === null ? undefined : (patch.llm_hints ?? current.llm_hints),
-        expires_at:
-          patch.expires_at === null
-            ? undefined
-            : patch.expires_at === undefined
-              ? current.expires_at
-              : toEpochSeconds(patch.expires_at),
-        version: current.version + 1,
-        updated_at: this.clock.now().toISOString(),
-        updated_by: options.principal,
-        causation: options.causation ?? current.causation,
+      const record = applyPatch(current, patch, {
+        now: this.clock.now(),
+        principal: options.principal,
+        causation: options.causation,
       });
       try {
         await this.commit({
@@ -385,7 +368,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   async list(query: ListQuery): Promise<Page<Breadcrumb>> {
     const { workspace, schema_name: schema, tag, limit } = query;
-    if (schema === undefined && tag === undefined) badListQuery();
+    if (schema === undefined && tag === undefined) refuseUnscopedListing();
     const pk = tag !== undefined ? gsi.byTag(workspace, tag) : gsi.bySchema(workspace, schema!);
     let start = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pk);
 
@@ -480,7 +463,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const now = nowDate.toISOString();
     const expiresAt =
       parsed.expires_at ?? (await this.defaultExpiry(parsed.workspace, parsed.schema_name, nowDate));
-    const record = this.buildRecord({
+    const record = buildRecord({
       id: parsed.id,
       workspace: parsed.workspace,
       schema_name: parsed.schema_name,
@@ -531,10 +514,6 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   // ---------------------------------------------------------------------------------------------------------
-
-  private buildRecord(fields: Omit<Breadcrumb, 'checksum'>): Breadcrumb {
-    return buildRecord(fields);
-  }
 
   /** One transaction: head, version item, tag items, schema hints, plus `extra` (placed last). */
   private async commit(write: VersionWrite): Promise<void> {
@@ -805,29 +784,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function badListQuery(): never {
-  throw new BadRequestError('listing needs schema_name, tag, or both', [
-    {
-      path: 'schema_name',
-      message: 'give schema_name and/or tag: listing a whole workspace is not supported',
-    },
-  ]);
-}
-
-export function encodeCursor(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-}
-
-function decodeCursorJson(cursor: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new BadRequestError('cursor is not valid', [
-      { path: 'cursor', message: 'expected a cursor from next_cursor' },
-    ]);
-  }
-}
-
 /** A position in gsi1 (every listing reads it), as DynamoDB gives it in LastEvaluatedKey: table and index keys. */
 const LIST_CURSOR_KEYS = ['id', 'workspace', 'gsi1pk', 'gsi1sk'] as const;
 
@@ -857,17 +813,6 @@ function decodeListCursor(cursor: string, pk: string): Record<string, unknown> {
     ]);
   }
   return value as Record<string, unknown>;
-}
-
-function decodeHistoryCursor(cursor: string, current: number): number {
-  const value = decodeCursorJson(cursor) as { v?: unknown } | null;
-  const v = value?.v;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > current) {
-    throw new BadRequestError('cursor is not valid', [
-      { path: 'cursor', message: 'expected a cursor from next_cursor' },
-    ]);
-  }
-  return v;
 }
 
 /**

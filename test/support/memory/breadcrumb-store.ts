@@ -51,8 +51,13 @@ import {
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { upsertVia } from '../../../shared/adapters/store-upsert.ts';
 import {
-  buildRecord,
+  applyPatch,
+  decodeCursorJson,
+  decodeHistoryCursor,
   definedSchemas,
+  encodeCursor,
+  firstVersion,
+  refuseUnscopedListing,
   schemaDefHints,
   toContextView,
 } from '../../../shared/domain/record-rules.ts';
@@ -82,20 +87,10 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
     const now = this.clock.now();
     const id = options.id ?? this.ulid(now.getTime());
-    const record = buildRecord({
-      id,
-      workspace,
-      schema_name: input.schema_name,
-      title: input.title,
-      tags: input.tags,
-      context: input.context,
-      llm_hints: input.llm_hints,
-      expires_at: input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at),
-      version: 1,
-      created_at: now.toISOString(),
-      updated_at: now.toISOString(),
-      created_by: options.principal,
-      updated_by: options.principal,
+    const expiresAt = input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at);
+    const record = firstVersion(workspace, id, input, expiresAt, {
+      now,
+      principal: options.principal,
       causation: options.causation,
     });
     const nowSeconds = Math.floor(now.getTime() / 1000);
@@ -172,22 +167,10 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
     if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
       throw new VersionConflictError(options.expectedVersion, current.version);
     }
-    const record = buildRecord({
-      ...current,
-      title: patch.title ?? current.title,
-      tags: patch.tags ?? current.tags,
-      context: patch.context ?? current.context,
-      llm_hints: patch.llm_hints === null ? undefined : (patch.llm_hints ?? current.llm_hints),
-      expires_at:
-        patch.expires_at === null
-          ? undefined
-          : patch.expires_at === undefined
-            ? current.expires_at
-            : toEpochSeconds(patch.expires_at),
-      version: current.version + 1,
-      updated_at: this.clock.now().toISOString(),
-      updated_by: options.principal,
-      causation: options.causation ?? current.causation,
+    const record = applyPatch(current, patch, {
+      now: this.clock.now(),
+      principal: options.principal,
+      causation: options.causation,
     });
     this.commit(record, current, 0);
     return record;
@@ -213,14 +196,7 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
 
   async list(query: ListQuery): Promise<Page<Breadcrumb>> {
     const { workspace, schema_name: schema, tag, limit } = query;
-    if (schema === undefined && tag === undefined) {
-      throw new BadRequestError('listing needs schema_name, tag, or both', [
-        {
-          path: 'schema_name',
-          message: 'give schema_name and/or tag: listing a whole workspace is not supported',
-        },
-      ]);
-    }
+    if (schema === undefined && tag === undefined) refuseUnscopedListing();
     const listing = `${workspace}\u0000${schema ?? ''}\u0000${tag ?? ''}`;
     const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, listing);
     const entries = [...this.heads.values()]
@@ -305,20 +281,6 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-function encodeCursor(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-}
-
-function decodeCursorJson(cursor: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new BadRequestError('cursor is not valid', [
-      { path: 'cursor', message: 'expected a cursor from next_cursor' },
-    ]);
-  }
-}
-
 function decodeListCursor(cursor: string, listing: string): string {
   const value = decodeCursorJson(cursor) as { listing?: unknown; after?: unknown } | null;
   if (
@@ -332,15 +294,4 @@ function decodeListCursor(cursor: string, listing: string): string {
     ]);
   }
   return value.after;
-}
-
-function decodeHistoryCursor(cursor: string, current: number): number {
-  const value = decodeCursorJson(cursor) as { v?: unknown } | null;
-  const v = value?.v;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > current) {
-    throw new BadRequestError('cursor is not valid', [
-      { path: 'cursor', message: 'expected a cursor from next_cursor' },
-    ]);
-  }
-  return v;
 }
