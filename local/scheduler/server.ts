@@ -17,12 +17,17 @@
  * at once. State (groups, schedules, last firing) is saved to `stateFile` like the local EventBridge's.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { nextFireTime } from '#shared/domain/schedule-expression.ts';
+import {
+  loadStateFile,
+  parseJsonObject,
+  readBody,
+  saveStateFile,
+  sendJson,
+  startEmulatorServer,
+} from '../emulator-http.ts';
 import { parseSqsArn } from '../eventbridge/delivery.ts';
 import { SchedulerError, validation } from './errors.ts';
 import {
@@ -132,15 +137,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
   const accountId = options.accountId ?? '000000000000';
   const log = options.log;
   const state = new SchedulerState(region, accountId);
-  if (options.stateFile) {
-    let text: string | undefined;
-    try {
-      text = readFileSync(options.stateFile, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    if (text !== undefined) state.load(JSON.parse(text) as SerializedState, log);
-  }
+  const saved = loadStateFile(options.stateFile);
+  if (saved !== undefined) state.load(saved as SerializedState, log);
   const stats: LocalSchedulerStats = { fired: 0, delivered: 0, failed: 0, deadLettered: 0 };
   const sqs = new SQSClient({
     endpoint: options.sqsEndpoint,
@@ -154,11 +152,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
   const inFlight = new Set<Promise<void>>();
 
   function save(): void {
-    if (!options.stateFile) return;
-    mkdirSync(dirname(options.stateFile), { recursive: true });
-    const tmp = `${options.stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(state.serialize(), null, 2));
-    renameSync(tmp, options.stateFile);
+    saveStateFile(options.stateFile, state.serialize());
   }
 
   async function send(arn: string, body: string, groupId: string | undefined, dedup: string): Promise<void> {
@@ -336,16 +330,11 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
   ];
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_REQUEST_BYTES) {
-        reply(res, new SchedulerError('ValidationException', 'Request is too large.'));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk as Buffer);
+    const text = await readBody(req, MAX_REQUEST_BYTES);
+    if (text === undefined) {
+      reply(res, new SchedulerError('ValidationException', 'Request is too large.'));
+      req.destroy();
+      return;
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = routes.find(([method, pattern]) => method === req.method && pattern.test(url.pathname));
@@ -356,23 +345,14 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
       );
       return;
     }
-    let body: unknown = {};
-    const text = Buffer.concat(chunks).toString('utf8');
-    if (text.trim() !== '') {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        reply(res, validation('Request body is not valid JSON.'));
-        return;
-      }
-    }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      reply(res, validation('Request body must be a JSON object.'));
+    const body = parseJsonObject(text);
+    if ('problem' in body) {
+      reply(res, validation(body.problem));
       return;
     }
     const params = (route[1].exec(url.pathname) ?? []).slice(1).map((p) => decodeURIComponent(p));
     try {
-      const out = route[2](params, url.searchParams, body as Input);
+      const out = route[2](params, url.searchParams, body.input);
       if (route[3]) save();
       reply(res, undefined, out);
     } catch (error) {
@@ -381,22 +361,16 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
     }
   }
 
-  const server: Server = createServer((req, res) => {
-    serve(req, res).catch((error: unknown) => {
+  const server = await startEmulatorServer({
+    port: options.port,
+    host: options.host,
+    handle: serve,
+    crashed: (res, error) => {
       log?.(`scheduler: ${(error as Error).stack ?? String(error)}`);
       if (!res.headersSent) reply(res, new SchedulerError('InternalServerException', 'Internal error'));
-    });
+    },
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.host ?? '127.0.0.1';
-  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { endpoint, port } = server;
   const clock = setInterval(() => {
     try {
       fireDue();
@@ -414,24 +388,15 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
     tick,
     async stop() {
       clearInterval(clock);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await server.close();
       await Promise.allSettled([...inFlight]);
       sqs.destroy();
     },
   };
 }
 
+/** REST-JSON: an error's code travels in the error type header, its message in the body. */
 function reply(res: ServerResponse, error: SchedulerError | undefined, body?: unknown): void {
-  const text = JSON.stringify(error === undefined ? (body ?? {}) : error.toBody());
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'x-amzn-requestid': randomUUID(),
-  };
-  if (error !== undefined) headers['x-amzn-errortype'] = error.code;
-  res.writeHead(error === undefined ? 200 : error.statusCode, headers);
-  res.end(text);
+  if (error === undefined) sendJson(res, 200, 'application/json', body ?? {});
+  else sendJson(res, error.statusCode, 'application/json', error.toBody(), error.code);
 }
