@@ -10,6 +10,23 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 
+/** What every emulator is started with. */
+export interface EmulatorOptions {
+  /** 0 = any free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default us-east-1. */
+  region?: string;
+  /** Default 000000000000. */
+  accountId?: string;
+  /** Where SQS targets are delivered. */
+  sqsEndpoint: string;
+  /** The emulator's state is loaded from and saved to this JSON file. */
+  stateFile?: string;
+  log?: (line: string) => void;
+}
+
 export interface EmulatorServer {
   readonly endpoint: string;
   readonly port: number;

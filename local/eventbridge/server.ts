@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matchesEventPattern } from '#shared/routing/event-pattern.ts';
 import {
+  type EmulatorOptions,
   loadStateFile,
   parseJsonObject,
   readBody,
@@ -33,19 +34,8 @@ import {
   type SerializedState,
 } from './state.ts';
 
-export interface LocalEventBridgeOptions {
-  /** 0 = any free port. */
-  port?: number;
-  /** Default 127.0.0.1. */
-  host?: string;
-  /** Default us-east-1. */
-  region?: string;
-  /** Default 000000000000. */
-  accountId?: string;
-  sqsEndpoint: string;
-  /** Buses, rules and targets are loaded from and saved to this JSON file. */
-  stateFile?: string;
-  log?: (line: string) => void;
+/** `stateFile` keeps buses, rules and targets. */
+export interface LocalEventBridgeOptions extends EmulatorOptions {
   /** Delivery attempts per target before dead-lettering or dropping (default 5). */
   maxDeliveryAttempts?: number;
   /** First retry delay; doubles per attempt (default 100 ms). */

@@ -21,6 +21,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { nextFireTime } from '#shared/domain/schedule-expression.ts';
 import {
+  type EmulatorOptions,
   loadStateFile,
   parseJsonObject,
   readBody,
@@ -38,15 +39,8 @@ import {
   type SerializedState,
 } from './state.ts';
 
-export interface LocalSchedulerOptions {
-  /** 0 = any free port. */
-  port?: number;
-  host?: string;
-  region?: string;
-  accountId?: string;
-  sqsEndpoint: string;
-  stateFile?: string;
-  log?: (line: string) => void;
+/** `stateFile` keeps groups, schedules and each schedule's last firing. */
+export interface LocalSchedulerOptions extends EmulatorOptions {
   /** How often due schedules are looked for (default 200 ms). */
   tickMs?: number;
   /** Delivery attempts before dead-lettering or dropping (default 5). */
