@@ -1,7 +1,7 @@
 /**
  * Creates the emulated resources from the topology declaration (idempotently): the table with its indexes, stream
- * and TTL; the queues with their DLQs and redrive policies; the compiled rule targets' DLQ. The CDK app builds the AWS ones from the same
- * declaration (`infra/`).
+ * and TTL; the queues with their DLQs and redrive policies; the compiled rule targets' DLQ. The CDK app builds the
+ * AWS ones from the same declaration (`infra/`).
  */
 
 import {
@@ -210,7 +210,7 @@ export async function ensureBusAndSystemRules(
 
 /**
  * The pool's other buses (`topology.bus.pool`; the first is made by `ensureBusAndSystemRules`). Buses a larger
- * pool of an earlier start left behind are kept, with their rules: the rule manager no longer places rules there,
+ * pool of an earlier start left behind are kept, with their rules: the rule manager places no rules there,
  * and `crumbs rules sync` leaves them alone.
  */
 export async function ensurePoolBuses(client: EventBridgeClient, pool: readonly string[]): Promise<void> {

@@ -7,8 +7,9 @@
  * Supported: PutEvents, PutRule, DescribeRule, ListRules, DeleteRule, EnableRule, DisableRule, PutTargets,
  * RemoveTargets, ListTargetsByRule, TestEventPattern, CreateEventBus, DescribeEventBus, ListEventBuses,
  * DeleteEventBus. Quotas are enforced as AWS enforces them, with AWS's errors (`DEFAULT_QUOTAS` in state.ts:
- * rules per bus, targets per rule, event pattern size, PutEvents size), each settable. Not supported: scheduled rules firing, archives/replays, connections, API destinations,
- * endpoints, permissions/policies, tags, non-SQS targets (accepted, but delivery fails with a log line).
+ * rules per bus, targets per rule, event pattern size, PutEvents size), each settable. Not supported: scheduled
+ * rules firing, archives/replays, connections, API destinations, endpoints, permissions/policies, tags, non-SQS
+ * targets (accepted, but delivery fails with a log line).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

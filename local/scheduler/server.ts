@@ -1,20 +1,17 @@
 /**
  * crumbs' local EventBridge Scheduler: a node:http service speaking the Scheduler API wire protocol (REST-JSON:
  * `POST /schedules/{Name}`, `GET /schedules?ScheduleGroup=…`, …), so `@aws-sdk/client-scheduler` works against it
- * unchanged, and a clock that fires due schedules into their SQS targets (checked every `tickMs`, 200 ms by
- * default: a schedule fires within about a second of its time). Signatures are not verified.
+ * unchanged, and a clock that fires due schedules into their SQS targets (every `tickMs`, 200 ms by default).
  *
- * Supported: CreateSchedule, GetSchedule, UpdateSchedule, DeleteSchedule, ListSchedules, CreateScheduleGroup,
- * GetScheduleGroup, DeleteScheduleGroup, ListScheduleGroups; at() / rate() / cron() with
- * ScheduleExpressionTimezone, StartDate, EndDate, State, ActionAfterCompletion (DELETE removes a schedule after its
- * last firing); SQS targets with `Input` and the context attributes `<aws.scheduler.schedule-arn>`,
- * `<aws.scheduler.scheduled-time>`, `<aws.scheduler.execution-id>` and `<aws.scheduler.attempt-number>`; retries
- * (bounded locally) and the target's DeadLetterConfig. Not supported: other target types (the firing fails with a
- * log line), flexible windows (a FLEXIBLE schedule fires at its earliest time), tags, KMS.
+ * Supported: Create/Get/Update/Delete/ListSchedules and Create/Get/Delete/ListScheduleGroups; at() / rate() /
+ * cron() with ScheduleExpressionTimezone, StartDate, EndDate, State and ActionAfterCompletion (DELETE removes a
+ * schedule after its last firing); SQS targets with `Input` and the `<aws.scheduler.*>` context attributes;
+ * retries (bounded locally) and DeadLetterConfig. Not supported: other target types (the firing fails with a log
+ * line), flexible windows (a FLEXIBLE schedule fires at its earliest time), tags, KMS. Signatures are not verified.
  *
- * Decisions where AWS leaves the local case open: a time that passed while the emulator was not running fires once
- * when it starts (missed cron and rate times are coalesced into one firing), and an at() already in the past fires
- * at once. State (groups, schedules, last firing) is saved to `stateFile` like the local EventBridge's.
+ * Where AWS leaves the local case open: a time that passed while the emulator was not running fires once when it
+ * starts (missed cron and rate times coalesce), and an at() already in the past fires at once. State (groups,
+ * schedules, last firing) is saved to `stateFile`.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -375,7 +375,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     // By schema: the heads are the index entries. By tag: tag entries point at heads. By schema and tag: the tag's
     // entries, those of other schemas skipped (each entry carries its schema), read until the page is full or
     // LIST_FILTER_READS entries were read — a page can then come back short, with a cursor to go on from. One
-    // index instead of a second one keyed by schema+tag: every tag used to cost two index writes (issue 14).
+    // index, not a second one keyed by schema+tag, which would cost a second index write per tag per version.
     const picked: Item[] = [];
     let next: Record<string, unknown> | undefined;
     let read = 0;
