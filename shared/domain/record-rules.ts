@@ -10,12 +10,13 @@ import {
   type ContextView,
   type CreateBreadcrumb,
   checksumOf,
+  isExpired,
   jsonBytes,
   storableJsonIssues,
   toEpochSeconds,
   type UpdateBreadcrumb,
 } from '#shared/domain/breadcrumb.ts';
-import { BadRequestError, ValidationError } from '#shared/domain/errors.ts';
+import { BadRequestError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import { applyLlmHints, type LlmHints, LlmHintsSchema } from '#shared/domain/llm-hints.ts';
 
 export const SCHEMA_DEF = 'schema.def.v1';
@@ -220,6 +221,35 @@ export function decodeCursorJson(cursor: string): unknown {
       { path: 'cursor', message: 'expected a cursor from next_cursor' },
     ]);
   }
+}
+
+/**
+ * The versions one history page holds, newest first, from the cursor's version (or the head's) down, `limit` of
+ * them, and the cursor of the next page (none once version 1 is on this one).
+ */
+export function historyPage(
+  headVersion: number,
+  page: { limit: number; cursor?: string },
+): { versions: number[]; next_cursor: string | null } {
+  const from = page.cursor === undefined ? headVersion : decodeHistoryCursor(page.cursor, headVersion);
+  const to = Math.max(1, from - page.limit + 1);
+  const versions: number[] = [];
+  for (let v = from; v >= to; v--) versions.push(v);
+  return { versions, next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null };
+}
+
+/** A stored head as readers see it: gone when missing or past its `expires_at`. */
+export function liveOrGone(
+  record: Breadcrumb | undefined,
+  workspace: string,
+  id: string,
+  nowMs: number,
+): Breadcrumb {
+  if (!record) throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
+  if (isExpired(record, nowMs)) {
+    throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
+  }
+  return record;
 }
 
 /** The version a history page starts from: a whole number from 1 to the current version. */

@@ -62,10 +62,11 @@ import {
   applyPatch,
   buildRecord,
   decodeCursorJson,
-  decodeHistoryCursor,
   definedSchemas,
   encodeCursor,
   firstVersion,
+  historyPage,
+  liveOrGone,
   refuseUnscopedListing,
   type SchemaSettings,
   schemaDefSettings,
@@ -260,15 +261,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     page: { limit: number; cursor?: string },
   ): Promise<Page<Breadcrumb>> {
     const head = this.liveRecord(await this.getItem(keys.head(workspace, id)), workspace, id);
-    const from = page.cursor === undefined ? head.version : decodeHistoryCursor(page.cursor, head.version);
-    const to = Math.max(1, from - page.limit + 1);
-    const versionKeys: Key[] = [];
-    for (let v = from; v >= to; v--) versionKeys.push(keys.version(workspace, id, v));
-    const items = await this.batchGet(versionKeys);
-    return {
-      items: items.filter((i): i is Item => i !== undefined).map(toRecord),
-      next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null,
-    };
+    const { versions, next_cursor } = historyPage(head.version, page);
+    const items = await this.batchGet(versions.map((v) => keys.version(workspace, id, v)));
+    return { items: items.filter((i): i is Item => i !== undefined).map(toRecord), next_cursor };
   }
 
   async update(
@@ -708,13 +703,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   private liveRecord(item: Item | undefined, workspace: string, id: string): Breadcrumb {
-    if (!item || item.kind !== KIND.breadcrumb)
-      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
-    const record = toRecord(item);
-    if (isExpired(record, this.clock.now().getTime())) {
-      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
-    }
-    return record;
+    const record = item && item.kind === KIND.breadcrumb ? toRecord(item) : undefined;
+    return liveOrGone(record, workspace, id, this.clock.now().getTime());
   }
 
   private async replayIdempotent(workspace: string, key: string, requestHash: string): Promise<Breadcrumb> {

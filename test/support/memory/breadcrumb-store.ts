@@ -53,10 +53,11 @@ import { upsertVia } from '../../../shared/adapters/store-upsert.ts';
 import {
   applyPatch,
   decodeCursorJson,
-  decodeHistoryCursor,
   definedSchemas,
   encodeCursor,
   firstVersion,
+  historyPage,
+  liveOrGone,
   refuseUnscopedListing,
   schemaDefHints,
   toContextView,
@@ -146,15 +147,10 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
     page: { limit: number; cursor?: string },
   ): Promise<Page<Breadcrumb>> {
     const head = this.live(workspace, id);
-    const from = page.cursor === undefined ? head.version : decodeHistoryCursor(page.cursor, head.version);
-    const to = Math.max(1, from - page.limit + 1);
+    const { versions, next_cursor } = historyPage(head.version, page);
     const all = this.versions.get(k(workspace, id)) ?? [];
-    const items: Breadcrumb[] = [];
-    for (let v = from; v >= to; v--) {
-      const item = all[v - 1];
-      if (item) items.push(item);
-    }
-    return { items, next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null };
+    const items = versions.map((v) => all[v - 1]).filter((r): r is Breadcrumb => r !== undefined);
+    return { items, next_cursor };
   }
 
   async update(
@@ -246,12 +242,7 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
   }
 
   private live(workspace: string, id: string): Breadcrumb {
-    const record = this.heads.get(k(workspace, id));
-    if (!record) throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
-    if (isExpired(record, this.clock.now().getTime())) {
-      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
-    }
-    return record;
+    return liveOrGone(this.heads.get(k(workspace, id)), workspace, id, this.clock.now().getTime());
   }
 
   private replayIdempotent(

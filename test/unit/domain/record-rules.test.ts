@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
-import { applyPatch, decodeHistoryCursor, encodeCursor, firstVersion } from '#shared/domain/record-rules.ts';
+import {
+  applyPatch,
+  decodeHistoryCursor,
+  encodeCursor,
+  firstVersion,
+  historyPage,
+  liveOrGone,
+} from '#shared/domain/record-rules.ts';
 
 const created = new Date('2026-01-01T00:00:00.000Z');
 const later = new Date('2026-01-02T00:00:00.000Z');
@@ -67,5 +74,25 @@ describe('history cursors', () => {
     expect(decodeHistoryCursor(encodeCursor({ v: 3 }), 5)).toBe(3);
     expect(() => decodeHistoryCursor(encodeCursor({ v: 6 }), 5)).toThrow('cursor is not valid');
     expect(() => decodeHistoryCursor('%%%', 5)).toThrow('cursor is not valid');
+  });
+});
+
+describe('historyPage', () => {
+  it('walks the versions newest first, a page at a time, and ends at version 1', () => {
+    const first = historyPage(5, { limit: 2 });
+    expect(first.versions).toEqual([5, 4]);
+    const second = historyPage(5, { limit: 2, cursor: first.next_cursor ?? '' });
+    expect(second.versions).toEqual([3, 2]);
+    const last = historyPage(5, { limit: 2, cursor: second.next_cursor ?? '' });
+    expect(last).toEqual({ versions: [1], next_cursor: null });
+  });
+});
+
+describe('liveOrGone', () => {
+  it('answers a missing or expired head as not found, naming why', () => {
+    const expiring = record();
+    expect(liveOrGone(expiring, 'ws', 'id-1', 1_000)).toBe(expiring);
+    expect(() => liveOrGone(undefined, 'ws', 'id-1', 1_000)).toThrow('no breadcrumb id-1 in workspace ws');
+    expect(() => liveOrGone(expiring, 'ws', 'id-1', 2_000_000_001_000)).toThrow('(it expired)');
   });
 });
