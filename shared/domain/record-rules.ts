@@ -16,7 +16,12 @@ import {
   toEpochSeconds,
   type UpdateBreadcrumb,
 } from '#shared/domain/breadcrumb.ts';
-import { BadRequestError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
+import {
+  BadRequestError,
+  NotFoundError,
+  ValidationError,
+  VersionConflictError,
+} from '#shared/domain/errors.ts';
 import { applyLlmHints, type LlmHints, LlmHintsSchema } from '#shared/domain/llm-hints.ts';
 
 export const SCHEMA_DEF = 'schema.def.v1';
@@ -236,6 +241,13 @@ export function historyPage(
   const versions: number[] = [];
   for (let v = from; v >= to; v--) versions.push(v);
   return { versions, next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null };
+}
+
+/** If-Match: with an expected version, any other stored version is a conflict (and nothing is written). */
+export function assertExpectedVersion(expected: number | undefined, current: Breadcrumb): void {
+  if (expected !== undefined && current.version !== expected) {
+    throw new VersionConflictError(expected, current.version);
+  }
 }
 
 /** A stored head as readers see it: gone when missing or past its `expires_at`. */

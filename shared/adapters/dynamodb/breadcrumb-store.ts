@@ -60,6 +60,7 @@ import type {
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import {
   applyPatch,
+  assertExpectedVersion,
   buildRecord,
   decodeCursorJson,
   definedSchemas,
@@ -274,9 +275,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   ): Promise<Breadcrumb> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
-      if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
-        throw new VersionConflictError(options.expectedVersion, current.version);
-      }
+      assertExpectedVersion(options.expectedVersion, current);
       const record = applyPatch(current, patch, {
         now: this.clock.now(),
         principal: options.principal,
@@ -320,9 +319,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
-      if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
-        throw new VersionConflictError(options.expectedVersion, current.version);
-      }
+      assertExpectedVersion(options.expectedVersion, current);
       const items: TransactItem[] = [
         {
           Delete: {

@@ -34,7 +34,6 @@ import {
   IdempotencyKeyReuseError,
   NotFoundError,
   ValidationError,
-  VersionConflictError,
 } from '#shared/domain/errors.ts';
 import { type LlmHints, mergeHints } from '#shared/domain/llm-hints.ts';
 import {
@@ -52,6 +51,7 @@ import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { upsertVia } from '../../../shared/adapters/store-upsert.ts';
 import {
   applyPatch,
+  assertExpectedVersion,
   decodeCursorJson,
   definedSchemas,
   encodeCursor,
@@ -160,9 +160,7 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
     options: UpdateOptions,
   ): Promise<Breadcrumb> {
     const current = this.live(workspace, id);
-    if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
-      throw new VersionConflictError(options.expectedVersion, current.version);
-    }
+    assertExpectedVersion(options.expectedVersion, current);
     const record = applyPatch(current, patch, {
       now: this.clock.now(),
       principal: options.principal,
@@ -183,9 +181,7 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
 
   async delete(workspace: string, id: string, options: { expectedVersion?: number } = {}): Promise<void> {
     const current = this.live(workspace, id);
-    if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
-      throw new VersionConflictError(options.expectedVersion, current.version);
-    }
+    assertExpectedVersion(options.expectedVersion, current);
     this.heads.delete(k(workspace, id));
     for (const schema of definedSchemas(current)) this.hints.delete(k(workspace, schema));
   }
