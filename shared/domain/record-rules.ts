@@ -1,9 +1,10 @@
 /**
  * What every store adapter does the same way when it builds, stores and reads records, so the DynamoDB and the
  * in-memory adapters cannot drift: the first version of a created record and the next version a patch makes
- * (`applyPatch`), the stored record's derived fields (checksum, `updated_at` never before `created_at`), the
- * storable-shape check, schema-level `llm_hints` defaults kept from `schema.def.v1` breadcrumbs tagged
- * `defines:<schema>`, the context view, and the paging both stores answer (cursors, the unscoped listing refused).
+ * (`applyPatch`), If-Match, the stored record's derived fields (checksum, `updated_at` never before `created_at`),
+ * the storable-shape check, expired heads read as gone, schema-level `llm_hints` defaults kept from `schema.def.v1`
+ * breadcrumbs tagged `defines:<schema>`, the context view, and the paging both stores answer (cursors, history
+ * pages, the unscoped listing refused). Pure: the stores do the IO.
  */
 import {
   type Breadcrumb,
