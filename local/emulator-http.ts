@@ -1,8 +1,9 @@
 /**
  * The scaffolding crumbs' local AWS emulators (EventBridge, Scheduler) share: a node:http server on loopback that
  * turns a crash into the service's 500, a request body read up to a cap, the JSON-object check of a request, a
- * JSON reply with a request id, and the state file loaded at start and replaced atomically on every change. Each
- * emulator keeps its own wire protocol (routing, error shapes, content type); only the plumbing is here.
+ * JSON reply with a request id, name-ordered pages with a NextToken, and the state file loaded at start and
+ * replaced atomically on every change. Each emulator keeps its own wire protocol (routing, error shapes, content
+ * type, the order of its listings); only the plumbing is here.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -112,6 +113,27 @@ export function sendJson(
   if (errorType !== undefined) headers['x-amzn-errortype'] = errorType;
   res.writeHead(status, headers);
   res.end(text);
+}
+
+/**
+ * One page of a name-ordered listing: the items sorted by `order` over their names, those after the name the
+ * NextToken holds, at most `max`; the NextToken handed out is the last name returned, base64url-encoded.
+ */
+export function pageByName<T>(
+  items: readonly T[],
+  nameOf: (item: T) => string,
+  order: (a: string, b: string) => number,
+  max: number,
+  nextToken: string | undefined,
+): { items: T[]; NextToken?: string } {
+  const after = nextToken === undefined ? undefined : Buffer.from(nextToken, 'base64url').toString('utf8');
+  const sorted = [...items].sort((a, b) => order(nameOf(a), nameOf(b)));
+  const rest = after === undefined ? sorted : sorted.filter((item) => nameOf(item) > after);
+  const slice = rest.slice(0, max);
+  const last = slice.at(-1);
+  return rest.length > max && last !== undefined
+    ? { items: slice, NextToken: Buffer.from(nameOf(last), 'utf8').toString('base64url') }
+    : { items: slice };
 }
 
 /** The parsed state file, or undefined when there is none yet. */

@@ -20,6 +20,7 @@ import { nextFireTime } from '#shared/domain/schedule-expression.ts';
 import {
   type EmulatorOptions,
   loadStateFile,
+  pageByName,
   parseJsonObject,
   readBody,
   saveStateFile,
@@ -112,15 +113,7 @@ function paged<T>(
   const max = maxRaw === null ? 100 : Number(maxRaw);
   if (!Number.isInteger(max) || max < 1 || max > 100)
     throw validation('MaxResults must be between 1 and 100.');
-  const token = query.get('NextToken');
-  const after = token === null ? undefined : Buffer.from(token, 'base64url').toString('utf8');
-  const sorted = [...items].sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
-  const rest = after === undefined ? sorted : sorted.filter((i) => nameOf(i) > after);
-  const slice = rest.slice(0, max);
-  const last = slice.at(-1);
-  return rest.length > max && last !== undefined
-    ? { items: slice, NextToken: Buffer.from(nameOf(last), 'utf8').toString('base64url') }
-    : { items: slice };
+  return pageByName(items, nameOf, (a, b) => a.localeCompare(b), max, query.get('NextToken') ?? undefined);
 }
 
 export async function startLocalScheduler(options: LocalSchedulerOptions): Promise<LocalScheduler> {
