@@ -1,7 +1,7 @@
 /**
  * Creates the emulated resources from the topology declaration (idempotently): the table with its indexes, stream
- * and TTL; the queues with their DLQs and redrive policies; the compiled rule targets' DLQ. The CDK app builds the AWS ones from the same
- * declaration (`infra/`).
+ * and TTL; the queues with their DLQs and redrive policies; the compiled rule targets' DLQ. The CDK app builds the
+ * AWS ones from the same declaration (`infra/`).
  */
 
 import {
@@ -176,41 +176,38 @@ export async function ensureBusAndSystemRules(
   } catch (error) {
     if (!(error instanceof ResourceAlreadyExistsException)) throw error;
   }
-  await client.send(
-    new PutRuleCommand({
-      Name: topology.bus.ruleManagerRuleName,
-      EventBusName: topology.bus.name,
-      EventPattern: JSON.stringify(ruleManagerPattern()),
-      Description: 'crumbs: definition changes and rules-sync requests → rule manager',
-    }),
-  );
-  await client.send(
-    new PutTargetsCommand({
-      Rule: topology.bus.ruleManagerRuleName,
-      EventBusName: topology.bus.name,
-      Targets: [{ Id: 'rule-manager', Arn: queues.ruleManager }],
-    }),
-  );
-  await client.send(
-    new PutRuleCommand({
-      Name: topology.bus.indexerRuleName,
-      EventBusName: topology.bus.name,
-      EventPattern: JSON.stringify(indexerPattern(embeddedSchemas())),
-      Description: 'crumbs: changes of schemas with embeddings → indexer',
-    }),
-  );
-  await client.send(
-    new PutTargetsCommand({
-      Rule: topology.bus.indexerRuleName,
-      EventBusName: topology.bus.name,
-      Targets: [{ Id: 'indexer', Arn: queues.indexer }],
-    }),
-  );
+  const systemRules = [
+    {
+      name: topology.bus.ruleManagerRuleName,
+      pattern: ruleManagerPattern(),
+      description: 'crumbs: definition changes and rules-sync requests → rule manager',
+      target: { Id: 'rule-manager', Arn: queues.ruleManager },
+    },
+    {
+      name: topology.bus.indexerRuleName,
+      pattern: indexerPattern(embeddedSchemas()),
+      description: 'crumbs: changes of schemas with embeddings → indexer',
+      target: { Id: 'indexer', Arn: queues.indexer },
+    },
+  ];
+  for (const rule of systemRules) {
+    await client.send(
+      new PutRuleCommand({
+        Name: rule.name,
+        EventBusName: topology.bus.name,
+        EventPattern: JSON.stringify(rule.pattern),
+        Description: rule.description,
+      }),
+    );
+    await client.send(
+      new PutTargetsCommand({ Rule: rule.name, EventBusName: topology.bus.name, Targets: [rule.target] }),
+    );
+  }
 }
 
 /**
  * The pool's other buses (`topology.bus.pool`; the first is made by `ensureBusAndSystemRules`). Buses a larger
- * pool of an earlier start left behind are kept, with their rules: the rule manager no longer places rules there,
+ * pool of an earlier start left behind are kept, with their rules: the rule manager places no rules there,
  * and `crumbs rules sync` leaves them alone.
  */
 export async function ensurePoolBuses(client: EventBridgeClient, pool: readonly string[]): Promise<void> {

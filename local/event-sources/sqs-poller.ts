@@ -1,21 +1,17 @@
 /**
  * Local SQS event-source mapping: long-polls a queue and invokes a handler with Lambda's SQS event shape and
  * semantics — batch size from the topology, `batchItemFailures` (only the failed messages stay), a thrown error
- * leaves the whole batch, and the queue's redrive policy moves a message to the DLQ after `maxReceiveCount`
- * receives. Up to `concurrency` invocations run at once (Lambda's maximum concurrency, capped locally), each a
- * batch of what is held (every queue's batching window is 0).
+ * leaves the whole batch, the queue's redrive policy moves a message to the DLQ after `maxReceiveCount` receives.
+ * Up to `concurrency` invocations run at once, each a batch of what is held (every queue's batching window is 0).
  *
- * Fair queues (SQS "fair queues", DESIGN.md "Tenants"): a message's group is its `MessageGroupId`, which the
- * emulator keeps on FIFO queues only, so the local EventBridge also carries it in a message attribute that is
- * turned back into the record's `MessageGroupId` here. Received messages wait in the poller; each batch takes
- * first from the groups with the fewest messages in flight, then the least processing time of late, then the
- * oldest: a tenant above its share is served after quiet ones, as SQS documents. A group with `inFlightPerGroup`
- * messages running longer than `graceMs` gets no more until one ends (the executors' own cap, applied where the
- * messages wait), and no group is part of every running invocation. Held messages keep their visibility extended, and are made visible again on stop.
- *
- * A failed message stays invisible for as long as the handler set with `ChangeMessageVisibility` (the crumbs
- * consumers back off in seconds, see `shared/adapters/sqs/sqs-batch.ts`), else for the queue's visibility timeout; there
- * is deliberately no local-only knob to shorten that wait.
+ * Fair queues (DESIGN.md "Tenants"): a message's group is its `MessageGroupId`, which the emulator keeps on FIFO
+ * queues only, so the local EventBridge also carries it in a message attribute, turned back into the record's
+ * `MessageGroupId` here. Each batch takes first from the groups with the fewest messages in flight, then the least
+ * processing time of late, then the oldest, as SQS documents; a group with `inFlightPerGroup` messages running
+ * longer than `graceMs` gets no more until one ends, and no group is part of every running invocation. Held
+ * messages keep their visibility extended and are made visible again on stop. A failed message stays invisible as
+ * long as the handler set with `ChangeMessageVisibility` (`shared/adapters/sqs/sqs-batch.ts`), else for the
+ * queue's visibility timeout; there is deliberately no local-only knob to shorten that wait.
  */
 import {
   ChangeMessageVisibilityBatchCommand,

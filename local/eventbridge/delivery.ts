@@ -1,22 +1,16 @@
 /**
  * Delivers matched events to rule targets after the PutEvents response, as EventBridge does. Only SQS queue
- * targets are supported (`arn:aws:sqs:<region>:<account>:<queue>`); queue URLs come from GetQueueUrl and are
- * cached.
+ * targets (`arn:aws:sqs:<region>:<account>:<queue>`); queue URLs come from GetQueueUrl, cached. A target's
+ * `SqsParameters.MessageGroupId` is sent as the message group, on FIFO and on (fair) standard queues.
  *
- * A target's `SqsParameters.MessageGroupId` is sent as the message group, on FIFO and on (fair) standard queues.
- *
- * Failures follow EventBridge's "Event retry policy and using dead-letter queues":
- * - An error retrying cannot fix (the queue does not exist, no permission, a bad parameter) is not retried: the
- *   event goes straight to the target's dead-letter queue.
- * - Other errors are retried with exponential back-off until the target's RetryPolicy is exhausted:
- *   `MaximumRetryAttempts` retries (EventBridge's default 185) or `MaximumEventAgeInSeconds` since the event was
- *   put (default 86400), whichever comes first. Locally the attempts are also capped at `maxAttempts` (default 5)
- *   and back-off starts at `baseDelayMs` (default 100 ms), so a dead letter arrives in seconds, not hours.
- * - Then, if the target has a `DeadLetterConfig`, the original event (not the transformed input) is sent to that
- *   queue with EventBridge's message attributes RULE_ARN, TARGET_ARN, ERROR_CODE (EventBridge's codes:
- *   NO_RESOURCE, NO_PERMISSIONS, INVALID_PARAMETER, THROTTLING, TIMEOUT, CONNECTION_FAILURE, SDK_CLIENT_ERROR),
- *   ERROR_MESSAGE, EXHAUSTED_RETRY_CONDITION (MaximumRetryAttempts | MaximumEventAgeInSeconds, when retries ran
- *   out) and RETRY_ATTEMPTS. Without one, the event is logged and dropped.
+ * Failures follow EventBridge's "Event retry policy and using dead-letter queues": an error retrying cannot fix (no
+ * queue, no permission, a bad parameter) goes straight to the dead-letter queue; others are retried with
+ * exponential back-off until the RetryPolicy runs out (`MaximumRetryAttempts`, default 185, or
+ * `MaximumEventAgeInSeconds`, default 86400), locally also capped at `maxAttempts` (default 5) from `baseDelayMs`
+ * (default 100 ms), so a dead letter arrives in seconds. Then a `DeadLetterConfig` gets the original event (not the
+ * transformed input) with EventBridge's attributes RULE_ARN, TARGET_ARN, ERROR_CODE (NO_RESOURCE, NO_PERMISSIONS,
+ * INVALID_PARAMETER, THROTTLING, TIMEOUT, CONNECTION_FAILURE, SDK_CLIENT_ERROR), ERROR_MESSAGE,
+ * EXHAUSTED_RETRY_CONDITION (which limit ran out) and RETRY_ATTEMPTS; without one, the event is logged and dropped.
  */
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { targetInput } from './input-transformer.ts';

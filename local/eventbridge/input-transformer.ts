@@ -1,21 +1,15 @@
 /**
  * What EventBridge sends to a target: the event, `Input` verbatim, the value at `InputPath`, or an
- * `InputTransformer` rendering, following "Amazon EventBridge input transformation" in the user guide:
- *
- * - The template is scanned once. If it is JSON once its placeholders are filled (an object, an array or a quoted
- *   string), placeholders are substituted by context:
- *   - outside quotes: a string value is written as a JSON string (quoted), numbers, booleans, null, objects and
- *     arrays as JSON;
- *   - inside quotes: a string value is written as is (EventBridge does not escape extracted values), numbers and
- *     booleans as text, objects and arrays as JSON with their quotes removed (the documented
- *     "Detail is {state:RUNNING}" behaviour).
- * - Otherwise the template is plain text and every placeholder is substituted as inside quotes.
- * - A variable whose path matches nothing is not created (as documented); its placeholder renders as nothing inside
- *   quotes and as `null` outside quotes (our choice, so a JSON template stays JSON).
- * - Placeholders naming neither a variable nor a predefined variable are left as they are.
- *
- * Predefined variables: `aws.events.rule-arn`, `aws.events.rule-name`, `aws.events.event.ingestion-time`,
- * `aws.events.event` (the event without `detail`) and `aws.events.event.json` (the whole event).
+ * `InputTransformer` rendering, following "Amazon EventBridge input transformation" in the user guide. The template
+ * is scanned once. If it is JSON once its placeholders are filled (an object, an array or a quoted string),
+ * placeholders are substituted by context: outside quotes a string is written as a JSON string and other values
+ * as JSON; inside quotes a string as is (EventBridge does not escape extracted values), numbers and booleans as
+ * text, objects and arrays as JSON without their quotes (the documented "Detail is {state:RUNNING}"). Otherwise
+ * the template is plain text and every placeholder is substituted as inside quotes. A variable whose path matches
+ * nothing is not created; its placeholder renders as nothing inside quotes and as `null` outside (our choice, so a
+ * JSON template stays JSON). Placeholders naming neither a variable nor a predefined one are left as they are.
+ * Predefined: `aws.events.rule-arn`, `aws.events.rule-name`, `aws.events.event.ingestion-time`, `aws.events.event`
+ * (the event without `detail`) and `aws.events.event.json` (the whole event).
  */
 import { evaluateJsonPath } from './json-path.ts';
 

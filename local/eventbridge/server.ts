@@ -7,15 +7,22 @@
  * Supported: PutEvents, PutRule, DescribeRule, ListRules, DeleteRule, EnableRule, DisableRule, PutTargets,
  * RemoveTargets, ListTargetsByRule, TestEventPattern, CreateEventBus, DescribeEventBus, ListEventBuses,
  * DeleteEventBus. Quotas are enforced as AWS enforces them, with AWS's errors (`DEFAULT_QUOTAS` in state.ts:
- * rules per bus, targets per rule, event pattern size, PutEvents size), each settable. Not supported: scheduled rules firing, archives/replays, connections, API destinations,
- * endpoints, permissions/policies, tags, non-SQS targets (accepted, but delivery fails with a log line).
+ * rules per bus, targets per rule, event pattern size, PutEvents size), each settable. Not supported: scheduled
+ * rules firing, archives/replays, connections, API destinations, endpoints, permissions/policies, tags, non-SQS
+ * targets (accepted, but delivery fails with a log line).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matchesEventPattern } from '#shared/routing/event-pattern.ts';
+import {
+  type EmulatorOptions,
+  loadStateFile,
+  parseJsonObject,
+  readBody,
+  saveStateFile,
+  sendJson,
+  startEmulatorServer,
+} from '../emulator-http.ts';
 import { Deliverer } from './delivery.ts';
 import { constraintViolation, EventBridgeError, validation } from './errors.ts';
 import {
@@ -28,19 +35,8 @@ import {
   type SerializedState,
 } from './state.ts';
 
-export interface LocalEventBridgeOptions {
-  /** 0 = any free port. */
-  port?: number;
-  /** Default 127.0.0.1. */
-  host?: string;
-  /** Default us-east-1. */
-  region?: string;
-  /** Default 000000000000. */
-  accountId?: string;
-  sqsEndpoint: string;
-  /** Buses, rules and targets are loaded from and saved to this JSON file. */
-  stateFile?: string;
-  log?: (line: string) => void;
+/** `stateFile` keeps buses, rules and targets. */
+export interface LocalEventBridgeOptions extends EmulatorOptions {
   /** Delivery attempts per target before dead-lettering or dropping (default 5). */
   maxDeliveryAttempts?: number;
   /** First retry delay; doubles per attempt (default 100 ms). */
@@ -118,15 +114,8 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
   const accountId = options.accountId ?? '000000000000';
   const log = options.log;
   const state = new EventBridgeState(region, accountId, options.quotas);
-  if (options.stateFile) {
-    let text: string | undefined;
-    try {
-      text = readFileSync(options.stateFile, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    if (text !== undefined) state.load(JSON.parse(text) as SerializedState, log);
-  }
+  const saved = loadStateFile(options.stateFile);
+  if (saved !== undefined) state.load(saved as SerializedState, log);
   const deliverer = new Deliverer({
     sqsEndpoint: options.sqsEndpoint,
     region,
@@ -137,11 +126,7 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
   const counters = { eventsPut: 0, eventsRejected: 0, matched: 0 };
 
   function save(): void {
-    if (!options.stateFile) return;
-    mkdirSync(dirname(options.stateFile), { recursive: true });
-    const tmp = `${options.stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(state.serialize(), null, 2));
-    renameSync(tmp, options.stateFile);
+    saveStateFile(options.stateFile, state.serialize());
   }
 
   const describeRule = (r: Rule) => ({
@@ -337,24 +322,12 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
     }),
   };
 
-  const server: Server = createServer((req, res) => {
-    serve(req, res).catch((error: unknown) => {
-      log?.(`eventbridge: ${(error as Error).stack ?? String(error)}`);
-      if (!res.headersSent) reply(res, 500, { __type: 'InternalException', message: 'Internal error' });
-    });
-  });
-
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_REQUEST_BYTES) {
-        reply(res, 413, { __type: 'RequestEntityTooLargeException', message: 'Request is too large.' });
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk as Buffer);
+    const text = await readBody(req, MAX_REQUEST_BYTES);
+    if (text === undefined) {
+      reply(res, 413, { __type: 'RequestEntityTooLargeException', message: 'Request is too large.' });
+      req.destroy();
+      return;
     }
     const target = req.headers['x-amz-target'];
     const operation =
@@ -365,36 +338,29 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
       reply(res, 400, error.toBody());
       return;
     }
-    let input: unknown;
-    try {
-      const text = Buffer.concat(chunks).toString('utf8');
-      input = text.trim() === '' ? {} : JSON.parse(text);
-    } catch {
-      reply(res, 400, { __type: 'SerializationException', message: 'Request body is not valid JSON.' });
-      return;
-    }
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-      reply(res, 400, { __type: 'SerializationException', message: 'Request body must be a JSON object.' });
+    const body = parseJsonObject(text);
+    if ('problem' in body) {
+      reply(res, 400, { __type: 'SerializationException', message: body.problem });
       return;
     }
     try {
-      reply(res, 200, handler(input as Input) ?? {});
+      reply(res, 200, handler(body.input) ?? {});
     } catch (error) {
       if (!(error instanceof EventBridgeError)) throw error;
       reply(res, error.statusCode, error.toBody());
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
+  const server = await startEmulatorServer({
+    port: options.port,
+    host: options.host,
+    handle: serve,
+    crashed: (res, error) => {
+      log?.(`eventbridge: ${(error as Error).stack ?? String(error)}`);
+      if (!res.headersSent) reply(res, 500, { __type: 'InternalException', message: 'Internal error' });
+    },
   });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.host ?? '127.0.0.1';
-  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { endpoint, port } = server;
   log?.(`eventbridge ready on ${endpoint}`);
 
   return {
@@ -404,26 +370,18 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
     stats: () => ({ ...counters, ...deliverer.stats }),
     idle: () => deliverer.idle(),
     async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await server.close();
       await deliverer.idle();
       deliverer.close();
     },
   };
 }
 
+/** AWS JSON 1.1: an error's code is its body's `__type`, repeated in the error type header. */
 function reply(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/x-amz-json-1.1',
-    'content-length': Buffer.byteLength(text),
-    'x-amzn-requestid': randomUUID(),
-  };
-  if (status >= 400 && typeof body === 'object' && body !== null && '__type' in body) {
-    headers['x-amzn-errortype'] = String((body as { __type: unknown }).__type);
-  }
-  res.writeHead(status, headers);
-  res.end(text);
+  const errorType =
+    status >= 400 && typeof body === 'object' && body !== null && '__type' in body
+      ? String((body as { __type: unknown }).__type)
+      : undefined;
+  sendJson(res, status, 'application/x-amz-json-1.1', body, errorType);
 }

@@ -6,6 +6,7 @@
 import { InvalidEventPatternError, validateEventPattern } from '#shared/routing/event-pattern.ts';
 import { RuleIndex } from '#shared/routing/rule-index.ts';
 import { topology } from '#shared/topology.ts';
+import { pageByName } from '../emulator-http.ts';
 import {
   busNotFound,
   constraintViolation,
@@ -98,18 +99,8 @@ export function page<T>(
   nextToken: unknown,
 ): { items: T[]; NextToken?: string } {
   const max = optionalInteger(limit, 'limit', 1, 100) ?? 100;
-  let after: string | undefined;
-  if (nextToken !== undefined) {
-    if (typeof nextToken !== 'string') throw validation('The NextToken is invalid.');
-    after = Buffer.from(nextToken, 'base64url').toString('utf8');
-  }
-  const sorted = [...items].sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0));
-  const start = after === undefined ? sorted : sorted.filter((item) => nameOf(item) > after);
-  const slice = start.slice(0, max);
-  const last = slice.at(-1);
-  return start.length > max && last !== undefined
-    ? { items: slice, NextToken: Buffer.from(nameOf(last), 'utf8').toString('base64url') }
-    : { items: slice };
+  if (nextToken !== undefined && typeof nextToken !== 'string') throw validation('The NextToken is invalid.');
+  return pageByName(items, nameOf, (a, b) => (a < b ? -1 : a > b ? 1 : 0), max, nextToken);
 }
 
 function optionalInteger(value: unknown, member: string, min: number, max: number): number | undefined {

@@ -1,28 +1,32 @@
 /**
  * crumbs' local EventBridge Scheduler: a node:http service speaking the Scheduler API wire protocol (REST-JSON:
  * `POST /schedules/{Name}`, `GET /schedules?ScheduleGroup=…`, …), so `@aws-sdk/client-scheduler` works against it
- * unchanged, and a clock that fires due schedules into their SQS targets (checked every `tickMs`, 200 ms by
- * default: a schedule fires within about a second of its time). Signatures are not verified.
+ * unchanged, and a clock that fires due schedules into their SQS targets (every `tickMs`, 200 ms by default).
  *
- * Supported: CreateSchedule, GetSchedule, UpdateSchedule, DeleteSchedule, ListSchedules, CreateScheduleGroup,
- * GetScheduleGroup, DeleteScheduleGroup, ListScheduleGroups; at() / rate() / cron() with
- * ScheduleExpressionTimezone, StartDate, EndDate, State, ActionAfterCompletion (DELETE removes a schedule after its
- * last firing); SQS targets with `Input` and the context attributes `<aws.scheduler.schedule-arn>`,
- * `<aws.scheduler.scheduled-time>`, `<aws.scheduler.execution-id>` and `<aws.scheduler.attempt-number>`; retries
- * (bounded locally) and the target's DeadLetterConfig. Not supported: other target types (the firing fails with a
- * log line), flexible windows (a FLEXIBLE schedule fires at its earliest time), tags, KMS.
+ * Supported: Create/Get/Update/Delete/ListSchedules and Create/Get/Delete/ListScheduleGroups; at() / rate() /
+ * cron() with ScheduleExpressionTimezone, StartDate, EndDate, State and ActionAfterCompletion (DELETE removes a
+ * schedule after its last firing); SQS targets with `Input` and the `<aws.scheduler.*>` context attributes;
+ * retries (bounded locally) and DeadLetterConfig. Not supported: other target types (the firing fails with a log
+ * line), flexible windows (a FLEXIBLE schedule fires at its earliest time), tags, KMS. Signatures are not verified.
  *
- * Decisions where AWS leaves the local case open: a time that passed while the emulator was not running fires once
- * when it starts (missed cron and rate times are coalesced into one firing), and an at() already in the past fires
- * at once. State (groups, schedules, last firing) is saved to `stateFile` like the local EventBridge's.
+ * Where AWS leaves the local case open: a time that passed while the emulator was not running fires once when it
+ * starts (missed cron and rate times coalesce), and an at() already in the past fires at once. State (groups,
+ * schedules, last firing) is saved to `stateFile`.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { nextFireTime } from '#shared/domain/schedule-expression.ts';
+import {
+  type EmulatorOptions,
+  loadStateFile,
+  pageByName,
+  parseJsonObject,
+  readBody,
+  saveStateFile,
+  sendJson,
+  startEmulatorServer,
+} from '../emulator-http.ts';
 import { parseSqsArn } from '../eventbridge/delivery.ts';
 import { SchedulerError, validation } from './errors.ts';
 import {
@@ -33,15 +37,8 @@ import {
   type SerializedState,
 } from './state.ts';
 
-export interface LocalSchedulerOptions {
-  /** 0 = any free port. */
-  port?: number;
-  host?: string;
-  region?: string;
-  accountId?: string;
-  sqsEndpoint: string;
-  stateFile?: string;
-  log?: (line: string) => void;
+/** `stateFile` keeps groups, schedules and each schedule's last firing. */
+export interface LocalSchedulerOptions extends EmulatorOptions {
   /** How often due schedules are looked for (default 200 ms). */
   tickMs?: number;
   /** Delivery attempts before dead-lettering or dropping (default 5). */
@@ -116,15 +113,7 @@ function paged<T>(
   const max = maxRaw === null ? 100 : Number(maxRaw);
   if (!Number.isInteger(max) || max < 1 || max > 100)
     throw validation('MaxResults must be between 1 and 100.');
-  const token = query.get('NextToken');
-  const after = token === null ? undefined : Buffer.from(token, 'base64url').toString('utf8');
-  const sorted = [...items].sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
-  const rest = after === undefined ? sorted : sorted.filter((i) => nameOf(i) > after);
-  const slice = rest.slice(0, max);
-  const last = slice.at(-1);
-  return rest.length > max && last !== undefined
-    ? { items: slice, NextToken: Buffer.from(nameOf(last), 'utf8').toString('base64url') }
-    : { items: slice };
+  return pageByName(items, nameOf, (a, b) => a.localeCompare(b), max, query.get('NextToken') ?? undefined);
 }
 
 export async function startLocalScheduler(options: LocalSchedulerOptions): Promise<LocalScheduler> {
@@ -132,15 +121,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
   const accountId = options.accountId ?? '000000000000';
   const log = options.log;
   const state = new SchedulerState(region, accountId);
-  if (options.stateFile) {
-    let text: string | undefined;
-    try {
-      text = readFileSync(options.stateFile, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    if (text !== undefined) state.load(JSON.parse(text) as SerializedState, log);
-  }
+  const saved = loadStateFile(options.stateFile);
+  if (saved !== undefined) state.load(saved as SerializedState, log);
   const stats: LocalSchedulerStats = { fired: 0, delivered: 0, failed: 0, deadLettered: 0 };
   const sqs = new SQSClient({
     endpoint: options.sqsEndpoint,
@@ -154,11 +136,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
   const inFlight = new Set<Promise<void>>();
 
   function save(): void {
-    if (!options.stateFile) return;
-    mkdirSync(dirname(options.stateFile), { recursive: true });
-    const tmp = `${options.stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(state.serialize(), null, 2));
-    renameSync(tmp, options.stateFile);
+    saveStateFile(options.stateFile, state.serialize());
   }
 
   async function send(arn: string, body: string, groupId: string | undefined, dedup: string): Promise<void> {
@@ -336,16 +314,11 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
   ];
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_REQUEST_BYTES) {
-        reply(res, new SchedulerError('ValidationException', 'Request is too large.'));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk as Buffer);
+    const text = await readBody(req, MAX_REQUEST_BYTES);
+    if (text === undefined) {
+      reply(res, new SchedulerError('ValidationException', 'Request is too large.'));
+      req.destroy();
+      return;
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = routes.find(([method, pattern]) => method === req.method && pattern.test(url.pathname));
@@ -356,23 +329,14 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
       );
       return;
     }
-    let body: unknown = {};
-    const text = Buffer.concat(chunks).toString('utf8');
-    if (text.trim() !== '') {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        reply(res, validation('Request body is not valid JSON.'));
-        return;
-      }
-    }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      reply(res, validation('Request body must be a JSON object.'));
+    const body = parseJsonObject(text);
+    if ('problem' in body) {
+      reply(res, validation(body.problem));
       return;
     }
     const params = (route[1].exec(url.pathname) ?? []).slice(1).map((p) => decodeURIComponent(p));
     try {
-      const out = route[2](params, url.searchParams, body as Input);
+      const out = route[2](params, url.searchParams, body.input);
       if (route[3]) save();
       reply(res, undefined, out);
     } catch (error) {
@@ -381,22 +345,16 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
     }
   }
 
-  const server: Server = createServer((req, res) => {
-    serve(req, res).catch((error: unknown) => {
+  const server = await startEmulatorServer({
+    port: options.port,
+    host: options.host,
+    handle: serve,
+    crashed: (res, error) => {
       log?.(`scheduler: ${(error as Error).stack ?? String(error)}`);
       if (!res.headersSent) reply(res, new SchedulerError('InternalServerException', 'Internal error'));
-    });
+    },
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.host ?? '127.0.0.1';
-  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { endpoint, port } = server;
   const clock = setInterval(() => {
     try {
       fireDue();
@@ -414,24 +372,15 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
     tick,
     async stop() {
       clearInterval(clock);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await server.close();
       await Promise.allSettled([...inFlight]);
       sqs.destroy();
     },
   };
 }
 
+/** REST-JSON: an error's code travels in the error type header, its message in the body. */
 function reply(res: ServerResponse, error: SchedulerError | undefined, body?: unknown): void {
-  const text = JSON.stringify(error === undefined ? (body ?? {}) : error.toBody());
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'x-amzn-requestid': randomUUID(),
-  };
-  if (error !== undefined) headers['x-amzn-errortype'] = error.code;
-  res.writeHead(error === undefined ? 200 : error.statusCode, headers);
-  res.end(text);
+  if (error === undefined) sendJson(res, 200, 'application/json', body ?? {});
+  else sendJson(res, error.statusCode, 'application/json', error.toBody(), error.code);
 }

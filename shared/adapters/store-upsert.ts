@@ -11,7 +11,8 @@
  *
  * Writing nothing for an equal input matters: no new version and no change event, so re-applying a file or
  * re-executing a trigger after a crash triggers nobody. With `expectedVersion` (the API's If-Match) nothing is
- * retried: a different stored version is the caller's conflict to resolve.
+ * retried: a different stored version is the caller's conflict to resolve. It sits with the adapters, not in
+ * `domain/record-rules.ts`: it drives a store's IO through the port, which the domain floor cannot import.
  */
 import {
   type Breadcrumb,

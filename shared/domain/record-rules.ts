@@ -1,17 +1,28 @@
 /**
  * What every store adapter does the same way when it builds, stores and reads records, so the DynamoDB and the
- * in-memory adapters cannot drift: the stored record's derived fields (checksum, `updated_at` never before
- * `created_at`), the storable-shape check, schema-level `llm_hints` defaults kept from `schema.def.v1`
- * breadcrumbs tagged `defines:<schema>`, and the context view.
+ * in-memory adapters cannot drift: the first version of a created record and the next version a patch makes
+ * (`applyPatch`), If-Match, the stored record's derived fields (checksum, `updated_at` never before `created_at`),
+ * the storable-shape check, expired heads read as gone, schema-level `llm_hints` defaults kept from `schema.def.v1`
+ * breadcrumbs tagged `defines:<schema>`, the context view, and the paging both stores answer (cursors, history
+ * pages, the unscoped listing refused). Pure: the stores do the IO.
  */
 import {
   type Breadcrumb,
   type ContextView,
+  type CreateBreadcrumb,
   checksumOf,
+  isExpired,
   jsonBytes,
   storableJsonIssues,
+  toEpochSeconds,
+  type UpdateBreadcrumb,
 } from '#shared/domain/breadcrumb.ts';
-import { ValidationError } from '#shared/domain/errors.ts';
+import {
+  BadRequestError,
+  NotFoundError,
+  ValidationError,
+  VersionConflictError,
+} from '#shared/domain/errors.ts';
 import { applyLlmHints, type LlmHints, LlmHintsSchema } from '#shared/domain/llm-hints.ts';
 import { SCHEMA_DEF } from '#shared/domain/protocol.ts';
 
@@ -41,6 +52,63 @@ export function buildRecord(fields: Omit<Breadcrumb, 'checksum'>): Breadcrumb {
   };
   assertStorable(record);
   return record;
+}
+
+/** Who writes and when: what every write stamps on the version it makes. */
+export interface WriteStamp {
+  readonly now: Date;
+  readonly principal: string;
+  readonly causation?: Breadcrumb['causation'];
+}
+
+/** Version 1 of a breadcrumb created from `input`; the store decides its expiry (a schema's TTL default or none). */
+export function firstVersion(
+  workspace: string,
+  id: string,
+  input: CreateBreadcrumb,
+  expiresAt: number | undefined,
+  stamp: WriteStamp,
+): Breadcrumb {
+  return buildRecord({
+    id,
+    workspace,
+    schema_name: input.schema_name,
+    title: input.title,
+    tags: input.tags,
+    context: input.context,
+    llm_hints: input.llm_hints,
+    expires_at: expiresAt,
+    version: 1,
+    created_at: stamp.now.toISOString(),
+    updated_at: stamp.now.toISOString(),
+    created_by: stamp.principal,
+    updated_by: stamp.principal,
+    causation: stamp.causation,
+  });
+}
+
+/**
+ * The next version of `current` under `patch`: a field the patch leaves out keeps its value, `null` clears
+ * `llm_hints` or `expires_at`, and causation is the writer's or else kept.
+ */
+export function applyPatch(current: Breadcrumb, patch: UpdateBreadcrumb, stamp: WriteStamp): Breadcrumb {
+  return buildRecord({
+    ...current,
+    title: patch.title ?? current.title,
+    tags: patch.tags ?? current.tags,
+    context: patch.context ?? current.context,
+    llm_hints: patch.llm_hints === null ? undefined : (patch.llm_hints ?? current.llm_hints),
+    expires_at:
+      patch.expires_at === null
+        ? undefined
+        : patch.expires_at === undefined
+          ? current.expires_at
+          : toEpochSeconds(patch.expires_at),
+    version: current.version + 1,
+    updated_at: stamp.now.toISOString(),
+    updated_by: stamp.principal,
+    causation: stamp.causation ?? current.causation,
+  });
 }
 
 export function toContextView(record: Breadcrumb, hints: LlmHints | undefined): ContextView {
@@ -134,4 +202,77 @@ function assertStorable(record: Breadcrumb): void {
       },
     ]);
   }
+}
+
+/** A listing names a schema, a tag or both: a whole workspace is never scanned. */
+export function refuseUnscopedListing(): never {
+  throw new BadRequestError('listing needs schema_name, tag, or both', [
+    {
+      path: 'schema_name',
+      message: 'give schema_name and/or tag: listing a whole workspace is not supported',
+    },
+  ]);
+}
+
+/** Cursors are opaque to callers: base64url of JSON, checked again when they come back. */
+export function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+export function decodeCursorJson(cursor: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new BadRequestError('cursor is not valid', [
+      { path: 'cursor', message: 'expected a cursor from next_cursor' },
+    ]);
+  }
+}
+
+/**
+ * The versions one history page holds, newest first, from the cursor's version (or the head's) down, `limit` of
+ * them, and the cursor of the next page (none once version 1 is on this one).
+ */
+export function historyPage(
+  headVersion: number,
+  page: { limit: number; cursor?: string },
+): { versions: number[]; next_cursor: string | null } {
+  const from = page.cursor === undefined ? headVersion : decodeHistoryCursor(page.cursor, headVersion);
+  const to = Math.max(1, from - page.limit + 1);
+  const versions: number[] = [];
+  for (let v = from; v >= to; v--) versions.push(v);
+  return { versions, next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null };
+}
+
+/** If-Match: with an expected version, any other stored version is a conflict (and nothing is written). */
+export function assertExpectedVersion(expected: number | undefined, current: Breadcrumb): void {
+  if (expected !== undefined && current.version !== expected) {
+    throw new VersionConflictError(expected, current.version);
+  }
+}
+
+/** A stored head as readers see it: gone when missing or past its `expires_at`. */
+export function liveOrGone(
+  record: Breadcrumb | undefined,
+  workspace: string,
+  id: string,
+  nowMs: number,
+): Breadcrumb {
+  if (!record) throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
+  if (isExpired(record, nowMs)) {
+    throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
+  }
+  return record;
+}
+
+/** The version a history page starts from: a whole number from 1 to the current version. */
+export function decodeHistoryCursor(cursor: string, current: number): number {
+  const value = decodeCursorJson(cursor) as { v?: unknown } | null;
+  const v = value?.v;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > current) {
+    throw new BadRequestError('cursor is not valid', [
+      { path: 'cursor', message: 'expected a cursor from next_cursor' },
+    ]);
+  }
+  return v;
 }

@@ -3,44 +3,11 @@
  * (`shared/domain/change-event.ts`). The compiled pattern is what runs everywhere — in EventBridge on AWS, in the
  * local EventBridge, and in the executor's re-check (`matchesSelector`) — so a selector has one meaning.
  *
- * Mapping (inside `detail`):
- *   schema_name              → schema_name: [v]
- *   any_tags                 → tags: [t1, t2]            (an array field matches when any element matches)
- *   all_tags                 → tag_map: { <encodeTagKey(t)>: [true], … }
- *   context_match $.a.b op v → context: { a: { b: [...] } }
- *     eq v            [v]                      (scalars only; EventBridge cannot match objects or arrays exactly)
- *     ne v            $or: [anything-but v] | [exists: false]   (missing counts as different)
- *     in [v…]         [v1, v2, …]
- *     contains_any    $or: context.a.b: [v1, v2, …] | words.a.b: [w1, w2, …]
- *                     "contains any of these": on a text field, any of the words (case-insensitive, whole words,
- *                     `shared/domain/words.ts`); on an array field, any element equal to a value (EventBridge's
- *                     own array semantics); a field equal to a value matches too. Each string value must be one
- *                     word (refused otherwise when the selector is parsed: use separate values, or `in` to match
- *                     an array element or a whole value equal to a phrase). Numbers and booleans match by equality.
- *     gt/gte/lt/lte   [{"numeric": [op, n]}]; several on one path are merged into one range
- *     exists b        [{"exists": b}]   (EventBridge: objects and empty arrays do not "exist", only leaf values)
- *     prefix s        [{"prefix": s}]
- *
- * Why words and not wildcards: EventBridge has no case-insensitive wildcard, and rules with a few `*word*`
- * wildcards on one field are refused as "too complex", so a definition could fail on AWS by its values. Word
- * equality is plain value matching, which EventBridge indexes; the publisher derives the words once per change.
- *
- * Events whose context was too large to carry (`context_omitted: true`), or whose words were cut by the event's
- * word limits (`words_truncated: true`, only for selectors with a text `contains_any`), match any selector whose
- * other fields match: the executor re-checks the selector against the stored breadcrumb.
- *
- * A selector can need several alternatives (`ne`, `contains_any`, the omitted-context case). A rule with several
- * selectors expands every selector into plain alternatives under one `$or` (no nested `$or`), each carrying its
- * selector's schema/tag fields. EventBridge multiplies `$or` alternatives out and refuses more than 1000
- * combinations; the pattern size limit below is reached long before that.
- *
- * Self-triggering: a rule never matches a change whose writer (`updated_by`; on a create, the creator) is the
- * definition itself, so a definition that updates someone else's breadcrumb is not re-triggered by its own write,
- * while another writer's update of a breadcrumb the definition created still triggers it.
- *
- * Size: EventBridge's default "Event pattern size" quota is 2048 characters (adjustable; PutRule accepts at most
- * 4096). Patterns are checked against 2048 unless the caller says the account's quota is higher; a selector over
- * it is invalid, with the selector that contributes the most named.
+ * Rules it keeps: a text `contains_any` matches whole words (which EventBridge indexes), never wildcards; events
+ * whose context or words were cut match and are re-checked against the stored breadcrumb; a rule's selectors
+ * expand into one flat `$or`; a definition is never triggered by its own write; a pattern over the account's
+ * size quota (2048 characters by default) is invalid, naming the selector that contributes most.
+ * The mapping of each selector field and operator, and the reasons: `compiler.md` beside this file.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson, PrincipalSchema, toFieldIssues, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';

@@ -1,44 +1,16 @@
 /**
  * Amazon EventBridge event-pattern validation and matching, following aws/event-ruler (EventBridge's engine):
- * JsonRuleCompiler for validation, `rulesForJSONEvent` for array-consistent matching.
+ * JsonRuleCompiler for validation, `rulesForJSONEvent` for array-consistent matching. This matcher is what runs
+ * locally and in the executor's re-check, so it must refuse and match exactly what EventBridge does.
  *
  * Model: a pattern compiles to one or more *branches* (the `$or` cross product, as event-ruler does), each a map
- * from a flattened field path (keys joined with ".") to the list of value matchers for that field. An event is
- * flattened to leaves (path, primitive value, array membership). A branch matches when every field has a leaf
- * matching one of its matchers, choosing leaves that never come from different elements of the same array
- * (event-ruler's "array consistency"), or the field allows `{"exists": false}` and has no leaf at all.
+ * from a flattened field path to the value matchers for that field. An event is flattened to leaves (path,
+ * primitive value, array membership). A branch matches when every field has a leaf matching one of its matchers,
+ * never combining leaves from different elements of one array (event-ruler's "array consistency"), or the field
+ * allows `{"exists": false}` and has no leaf at all.
  *
- * Decisions taken where the documentation is silent (each follows event-ruler's source unless said otherwise):
- * - Dotted keys: "a.b" in a pattern or in an event is the same path as {"a":{"b":…}} (event-ruler's documented caveat).
- * - Duplicate paths in one branch (e.g. "a.b" and {"a":{"b"}}): the later one wins, like duplicate JSON keys.
- * - Leaves are primitives only. An object, an empty array or an empty object is not a leaf: `exists:true` does not
- *   match it and `exists:false` does. A JSON `null` is a leaf (it exists, and matches `[null]`).
- * - `exists:false` is checked against the whole event (no leaf with that path anywhere), not per array element.
- * - Numbers follow the current event-ruler (ComparableNumber over the full double range): numbers compare as
- *   IEEE doubles, so 300, 300.0 and 3.0e2 are equal and there is no ±5e9 / 6-decimal limit. Operands of `numeric`
- *   and numeric `anything-but` must be finite ("Cannot compare number"). event-ruler also rejects a literal whose
- *   double is not exactly its decimal text (e.g. 12345678901234567891); a parsed JSON number has lost that text,
- *   so such literals are accepted here. Non-finite event numbers (1e400) never match `numeric`.
- * - `anything-but` compares values of any type: `{"anything-but":"x"}` matches 5, true or null; numeric
- *   `anything-but` matches any string. prefix/suffix/wildcard/equals-ignore-case only ever exclude strings. Empty
- *   lists are rejected for the plain form but accepted for the prefix/suffix/wildcard/equals-ignore-case forms
- *   (event-ruler accepts them); empty prefix/suffix strings are rejected inside anything-but only.
- * - `{"exactly":"x"}` (event-ruler's explicit exact match) is accepted.
- * - An exact string value that is an IP address literal matches the same address written differently (event-ruler
- *   turns it into a one-address range). CIDR: the range is the network of the address as written (host bits ignored);
- *   mask bits must be 0..31 for IPv4 and 0..127 for IPv6 (event-ruler rejects /32 and /128).
- * - equals-ignore-case compares `toLowerCase()` forms (or `toUpperCase()` forms).
- * - Pattern size: the JSON text may be at most 4096 characters (the PutRule API maximum; the default quota is 2048
- *   but can be raised). For an already-parsed pattern the `JSON.stringify` form is measured.
- * - `$or` must be an array of at least two non-empty objects; inside `$or` alternatives event-ruler's reserved
- *   words (operator names and "=", "<", …) may not be used as field names. Outside `$or` they are ordinary fields.
- *   A pattern the `$or`-aware compiler refuses is retried with "$or" read as an ordinary field name, as EventBridge
- *   does (so `{"$or": {"a": ["1"]}}` is valid and matches an event field literally named "$or"). The `$or` arrays
- *   may multiply out to at most 1000 combinations.
- * - Wildcards: besides "**" and bad escapes, a rule is refused as "too complex" when the wildcards (plain and
- *   anything-but) on one field can leave more than 10 positions past a `*` live at once for some value; this is
- *   our own measure of event-ruler's documented criterion, calibrated on the refusals EventBridge is known to make.
- * - Events: a non-object event (array, string) has no fields and matches nothing; invalid event JSON throws.
+ * The decisions taken where EventBridge's documentation is silent (numbers, `anything-but`, IP addresses, `$or`,
+ * wildcard complexity, pattern size), following event-ruler's source unless said otherwise: `event-pattern.md`.
  */
 
 export class InvalidEventPatternError extends Error {

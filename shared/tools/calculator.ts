@@ -1,39 +1,10 @@
 /**
- * `calculator`: evaluates an arithmetic expression with a small parser of its own, never `eval` or `new Function`.
- * It replaced mathjs, which cost about 150 KB in every bundle that registers the built-in tools. For the arithmetic
- * it accepts it gives the same results as the mathjs version did (compared on generated expressions by
- * test/unit/tools/calculator.differential.test.ts); the differences are listed below.
- *
- *   expression := sum
- *   sum        := product (("+" | "-") product)*
- *   product    := percent (("*" | "/" | "%" | "mod") percent)*
- *   percent    := unary "%"?                       a percentage only when no operand follows the "%"
- *   unary      := ("-" | "+") unary | power
- *   power      := primary ("^" unary)?             right-associative, binds tighter than unary minus
- *   primary    := number | constant | function "(" (sum ("," sum)*)? ")" | "(" sum ")"
- *
- * The meaning follows mathjs (number build):
- * - `-2^2` is -4, `2^3^2` is 512 and `2^-1` is 0.5.
- * - `%` and `mod` are modulo with the sign of the divisor (`-7 % 3` is 2). `x % 0` is x.
- * - `%` with no operand after it is a percentage: `50%` is 0.5, `80 * 15%` is 12, and a bare percentage after
- *   `+` or `-` is taken of the left side (`100 + 10%` is 110). When `+`, `-`, a number, a name or `(` follows,
- *   the `%` is modulo, so `10% + 1` is 10 mod +1, which is 0.
- * - Arithmetic is plain JavaScript number arithmetic, `Math.pow` and the `Math` functions. `round` rounds half away
- *   from zero on the printed decimal digits (see `roundDecimals`). `floor` and `ceil` take a value within rounding
- *   error of a whole number as that number, so `floor(4.35 * 100)` is 435 although 4.35 * 100 is 434.99999999999994
- *   (see `toNearInteger`).
- *
- * Where it differs from the mathjs version (each refusal is a clear error that an agent can act on):
- * - Implicit multiplication (`2pi`, `2(3+4)`) is refused with the hint "write *", because mathjs's rules for it
- *   (for example `1/2x`) are hard to predict.
- * - Hexadecimal, binary and octal literals, `#` comments and `;` between statements are refused.
- * - A newline is plain whitespace, so `1\n+2` is 3; mathjs read two statements there and refused them.
- * - A number may end in a dot, so `5.*2` is 10; mathjs read the element-wise `.*` there and refused it.
- * - `floor` and `ceil` take exactly one argument. The mathjs version silently ignored a second one.
- * - `log(x, 0)` and a base that is not a number (`log(x, 0/0)`) have no finite result. mathjs read a zero or NaN
- *   base as no base and answered ln(x).
- * - `max` and `min` use `Math.max` and `Math.min`. mathjs took arguments within 1e-12 relative or 1e-15 absolute
- *   as equal and returned the first of them, so its `min(1e-16, 0)` was 1e-16; here it is 0.
+ * `calculator`: evaluates an arithmetic expression with a small parser of its own (recursive descent over the
+ * grammar in `calculator.md`), never `eval` or `new Function`; mathjs, the library made for this, costs about
+ * 150 KB in every bundle that registers the built-in tools. Results follow mathjs's number build (compared on
+ * generated expressions by test/unit/tools/calculator.differential.test.ts): `-2^2` is -4, `%` is modulo with the
+ * divisor's sign or, with no operand after it, a percentage. What it refuses or answers otherwise than mathjs, each
+ * refusal an error an agent can act on, is listed in `calculator.md` beside this file.
  */
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import type { Tool } from './tool.ts';

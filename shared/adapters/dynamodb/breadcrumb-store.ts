@@ -59,8 +59,16 @@ import type {
 } from '#shared/ports/breadcrumb-store.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import {
+  applyPatch,
+  assertExpectedVersion,
   buildRecord,
+  decodeCursorJson,
   definedSchemas,
+  encodeCursor,
+  firstVersion,
+  historyPage,
+  liveOrGone,
+  refuseUnscopedListing,
   type SchemaSettings,
   schemaDefSettings,
   toContextView,
@@ -135,20 +143,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       input.expires_at === undefined
         ? await this.defaultExpiry(workspace, input.schema_name, now)
         : toEpochSeconds(input.expires_at);
-    const record = this.buildRecord({
-      id,
-      workspace,
-      schema_name: input.schema_name,
-      title: input.title,
-      tags: input.tags,
-      context: input.context,
-      llm_hints: input.llm_hints,
-      expires_at: expiresAt,
-      version: 1,
-      created_at: now.toISOString(),
-      updated_at: now.toISOString(),
-      created_by: options.principal,
-      updated_by: options.principal,
+    const record = firstVersion(workspace, id, input, expiresAt, {
+      now,
+      principal: options.principal,
       causation: options.causation,
     });
 
@@ -265,15 +262,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     page: { limit: number; cursor?: string },
   ): Promise<Page<Breadcrumb>> {
     const head = this.liveRecord(await this.getItem(keys.head(workspace, id)), workspace, id);
-    const from = page.cursor === undefined ? head.version : decodeHistoryCursor(page.cursor, head.version);
-    const to = Math.max(1, from - page.limit + 1);
-    const versionKeys: Key[] = [];
-    for (let v = from; v >= to; v--) versionKeys.push(keys.version(workspace, id, v));
-    const items = await this.batchGet(versionKeys);
-    return {
-      items: items.filter((i): i is Item => i !== undefined).map(toRecord),
-      next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null,
-    };
+    const { versions, next_cursor } = historyPage(head.version, page);
+    const items = await this.batchGet(versions.map((v) => keys.version(workspace, id, v)));
+    return { items: items.filter((i): i is Item => i !== undefined).map(toRecord), next_cursor };
   }
 
   async update(
@@ -284,25 +275,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   ): Promise<Breadcrumb> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
-      if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
-        throw new VersionConflictError(options.expectedVersion, current.version);
-      }
-      const record = this.buildRecord({
-        ...current,
-        title: patch.title ?? current.title,
-        tags: patch.tags ?? current.tags,
-        context: patch.context ?? current.context,
-        llm_hints: patch.llm_hints === null ? undefined : (patch.llm_hints ?? current.llm_hints),
-        expires_at:
-          patch.expires_at === null
-            ? undefined
-            : patch.expires_at === undefined
-              ? current.expires_at
-              : toEpochSeconds(patch.expires_at),
-        version: current.version + 1,
-        updated_at: this.clock.now().toISOString(),
-        updated_by: options.principal,
-        causation: options.causation ?? current.causation,
+      assertExpectedVersion(options.expectedVersion, current);
+      const record = applyPatch(current, patch, {
+        now: this.clock.now(),
+        principal: options.principal,
+        causation: options.causation,
       });
       try {
         await this.commit({
@@ -342,9 +319,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
-      if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
-        throw new VersionConflictError(options.expectedVersion, current.version);
-      }
+      assertExpectedVersion(options.expectedVersion, current);
       const items: TransactItem[] = [
         {
           Delete: {
@@ -385,14 +360,14 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   async list(query: ListQuery): Promise<Page<Breadcrumb>> {
     const { workspace, schema_name: schema, tag, limit } = query;
-    if (schema === undefined && tag === undefined) badListQuery();
+    if (schema === undefined && tag === undefined) refuseUnscopedListing();
     const pk = tag !== undefined ? gsi.byTag(workspace, tag) : gsi.bySchema(workspace, schema!);
     let start = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pk);
 
     // By schema: the heads are the index entries. By tag: tag entries point at heads. By schema and tag: the tag's
     // entries, those of other schemas skipped (each entry carries its schema), read until the page is full or
     // LIST_FILTER_READS entries were read — a page can then come back short, with a cursor to go on from. One
-    // index instead of a second one keyed by schema+tag: every tag used to cost two index writes (issue 14).
+    // index, not a second one keyed by schema+tag, which would cost a second index write per tag per version.
     const picked: Item[] = [];
     let next: Record<string, unknown> | undefined;
     let read = 0;
@@ -480,7 +455,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const now = nowDate.toISOString();
     const expiresAt =
       parsed.expires_at ?? (await this.defaultExpiry(parsed.workspace, parsed.schema_name, nowDate));
-    const record = this.buildRecord({
+    const record = buildRecord({
       id: parsed.id,
       workspace: parsed.workspace,
       schema_name: parsed.schema_name,
@@ -531,10 +506,6 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   // ---------------------------------------------------------------------------------------------------------
-
-  private buildRecord(fields: Omit<Breadcrumb, 'checksum'>): Breadcrumb {
-    return buildRecord(fields);
-  }
 
   /** One transaction: head, version item, tag items, schema hints, plus `extra` (placed last). */
   private async commit(write: VersionWrite): Promise<void> {
@@ -729,13 +700,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   private liveRecord(item: Item | undefined, workspace: string, id: string): Breadcrumb {
-    if (!item || item.kind !== KIND.breadcrumb)
-      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
-    const record = toRecord(item);
-    if (isExpired(record, this.clock.now().getTime())) {
-      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
-    }
-    return record;
+    const record = item && item.kind === KIND.breadcrumb ? toRecord(item) : undefined;
+    return liveOrGone(record, workspace, id, this.clock.now().getTime());
   }
 
   private async replayIdempotent(workspace: string, key: string, requestHash: string): Promise<Breadcrumb> {
@@ -805,29 +771,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function badListQuery(): never {
-  throw new BadRequestError('listing needs schema_name, tag, or both', [
-    {
-      path: 'schema_name',
-      message: 'give schema_name and/or tag: listing a whole workspace is not supported',
-    },
-  ]);
-}
-
-export function encodeCursor(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-}
-
-function decodeCursorJson(cursor: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new BadRequestError('cursor is not valid', [
-      { path: 'cursor', message: 'expected a cursor from next_cursor' },
-    ]);
-  }
-}
-
 /** A position in gsi1 (every listing reads it), as DynamoDB gives it in LastEvaluatedKey: table and index keys. */
 const LIST_CURSOR_KEYS = ['id', 'workspace', 'gsi1pk', 'gsi1sk'] as const;
 
@@ -857,17 +800,6 @@ function decodeListCursor(cursor: string, pk: string): Record<string, unknown> {
     ]);
   }
   return value as Record<string, unknown>;
-}
-
-function decodeHistoryCursor(cursor: string, current: number): number {
-  const value = decodeCursorJson(cursor) as { v?: unknown } | null;
-  const v = value?.v;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > current) {
-    throw new BadRequestError('cursor is not valid', [
-      { path: 'cursor', message: 'expected a cursor from next_cursor' },
-    ]);
-  }
-  return v;
 }
 
 /**

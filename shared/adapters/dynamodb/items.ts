@@ -7,6 +7,7 @@ import type { NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
+import type { ActivityEntry } from '#shared/ports/activity.ts';
 
 /**
  * How crumbs converts numbers to and from DynamoDB, for every document client and stream image, every JavaScript
@@ -191,6 +192,27 @@ export function versionItem(record: Breadcrumb, writeId: string): Record<string,
   };
 }
 
+/**
+ * What the thread index and the change log keep of a write (an `ActivityEntry` but for its kind and status): the
+ * one projection of a record onto an index entry, for the items written here and for entries built from records
+ * read whole (a thread's root, causes whose heads moved on).
+ */
+export function activityFields(record: Breadcrumb): Omit<ActivityEntry, 'kind' | 'status'> {
+  return {
+    id: record.id,
+    workspace: record.workspace,
+    schema_name: record.schema_name,
+    title: record.title,
+    tags: record.tags,
+    version: record.version,
+    created_at: record.created_at,
+    created_by: record.created_by,
+    updated_at: record.updated_at,
+    updated_by: record.updated_by,
+    ...(record.causation ? { causation: record.causation } : {}),
+  };
+}
+
 /** The change-log entry of a delete: what was deleted, when and by whom (history items are kept as they are). */
 export function deletionItem(
   record: Breadcrumb,
@@ -198,18 +220,10 @@ export function deletionItem(
   deletedBy: string,
 ): Record<string, unknown> {
   return {
+    ...activityFields({ ...record, updated_at: deletedAt, updated_by: deletedBy }),
     ...keys.deletion(record.workspace, record.id, record.version),
     kind: KIND.deletion,
     ref: record.id,
-    schema_name: record.schema_name,
-    title: record.title,
-    tags: record.tags,
-    version: record.version,
-    created_at: record.created_at,
-    created_by: record.created_by,
-    updated_at: deletedAt,
-    updated_by: deletedBy,
-    ...(record.causation ? { causation: record.causation } : {}),
     ...(record.expires_at !== undefined ? { expires_at: record.expires_at } : {}),
     gsi3pk: gsi.changeLog(record.workspace, changeLogShard(record.id)),
     gsi3sk: gsi.changeSort(deletedAt, record.id, record.version),

@@ -11,6 +11,7 @@
  * version answered (a run stays under its request although its last write answers its last step) and showing its
  * latest version; hops are timed against the version that caused them (`caused_by` names it).
  */
+import { activityFields } from '#shared/adapters/dynamodb/items.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
@@ -193,19 +194,5 @@ function parseRef(ref: string): { id: string; version: number } | undefined {
 
 function entryOf(record: Breadcrumb): ActivityEntry {
   const status = record.context.status;
-  return {
-    id: record.id,
-    workspace: record.workspace,
-    kind: 'version',
-    schema_name: record.schema_name,
-    title: record.title,
-    tags: record.tags,
-    version: record.version,
-    created_at: record.created_at,
-    created_by: record.created_by,
-    updated_at: record.updated_at,
-    updated_by: record.updated_by,
-    ...(record.causation ? { causation: record.causation } : {}),
-    ...(typeof status === 'string' ? { status } : {}),
-  };
+  return { ...activityFields(record), kind: 'version', ...(typeof status === 'string' ? { status } : {}) };
 }

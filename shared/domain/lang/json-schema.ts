@@ -2,24 +2,12 @@
  * JSON Schema validation for all of crumbs: tool `input_schema` / `output_schema`, built-in tools' own schemas,
  * workflow step inputs and agents' `response_schema`. One module, so every place reports the same messages.
  *
- * Built on @cfworker/json-schema: it interprets the schema (~23 KB minified, no `new Function` at run time) where
- * Ajv + ajv-formats generated code and added ~130 KB to every Lambda bundle.
- *
- * Decisions:
- * - Draft 2020-12 unless `$schema` names draft-04, draft-06/07 or 2019-09. 2020-12 applies keywords beside `$ref`
- *   (as Ajv 8 did) and is what models and current tooling write; `definitions` and array-form `items` still work.
- * - Every error is collected (no short-circuit), so one answer names every bad field.
- * - Messages keep Ajv's wording, which users and tests rely on: `input.items[2].name: must be string`,
- *   `input: must have required property 'n'`. @cfworker also reports a "does not match schema" wrapper for each
- *   `properties` / `items` / `allOf` / `$ref` level; those say nothing new and are dropped. anyOf / oneOf
- *   failures are kept (`must match a schema in anyOf`) together with each branch's errors.
- * - @cfworker checks little of the schema itself (a wrong `type` name is silently never matched, a bad `pattern`
- *   throws mid-validation), so compiling checks the shapes it relies on and that every `$ref` resolves; a bad
- *   schema is an InvalidJsonSchemaError naming whose schema it is.
- * - Each compiled schema has its own `$ref` lookup, so `$id`s never collide between definitions or versions.
- * - Tenants write schemas, so validation is bounded (JSON_SCHEMA_LIMITS): patterns run on `linear-regex.ts`,
- *   compiling refuses `$ref` loops that never step into the value and in-place expansions past a budget, and each
- *   validation stops after a budget of subschema applications.
+ * Built on @cfworker/json-schema, which interprets the schema (~23 KB, no `new Function`) where Ajv generates code
+ * (~130 KB per bundle). Draft 2020-12 unless `$schema` names another draft; every error is collected, in Ajv's
+ * wording (`input.items[2].name: must be string`); compiling checks the schema's shapes and `$ref`s, which
+ * @cfworker does not; and since tenants write schemas, validation is bounded (JSON_SCHEMA_LIMITS: patterns on
+ * `linear-regex.ts`, `$ref` loops and expansions refused, a budget of subschema applications per validation).
+ * Each decision and its reason: `json-schema.md` beside this file.
  */
 import { dereference, type Schema, type SchemaDraft, validate } from '@cfworker/json-schema';
 import { type FieldIssue, InvalidJsonSchemaError } from '../errors.ts';

@@ -34,7 +34,6 @@ import {
   IdempotencyKeyReuseError,
   NotFoundError,
   ValidationError,
-  VersionConflictError,
 } from '#shared/domain/errors.ts';
 import { type LlmHints, mergeHints } from '#shared/domain/llm-hints.ts';
 import {
@@ -51,8 +50,15 @@ import {
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { upsertVia } from '../../../shared/adapters/store-upsert.ts';
 import {
-  buildRecord,
+  applyPatch,
+  assertExpectedVersion,
+  decodeCursorJson,
   definedSchemas,
+  encodeCursor,
+  firstVersion,
+  historyPage,
+  liveOrGone,
+  refuseUnscopedListing,
   schemaDefHints,
   toContextView,
 } from '../../../shared/domain/record-rules.ts';
@@ -82,20 +88,10 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
     const now = this.clock.now();
     const id = options.id ?? this.ulid(now.getTime());
-    const record = buildRecord({
-      id,
-      workspace,
-      schema_name: input.schema_name,
-      title: input.title,
-      tags: input.tags,
-      context: input.context,
-      llm_hints: input.llm_hints,
-      expires_at: input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at),
-      version: 1,
-      created_at: now.toISOString(),
-      updated_at: now.toISOString(),
-      created_by: options.principal,
-      updated_by: options.principal,
+    const expiresAt = input.expires_at === undefined ? undefined : toEpochSeconds(input.expires_at);
+    const record = firstVersion(workspace, id, input, expiresAt, {
+      now,
+      principal: options.principal,
       causation: options.causation,
     });
     const nowSeconds = Math.floor(now.getTime() / 1000);
@@ -151,15 +147,10 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
     page: { limit: number; cursor?: string },
   ): Promise<Page<Breadcrumb>> {
     const head = this.live(workspace, id);
-    const from = page.cursor === undefined ? head.version : decodeHistoryCursor(page.cursor, head.version);
-    const to = Math.max(1, from - page.limit + 1);
+    const { versions, next_cursor } = historyPage(head.version, page);
     const all = this.versions.get(k(workspace, id)) ?? [];
-    const items: Breadcrumb[] = [];
-    for (let v = from; v >= to; v--) {
-      const item = all[v - 1];
-      if (item) items.push(item);
-    }
-    return { items, next_cursor: to > 1 ? encodeCursor({ v: to - 1 }) : null };
+    const items = versions.map((v) => all[v - 1]).filter((r): r is Breadcrumb => r !== undefined);
+    return { items, next_cursor };
   }
 
   async update(
@@ -169,25 +160,11 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
     options: UpdateOptions,
   ): Promise<Breadcrumb> {
     const current = this.live(workspace, id);
-    if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
-      throw new VersionConflictError(options.expectedVersion, current.version);
-    }
-    const record = buildRecord({
-      ...current,
-      title: patch.title ?? current.title,
-      tags: patch.tags ?? current.tags,
-      context: patch.context ?? current.context,
-      llm_hints: patch.llm_hints === null ? undefined : (patch.llm_hints ?? current.llm_hints),
-      expires_at:
-        patch.expires_at === null
-          ? undefined
-          : patch.expires_at === undefined
-            ? current.expires_at
-            : toEpochSeconds(patch.expires_at),
-      version: current.version + 1,
-      updated_at: this.clock.now().toISOString(),
-      updated_by: options.principal,
-      causation: options.causation ?? current.causation,
+    assertExpectedVersion(options.expectedVersion, current);
+    const record = applyPatch(current, patch, {
+      now: this.clock.now(),
+      principal: options.principal,
+      causation: options.causation,
     });
     this.commit(record, current, 0);
     return record;
@@ -204,23 +181,14 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
 
   async delete(workspace: string, id: string, options: { expectedVersion?: number } = {}): Promise<void> {
     const current = this.live(workspace, id);
-    if (options.expectedVersion !== undefined && current.version !== options.expectedVersion) {
-      throw new VersionConflictError(options.expectedVersion, current.version);
-    }
+    assertExpectedVersion(options.expectedVersion, current);
     this.heads.delete(k(workspace, id));
     for (const schema of definedSchemas(current)) this.hints.delete(k(workspace, schema));
   }
 
   async list(query: ListQuery): Promise<Page<Breadcrumb>> {
     const { workspace, schema_name: schema, tag, limit } = query;
-    if (schema === undefined && tag === undefined) {
-      throw new BadRequestError('listing needs schema_name, tag, or both', [
-        {
-          path: 'schema_name',
-          message: 'give schema_name and/or tag: listing a whole workspace is not supported',
-        },
-      ]);
-    }
+    if (schema === undefined && tag === undefined) refuseUnscopedListing();
     const listing = `${workspace}\u0000${schema ?? ''}\u0000${tag ?? ''}`;
     const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, listing);
     const entries = [...this.heads.values()]
@@ -270,12 +238,7 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
   }
 
   private live(workspace: string, id: string): Breadcrumb {
-    const record = this.heads.get(k(workspace, id));
-    if (!record) throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace}`);
-    if (isExpired(record, this.clock.now().getTime())) {
-      throw new NotFoundError(`no breadcrumb ${id} in workspace ${workspace} (it expired)`);
-    }
-    return record;
+    return liveOrGone(this.heads.get(k(workspace, id)), workspace, id, this.clock.now().getTime());
   }
 
   private replayIdempotent(
@@ -305,20 +268,6 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-function encodeCursor(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-}
-
-function decodeCursorJson(cursor: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new BadRequestError('cursor is not valid', [
-      { path: 'cursor', message: 'expected a cursor from next_cursor' },
-    ]);
-  }
-}
-
 function decodeListCursor(cursor: string, listing: string): string {
   const value = decodeCursorJson(cursor) as { listing?: unknown; after?: unknown } | null;
   if (
@@ -332,15 +281,4 @@ function decodeListCursor(cursor: string, listing: string): string {
     ]);
   }
   return value.after;
-}
-
-function decodeHistoryCursor(cursor: string, current: number): number {
-  const value = decodeCursorJson(cursor) as { v?: unknown } | null;
-  const v = value?.v;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > current) {
-    throw new BadRequestError('cursor is not valid', [
-      { path: 'cursor', message: 'expected a cursor from next_cursor' },
-    ]);
-  }
-  return v;
 }

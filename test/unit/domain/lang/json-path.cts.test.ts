@@ -2,7 +2,7 @@
  * The JSONPath Compliance Test Suite (RFC 9535; `test/fixtures/jsonpath-cts/`, BSD-2, source commit in SOURCE):
  * every case runs against `queryJsonPath`. A valid selector must give the suite's result (or one of its `results`
  * where member order is left open); an invalid one must be refused with a syntax error. None of the suite's cases
- * falls on crumbs' deliberate differences from the RFC (json-path.ts's header: `.length`, literal patterns that are
+ * falls on crumbs' deliberate differences from the RFC (json-path/README.md: `.length`, literal patterns that are
  * not I-Regexps), so every case is held as the suite states it.
  */
 import { readFileSync } from 'node:fs';

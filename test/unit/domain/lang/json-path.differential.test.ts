@@ -3,8 +3,8 @@
  * queries of the syntax both read the same way and generated JSON documents, the same values in the same order.
  *
  * jsonpath-plus is not RFC 9535: it reads filters as JavaScript and some selectors as JavaScript property access.
- * Where that gives another answer, ours follows the RFC; those differences are listed in the header of
- * `shared/domain/lang/json-path.ts`, kept out of the generated cases, and asserted one by one below with both answers:
+ * Where that gives another answer, ours follows the RFC; those differences are listed in
+ * `shared/domain/lang/json-path/README.md`, kept out of the generated cases, and asserted one by one below with both answers:
  * - Filters compare only like with like here: `price` is always a number, `kind` and `name` strings and `flag` a
  *   boolean (compared with == and != only), never null; no bare existence tests (truthiness in JavaScript).
  * - Objects have no numeric-looking keys (jsonpath-plus's [0] reads key "0" of an object, and '0' an array

@@ -1,7 +1,7 @@
 /**
  * The template renderer against handlebars 4.7 (the library it replaced, a devDependency only, compiled with
  * `noEscape` as crumbs used it): on generated templates of the supported syntax and generated JSON data, the same
- * output byte for byte. The deliberate differences listed in `shared/domain/lang/template.ts` are kept out of the
+ * output byte for byte. The deliberate differences listed in `shared/domain/lang/template/README.md` are kept out of the
  * generated cases and asserted one by one below, with what each side renders:
  * - Objects print as JSON: the data handed to Handlebars gives each object a (non-enumerable) `toString` that
  *   returns its JSON, which is what our renderer prints, so everything else about printing is still compared.
