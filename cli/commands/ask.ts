@@ -8,13 +8,14 @@
  * started it; with `--wait` it waits until the run waits for a person (and says how to approve), is paused, or has
  * ended, and then prints the answer.
  */
-import { ENV } from '#shared/topology.ts';
+
 import {
   AGENT_PLAN_SCHEMA,
   AGENT_REQUEST_SCHEMA,
   AGENT_RESPONSE_SCHEMA,
   requestTag,
 } from '#shared/domain/protocol.ts';
+import { ENV } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient, RunView } from '../api-client.ts';
 import { ApiProblemError } from '../api-client.ts';
 import { type Command, type CommandContext, optInt, optString, printJson, UsageError } from '../args.ts';

@@ -3,7 +3,7 @@
  * `agent.response.v1` of the message's thread (its causation thread is the message id; responses and errors are
  * tagged `thread:<id>`), found by polling the API.
  */
-import { ENV } from '#shared/topology.ts';
+
 import {
   AGENT_ERROR_SCHEMA,
   AGENT_RESPONSE_SCHEMA,
@@ -12,6 +12,7 @@ import {
   threadTag,
   USER_MESSAGE_SCHEMA,
 } from '#shared/domain/protocol.ts';
+import { ENV } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
 import { type Command, optInt, optString, printJson, UsageError } from '../args.ts';
 

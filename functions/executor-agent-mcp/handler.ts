@@ -15,7 +15,7 @@ import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { mcpTool, mcpToolResolver } from '#shared/core/agents/mcp-tools.ts';
 import { createToolAgent } from '#shared/core/agents/tool-agent.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
 import { ENV } from '#shared/topology.ts';
@@ -42,7 +42,7 @@ export const handler = createExecutorHandler('agent-mcp', {
       parseYaml,
       log,
     }),
-    tool: createToolExecutor({ store, log, clock, tools: toolCatalog([mcpTool({ mcp, secrets })]) }),
+    tool: createToolKind({ store, log, clock, tools: toolCatalog([mcpTool({ mcp, secrets })]) }),
   }),
   // An MCP call gives up after its timeout (30 s by default); stop 10 s before the Lambda does.
   timeoutEarlyInMillis: 10_000,

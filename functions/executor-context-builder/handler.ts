@@ -4,10 +4,10 @@
  * sources (recent / latest / tagged listings, vector nearest neighbours over stored embeddings); upserts one
  * agent.context.v1 per consumer and session (or writes context.error.v1).
  */
-import { createContextBuilder } from '#shared/core/context-builder/context-builder-kind.ts';
+import { createContextBuilderKind } from '#shared/core/context-builder/context-builder-kind.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 export const handler = createExecutorHandler('context-builder', {
-  implementation: () => createContextBuilder(),
+  implementation: () => createContextBuilderKind(),
   timeoutEarlyInMillis: 3_000,
 });

@@ -7,7 +7,7 @@
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
 import { contextTools } from '#shared/core/context-builder/context-builder-kind.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
 import { ENV } from '#shared/topology.ts';
@@ -17,7 +17,7 @@ const llm = new LlmRouter({ defaultProvider: parseEnv(LlmEnvSchema)[ENV.defaultL
 
 export const handler = createExecutorHandler('tool', {
   implementation: ({ store, log, clock, vectorSearch }) =>
-    createToolExecutor({
+    createToolKind({
       store,
       log,
       clock,

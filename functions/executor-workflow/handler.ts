@@ -9,12 +9,12 @@
  */
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { parseEnv, TimersEnvSchema } from '#shared/config.ts';
-import { createWorkflowExecutor } from '#shared/core/orchestration/workflow-kind.ts';
+import { createWorkflowKind } from '#shared/core/orchestration/workflow-kind.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
 
 export const handler = createExecutorHandler('workflow', {
-  implementation: ({ store, log, clock }) => createWorkflowExecutor({ store, log, clock, timers }),
+  implementation: ({ store, log, clock }) => createWorkflowKind({ store, log, clock, timers }),
   timeoutEarlyInMillis: 2_000,
 });

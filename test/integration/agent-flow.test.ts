@@ -12,13 +12,13 @@ import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';
 import { LocalEmbedder } from '#shared/adapters/embeddings/local-embedder.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { createAgentExecutor } from '#shared/core/agents/context/turn.ts';
+import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import { createSearchHandler } from '#shared/core/api/search.ts';
-import { createContextBuilder } from '#shared/core/context-builder/context-builder-kind.ts';
+import { createContextBuilderKind } from '#shared/core/context-builder/context-builder-kind.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
 import { indexEmbedding, searchSimilar, type VectorSearchDeps } from '#shared/core/stream/vector-search.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
@@ -57,12 +57,12 @@ function deps(): PipelineDeps {
     leaseMs: 60_000,
     vectorSearch: { search: (q) => searchSimilar(vector, q) },
     implementations: {
-      agent: createAgentExecutor({
+      agent: createContextAgentKind({
         store,
         llm: new LlmRouter({ env: {} }),
       }) as ExecutorKindImplementation<unknown>,
-      'context-builder': createContextBuilder() as ExecutorKindImplementation<unknown>,
-      tool: createToolExecutor({
+      'context-builder': createContextBuilderKind() as ExecutorKindImplementation<unknown>,
+      tool: createToolKind({
         store,
         log: silentLog,
         clock: systemClock,

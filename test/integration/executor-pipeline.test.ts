@@ -8,7 +8,7 @@ import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import {
   type Breadcrumb,
   type CreateBreadcrumbInput,
@@ -63,7 +63,7 @@ function deps(overrides: Partial<PipelineDeps> = {}, clock: Clock = new ManualCl
     leaseMs: LEASE_MS,
     clock,
     implementations: {
-      tool: createToolExecutor({ store: writer, log: silentLog, clock: systemClock, tools }),
+      tool: createToolKind({ store: writer, log: silentLog, clock: systemClock, tools }),
     },
     ...overrides,
   };

@@ -12,8 +12,8 @@ import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { clearDefinitionCache } from '#shared/core/executor/definition-cache.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
 import type { Run } from '#shared/core/orchestration/run.ts';
-import { createWorkflowExecutor } from '#shared/core/orchestration/workflow-kind.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createWorkflowKind } from '#shared/core/orchestration/workflow-kind.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { type Breadcrumb, CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
@@ -47,8 +47,8 @@ function deps(writer: ExecutorStore = store): PipelineDeps {
     claims: new DynamoClaims(topology.table.name, { client: documentClient }),
     leaseMs: 60_000,
     implementations: {
-      tool: createToolExecutor({ store: writer, log: silentLog, clock: systemClock, tools }),
-      workflow: createWorkflowExecutor({ store: writer, log: silentLog, clock: systemClock, timers }),
+      tool: createToolKind({ store: writer, log: silentLog, clock: systemClock, tools }),
+      workflow: createWorkflowKind({ store: writer, log: silentLog, clock: systemClock, timers }),
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { createAgentExecutor } from '#shared/core/agents/context/turn.ts';
+import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import type { ExecutorImplementations } from '#shared/core/executor/contract.ts';
 import { clearDefinitionCache } from '#shared/core/executor/definition-cache.ts';
 import {
@@ -12,7 +12,7 @@ import {
   type ProcessOutcome,
   processExecutorMessage,
 } from '#shared/core/executor/pipeline.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import {
   type Breadcrumb,
   type CreateBreadcrumbInput,
@@ -51,8 +51,8 @@ export const tools = toolCatalog(builtinTools);
 /** The default implementations: tools (built-ins) and agents (offline model), writing through `store`. */
 export function implementationsFor(store: ExecutorStore): ExecutorImplementations {
   return {
-    tool: createToolExecutor({ store, log: silentLog, clock: { now: () => new Date() }, tools }),
-    agent: createAgentExecutor({ store, llm: new LlmRouter({ env: {}, defaultProvider: 'offline' }) }),
+    tool: createToolKind({ store, log: silentLog, clock: { now: () => new Date() }, tools }),
+    agent: createContextAgentKind({ store, llm: new LlmRouter({ env: {}, defaultProvider: 'offline' }) }),
   };
 }
 

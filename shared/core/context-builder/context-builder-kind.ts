@@ -40,7 +40,7 @@ export function contextBreadcrumbId(consumerId: string, session: string | undefi
   return `agctx-${hash.slice(0, 32)}`;
 }
 
-export function createContextBuilder(): ExecutorKindImplementation<ContextConfig> {
+export function createContextBuilderKind(): ExecutorKindImplementation<ContextConfig> {
   return {
     async execute(input) {
       return { outputs: [buildContextOutput(input)] };

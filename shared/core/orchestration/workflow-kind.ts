@@ -31,14 +31,12 @@ import { createRunDriver } from './driver.ts';
 import { readRunMessage } from './messages.ts';
 import type { Run } from './run.ts';
 
-export interface WorkflowExecutorDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
+export interface WorkflowKindDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
   /** Waits, step timeouts and retry back-offs (EventBridge Scheduler). */
   timers: Timers;
 }
 
-export function createWorkflowExecutor(
-  deps: WorkflowExecutorDeps,
-): ExecutorKindImplementation<WorkflowDefinition> {
+export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplementation<WorkflowDefinition> {
   const log: Log = deps.log;
   const driver = createRunDriver(deps);
 

@@ -102,11 +102,11 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
   }
 }
 
-export interface ToolExecutorDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
+export interface ToolKindDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
   tools: ToolCatalog;
 }
 
-export function createToolExecutor(deps: ToolExecutorDeps): ExecutorKindImplementation<ToolDefinition> {
+export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<ToolDefinition> {
   const { clock } = deps;
   return {
     async execute(execution) {

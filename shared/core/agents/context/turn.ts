@@ -9,7 +9,7 @@
  * tool_rounds, …}` tagged `agent:response`, `thread:<thread>`, `request:<request_id>` and the request's
  * correlation tags (`run:`, `step:`, `reply-to:`), which the conversation keeps across tool rounds; the tool
  * requests made on the way never carry them. `contextTurn` is what the agent-type dispatcher (`../agent-kind.ts`,
- * through `context-agent.ts`) calls; `createAgentExecutor` runs context agents as the whole agent kind (for a
+ * through `context-agent.ts`) calls; `createContextAgentKind` runs context agents as the whole agent kind (for a
  * function or test that runs only context agents).
  */
 import { type AgentTask, agentTaskOf } from '#shared/core/agents/contract.ts';
@@ -57,7 +57,7 @@ export interface ContextAgentDeps {
   parseYaml?: YamlParser;
 }
 
-export function createAgentExecutor(deps: ContextAgentDeps): ExecutorKindImplementation<AgentDefinition> {
+export function createContextAgentKind(deps: ContextAgentDeps): ExecutorKindImplementation<AgentDefinition> {
   return {
     execute: (input) => executeAgent(input, deps),
     errorOutput: ERROR_ANSWERS.agent,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApi } from '#shared/core/api/api.ts';
 import type { HttpRequest } from '#shared/core/api/http.ts';
-import { createWorkflowExecutor } from '#shared/core/orchestration/workflow-kind.ts';
+import { createWorkflowKind } from '#shared/core/orchestration/workflow-kind.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { Harness } from '../../../support/executor-harness.ts';
@@ -21,7 +21,7 @@ class ApiHarness extends Harness {
       ...base,
       implementations: {
         ...base.implementations,
-        workflow: createWorkflowExecutor({ store: base.store, log: silentLog, clock: this.clock, timers }),
+        workflow: createWorkflowKind({ store: base.store, log: silentLog, clock: this.clock, timers }),
       },
     };
   }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import {
   contextBreadcrumbId,
-  createContextBuilder,
+  createContextBuilderKind,
   formatContext,
   llmTool,
 } from '#shared/core/context-builder/context-builder-kind.ts';
@@ -66,7 +66,7 @@ describe('context builder', () => {
       related: [{ message: 'the API key is in vault' }],
       tool_catalog: { tools: ['calculator'] },
     };
-    const { outputs } = await createContextBuilder().execute(
+    const { outputs } = await createContextBuilderKind().execute(
       input(seed003Config(), ['user:message', 'workspace:agents', 'session:abc'], sources),
     );
     expect(outputs).toHaveLength(1);
@@ -87,7 +87,7 @@ describe('context builder', () => {
 
   it('uses one record per consumer without a session, and adds the consumer tag the agent needs', async () => {
     const def = seed003Config({ output: { schema_name: 'agent.context.v1', tags: ['agent:context'] } });
-    const { outputs } = await createContextBuilder().execute(input(def, ['user:message'], {}));
+    const { outputs } = await createContextBuilderKind().execute(input(def, ['user:message'], {}));
     expect(outputs[0]?.upsertId).toBe(contextBreadcrumbId('default-chat-assistant', undefined));
     expect(outputs[0]?.tags).toEqual(['agent:context', 'consumer:default-chat-assistant']);
   });
@@ -95,7 +95,7 @@ describe('context builder', () => {
   it('trims the formatted context to formatting.max_tokens', async () => {
     const def = seed003Config({ formatting: { max_tokens: 50 } });
     const long = { related: Array.from({ length: 100 }, (_, i) => ({ message: `message number ${i}` })) };
-    const { outputs } = await createContextBuilder().execute(input(def, [], long));
+    const { outputs } = await createContextBuilderKind().execute(input(def, [], long));
     const formatted = String(outputs[0]?.context.formatted_context);
     expect(formatted.length).toBeLessThanOrEqual(200);
     expect(formatted).toContain('truncated');

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Run } from '#shared/core/orchestration/run.ts';
-import { createWorkflowExecutor } from '#shared/core/orchestration/workflow-kind.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createWorkflowKind } from '#shared/core/orchestration/workflow-kind.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
@@ -30,8 +30,8 @@ class WorkflowHarness extends Harness {
 
   implementationsOn(store: ExecutorStore) {
     return {
-      tool: createToolExecutor({ store, log: silentLog, clock: this.clock, tools }),
-      workflow: createWorkflowExecutor({ store, log: silentLog, clock: this.clock, timers: this.timers }),
+      tool: createToolKind({ store, log: silentLog, clock: this.clock, tools }),
+      workflow: createWorkflowKind({ store, log: silentLog, clock: this.clock, timers: this.timers }),
     };
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecutionInput } from '#shared/core/executor/contract.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { parseDefinition, type ToolDefinition } from '#shared/domain/definitions.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
@@ -63,7 +63,7 @@ function execution(
   };
 }
 
-const executor = createToolExecutor({
+const executor = createToolKind({
   store: {} as ExecutorStore,
   log: silentLog,
   clock: systemClock,

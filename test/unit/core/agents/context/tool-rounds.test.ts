@@ -3,8 +3,8 @@
  * agent's own tools), and that a turn using every round it is allowed ends in an answer, not a loop stop.
  */
 import { describe, expect, it } from 'vitest';
-import { createAgentExecutor } from '#shared/core/agents/context/turn.ts';
-import { createToolExecutor } from '#shared/core/tools/tool-kind.ts';
+import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
+import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { LOOP_STOPPED_SCHEMA } from '#shared/domain/protocol.ts';
 import type { LlmClient, LlmRequest, LlmResponse, LlmToolCall } from '#shared/ports/llm.ts';
@@ -69,8 +69,8 @@ async function setup(h: Harness, llm: LlmClient, log: Log = silentLog) {
   const calculator = await h.toolDef('calculator');
   const deps = h.deps({
     implementations: {
-      agent: createAgentExecutor({ store: h.store, llm, log }),
-      tool: createToolExecutor({ store: h.store, log: silentLog, clock: h.clock, tools }),
+      agent: createContextAgentKind({ store: h.store, llm, log }),
+      tool: createToolKind({ store: h.store, log: silentLog, clock: h.clock, tools }),
     },
   });
   return { agent, echo, calculator, deps };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { type AgentConversation, conversationId } from '#shared/core/agents/context/tool-rounds.ts';
-import { createAgentExecutor } from '#shared/core/agents/context/turn.ts';
+import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '#shared/core/executor/contract.ts';
 import { type Breadcrumb, checksumOf } from '#shared/domain/breadcrumb.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
@@ -158,7 +158,7 @@ describe('agent executor', () => {
     const store = new MemoryStore();
     const trigger = seedChat(store);
     const llm = scripted({ text: 'Hi!' });
-    const { outputs } = await createAgentExecutor({ store: store.asPort(), llm }).execute(
+    const { outputs } = await createContextAgentKind({ store: store.asPort(), llm }).execute(
       input(agentDef(), trigger, { notes: [{ text: 'n1' }] }),
     );
     expect(llm.requests[0]?.messages).toEqual([{ role: 'user', content: 'what is 17*23?' }]);
@@ -186,7 +186,7 @@ describe('agent executor', () => {
   it('turns tool calls into tool.request.v1 breadcrumbs and saves the conversation, then continues on the response', async () => {
     const store = new MemoryStore();
     const trigger = seedChat(store);
-    const executor = createAgentExecutor({ store: store.asPort(), llm: new LlmRouter({ env: {} }) });
+    const executor = createContextAgentKind({ store: store.asPort(), llm: new LlmRouter({ env: {} }) });
     const first = await executor.execute(input(agentDef(), trigger));
     const [request, conversation] = first.outputs;
     expect(request).toMatchObject({
@@ -236,7 +236,7 @@ describe('agent executor', () => {
       },
       { text: 'both done' },
     );
-    const executor = createAgentExecutor({ store: store.asPort(), llm });
+    const executor = createContextAgentKind({ store: store.asPort(), llm });
     const { outputs } = await executor.execute(input(agentDef(), trigger));
     expect(outputs.filter((o) => o.schema_name === 'tool.request.v1')).toHaveLength(2);
     store.write(outputs[2]!);
@@ -267,7 +267,7 @@ describe('agent executor', () => {
       toolCalls: [{ id: 'a', name: 'calculator', input: {} }],
       finishReason: 'tool-calls',
     });
-    const { outputs } = await createAgentExecutor({ store: store.asPort(), llm }).execute(
+    const { outputs } = await createContextAgentKind({ store: store.asPort(), llm }).execute(
       input(agentDef({ max_tool_rounds: 0 }), trigger),
     );
     expect(llm.requests[0]?.tools).toBeUndefined();
@@ -287,7 +287,7 @@ describe('agent executor', () => {
       create_breadcrumbs: [{ title: 'n', tags: ['x'], context: { a: 1 } }],
     };
     const llm = scripted({ text: JSON.stringify(answer) });
-    const { outputs } = await createAgentExecutor({ store: store.asPort(), llm }).execute(
+    const { outputs } = await createContextAgentKind({ store: store.asPort(), llm }).execute(
       input(agentDef({ response_schema: schema }), trigger),
     );
     expect(llm.requests[0]?.responseSchema).toEqual(schema);
@@ -301,7 +301,7 @@ describe('agent executor', () => {
 
     const bad = scripted({ text: JSON.stringify({ response_text: 1 }) });
     await expect(
-      createAgentExecutor({ store: store.asPort(), llm: bad }).execute(
+      createContextAgentKind({ store: store.asPort(), llm: bad }).execute(
         input(agentDef({ response_schema: schema }), trigger),
       ),
     ).rejects.toThrow(/response_schema: response_text/);
@@ -311,7 +311,7 @@ describe('agent executor', () => {
       create_breadcrumbs: [{ schema_name: 'agent.def.v1', context: {} }],
     });
     const sneaky = scripted({ text: sneakyAnswer }, { text: sneakyAnswer });
-    const refused = await createAgentExecutor({ store: store.asPort(), llm: sneaky }).execute(
+    const refused = await createContextAgentKind({ store: store.asPort(), llm: sneaky }).execute(
       input(agentDef({ response_schema: schema }), trigger),
     );
     expect(sneaky.requests).toHaveLength(2);
@@ -346,7 +346,7 @@ describe('agent executor', () => {
       };
       const llm = scripted(answer(attack), answer(attack));
       const def = agentDef({ response_schema: schema, orchestration: { availableAgents: ['helper2'] } });
-      const { outputs } = await createAgentExecutor({ store: store.asPort(), llm }).execute(
+      const { outputs } = await createContextAgentKind({ store: store.asPort(), llm }).execute(
         input(def, trigger),
       );
       expect(llm.requests).toHaveLength(2);
@@ -399,7 +399,7 @@ describe('agent executor', () => {
           ],
         },
       });
-      const { outputs } = await createAgentExecutor({ store: store.asPort(), llm }).execute(
+      const { outputs } = await createContextAgentKind({ store: store.asPort(), llm }).execute(
         input(def, trigger),
       );
       expect(llm.requests).toHaveLength(1);
@@ -416,7 +416,7 @@ describe('agent executor', () => {
   it('answers failures with agent.error.v1 in the thread', () => {
     const store = new MemoryStore();
     const trigger = seedChat(store);
-    const out = createAgentExecutor({ store: store.asPort(), llm: scripted() }).errorOutput({
+    const out = createContextAgentKind({ store: store.asPort(), llm: scripted() }).errorOutput({
       definition: agentDef(),
       trigger: { ...trigger, workspace: WS },
       error: 'model unavailable',
@@ -442,7 +442,7 @@ describe('agent executor', () => {
       tags: ['user:message'],
       context: { content: 'list files' },
     });
-    const { outputs } = await createAgentExecutor({
+    const { outputs } = await createContextAgentKind({
       store: store.asPort(),
       // `gpt-4` names no provider: it runs on the stack's default provider.
       llm: new LlmRouter({ env: {}, defaultProvider: 'offline' }),
