@@ -11,11 +11,9 @@
  *                  the agent id)
  *   orchestration  { availableAgents?, defaultMode, maxDepth, subAgentMode, steps?, checkpoints? }
  *
- * Orchestration plans run as runs of the workflow engine driven by the agent itself, so their steps are workflow
- * steps (`workflow-definition.ts`) with what an agent can drive without a timer: no `timeout_seconds`, no retry
- * back-off, and no kind that refuses it (`orchestrationIssues` of `steps/<kind>.ts`: a `wait` needs a timer, an
- * agent step may not call the agent itself). The step id `final` is the agent's own last step (it answers in the
- * requested mode) and is reserved.
+ * Orchestration plans are runs of the workflow engine driven by the agent itself: workflow steps an agent can drive
+ * without a timer (no `timeout_seconds`, no back-off, no kind whose `orchestrationIssues` refuse it). The step id
+ * `final` is reserved for the agent's own last step, which answers in the requested mode.
  */
 import { JsonSchemaObject, NameSchema, wholeNumber } from './definition-fields.ts';
 import { kindsOf, nestedSteps, stepKindSchema } from './steps/kinds.ts';

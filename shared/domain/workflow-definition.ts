@@ -21,7 +21,7 @@ import {
   SubscriptionsSchema,
   wholeNumber,
 } from './definition-fields.ts';
-import { AGENT_MODES, replyToTag, WORKFLOW_REQUEST_SCHEMA, WORKFLOW_RESULT_SCHEMA } from './protocol.ts';
+import { replyToTag, WORKFLOW_REQUEST_SCHEMA, WORKFLOW_RESULT_SCHEMA } from './protocol.ts';
 import type { Selector, SelectorInput } from './selector.ts';
 import { SelectorSchema } from './selector.ts';
 import {

@@ -1,23 +1,16 @@
 /**
  * The workflow kind (`workflow.def.v1`): the driver of the orchestration engine (`shared/core/orchestration/`).
- * Every trigger is one event of one run: a `workflow.request.v1` starts one, an answer, a human response, a
+ * Every trigger is one event of one run: a `workflow.request.v1` starts one; an answer, a human response, a
  * control or a fired timer (all tagged `reply-to:workflow:<id>`) moves one on. No step runs here: a step is a
  * request breadcrumb another executor answers, so no Lambda waits for a step.
  *
- * One trigger: the run driver (`../orchestration/driver.ts`) reads the run → `advance` → writes the run with a
- * condition on its version (create for a new run) → sets and cancels its timers → returns its new requests and
- * result as outputs (created once under their ids by the pipeline). On a version conflict (another answer to the same run won) it re-reads and re-applies, so a fan-in
- * joins exactly once. A crash after the run write leaves the trigger's claim open; the redelivery finds the event
- * already applied, and `advance` then returns every effect of the run again, which repairs what the crash lost
- * (README.md beside the engine, "Exactly once").
+ * One trigger: the run driver (`driver.ts`) reads the run, `advance`s it, writes it on a condition on its version,
+ * sets and cancels its timers and returns its requests and result as outputs. A version conflict re-reads and
+ * re-applies, so a fan-in joins exactly once; a crash is repaired by the redelivery (README.md, "Exactly once").
  *
- * A run follows the definition version it started with (`workflow_version`); an edit applies to later runs.
- * Answers to the run's own requests are continuations (`ownRequestOf`): they do not grow the hop count; a run is
- * bounded by its own `limits` instead.
- *
- * A tool step names a tool that must have a `tool.def.v1` in the workspace (its executor answers
- * `tool.request.v1`), a sub-workflow step a workflow with a `workflow.def.v1`: a request nobody would answer would
- * wait forever, so the step is failed at once with an error saying so.
+ * A run follows the definition version it started with. Answers to its own requests are continuations (they do not
+ * grow the hop count; its `limits` bound it). A tool or sub-workflow step naming nothing defined in the workspace
+ * fails at once: a request nobody would answer would wait forever.
  */
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { incoming } from '#shared/domain/protocol.ts';

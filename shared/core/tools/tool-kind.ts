@@ -11,36 +11,25 @@
  *
  * The tools it can run are the catalog its handler passes in (`functions/executor-tool/handler.ts`).
  */
-import type { Causation } from '#shared/domain/change-event.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
-import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import type { Log } from '#shared/ports/log.ts';
 import type { ToolCatalog } from '#shared/tools/catalog.ts';
+import type { ToolContext } from '#shared/tools/tool.ts';
 import { ERROR_ANSWERS, readToolRequest, toolResponse } from '../executor/answers.ts';
 import type { ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
 
 /** When the definition sets no `timeout_ms`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
-export interface RunToolOptions {
+/** What a tool is given (`ToolContext`), and which tool runs on what input, for how long. */
+export interface RunToolOptions extends ToolContext {
   /** The tools this executor can run. */
   tools: ToolCatalog;
   /** Name of the built-in (`implementation`). */
   implementation: string;
   input: unknown;
   timeoutMs: number;
-  signal: AbortSignal;
-  workspace: string;
-  store: BreadcrumbStore;
-  config: Record<string, unknown>;
-  principal: string;
-  causation: Causation;
-  log: Log;
-  context: Record<string, unknown>;
-  /** The tool definition being run (an `mcp` tool reads its server from it). */
-  definition?: ToolDefinition;
 }
 
 /**
