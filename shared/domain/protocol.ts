@@ -238,3 +238,15 @@ export function protocolRefusal(schema: string, tags: readonly string[]): string
 export function shown(text: string): string {
   return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 }
+
+/** A breadcrumb an executor asks the pipeline to write. The pipeline adds causation and created_by. */
+export interface OutputBreadcrumb {
+  schema_name: string;
+  title?: string;
+  tags?: string[];
+  context: Record<string, unknown>;
+  /** Create under this id, once (a repeat is a replay). Default: derived from the trigger and the output index. */
+  id?: string;
+  /** Create or replace this breadcrumb (context builder, conversations): written again only when it differs. */
+  upsertId?: string;
+}

@@ -15,6 +15,7 @@
  */
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { type Causation, ChangeEventSchema } from '#shared/domain/change-event.ts';
+import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
@@ -22,6 +23,8 @@ import type { Log } from '#shared/ports/log.ts';
 import type { CorrelationKeys } from '#shared/ports/tracing.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { EXECUTOR_KINDS, type ExecutorKind } from '#shared/topology.ts';
+
+export type { OutputBreadcrumb };
 
 export const DefinitionRefSchema = z.object({
   id: z.string().check(z.minLength(1)),
@@ -59,18 +62,6 @@ export function executorInputTransformer(ref: DefinitionRef): {
     // `<aws.events.event.json>` is the whole event; `<aws.events.event>` would leave out `detail`.
     InputTemplate: `{"definition": ${JSON.stringify(ref)}, "event": <aws.events.event.json>}`,
   };
-}
-
-/** A breadcrumb an executor asks the pipeline to write. The pipeline adds causation and created_by. */
-export interface OutputBreadcrumb {
-  schema_name: string;
-  title?: string;
-  tags?: string[];
-  context: Record<string, unknown>;
-  /** Create under this id, once (a repeat is a replay). Default: derived from the trigger and the output index. */
-  id?: string;
-  /** Create or replace this breadcrumb (context builder, conversations): written again only when it differs. */
-  upsertId?: string;
 }
 
 /** What the pipeline hands to `execute`. */

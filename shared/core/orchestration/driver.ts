@@ -16,11 +16,11 @@ import {
   RetriableError,
   VersionConflictError,
 } from '#shared/domain/errors.ts';
+import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
 import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
-import type { OutputBreadcrumb } from '../executor/contract.ts';
 import { advance } from './advance.ts';
 import { isPerson } from './authority.ts';
 import { type Effect, effectsOf, type RequestEffect } from './effects.ts';
