@@ -2,7 +2,8 @@
  * Workflow runs on the local stack: a 10-step sequential workflow of `echo` tools end to end (request written →
  * run succeeded), p50/p99; a `map` over 100 items, wall time; and the DynamoDB requests and EventBridge events
  * each step costs (counted by proxies in front of the local services; the bench's own writes and polls go
- * straight to DynamoDB Local and are not counted, except the request write itself).
+ * straight to DynamoDB Local and are not counted, except the request write itself). For the map it prints where
+ * its items' time goes, read back from what the run wrote (`mapBreakdown`), and the conditional writes that failed.
  *
  *   node bin/run-ts.js bench/workflows.bench.ts [--runs 20] [--items 100] [--concurrency 10]
  */
