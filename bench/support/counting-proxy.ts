@@ -10,6 +10,8 @@ export interface ProxiedCall {
   operation: string;
   startedAt: number;
   endedAt: number;
+  /** The HTTP status of the answer (400: a DynamoDB condition failed, among others). */
+  status: number;
 }
 
 export interface CountingProxy {
@@ -53,7 +55,7 @@ export async function startCountingProxy(
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
         up.on('end', () => {
-          const call = { operation, startedAt, endedAt: performance.now() };
+          const call = { operation, startedAt, endedAt: performance.now(), status: up.statusCode ?? 0 };
           for (const listener of listeners) listener(call);
         });
       },

@@ -79,6 +79,18 @@ export interface Transitioned {
   readonly outputs: OutputBreadcrumb[];
 }
 
+/** One `transition` call waiting for its run's next group commit. */
+interface Waiter {
+  readonly input: TransitionInput;
+  resolve(value: Transitioned | undefined): void;
+  reject(error: unknown): void;
+}
+
+/** An event of a group that could not be applied (its own message fails; the group goes on without it). */
+class Failure {
+  constructor(readonly error: unknown) {}
+}
+
 export function parseRun(record: Breadcrumb): Run {
   const parsed = RunSchema.safeParse(record.context);
   if (!parsed.success) {
@@ -174,82 +186,204 @@ export function createRunDriver(deps: RunDriverDeps) {
     }
   }
 
+  /** Transitions waiting for a run, per run: the next group commit takes them all (`transition`). */
+  const queued = new Map<string, Waiter[]>();
+
   /**
    * Applies the event (and the answers the driver gives itself) to the run; undefined when the event belongs to
    * no run (an answer to a run that does not exist).
+   *
+   * Events that reach one run while a transition of it is under way in this process wait, and the next
+   * transition applies them all in one read → advance → conditional write (a group commit). One run has one
+   * writer at a time, so answers that each took a write of their own would be applied one after the other, each
+   * paying a full read and write of the run (and a re-read on every conflict): a map's items would be serialized
+   * on the run. Applying several events in one write changes nothing in the exactly-once argument (README.md):
+   * each event is applied as alone, in arrival order, and the write is still conditional on the version read.
    */
-  async function transition(input: TransitionInput): Promise<Transitioned | undefined> {
-    const events: RunEvent[] = [input.event];
+  function transition(input: TransitionInput): Promise<Transitioned | undefined> {
+    const key = `${input.workspace}\u0000${input.runId}\u0000${input.principal}`;
+    return new Promise((resolve, reject) => {
+      const waiting = queued.get(key);
+      const waiter: Waiter = { input, resolve, reject };
+      if (waiting !== undefined) {
+        waiting.push(waiter);
+        return;
+      }
+      queued.set(key, [waiter]);
+      void commitAll(key);
+    });
+  }
+
+  /** Group commits of one run until nobody waits for it. */
+  async function commitAll(key: string): Promise<void> {
+    for (;;) {
+      const group = queued.get(key) ?? [];
+      if (group.length === 0) {
+        queued.delete(key);
+        return;
+      }
+      queued.set(key, []);
+      try {
+        const outcomes = await transitionTogether(group);
+        group.forEach((waiter, i) => {
+          const outcome = outcomes[i];
+          if (outcome instanceof Failure) waiter.reject(outcome.error);
+          else waiter.resolve(outcome);
+        });
+      } catch (error) {
+        for (const waiter of group) waiter.reject(error);
+      }
+    }
+  }
+
+  /**
+   * One group of events of one run, in arrival order: all the events waiting are applied to the run read, and
+   * written in one conditional write; on a conflict, the run is read again and they are applied again. The
+   * answers the driver gives itself (a tool nobody defines, `answerNow`) are asked for only once the effects
+   * asking for them are written, and applied in the next write, as the events they are. The effects of the whole
+   * group (and what `answerNow` asked to write) go to the first event that belongs to the run: its message's
+   * redelivery re-emits them all if writing them fails (README.md, "Exactly once" 4); the others carry none.
+   */
+  async function transitionTogether(
+    group: readonly Waiter[],
+  ): Promise<(Transitioned | Failure | undefined)[]> {
+    const first = group[0] as Waiter;
+    const { workspace, runId } = first.input;
+    const states = group.map((w) => ({
+      input: w.input,
+      events: [w.input.event],
+      relayed: false,
+      definition: undefined as WorkflowDefinition | undefined,
+      outcome: 'open' as 'open' | 'applied' | 'no-run' | Failure,
+    }));
     const collected: Effect[] = [];
     const outputs: OutputBreadcrumb[] = [];
     const known = new Map<string, Set<string>>();
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
-    while (events.length > 0) {
-      let event = events[0] as RunEvent;
-      const stored = await readRun(input.workspace, input.runId);
-      const current = stored === undefined ? undefined : parseRun(stored);
-      if (event === input.event && current !== undefined) {
-        event = await withRelay(input.workspace, event, current);
-        events[0] = event;
-      }
-      const definition = await input.definitionFor(current);
-      const result = await advance({
-        definition,
-        run: current,
-        event,
-        now: deps.clock.now(),
-        context: input.context,
-      });
-      if (result.note !== undefined) log.info(`run ${input.runId}: ${result.note}`);
-      if (result.run === undefined) return undefined;
-      if (result.changed && !(await writeRun(input, stored, result.run))) {
-        if (++conflicts > MAX_CONFLICTS) {
-          throw new RetriableError(`run ${input.runId} kept changing under ${MAX_CONFLICTS} re-reads`);
+    while (
+      states.some((s) => s.outcome !== 'no-run' && !(s.outcome instanceof Failure) && s.events.length > 0)
+    ) {
+      const stored = await readRun(workspace, runId);
+      let run = stored === undefined ? undefined : parseRun(stored);
+      let changed = false;
+      let failedNow = false;
+      const attempt: {
+        state: (typeof states)[number];
+        effects: Effect[];
+        run: Run;
+        definition: WorkflowDefinition;
+      }[] = [];
+      for (const state of states) {
+        if (state.outcome === 'no-run' || state.outcome instanceof Failure || state.events.length === 0)
+          continue;
+        try {
+          for (let i = 0; i < state.events.length; i++) {
+            let event = state.events[i] as RunEvent;
+            if (i === 0 && !state.relayed && run !== undefined && event === state.input.event) {
+              event = await withRelay(workspace, event, run);
+              state.events[0] = event;
+              state.relayed = true;
+            }
+            const definition = await state.input.definitionFor(run);
+            const result = await advance({
+              definition,
+              run,
+              event,
+              now: deps.clock.now(),
+              context: state.input.context,
+            });
+            if (result.note !== undefined) log.info(`run ${runId}: ${result.note}`);
+            if (result.run === undefined) {
+              state.outcome = 'no-run';
+              break;
+            }
+            run = result.run;
+            changed ||= result.changed;
+            attempt.push({ state, effects: result.effects, run: result.run, definition });
+          }
+        } catch (error) {
+          // This event cannot be applied: its message fails alone, the others are applied without it.
+          state.outcome = new Failure(error);
+          failedNow = true;
         }
+      }
+      if (failedNow) {
+        // The run built in memory may hold part of the failed event's work: apply the others again without it.
+        for (const s of states) if (s.outcome instanceof Failure) s.events = [];
         continue;
       }
-      events.shift();
-      last = { definition, run: result.run };
-      collected.push(...result.effects);
-      for (const effect of result.effects) {
-        if (effect.type !== 'request') continue;
-        const answeredBy = stepKindOf(effect.kind).request?.answeredBy;
-        if (answeredBy !== undefined && effect.target !== undefined) {
-          // A tool or workflow nobody defines would never answer: fail its step now.
-          let names = known.get(answeredBy.schema);
-          if (names === undefined) {
-            names = await definedNames(input.workspace, answeredBy);
-            known.set(answeredBy.schema, names);
-          }
-          if (names.has(effect.target)) continue;
-          events.push({
-            type: 'answer',
-            id: boundedId(`${effect.id}.no-${effect.kind}`),
-            request_id: effect.id,
-            ok: false,
-            error: `no ${answeredBy.schema} named "${effect.target}" in workspace ${input.workspace}`,
-            by: SYSTEM_PRINCIPAL,
-          });
-          continue;
+      if (attempt.length === 0) continue;
+      const final = attempt.at(-1) as (typeof attempt)[number];
+      if (changed && !(await writeRun(first.input, stored, final.run))) {
+        if (++conflicts > MAX_CONFLICTS) {
+          throw new RetriableError(`run ${runId} kept changing under ${MAX_CONFLICTS} re-reads`);
         }
-        const now = await input.answerNow?.(effect, result.run, definition);
-        if (now !== undefined) {
-          events.push(now.event);
-          outputs.push(...(now.outputs ?? []));
+        for (const s of states) if (s.outcome === 'no-run') s.outcome = 'open';
+        continue;
+      }
+      last = { definition: final.definition, run: final.run };
+      // Committed: the events applied are done; the answers the driver gives itself to the new requests follow.
+      for (const state of states) {
+        if (state.outcome === 'no-run' || state.outcome instanceof Failure) continue;
+        if (attempt.some((a) => a.state === state)) {
+          state.outcome = 'applied';
+          state.events = [];
+        }
+      }
+      for (const { state, effects, run: at, definition } of attempt) {
+        collected.push(...effects);
+        state.definition = definition;
+        for (const effect of effects) {
+          if (effect.type !== 'request') continue;
+          const answeredBy = stepKindOf(effect.kind).request?.answeredBy;
+          if (answeredBy !== undefined && effect.target !== undefined) {
+            // A tool or workflow nobody defines would never answer: fail its step now.
+            let names = known.get(answeredBy.schema);
+            if (names === undefined) {
+              names = await definedNames(workspace, answeredBy);
+              known.set(answeredBy.schema, names);
+            }
+            if (names.has(effect.target)) continue;
+            state.events.push({
+              type: 'answer',
+              id: boundedId(`${effect.id}.no-${effect.kind}`),
+              request_id: effect.id,
+              ok: false,
+              error: `no ${answeredBy.schema} named "${effect.target}" in workspace ${workspace}`,
+              by: SYSTEM_PRINCIPAL,
+            });
+            continue;
+          }
+          const now = await state.input.answerNow?.(effect, at, definition);
+          if (now !== undefined) {
+            state.events.push(now.event);
+            outputs.push(...(now.outputs ?? []));
+          }
         }
       }
     }
-    if (last === undefined) return undefined;
+    if (last === undefined) {
+      return states.map((s) => (s.outcome instanceof Failure ? s.outcome : undefined));
+    }
+    const run = last.run;
     // Across several transitions, requests and timers the final state no longer wants are not written.
-    const wanted = new Set(effectsOf(last.definition, last.run).map((e) => e.id));
+    const wanted = new Set(effectsOf(last.definition, run).map((e) => e.id));
     const seen = new Set<string>();
     const effects = collected.filter((e) => {
       if (seen.has(e.id)) return false;
       seen.add(e.id);
       return (e.type !== 'request' && e.type !== 'timer') || wanted.has(e.id);
     });
-    return { ...last, effects, outputs };
+    let carried = false;
+    return states.map((s) => {
+      if (s.outcome instanceof Failure) return s.outcome;
+      if (s.outcome !== 'applied') return undefined;
+      const definition = s.definition ?? last.definition;
+      if (carried) return { definition, run, effects: [], outputs: [] };
+      carried = true;
+      return { definition, run, effects, outputs };
+    });
   }
 
   /**

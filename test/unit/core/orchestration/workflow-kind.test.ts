@@ -171,6 +171,73 @@ describe('workflow executor', () => {
     expect(await h.list('tool.request.v1', 'step:after')).toHaveLength(1);
   });
 
+  it('applies answers that reach one run together in one write, without conflicts (a map is not serialized on its run)', async () => {
+    const h = new WorkflowHarness();
+    const echo = await h.toolDef('echo');
+    const def = await h.workflowDef({
+      steps: [
+        {
+          id: 'each',
+          map: {
+            items: '=input.items',
+            max_concurrency: 10,
+            step: { id: 'one', tool: 'echo', input: { n: '=item' } },
+          },
+        },
+      ],
+    });
+    const request = await h.startRequest({ items: Array.from({ length: 20 }, (_, i) => i) });
+    const runId = `run-${request.id}`;
+    await h.process(def, request);
+    for (const req of await h.list('tool.request.v1')) await h.process(echo, req);
+    const answers = await h.list('tool.response.v1');
+    expect(answers).toHaveLength(10);
+    const before = (await h.store.get(h.workspace, runId)).version;
+
+    // One executor instance (one driver) handles the ten answers at once, as a batch of its queue.
+    let runWrites = 0;
+    let conflicts = 0;
+    const counting: ExecutorStore = Object.create(h.store, {
+      update: {
+        value: async (...args: Parameters<ExecutorStore['update']>) => {
+          if (args[1] === runId) runWrites++;
+          try {
+            return await h.store.update(...args);
+          } catch (error) {
+            if (args[1] === runId) conflicts++;
+            throw error;
+          }
+        },
+      },
+    });
+    const deps = h.deps({ store: counting });
+    await Promise.all(answers.map((answer) => h.process(def, answer, deps)));
+
+    // The first answer may be written alone; every answer that arrives while it is written waits and joins the
+    // next write. One write per answer (with a conflict and a re-read for each that lost) would serialize them.
+    expect(conflicts).toBe(0);
+    expect(runWrites).toBeLessThanOrEqual(2);
+    const run = await h.run(runId);
+    expect((await h.store.get(h.workspace, runId)).version - before).toBe(runWrites);
+    const items = Object.entries(run.steps).filter(([key]) => key.startsWith('each['));
+    expect(items.filter(([, s]) => s.status === 'succeeded')).toHaveLength(10);
+    expect(items.filter(([, s]) => s.status === 'running')).toHaveLength(10);
+    // Each next item is requested exactly once, whichever answer's message carried the group's effects.
+    const requests = await h.list('tool.request.v1');
+    expect(requests).toHaveLength(20);
+    expect(new Set(requests.map((r) => r.id)).size).toBe(20);
+
+    // The rest of the map ends the run as one answer at a time would.
+    const firstWave = new Set(answers.map((a) => a.id));
+    const answered = new Set(answers.map((a) => a.tags.find((t) => t.startsWith('request:'))));
+    for (const req of requests) if (!answered.has(`request:${req.id}`)) await h.process(echo, req);
+    for (const answer of await h.list('tool.response.v1')) {
+      if (!firstWave.has(answer.id)) await h.process(def, answer);
+    }
+    expect(await h.run(runId)).toMatchObject({ status: 'succeeded' });
+    expect(await h.one('workflow.result.v1', `request:${request.id}`)).toBeDefined();
+  });
+
   it('fails a tool step at once when no tool.def.v1 names its tool', async () => {
     const h = new WorkflowHarness();
     const def = await h.workflowDef({ steps: [{ id: 'a', tool: 'nobody' }] });
