@@ -66,6 +66,13 @@ describe('local stream after a restart', () => {
       },
       { principal: 'user:test', id: 'tool-echo' },
     );
+    // DynamoDB Local may answer a write before its SQLite transaction is on disk (a rollback journal left at the
+    // kill undoes it on the next start, which DynamoDB itself never does): the crash comes once nothing is in flight.
+    await eventually(
+      async () =>
+        readdirSync(join(dataDir, 'dynamodb')).some((f) => f.endsWith('-journal')) ? undefined : true,
+      10_000,
+    );
     const before = `written to ${ddb.endpoint} (pid ${ddb.process.pid}), files ${JSON.stringify(filesIn(join(dataDir, 'dynamodb')))}`;
     ddb.process.kill('SIGKILL');
     await new Promise((resolve) => ddb.process.once('exit', resolve));
