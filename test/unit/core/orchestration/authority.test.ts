@@ -176,3 +176,51 @@ describe('the driver reads what a relayed response names', () => {
     expect(done?.run.steps.approve).toMatchObject({ status: 'waiting' });
   });
 });
+
+describe('events the driver applies together', () => {
+  it('never joins events of two workspaces, even for runs of the same id', async () => {
+    const definition = WorkflowDefinitionSchema.parse({
+      workflow_id: 'wf',
+      steps: [{ id: 'approve', human: { prompt: 'Go?' } }],
+    });
+    const store = new InMemoryBreadcrumbStore();
+    const driver = createRunDriver({ store, clock: systemClock, log: silentLog });
+    const base = (workspace: string) => ({
+      workspace,
+      runId: 'run-req1',
+      principal: 'workflow:wf',
+      causation: { caused_by: 'req1@1', thread: 'req1', hop: 1 },
+      context: {},
+      definitionFor: async () => definition,
+    });
+    const attempts: Record<string, string> = {};
+    for (const ws of ['team-a', 'team-b']) {
+      await driver.transition({ ...base(ws), event: startEvent({}, { run_id: 'run-req1' }) });
+      const run = await store.get(ws, 'run-req1');
+      attempts[ws] = (run.context as { steps: { approve: { attempt_id: string } } }).steps.approve.attempt_id;
+    }
+
+    // The answers reach the one driver at once, as one batch of its queue would: the first is written alone, and
+    // team-a's redelivered answer and team-b's arrive during that write, so they wait for the next one together.
+    const answer = (ws: string, decision: 'approve' | 'reject', by: string) =>
+      driver.transition({
+        ...base(ws),
+        event: { type: 'human', id: `resp-${ws}`, request_id: attempts[ws], decision, by } as RunEvent,
+      });
+    await Promise.all([
+      answer('team-a', 'approve', 'user:ann'),
+      answer('team-a', 'approve', 'user:ann'),
+      answer('team-b', 'reject', 'user:bob'),
+    ]);
+
+    const stepOf = async (ws: string) =>
+      (
+        (await store.get(ws, 'run-req1')).context as {
+          steps: Record<string, { status: string; by?: string }>;
+        }
+      ).steps.approve;
+    expect(await stepOf('team-a')).toMatchObject({ status: 'succeeded', by: 'user:ann' });
+    expect(await stepOf('team-b')).toMatchObject({ by: 'user:bob' });
+    expect((await stepOf('team-b'))?.status).not.toBe('succeeded');
+  });
+});
