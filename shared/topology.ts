@@ -272,6 +272,22 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
   };
 }
 
+/** What the thread index and the change log keep of a write: what a trace line or a change notice shows. */
+const ACTIVITY_PROJECTION = [
+  'kind',
+  'ref',
+  'schema_name',
+  'title',
+  'tags',
+  'version',
+  'created_at',
+  'created_by',
+  'updated_at',
+  'updated_by',
+  'causation',
+  'ctx_status',
+];
+
 export const topology = {
   table: {
     name: 'crumbs-breadcrumbs',
@@ -280,28 +296,13 @@ export const topology = {
     ttlAttribute: 'expires_at',
     gsis: [
       { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+      // Embeddings by workspace, and each head under its first listable tag (table-design.md "Tags").
       { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
       // Threads (heads with causation) and the change log (versions, deletions): only what a trace or a change
       // notice shows, so each index write stays one write unit (shared/adapters/dynamodb/table-design.md).
-      {
-        name: 'gsi3',
-        partitionKey: 'gsi3pk',
-        sortKey: 'gsi3sk',
-        include: [
-          'kind',
-          'ref',
-          'schema_name',
-          'title',
-          'tags',
-          'version',
-          'created_at',
-          'created_by',
-          'updated_at',
-          'updated_by',
-          'causation',
-          'ctx_status',
-        ],
-      },
+      { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', include: ACTIVITY_PROJECTION },
+      // The change log's entry of each head's current version (superseded versions are version items in gsi3).
+      { name: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', include: ACTIVITY_PROJECTION },
     ],
   } satisfies TableDeclaration,
 

@@ -40,6 +40,7 @@ export const handler = instrumented(
       bus,
       routes,
       adopter: store,
+      tagItems: store,
       budget,
       log: logger,
     });

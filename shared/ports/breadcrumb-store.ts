@@ -11,7 +11,6 @@ import type {
   UpdateBreadcrumb,
 } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
-import type { ClaimKey } from './claims.ts';
 
 export interface Page<T> {
   items: T[];
@@ -27,20 +26,12 @@ export interface CreateOptions {
   /** Caller-chosen id (executors derive response ids from the trigger); a ULID otherwise. */
   id?: string;
   causation?: Causation;
-  /**
-   * An executor claim (`#shared/ports/claims.ts`) to mark done in the same write as this breadcrumb, so an
-   * executor's answer and its claim's completion cost one request and land together. A store that keeps claims
-   * elsewhere (or a replayed create, which writes nothing) leaves it: `claimCompleted` says whether it was done.
-   */
-  completesClaim?: { key: ClaimKey; token: string };
 }
 
 export interface CreateResult {
   breadcrumb: Breadcrumb;
   /** True when an Idempotency-Key or a caller-chosen id matched an earlier create: nothing was written. */
   replayed: boolean;
-  /** True when `completesClaim` was marked done by this write. */
-  claimCompleted?: boolean;
 }
 
 export interface UpdateOptions {

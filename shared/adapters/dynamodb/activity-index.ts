@@ -1,6 +1,6 @@
 /**
- * Reads gsi3 of the breadcrumbs table: the thread index (heads with causation, partition `<ws>#th#<thread>`) and the
- * change log (version and deletion items, partitions `<ws>#c#<shard>`). The design and its costs are in
+ * Reads the thread index (gsi3: heads with causation, partition `<ws>#th#<thread>`) and the change log (gsi3:
+ * version and deletion items; gsi4: heads' current versions; partitions `<ws>#c#<shard>`). The design and its costs are in
  * `table-design.md` ("Threads and the change log").
  *
  * A change-log cursor is the sort key `<updated_at>#<id>#<version>` of the last change read, or `<time>~` for
@@ -82,22 +82,38 @@ export class DynamoThreadIndex implements ThreadIndex {
     }
   }
 
+  /**
+   * The records of the given versions: version items, and the heads for versions that are still current (a head
+   * holds its current version; it becomes a version item when superseded).
+   */
   async versions(workspace: string, refs: readonly { id: string; version: number }[]): Promise<Breadcrumb[]> {
     const unique = [...new Map(refs.map((r) => [`${r.id}@${r.version}`, r])).values()];
     const found: Breadcrumb[] = [];
-    for (let i = 0; i < unique.length; i += 100) {
-      let pending = unique.slice(i, i + 100).map((r) => keys.version(workspace, r.id, r.version));
+    // 50 refs a batch: each asks for its version item and its head (≤ 100 keys).
+    for (let i = 0; i < unique.length; i += 50) {
+      const batch = unique.slice(i, i + 50);
+      const heads = [...new Set(batch.map((r) => r.id))].map((id) => keys.head(workspace, id));
+      let pending = [...batch.map((r) => keys.version(workspace, r.id, r.version)), ...heads];
+      const items = new Map<string, Breadcrumb>();
       for (let attempt = 0; pending.length > 0 && attempt < 8; attempt++) {
         if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
         try {
           const out = await this.client.send(
             new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending } } }),
           );
-          for (const item of out.Responses?.[this.tableName] ?? []) found.push(toRecord(item));
+          for (const item of out.Responses?.[this.tableName] ?? []) {
+            if (item.kind !== KIND.version && item.kind !== KIND.breadcrumb) continue;
+            const record = toRecord(item);
+            items.set(`${record.id}@${record.version}`, record);
+          }
           pending = (out.UnprocessedKeys?.[this.tableName]?.Keys as typeof pending | undefined) ?? [];
         } catch (error) {
           throw translate(error);
         }
+      }
+      for (const ref of batch) {
+        const record = items.get(`${ref.id}@${ref.version}`);
+        if (record) found.push(record);
       }
     }
     return found;
@@ -136,53 +152,72 @@ export class DynamoChangeLog implements ChangeLog {
     limit: number,
   ): Promise<ChangeEntry[]> {
     if (after >= until) return [];
-    // Every shard in parallel, each sorted; the first `limit` of the merge are among the first `limit` of each.
-    const shards = await Promise.all(
-      Array.from({ length: CHANGE_LOG_SHARDS }, (_, shard) =>
+    // Every shard of both indexes in parallel, each sorted; the first `limit` of the merge are among the first
+    // `limit` of each.
+    const outputs = await Promise.all(
+      changeSources(workspace).map(({ index, pk }) =>
         query(this.client, {
           TableName: this.tableName,
-          IndexName: INDEX,
-          KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk BETWEEN :after AND :until',
-          ExpressionAttributeValues: {
-            ':pk': gsi.changeLog(workspace, shard),
-            ':after': after,
-            ':until': until,
-          },
+          IndexName: index,
+          KeyConditionExpression: `${index}pk = :pk AND ${index}sk BETWEEN :after AND :until`,
+          ExpressionAttributeValues: { ':pk': pk, ':after': after, ':until': until },
           Limit: limit + 1,
-        }),
+        }).then((out) => ({ out, index })),
       ),
     );
-    return merge(shards)
+    return merge(outputs)
       .filter((e) => e.cursor > after)
       .slice(0, limit);
   }
 
   async latest(workspace: string, until: ChangeCursor, limit: number): Promise<ChangeEntry[]> {
-    const shards = await Promise.all(
-      Array.from({ length: CHANGE_LOG_SHARDS }, (_, shard) =>
+    const outputs = await Promise.all(
+      changeSources(workspace).map(({ index, pk }) =>
         query(this.client, {
           TableName: this.tableName,
-          IndexName: INDEX,
-          KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk <= :until',
-          ExpressionAttributeValues: { ':pk': gsi.changeLog(workspace, shard), ':until': until },
+          IndexName: index,
+          KeyConditionExpression: `${index}pk = :pk AND ${index}sk <= :until`,
+          ExpressionAttributeValues: { ':pk': pk, ':until': until },
           ScanIndexForward: false,
           Limit: limit,
-        }),
+        }).then((out) => ({ out, index })),
       ),
     );
-    return merge(shards).slice(-limit);
+    return merge(outputs).slice(-limit);
   }
 }
 
-function merge(outputs: QueryCommandOutput[]): ChangeEntry[] {
-  const entries: ChangeEntry[] = [];
-  for (const out of outputs) {
+/**
+ * Where the change log is: superseded versions and deletions in gsi3, each head's current version in gsi4, both
+ * in the same shards and sort keys. A version briefly in both (its version item is written before the head moves
+ * on) is read once.
+ */
+function changeSources(workspace: string): { index: 'gsi3' | 'gsi4'; pk: string }[] {
+  return Array.from({ length: CHANGE_LOG_SHARDS }, (_, shard) => gsi.changeLog(workspace, shard)).flatMap(
+    (pk) => [
+      { index: 'gsi3' as const, pk },
+      { index: 'gsi4' as const, pk },
+    ],
+  );
+}
+
+function merge(outputs: { out: QueryCommandOutput; index: 'gsi3' | 'gsi4' }[]): ChangeEntry[] {
+  const entries = new Map<string, ChangeEntry>();
+  for (const { out, index } of outputs) {
     for (const item of out.Items ?? []) {
       const entry = toEntry(item);
-      if (entry) entries.push({ ...entry, cursor: String(item.gsi3sk) });
+      if (!entry) continue;
+      const cursor = String(item[`${index}sk`]);
+      // A head's entry is the change that wrote its current version.
+      const change: ChangeEntry = {
+        ...entry,
+        kind: entry.kind === KIND.breadcrumb ? KIND.version : entry.kind,
+        cursor,
+      };
+      entries.set(cursor + (entry.kind === KIND.deletion ? '#d' : ''), change);
     }
   }
-  return entries.sort((a, b) => (a.cursor < b.cursor ? -1 : a.cursor > b.cursor ? 1 : 0));
+  return [...entries.values()].sort((a, b) => (a.cursor < b.cursor ? -1 : a.cursor > b.cursor ? 1 : 0));
 }
 
 async function query(

@@ -17,8 +17,10 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   DynamoDBDocumentClient,
   GetCommand,
+  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
@@ -46,6 +48,7 @@ import {
 } from '#shared/domain/errors.ts';
 import { type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
 import type { PlainPut } from '#shared/domain/plain-put.ts';
+import { THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
 import type {
   BreadcrumbStore,
   Clock,
@@ -75,7 +78,6 @@ import {
 } from '../../domain/record-rules.ts';
 import { upsertVia } from '../store-upsert.ts';
 import {
-  claimCompletion,
   deletionItem,
   gsi,
   headItem,
@@ -83,7 +85,7 @@ import {
   KIND,
   keys,
   storable,
-  tagItem,
+  tombstoneItem,
   toRecord,
   translateConfig,
   versionItem,
@@ -93,7 +95,6 @@ type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
-const MAX_TRANSACT_ITEMS = 100;
 const MAX_WRITE_ATTEMPTS = 12;
 /** Listing by schema and tag: tag entries read per query, and at most per page, before a short page is returned. */
 const LIST_FILTER_PAGE = 50;
@@ -168,13 +169,6 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       });
     }
 
-    if (options.completesClaim !== undefined) {
-      const { key, token } = options.completesClaim;
-      extra.push({
-        Update: { TableName: this.tableName, ...claimCompletion(key, token, now.toISOString()) },
-      });
-    }
-
     try {
       await this.commit({
         record,
@@ -182,11 +176,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
         condition: { expression: 'attribute_not_exists(id)' },
         extra,
       });
-      return {
-        breadcrumb: record,
-        replayed: false,
-        ...(options.completesClaim !== undefined ? { claimCompleted: true } : {}),
-      };
+      return { breadcrumb: record, replayed: false };
     } catch (error) {
       if (!(error instanceof WriteConditionFailed)) throw error;
       if (options.idempotencyKey !== undefined && error.failedIndexes.includes(error.extraOffset)) {
@@ -235,9 +225,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       keys.version(workspace, id, version),
       keys.schemaHints(workspace, schemaName),
     ]);
-    this.liveRecord(head, workspace, id);
-    if (!item) throw new NotFoundError(`breadcrumb ${id} has no version ${version}`);
-    const record = toRecord(item);
+    const record = versionOf(this.liveRecord(head, workspace, id), item, id, version);
     if (record.schema_name !== schemaName) {
       const [view] = await this.contextViews(workspace, [record]);
       return { record, view: view! };
@@ -251,9 +239,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       keys.head(workspace, id),
       keys.version(workspace, id, version),
     ]);
-    this.liveRecord(head, workspace, id);
-    if (!item) throw new NotFoundError(`breadcrumb ${id} has no version ${version}`);
-    return toRecord(item);
+    return versionOf(this.liveRecord(head, workspace, id), item, id, version);
   }
 
   async history(
@@ -263,8 +249,12 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   ): Promise<Page<Breadcrumb>> {
     const head = this.liveRecord(await this.getItem(keys.head(workspace, id)), workspace, id);
     const { versions, next_cursor } = historyPage(head.version, page);
-    const items = await this.batchGet(versions.map((v) => keys.version(workspace, id, v)));
-    return { items: items.filter((i): i is Item => i !== undefined).map(toRecord), next_cursor };
+    // The head is its current version; versions before it are version items.
+    const older = versions.filter((v) => v !== head.version);
+    const items = (await this.batchGet(older.map((v) => keys.version(workspace, id, v))))
+      .filter((i): i is Item => i !== undefined)
+      .map(toRecord);
+    return { items: versions.includes(head.version) ? [head, ...items] : items, next_cursor };
   }
 
   async update(
@@ -320,30 +310,23 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(workspace, id);
       assertExpectedVersion(options.expectedVersion, current);
+      // The head becomes a tombstone (the id stays taken); the version it held stays as history and in the change
+      // log, with the deletion's own entry; its tag items go with its stream record (the publisher).
+      const deletedAt = this.clock.now().toISOString();
+      const deletedBy = options.principal ?? current.updated_by;
       const items: TransactItem[] = [
-        {
-          Delete: {
-            TableName: this.tableName,
-            Key: keys.head(workspace, id),
-            ConditionExpression: 'version = :expected',
-            ExpressionAttributeValues: { ':expected': current.version },
-          },
-        },
-        ...current.tags.map((tag) => ({
-          Delete: { TableName: this.tableName, Key: keys.tag(workspace, id, tag) },
-        })),
-        ...this.schemaHintWrites(undefined, current),
-        // The change log's entry for the delete (versions stay as the audit trail and say nothing of it).
         {
           Put: {
             TableName: this.tableName,
-            Item: deletionItem(
-              current,
-              this.clock.now().toISOString(),
-              options.principal ?? current.updated_by,
-            ),
+            Item: tombstoneItem(current, deletedAt, deletedBy),
+            ConditionExpression: '#kind = :kind AND version = :expected',
+            ExpressionAttributeNames: { '#kind': 'kind' },
+            ExpressionAttributeValues: { ':kind': KIND.breadcrumb, ':expected': current.version },
           },
         },
+        { Put: { TableName: this.tableName, Item: versionItem(current) } },
+        ...this.schemaHintWrites(undefined, current),
+        { Put: { TableName: this.tableName, Item: deletionItem(current, deletedAt, deletedBy) } },
       ];
       try {
         await this.transact(items);
@@ -361,19 +344,13 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   async list(query: ListQuery): Promise<Page<Breadcrumb>> {
     const { workspace, schema_name: schema, tag, limit } = query;
     if (schema === undefined && tag === undefined) refuseUnscopedListing();
-    const pk = tag !== undefined ? gsi.byTag(workspace, tag) : gsi.bySchema(workspace, schema!);
-    let start = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pk);
-
-    // By schema: the heads are the index entries. By tag: tag entries point at heads. By schema and tag: the tag's
-    // entries, those of other schemas skipped (each entry carries its schema), read until the page is full or
-    // LIST_FILTER_READS entries were read — a page can then come back short, with a cursor to go on from. One
-    // index, not a second one keyed by schema+tag, which would cost a second index write per tag per version.
-    const picked: Item[] = [];
-    let next: Record<string, unknown> | undefined;
-    let read = 0;
-    for (;;) {
-      const want = limit - picked.length;
-      const result = await this.client.send(
+    if (tag !== undefined) return this.listByTag({ ...query, tag });
+    const pk = gsi.bySchema(workspace, schema!);
+    const start = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pk);
+    // By schema: the heads are the index entries (gsi1 projects everything), one Query a page.
+    let result: { Items?: Item[]; LastEvaluatedKey?: Record<string, unknown> };
+    try {
+      result = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
           IndexName: 'gsi1',
@@ -381,63 +358,144 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           ExpressionAttributeNames: { '#pk': 'gsi1pk' },
           ExpressionAttributeValues: { ':pk': pk },
           ScanIndexForward: false,
-          Limit: tag !== undefined && schema !== undefined ? Math.max(want, LIST_FILTER_PAGE) : want,
+          Limit: limit,
           ExclusiveStartKey: start,
         }),
       );
-      const entries = result.Items ?? [];
-      read += entries.length;
-      next = result.LastEvaluatedKey;
-      let full = false;
-      for (const [i, entry] of entries.entries()) {
-        // Entries written before tag items carried schema_name are kept here and checked on their heads below.
-        if (
-          tag !== undefined &&
-          schema !== undefined &&
-          typeof entry.schema_name === 'string' &&
-          entry.schema_name !== schema
-        )
-          continue;
-        picked.push(entry);
-        if (picked.length === limit) {
-          full = true;
-          // Stopped inside the page read: go on after the last entry given out, not after the page.
-          if (i < entries.length - 1) next = indexCursorKey(entry);
-          break;
-        }
+    } catch (error) {
+      throw translate(error);
+    }
+    const nowMs = this.clock.now().getTime();
+    const items = (result.Items ?? [])
+      .filter((h) => h.kind === KIND.breadcrumb)
+      .map(toRecord)
+      .filter((r) => !isExpired(r, nowMs) && r.schema_name === schema);
+    return {
+      items,
+      next_cursor: result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null,
+    };
+  }
+
+  /**
+   * Listing by tag (and schema): a merge, newest first, of the places a tag's breadcrumbs are listed — heads whose
+   * first listed tag it is (gsi2), tag items (gsi1: a head's further tags, and every tag of heads of the earlier
+   * layout), and for `thread:<t>` the thread index (gsi3) and the thread's root. Each source is read in pages and
+   * merged lazily (a k-way merge: a source is read again only when the merge needs its next entry), duplicates
+   * dropped by breadcrumb id. With a schema too, entries of other schemas are skipped, and after LIST_FILTER_READS
+   * entries read a page comes back short with a cursor to go on from. The cursor holds each source's position.
+   * The heads are then read consistently and checked against the tag (the indexes are eventually consistent).
+   */
+  private async listByTag(query: ListQuery & { tag: string }): Promise<Page<Breadcrumb>> {
+    const { workspace, schema_name: schema, tag, limit } = query;
+    const sources = tagSources(workspace, tag);
+    const positions =
+      query.cursor === undefined
+        ? new Map<string, SourcePosition>()
+        : decodeTagCursor(query.cursor, tag, sources);
+    const pageSize = schema !== undefined ? Math.max(limit, LIST_FILTER_PAGE) : limit;
+    const states = sources.map((source) => ({
+      source,
+      position: positions.get(source.name) ?? ('start' as SourcePosition),
+      buffer: [] as ListEntry[],
+      /** Where the next read of this source starts; undefined once nothing follows the buffer. */
+      next: undefined as Record<string, unknown> | undefined,
+      exhausted: positions.get(source.name) === 'done',
+    }));
+    for (const state of states) {
+      if (!state.exhausted && Array.isArray(state.position))
+        state.next = startKey(workspace, state.source, state.position);
+    }
+    const refill = async (state: (typeof states)[number]) => {
+      if (state.exhausted || state.buffer.length > 0) return;
+      const page = await this.readSource(workspace, tag, state.source, state.next, pageSize);
+      state.buffer = page.entries;
+      state.next = page.next;
+      if (page.next === undefined) state.exhausted = true;
+      if (state.buffer.length === 0) state.position = 'done';
+    };
+
+    const picked: string[] = [];
+    const seen = new Set<string>();
+    let read = 0;
+    while (picked.length < limit && read < LIST_FILTER_READS) {
+      await Promise.all(states.map(refill));
+      let best: (typeof states)[number] | undefined;
+      for (const state of states) {
+        const head = state.buffer[0];
+        if (head && (!best || compareEntries(head, best.buffer[0]!) > 0)) best = state;
       }
-      if (
-        full ||
-        next === undefined ||
-        schema === undefined ||
-        tag === undefined ||
-        read >= LIST_FILTER_READS
-      )
-        break;
-      start = next;
+      if (!best) break;
+      const entry = best.buffer.shift()!;
+      best.position = best.exhausted && best.buffer.length === 0 ? 'done' : [entry.key, entry.sk];
+      read++;
+      if (seen.has(entry.ref)) continue;
+      seen.add(entry.ref);
+      // Entries that do not say their schema (tag items of the earliest layout) are checked on their heads.
+      if (schema !== undefined && entry.schema_name !== undefined && entry.schema_name !== schema) continue;
+      picked.push(entry.ref);
+    }
+    for (const state of states) {
+      if (state.exhausted && state.buffer.length === 0) state.position = 'done';
     }
 
     const nowMs = this.clock.now().getTime();
-    let heads: (Item | undefined)[];
-    if (tag === undefined) {
-      heads = picked;
-    } else {
-      // Tag entries point at heads; read those (consistently) in one batch, keeping index order. The index is
-      // eventually consistent, so a head whose tags changed a moment ago is checked against the entry.
-      heads = await this.batchGet(picked.map((i) => keys.head(workspace, String(i.ref))));
-    }
+    const heads = await this.batchGet(picked.map((ref) => keys.head(workspace, ref)));
     const items = heads
       .filter((h): h is Item => h !== undefined && h.kind === KIND.breadcrumb)
       .map(toRecord)
       .filter((r) => !isExpired(r, nowMs))
-      .filter(
-        (r) =>
-          (tag === undefined || r.tags.includes(tag)) && (schema === undefined || r.schema_name === schema),
-      );
+      .filter((r) => r.tags.includes(tag) && (schema === undefined || r.schema_name === schema));
+    const done = states.every((state) => state.position === 'done');
     return {
       items,
-      next_cursor: next ? encodeCursor(next) : null,
+      next_cursor: done
+        ? null
+        : encodeCursor({ tag, p: Object.fromEntries(states.map((s) => [s.source.name, s.position])) }),
     };
+  }
+
+  /** One page of a tag listing's source, newest first. */
+  private async readSource(
+    workspace: string,
+    tag: string,
+    source: TagSource,
+    start: Record<string, unknown> | undefined,
+    limit: number,
+  ): Promise<{ entries: ListEntry[]; next?: Record<string, unknown> }> {
+    if (source.kind === 'root') {
+      // The thread's root has no causation, so the thread index does not hold it: read it by id, once.
+      if (start !== undefined) return { entries: [] };
+      const root = await this.getItem(keys.head(workspace, source.pk));
+      if (!root || root.kind !== KIND.breadcrumb || root.causation) return { entries: [] };
+      const record = toRecord(root);
+      if (!record.tags.includes(tag)) return { entries: [] };
+      const sk = gsi.sort(record.updated_at, record.id);
+      return { entries: [{ key: record.id, sk, ref: record.id, schema_name: record.schema_name }] };
+    }
+    let result: { Items?: Item[]; LastEvaluatedKey?: Record<string, unknown> };
+    try {
+      result = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: source.index,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': `${source.index}pk` },
+          ExpressionAttributeValues: { ':pk': source.pk },
+          ScanIndexForward: false,
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+    } catch (error) {
+      throw translate(error);
+    }
+    const entries = (result.Items ?? []).map((item) => ({
+      key: String(item.id),
+      sk: String(item[`${source.index}sk`]),
+      ref: String(item.kind === KIND.tag ? item.ref : item.id),
+      ...(typeof item.schema_name === 'string' ? { schema_name: item.schema_name } : {}),
+    }));
+    return { entries, ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}) };
   }
 
   /**
@@ -481,6 +539,36 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     }
   }
 
+  /**
+   * Writes what heads' changes need of tag items (`tagItemChanges`), in stream order: later changes of one item
+   * win, in BatchWriteItem requests of 25, unprocessed ones retried. Idempotent (puts of whole items and deletes),
+   * so a batch handed over again writes the same.
+   */
+  async writeTagItems(changes: readonly { put: Item[]; remove: Key[] }[]): Promise<number> {
+    const latest = new Map<string, { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Key } }>();
+    for (const change of changes) {
+      for (const key of change.remove) latest.set(keyString(key), { DeleteRequest: { Key: key } });
+      for (const item of change.put) latest.set(keyString(item as Key), { PutRequest: { Item: item } });
+    }
+    const requests = [...latest.values()];
+    for (let i = 0; i < requests.length; i += 25) {
+      let pending = requests.slice(i, i + 25);
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await sleep(Math.min(1000, 20 * 2 ** attempt));
+        if (attempt > 8) throw new RetriableError('DynamoDB left tag items unprocessed repeatedly');
+        try {
+          const out = await this.client.send(
+            new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }),
+          );
+          pending = (out.UnprocessedItems?.[this.tableName] as typeof pending | undefined) ?? [];
+        } catch (error) {
+          throw translate(error);
+        }
+      }
+    }
+    return requests.length;
+  }
+
   /** Records why a plain put could not be adopted, on the item itself, unless it changed since. */
   async rejectPlainPut(
     seen: Item,
@@ -507,45 +595,57 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   // ---------------------------------------------------------------------------------------------------------
 
-  /** One transaction: head, version item, tag items, schema hints, plus `extra` (placed last). */
+  /**
+   * Writes a version: the head under `condition`, and for an update the version it supersedes as a version item.
+   * Without schema settings or `extra` that is no transaction: the version item first (its content never changes,
+   * so writing it twice is harmless and a crash before the head leaves the breadcrumb as it was), then the head in
+   * one conditional PutItem. Tag items other than the head's own entry follow from its stream record (the
+   * publisher, before the change is routed). Schema definitions and `extra` (idempotency records) keep one
+   * transaction, so their side items never disagree with the head.
+   */
   private async commit(write: VersionWrite): Promise<void> {
     const { record, previous, condition } = write;
-    const writeId = this.ulid();
-    const removedTags = previous ? previous.tags.filter((t) => !record.tags.includes(t)) : [];
-    const items: TransactItem[] = [
-      {
-        Put: {
-          TableName: this.tableName,
-          Item: headItem(record, writeId),
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: condition.names,
-          ExpressionAttributeValues: condition.values,
-        },
+    const head: TransactItem = {
+      Put: {
+        TableName: this.tableName,
+        Item: headItem(record, this.ulid()),
+        ConditionExpression: condition.expression,
+        ExpressionAttributeNames: condition.names,
+        ExpressionAttributeValues: condition.values,
       },
-      {
-        Put: {
-          TableName: this.tableName,
-          Item: versionItem(record, writeId),
-          ConditionExpression: 'attribute_not_exists(id)',
-        },
-      },
-      ...record.tags.map((tag) => ({ Put: { TableName: this.tableName, Item: tagItem(record, tag) } })),
-      ...removedTags.map((tag) => ({
-        Delete: { TableName: this.tableName, Key: keys.tag(record.workspace, record.id, tag) },
-      })),
-      ...this.schemaHintWrites(record, previous),
-    ];
-    const extraOffset = items.length;
-    items.push(...(write.extra ?? []));
-    if (items.length > MAX_TRANSACT_ITEMS) {
-      throw new ValidationError([
-        {
-          path: 'tags',
-          message: `this write would change ${record.tags.length + removedTags.length} tag entries at once; DynamoDB allows ${MAX_TRANSACT_ITEMS - 2 - (write.extra?.length ?? 0)} — split it into two updates`,
-        },
-      ]);
+    };
+    const superseded: TransactItem[] = previous
+      ? [{ Put: { TableName: this.tableName, Item: versionItem(previous) } }]
+      : [];
+    const side = this.schemaHintWrites(record, previous);
+    const extra = write.extra ?? [];
+    if (side.length === 0 && extra.length === 0) {
+      for (const item of superseded) await this.put(item.Put!);
+      await this.put(head.Put!, true);
+      return;
     }
+    const items = [head, ...superseded, ...side];
+    const extraOffset = items.length;
+    items.push(...extra);
     await this.transact(items, extraOffset);
+  }
+
+  /** One PutItem; with `conditional`, a failed condition is a WriteConditionFailed (as in a transaction). */
+  private async put(input: NonNullable<TransactItem['Put']>, conditional = false): Promise<void> {
+    try {
+      await this.client.send(new PutCommand(input as ConstructorParameters<typeof PutCommand>[0]));
+    } catch (error) {
+      if (conditional && error instanceof ConditionalCheckFailedException)
+        throw new WriteConditionFailed([0], 1);
+      if (error instanceof Error && error.name === 'ValidationException') {
+        throw new ValidationError(
+          [{ path: 'context', message: `the record cannot be stored: ${error.message}` }],
+          undefined,
+          { cause: error },
+        );
+      }
+      throw translate(error);
+    }
   }
 
   /**
@@ -718,11 +818,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       keys.head(workspace, createdId),
       keys.version(workspace, createdId, 1),
     ]);
+    if (head && head.kind === KIND.breadcrumb && Number(head.version) === 1) return toRecord(head);
     if (!first)
       throw new NotFoundError(`the breadcrumb created with Idempotency-Key "${key}" no longer exists`);
-    return head && head.kind === KIND.breadcrumb && Number(head.version) === 1
-      ? toRecord(head)
-      : toRecord(first);
+    return toRecord(first);
   }
 }
 
@@ -735,6 +834,16 @@ class WriteConditionFailed extends Error {
     super('a write condition failed');
     this.name = 'WriteConditionFailed';
   }
+}
+
+/**
+ * Version `version` of a live breadcrumb: the head when it is the current one, else its version item. (Heads of
+ * the earlier layout also have a version item of their current version; the head is the same record.)
+ */
+function versionOf(head: Breadcrumb, item: Item | undefined, id: string, version: number): Breadcrumb {
+  if (head.version === version) return head;
+  if (!item) throw new NotFoundError(`breadcrumb ${id} has no version ${version}`);
+  return toRecord(item);
 }
 
 /** A condition that holds only while the item is exactly `seen` (every attribute equal, nothing added). */
@@ -771,13 +880,86 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Where a tag's breadcrumbs are listed (`listByTag`). */
+interface TagSource {
+  /** Its name in the cursor. */
+  name: string;
+  kind: 'index' | 'root';
+  index: 'gsi1' | 'gsi2' | 'gsi3';
+  pk: string;
+}
+
+/** An index entry of a tag listing: its table key id, its sort key, the breadcrumb it lists. */
+interface ListEntry {
+  key: string;
+  sk: string;
+  ref: string;
+  schema_name?: string;
+}
+
+/** A source's position in a cursor: not read yet, after an entry (table id, sort key), or read to the end. */
+type SourcePosition = 'start' | 'done' | [string, string];
+
+function tagSources(workspace: string, tag: string): TagSource[] {
+  const sources: TagSource[] = [
+    { name: 'h', kind: 'index', index: 'gsi2', pk: gsi.byTag(workspace, tag) },
+    { name: 't', kind: 'index', index: 'gsi1', pk: gsi.byTag(workspace, tag) },
+  ];
+  if (tag.startsWith(THREAD_TAG_PREFIX) && tag.length > THREAD_TAG_PREFIX.length) {
+    const thread = tag.slice(THREAD_TAG_PREFIX.length);
+    sources.push(
+      { name: 'th', kind: 'index', index: 'gsi3', pk: gsi.byThread(workspace, thread) },
+      { name: 'r', kind: 'root', index: 'gsi3', pk: thread },
+    );
+  }
+  return sources;
+}
+
+/** Newer first: by sort key (`<updated_at>#<id>`), then by breadcrumb id. */
+function compareEntries(a: ListEntry, b: ListEntry): number {
+  if (a.sk !== b.sk) return a.sk > b.sk ? 1 : -1;
+  return a.ref === b.ref ? 0 : a.ref > b.ref ? 1 : -1;
+}
+
+function startKey(
+  workspace: string,
+  source: TagSource,
+  [key, sk]: [string, string],
+): Record<string, unknown> | undefined {
+  if (source.kind === 'root') return { id: key, workspace };
+  return { id: key, workspace, [`${source.index}pk`]: source.pk, [`${source.index}sk`]: sk };
+}
+
+function decodeTagCursor(cursor: string, tag: string, sources: TagSource[]): Map<string, SourcePosition> {
+  const value = decodeCursorJson(cursor) as { tag?: unknown; p?: unknown } | null;
+  const refuse = () =>
+    new BadRequestError('cursor does not belong to this listing', [
+      { path: 'cursor', message: 'use the next_cursor of the same schema_name/tag listing' },
+    ]);
+  if (value === null || typeof value !== 'object' || value.tag !== tag) throw refuse();
+  const p = value.p;
+  if (p === null || typeof p !== 'object' || Array.isArray(p)) throw refuse();
+  const names = new Set(sources.map((s) => s.name));
+  const positions = new Map<string, SourcePosition>();
+  for (const [name, position] of Object.entries(p as Record<string, unknown>)) {
+    if (!names.has(name)) throw refuse();
+    if (position === 'start' || position === 'done') positions.set(name, position);
+    else if (
+      Array.isArray(position) &&
+      position.length === 2 &&
+      position.every(
+        (v) =>
+          typeof v === 'string' && v.length > 0 && Buffer.byteLength(v, 'utf8') <= 1024 && !/\p{Cs}/u.test(v),
+      )
+    )
+      positions.set(name, position as [string, string]);
+    else throw refuse();
+  }
+  return positions;
+}
+
 /** A position in gsi1 (every listing reads it), as DynamoDB gives it in LastEvaluatedKey: table and index keys. */
 const LIST_CURSOR_KEYS = ['id', 'workspace', 'gsi1pk', 'gsi1sk'] as const;
-
-/** The gsi1 position of an index entry. */
-function indexCursorKey(entry: Item): Record<string, unknown> {
-  return Object.fromEntries(LIST_CURSOR_KEYS.map((key) => [key, entry[key]]));
-}
 
 function decodeListCursor(cursor: string, pk: string): Record<string, unknown> {
   const value = decodeCursorJson(cursor);

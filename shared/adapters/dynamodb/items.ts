@@ -7,6 +7,7 @@ import type { NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
+import { THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
 import type { ActivityEntry } from '#shared/ports/activity.ts';
 
 /**
@@ -58,6 +59,7 @@ export const KIND = {
   claim: 'claim',
   circuit: 'circuit',
   deletion: 'deletion',
+  tombstone: 'tombstone',
   quota: 'quota',
   quotaSlot: 'quota-slot',
   budget: 'budget',
@@ -88,9 +90,7 @@ export const keys = {
 
 /**
  * The update that marks a claim done: whoever finishes marks it (outputs have deterministic ids, so a worker that
- * lost its lease wrote the same breadcrumbs as the one that took over). Also written inside a response's
- * transaction by the breadcrumb store (`completesClaim`), where it carries no condition: a claim already gone
- * (TTL) comes back as `done`, which is what it was.
+ * lost its lease wrote the same breadcrumbs as the one that took over).
  */
 export function claimCompletion(key: Parameters<typeof keys.claim>[0], token: string, at: string) {
   return {
@@ -149,7 +149,10 @@ const INTERNAL = new Set([
   'ingest_errors',
   'gsi3pk',
   'gsi3sk',
+  'gsi4pk',
+  'gsi4sk',
   'ctx_status',
+  'layout',
 ]);
 
 /** The fields of a record that hold data from users, made `storable`. */
@@ -161,13 +164,48 @@ function storableFields(record: Breadcrumb): Record<string, unknown> {
   };
 }
 
+/**
+ * The layout of heads this code writes (`layout` on the head): the head holds its current version (no version item
+ * until it is superseded), is listed under its first listed tag in gsi2 and in the change log in gsi4, and its other
+ * listed tags are tag items the publisher keeps. Heads without it were written with a version item for every
+ * version and a tag item for every tag (table-design.md "Layouts").
+ */
+export const HEAD_LAYOUT = 2;
+
+/**
+ * Whether another index answers the listing of `tag` for this record, so the tag needs no entry of its own: a
+ * `thread:<t>` tag on a member of thread `t` (the thread index holds it) or on the thread's root (read by id).
+ */
+export function answeredElsewhere(record: Pick<Breadcrumb, 'id' | 'causation'>, tag: string): boolean {
+  if (!tag.startsWith(THREAD_TAG_PREFIX)) return false;
+  const thread = tag.slice(THREAD_TAG_PREFIX.length);
+  return record.causation ? record.causation.thread === thread : record.id === thread;
+}
+
+/** The tags of a record that get an index entry, in the record's order: the first rides on the head (gsi2). */
+export function listedTags(record: Pick<Breadcrumb, 'id' | 'causation' | 'tags'>): string[] {
+  return record.tags.filter((tag) => !answeredElsewhere(record, tag));
+}
+
+/** The tags whose entries are tag items (the publisher writes them): every listed tag but the first. */
+export function tagItemTags(record: Pick<Breadcrumb, 'id' | 'causation' | 'tags'>): string[] {
+  return listedTags(record).slice(1);
+}
+
 export function headItem(record: Breadcrumb, writeId: string): Record<string, unknown> {
+  const primary = listedTags(record)[0];
   return {
     ...storableFields(record),
     kind: KIND.breadcrumb,
     write_id: writeId,
+    layout: HEAD_LAYOUT,
     gsi1pk: gsi.bySchema(record.workspace, record.schema_name),
     gsi1sk: gsi.sort(record.updated_at, record.id),
+    ...(primary !== undefined
+      ? { gsi2pk: gsi.byTag(record.workspace, primary), gsi2sk: gsi.sort(record.updated_at, record.id) }
+      : {}),
+    gsi4pk: gsi.changeLog(record.workspace, changeLogShard(record.id)),
+    gsi4sk: gsi.changeSort(record.updated_at, record.id, record.version),
     ...contextStatus(record),
     // Sparse: a breadcrumb that starts a thread has no causation; its id is the thread id, read directly.
     ...(record.causation
@@ -179,13 +217,13 @@ export function headItem(record: Breadcrumb, writeId: string): Record<string, un
   };
 }
 
-export function versionItem(record: Breadcrumb, writeId: string): Record<string, unknown> {
+/** A superseded (or deleted) version, kept as history and in the change log (gsi3). */
+export function versionItem(record: Breadcrumb): Record<string, unknown> {
   return {
     ...storableFields(record),
     ...keys.version(record.workspace, record.id, record.version),
     kind: KIND.version,
     ref: record.id,
-    write_id: writeId,
     ...contextStatus(record),
     gsi3pk: gsi.changeLog(record.workspace, changeLogShard(record.id)),
     gsi3sk: gsi.changeSort(record.updated_at, record.id, record.version),
@@ -250,4 +288,47 @@ export function toRecord(item: Record<string, unknown>): Breadcrumb {
   if (item.kind === KIND.version && typeof item.ref === 'string') plain.id = item.ref;
   if (plain.tags instanceof Set) plain.tags = [...plain.tags];
   return BreadcrumbSchema.parse(plain);
+}
+
+/**
+ * The tag items a head's change needs (the publisher writes them, before the change is routed): an item for each
+ * of its tags but the first listed one, and deletes of the items the previous version had and this one has not. A
+ * head of the earlier layout had an item for every tag; those it no longer needs go on its first rewrite. A removed
+ * head (`newImage` absent) leaves no tag items. Returns undefined for items that are not heads.
+ */
+export function tagItemChanges(
+  newImage: Record<string, unknown> | undefined,
+  oldImage: Record<string, unknown> | undefined,
+): { put: Record<string, unknown>[]; remove: Key[] } | undefined {
+  const next = newImage?.kind === KIND.breadcrumb ? toRecord(newImage) : undefined;
+  const before = oldImage?.kind === KIND.breadcrumb ? toRecord(oldImage) : undefined;
+  if (!next && !before) return undefined;
+  const wanted = next ? tagItemTags(next) : [];
+  const had = before ? (oldImage?.layout === HEAD_LAYOUT ? tagItemTags(before) : before.tags) : [];
+  return {
+    put: next ? wanted.map((tag) => tagItem(next, tag)) : [],
+    remove: had
+      .filter((tag) => !wanted.includes(tag))
+      .map((tag) => keys.tag(before!.workspace, before!.id, tag)),
+  };
+}
+
+/**
+ * What a deleted breadcrumb's head becomes: its id stays taken (a create with that id, such as an executor's
+ * redelivered answer, is a replay, and a new breadcrumb never overwrites the old one's history), and nothing lists
+ * or reads it. The change from head to tombstone is the stream record the publisher emits `Breadcrumb Deleted` for.
+ */
+export function tombstoneItem(
+  record: Breadcrumb,
+  deletedAt: string,
+  deletedBy: string,
+): Record<string, unknown> {
+  return {
+    ...keys.head(record.workspace, record.id),
+    kind: KIND.tombstone,
+    version: record.version,
+    deleted_at: deletedAt,
+    deleted_by: deletedBy,
+    ...(record.expires_at !== undefined ? { expires_at: record.expires_at } : {}),
+  };
 }

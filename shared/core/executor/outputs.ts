@@ -15,7 +15,6 @@ import { createHash } from 'node:crypto';
 import { BreadcrumbIdSchema, CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import type { ClaimKey } from '#shared/ports/claims.ts';
 import type { ExecutorKind } from '#shared/topology.ts';
 import type { OutputBreadcrumb } from './contract.ts';
 
@@ -59,23 +58,14 @@ export interface WriteContext {
   trigger: { id: string; version: number };
   principal: string;
   causation: Causation;
-  /**
-   * The executor's claim on this trigger, marked done by the write of the last output when that is a create the
-   * store can combine with it (`CreateOptions.completesClaim`): the answer and the completion in one request.
-   */
-  claim?: { key: ClaimKey; token: string };
 }
 
-/**
- * Writes outputs in order under their ids; returns the ids written (or replayed) and whether the last write also
- * completed `ctx.claim` (if not, the caller completes it).
- */
+/** Writes outputs in order under their ids; returns the ids written (or replayed). */
 export async function writeOutputs(
   outputs: readonly OutputBreadcrumb[],
   ctx: WriteContext,
-): Promise<{ ids: string[]; claimCompleted: boolean }> {
+): Promise<{ ids: string[] }> {
   const ids: string[] = [];
-  let claimCompleted = false;
   for (const [index, output] of outputs.entries()) {
     const input = parseOrThrow(
       CreateBreadcrumbSchema,
@@ -100,17 +90,14 @@ export async function writeOutputs(
       output.id !== undefined
         ? parseOrThrow(BreadcrumbIdSchema, output.id, `outputs[${index}].id`)
         : outputId(ctx.kind, ctx.definitionId, ctx.trigger.id, ctx.trigger.version, index);
-    const last = index === outputs.length - 1;
     const result = await ctx.store.create(ctx.workspace, input, {
       principal: ctx.principal,
       id,
       causation: ctx.causation,
-      ...(last && ctx.claim !== undefined ? { completesClaim: ctx.claim } : {}),
     });
-    if (last) claimCompleted = result.claimCompleted === true;
     ids.push(result.breadcrumb.id);
   }
-  return { ids, claimCompleted };
+  return { ids };
 }
 
 function digest(parts: readonly string[]): string {

@@ -234,18 +234,18 @@ async function processTrigger(
       ];
     }
 
-    // The answer's last write also marks the claim done where the store can (one request less per trigger).
-    const answerCtx: WriteContext = { ...writeCtx, claim: { key: claimKey, token: claim.token } };
+    // The claim is marked done after the answer, in a request of its own: a crash in between leaves the claim
+    // running, and the redelivery after its lease re-executes and replays the answer (its id is derived from the
+    // trigger, so nothing is written twice) before marking it done.
     let outputIds: string[];
-    let claimCompleted: boolean;
     try {
-      ({ ids: outputIds, claimCompleted } = await writeOutputs(outputs, answerCtx));
+      ({ ids: outputIds } = await writeOutputs(outputs, writeCtx));
     } catch (error) {
       if (isRetriable(error) || failure !== undefined) throw error;
       // An output the store refuses (too large, bad tag) will be refused again: answer with the error instead.
       failure = `the executor's output was refused: ${error instanceof Error ? error.message : String(error)}`;
       log.error('output refused; answering with an error breadcrumb', { ...logKeys, error: failure });
-      ({ ids: outputIds, claimCompleted } = await writeOutputs(
+      ({ ids: outputIds } = await writeOutputs(
         [
           implementation.errorOutput({
             definition: parsed.definition,
@@ -253,10 +253,10 @@ async function processTrigger(
             error: failure,
           }),
         ],
-        answerCtx,
+        writeCtx,
       ));
     }
-    if (!claimCompleted) await deps.claims.complete(claimKey, claim.token);
+    await deps.claims.complete(claimKey, claim.token);
     log.info(failure === undefined ? 'responded' : 'answered with an error', { ...logKeys, outputIds });
     return failure === undefined
       ? { status: 'responded', outputIds }

@@ -2,9 +2,11 @@
  * The publisher core: a DynamoDB Streams batch in, change events out (DESIGN.md "Change event").
  *
  * - A head item written by crumbs (fresh `write_id`) → `Breadcrumb Created` (version 1) or `Breadcrumb Updated`.
- * - A removed head → `Breadcrumb Deleted`, from the stream record's old image.
+ * - A deleted head (turned into a tombstone, or removed by TTL) → `Breadcrumb Deleted`, from the old image.
  * - A plain put (or a console edit of an adopted breadcrumb) → adopted through the store; that write produces the
  *   event on its own stream record. Invalid plain puts are annotated with `ingest_errors`; no event.
+ * - A head's change also writes its tag items (all its listed tags but the first, which its head carries:
+ *   `tagItemChanges`) before the change is routed, so what the event triggers can list it by any tag.
  * - History, tag, idempotency, hints and claim items → nothing.
  *
  * Events over a breadth budget (`breadth-budget.ts`) are shed; the rest go to the buses of the pool that hold rules
@@ -14,7 +16,7 @@
  * (stream order is kept per shard).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
-import { toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
+import { tagItemChanges, toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
@@ -34,8 +36,16 @@ export interface PlainPutAdopter {
   ): Promise<void>;
 }
 
+/** Writes the tag items heads' changes need (`tagItemChanges`); the table's adapter. */
+export interface TagItemWriter {
+  writeTagItems(changes: readonly TagItemChange[]): Promise<number>;
+}
+export type TagItemChange = NonNullable<ReturnType<typeof tagItemChanges>>;
+
 export interface PublisherDependencies {
   bus: EventBus;
+  /** Keeps heads' further tags listed; absent: no tag items are written (tests of routing alone). */
+  tagItems?: TagItemWriter | undefined;
   /** Which buses each workspace's events go to; absent: every event to the bus adapter's own bus. */
   routes?: BusRoutes | undefined;
   adopter: PlainPutAdopter;
@@ -60,6 +70,7 @@ export async function publishStreamBatch(
   deps: PublisherDependencies,
 ): Promise<PublishOutcome> {
   const pending: { entry: BusEntry; sequence: string }[] = [];
+  const tagChanges: { change: TagItemChange; sequence: string }[] = [];
   let adopted = 0;
   let rejected = 0;
   let firstFailure: string | undefined;
@@ -70,12 +81,25 @@ export async function publishStreamBatch(
     const oldImage = image(record.dynamodb?.OldImage);
     try {
       if (record.eventName === 'REMOVE') {
-        if (oldImage?.kind === 'breadcrumb')
+        if (oldImage?.kind === 'breadcrumb') {
+          const change = tagItemChanges(undefined, oldImage);
+          if (change) tagChanges.push({ change, sequence });
           pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
+        }
         continue;
       }
       if (!newImage) continue;
+      if (newImage.kind === 'tombstone') {
+        if (oldImage?.kind === 'breadcrumb') {
+          const change = tagItemChanges(undefined, oldImage);
+          if (change) tagChanges.push({ change, sequence });
+          pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
+        }
+        continue;
+      }
       if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
+        const change = tagItemChanges(newImage, oldImage);
+        if (change) tagChanges.push({ change, sequence });
         const current = toRecord(newImage);
         const type = current.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated;
         pending.push({ entry: changeEntry(type, current), sequence });
@@ -112,10 +136,22 @@ export async function publishStreamBatch(
     }
   }
 
-  const toRoute =
-    firstFailure === undefined
-      ? pending
-      : pending.filter((p) => compareSequence(p.sequence, firstFailure as string) < 0);
+  // The tag items a change needs are written before it is routed, so an executor it triggers lists it by any of
+  // its tags. If they cannot be written, nothing from the first change that needed them on is routed (retried).
+  const before = (p: { sequence: string }) =>
+    firstFailure === undefined || compareSequence(p.sequence, firstFailure) < 0;
+  const tagWrites = tagChanges.filter(before);
+  if (deps.tagItems && tagWrites.some((t) => t.change.put.length + t.change.remove.length > 0)) {
+    try {
+      await deps.tagItems.writeTagItems(tagWrites.map((t) => t.change));
+    } catch (error) {
+      deps.log?.warn('could not write tag items; the records will be retried', {
+        error: (error as Error).message,
+      });
+      firstFailure = tagWrites[0]!.sequence;
+    }
+  }
+  const toRoute = pending.filter(before);
   // Counted once per batch, before routing; shedding never fails the batch (a shard mixes workspaces).
   const budgeted = deps.budget ? await deps.budget.admit(toRoute) : { admitted: toRoute, shed: 0 };
   const routed = await routeAll(budgeted.admitted, deps);

@@ -13,8 +13,7 @@
  * - listings by schema, tag or both, newest write first (`updated_at`, then id, descending), `limit` per page,
  *   and a next cursor whenever a page came back full (as DynamoDB's LastEvaluatedKey does);
  * - expired records (`expires_at`) read as gone at once;
- * - `schema.def.v1` breadcrumbs tagged `defines:<schema>` give that schema's llm_hints defaults to context views;
- * - a write touching more than 100 items (DynamoDB's transaction limit) is refused the same way.
+ * - `schema.def.v1` breadcrumbs tagged `defines:<schema>` give that schema's llm_hints defaults to context views.
  *
  * It is not a cache of the table and not thread-safe across processes: each instance is its own store.
  */
@@ -65,7 +64,6 @@ import {
 
 const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /** DynamoDB's TransactWriteItems limit: head + version + tag entries + schema hints must fit. */
-const MAX_TRANSACT_ITEMS = 100;
 
 interface IdempotencyEntry {
   createdId: string;
@@ -214,19 +212,9 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
 
   /** Writes a version: head, history, schema hints. `extraItems`: idempotency rows in the same transaction. */
   private commit(record: Breadcrumb, previous: Breadcrumb | undefined, extraItems: number): void {
-    const removedTags = previous ? previous.tags.filter((t) => !record.tags.includes(t)) : [];
     const defined = definedSchemas(record);
     const undefinedNow = definedSchemas(previous).filter((s) => !defined.includes(s));
     const hints = defined.length > 0 ? schemaDefHints(record) : undefined;
-    const items = 2 + record.tags.length + removedTags.length + defined.length + undefinedNow.length;
-    if (items + extraItems > MAX_TRANSACT_ITEMS) {
-      throw new ValidationError([
-        {
-          path: 'tags',
-          message: `this write would change ${record.tags.length + removedTags.length} tag entries at once; DynamoDB allows ${MAX_TRANSACT_ITEMS - 2 - extraItems} — split it into two updates`,
-        },
-      ]);
-    }
     const key = k(record.workspace, record.id);
     this.heads.set(key, record);
     this.versions.set(key, [...(this.versions.get(key) ?? []), record]);

@@ -100,7 +100,7 @@ describe('publishStreamBatch', () => {
     const v1 = record();
     await publishStreamBatch(
       [
-        streamRecord('INSERT', { newImage: versionItem(v1, 'w1') }),
+        streamRecord('INSERT', { newImage: versionItem(v1) }),
         streamRecord('INSERT', { newImage: tagItem(v1, 'a.b') }),
         streamRecord('INSERT', { newImage: { ...keys.idempotency('ws', 'k'), kind: KIND.idempotency } }),
         streamRecord('REMOVE', { oldImage: tagItem(v1, 'a.b') }),
