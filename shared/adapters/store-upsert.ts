@@ -45,8 +45,13 @@ export async function upsertVia(
   input: CreateBreadcrumb,
   options: UpsertOptions,
 ): Promise<UpsertResult> {
-  const { principal, causation, expectedVersion } = options;
-  const createOptions = { principal, id, ...(causation !== undefined ? { causation } : {}) };
+  const { principal, causation, expectedVersion, causeTags } = options;
+  const createOptions = {
+    principal,
+    id,
+    ...(causation !== undefined ? { causation } : {}),
+    ...(causeTags !== undefined ? { causeTags } : {}),
+  };
   if (options.createOnly) {
     const created = await store.create(workspace, input, createOptions);
     if (created.replayed) throw new VersionConflictError(0, created.breadcrumb.version);
@@ -91,6 +96,7 @@ export async function upsertVia(
         principal,
         expectedVersion: current.version,
         ...(causation !== undefined ? { causation } : {}),
+        ...(causeTags !== undefined ? { causeTags } : {}),
       });
       return { breadcrumb: updated, outcome: 'updated' };
     } catch (error) {

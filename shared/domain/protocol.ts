@@ -105,11 +105,33 @@ export const REPLY_TO_TAG_PREFIX = 'reply-to:';
 export const REQUEST_TAG_PREFIX = 'request:';
 export const THREAD_TAG_PREFIX = 'thread:';
 
+/**
+ * Constant tags that say what a breadcrumb is, each belonging to one schema (`tool:response` on a
+ * `tool.response.v1`). On a breadcrumb of that schema, listing by the tag is that schema's listing filtered by the
+ * tag, so the tag needs no listing entry of its own (shared/adapters/dynamodb/table-design.md "Tags").
+ */
+export const SCHEMA_TAGS: Readonly<Record<string, string>> = {
+  'tool:request': TOOL_REQUEST_SCHEMA,
+  'tool:response': TOOL_RESPONSE_SCHEMA,
+  'agent:response': AGENT_RESPONSE_SCHEMA,
+  'agent:error': AGENT_ERROR_SCHEMA,
+  'agent:conversation': AGENT_CONVERSATION_SCHEMA,
+  'workflow:error': WORKFLOW_ERROR_SCHEMA,
+  'context:error': CONTEXT_ERROR_SCHEMA,
+  'system:loop_stopped': LOOP_STOPPED_SCHEMA,
+  'user:message': USER_MESSAGE_SCHEMA,
+};
+
 /** The tags an answer copies from its request, so the run that asked finds it. */
 export const CORRELATION_TAG_PREFIXES = [RUN_TAG_PREFIX, STEP_TAG_PREFIX, REPLY_TO_TAG_PREFIX] as const;
 
 /** Tags crumbs writes itself: a run (`run:`, `step:`, `reply-to:`) or a caller (`request:`) reads them. */
 export const ROUTING_TAG_PREFIXES = [...CORRELATION_TAG_PREFIXES, REQUEST_TAG_PREFIX] as const;
+
+/** Whether `tag` is one crumbs routes runs and answers by (`run:`, `step:`, `reply-to:`, `request:`). */
+export function isRoutingTag(tag: string): boolean {
+  return ROUTING_TAG_PREFIXES.some((p) => tag.startsWith(p) && tag.length > p.length);
+}
 
 /**
  * The request's `run:*`, `step:*` and `reply-to:*` tags, copied onto every answer to it (and onto its error

@@ -26,6 +26,12 @@ export interface CreateOptions {
   /** Caller-chosen id (executors derive response ids from the trigger); a ULID otherwise. */
   id?: string;
   causation?: Causation;
+  /**
+   * The tags of the breadcrumb that caused this write (an executor's trigger). A correlation tag (`run:`, `step:`,
+   * `reply-to:`, `request:`) this breadcrumb shares with its cause needs no listing entry of its own: listing by
+   * it finds this one through the cause's thread (table-design.md "Tags").
+   */
+  causeTags?: readonly string[];
 }
 
 export interface CreateResult {
@@ -39,12 +45,24 @@ export interface UpdateOptions {
   /** If-Match: fail with VersionConflictError unless the stored version is this one. */
   expectedVersion?: number;
   causation?: Causation;
+  /**
+   * The tags of the breadcrumb that caused this write (an executor's trigger). A correlation tag (`run:`, `step:`,
+   * `reply-to:`, `request:`) this breadcrumb shares with its cause needs no listing entry of its own: listing by
+   * it finds this one through the cause's thread (table-design.md "Tags").
+   */
+  causeTags?: readonly string[];
 }
 
 export interface UpsertOptions {
   principal: string;
   /** Causation of the version written (executor outputs). */
   causation?: Causation;
+  /**
+   * The tags of the breadcrumb that caused this write (an executor's trigger). A correlation tag (`run:`, `step:`,
+   * `reply-to:`, `request:`) this breadcrumb shares with its cause needs no listing entry of its own: listing by
+   * it finds this one through the cause's thread (table-design.md "Tags").
+   */
+  causeTags?: readonly string[];
   /** If-Match: replace only this version; VersionConflictError otherwise (and when the id does not exist). */
   expectedVersion?: number;
   /** If-None-Match: *: only create; an existing breadcrumb is a VersionConflictError. */

@@ -18,7 +18,7 @@ import { createApi } from '#shared/core/api/api.ts';
 import type { VectorSearchDeps } from '#shared/core/stream/vector-search.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { anyRequest, type FuzzRequest, type FuzzTargets, rejectedWrite } from '../support/api-fuzz.ts';
-import { api, localStack, uniqueWorkspace, workspaceItems } from '../support/local.ts';
+import { api, localStack, settledItems, uniqueWorkspace, workspaceItems } from '../support/local.ts';
 
 const SEED = Number(process.env.CRUMBS_FUZZ_SEED ?? 20_261_123);
 const RUNS = Number(process.env.CRUMBS_FUZZ_RUNS ?? 10_000);
@@ -178,7 +178,7 @@ describe('HTTP API fuzz', () => {
       scopedWorkspace: stack.scopedWorkspace,
       routes: createApi({ store: {} as BreadcrumbStore, vectorSearch: {} as VectorSearchDeps }).routes,
     };
-    const before = await workspaceItems(rejectWorkspace);
+    const before = await settledItems(rejectWorkspace);
 
     const rejected = Math.round(RUNS * REJECT_SHARE);
     const requests = [
@@ -224,9 +224,7 @@ describe('HTTP API fuzz', () => {
     }
     expect(failures, `seed ${SEED}`).toEqual([]);
 
-    expect(await workspaceItems(rejectWorkspace), `seed ${SEED}: the reject workspace changed`).toEqual(
-      before,
-    );
+    expect(await settledItems(rejectWorkspace), `seed ${SEED}: the reject workspace changed`).toEqual(before);
     expect(partialWrites(await workspaceItems(workspace)), `seed ${SEED}`).toEqual([]);
   }, 240_000);
 });

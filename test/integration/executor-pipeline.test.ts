@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { LocalStack } from '#local/stack.ts';
@@ -291,7 +291,7 @@ describe('executor pipeline on DynamoDB Local', () => {
     expect(found[0]?.context).toMatchObject({ status: 'success', output: { die: 'acquire' } });
   });
 
-  it('completes the claim in the response write: a worker dying right after it leaves the trigger answered', async () => {
+  it('answers once when the worker dies right after the response: the answer is the claim completion', async () => {
     const ws = uniqueWorkspace('exec');
     const def = await toolDef(ws, { name: 'echo' });
     const trigger = await request(ws, 'echo', { die: 'respond' }, 'r-respond');
@@ -303,44 +303,46 @@ describe('executor pipeline on DynamoDB Local', () => {
     );
     void processExecutorMessage(message, { ...healthy, store: io.store, claims: io.claims });
     await io.died;
-    // Never reached: the response's transaction marked the claim done.
+    // A tool answers once: no write marks its claim done, the answer under its derived id does.
     expect(io.calls).not.toContain('claims.complete');
 
-    // No wait for the lease and no second execution: the redelivery sees a finished trigger.
+    // The redelivery, under the dead worker's live lease, finds the answer and stops: no second execution.
     expect(await processExecutorMessage(message, healthy)).toEqual({
       status: 'skipped',
       reason: 'already answered',
     });
+    // After the lease, a worker taking the claim over finds it too, and marks the claim done.
+    clock.advance(LEASE_MS + 1);
+    expect(await processExecutorMessage(message, healthy)).toEqual({
+      status: 'skipped',
+      reason: 'already answered',
+    });
+    const claimItem = await documentClient.send(
+      new GetCommand({
+        TableName: topology.table.name,
+        Key: { id: claimId(claimKeyOf(def, trigger)), workspace: ws },
+      }),
+    );
+    expect(claimItem.Item?.state).toBe('done');
     const found = await responses(ws, 'r-respond');
     expect(found).toHaveLength(1);
     expect(found[0]?.context).toMatchObject({ status: 'success', output: { die: 'respond' } });
   });
 
-  it('answers once when the worker dies between a replayed response and the claim completion', async () => {
+  it('runs again when a worker died before answering, once the lease is over', async () => {
     const ws = uniqueWorkspace('exec');
     const def = await toolDef(ws, { name: 'echo' });
-    const trigger = await request(ws, 'echo', { die: 'complete' }, 'r-complete');
+    const trigger = await request(ws, 'echo', { die: 'execute' }, 'r-before');
     const message = messageFor(def, trigger);
     const clock = new ManualClock();
     const healthy = deps({}, clock);
-    // A first worker answers but loses its claim first (its lease ran out and a second worker took over): the
-    // second worker's response write is a replay, which completes nothing, so it completes the claim apart — and
-    // dies there. The third delivery, after the lease, replays again and completes.
-    await processExecutorMessage(message, healthy);
-    await documentClient.send(
-      new UpdateCommand({
-        TableName: topology.table.name,
-        Key: { id: claimId(claimKeyOf(def, trigger)), workspace: ws },
-        UpdateExpression: 'SET #state = :running, lease_until = :past',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':running': 'running', ':past': 0 },
-      }),
-    );
     const io = faultyIo({ store, claims: healthy.claims }, (_n, op) =>
-      op === 'claims.complete' ? 'die-before' : 'ok',
+      op === 'store.create' ? 'die-before' : 'ok',
     );
     void processExecutorMessage(message, { ...healthy, store: io.store, claims: io.claims });
     await io.died;
+    expect(await responses(ws, 'r-before')).toHaveLength(0);
+    // No answer yet: the claim's live lease holds the redelivery back, and the worker after it answers.
     await expect(processExecutorMessage(message, healthy)).rejects.toBeInstanceOf(RetriableError);
     clock.advance(LEASE_MS + 1);
     expect((await processExecutorMessage(message, healthy)).status).toBe('responded');
@@ -348,7 +350,7 @@ describe('executor pipeline on DynamoDB Local', () => {
       status: 'skipped',
       reason: 'already answered',
     });
-    expect(await responses(ws, 'r-complete')).toHaveLength(1);
+    expect(await responses(ws, 'r-before')).toHaveLength(1);
   });
 
   it('retries a response write DynamoDB throttled, and answers once with the real answer', async () => {
@@ -356,7 +358,7 @@ describe('executor pipeline on DynamoDB Local', () => {
     const def = await toolDef(ws, { name: 'echo' });
     const trigger = await request(ws, 'echo', { n: 1 }, 'r-throttled');
     const message = messageFor(def, trigger);
-    // A document client whose first TransactWriteItems (the response write) is throttled, as DynamoDB does.
+    // A document client whose first PutItem of a breadcrumb (the response write) is throttled, as DynamoDB does.
     const throttled = DynamoDBDocumentClient.from(
       new DynamoDBClient({
         endpoint: stack.endpoints.dynamodb,
@@ -368,7 +370,9 @@ describe('executor pipeline on DynamoDB Local', () => {
     let writes = 0;
     throttled.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === 'TransactWriteItemsCommand' && writes++ === 0) throw throttlingError();
+        const item = (args.input as { Item?: { kind?: string } }).Item;
+        if (context.commandName === 'PutItemCommand' && item?.kind === 'breadcrumb' && writes++ === 0)
+          throw throttlingError();
         return next(args);
       },
       { step: 'initialize', name: 'throttleFirstWrite' },

@@ -194,6 +194,39 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
     ]);
   });
 
+  it('leaves a breadcrumb as it was when a writer dies between the superseded version and the head', async () => {
+    const ws = uniqueWorkspace();
+    const client = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig());
+    let die = true;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { Item?: { kind?: string } };
+        if (die && input.Item?.kind === 'breadcrumb' && (input.Item as { version?: number }).version === 2) {
+          die = false;
+          throw new Error('the writer died');
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'dieBeforeHead' },
+    );
+    const store = localStore(client);
+    const { breadcrumb } = await store.create(ws, input(1, ['a']), { principal: 'user:test' });
+    await expect(
+      store.update(ws, breadcrumb.id, { title: 'lost' }, { principal: 'user:test' }),
+    ).rejects.toThrow('the writer died');
+    // The version item of v1 was written; it is the same record the head holds, so nothing reads differently.
+    expect(await store.get(ws, breadcrumb.id)).toEqual(breadcrumb);
+    expect((await store.history(ws, breadcrumb.id, { limit: 10 })).items).toEqual([breadcrumb]);
+    // The retry writes the same version item again and the head after it.
+    const updated = await store.update(ws, breadcrumb.id, { title: 'kept' }, { principal: 'user:test' });
+    expect(updated.version).toBe(2);
+    const history = await store.history(ws, breadcrumb.id, { limit: 10 });
+    expect(history.items.map((r) => [r.version, r.title])).toEqual([
+      [2, 'kept'],
+      [1, breadcrumb.title],
+    ]);
+  });
+
   it('answers a caller-chosen id that already exists with the original (executor responses)', async () => {
     const ws = uniqueWorkspace();
     const store = localStore();

@@ -49,6 +49,26 @@ export async function workspaceItems(
   return items.sort((a, b) => String(a.id).localeCompare(String(b.id)));
 }
 
+/**
+ * The workspace's items once the stream has caught up: read until two reads 300 ms apart agree. The publisher
+ * writes a breadcrumb's further tag items after the write itself (table-design.md "Tags"), so a test that reads
+ * listings or items right after writing without going through the routed path waits for it here.
+ */
+export async function settledItems(
+  workspace: string,
+  client?: DynamoDBDocumentClient,
+): Promise<Record<string, unknown>[]> {
+  let last = JSON.stringify(await workspaceItems(workspace, client));
+  for (let attempt = 0; attempt < 50; attempt++) {
+    await new Promise((r) => setTimeout(r, 300));
+    const items = await workspaceItems(workspace, client);
+    const now = JSON.stringify(items);
+    if (now === last) return items;
+    last = now;
+  }
+  throw new Error(`workspace ${workspace} kept changing`);
+}
+
 export function localStore(
   client: DynamoDBDocumentClient = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig()),
 ): DynamoBreadcrumbStore {

@@ -48,7 +48,7 @@ import {
 } from '#shared/domain/errors.ts';
 import { type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
 import type { PlainPut } from '#shared/domain/plain-put.ts';
-import { THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
+import { isRoutingTag, SCHEMA_TAGS, THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
 import type {
   BreadcrumbStore,
   Clock,
@@ -81,6 +81,8 @@ import {
   deletionItem,
   gsi,
   headItem,
+  inheritedOf,
+  inheritedTags,
   type Key,
   KIND,
   keys,
@@ -99,6 +101,9 @@ const MAX_WRITE_ATTEMPTS = 12;
 /** Listing by schema and tag: tag entries read per query, and at most per page, before a short page is returned. */
 const LIST_FILTER_PAGE = 50;
 const LIST_FILTER_READS = 500;
+/** A routing tag's listing: breadcrumbs listed under it read for their threads, and threads read at most. */
+const INHERITED_ANCHORS = 100;
+const INHERITED_THREADS = 20;
 /** How long a store trusts the schema settings it read, for writes (see the header). */
 export const SCHEMA_SETTINGS_CACHE_MS = 30_000;
 
@@ -119,6 +124,8 @@ export interface DynamoBreadcrumbStoreOptions {
 interface VersionWrite {
   record: Breadcrumb;
   previous: Breadcrumb | undefined;
+  /** Routing tags the record shares with its cause (`inheritedTags`): no listing entry of their own. */
+  inherited?: readonly string[];
   /** Condition on the head item, with its names and values. */
   condition: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
   extra?: TransactItem[];
@@ -173,6 +180,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       await this.commit({
         record,
         previous: undefined,
+        inherited: inheritedTags(record, options.causeTags),
         condition: { expression: 'attribute_not_exists(id)' },
         extra,
       });
@@ -264,17 +272,27 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     options: UpdateOptions,
   ): Promise<Breadcrumb> {
     for (let attempt = 1; ; attempt++) {
-      const current = await this.get(workspace, id);
+      const item = await this.getItem(keys.head(workspace, id));
+      const current = this.liveRecord(item, workspace, id);
       assertExpectedVersion(options.expectedVersion, current);
       const record = applyPatch(current, patch, {
         now: this.clock.now(),
         principal: options.principal,
         causation: options.causation,
       });
+      // What the head inherited stays inherited while it keeps the tag and its causation; a write that names its
+      // cause's tags decides anew.
+      const inherited =
+        options.causeTags !== undefined
+          ? inheritedTags(record, options.causeTags)
+          : options.causation === undefined
+            ? inheritedOf(item).filter((t) => record.tags.includes(t))
+            : [];
       try {
         await this.commit({
           record,
           previous: current,
+          inherited,
           condition: {
             expression: '#kind = :kind AND version = :expected',
             names: { '#kind': 'kind' },
@@ -377,21 +395,21 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   /**
-   * Listing by tag (and schema): a merge, newest first, of the places a tag's breadcrumbs are listed — heads whose
-   * first listed tag it is (gsi2), tag items (gsi1: a head's further tags, and every tag of heads of the earlier
-   * layout), and for `thread:<t>` the thread index (gsi3) and the thread's root. Each source is read in pages and
-   * merged lazily (a k-way merge: a source is read again only when the merge needs its next entry), duplicates
-   * dropped by breadcrumb id. With a schema too, entries of other schemas are skipped, and after LIST_FILTER_READS
-   * entries read a page comes back short with a cursor to go on from. The cursor holds each source's position.
-   * The heads are then read consistently and checked against the tag (the indexes are eventually consistent).
+   * Listing by tag (and schema): a merge, newest first, of the places a tag's breadcrumbs are listed
+   * (`tagSources`): heads whose first listed tag it is (gsi2); tag items (gsi1: a head's further tags, and every tag
+   * of heads of the earlier layout); for `thread:<t>` the thread index and the root; for a schema's own tag that
+   * schema's listing; for a routing tag the threads of the breadcrumbs listed under it, from when each was created
+   * (what inherited the tag from them). Sources are read in pages and merged lazily (a k-way merge: a source is read
+   * again only when the merge needs its next entry), entries without the tag dropped, duplicates dropped by
+   * breadcrumb id. After LIST_FILTER_READS entries read a page comes back short, with a cursor to go on from; the
+   * cursor holds each source's position. The heads are then read consistently and checked against the tag.
    */
   private async listByTag(query: ListQuery & { tag: string }): Promise<Page<Breadcrumb>> {
     const { workspace, schema_name: schema, tag, limit } = query;
     const sources = tagSources(workspace, tag);
+    if (isRoutingTag(tag)) sources.push(...(await this.inheritedSources(workspace, tag)));
     const positions =
-      query.cursor === undefined
-        ? new Map<string, SourcePosition>()
-        : decodeTagCursor(query.cursor, tag, sources);
+      query.cursor === undefined ? new Map<string, SourcePosition>() : decodeTagCursor(query.cursor, tag);
     const pageSize = schema !== undefined ? Math.max(limit, LIST_FILTER_PAGE) : limit;
     const states = sources.map((source) => ({
       source,
@@ -405,20 +423,27 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       if (!state.exhausted && Array.isArray(state.position))
         state.next = startKey(workspace, state.source, state.position);
     }
+    let read = 0;
     const refill = async (state: (typeof states)[number]) => {
-      if (state.exhausted || state.buffer.length > 0) return;
-      const page = await this.readSource(workspace, tag, state.source, state.next, pageSize);
-      state.buffer = page.entries;
-      state.next = page.next;
-      if (page.next === undefined) state.exhausted = true;
-      if (state.buffer.length === 0) state.position = 'done';
+      while (!state.exhausted && state.buffer.length === 0 && read < LIST_FILTER_READS) {
+        const page = await this.readSource(workspace, tag, state.source, state.next, pageSize);
+        read += page.scanned;
+        state.buffer = page.entries;
+        state.next = page.next;
+        if (page.next === undefined) state.exhausted = true;
+        // Entries without the tag were skipped: the position moves past them.
+        if (page.entries.length === 0 && page.next !== undefined)
+          state.position = page.lastPosition ?? state.position;
+      }
+      if (state.exhausted && state.buffer.length === 0) state.position = 'done';
     };
 
     const picked: string[] = [];
     const seen = new Set<string>();
-    let read = 0;
     while (picked.length < limit && read < LIST_FILTER_READS) {
       await Promise.all(states.map(refill));
+      // A source the read budget left unread may hold newer entries than the others: stop here (a short page).
+      if (states.some((state) => !state.exhausted && state.buffer.length === 0)) break;
       let best: (typeof states)[number] | undefined;
       for (const state of states) {
         const head = state.buffer[0];
@@ -427,15 +452,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       if (!best) break;
       const entry = best.buffer.shift()!;
       best.position = best.exhausted && best.buffer.length === 0 ? 'done' : [entry.key, entry.sk];
-      read++;
       if (seen.has(entry.ref)) continue;
       seen.add(entry.ref);
       // Entries that do not say their schema (tag items of the earliest layout) are checked on their heads.
       if (schema !== undefined && entry.schema_name !== undefined && entry.schema_name !== schema) continue;
       picked.push(entry.ref);
-    }
-    for (const state of states) {
-      if (state.exhausted && state.buffer.length === 0) state.position = 'done';
     }
 
     const nowMs = this.clock.now().getTime();
@@ -454,33 +475,86 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     };
   }
 
-  /** One page of a tag listing's source, newest first. */
+  /**
+   * The threads a routing tag's inheritors are in: the breadcrumbs listed under the tag (each the first of a chain
+   * that passed the tag on), their threads, from the earliest creation among them (what inherited the tag was
+   * written after its cause). At most INHERITED_ANCHORS breadcrumbs and INHERITED_THREADS threads.
+   */
+  private async inheritedSources(workspace: string, tag: string): Promise<TagSource[]> {
+    const anchors: string[] = [];
+    for (const index of ['gsi2', 'gsi1'] as const) {
+      const page = await this.readSource(
+        workspace,
+        tag,
+        { name: index, kind: 'index', index, pk: gsi.byTag(workspace, tag) },
+        undefined,
+        INHERITED_ANCHORS,
+      );
+      anchors.push(...page.entries.map((e) => e.ref));
+    }
+    const since = new Map<string, string>();
+    for (const head of await this.batchGet([...new Set(anchors)].map((ref) => keys.head(workspace, ref)))) {
+      if (!head || head.kind !== KIND.breadcrumb) continue;
+      const record = toRecord(head);
+      const thread = record.causation?.thread ?? record.id;
+      const earliest = since.get(thread);
+      if (earliest === undefined || record.created_at < earliest) since.set(thread, record.created_at);
+    }
+    return [...since.entries()]
+      .sort((a, b) => (a[1] < b[1] ? 1 : -1))
+      .slice(0, INHERITED_THREADS)
+      .map(([thread, from]) => ({
+        name: `th:${thread}`,
+        kind: 'index' as const,
+        index: 'gsi3' as const,
+        pk: gsi.byThread(workspace, thread),
+        since: from,
+        filter: true,
+      }));
+  }
+
+  /** One page of a tag listing's source, newest first, without entries that do not carry the tag. */
   private async readSource(
     workspace: string,
     tag: string,
     source: TagSource,
     start: Record<string, unknown> | undefined,
     limit: number,
-  ): Promise<{ entries: ListEntry[]; next?: Record<string, unknown> }> {
+  ): Promise<{
+    entries: ListEntry[];
+    next?: Record<string, unknown>;
+    scanned: number;
+    lastPosition?: SourcePosition;
+  }> {
     if (source.kind === 'root') {
       // The thread's root has no causation, so the thread index does not hold it: read it by id, once.
-      if (start !== undefined) return { entries: [] };
+      if (start !== undefined) return { entries: [], scanned: 0 };
       const root = await this.getItem(keys.head(workspace, source.pk));
-      if (!root || root.kind !== KIND.breadcrumb || root.causation) return { entries: [] };
+      if (!root || root.kind !== KIND.breadcrumb || root.causation) return { entries: [], scanned: 1 };
       const record = toRecord(root);
-      if (!record.tags.includes(tag)) return { entries: [] };
+      if (!record.tags.includes(tag)) return { entries: [], scanned: 1 };
       const sk = gsi.sort(record.updated_at, record.id);
-      return { entries: [{ key: record.id, sk, ref: record.id, schema_name: record.schema_name }] };
+      return {
+        entries: [{ key: record.id, sk, ref: record.id, schema_name: record.schema_name }],
+        scanned: 1,
+      };
     }
+    const skName = `${source.index}sk`;
     let result: { Items?: Item[]; LastEvaluatedKey?: Record<string, unknown> };
     try {
       result = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
           IndexName: source.index,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': `${source.index}pk` },
-          ExpressionAttributeValues: { ':pk': source.pk },
+          KeyConditionExpression: source.since !== undefined ? '#pk = :pk AND #sk >= :since' : '#pk = :pk',
+          ExpressionAttributeNames: {
+            '#pk': `${source.index}pk`,
+            ...(source.since !== undefined ? { '#sk': skName } : {}),
+          },
+          ExpressionAttributeValues: {
+            ':pk': source.pk,
+            ...(source.since !== undefined ? { ':since': source.since } : {}),
+          },
           ScanIndexForward: false,
           Limit: limit,
           ExclusiveStartKey: start,
@@ -489,13 +563,25 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     } catch (error) {
       throw translate(error);
     }
-    const entries = (result.Items ?? []).map((item) => ({
+    const items = result.Items ?? [];
+    const carries = (item: Item) => {
+      if (!source.filter) return true;
+      const tags = item.tags instanceof Set ? [...item.tags] : Array.isArray(item.tags) ? item.tags : [];
+      return tags.includes(tag);
+    };
+    const entries = items.filter(carries).map((item) => ({
       key: String(item.id),
-      sk: String(item[`${source.index}sk`]),
+      sk: String(item[skName]),
       ref: String(item.kind === KIND.tag ? item.ref : item.id),
       ...(typeof item.schema_name === 'string' ? { schema_name: item.schema_name } : {}),
     }));
-    return { entries, ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}) };
+    const last = items.at(-1);
+    return {
+      entries,
+      scanned: items.length,
+      ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}),
+      ...(last ? { lastPosition: [String(last.id), String(last[skName])] as [string, string] } : {}),
+    };
   }
 
   /**
@@ -608,7 +694,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const head: TransactItem = {
       Put: {
         TableName: this.tableName,
-        Item: headItem(record, this.ulid()),
+        Item: headItem(record, this.ulid(), write.inherited),
         ConditionExpression: condition.expression,
         ExpressionAttributeNames: condition.names,
         ExpressionAttributeValues: condition.values,
@@ -887,6 +973,10 @@ interface TagSource {
   kind: 'index' | 'root';
   index: 'gsi1' | 'gsi2' | 'gsi3';
   pk: string;
+  /** Only entries from this sort key on (a routing tag's inheritors: written after what they inherited it from). */
+  since?: string;
+  /** Entries are heads that may not carry the tag: keep those that do. */
+  filter?: boolean;
 }
 
 /** An index entry of a tag listing: its table key id, its sort key, the breadcrumb it lists. */
@@ -908,9 +998,19 @@ function tagSources(workspace: string, tag: string): TagSource[] {
   if (tag.startsWith(THREAD_TAG_PREFIX) && tag.length > THREAD_TAG_PREFIX.length) {
     const thread = tag.slice(THREAD_TAG_PREFIX.length);
     sources.push(
-      { name: 'th', kind: 'index', index: 'gsi3', pk: gsi.byThread(workspace, thread) },
+      { name: 'th', kind: 'index', index: 'gsi3', pk: gsi.byThread(workspace, thread), filter: true },
       { name: 'r', kind: 'root', index: 'gsi3', pk: thread },
     );
+  }
+  const schema = Object.hasOwn(SCHEMA_TAGS, tag) ? SCHEMA_TAGS[tag] : undefined;
+  if (schema !== undefined) {
+    sources.push({
+      name: 's',
+      kind: 'index',
+      index: 'gsi1',
+      pk: gsi.bySchema(workspace, schema),
+      filter: true,
+    });
   }
   return sources;
 }
@@ -930,7 +1030,11 @@ function startKey(
   return { id: key, workspace, [`${source.index}pk`]: source.pk, [`${source.index}sk`]: sk };
 }
 
-function decodeTagCursor(cursor: string, tag: string, sources: TagSource[]): Map<string, SourcePosition> {
+/**
+ * A tag listing's cursor: each source's position. Sources a later page does not have (a routing tag's threads
+ * change as breadcrumbs are written) are dropped; new ones start from the top.
+ */
+function decodeTagCursor(cursor: string, tag: string): Map<string, SourcePosition> {
   const value = decodeCursorJson(cursor) as { tag?: unknown; p?: unknown } | null;
   const refuse = () =>
     new BadRequestError('cursor does not belong to this listing', [
@@ -939,10 +1043,11 @@ function decodeTagCursor(cursor: string, tag: string, sources: TagSource[]): Map
   if (value === null || typeof value !== 'object' || value.tag !== tag) throw refuse();
   const p = value.p;
   if (p === null || typeof p !== 'object' || Array.isArray(p)) throw refuse();
-  const names = new Set(sources.map((s) => s.name));
+  const entries = Object.entries(p as Record<string, unknown>);
+  if (entries.length > 8 + INHERITED_THREADS) throw refuse();
   const positions = new Map<string, SourcePosition>();
-  for (const [name, position] of Object.entries(p as Record<string, unknown>)) {
-    if (!names.has(name)) throw refuse();
+  for (const [name, position] of entries) {
+    if (name.length > 1100) throw refuse();
     if (position === 'start' || position === 'done') positions.set(name, position);
     else if (
       Array.isArray(position) &&

@@ -7,7 +7,7 @@ import type { NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
-import { THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
+import { isRoutingTag, SCHEMA_TAGS, THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
 import type { ActivityEntry } from '#shared/ports/activity.ts';
 
 /**
@@ -153,6 +153,7 @@ const INTERNAL = new Set([
   'gsi4sk',
   'ctx_status',
   'layout',
+  'inherited',
 ]);
 
 /** The fields of a record that hold data from users, made `storable`. */
@@ -172,33 +173,61 @@ function storableFields(record: Breadcrumb): Record<string, unknown> {
  */
 export const HEAD_LAYOUT = 2;
 
+/** What decides whether a record's tag needs an entry of its own. */
+type Listed = Pick<Breadcrumb, 'id' | 'causation' | 'tags' | 'schema_name'>;
+
 /**
- * Whether another index answers the listing of `tag` for this record, so the tag needs no entry of its own: a
- * `thread:<t>` tag on a member of thread `t` (the thread index holds it) or on the thread's root (read by id).
+ * Whether another index answers the listing of `tag` for this record, so the tag needs no entry of its own
+ * (table-design.md "Tags"):
+ * - `thread:<t>` on a member of thread `t` (the thread index holds it) or on the thread's root (read by id);
+ * - a schema's own tag (`SCHEMA_TAGS`: `tool:response` on a `tool.response.v1`): the schema's listing;
+ * - a routing tag (`run:`, `step:`, `reply-to:`, `request:`) its cause carries too (`inherited`): the listing finds
+ *   the first breadcrumb of the chain by its entry and the rest through that one's thread.
  */
-export function answeredElsewhere(record: Pick<Breadcrumb, 'id' | 'causation'>, tag: string): boolean {
-  if (!tag.startsWith(THREAD_TAG_PREFIX)) return false;
-  const thread = tag.slice(THREAD_TAG_PREFIX.length);
-  return record.causation ? record.causation.thread === thread : record.id === thread;
+export function answeredElsewhere(record: Listed, tag: string, inherited: readonly string[] = []): boolean {
+  if (tag.startsWith(THREAD_TAG_PREFIX)) {
+    const thread = tag.slice(THREAD_TAG_PREFIX.length);
+    return record.causation ? record.causation.thread === thread : record.id === thread;
+  }
+  if (Object.hasOwn(SCHEMA_TAGS, tag) && SCHEMA_TAGS[tag] === record.schema_name) return true;
+  return inherited.includes(tag);
+}
+
+/** The routing tags of `record` its cause carries too (`CreateOptions.causeTags`): they need no entry. */
+export function inheritedTags(record: Listed, causeTags: readonly string[] | undefined): string[] {
+  if (!causeTags || !record.causation) return [];
+  return record.tags.filter((tag) => isRoutingTag(tag) && causeTags.includes(tag));
 }
 
 /** The tags of a record that get an index entry, in the record's order: the first rides on the head (gsi2). */
-export function listedTags(record: Pick<Breadcrumb, 'id' | 'causation' | 'tags'>): string[] {
-  return record.tags.filter((tag) => !answeredElsewhere(record, tag));
+export function listedTags(record: Listed, inherited: readonly string[] = []): string[] {
+  return record.tags.filter((tag) => !answeredElsewhere(record, tag, inherited));
 }
 
 /** The tags whose entries are tag items (the publisher writes them): every listed tag but the first. */
-export function tagItemTags(record: Pick<Breadcrumb, 'id' | 'causation' | 'tags'>): string[] {
-  return listedTags(record).slice(1);
+export function tagItemTags(record: Listed, inherited: readonly string[] = []): string[] {
+  return listedTags(record, inherited).slice(1);
 }
 
-export function headItem(record: Breadcrumb, writeId: string): Record<string, unknown> {
-  const primary = listedTags(record)[0];
+/** The inherited routing tags a stored head records (`inherited`), or none. */
+export function inheritedOf(item: Record<string, unknown> | undefined): string[] {
+  const value = item?.inherited;
+  const list = value instanceof Set ? [...value] : Array.isArray(value) ? value : [];
+  return list.filter((t): t is string => typeof t === 'string');
+}
+
+export function headItem(
+  record: Breadcrumb,
+  writeId: string,
+  inherited: readonly string[] = [],
+): Record<string, unknown> {
+  const primary = listedTags(record, inherited)[0];
   return {
     ...storableFields(record),
     kind: KIND.breadcrumb,
     write_id: writeId,
     layout: HEAD_LAYOUT,
+    ...(inherited.length > 0 ? { inherited: [...inherited] } : {}),
     gsi1pk: gsi.bySchema(record.workspace, record.schema_name),
     gsi1sk: gsi.sort(record.updated_at, record.id),
     ...(primary !== undefined
@@ -303,8 +332,12 @@ export function tagItemChanges(
   const next = newImage?.kind === KIND.breadcrumb ? toRecord(newImage) : undefined;
   const before = oldImage?.kind === KIND.breadcrumb ? toRecord(oldImage) : undefined;
   if (!next && !before) return undefined;
-  const wanted = next ? tagItemTags(next) : [];
-  const had = before ? (oldImage?.layout === HEAD_LAYOUT ? tagItemTags(before) : before.tags) : [];
+  const wanted = next ? tagItemTags(next, inheritedOf(newImage)) : [];
+  const had = before
+    ? oldImage?.layout === HEAD_LAYOUT
+      ? tagItemTags(before, inheritedOf(oldImage))
+      : before.tags
+    : [];
   return {
     put: next ? wanted.map((tag) => tagItem(next, tag)) : [],
     remove: had

@@ -93,6 +93,12 @@ export interface OwnRequestRef {
 export interface ExecutorKindImplementation<D> {
   /** Runs the kind-specific step. Throw RetriableError to retry via SQS, NonRetriableError to answer with an error. */
   execute(input: ExecutionInput<D>): Promise<ExecutionResult>;
+  /**
+   * Every execution writes exactly one output (its answer or its error) under the id the pipeline derives for it.
+   * Then that answer's existence is the claim's completion: no write marks the claim done, and a worker taking over
+   * an expired claim first looks for the answer (pipeline.ts).
+   */
+  answersOnce?: true;
   /** The error breadcrumb written for a non-retriable failure or a dead-lettered message. */
   errorOutput(input: {
     definition: D;

@@ -55,7 +55,8 @@ export interface WriteContext {
   workspace: string;
   kind: ExecutorKind;
   definitionId: string;
-  trigger: { id: string; version: number };
+  /** The trigger; its tags let outputs that share its correlation tags skip their listing entries. */
+  trigger: { id: string; version: number; tags?: readonly string[] };
   principal: string;
   causation: Causation;
 }
@@ -82,6 +83,7 @@ export async function writeOutputs(
       const { breadcrumb } = await ctx.store.upsert(ctx.workspace, id, input, {
         principal: ctx.principal,
         causation: ctx.causation,
+        ...(ctx.trigger.tags !== undefined ? { causeTags: ctx.trigger.tags } : {}),
       });
       ids.push(breadcrumb.id);
       continue;
@@ -94,6 +96,7 @@ export async function writeOutputs(
       principal: ctx.principal,
       id,
       causation: ctx.causation,
+      ...(ctx.trigger.tags !== undefined ? { causeTags: ctx.trigger.tags } : {}),
     });
     ids.push(result.breadcrumb.id);
   }

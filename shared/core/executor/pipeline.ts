@@ -37,7 +37,7 @@ import {
 } from './contract.ts';
 import { definitionParts, loadDefinition } from './definition-cache.ts';
 import { accountHops, writeLoopStopped } from './loop-guard.ts';
-import { type WriteContext, writeOutputs } from './outputs.ts';
+import { outputId, type WriteContext, writeOutputs } from './outputs.ts';
 import { type SlotPolicy, WorkspaceBusyError, withWorkspaceSlot } from './workspace-slots.ts';
 
 export interface PipelineDeps {
@@ -171,6 +171,12 @@ async function processTrigger(
   };
   const claim = await deps.claims.acquire(claimKey, deps.leaseMs);
   if (claim.status === 'done') return skip(log, 'already answered', logKeys);
+  // A kind that answers once completes its claim by answering: a claim still running (a duplicate delivery, or a
+  // worker that answered and stopped) is done when the answer exists.
+  const answered = async () =>
+    implementation.answersOnce === true &&
+    (await exists(deps.store, ref.workspace, outputId(parsed.kind, ref.id, trigger.id, trigger.version, 0)));
+  if (claim.status === 'busy' && (await answered())) return skip(log, 'already answered', logKeys);
   if (claim.status === 'busy') {
     // Come back when the lease runs out: the holder has answered by then, or it died and the lease is free.
     const now = (deps.clock ?? systemClock).now().getTime();
@@ -178,6 +184,10 @@ async function processTrigger(
       `another worker holds the claim until ${new Date(claim.leaseUntil).toISOString()}`,
       { retryAfterSeconds: Math.max(1, Math.ceil((claim.leaseUntil - now) / 1000) + 1) },
     );
+  }
+  if (claim.takeover && (await answered())) {
+    await deps.claims.complete(claimKey, claim.token);
+    return skip(log, 'already answered', logKeys);
   }
   if (claim.takeover) log.warn('took over an expired claim; executing again', logKeys);
   if (continues !== undefined) logKeys = { ...logKeys, continues };
@@ -236,7 +246,8 @@ async function processTrigger(
 
     // The claim is marked done after the answer, in a request of its own: a crash in between leaves the claim
     // running, and the redelivery after its lease re-executes and replays the answer (its id is derived from the
-    // trigger, so nothing is written twice) before marking it done.
+    // trigger, so nothing is written twice) before marking it done. A kind that answers once needs no such write:
+    // its answer, under the derived id, is the completion (checked when a worker takes the claim over).
     let outputIds: string[];
     try {
       ({ ids: outputIds } = await writeOutputs(outputs, writeCtx));
@@ -256,7 +267,13 @@ async function processTrigger(
         writeCtx,
       ));
     }
-    await deps.claims.complete(claimKey, claim.token);
+    const answeredOnce =
+      implementation.answersOnce === true &&
+      outputs.length === 1 &&
+      outputs[0]?.id === undefined &&
+      outputs[0]?.upsertId === undefined &&
+      outputIds[0] === outputId(parsed.kind, ref.id, trigger.id, trigger.version, 0);
+    if (!answeredOnce) await deps.claims.complete(claimKey, claim.token);
     log.info(failure === undefined ? 'responded' : 'answered with an error', { ...logKeys, outputIds });
     return failure === undefined
       ? { status: 'responded', outputIds }
@@ -283,5 +300,15 @@ export class InvalidExecutorMessageError extends Error {
   constructor(detail: string) {
     super(`not an executor message: ${detail}`);
     this.name = 'InvalidExecutorMessageError';
+  }
+}
+
+async function exists(store: ExecutorStore, workspace: string, id: string): Promise<boolean> {
+  try {
+    await store.get(workspace, id);
+    return true;
+  } catch (error) {
+    if (error instanceof NotFoundError) return false;
+    throw error;
   }
 }

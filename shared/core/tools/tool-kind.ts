@@ -150,6 +150,7 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
       }
     },
 
+    answersOnce: true,
     errorOutput: ERROR_ANSWERS.tool,
   };
 }

@@ -123,10 +123,15 @@ describe.each(['tool', 'agent'] as const)('chaos: %s executor', (kind) => {
         'right after execute, before any output is written',
         (op) => (op === 'store.create' ? 'die-before' : undefined),
       ],
-      [
-        'between writing the response and completing the claim',
-        (op) => (op === 'claims.complete' ? 'die-before' : undefined),
-      ],
+      // A tool answers once: its answer is its claim's completion, so there is no write between them to die at.
+      ...(kind === 'agent'
+        ? [
+            [
+              'between writing the response and completing the claim',
+              (op: string) => (op === 'claims.complete' ? ('die-before' as const) : undefined),
+            ] satisfies [string, (op: string) => 'die-before' | undefined],
+          ]
+        : []),
       [
         'between a failed write and releasing the claim',
         (op, seen) => (op === 'claims.release' && seen.has('throttled') ? 'die-before' : undefined),
@@ -198,7 +203,7 @@ describe.each(['tool', 'agent'] as const)('chaos: %s executor', (kind) => {
 
   it('throttled by DynamoDB at each IO call in turn: retried, never answered with an error, answered once', async () => {
     const calls = await cleanCalls(kind);
-    expect(calls.length).toBeGreaterThan(5);
+    expect(calls.length).toBeGreaterThanOrEqual(5);
     for (let target = 1; target <= calls.length; target++) {
       const s = await scenario(kind);
       const { deps } = faulty(s, (n) => (n === target ? 'throttle' : 'ok'));

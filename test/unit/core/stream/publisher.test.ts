@@ -1,8 +1,19 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { headItem, KIND, keys, tagItem, versionItem } from '#shared/adapters/dynamodb/items.ts';
-import { type PlainPutAdopter, publishStreamBatch } from '#shared/core/stream/publisher.ts';
+import {
+  headItem,
+  KIND,
+  keys,
+  tagItem,
+  tombstoneItem,
+  versionItem,
+} from '#shared/adapters/dynamodb/items.ts';
+import {
+  type PlainPutAdopter,
+  publishStreamBatch,
+  type TagItemChange,
+} from '#shared/core/stream/publisher.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { MAX_EVENT_CONTEXT_BYTES } from '#shared/domain/change-event.ts';
 import type { BusEntry, BusPutResult, EventBus } from '#shared/ports/event-bus.ts';
@@ -109,6 +120,77 @@ describe('publishStreamBatch', () => {
       { bus, adopter, sleep: noSleep },
     );
     expect(calls.flat()).toEqual([]);
+  });
+
+  it("writes a head's further tag items before its change is routed, and deletes those it dropped", async () => {
+    const { bus, calls } = recordingBus();
+    const order: string[] = [];
+    const written: TagItemChange[][] = [];
+    const tagItems = {
+      async writeTagItems(changes: readonly TagItemChange[]) {
+        order.push('tags');
+        written.push([...changes]);
+        return changes.length;
+      },
+    };
+    const v1 = record({ tags: ['first', 'second', 'third'] });
+    const v2 = record({ tags: ['first', 'third'], version: 2, updated_at: '2026-01-01T00:00:01.000Z' });
+    const routed = { put: async (entries: readonly BusEntry[]) => (order.push('route'), bus.put(entries)) };
+    await publishStreamBatch(
+      [
+        streamRecord('INSERT', { newImage: headItem(v1, 'w1') }),
+        streamRecord('MODIFY', { newImage: headItem(v2, 'w2'), oldImage: headItem(v1, 'w1') }),
+      ],
+      { bus: routed, adopter, tagItems, sleep: noSleep },
+    );
+    expect(order).toEqual(['tags', 'route']);
+    expect(calls.flat()).toHaveLength(2);
+    const [created, updated] = written[0] ?? [];
+    // The first listed tag rides on the head; the others are tag items.
+    expect(created?.put.map((i) => i.id)).toEqual(['b1#t#second', 'b1#t#third']);
+    expect(updated?.put.map((i) => i.id)).toEqual(['b1#t#third']);
+    expect(updated?.remove).toEqual([keys.tag('ws', 'b1', 'second')]);
+  });
+
+  it('routes nothing from a record whose tag items could not be written, and reports it for retry', async () => {
+    const { bus, calls } = recordingBus();
+    const tagItems = {
+      writeTagItems: async () => {
+        throw new Error('throttled');
+      },
+    };
+    const plain = record({ id: 'b0', tags: ['only'] });
+    const tagged = record({ id: 'b1', tags: ['a', 'b'] });
+    const first = streamRecord('INSERT', { newImage: headItem(plain, 'w0') });
+    const second = streamRecord('INSERT', { newImage: headItem(tagged, 'w1') });
+    const outcome = await publishStreamBatch([first, second], { bus, adopter, tagItems, sleep: noSleep });
+    // Lambda hands the batch over again from the first record that needed tag items (b0 needs none, but the
+    // writes of a batch go together, so the first record with any change is where the retry starts).
+    expect(outcome.batchItemFailures).toEqual([{ itemIdentifier: first.dynamodb?.SequenceNumber }]);
+    expect(calls.flat()).toHaveLength(0);
+  });
+
+  it('publishes Deleted when a head becomes a tombstone, and drops its tag items', async () => {
+    const { bus, calls } = recordingBus();
+    const written: TagItemChange[] = [];
+    const tagItems = {
+      async writeTagItems(changes: readonly TagItemChange[]) {
+        written.push(...changes);
+        return changes.length;
+      },
+    };
+    const v1 = record({ tags: ['first', 'second'] });
+    await publishStreamBatch(
+      [
+        streamRecord('MODIFY', {
+          newImage: tombstoneItem(v1, '2026-01-02T00:00:00.000Z', 'user:x'),
+          oldImage: headItem(v1, 'w1'),
+        }),
+      ],
+      { bus, adopter, tagItems, sleep: noSleep },
+    );
+    expect(calls.flat().map((e) => e.detailType)).toEqual(['Breadcrumb Deleted']);
+    expect(written[0]?.remove).toEqual([keys.tag('ws', 'b1', 'second')]);
   });
 
   it('leaves a large context out of the event and says so', async () => {
