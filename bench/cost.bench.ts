@@ -22,6 +22,7 @@ import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { topology } from '#shared/topology.ts';
 import { CapacityCalculator } from './support/capacity.ts';
+import { BEFORE, BEFORE_COMMIT, type CostReading } from './support/cost-before.ts';
 import {
   isObject,
   type MeteredCall,
@@ -392,8 +393,9 @@ try {
     }
     await quiet();
     const { total, conservative } = report(scenario.name, scenario.unit, meter, scenario.n);
+    const before = beforeReading(scenario.unit as keyof typeof BEFORE);
     totals.push(
-      `  ${scenario.unit.padEnd(18)} $${total.toFixed(2)} per million ($${conservative.toFixed(2)} if index writes inside transactions count twice)`,
+      `  ${scenario.unit.padEnd(18)} $${total.toFixed(2)} per million ($${conservative.toFixed(2)} if index writes inside transactions count twice); before: $${before.total.toFixed(2)} ($${before.conservative.toFixed(2)})`,
     );
   }
   console.log('summary');
@@ -432,6 +434,21 @@ function report(name: string, unit: string, m: Meter, n: number): { total: numbe
   const total = Object.values(dollars).reduce((s, d) => s + d, 0);
 
   console.log(`\n${name}: n=${n}`);
+  const b = BEFORE[unit as keyof typeof BEFORE];
+  if (b !== undefined) {
+    const total = Object.values(b.wru).reduce((s, u) => s + u, 0);
+    const parts = Object.entries(b.wru)
+      .map(([k, u]) => `${k} ${u.toFixed(2)}`)
+      .join(', ');
+    const reqs = Object.values(b.requests).reduce((s, r) => s + r, 0);
+    console.log(
+      `  before      ${total.toFixed(2)} WRU (${parts}; ${(total + b.inTransactions).toFixed(2)} with index writes in transactions twice) · ${b.rru.toFixed(2)} RRU · ${reqs.toFixed(2)} requests: ${Object.entries(
+        b.requests,
+      )
+        .map(([op, c]) => `${op} ${c.toFixed(2)}`)
+        .join(', ')} (${BEFORE_COMMIT}, support/cost-before.ts)`,
+    );
+  }
   console.log(
     `  DynamoDB     ${per(wru)} WRU (table ${per(table.write)}${indexes.map(([k, u]) => `, ${k} ${per(u.write)}`).join('')}) · ` +
       `${per(rru)} RRU (table ${per(table.read)}${indexes.map(([k, u]) => `, ${k} ${per(u.read)}`).join('')})`,
@@ -478,6 +495,17 @@ function report(name: string, unit: string, m: Meter, n: number): { total: numbe
   );
   const doubled = m.indexUnitsInTransactions * PRICES.dynamodb.writeRequestUnit;
   return { total: perMillion(total), conservative: perMillion(total + doubled) };
+}
+
+/** The reading before the lean write path (`support/cost-before.ts`), priced as today's: both ways of counting. */
+function beforeReading(unit: keyof typeof BEFORE): { total: number; conservative: number } {
+  const b: CostReading = BEFORE[unit];
+  const wru = Object.values(b.wru).reduce((s, u) => s + u, 0);
+  const total =
+    wru * PRICES.dynamodb.writeRequestUnit * 1e6 +
+    b.rru * PRICES.dynamodb.readRequestUnit * 1e6 +
+    b.otherDollars;
+  return { total, conservative: total + b.inTransactions * PRICES.dynamodb.writeRequestUnit * 1e6 };
 }
 
 /** Waits until nothing runs: the stream is read, no invocation is in flight, and nothing happened for a while. */

@@ -227,6 +227,44 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
     ]);
   });
 
+  it('lists a routing tag through the threads of its carriers, reading a bounded amount however they are spread', async () => {
+    // Attack: someone tags 150 breadcrumbs in 30 threads with one request tag, to make its listing read every thread.
+    const ws = uniqueWorkspace();
+    const { store, sent } = recordingStore();
+    const tag = 'request:spread';
+    for (let i = 0; i < 150; i++) {
+      const thread = `t${i % 30}`;
+      await store.create(ws, input(i, [tag, 'x']), {
+        principal: 'user:test',
+        causation: { caused_by: `${thread}@1`, thread, hop: 1 },
+      });
+    }
+    // An inheritor: an output that copies the tag from its trigger has no entry of its own, and is listed too.
+    const { breadcrumb: inheritor } = await store.create(ws, input(999, [tag]), {
+      principal: 'tool:echo',
+      causation: { caused_by: 'x@1', thread: 't0', hop: 2 },
+      causeTags: [tag],
+    });
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      sent.length = 0;
+      const page = await store.list({ workspace: ws, tag, limit: 25, ...(cursor ? { cursor } : {}) });
+      for (const item of page.items) seen.add(item.id);
+      // Per page: anchors (2 Queries of ≤ 100 and one BatchGetItem of ≤ 100 heads), ≤ 20 threads, the merge's own
+      // reads (≤ 500 entries), one BatchGetItem of the page's heads.
+      const queries = sent.filter((s) => s.command === 'QueryCommand');
+      expect(queries.length).toBeLessThanOrEqual(2 + 20 + 2 + 20);
+      for (const q of queries) expect(Number(q.input.Limit)).toBeLessThanOrEqual(100);
+      expect(sent.filter((s) => s.command === 'BatchGetItemCommand').length).toBeLessThanOrEqual(3);
+      cursor = page.next_cursor ?? undefined;
+      pages++;
+    } while (cursor && pages < 20);
+    expect(seen.size).toBe(151);
+    expect(seen).toContain(inheritor.id);
+  });
+
   it('answers a caller-chosen id that already exists with the original (executor responses)', async () => {
     const ws = uniqueWorkspace();
     const store = localStore();
