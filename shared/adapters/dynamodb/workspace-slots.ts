@@ -57,6 +57,8 @@ export class DynamoWorkspaceSlots implements WorkspaceSlots {
       }
     }
     const holders = (current.Item.holders ?? {}) as Record<string, number>;
+    // Created by a concurrent taker between our first try and the read, with room left: try again.
+    if (Object.keys(holders).length < cap) return this.tryTake(workspace, holder, until, cap);
     const expired = Object.entries(holders).filter(([, end]) => Number(end) < now);
     if (expired.length === 0) return false;
     const names: Record<string, string> = {};
