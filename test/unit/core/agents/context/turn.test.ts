@@ -257,7 +257,7 @@ describe('agent executor', () => {
 
   it('continues only from state the agent wrote itself, in its own request', async () => {
     const store = new MemoryStore();
-    const trigger = seedChat(store);
+    seedChat(store);
     const llm = scripted({ text: 'should not be asked' });
     const executor = createContextAgentKind({ store: store.asPort(), llm });
     const state = {
