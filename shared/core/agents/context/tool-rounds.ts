@@ -203,14 +203,15 @@ export async function continuedConversation(
   const response = asObject(input.trigger.context);
   const requestId = stringField(response, ['request_id', 'requestId']);
   if (requestId === undefined) return undefined;
-  const carried = await carriedConversation(input, deps.store, requestId);
   const id = conversationId(def.agent_id, input.causation.thread);
-  let stored: Breadcrumb | undefined;
-  try {
-    stored = await deps.store.get(workspace, id);
-  } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
-  }
+  // Both reads at once: the state the request carries, and the conversation (answered already, or waiting).
+  const [carried, stored] = await Promise.all([
+    carriedConversation(input, deps.store, requestId),
+    deps.store.get(workspace, id).catch((error: unknown) => {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }),
+  ]);
   if (carried !== undefined) {
     const record = stored?.context as Partial<AgentConversation> | undefined;
     // This turn already answered past this round: a late response (or a second delivery after the answer).
