@@ -24,7 +24,7 @@ import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-stor
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { topology } from '#shared/topology.ts';
-import { CapacityCalculator } from './support/capacity.ts';
+import { CapacityCalculator, itemSize } from './support/capacity.ts';
 import {
   isObject,
   type MeteredCall,
@@ -516,7 +516,7 @@ function describeCall(op: string, call: MeteredCall): string {
     if (!isObject(it)) return '?';
     const kind = isObject(it.kind) ? ` ${attr(it.kind)}` : '';
     const schema = isObject(it.schema_name) ? ` ${attr(it.schema_name)}` : '';
-    return `${key(it)}${kind}${schema}`;
+    return `${key(it)}${kind}${schema} (${itemSize(it as Parameters<typeof itemSize>[0])} B)`;
   };
   const parts: string[] = [];
   if (isObject(body.Key)) parts.push(key(body.Key));
