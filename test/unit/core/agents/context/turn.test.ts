@@ -255,6 +255,30 @@ describe('agent executor', () => {
     expect((await executor.execute(input(agentDef(), response))).outputs).toEqual([]);
   });
 
+  it('continues a turn an earlier version left waiting in its conversation record (a request without state)', async () => {
+    const store = new MemoryStore();
+    const trigger = seedChat(store);
+    const executor = createContextAgentKind({ store: store.asPort(), llm: new LlmRouter({ env: {} }) });
+    const [request] = (await executor.execute(input(agentDef(), trigger))).outputs;
+    // As the turn was saved before requests carried it: the request alone, the conversation in its record.
+    const { conversation, ...bare } = request?.context ?? {};
+    store.write({ ...request!, context: bare }, 'req');
+    store.write({
+      schema_name: 'agent.conversation.v1',
+      context: conversation as Record<string, unknown>,
+      upsertId: conversationId('helper', 'msg-1'),
+    });
+    const requestId = String(bare.requestId);
+    const done = await executor.execute(
+      input(agentDef(), respondTo(store, 'resp-1', requestId, 'req@1', 391)),
+    );
+    expect(done.outputs[0]?.context).toMatchObject({
+      message: '17*23 = 391 (offline model)',
+      tool_rounds: 1,
+    });
+    expect((done.outputs[1]?.context as unknown as AgentConversation | undefined)?.status).toBe('answered');
+  });
+
   it('continues only from state the agent wrote itself, in its own request', async () => {
     const store = new MemoryStore();
     seedChat(store);
