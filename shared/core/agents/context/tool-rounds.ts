@@ -300,7 +300,14 @@ async function carriedConversation(
     if (error instanceof NotFoundError) return undefined;
     throw error;
   }
-  if (request.schema_name !== TOOL_REQUEST_SCHEMA || request.created_by !== input.principal) return undefined;
+  // Written by the agent, in this very version too: someone else's edit of its request carries no turn.
+  if (
+    request.schema_name !== TOOL_REQUEST_SCHEMA ||
+    request.created_by !== input.principal ||
+    request.updated_by !== input.principal
+  ) {
+    return undefined;
+  }
   const context = asObject(request.context);
   if (context.requestedBy !== def.agent_id || context.requestId !== requestId) return undefined;
   const state = asObject(context.conversation) as unknown as AgentConversation;

@@ -42,6 +42,7 @@ class MemoryStore {
       context: output.context,
       version: (existing?.version ?? 0) + 1,
       created_by: 'agent:helper',
+      updated_by: 'agent:helper',
     });
   }
 
@@ -314,6 +315,24 @@ describe('agent executor', () => {
     });
     const response = respondTo(store, 'resp-f', 'r-forged', 'forged@1', 1);
     expect((await executor.execute(input(agentDef(), response))).outputs).toEqual([]);
+    // Nor does someone else's edit of a request the agent wrote: the version answered is theirs.
+    store.put({
+      id: 'edited',
+      schema_name: 'tool.request.v1',
+      tags: ['request:r-forged'],
+      context: {
+        tool: 'calculator',
+        input: {},
+        requestId: 'r-forged',
+        requestedBy: 'helper',
+        conversation: state,
+      },
+      version: 2,
+      created_by: 'agent:helper',
+      updated_by: 'user:mallory',
+    });
+    const edited = respondTo(store, 'resp-e', 'r-forged', 'edited@2', 1);
+    expect((await executor.execute(input(agentDef(), edited))).outputs).toEqual([]);
     expect(llm.requests).toHaveLength(0);
   });
 
