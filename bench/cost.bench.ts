@@ -10,7 +10,10 @@
  * (billed per hour, not per unit) and the publisher's stream reads (free). Durations are this machine's. Units run
  * one at a time unless `--concurrency` says otherwise (then batches form and SQS and Lambda costs are shared).
  *
- *   node bin/run-ts.js bench/cost.bench.ts [--roundtrips 30] [--turns 10] [--runs 10] [--concurrency 1]
+ *   node bin/run-ts.js bench/cost.bench.ts [--roundtrips 30] [--turns 10] [--runs 10] [--concurrency 1] [--list]
+ *
+ * `--list` prints every DynamoDB request of one extra, unmetered unit per scenario (operation, key, schema, units),
+ * to tell what each read and write is for.
  */
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -21,7 +24,7 @@ import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-stor
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { topology } from '#shared/topology.ts';
-import { CapacityCalculator } from './support/capacity.ts';
+import { CapacityCalculator, itemSize } from './support/capacity.ts';
 import { BEFORE, BEFORE_COMMIT, type CostReading } from './support/cost-before.ts';
 import {
   isObject,
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '10' },
     runs: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '1' },
+    list: { type: 'boolean', default: false },
   },
 });
 const concurrency = Math.max(1, Number(values.concurrency));
@@ -75,6 +79,9 @@ class Meter {
   singleDisagreed = 0;
   readonly lambda = new Map<string, { n: number; ms: number; gbSeconds: number; memoryMb: number }>();
 
+  /** With `--list`: one line per DynamoDB request. */
+  listing: string[] | undefined;
+
   ddb(call: MeteredCall): void {
     const op = call.operation.replace(/^DynamoDB_20120810\./, '');
     if (call.operation.startsWith('DynamoDBStreams_')) {
@@ -82,6 +89,11 @@ class Meter {
       return;
     }
     if (!READS.has(op) && !WRITES.has(op)) return;
+    try {
+      this.listing?.push(describeCall(op, call));
+    } catch (e) {
+      this.listing?.push(`${op} ?? ${String(e)}`);
+    }
     this.ddbRequests.set(op, (this.ddbRequests.get(op) ?? 0) + 1);
     const response = isObject(call.responseBody) ? call.responseBody : {};
     const consumed = response.ConsumedCapacity;
@@ -387,6 +399,16 @@ try {
     // A warm-up unit (cold starts, definition and schema-settings caches) is left out.
     await scenario.run();
     await quiet();
+    if (values.list) {
+      // One more unmetered unit, listed request by request.
+      meter = new Meter();
+      meter.listing = [];
+      await scenario.run();
+      await quiet();
+      console.log(`\n${scenario.name}: the DynamoDB requests of one unit`);
+      for (const line of meter.listing) console.log(`  ${line}`);
+      console.log(`  ${[...meter.ddbRequests].map(([op, c]) => `${op} ${c}`).join(', ')}`);
+    }
     meter = new Meter();
     for (let i = 0; i < scenario.n; i += concurrency) {
       await Promise.all(Array.from({ length: Math.min(concurrency, scenario.n - i) }, () => scenario.run()));
@@ -506,6 +528,61 @@ function beforeReading(unit: keyof typeof BEFORE): { total: number; conservative
     b.rru * PRICES.dynamodb.readRequestUnit * 1e6 +
     b.otherDollars;
   return { total, conservative: total + b.inTransactions * PRICES.dynamodb.writeRequestUnit * 1e6 };
+}
+
+/** One request as a line: operation, the keys it touches (schema of what it writes), conditions, units. */
+function describeCall(op: string, call: MeteredCall): string {
+  const body = isObject(call.requestBody) ? call.requestBody : {};
+  const response = isObject(call.responseBody) ? call.responseBody : {};
+  const attr = (v: unknown): string => {
+    if (!isObject(v)) return '?';
+    const inner = v.S ?? v.N ?? v.BOOL;
+    return inner === undefined ? JSON.stringify(v).slice(0, 40) : String(inner);
+  };
+  const key = (k: unknown): string => (isObject(k) ? `${attr(k.workspace)}/${attr(k.id)}` : '?');
+  const item = (it: unknown): string => {
+    if (!isObject(it)) return '?';
+    const kind = isObject(it.kind) ? ` ${attr(it.kind)}` : '';
+    const schema = isObject(it.schema_name) ? ` ${attr(it.schema_name)}` : '';
+    return `${key(it)}${kind}${schema} (${itemSize(it as Parameters<typeof itemSize>[0])} B)`;
+  };
+  const parts: string[] = [];
+  if (isObject(body.Key)) parts.push(key(body.Key));
+  if (isObject(body.Item)) parts.push(item(body.Item));
+  if (typeof body.IndexName === 'string') parts.push(`index ${body.IndexName}`);
+  if (isObject(body.ExpressionAttributeValues) && op === 'Query') {
+    parts.push(
+      Object.values(body.ExpressionAttributeValues)
+        .map((v) => attr(v))
+        .join(' '),
+    );
+  }
+  if (isObject(body.RequestItems)) {
+    for (const request of Object.values(body.RequestItems)) {
+      if (isObject(request) && Array.isArray(request.Keys)) parts.push(request.Keys.map(key).join(', '));
+      if (Array.isArray(request)) {
+        parts.push(
+          request
+            .map((r) => (isObject(r) && isObject(r.PutRequest) ? `put ${item(r.PutRequest.Item)}` : 'delete'))
+            .join(', '),
+        );
+      }
+    }
+  }
+  if (Array.isArray(body.TransactItems)) parts.push(`${body.TransactItems.length} items`);
+  if (typeof body.UpdateExpression === 'string') parts.push(`update ${body.UpdateExpression.slice(0, 60)}`);
+  if (typeof body.ConditionExpression === 'string') parts.push(`if ${body.ConditionExpression.slice(0, 50)}`);
+  const consumed = response.ConsumedCapacity;
+  const units = (Array.isArray(consumed) ? consumed : consumed === undefined ? [] : [consumed])
+    .filter(isObject)
+    .reduce((n, e) => n + Number(e.CapacityUnits ?? 0), 0);
+  const failed =
+    call.status === 200
+      ? ''
+      : ` FAILED ${String(response.__type ?? call.status)
+          .split('#')
+          .pop()}`;
+  return `${op.padEnd(15)} ${units.toFixed(1).padStart(5)} CU  ${parts.join(' · ')}${failed}`;
 }
 
 /** Waits until nothing runs: the stream is read, no invocation is in flight, and nothing happened for a while. */

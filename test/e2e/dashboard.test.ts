@@ -118,12 +118,20 @@ describe('the dashboard', () => {
       expect(order.indexOf('tool.response.v1')).toBeLessThan(order.indexOf('agent.response.v1'));
       await page.screenshot({ path: screenshotPath('thread') });
 
-      // A breadcrumb that changed along the way: context view, stored record, and the diff of its last version.
+      // The turn's conversation is written once, when it answers; a person adds a note to it through the API, so
+      // it has a history: context view, stored record, and the diff of its last version.
+      const demo = new CrumbsClient({ endpoint: api, token, workspace: 'demo' });
+      const node = (await demo.thread(messageId ?? '')).nodes.find(
+        (n) => n.schema_name === 'agent.conversation.v1',
+      );
+      const stored = await demo.getFull(node?.id ?? 'no-conversation');
+      expect(stored.version).toBe(1);
+      await demo.update(stored.id, { context: { ...stored.context, note: 'checked' } });
       await page.locator('tr[data-schema="agent.conversation.v1"] a').first().click();
       await page.locator('[data-panel=context-view]').waitFor();
       expect(await page.locator('[data-panel=stored-record]').textContent()).toContain('"version"');
       await page.locator('.diff h4').waitFor();
-      expect(await page.locator('.diff').textContent()).toMatch(/context\.\w+/);
+      expect(await page.locator('.diff').textContent()).toMatch(/context\.note/);
       await page.screenshot({ path: screenshotPath('breadcrumb'), fullPage: true });
 
       // Live: the chat's breadcrumbs, and a filter.

@@ -109,7 +109,10 @@ describe('agent flow (seed 003) on the local stack', () => {
     expect(context?.context).toMatchObject({ consumer_id: DEMO_AGENT_ID, trigger_event_id: message.id });
     expect(context?.context.formatted_context).toContain('## chat_history');
 
-    const [request, conversation] = await run(agent, context!);
+    // The round's one request is the agent's only write: the turn waits in it, not in a conversation record.
+    const written = await run(agent, context!);
+    expect(written.map((b) => b.schema_name)).toEqual(['tool.request.v1']);
+    const [request] = written;
     expect(request?.schema_name).toBe('tool.request.v1');
     expect(request?.context).toMatchObject({
       tool: 'calculator',
@@ -118,7 +121,7 @@ describe('agent flow (seed 003) on the local stack', () => {
       thread: message.id,
     });
     expect(request?.tags).toContain(`request:${String(request?.context.requestId)}`);
-    expect(conversation?.context).toMatchObject({ status: 'waiting-for-tools', round: 1 });
+    expect(request?.context.conversation).toMatchObject({ status: 'waiting-for-tools', round: 1 });
 
     const [toolResponse] = await run(calculator, request!);
     expect(toolResponse?.context).toMatchObject({ status: 'success', output: { result: 391 } });
@@ -133,7 +136,10 @@ describe('agent flow (seed 003) on the local stack', () => {
       tool_rounds: 1,
     });
     expect(answer?.tags).toEqual(expect.arrayContaining(['agent:response', `thread:${message.id}`]));
+    // The conversation, written once: the turn's transcript, answered.
+    expect(finished?.schema_name).toBe('agent.conversation.v1');
     expect(finished?.context.status).toBe('answered');
+    expect(finished?.version).toBe(1);
 
     // A duplicate delivery of the tool response changes nothing.
     const again = await processExecutorMessage(messageFor(agent, toolResponse!), deps());

@@ -5,6 +5,9 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
+import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
+import { conversationId } from '#shared/core/agents/context/tool-rounds.ts';
+import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
 import { type PipelineDeps, processExecutorMessage } from '#shared/core/executor/pipeline.ts';
@@ -266,6 +269,75 @@ describe('executor pipeline on DynamoDB Local', () => {
       status: 'skipped',
       reason: 'already answered',
     });
+  });
+
+  it("continues an agent's turn once when the worker dies between its answer and its conversation", async () => {
+    const ws = uniqueWorkspace('exec');
+    const calculator = await toolDef(ws, { name: 'calculator', implementation: 'calculator' });
+    const agent = await put(ws, {
+      schema_name: 'agent.def.v1',
+      context: {
+        agent_id: 'helper',
+        model: 'offline/crumbs',
+        tools: ['calculator'],
+        subscriptions: {
+          selectors: [
+            { schema_name: 'user.message.v1', role: 'trigger' },
+            {
+              schema_name: 'tool.response.v1',
+              role: 'trigger',
+              context_match: [{ path: '$.requestedBy', op: 'eq', value: 'helper' }],
+            },
+          ],
+        },
+      },
+    });
+    const message = await put(ws, { schema_name: 'user.message.v1', context: { message: 'what is 17*23?' } });
+    const clock = new ManualClock();
+    const withAgent = (writer: DynamoBreadcrumbStore, claims = deps({}, clock).claims): PipelineDeps =>
+      deps(
+        {
+          store: writer,
+          claims,
+          implementations: {
+            tool: createToolKind({ store: writer, log: silentLog, clock: systemClock, tools }),
+            agent: createContextAgentKind({ store: writer, llm: new LlmRouter({ env: {} }) }),
+          },
+        },
+        clock,
+      );
+    const healthy = withAgent(store);
+    const asked = await processExecutorMessage(messageFor(agent, message), healthy);
+    if (asked.status !== 'responded') throw new Error(`expected the request, got ${JSON.stringify(asked)}`);
+    const request = await store.get(ws, asked.outputIds[0] ?? '');
+    expect(request.context.conversation).toMatchObject({ status: 'waiting-for-tools' });
+    const answered = await processExecutorMessage(messageFor(calculator, request), healthy);
+    if (answered.status !== 'responded')
+      throw new Error(`expected the response, got ${JSON.stringify(answered)}`);
+    const response = await store.get(ws, answered.outputIds[0] ?? '');
+
+    // The continuation writes the agent's answer, then dies before the turn's conversation is written.
+    const io = faultyIo({ store, claims: healthy.claims }, (_n, op) =>
+      op === 'store.upsert' ? 'die-before' : 'ok',
+    );
+    const continuation = messageFor(agent, response);
+    void processExecutorMessage(continuation, withAgent(io.store as DynamoBreadcrumbStore, io.claims));
+    await io.died;
+    const answers = async () =>
+      (await store.list({ workspace: ws, schema_name: 'agent.response.v1', limit: 10 })).items;
+    expect(await answers()).toHaveLength(1);
+
+    // After the lease, the next delivery continues from the request again: the same answer, and the conversation.
+    await expect(processExecutorMessage(continuation, healthy)).rejects.toBeInstanceOf(RetriableError);
+    clock.advance(LEASE_MS + 1);
+    expect((await processExecutorMessage(continuation, healthy)).status).toBe('responded');
+    const [answer, ...more] = await answers();
+    expect(more).toEqual([]);
+    expect(answer?.context).toMatchObject({ message: '17*23 = 391 (offline model)', tool_rounds: 1 });
+    const conversation = await store.get(ws, conversationId('helper', message.id));
+    expect(conversation.context).toMatchObject({ status: 'answered', round: 1 });
+    expect(conversation.version).toBe(1);
+    expect((await processExecutorMessage(continuation, healthy)).status).toBe('skipped');
   });
 
   it('answers once when the worker dies right after claiming', async () => {

@@ -19,6 +19,7 @@ import type { Sandbox, SandboxBridge } from '#shared/ports/sandbox.ts';
 import type { Tool } from '#shared/tools/tool.ts';
 import { grantsOf, type Refusal } from '../executor/allow-list.ts';
 import type { OutputBreadcrumb } from '../executor/contract.ts';
+import { ownRequestContext } from './context/tool-rounds.ts';
 import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
 
 const MAX_SEARCH = 50;
@@ -122,7 +123,7 @@ function bridge(
         tags: [...tags, `agent:${run.definition.agent_id}`],
         // A tool request is the agent's own: its answer comes back to this agent, whoever the context named.
         context:
-          schema === TOOL_REQUEST_SCHEMA ? { ...context, requestedBy: run.definition.agent_id } : context,
+          schema === TOOL_REQUEST_SCHEMA ? ownRequestContext(run.definition.agent_id, context) : context,
       });
       return { queued: creates.length };
     },

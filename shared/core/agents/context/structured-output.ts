@@ -26,7 +26,7 @@ import type { LlmResponse } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
 import { asObject } from './fields.ts';
-import type { AgentConversation } from './tool-rounds.ts';
+import { type AgentConversation, ownRequestContext } from './tool-rounds.ts';
 
 const MAX_CREATED_BREADCRUMBS = 10;
 
@@ -172,7 +172,7 @@ async function plannedWrites(
       title: typeof b.title === 'string' ? b.title : `${def.agent_id} note`,
       tags: [...tags, `agent:${def.agent_id}`],
       // A tool request is the agent's own: its answer comes back to this agent, whoever the context named.
-      context: schema === TOOL_REQUEST_SCHEMA ? { ...context, requestedBy: def.agent_id } : context,
+      context: schema === TOOL_REQUEST_SCHEMA ? ownRequestContext(def.agent_id, context) : context,
     });
   }
   const invoked = Array.isArray(output.tools_to_invoke) ? output.tools_to_invoke : [];

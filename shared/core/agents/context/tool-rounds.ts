@@ -1,12 +1,17 @@
 /**
  * A context agent's tool rounds. The model asks for tools (native tool calling); each call becomes a
  * `tool.request.v1` `{tool, input, requestId, requestedBy, thread, round}` tagged `tool:request`,
- * `request:<requestId>`, and the conversation so far is saved in an `agent.conversation.v1` (one per agent × thread,
- * upserted); the invocation then returns, never waiting. A `tool.response.v1` with `requestedBy` = the agent
- * continues the turn once every request of the round has a response (listed by tag `request:<id>`), claiming the
- * round on the conversation (If-Match, so two responses arriving together continue once). Such a response answers
- * the agent's own request (`ownToolRequest`), so its rounds do not grow the hop count (loop-guard.ts):
- * `max_tool_rounds` is what bounds them.
+ * `request:<requestId>`; the invocation then returns, never waiting. Where the turn's working state waits:
+ * - a round of one call: in the request itself (`conversation`), so the state that changes within a second needs
+ *   no record of its own; the response's causation names the request (`ownToolRequest`), which the continuation
+ *   reads back by id. One request has one answer (a tool answers once per request version), so nothing else
+ *   claims the continuation; an `agent.conversation.v1` already answered for this turn stops a late one;
+ * - a round of several calls: in the `agent.conversation.v1` (one per agent × thread, upserted), which the
+ *   response that finds every request answered (listed by tag `request:<id>`) claims with If-Match, so two
+ *   responses arriving together continue once.
+ * Either way the turn's `agent.conversation.v1` is written when it answers (`turn.ts`): its transcript, once per
+ * turn. Such a response answers the agent's own request, so its rounds do not grow the hop count
+ * (loop-guard.ts): `max_tool_rounds` is what bounds them.
  *
  * Only the agent's own tools (`toolSpecs`, the allow-list's rule): a call to a tool the agent was not given never
  * becomes a request. It is answered to the model at once as a failed result naming the tools it has, so the model
@@ -77,8 +82,24 @@ export function requestIdFor(
   return `req-${sha(`${agentId}\u0000${triggerId}@${triggerVersion}\u0000${round}\u0000${index}`).slice(0, 24)}`;
 }
 
+/**
+ * The context of a tool request the agent writes from data it does not control (a structured answer's
+ * `create_breadcrumbs`, a function's `ctx.create`): its own (`requestedBy`), and without a `conversation`, which
+ * only a tool round writes — a turn continues from no state but its own.
+ */
+export function ownRequestContext(
+  agentId: string,
+  context: Record<string, unknown>,
+): Record<string, unknown> {
+  const { conversation: _dropped, ...rest } = context;
+  return { ...rest, requestedBy: agentId };
+}
+
 /** A tool response to a request this agent made: the request it answers (its causation names it). */
-export function ownToolRequest(def: AgentDefinition, trigger: Breadcrumb): OwnRequestRef | undefined {
+export function ownToolRequest(
+  def: AgentDefinition,
+  trigger: { schema_name: string; context: unknown; causation?: { caused_by: string } | null | undefined },
+): OwnRequestRef | undefined {
   if (trigger.schema_name !== TOOL_RESPONSE_SCHEMA) return undefined;
   const context = asObject(trigger.context);
   if (stringField(context, ['requestedBy', 'requested_by']) !== def.agent_id) return undefined;
@@ -161,6 +182,11 @@ export function toolRound(
       },
     };
   });
+  const [only] = requests;
+  if (only !== undefined && requests.length === 1) {
+    // The state rides in the one request: its answer continues the turn from there.
+    return { outputs: [{ ...only, context: { ...only.context, conversation: next } }] };
+  }
   return { outputs: [...requests, conversationOutput(next)] };
 }
 
@@ -178,14 +204,34 @@ export async function continuedConversation(
   const requestId = stringField(response, ['request_id', 'requestId']);
   if (requestId === undefined) return undefined;
   const id = conversationId(def.agent_id, input.causation.thread);
-  let stored: Breadcrumb;
-  try {
-    stored = await deps.store.get(workspace, id);
-  } catch (error) {
-    // A response to a request this agent made outside a conversation (e.g. seed 002's tools_to_invoke).
-    if (error instanceof NotFoundError) return undefined;
-    throw error;
+  // Both reads at once: the state the request carries, and the conversation (answered already, or waiting).
+  const [carried, stored] = await Promise.all([
+    carriedConversation(input, deps.store, requestId),
+    deps.store.get(workspace, id).catch((error: unknown) => {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }),
+  ]);
+  if (carried !== undefined) {
+    const record = stored?.context as Partial<AgentConversation> | undefined;
+    // This turn already answered past this round: a late response (or a second delivery after the answer).
+    if (
+      record?.status === 'answered' &&
+      record.trigger_id === carried.trigger_id &&
+      (record.round ?? 0) >= carried.round
+    ) {
+      return undefined;
+    }
+    const results = carried.pending.map((p) => toolResult(p, response));
+    return {
+      ...carried,
+      messages: [...carried.messages, { role: 'tool', results: inCallOrder(carried, results) }],
+      pending: [],
+      refused: undefined,
+    };
   }
+  // A response to a request this agent made outside a conversation (e.g. seed 002's tools_to_invoke).
+  if (stored === undefined) return undefined;
   const conversation = stored.context as unknown as AgentConversation;
   if (
     conversation.status !== 'waiting-for-tools' ||
@@ -228,6 +274,54 @@ export async function continuedConversation(
     pending: [],
     refused: undefined,
   };
+}
+
+/**
+ * The turn state carried by the request a response answers (a round of one call), read back from that request by
+ * the id its causation names; undefined when the request carries none (a round of several calls, or a request
+ * that is not the agent's own). Only what the agent itself wrote counts: a request someone else wrote for it
+ * never speaks for its turn.
+ */
+async function carriedConversation(
+  input: ExecutionInput<AgentDefinition>,
+  store: BreadcrumbStore,
+  requestId: string,
+): Promise<AgentConversation | undefined> {
+  const def = input.definition;
+  const ref = ownToolRequest(def, input.trigger);
+  if (ref === undefined) return undefined;
+  let request: Breadcrumb;
+  try {
+    request =
+      ref.version === undefined
+        ? await store.get(input.trigger.workspace, ref.id)
+        : await store.getVersion(input.trigger.workspace, ref.id, ref.version);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+  // Written by the agent, in this very version too: someone else's edit of its request carries no turn.
+  if (
+    request.schema_name !== TOOL_REQUEST_SCHEMA ||
+    request.created_by !== input.principal ||
+    request.updated_by !== input.principal
+  ) {
+    return undefined;
+  }
+  const context = asObject(request.context);
+  if (context.requestedBy !== def.agent_id || context.requestId !== requestId) return undefined;
+  const state = asObject(context.conversation) as unknown as AgentConversation;
+  const [pending, ...others] = Array.isArray(state.pending) ? state.pending : [];
+  if (
+    state.agent_id !== def.agent_id ||
+    state.status !== 'waiting-for-tools' ||
+    !Array.isArray(state.messages) ||
+    pending?.requestId !== requestId ||
+    others.length > 0
+  ) {
+    return undefined;
+  }
+  return state;
 }
 
 /** A failed result for a call to a tool the agent was not given, naming the ones it was. */

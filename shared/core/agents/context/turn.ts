@@ -92,10 +92,13 @@ export async function contextTurn(
   if (input.trigger.schema_name === TOOL_RESPONSE_SCHEMA) return continueWithToolResults(input, deps);
   const def = input.definition;
   const workspace = input.trigger.workspace;
-  const userMessage = await userMessageOf(input, deps.store, task);
   // The model the rule manager reports in the definition's status (`agentModel`): one answer to "which model".
   const model = agentModel(spec) ?? DEFAULT_AGENT_MODEL;
-  const prompt = await systemPrompt(def, input, spec, model, deps.tokenizers);
+  const [userMessage, prompt, tools] = await Promise.all([
+    userMessageOf(input, deps.store, task),
+    systemPrompt(def, input, spec, model, deps.tokenizers),
+    def.max_tool_rounds > 0 ? toolSpecs(def, workspace, deps.store) : [],
+  ]);
   const conversation: AgentConversation = {
     agent_id: def.agent_id,
     thread: input.causation.thread,
@@ -112,7 +115,6 @@ export async function contextTurn(
     answer_tags: [...task.correlationTags],
     ...(prompt.dropped.length > 0 ? { context_dropped: prompt.dropped } : {}),
   };
-  const tools = def.max_tool_rounds > 0 ? await toolSpecs(def, workspace, deps.store) : [];
   return step(input, deps, conversation, tools);
 }
 
@@ -155,9 +157,13 @@ async function continueWithToolResults(
   input: ExecutionInput<AgentDefinition>,
   deps: ContextAgentDeps,
 ): Promise<ExecutionResult> {
-  const next = await continuedConversation(input, deps);
+  // The tools are listed while the conversation is read (a listing wasted on a late response costs less than
+  // the wait).
+  const [next, tools] = await Promise.all([
+    continuedConversation(input, deps),
+    toolSpecs(input.definition, input.trigger.workspace, deps.store),
+  ]);
   if (next === undefined) return { outputs: [] };
-  const tools = await toolSpecs(input.definition, input.trigger.workspace, deps.store);
   return step(input, deps, next, tools);
 }
 

@@ -20,7 +20,8 @@ import { Harness, implementationsFor } from '../../../support/executor-harness.t
 import { messageFor } from '../../../support/executor-message.ts';
 import { type FaultPlan, faultyIo, seeded } from '../../../support/faults.ts';
 
-type Kind = 'tool' | 'agent';
+/** `agent-continuation`: the tool's answer that continues an agent's turn (its state carried by the request). */
+type Kind = 'tool' | 'agent' | 'agent-continuation';
 
 interface Scenario {
   h: Harness;
@@ -48,7 +49,7 @@ async function scenario(kind: Kind): Promise<Scenario> {
       complete: async () => true,
     };
   }
-  await h.toolDef('calculator');
+  const calculator = await h.toolDef('calculator');
   const definition = await h.put({
     schema_name: 'agent.def.v1',
     context: {
@@ -58,15 +59,41 @@ async function scenario(kind: Kind): Promise<Scenario> {
       subscriptions: { selectors: [{ schema_name: 'user.message.v1', role: 'trigger' }] },
     },
   });
-  const trigger = await h.put({ schema_name: 'user.message.v1', context: { message: 'what is 17*23?' } });
-  // The agent's answer to this message is one calculator request, and its conversation waiting for the result.
+  const message = await h.put({ schema_name: 'user.message.v1', context: { message: 'what is 17*23?' } });
+  if (kind === 'agent') {
+    // The agent's answer to this message is one calculator request carrying the turn's state, waiting for the
+    // result.
+    return {
+      h,
+      definition,
+      trigger: message,
+      answers: async () => [...(await h.list('tool.request.v1')), ...(await h.list('agent.error.v1'))],
+      complete: async () =>
+        (await h.list('tool.request.v1')).some(
+          (r) => (r.context.conversation as { status?: string } | undefined)?.status === 'waiting-for-tools',
+        ),
+    };
+  }
+  // The turn's first invocation and the calculator run cleanly; the calculator's answer is the trigger. Its
+  // answer: the agent's, continued from the state the request carries, and the turn's conversation, answered.
+  expect((await h.process(definition, message)).status).toBe('responded');
+  const [request] = await h.list('tool.request.v1');
+  expect((await h.process(calculator, request!)).status).toBe('responded');
+  const [response] = await h.list('tool.response.v1');
   return {
     h,
     definition,
-    trigger,
-    answers: async () => [...(await h.list('tool.request.v1')), ...(await h.list('agent.error.v1'))],
-    complete: async () =>
-      (await h.list('agent.conversation.v1')).some((c) => c.context.status === 'waiting-for-tools'),
+    trigger: response!,
+    answers: async () => [...(await h.list('agent.response.v1')), ...(await h.list('agent.error.v1'))],
+    complete: async () => {
+      const [answer] = await h.list('agent.response.v1');
+      const conversations = await h.list('agent.conversation.v1');
+      return (
+        String(answer?.context.message).includes('391') &&
+        conversations.length === 1 &&
+        conversations[0]?.context.status === 'answered'
+      );
+    },
   };
 }
 
@@ -115,7 +142,7 @@ async function cleanCalls(kind: Kind): Promise<string[]> {
   return [...calls];
 }
 
-describe.each(['tool', 'agent'] as const)('chaos: %s executor', (kind) => {
+describe.each(['tool', 'agent', 'agent-continuation'] as const)('chaos: %s executor', (kind) => {
   describe('a worker dies at a pipeline step', () => {
     const points: [string, (op: string, seen: Set<string>) => 'die-before' | 'die-after' | undefined][] = [
       ['right after it claimed the trigger', (op) => (op === 'claims.acquire' ? 'die-after' : undefined)],
@@ -124,7 +151,7 @@ describe.each(['tool', 'agent'] as const)('chaos: %s executor', (kind) => {
         (op) => (op === 'store.create' ? 'die-before' : undefined),
       ],
       // A tool answers once: its answer is its claim's completion, so there is no write between them to die at.
-      ...(kind === 'agent'
+      ...(kind !== 'tool'
         ? [
             [
               'between writing the response and completing the claim',
