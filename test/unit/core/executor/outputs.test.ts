@@ -3,9 +3,9 @@
  * requests), which are written at once; an error of one of them goes up once every write of its group has ended.
  */
 import { describe, expect, it } from 'vitest';
-import { writeOutputs, type WriteContext } from '#shared/core/executor/outputs.ts';
-import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
+import { type WriteContext, writeOutputs } from '#shared/core/executor/outputs.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
+import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
 import type { CreateOptions } from '#shared/ports/breadcrumb-store.ts';
 import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
 

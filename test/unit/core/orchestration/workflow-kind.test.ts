@@ -144,7 +144,11 @@ describe('workflow executor', () => {
     const crashing: ExecutorStore = Object.create(h.store, {
       create: {
         value: async (...args: Parameters<ExecutorStore['create']>) => {
-          if (args[1].context.requestId !== undefined && String(args[2].id).includes('.b.') && crashes++ === 0)
+          if (
+            args[1].context.requestId !== undefined &&
+            String(args[2].id).includes('.b.') &&
+            crashes++ === 0
+          )
             throw new RetriableError('crash');
           return h.store.create(...args);
         },
@@ -202,7 +206,12 @@ describe('workflow executor', () => {
   it('lists tool definitions once for many runs, and sees a tool defined after a step found none at once', async () => {
     const h = new WorkflowHarness();
     await h.toolDef('echo');
-    const def = await h.workflowDef({ steps: [{ id: 'a', tool: 'echo' }, { id: 'b', tool: 'later' }] });
+    const def = await h.workflowDef({
+      steps: [
+        { id: 'a', tool: 'echo' },
+        { id: 'b', tool: 'later' },
+      ],
+    });
     let listings = 0;
     const counting: ExecutorStore = Object.create(h.store, {
       list: {
