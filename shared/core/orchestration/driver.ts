@@ -43,6 +43,8 @@ const SYSTEM_PRINCIPAL = 'system:workflow';
  * within this time still gets its request, as it would if it was deleted just after the request was written.
  */
 const DEFINED_NAMES_TTL_MS = 30_000;
+/** (workspace, schema) pairs whose names are remembered at once. */
+const MAX_NAMED = 50;
 /** Runs this driver wrote last, kept to advance the next event of the run without reading it (`transitionTogether`). */
 const MAX_KNOWN_RUNS = 50;
 
@@ -141,7 +143,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     if (cached !== undefined && now - cached.readAt < DEFINED_NAMES_TTL_MS && cached.names.has(name))
       return true;
     const names = await definedNames(workspace, answeredBy);
-    if (definedCache.size >= MAX_KNOWN_RUNS) definedCache.clear();
+    if (definedCache.size >= MAX_NAMED) definedCache.clear();
     definedCache.set(key, { names, readAt: now });
     return names.has(name);
   }
