@@ -164,6 +164,8 @@ try {
   console.log(
     `map over ${items} items (max_concurrency ${values.concurrency}): ${mapSeconds.toFixed(1)} s wall (${mapStatus})`,
   );
+  // The issue's yardstick: the map against ten sequential steps measured in the same process, on the same machine.
+  console.log(`map / 10-step run p50: ${(mapSeconds / (percentile(durations, 0.5) / 1000)).toFixed(1)}×`);
   console.log('per step of the sequential runs (excluding pollers’ GetRecords/ReceiveMessage):');
   console.log(`  DynamoDB requests   ${dynamodbPerStep}`);
   console.log(

@@ -271,4 +271,9 @@ export interface OutputBreadcrumb {
   id?: string;
   /** Create or replace this breadcrumb (context builder, conversations): written again only when it differs. */
   upsertId?: string;
+  /**
+   * Nothing in it refers to the outputs next to it that say the same (a run's step requests): such neighbours are
+   * written together instead of one after the other.
+   */
+  independent?: true;
 }

@@ -1,8 +1,9 @@
 /**
  * Exactly once for runs against real DynamoDB (a local stack of its own, executors off: the test delivers every
  * message itself): each message delivered three times in a shuffled order, some deliveries crashing after the run
- * was written and before its requests were, and answers to one run processed concurrently. The run ends as it
- * would with one orderly delivery, the parallel and the map join once, every request is written once.
+ * was written and before its requests were, and answers to one run processed concurrently; also through two
+ * long-lived workers whose drivers keep the runs they wrote. The run ends as it would with one orderly delivery,
+ * the parallel and the map join once, every request is written once.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,5 +203,69 @@ describe('workflow runs under at-least-once delivery (DynamoDB)', () => {
     expect(
       (await tagged(ws, 'tool.request.v1', runId)).filter((r) => r.tags.some((t) => t.startsWith('step:m['))),
     ).toHaveLength(3);
+  });
+  it('ends the same when two long-lived workers, each keeping the runs it wrote, share the shuffled deliveries and crash', async () => {
+    clearDefinitionCache();
+    const ws = uniqueWorkspace('keep');
+    const { tool, workflow, request } = await setUp(ws);
+    const runId = `run-${request.id}`;
+    const random = prng(20261126);
+    // Each worker is one container: its executor kinds (and their run driver) live across deliveries. A crash is
+    // armed for one delivery and hits its first request or result write, after the run write.
+    const workers = [0, 1].map(() => {
+      let armed = false;
+      const writer: ExecutorStore = Object.create(store, {
+        create: {
+          value: async (...args: Parameters<ExecutorStore['create']>) => {
+            const schema = args[1].schema_name;
+            if (armed && (schema === 'tool.request.v1' || schema === 'workflow.result.v1')) {
+              armed = false;
+              throw new RetriableError('injected crash after the run write');
+            }
+            return store.create(...args);
+          },
+        },
+      });
+      return { deps: deps(writer), arm: (on: boolean) => (armed = on) };
+    });
+    const pool: Array<[Breadcrumb, Breadcrumb]> = [
+      [workflow, request],
+      [workflow, request],
+      [workflow, request],
+    ];
+    const seen = new Set<string>();
+    let crashes = 0;
+    while (pool.length > 0) {
+      const [pair] = pool.splice(Math.floor(random() * pool.length), 1);
+      if (pair === undefined) break;
+      const worker = workers[random() < 0.5 ? 0 : 1] as (typeof workers)[number];
+      worker.arm(random() < 0.2);
+      try {
+        await processExecutorMessage(messageFor(pair[0], pair[1]), worker.deps);
+      } catch (error) {
+        if (!(error instanceof RetriableError)) throw error;
+        crashes++;
+        pool.push(pair);
+      }
+      worker.arm(false);
+      for (const schema of ['tool.request.v1', 'tool.response.v1']) {
+        for (const b of await tagged(ws, schema, runId)) {
+          if (seen.has(b.id)) continue;
+          seen.add(b.id);
+          for (let i = 0; i < 3; i++) pool.push([schema === 'tool.request.v1' ? tool : workflow, b]);
+        }
+      }
+    }
+    const run = (await store.get(ws, runId)).context as unknown as Run;
+    expect(run.status).toBe('succeeded');
+    expect(run.output).toEqual({
+      p: { l: { side: 'L' }, r: { side: 'R' } },
+      m: [1, 2, 3, 4, 5, 6].map((n) => ({ n })),
+    });
+    expect(crashes).toBeGreaterThan(0);
+    expect(await tagged(ws, 'tool.request.v1', runId)).toHaveLength(10);
+    const results = await store.list({ workspace: ws, schema_name: 'workflow.result.v1', limit: 10 });
+    expect(results.items).toHaveLength(1);
+    expect(Object.values(run.steps).every((s) => s.attempts === 1)).toBe(true);
   });
 });

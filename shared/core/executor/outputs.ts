@@ -9,7 +9,9 @@
  * - `upsertId`: create-or-replace through the store's `upsert` (nothing written when the content is the same).
  *
  * Outputs are written in order, one at a time: a later output may refer to an earlier one, and a crash between
- * two writes is retried into the same ids.
+ * two writes is retried into the same ids. Neighbours marked `independent` (a run's step requests) refer to none
+ * of each other, so they are written at once: a wave of a map costs one write's latency instead of one per item.
+ * A crash part-way leaves some of them written, as a crash between two ordered writes does.
  */
 import { createHash } from 'node:crypto';
 import { BreadcrumbIdSchema, CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
@@ -61,46 +63,62 @@ export interface WriteContext {
   causation: Causation;
 }
 
-/** Writes outputs in order under their ids; returns the ids written (or replayed). */
+/** Writes outputs in order under their ids (independent neighbours at once); returns the ids written (or replayed). */
 export async function writeOutputs(
   outputs: readonly OutputBreadcrumb[],
   ctx: WriteContext,
 ): Promise<{ ids: string[] }> {
   const ids: string[] = [];
-  for (const [index, output] of outputs.entries()) {
-    const input = parseOrThrow(
-      CreateBreadcrumbSchema,
-      {
-        schema_name: output.schema_name,
-        title: output.title ?? '',
-        tags: output.tags ?? [],
-        context: output.context,
-      },
-      `outputs[${index}]`,
-    );
-    if (output.upsertId !== undefined) {
-      const id = parseOrThrow(BreadcrumbIdSchema, output.upsertId, `outputs[${index}].upsertId`);
-      const { breadcrumb } = await ctx.store.upsert(ctx.workspace, id, input, {
-        principal: ctx.principal,
-        causation: ctx.causation,
-        ...(ctx.trigger.tags !== undefined ? { causeTags: ctx.trigger.tags } : {}),
-      });
-      ids.push(breadcrumb.id);
-      continue;
+  for (let start = 0; start < outputs.length; ) {
+    let end = start + 1;
+    if (outputs[start]?.independent === true) {
+      while (end < outputs.length && outputs[end]?.independent === true) end++;
     }
-    const id =
-      output.id !== undefined
-        ? parseOrThrow(BreadcrumbIdSchema, output.id, `outputs[${index}].id`)
-        : outputId(ctx.kind, ctx.definitionId, ctx.trigger.id, ctx.trigger.version, index);
-    const result = await ctx.store.create(ctx.workspace, input, {
-      principal: ctx.principal,
-      id,
-      causation: ctx.causation,
-      ...(ctx.trigger.tags !== undefined ? { causeTags: ctx.trigger.tags } : {}),
-    });
-    ids.push(result.breadcrumb.id);
+    const settled = await Promise.allSettled(
+      outputs.slice(start, end).map((output, i) => writeOutput(output, start + i, ctx)),
+    );
+    // Every write of the group has ended before an error goes up: none is left running past its caller.
+    for (const result of settled) {
+      if (result.status === 'rejected') throw result.reason;
+      ids.push(result.value);
+    }
+    start = end;
   }
   return { ids };
+}
+
+async function writeOutput(output: OutputBreadcrumb, index: number, ctx: WriteContext): Promise<string> {
+  const input = parseOrThrow(
+    CreateBreadcrumbSchema,
+    {
+      schema_name: output.schema_name,
+      title: output.title ?? '',
+      tags: output.tags ?? [],
+      context: output.context,
+    },
+    `outputs[${index}]`,
+  );
+  const causeTags = ctx.trigger.tags !== undefined ? { causeTags: ctx.trigger.tags } : {};
+  if (output.upsertId !== undefined) {
+    const id = parseOrThrow(BreadcrumbIdSchema, output.upsertId, `outputs[${index}].upsertId`);
+    const { breadcrumb } = await ctx.store.upsert(ctx.workspace, id, input, {
+      principal: ctx.principal,
+      causation: ctx.causation,
+      ...causeTags,
+    });
+    return breadcrumb.id;
+  }
+  const id =
+    output.id !== undefined
+      ? parseOrThrow(BreadcrumbIdSchema, output.id, `outputs[${index}].id`)
+      : outputId(ctx.kind, ctx.definitionId, ctx.trigger.id, ctx.trigger.version, index);
+  const result = await ctx.store.create(ctx.workspace, input, {
+    principal: ctx.principal,
+    id,
+    causation: ctx.causation,
+    ...causeTags,
+  });
+  return result.breadcrumb.id;
 }
 
 function digest(parts: readonly string[]): string {

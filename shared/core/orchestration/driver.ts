@@ -37,6 +37,16 @@ type AnsweredBy = NonNullable<NonNullable<StepKind['request']>['answeredBy']>;
 const MAX_CONFLICTS = 20;
 const DEFINITION_PAGES = 10;
 const SYSTEM_PRINCIPAL = 'system:workflow';
+/**
+ * How long the names of the workspace's tools and workflows found are trusted (`definedNames`). Only names found
+ * are remembered: a name missing is looked up again, so a tool defined a moment ago is seen at once; a tool deleted
+ * within this time still gets its request, as it would if it was deleted just after the request was written.
+ */
+const DEFINED_NAMES_TTL_MS = 30_000;
+/** (workspace, schema) pairs whose names are remembered at once. */
+const MAX_NAMED = 50;
+/** Runs this driver wrote last, kept to advance the next event of the run without reading it (`transitionTogether`). */
+const MAX_KNOWN_RUNS = 50;
 
 export interface RunDriverDeps {
   readonly store: Pick<BreadcrumbStore, 'get' | 'getVersion' | 'create' | 'update' | 'list'>;
@@ -59,6 +69,11 @@ export interface TransitionInput {
   /** created_by and causation of the run's writes. */
   readonly principal: string;
   readonly causation: Causation;
+  /**
+   * The tags of the trigger (the breadcrumb the causation names): the run's routing tags it carries too (`run:`)
+   * need no listing entry of their own (CreateOptions.causeTags).
+   */
+  readonly causeTags?: readonly string[];
   /** The executor's assembled context (expressions see it as `context`). */
   readonly context: Record<string, unknown>;
   /** The definition a run follows (`undefined`: the run is about to start). */
@@ -114,9 +129,25 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   /**
-   * Names of the workspace's definitions of one schema (`tool.def.v1`, `workflow.def.v1`), read once per
-   * execution, only when a step whose kind needs one starts: a request naming none would never be answered.
+   * Names of the workspace's definitions of one schema (`tool.def.v1`, `workflow.def.v1`), read when a step whose
+   * kind needs one starts and names one not found lately (`isDefined`): a request naming none would never be
+   * answered.
    */
+  const definedCache = new Map<string, { names: Set<string>; readAt: number }>();
+
+  /** Whether the workspace defines `name` (`definedNames`, through the names found in the last DEFINED_NAMES_TTL_MS). */
+  async function isDefined(workspace: string, answeredBy: AnsweredBy, name: string): Promise<boolean> {
+    const key = `${workspace}\u0000${answeredBy.schema}`;
+    const cached = definedCache.get(key);
+    const now = Date.now();
+    if (cached !== undefined && now - cached.readAt < DEFINED_NAMES_TTL_MS && cached.names.has(name))
+      return true;
+    const names = await definedNames(workspace, answeredBy);
+    if (definedCache.size >= MAX_NAMED) definedCache.clear();
+    definedCache.set(key, { names, readAt: now });
+    return names.has(name);
+  }
+
   async function definedNames(workspace: string, answeredBy: AnsweredBy): Promise<Set<string>> {
     const names = new Set<string>();
     let cursor: string | undefined;
@@ -157,33 +188,59 @@ export function createRunDriver(deps: RunDriverDeps) {
     }
   }
 
-  /** Writes the run: create for a new one, else a conditional update. False when another writer got there first. */
+  /**
+   * Writes the run: create for a new one, else a conditional update. Returns what was written, or undefined when
+   * another writer got there first (or the run is gone).
+   */
   async function writeRun(
     input: TransitionInput,
     stored: Breadcrumb | undefined,
     run: Run,
-  ): Promise<boolean> {
+  ): Promise<Breadcrumb | undefined> {
     const { id, schema_name, title, tags, context } = runBreadcrumb(run);
+    const causeTags = input.causeTags !== undefined ? { causeTags: input.causeTags } : {};
     if (stored === undefined) {
       const created = await deps.store.create(
         input.workspace,
         { schema_name, title, tags, context },
-        { principal: input.principal, id, causation: input.causation },
+        { principal: input.principal, id, causation: input.causation, ...causeTags },
       );
-      return !created.replayed;
+      return created.replayed ? undefined : created.breadcrumb;
     }
     try {
-      await deps.store.update(
+      return await deps.store.update(
         input.workspace,
         id,
         { title, tags, context },
-        { principal: input.principal, expectedVersion: stored.version, causation: input.causation },
+        {
+          principal: input.principal,
+          expectedVersion: stored.version,
+          causation: input.causation,
+          ...causeTags,
+        },
       );
-      return true;
     } catch (error) {
-      if (error instanceof VersionConflictError) return false;
+      if (error instanceof VersionConflictError || error instanceof NotFoundError) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * The version of each run this driver wrote last (a few runs). The next event of the run is advanced on it
+   * without reading the run: the write that follows is conditional on that version, so if the run moved on in
+   * between (another worker), the write fails and the run is read as after any conflict. A transition that would
+   * write nothing on it is not trusted (a redelivery re-emits the effects of the run as stored): the run is read.
+   */
+  const knownRuns = new Map<string, Breadcrumb>();
+  const runKey = (workspace: string, runId: string) => `${workspace}\u0000${runId}`;
+  function remember(record: Breadcrumb): void {
+    const key = runKey(record.workspace, record.id);
+    knownRuns.delete(key);
+    if (knownRuns.size >= MAX_KNOWN_RUNS) {
+      const oldest = knownRuns.keys().next().value;
+      if (oldest !== undefined) knownRuns.delete(oldest);
+    }
+    knownRuns.set(key, record);
   }
 
   /** Transitions waiting for a run, per run: the next group commit takes them all (`transition`). */
@@ -258,16 +315,18 @@ export function createRunDriver(deps: RunDriverDeps) {
     }));
     const collected: Effect[] = [];
     const outputs: OutputBreadcrumb[] = [];
-    const known = new Map<string, Set<string>>();
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
+    let trustKnown = true;
     while (
       states.some((s) => s.outcome !== 'no-run' && !(s.outcome instanceof Failure) && s.events.length > 0)
     ) {
-      const stored = await readRun(workspace, runId);
+      const known = trustKnown ? knownRuns.get(runKey(workspace, runId)) : undefined;
+      const stored = known ?? (await readRun(workspace, runId));
       let run = stored === undefined ? undefined : parseRun(stored);
       let changed = false;
       let failedNow = false;
+      const failedHere: (typeof states)[number][] = [];
       const attempt: {
         state: (typeof states)[number];
         effects: Effect[];
@@ -305,8 +364,15 @@ export function createRunDriver(deps: RunDriverDeps) {
         } catch (error) {
           // This event cannot be applied: its message fails alone, the others are applied without it.
           state.outcome = new Failure(error);
+          failedHere.push(state);
           failedNow = true;
         }
+      }
+      if (known !== undefined && (failedNow || !changed)) {
+        // Only a write checks the run kept in memory against the stored one: read it and apply the events again.
+        trustKnown = false;
+        for (const s of [...states.filter((s) => s.outcome === 'no-run'), ...failedHere]) s.outcome = 'open';
+        continue;
       }
       if (failedNow) {
         // The run built in memory may hold part of the failed event's work: apply the others again without it.
@@ -315,12 +381,18 @@ export function createRunDriver(deps: RunDriverDeps) {
       }
       if (attempt.length === 0) continue;
       const final = attempt.at(-1) as (typeof attempt)[number];
-      if (changed && !(await writeRun(first.input, stored, final.run))) {
-        if (++conflicts > MAX_CONFLICTS) {
-          throw new RetriableError(`run ${runId} kept changing under ${MAX_CONFLICTS} re-reads`);
+      if (changed) {
+        const written = await writeRun(first.input, stored, final.run);
+        if (written === undefined) {
+          knownRuns.delete(runKey(workspace, runId));
+          trustKnown = false;
+          if (++conflicts > MAX_CONFLICTS) {
+            throw new RetriableError(`run ${runId} kept changing under ${MAX_CONFLICTS} re-reads`);
+          }
+          for (const s of states) if (s.outcome === 'no-run') s.outcome = 'open';
+          continue;
         }
-        for (const s of states) if (s.outcome === 'no-run') s.outcome = 'open';
-        continue;
+        remember(written);
       }
       last = { definition: final.definition, run: final.run };
       // Committed: the events applied are done; the answers the driver gives itself to the new requests follow.
@@ -339,12 +411,7 @@ export function createRunDriver(deps: RunDriverDeps) {
           const answeredBy = stepKindOf(effect.kind).request?.answeredBy;
           if (answeredBy !== undefined && effect.target !== undefined) {
             // A tool or workflow nobody defines would never answer: fail its step now.
-            let names = known.get(answeredBy.schema);
-            if (names === undefined) {
-              names = await definedNames(workspace, answeredBy);
-              known.set(answeredBy.schema, names);
-            }
-            if (names.has(effect.target)) continue;
+            if (await isDefined(workspace, answeredBy, effect.target)) continue;
             state.events.push({
               type: 'answer',
               id: boundedId(`${effect.id}.no-${effect.kind}`),
@@ -409,7 +476,8 @@ export function createRunDriver(deps: RunDriverDeps) {
       const action = actionOf(done.definition, done.run, effect);
       switch (action.type) {
         case 'write':
-          outputs.push({ ...action.breadcrumb, id: action.breadcrumb.id });
+          // A run's requests, result and controls name the run, never each other: they are written at once.
+          outputs.push({ ...action.breadcrumb, id: action.breadcrumb.id, independent: true });
           break;
         case 'set_timer':
           if (deps.timers === undefined) {

@@ -60,6 +60,7 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
         event: message.event,
         principal: execution.principal,
         causation: execution.causation,
+        causeTags: execution.trigger.tags,
         context: execution.context,
         definitionFor: (run) => definitionFor(execution, run),
       });

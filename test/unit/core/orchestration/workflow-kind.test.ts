@@ -13,6 +13,7 @@ import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import type { OneTimeTimer, Timers } from '#shared/ports/timers.ts';
 import { Harness, tools } from '../../../support/executor-harness.ts';
+import { InMemoryClaims } from '../../../support/memory/claims.ts';
 
 class FakeTimers implements Timers {
   readonly set_: OneTimeTimer[] = [];
@@ -129,6 +130,116 @@ describe('workflow executor', () => {
     expect(deliveries).toBe(2);
     expect(await h.list('tool.request.v1')).toHaveLength(1);
     expect((await h.run(`run-${request.id}`)).steps.a?.attempts).toBe(1);
+  });
+
+  it('recovers from a crash before the requests in the driver that wrote the run: the redelivery reads the run', async () => {
+    const h = new WorkflowHarness();
+    const echo = await h.toolDef('echo');
+    await h.toolDef('calculator');
+    const def = await h.workflowDef(twoTools);
+    const request = await h.startRequest({ n: 1 });
+    const runId = `run-${request.id}`;
+    let crashes = 0;
+    let runReads = 0;
+    const crashing: ExecutorStore = Object.create(h.store, {
+      create: {
+        value: async (...args: Parameters<ExecutorStore['create']>) => {
+          if (
+            args[1].context.requestId !== undefined &&
+            String(args[2].id).includes('.b.') &&
+            crashes++ === 0
+          )
+            throw new RetriableError('crash');
+          return h.store.create(...args);
+        },
+      },
+      get: {
+        value: async (...args: Parameters<ExecutorStore['get']>) => {
+          if (args[1] === runId) runReads++;
+          return h.store.get(...args);
+        },
+      },
+    });
+    // One driver for every delivery: it keeps the run it wrote last in memory.
+    const one = h.deps({ store: crashing });
+    await h.process(def, request, one);
+    await h.process(echo, await h.one('tool.request.v1', 'step:a'));
+    const answer = await h.one('tool.response.v1', 'step:a');
+    const readsBefore = runReads;
+    const { deliveries } = await h.deliverUntilHandled(def, answer, () => one);
+
+    expect(deliveries).toBe(2);
+    // The first delivery advanced the run it had written without reading it; the redelivery, a no-op on the run
+    // in memory, read the run before re-emitting its effects.
+    expect(runReads - readsBefore).toBe(1);
+    expect(await h.list('tool.request.v1', 'step:b')).toHaveLength(1);
+    expect((await h.store.get(h.workspace, runId)).version).toBe(2);
+    expect((await h.run(runId)).steps.b?.attempts).toBe(1);
+  });
+
+  it('reads a run again when another worker moved it on since this driver wrote it (the write fails its condition)', async () => {
+    const h = new WorkflowHarness();
+    const echo = await h.toolDef('echo');
+    const calc = await h.toolDef('calculator');
+    const def = await h.workflowDef(twoTools);
+    const request = await h.startRequest({ n: 21 });
+    const runId = `run-${request.id}`;
+    const mine = h.deps();
+    await h.process(def, request, mine); // this driver wrote version 1
+    await h.process(echo, await h.one('tool.request.v1', 'step:a'));
+    const answerA = await h.one('tool.response.v1', 'step:a');
+    await h.process(def, answerA, h.deps()); // another worker wrote version 2
+    await h.process(calc, await h.one('tool.request.v1', 'step:b'));
+
+    // A duplicate of the answer reaches this driver: applied to version 1 it would change the run, but the write is
+    // conditional on version 1 and fails; the run read (version 2) has the answer, so nothing is written.
+    // (a delivery the claims do not stop: the other worker's claim is on another executor's table, say)
+    await h.process(def, answerA, { ...mine, claims: new InMemoryClaims({ clock: h.clock }) });
+    expect((await h.store.get(h.workspace, runId)).version).toBe(2);
+    expect(await h.list('tool.request.v1', 'step:b')).toHaveLength(1);
+
+    await h.process(def, await h.one('tool.response.v1', 'step:b'), mine);
+    expect(await h.run(runId)).toMatchObject({ status: 'succeeded', output: 42 });
+    expect((await h.store.get(h.workspace, runId)).version).toBe(3);
+  });
+
+  it('lists tool definitions once for many runs, and sees a tool defined after a step found none at once', async () => {
+    const h = new WorkflowHarness();
+    await h.toolDef('echo');
+    const def = await h.workflowDef({
+      steps: [
+        { id: 'a', tool: 'echo' },
+        { id: 'b', tool: 'later' },
+      ],
+    });
+    let listings = 0;
+    const counting: ExecutorStore = Object.create(h.store, {
+      list: {
+        value: async (...args: Parameters<ExecutorStore['list']>) => {
+          if (args[0].schema_name === 'tool.def.v1') listings++;
+          return h.store.list(...args);
+        },
+      },
+    });
+    const one = h.deps({ store: counting });
+    for (let i = 0; i < 3; i++) await h.process(def, await h.startRequest({ i }), one);
+    expect(await h.list('tool.request.v1', 'step:a')).toHaveLength(3);
+    expect(listings).toBe(1);
+
+    // A name not found is looked up again: a run whose step names it fails only while nobody defines it.
+    const [first, second] = await h.list('tool.request.v1', 'step:a');
+    if (first === undefined || second === undefined) throw new Error('expected requests');
+    const echo = (await h.list('tool.def.v1')).find((d) => d.context.name === 'echo') as Breadcrumb;
+    await h.process(echo, first);
+    await h.process(def, await h.one('tool.response.v1', `request:${first.id}`), one);
+    expect(await h.run(String(first.tags.find((t) => t.startsWith('run:'))?.slice(4)))).toMatchObject({
+      status: 'failed',
+      error: 'step "b" failed: no tool.def.v1 named "later" in workspace ws',
+    });
+    await h.toolDef('later');
+    await h.process(echo, second);
+    await h.process(def, await h.one('tool.response.v1', `request:${second.id}`), one);
+    expect(await h.list('tool.request.v1', 'step:b')).toHaveLength(1);
   });
 
   it('joins a parallel exactly once when its answers race for the run (write conflicts re-read and re-apply)', async () => {
