@@ -239,10 +239,11 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
         causation: { caused_by: `${thread}@1`, thread, hop: 1 },
       });
     }
-    // An inheritor: an output that copies the tag from its trigger has no entry of its own, and is listed too.
+    // An inheritor: an output that copies the tag from its trigger has no entry of its own, and is listed too (its
+    // thread is among the 20 whose carriers are newest: the bound on what such a listing reads).
     const { breadcrumb: inheritor } = await store.create(ws, input(999, [tag]), {
       principal: 'tool:echo',
-      causation: { caused_by: 'x@1', thread: 't0', hop: 2 },
+      causation: { caused_by: 'x@1', thread: 't29', hop: 2 },
       causeTags: [tag],
     });
     const seen = new Set<string>();
@@ -263,6 +264,28 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
     } while (cursor && pages < 20);
     expect(seen.size).toBe(151);
     expect(seen).toContain(inheritor.id);
+  });
+
+  it('lists an answer under request:<its cause> through the cause, with no entry of its own', async () => {
+    const ws = uniqueWorkspace();
+    const store = localStore();
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig());
+    const { breadcrumb: cause } = await store.create(ws, input(1, ['ask']), {
+      principal: 'user:test',
+      causation: { caused_by: 'root@1', thread: 'root', hop: 1 },
+    });
+    const { breadcrumb: answer } = await store.create(ws, input(2, [`request:${cause.id}`]), {
+      principal: 'tool:echo',
+      id: 'answer-1',
+      causation: { caused_by: `${cause.id}@1`, thread: 'root', hop: 2 },
+    });
+    const { Item } = await ddb.send(
+      new GetCommand({ TableName: topology.table.name, Key: { id: answer.id, workspace: ws } }),
+    );
+    expect(Item?.gsi2pk).toBeUndefined();
+    expect(Item?.inherited).toEqual([`request:${cause.id}`]);
+    const page = await store.list({ workspace: ws, tag: `request:${cause.id}`, limit: 10 });
+    expect(page.items.map((i) => i.id)).toEqual([answer.id]);
   });
 
   it('answers a caller-chosen id that already exists with the original (executor responses)', async () => {

@@ -28,6 +28,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { monotonicFactory } from 'ulidx';
 import {
+  BREADCRUMB_ID_PATTERN,
   type Breadcrumb,
   type ContextView,
   type CreateBreadcrumb,
@@ -48,7 +49,7 @@ import {
 } from '#shared/domain/errors.ts';
 import { type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
 import type { PlainPut } from '#shared/domain/plain-put.ts';
-import { isRoutingTag, SCHEMA_TAGS, THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
+import { isRoutingTag, REQUEST_TAG_PREFIX, SCHEMA_TAGS, THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
 import type {
   BreadcrumbStore,
   Clock,
@@ -477,8 +478,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   /**
    * The threads a routing tag's inheritors are in: the breadcrumbs listed under the tag (each the first of a chain
-   * that passed the tag on), their threads, from the earliest creation among them (what inherited the tag was
-   * written after its cause). At most INHERITED_ANCHORS breadcrumbs and INHERITED_THREADS threads.
+   * that passed the tag on; for `request:<id>` also breadcrumb <id>, whose answers name it), their threads, each
+   * from the earliest creation among them (what inherited the tag was written after its cause). At most
+   * INHERITED_ANCHORS breadcrumbs (the newest) and INHERITED_THREADS threads (those written to last).
    */
   private async inheritedSources(workspace: string, tag: string): Promise<TagSource[]> {
     const anchors: string[] = [];
@@ -492,18 +494,28 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       );
       anchors.push(...page.entries.map((e) => e.ref));
     }
-    const since = new Map<string, string>();
-    for (const head of await this.batchGet([...new Set(anchors)].map((ref) => keys.head(workspace, ref)))) {
+    // `request:<id>`: answers to breadcrumb <id> are found through its thread.
+    if (tag.startsWith(REQUEST_TAG_PREFIX)) {
+      const named = tag.slice(REQUEST_TAG_PREFIX.length);
+      if (BREADCRUMB_ID_PATTERN.test(named)) anchors.unshift(named);
+    }
+    // Per thread: from the first carrier's creation on; the threads whose carriers were written last come first.
+    const threads = new Map<string, { from: string; last: string }>();
+    const read = [...new Set(anchors)].slice(0, INHERITED_ANCHORS);
+    for (const head of await this.batchGet(read.map((ref) => keys.head(workspace, ref)))) {
       if (!head || head.kind !== KIND.breadcrumb) continue;
       const record = toRecord(head);
       const thread = record.causation?.thread ?? record.id;
-      const earliest = since.get(thread);
-      if (earliest === undefined || record.created_at < earliest) since.set(thread, record.created_at);
+      const seen = threads.get(thread);
+      threads.set(thread, {
+        from: seen === undefined || record.created_at < seen.from ? record.created_at : seen.from,
+        last: seen === undefined || record.updated_at > seen.last ? record.updated_at : seen.last,
+      });
     }
-    return [...since.entries()]
-      .sort((a, b) => (a[1] < b[1] ? 1 : -1))
+    return [...threads.entries()]
+      .sort((a, b) => (a[1].last < b[1].last ? 1 : a[1].last > b[1].last ? -1 : 0))
       .slice(0, INHERITED_THREADS)
-      .map(([thread, from]) => ({
+      .map(([thread, { from }]) => ({
         name: `th:${thread}`,
         kind: 'index' as const,
         index: 'gsi3' as const,

@@ -7,7 +7,7 @@ import type { NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
-import { isRoutingTag, SCHEMA_TAGS, THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
+import { isRoutingTag, REQUEST_TAG_PREFIX, SCHEMA_TAGS, THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
 import type { ActivityEntry } from '#shared/ports/activity.ts';
 
 /**
@@ -181,8 +181,9 @@ type Listed = Pick<Breadcrumb, 'id' | 'causation' | 'tags' | 'schema_name'>;
  * (table-design.md "Tags"):
  * - `thread:<t>` on a member of thread `t` (the thread index holds it) or on the thread's root (read by id);
  * - a schema's own tag (`SCHEMA_TAGS`: `tool:response` on a `tool.response.v1`): the schema's listing;
- * - a routing tag (`run:`, `step:`, `reply-to:`, `request:`) its cause carries too (`inherited`): the listing finds
- *   the first breadcrumb of the chain by its entry and the rest through that one's thread.
+ * - a routing tag (`run:`, `step:`, `reply-to:`, `request:`) its cause carries too, or `request:<id>` naming its
+ *   cause (`inherited`): the listing finds the first breadcrumb of the chain by its entry (or by id) and the rest
+ *   through that one's thread.
  */
 export function answeredElsewhere(record: Listed, tag: string, inherited: readonly string[] = []): boolean {
   if (tag.startsWith(THREAD_TAG_PREFIX)) {
@@ -193,10 +194,19 @@ export function answeredElsewhere(record: Listed, tag: string, inherited: readon
   return inherited.includes(tag);
 }
 
-/** The routing tags of `record` its cause carries too (`CreateOptions.causeTags`): they need no entry. */
+/**
+ * The routing tags of `record` that need no entry because of its cause: those the cause carries too
+ * (`CreateOptions.causeTags`), and `request:<id>` naming the cause itself (an answer to the breadcrumb that caused
+ * it, found through that breadcrumb's thread).
+ */
 export function inheritedTags(record: Listed, causeTags: readonly string[] | undefined): string[] {
-  if (!causeTags || !record.causation) return [];
-  return record.tags.filter((tag) => isRoutingTag(tag) && causeTags.includes(tag));
+  if (!record.causation) return [];
+  const causedBy = record.causation.caused_by;
+  const causeId = causedBy.slice(0, causedBy.lastIndexOf('@'));
+  return record.tags.filter(
+    (tag) =>
+      isRoutingTag(tag) && (causeTags?.includes(tag) === true || tag === `${REQUEST_TAG_PREFIX}${causeId}`),
+  );
 }
 
 /** The tags of a record that get an index entry, in the record's order: the first rides on the head (gsi2). */

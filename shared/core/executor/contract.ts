@@ -99,6 +99,12 @@ export interface ExecutorKindImplementation<D> {
    * an expired claim first looks for the answer (pipeline.ts).
    */
   answersOnce?: true;
+  /**
+   * The kind's own conditional writes already make each trigger's effect happen once (a workflow run advances by a
+   * write conditional on the version it read, and what it writes has ids derived from the run), so the pipeline
+   * takes no claim: a duplicate delivery, or two at once, re-read the run and replay the same ids.
+   */
+  exactlyOnceByItself?: true;
   /** The error breadcrumb written for a non-retriable failure or a dead-lettered message. */
   errorOutput(input: {
     definition: D;

@@ -10,10 +10,12 @@
  * Exactly one response: every output id is deterministic (outputs.ts) and the store's create replays an existing
  * id, so duplicate deliveries, a re-execution after a crash (the claim's lease ran out) and a later dead-letter
  * answer (dlq.ts) all land on the same ids; the claim keeps a second worker from executing while the first holds a
- * live lease. Errors: what `isRetriable` (`#shared/domain/errors.ts`) calls retriable fails the message, so SQS
+ * live lease. A tool's answer is its claim's completion (`answersOnce`); a workflow run takes no claim, its own
+ * conditional write being the guard (`exactlyOnceByItself`). Errors: what `isRetriable` (`#shared/domain/errors.ts`) calls retriable fails the message, so SQS
  * delivers it again after a back-off (batch.ts); anything else from `execute`, and an output the store refuses for
  * good (too large, a bad tag), is answered with the kind's `errorOutput` under the first output id.
  */
+import { randomUUID } from 'node:crypto';
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import { DEFAULT_HOP_LIMIT, type ParsedDefinition } from '#shared/domain/definitions.ts';
@@ -169,7 +171,8 @@ async function processTrigger(
     triggerId: trigger.id,
     triggerVersion: trigger.version,
   };
-  const claim = await deps.claims.acquire(claimKey, deps.leaseMs);
+  const claims: Claims = implementation.exactlyOnceByItself ? noClaims : deps.claims;
+  const claim = await claims.acquire(claimKey, deps.leaseMs);
   if (claim.status === 'done') return skip(log, 'already answered', logKeys);
   // A kind that answers once completes its claim by answering: a claim still running (a duplicate delivery, or a
   // worker that answered and stopped) is done when the answer exists.
@@ -186,7 +189,7 @@ async function processTrigger(
     );
   }
   if (claim.takeover && (await answered())) {
-    await deps.claims.complete(claimKey, claim.token);
+    await claims.complete(claimKey, claim.token);
     return skip(log, 'already answered', logKeys);
   }
   if (claim.takeover) log.warn('took over an expired claim; executing again', logKeys);
@@ -273,14 +276,14 @@ async function processTrigger(
       outputs[0]?.id === undefined &&
       outputs[0]?.upsertId === undefined &&
       outputIds[0] === outputId(parsed.kind, ref.id, trigger.id, trigger.version, 0);
-    if (!answeredOnce) await deps.claims.complete(claimKey, claim.token);
+    if (!answeredOnce) await claims.complete(claimKey, claim.token);
     log.info(failure === undefined ? 'responded' : 'answered with an error', { ...logKeys, outputIds });
     return failure === undefined
       ? { status: 'responded', outputIds }
       : { status: 'errored', outputIds, error: failure };
   } catch (error) {
     // Let the retry start at once instead of waiting out the lease; outputs already written are replayed.
-    await deps.claims.release(claimKey, claim.token).catch((releaseError: unknown) => {
+    await claims.release(claimKey, claim.token).catch((releaseError: unknown) => {
       log.warn('could not release the claim; the retry waits for the lease', {
         ...logKeys,
         error: String(releaseError),
@@ -312,3 +315,10 @@ async function exists(store: ExecutorStore, workspace: string, id: string): Prom
     throw error;
   }
 }
+
+/** The claims of a kind that needs none (`exactlyOnceByItself`): always acquired, nothing written. */
+const noClaims: Claims = {
+  acquire: async () => ({ status: 'acquired', token: randomUUID(), takeover: false }),
+  complete: async () => undefined,
+  release: async () => undefined,
+};

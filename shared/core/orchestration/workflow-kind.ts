@@ -68,6 +68,7 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
       return { outputs: await driver.perform(ref.workspace, done) };
     },
 
+    exactlyOnceByItself: true,
     errorOutput: ERROR_ANSWERS.workflow,
 
     ownRequestOf({ definition, trigger }) {
