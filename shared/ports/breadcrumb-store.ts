@@ -44,6 +44,12 @@ export interface UpdateOptions {
   principal: string;
   /** If-Match: fail with VersionConflictError unless the stored version is this one. */
   expectedVersion?: number;
+  /**
+   * The record as the caller last read or wrote it. With `expectedVersion` equal to its version (and `causeTags`
+   * given), a store may build the write from it instead of reading the head first: the write stays conditional on
+   * that version, and a version names one content, so nothing is written over a change it did not see.
+   */
+  current?: Breadcrumb;
   causation?: Causation;
   /**
    * The tags of the breadcrumb that caused this write (an executor's trigger). A correlation tag (`run:`, `step:`,

@@ -288,6 +288,32 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
     expect(page.items.map((i) => i.id)).toEqual([answer.id]);
   });
 
+  it("builds an update from the caller's copy without reading, and still refuses one written over a change", async () => {
+    const ws = uniqueWorkspace();
+    const { store, sent } = recordingStore();
+    const { breadcrumb } = await store.create(ws, input(1, ['a']), { principal: 'user:test' });
+    sent.length = 0;
+    const v2 = await store.update(
+      ws,
+      breadcrumb.id,
+      { title: 'two' },
+      { principal: 'user:test', expectedVersion: 1, current: breadcrumb, causeTags: [] },
+    );
+    expect(sent.map((s) => s.command)).toEqual(['PutItemCommand', 'PutItemCommand']);
+    expect(v2.version).toBe(2);
+    // Someone else writes v3; a writer still holding v2 cannot write over it.
+    await store.update(ws, breadcrumb.id, { title: 'three' }, { principal: 'user:other' });
+    await expect(
+      store.update(
+        ws,
+        breadcrumb.id,
+        { title: 'stale' },
+        { principal: 'user:test', expectedVersion: 2, current: v2, causeTags: [] },
+      ),
+    ).rejects.toBeInstanceOf(VersionConflictError);
+    expect((await store.get(ws, breadcrumb.id)).title).toBe('three');
+  });
+
   it('answers a caller-chosen id that already exists with the original (executor responses)', async () => {
     const ws = uniqueWorkspace();
     const store = localStore();

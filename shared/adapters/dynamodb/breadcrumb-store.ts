@@ -273,8 +273,18 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     options: UpdateOptions,
   ): Promise<Breadcrumb> {
     for (let attempt = 1; ; attempt++) {
-      const item = await this.getItem(keys.head(workspace, id));
-      const current = this.liveRecord(item, workspace, id);
+      // The caller's copy saves the read when it is the version the write is conditional on (UpdateOptions.current).
+      const given = options.current;
+      const trusted =
+        attempt === 1 &&
+        given !== undefined &&
+        given.id === id &&
+        given.workspace === workspace &&
+        options.expectedVersion === given.version &&
+        options.causeTags !== undefined &&
+        !isExpired(given, this.clock.now().getTime());
+      const item = trusted ? undefined : await this.getItem(keys.head(workspace, id));
+      const current = trusted ? given : this.liveRecord(item, workspace, id);
       assertExpectedVersion(options.expectedVersion, current);
       const record = applyPatch(current, patch, {
         now: this.clock.now(),

@@ -215,6 +215,7 @@ export function createRunDriver(deps: RunDriverDeps) {
         {
           principal: input.principal,
           expectedVersion: stored.version,
+          current: stored,
           causation: input.causation,
           ...causeTags,
         },
