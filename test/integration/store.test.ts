@@ -332,6 +332,35 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
 });
 
 describe('plain puts', () => {
+  it("adopts a put over a deleted breadcrumb's id after its last version, keeping its history", async () => {
+    const ws = uniqueWorkspace();
+    const store = localStore();
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig());
+    await store.create(ws, input(1, ['a']), { principal: 'user:test', id: 'reused' });
+    await store.update(ws, 'reused', { title: 'second' }, { principal: 'user:test' });
+    await store.delete(ws, 'reused', { principal: 'user:test' });
+    await ddb.send(
+      new PutCommand({
+        TableName: topology.table.name,
+        Item: { id: 'reused', workspace: ws, schema_name: 'note.text.v1', context: { again: true } },
+      }),
+    );
+    const adopted = await eventually(async () => {
+      try {
+        return await store.get(ws, 'reused');
+      } catch {
+        return undefined;
+      }
+    });
+    expect(adopted.version).toBe(3);
+    const history = await store.history(ws, 'reused', { limit: 10 });
+    expect(history.items.map((r) => [r.version, r.title])).toEqual([
+      [3, ''],
+      [2, 'second'],
+      [1, 'n1'],
+    ]);
+  });
+
   it('adopts an item written straight into the table: listed, versioned, readable', async () => {
     const ws = uniqueWorkspace();
     const ddb = localDynamoClient();

@@ -616,6 +616,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     seen: Item,
     parsed: PlainPut,
     previous: Breadcrumb | undefined,
+    deletedVersion?: number,
   ): Promise<Breadcrumb | undefined> {
     const nowDate = this.clock.now();
     const now = nowDate.toISOString();
@@ -630,7 +631,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       context: parsed.context,
       llm_hints: parsed.llm_hints,
       expires_at: expiresAt,
-      version: previous ? previous.version + 1 : 1,
+      // A put over a deleted breadcrumb's id goes on from its last version: its history stays as it was.
+      version: previous ? previous.version + 1 : (deletedVersion ?? 0) + 1,
       created_at: previous?.created_at ?? now,
       updated_at: now,
       created_by: previous?.created_by ?? parsed.created_by,

@@ -28,7 +28,13 @@ import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
 type Item = Record<string, unknown>;
 
 export interface PlainPutAdopter {
-  adopt(seen: Item, input: PlainPut, previous: Breadcrumb | undefined): Promise<Breadcrumb | undefined>;
+  /** `deletedVersion`: the last version of a deleted breadcrumb the put reuses the id of (numbering goes on). */
+  adopt(
+    seen: Item,
+    input: PlainPut,
+    previous: Breadcrumb | undefined,
+    deletedVersion?: number,
+  ): Promise<Breadcrumb | undefined>;
   rejectPlainPut(
     seen: Item,
     errors: readonly { path: string; message: string }[],
@@ -108,7 +114,8 @@ export async function publishStreamBatch(
       const plain = classifyPlainPut(newImage, oldImage);
       if (plain.kind === 'adopt') {
         const previous = oldImage?.kind === 'breadcrumb' ? toRecord(oldImage) : undefined;
-        const result = await deps.adopter.adopt(newImage, plain.input, previous);
+        const deleted = oldImage?.kind === 'tombstone' ? Number(oldImage.version) : undefined;
+        const result = await deps.adopter.adopt(newImage, plain.input, previous, deleted);
         if (result) {
           adopted++;
           deps.log?.info('adopted a plain put', {
