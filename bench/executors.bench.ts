@@ -215,3 +215,6 @@ try {
 } finally {
   await stop();
 }
+// The function agent's sandbox keeps one idle worker for reuse (shared/adapters/sandbox/quickjs-sandbox.ts); after a
+// burst its stdio port can keep the event loop alive though the stack has stopped, so the bench ends here.
+process.exit(0);
