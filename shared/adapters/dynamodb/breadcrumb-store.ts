@@ -747,14 +747,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     } catch (error) {
       if (conditional && error instanceof ConditionalCheckFailedException)
         throw new WriteConditionFailed([0], 1);
-      if (error instanceof Error && error.name === 'ValidationException') {
-        throw new ValidationError(
-          [{ path: 'context', message: `the record cannot be stored: ${error.message}` }],
-          undefined,
-          { cause: error },
-        );
-      }
-      throw translate(error);
+      throw refusedOrTranslated(error);
     }
   }
 
@@ -860,16 +853,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
             cause: error,
           });
         }
-        // What passed our checks but not DynamoDB's (an item size the JSON estimate missed): the record, not the
-        // service, is at fault, so it is the writer's 422 rather than a 5xx or a retry that cannot succeed.
-        if (error instanceof Error && error.name === 'ValidationException') {
-          throw new ValidationError(
-            [{ path: 'context', message: `the record cannot be stored: ${error.message}` }],
-            undefined,
-            { cause: error },
-          );
-        }
-        throw translate(error);
+        throw refusedOrTranslated(error);
       }
     }
   }
@@ -1111,6 +1095,21 @@ function decodeListCursor(cursor: string, pk: string): Record<string, unknown> {
     ]);
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * What passed our checks but not DynamoDB's (an item size the JSON estimate missed): the record, not the service, is
+ * at fault, so it is the writer's 422 rather than a 5xx or a retry that cannot succeed. Anything else: `translate`.
+ */
+function refusedOrTranslated(error: unknown): unknown {
+  if (error instanceof Error && error.name === 'ValidationException') {
+    return new ValidationError(
+      [{ path: 'context', message: `the record cannot be stored: ${error.message}` }],
+      undefined,
+      { cause: error },
+    );
+  }
+  return translate(error);
 }
 
 /**

@@ -86,7 +86,8 @@ export async function publishStreamBatch(
     const newImage = image(record.dynamodb?.NewImage);
     const oldImage = image(record.dynamodb?.OldImage);
     try {
-      if (record.eventName === 'REMOVE') {
+      // A head removed (TTL) or turned into a tombstone (a delete): its tag items go, and Deleted is published.
+      if (record.eventName === 'REMOVE' || newImage?.kind === 'tombstone') {
         if (oldImage?.kind === 'breadcrumb') {
           const change = tagItemChanges(undefined, oldImage);
           if (change) tagChanges.push({ change, sequence });
@@ -95,14 +96,6 @@ export async function publishStreamBatch(
         continue;
       }
       if (!newImage) continue;
-      if (newImage.kind === 'tombstone') {
-        if (oldImage?.kind === 'breadcrumb') {
-          const change = tagItemChanges(undefined, oldImage);
-          if (change) tagChanges.push({ change, sequence });
-          pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
-        }
-        continue;
-      }
       if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
         const change = tagItemChanges(newImage, oldImage);
         if (change) tagChanges.push({ change, sequence });
