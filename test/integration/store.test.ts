@@ -314,6 +314,39 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
     expect((await store.get(ws, breadcrumb.id)).title).toBe('three');
   });
 
+  it("never lists another workspace's breadcrumbs, whatever a tag listing's cursor names", async () => {
+    // Attack: team-b forges a cursor whose sources name team-a's thread and positions.
+    const store = localStore();
+    const a = uniqueWorkspace();
+    const b = uniqueWorkspace();
+    const causation = { caused_by: 'root@1', thread: 'shared-thread', hop: 1 };
+    for (let i = 0; i < 3; i++) {
+      await store.create(a, input(i, ['request:same', 'thread:shared-thread']), {
+        principal: 'user:a',
+        causation,
+      });
+    }
+    const { breadcrumb: own } = await store.create(b, input(9, ['request:same']), {
+      principal: 'user:b',
+      causation,
+    });
+    const forged = (tag: string) =>
+      Buffer.from(
+        JSON.stringify({
+          tag,
+          p: { h: 'start', t: 'start', 'th:shared-thread': ['anything', '9999'], 'th:other': 'start' },
+        }),
+      ).toString('base64url');
+    for (const tag of ['request:same', 'thread:shared-thread']) {
+      for (const cursor of [undefined, forged(tag)]) {
+        const page = await store.list({ workspace: b, tag, limit: 50, ...(cursor ? { cursor } : {}) });
+        for (const item of page.items) expect(item.workspace).toBe(b);
+        if (tag === 'request:same' && cursor === undefined)
+          expect(page.items.map((i) => i.id)).toEqual([own.id]);
+      }
+    }
+  });
+
   it('answers a caller-chosen id that already exists with the original (executor responses)', async () => {
     const ws = uniqueWorkspace();
     const store = localStore();
