@@ -122,6 +122,14 @@ export const SCHEMA_TAGS: Readonly<Record<string, string>> = {
   'user:message': USER_MESSAGE_SCHEMA,
 };
 
+/**
+ * Schemas whose breadcrumbs are listed by when they were created, not by their last write: a run is rewritten at
+ * every step, and is shown where it started (the Runs view, `GET …/runs`), not moved to the top by each step. Their
+ * index entries do not move when they are rewritten, so a step does not pay for deleting and re-adding them
+ * (shared/adapters/dynamodb/table-design.md "Indexes").
+ */
+export const LISTED_BY_START: ReadonlySet<string> = new Set([RUN_SCHEMA]);
+
 /** The tags an answer copies from its request, so the run that asked finds it. */
 export const CORRELATION_TAG_PREFIXES = [RUN_TAG_PREFIX, STEP_TAG_PREFIX, REPLY_TO_TAG_PREFIX] as const;
 

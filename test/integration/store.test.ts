@@ -5,7 +5,14 @@ import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
 import { topology } from '#shared/topology.ts';
-import { api, eventually, localDynamoClient, localStore, uniqueWorkspace } from '../support/local.ts';
+import {
+  api,
+  eventually,
+  localDynamoClient,
+  localStore,
+  settledItems,
+  uniqueWorkspace,
+} from '../support/local.ts';
 
 interface Recorded {
   command: string;
@@ -283,9 +290,64 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
       new GetCommand({ TableName: topology.table.name, Key: { id: answer.id, workspace: ws } }),
     );
     expect(Item?.gsi2pk).toBeUndefined();
-    expect(Item?.inherited).toEqual([`request:${cause.id}`]);
+    // Stored as positions in `tags`.
+    expect(Item?.inherited).toEqual([0]);
     const page = await store.list({ workspace: ws, tag: `request:${cause.id}`, limit: 10 });
     expect(page.items.map((i) => i.id)).toEqual([answer.id]);
+  });
+
+  it('lists runs where they started, by every tag a run carries, run:<its id> read by id', async () => {
+    const ws = uniqueWorkspace();
+    const store = localStore();
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig());
+    const runInput = (id: string, status: string) => ({
+      schema_name: 'workflow.run.v1',
+      title: `${id}: ${status}`,
+      tags: ['workflow:w', `run:${id}`, `run-status:${status}`, `run-status:w:${status}`],
+      context: { status },
+    });
+    const causation = { caused_by: 'req@1', thread: 'req', hop: 1 };
+    await store.create(ws, runInput('run-a', 'running'), { principal: 'workflow:w', id: 'run-a', causation });
+    await store.create(ws, runInput('run-b', 'running'), { principal: 'workflow:w', id: 'run-b', causation });
+    // What the run wrote inherits run:run-a from the run.
+    await store.create(ws, input(1, ['run:run-a', 'step:s0']), {
+      principal: 'workflow:w',
+      id: 'run-a.s0.1',
+      causation: { caused_by: 'run-a@1', thread: 'req', hop: 2 },
+      causeTags: ['run:run-a'],
+    });
+    // run-a moves on and ends: listed where it started (after run-b), under its new status only.
+    await store.update(ws, 'run-a', runInput('run-a', 'running'), { principal: 'workflow:w' });
+    await store.update(ws, 'run-a', runInput('run-a', 'succeeded'), { principal: 'workflow:w' });
+    await settledItems(ws, ddb);
+    const ids = async (query: { tag?: string; schema_name?: string }) =>
+      (await store.list({ workspace: ws, limit: 10, ...query })).items.map((i) => i.id);
+    expect(await ids({ schema_name: 'workflow.run.v1' })).toEqual(['run-b', 'run-a']);
+    expect(await ids({ tag: 'workflow:w' })).toEqual(['run-b', 'run-a']);
+    expect(await ids({ tag: 'run-status:succeeded' })).toEqual(['run-a']);
+    expect(await ids({ tag: 'run-status:w:running' })).toEqual(['run-b']);
+    expect((await ids({ tag: 'run:run-a' })).sort()).toEqual(['run-a', 'run-a.s0.1']);
+    const { Item } = await ddb.send(
+      new GetCommand({ TableName: topology.table.name, Key: { id: 'run-a#t#run:run-a', workspace: ws } }),
+    );
+    expect(Item).toBeUndefined();
+  });
+
+  it('lists what names the request that started its thread through that thread, with no entry of its own', async () => {
+    const ws = uniqueWorkspace();
+    const store = localStore();
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig());
+    const { breadcrumb: request } = await store.create(ws, input(1, []), { principal: 'user:test' });
+    const { breadcrumb: result } = await store.create(ws, input(2, [`request:${request.id}`, 'workflow:w']), {
+      principal: 'workflow:w',
+      causation: { caused_by: 'tool-x@1', thread: request.id, hop: 3 },
+    });
+    const { Item } = await ddb.send(
+      new GetCommand({ TableName: topology.table.name, Key: { id: result.id, workspace: ws } }),
+    );
+    expect(Item?.gsi2pk).toBe(`${ws}#t#workflow:w`);
+    const page = await store.list({ workspace: ws, tag: `request:${request.id}`, limit: 10 });
+    expect(page.items.map((i) => i.id)).toEqual([result.id]);
   });
 
   it("builds an update from the caller's copy without reading, and still refuses one written over a change", async () => {

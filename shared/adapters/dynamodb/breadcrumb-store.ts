@@ -49,7 +49,13 @@ import {
 } from '#shared/domain/errors.ts';
 import { type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
 import type { PlainPut } from '#shared/domain/plain-put.ts';
-import { isRoutingTag, REQUEST_TAG_PREFIX, SCHEMA_TAGS, THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
+import {
+  isRoutingTag,
+  REQUEST_TAG_PREFIX,
+  RUN_TAG_PREFIX,
+  SCHEMA_TAGS,
+  THREAD_TAG_PREFIX,
+} from '#shared/domain/protocol.ts';
 import type {
   BreadcrumbStore,
   Clock,
@@ -87,6 +93,7 @@ import {
   type Key,
   KIND,
   keys,
+  listedAt,
   storable,
   tombstoneItem,
   toRecord,
@@ -504,13 +511,17 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       );
       anchors.push(...page.entries.map((e) => e.ref));
     }
-    // `request:<id>`: answers to breadcrumb <id> are found through its thread.
-    if (tag.startsWith(REQUEST_TAG_PREFIX)) {
-      const named = tag.slice(REQUEST_TAG_PREFIX.length);
+    // `request:<id>`: answers to breadcrumb <id> are found through its thread; `run:<id>`: what the run wrote,
+    // through the run's thread.
+    for (const prefix of [REQUEST_TAG_PREFIX, RUN_TAG_PREFIX]) {
+      const named = tag.startsWith(prefix) ? tag.slice(prefix.length) : '';
       if (BREADCRUMB_ID_PATTERN.test(named)) anchors.unshift(named);
     }
     // Per thread: from the first carrier's creation on; the threads whose carriers were written last come first.
     const threads = new Map<string, { from: string; last: string }>();
+    // `request:<t>`: the thread <t> starts holds what names its first request (`answeredElsewhere`), from its start.
+    const started = tag.startsWith(REQUEST_TAG_PREFIX) ? tag.slice(REQUEST_TAG_PREFIX.length) : '';
+    if (BREADCRUMB_ID_PATTERN.test(started)) threads.set(started, { from: '', last: '\uffff' });
     const read = [...new Set(anchors)].slice(0, INHERITED_ANCHORS);
     for (const head of await this.batchGet(read.map((ref) => keys.head(workspace, ref)))) {
       if (!head || head.kind !== KIND.breadcrumb) continue;
@@ -530,7 +541,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
         kind: 'index' as const,
         index: 'gsi3' as const,
         pk: gsi.byThread(workspace, thread),
-        since: from,
+        ...(from !== '' ? { since: from } : {}),
         filter: true,
       }));
   }
@@ -548,14 +559,16 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     scanned: number;
     lastPosition?: SourcePosition;
   }> {
-    if (source.kind === 'root') {
-      // The thread's root has no causation, so the thread index does not hold it: read it by id, once.
+    if (source.kind === 'root' || source.kind === 'self') {
+      // Read by id, once: a thread's root (no causation, so the thread index does not hold it), or the breadcrumb
+      // a tag names as itself (a run's `run:<its id>`).
       if (start !== undefined) return { entries: [], scanned: 0 };
-      const root = await this.getItem(keys.head(workspace, source.pk));
-      if (!root || root.kind !== KIND.breadcrumb || root.causation) return { entries: [], scanned: 1 };
-      const record = toRecord(root);
+      const head = await this.getItem(keys.head(workspace, source.pk));
+      if (!head || head.kind !== KIND.breadcrumb || (source.kind === 'root' && head.causation))
+        return { entries: [], scanned: 1 };
+      const record = toRecord(head);
       if (!record.tags.includes(tag)) return { entries: [], scanned: 1 };
-      const sk = gsi.sort(record.updated_at, record.id);
+      const sk = gsi.sort(listedAt(record), record.id);
       return {
         entries: [{ key: record.id, sk, ref: record.id, schema_name: record.schema_name }],
         scanned: 1,
@@ -978,7 +991,8 @@ function sleep(ms: number): Promise<void> {
 interface TagSource {
   /** Its name in the cursor. */
   name: string;
-  kind: 'index' | 'root';
+  /** An index's entries, a thread's root read by id, or a breadcrumb read by id (`pk` is the id). */
+  kind: 'index' | 'root' | 'self';
   index: 'gsi1' | 'gsi2' | 'gsi3';
   pk: string;
   /** Only entries from this sort key on (a routing tag's inheritors: written after what they inherited it from). */
@@ -1010,6 +1024,9 @@ function tagSources(workspace: string, tag: string): TagSource[] {
       { name: 'r', kind: 'root', index: 'gsi3', pk: thread },
     );
   }
+  // `run:<id>` names the run itself, which is not listed under it (`answeredElsewhere`).
+  const run = tag.startsWith(RUN_TAG_PREFIX) ? tag.slice(RUN_TAG_PREFIX.length) : '';
+  if (BREADCRUMB_ID_PATTERN.test(run)) sources.push({ name: 'rs', kind: 'self', index: 'gsi3', pk: run });
   const schema = Object.hasOwn(SCHEMA_TAGS, tag) ? SCHEMA_TAGS[tag] : undefined;
   if (schema !== undefined) {
     sources.push({
@@ -1034,7 +1051,7 @@ function startKey(
   source: TagSource,
   [key, sk]: [string, string],
 ): Record<string, unknown> | undefined {
-  if (source.kind === 'root') return { id: key, workspace };
+  if (source.kind !== 'index') return { id: key, workspace };
   return { id: key, workspace, [`${source.index}pk`]: source.pk, [`${source.index}sk`]: sk };
 }
 

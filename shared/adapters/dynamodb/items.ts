@@ -7,7 +7,14 @@ import type { NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
-import { isRoutingTag, REQUEST_TAG_PREFIX, SCHEMA_TAGS, THREAD_TAG_PREFIX } from '#shared/domain/protocol.ts';
+import {
+  isRoutingTag,
+  LISTED_BY_START,
+  REQUEST_TAG_PREFIX,
+  RUN_TAG_PREFIX,
+  SCHEMA_TAGS,
+  THREAD_TAG_PREFIX,
+} from '#shared/domain/protocol.ts';
 import type { ActivityEntry } from '#shared/ports/activity.ts';
 
 /**
@@ -180,17 +187,24 @@ type Listed = Pick<Breadcrumb, 'id' | 'causation' | 'tags' | 'schema_name'>;
  * Whether another index answers the listing of `tag` for this record, so the tag needs no entry of its own
  * (table-design.md "Tags"):
  * - `thread:<t>` on a member of thread `t` (the thread index holds it) or on the thread's root (read by id);
+ * - `run:<id>` on breadcrumb `<id>` itself (a run's own tag): read by id;
+ * - `request:<t>` on a member of thread `t`: that thread;
  * - a schema's own tag (`SCHEMA_TAGS`: `tool:response` on a `tool.response.v1`): the schema's listing;
  * - a routing tag (`run:`, `step:`, `reply-to:`, `request:`) its cause carries too, or `request:<id>` naming its
  *   cause (`inherited`): the listing finds the first breadcrumb of the chain by its entry (or by id) and the rest
  *   through that one's thread.
  */
 export function answeredElsewhere(record: Listed, tag: string, inherited: readonly string[] = []): boolean {
+  // A run's own `run:<its id>`: the listing reads the run by id.
+  if (tag === `${RUN_TAG_PREFIX}${record.id}`) return true;
   if (tag.startsWith(THREAD_TAG_PREFIX)) {
     const thread = tag.slice(THREAD_TAG_PREFIX.length);
     return record.causation ? record.causation.thread === thread : record.id === thread;
   }
   if (Object.hasOwn(SCHEMA_TAGS, tag) && SCHEMA_TAGS[tag] === record.schema_name) return true;
+  // `request:<t>` on a member of thread `t` (a run's result naming the request that started the thread): the
+  // listing reads thread `t` (`inheritedSources`).
+  if (record.causation && tag === `${REQUEST_TAG_PREFIX}${record.causation.thread}`) return true;
   return inherited.includes(tag);
 }
 
@@ -214,16 +228,47 @@ export function listedTags(record: Listed, inherited: readonly string[] = []): s
   return record.tags.filter((tag) => !answeredElsewhere(record, tag, inherited));
 }
 
-/** The tags whose entries are tag items (the publisher writes them): every listed tag but the first. */
-export function tagItemTags(record: Listed, inherited: readonly string[] = []): string[] {
-  return listedTags(record, inherited).slice(1);
+/**
+ * The time a record is listed at (its index entries' sort keys `<time>#<id>`): its last write, or its creation for
+ * schemas listed by start (`LISTED_BY_START`: runs), whose entries then stay put while the record is rewritten.
+ */
+export function listedAt(record: Pick<Breadcrumb, 'schema_name' | 'created_at' | 'updated_at'>): string {
+  return LISTED_BY_START.has(record.schema_name) ? record.created_at : record.updated_at;
 }
 
-/** The inherited routing tags a stored head records (`inherited`), or none. */
+/**
+ * The listed tag the head itself is listed under (gsi2), or none. A record listed by start lists every tag through
+ * tag items instead: they are written once and stay put while the record is rewritten, where an entry on the head
+ * (a copy of the whole head) would be rewritten at every step.
+ */
+export function headTag(record: Listed & Pick<Breadcrumb, 'schema_name'>, inherited: readonly string[] = []) {
+  return LISTED_BY_START.has(record.schema_name) ? undefined : listedTags(record, inherited)[0];
+}
+
+/** The tags whose entries are tag items (the publisher writes them): every listed tag but the head's own. */
+export function tagItemTags(record: Listed, inherited: readonly string[] = []): string[] {
+  const listed = listedTags(record, inherited);
+  return LISTED_BY_START.has(record.schema_name) ? listed : listed.slice(1);
+}
+
+/**
+ * The inherited routing tags a stored head records (`inherited`), or none. Written as positions in its `tags` (a
+ * few bytes where the tags themselves are often a hundred or more, on every executor's output); read as positions
+ * or as the tags themselves.
+ */
 export function inheritedOf(item: Record<string, unknown> | undefined): string[] {
   const value = item?.inherited;
-  const list = value instanceof Set ? [...value] : Array.isArray(value) ? value : [];
-  return list.filter((t): t is string => typeof t === 'string');
+  const list: unknown[] = value instanceof Set ? [...value] : Array.isArray(value) ? value : [];
+  const tags = Array.isArray(item?.tags) ? (item.tags as unknown[]) : [];
+  return list.flatMap((entry) => {
+    const tag = typeof entry === 'number' ? tags[entry] : entry;
+    return typeof tag === 'string' ? [tag] : [];
+  });
+}
+
+/** `inherited` as stored: the positions of those tags in the record's `tags`. */
+function inheritedPositions(record: Listed, inherited: readonly string[]): number[] {
+  return record.tags.flatMap((tag, i) => (inherited.includes(tag) ? [i] : []));
 }
 
 export function headItem(
@@ -231,18 +276,17 @@ export function headItem(
   writeId: string,
   inherited: readonly string[] = [],
 ): Record<string, unknown> {
-  const primary = listedTags(record, inherited)[0];
+  const primary = headTag(record, inherited);
+  const sort = gsi.sort(listedAt(record), record.id);
   return {
     ...storableFields(record),
     kind: KIND.breadcrumb,
     write_id: writeId,
     layout: HEAD_LAYOUT,
-    ...(inherited.length > 0 ? { inherited: [...inherited] } : {}),
+    ...(inherited.length > 0 ? { inherited: inheritedPositions(record, inherited) } : {}),
     gsi1pk: gsi.bySchema(record.workspace, record.schema_name),
-    gsi1sk: gsi.sort(record.updated_at, record.id),
-    ...(primary !== undefined
-      ? { gsi2pk: gsi.byTag(record.workspace, primary), gsi2sk: gsi.sort(record.updated_at, record.id) }
-      : {}),
+    gsi1sk: sort,
+    ...(primary !== undefined ? { gsi2pk: gsi.byTag(record.workspace, primary), gsi2sk: sort } : {}),
     gsi4pk: gsi.changeLog(record.workspace, changeLogShard(record.id)),
     gsi4sk: gsi.changeSort(record.updated_at, record.id, record.version),
     ...contextStatus(record),
@@ -250,7 +294,7 @@ export function headItem(
     ...(record.causation
       ? {
           gsi3pk: gsi.byThread(record.workspace, record.causation.thread),
-          gsi3sk: gsi.sort(record.updated_at, record.id),
+          gsi3sk: sort,
         }
       : {}),
   };
@@ -313,7 +357,7 @@ export function tagItem(record: Breadcrumb, tag: string): Record<string, unknown
     kind: KIND.tag,
     ref: record.id,
     gsi1pk: gsi.byTag(record.workspace, tag),
-    gsi1sk: gsi.sort(record.updated_at, record.id),
+    gsi1sk: gsi.sort(listedAt(record), record.id),
     // Listing by schema and tag reads the tag's entries and skips other schemas by this (one index entry per tag).
     schema_name: record.schema_name,
     ...(record.expires_at !== undefined ? { expires_at: record.expires_at } : {}),
@@ -331,9 +375,11 @@ export function toRecord(item: Record<string, unknown>): Breadcrumb {
 
 /**
  * The tag items a head's change needs (the publisher writes them, before the change is routed): an item for each
- * of its tags but the first listed one, and deletes of the items the previous version had and this one has not. A
- * head of the earlier layout had an item for every tag; those it no longer needs go on its first rewrite. A removed
- * head (`newImage` absent) leaves no tag items. Returns undefined for items that are not heads.
+ * listed tag the head is not itself listed under, and deletes of the items the previous version had and this one
+ * has not. An item the previous version already had, unchanged (same sort key, schema and expiry: a record listed
+ * by start keeping a tag), is not written again. A head of the earlier layout had an item for every tag; those it
+ * no longer needs go on its first rewrite. A removed head (`newImage` absent) leaves no tag items. Returns undefined
+ * for items that are not heads.
  */
 export function tagItemChanges(
   newImage: Record<string, unknown> | undefined,
@@ -343,17 +389,36 @@ export function tagItemChanges(
   const before = oldImage?.kind === KIND.breadcrumb ? toRecord(oldImage) : undefined;
   if (!next && !before) return undefined;
   const wanted = next ? tagItemTags(next, inheritedOf(newImage)) : [];
-  const had = before
-    ? oldImage?.layout === HEAD_LAYOUT
-      ? tagItemTags(before, inheritedOf(oldImage))
-      : before.tags
-    : [];
+  const had = before ? itemTagsOf(before, oldImage!) : [];
+  const unchanged = (item: Record<string, unknown>, tag: string) => {
+    if (!before || !had.includes(tag)) return false;
+    const old = tagItem(before, tag);
+    return (
+      old.gsi1sk === item.gsi1sk && old.schema_name === item.schema_name && old.expires_at === item.expires_at
+    );
+  };
   return {
-    put: next ? wanted.map((tag) => tagItem(next, tag)) : [],
+    put: next
+      ? wanted.flatMap((tag) => {
+          const item = tagItem(next, tag);
+          return unchanged(item, tag) ? [] : [item];
+        })
+      : [],
     remove: had
       .filter((tag) => !wanted.includes(tag))
       .map((tag) => keys.tag(before!.workspace, before!.id, tag)),
   };
+}
+
+/**
+ * The tags a stored head has tag items for: of the earlier layout, every tag; of this one, its listed tags but the
+ * one its gsi2 entry says it is listed under itself (read from the item, so a head written under another rule of
+ * which tag rides on it is still read right).
+ */
+function itemTagsOf(record: Breadcrumb, item: Record<string, unknown>): string[] {
+  if (item.layout !== HEAD_LAYOUT) return record.tags;
+  const own = typeof item.gsi2pk === 'string' ? item.gsi2pk : undefined;
+  return listedTags(record, inheritedOf(item)).filter((tag) => gsi.byTag(record.workspace, tag) !== own);
 }
 
 /**
