@@ -13,6 +13,15 @@ export interface ExecutorStore extends BreadcrumbStore {
    * executor: record, head and schema defaults together). `schemaName` is the schema the caller expects (the
    * change event's); a record of another schema is still answered correctly, with one more read.
    */
+  /**
+   * `contextViews` with each schema's llm_hints defaults as read at most `maxAgeMs` ago instead of read now, where
+   * the store keeps them (a schema's settings change only with its `schema.def.v1`).
+   */
+  contextViewsWithin?(
+    workspace: string,
+    records: readonly Breadcrumb[],
+    maxAgeMs: number,
+  ): Promise<ContextView[]>;
   getVersionWithView?(
     workspace: string,
     id: string,
