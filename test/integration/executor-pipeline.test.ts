@@ -203,6 +203,26 @@ describe('executor pipeline on DynamoDB Local', () => {
     expect(JSON.stringify(seen[0])).not.toContain('secret');
   });
 
+  it("takes a trigger view's schema hints from the store's cache only while they are younger than the bound", async () => {
+    const ws = uniqueWorkspace('exec');
+    const executorStore = localStore(documentClient);
+    const trigger = await request(ws, 'echo', { shown: 1, secret: 2 }, 'r-hints');
+    const view = async (maxAgeMs: number) =>
+      JSON.stringify((await executorStore.contextViewsWithin(ws, [trigger], maxAgeMs))[0]?.context);
+    expect(await view(0)).toContain('secret');
+
+    // Another instance (the API's) defines hints for the schema; this store has not seen the write.
+    await put(ws, {
+      schema_name: 'schema.def.v1',
+      tags: ['defines:tool.request.v1'],
+      context: { llm_hints: { exclude: ['$.input.secret'], mode: 'merge' } },
+    });
+
+    expect(await view(60_000)).toContain('secret');
+    expect(await view(0)).not.toContain('secret');
+    expect(await view(60_000)).not.toContain('secret');
+  });
+
   it('traces each trigger and each dead letter as one span keyed by breadcrumb, thread and definition', async () => {
     const ws = uniqueWorkspace('exec');
     const def = await toolDef(ws, { name: 'echo' });

@@ -337,9 +337,10 @@ async function triggerOf(
 
 /**
  * How old the schema's llm_hints defaults in a trigger's context view may be (the store's settings cache, read
- * again past this). They change only when someone edits the schema's `schema.def.v1`, and only what the view
- * shows changes with them; 5 s is shorter than the stream and routing delay a write already has when traffic is
- * bursty, and means a busy executor instance reads a schema's settings once per 5 s rather than once per trigger.
+ * again past this). They change only when someone edits the schema's `schema.def.v1`, so an edit shows in the
+ * trigger views of a warm executor instance within 5 s. That is shorter than the 30 s writes allow for a schema's
+ * TTL default (`SCHEMA_SETTINGS_CACHE_MS`) because hints decide what a model is shown (an `exclude` may hide a
+ * field), and long enough that a busy instance reads each schema's settings once per 5 s instead of per trigger.
  */
 export const TRIGGER_SCHEMA_SETTINGS_MAX_AGE_MS = 5_000;
 
