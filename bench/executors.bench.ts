@@ -82,10 +82,10 @@ try {
     for (const stop of unwatch) stop();
     roundtrips.push(seen - started);
     // The executor's requests all start after the request was sent (the previous answer was seen before it);
-    // the PutEvents that woke it is the last one before its first read (the previous answer's own event can be
+    // the PutEvents that woke it is the last one before its first request (the previous answer's own event can be
     // published after the bench saw that answer, inside this window).
-    // The request's own write ends before `written`; the executor's reads and writes (trigger read, claim, answer)
-    // come after it. The answer is the executor's last write.
+    // The request's own write ends before `written`; the executor's requests (claim, answer; a trigger read only
+    // when its event left the context out) come after it. The answer is the executor's last write.
     const executor = calls.filter(
       (c) =>
         c.service === 'dynamodb' &&
@@ -100,7 +100,7 @@ try {
     phase('request write (PutItem)', written - started);
     phase('stream read + publisher, to PutEvents', put.startedAt - written);
     phase('EventBridge → SQS → executor start', executor[0]!.startedAt - put.startedAt);
-    phase('executor, first read to answer written', answer.endedAt - executor[0]!.startedAt);
+    phase('executor, first request to answer written', answer.endedAt - executor[0]!.startedAt);
     phase(
       '  of which DynamoDB Local (its reads and writes)',
       executor.reduce((ms, c) => ms + c.endedAt - c.startedAt, 0),

@@ -1,7 +1,9 @@
 /**
  * The change event: what the publisher puts on the crumbs bus for every breadcrumb write, and what compiled
- * selector patterns match. The rule: events are references plus routing fields, not a second copy of the truth —
- * a context too large for one event is left out (`context_omitted: true`) and executors read the breadcrumb.
+ * selector patterns match. An event describes one version, which never changes: when its context (with the
+ * record's llm_hints) fits `MAX_EVENT_CONTEXT_BYTES` it carries the whole record (`recordOf` rebuilds it) and the
+ * executor it triggers reads nothing more; a larger context is left out (`context_omitted: true`) and executors
+ * read the breadcrumb.
  *
  * Envelope (EventBridge):
  *   source:      "crumbs"
@@ -24,7 +26,10 @@ export const DETAIL_TYPES = {
 } as const;
 export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
 
-/** Serialized `context` above this many bytes is left out of the event (one 64 KB EventBridge billing chunk). */
+/**
+ * Serialized `context` (plus the record's `llm_hints`) above this many bytes is left out of the event: with the
+ * routing fields it stays within one 64 KB EventBridge billing chunk and under the 256 KB event limit.
+ */
 export const MAX_EVENT_CONTEXT_BYTES = 48 * 1024;
 
 export const CausationSchema = z.object({
@@ -51,6 +56,15 @@ export const ChangeDetailSchema = z.object({
   updated_by: z.string(),
   updated_at: z.string(),
   causation: z.nullable(CausationSchema),
+  /**
+   * The rest of the record, present unless `context_omitted` is true (`created_at` always then; the others when
+   * the record has them): with them the event is the whole version (`recordOf`). Events of older publishers lack
+   * them, and their executors read the record.
+   */
+  created_at: z.optional(z.string()),
+  expires_at: z.optional(z.number().check(z.int())),
+  llm_hints: z.optional(z.record(z.string(), z.unknown())),
+  claimed_by: z.optional(z.string()),
   /** Present unless `context_omitted` is true. */
   context: z.optional(z.record(z.string(), z.unknown())),
   context_omitted: z.boolean(),
@@ -111,11 +125,13 @@ export interface ChangeEntry {
 }
 
 /**
- * The change event for a record; the context (and its words) are left out, with a flag, when the context would
- * make the event large.
+ * The change event for a record; the context (its words and the rest of the record with it) is left out, with a
+ * flag, when the context would make the event large.
  */
 export function changeEntry(type: DetailType, record: Breadcrumb): ChangeEntry {
-  const contextBytes = Buffer.byteLength(JSON.stringify(record.context), 'utf8');
+  const contextBytes =
+    Buffer.byteLength(JSON.stringify(record.context), 'utf8') +
+    (record.llm_hints === undefined ? 0 : Buffer.byteLength(JSON.stringify(record.llm_hints), 'utf8'));
   const omit = contextBytes > MAX_EVENT_CONTEXT_BYTES;
   const words = omit ? undefined : contextWords(record.context);
   const detail: ChangeDetail = {
@@ -130,10 +146,49 @@ export function changeEntry(type: DetailType, record: Breadcrumb): ChangeEntry {
     updated_by: record.updated_by,
     updated_at: record.updated_at,
     causation: record.causation ?? null,
-    ...(omit ? {} : { context: record.context }),
+    ...(omit ? {} : wholeRecord(record)),
     context_omitted: omit,
     ...(words ? { words: words.words, words_truncated: words.truncated } : {}),
     checksum: record.checksum,
   };
   return { source: CHANGE_SOURCE, detailType: type, detail, time: new Date(record.updated_at) };
+}
+
+/** What an event adds to its routing fields to carry the whole record (`recordOf` reads it back). */
+function wholeRecord(record: Breadcrumb): Partial<ChangeDetail> {
+  return {
+    created_at: record.created_at,
+    ...(record.expires_at !== undefined ? { expires_at: record.expires_at } : {}),
+    ...(record.llm_hints !== undefined ? { llm_hints: record.llm_hints } : {}),
+    ...(record.claimed_by !== undefined ? { claimed_by: record.claimed_by } : {}),
+    context: record.context,
+  };
+}
+
+/**
+ * The record an event carries whole, as its fields say (unvalidated: the caller parses it with `BreadcrumbSchema`,
+ * which this module cannot import), or undefined when the event left the context out or comes from a publisher
+ * that did not yet send the whole record (no `created_at`).
+ */
+export function recordOf(detail: ChangeDetail): Record<string, unknown> | undefined {
+  if (detail.context_omitted || detail.context === undefined || detail.created_at === undefined)
+    return undefined;
+  return {
+    id: detail.id,
+    workspace: detail.workspace,
+    schema_name: detail.schema_name,
+    title: detail.title,
+    tags: detail.tags,
+    context: detail.context,
+    ...(detail.llm_hints !== undefined ? { llm_hints: detail.llm_hints } : {}),
+    version: detail.version,
+    checksum: detail.checksum,
+    created_at: detail.created_at,
+    updated_at: detail.updated_at,
+    created_by: detail.created_by,
+    updated_by: detail.updated_by,
+    ...(detail.claimed_by !== undefined ? { claimed_by: detail.claimed_by } : {}),
+    ...(detail.expires_at !== undefined ? { expires_at: detail.expires_at } : {}),
+    ...(detail.causation !== null ? { causation: detail.causation } : {}),
+  };
 }

@@ -151,6 +151,78 @@ describe('executor pipeline on DynamoDB Local', () => {
     expect(response?.causation).toEqual({ caused_by: `${trigger.id}@1`, thread: trigger.id, hop: 1 });
   });
 
+  it('takes a trigger its event carries whole from the event: no read, the same view a read gives', async () => {
+    const ws = uniqueWorkspace('exec');
+    await put(ws, {
+      schema_name: 'schema.def.v1',
+      tags: ['defines:tool.request.v1'],
+      context: { llm_hints: { exclude: ['$.input.secret'], mode: 'merge' } },
+    });
+    const fromEvent = await toolDef(ws, { name: 'echo' });
+    const fromRead = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', { shown: 1, secret: 2 }, 'r-whole');
+    const reads: string[] = [];
+    const counted = Object.create(store) as DynamoBreadcrumbStore;
+    counted.getVersionWithView = async (...args) => {
+      if (args[1] === trigger.id) reads.push('getVersionWithView');
+      return store.getVersionWithView(...args);
+    };
+    counted.getVersion = async (...args) => {
+      if (args[1] === trigger.id) reads.push('getVersion');
+      return store.getVersion(...args);
+    };
+    const seen: unknown[] = [];
+    const recording: ExecutorKindImplementation<unknown> = {
+      async execute({ trigger: given }) {
+        seen.push(given);
+        return { outputs: [{ schema_name: 'test.answer.v1', context: {} }] };
+      },
+      errorOutput: ({ error }) => ({ schema_name: 'test.error.v1', context: { error } }),
+    };
+    const withRecording = deps({ store: counted, implementations: { tool: recording } });
+    const carried = messageFor(fromEvent, trigger);
+    const {
+      context: _,
+      words: _w,
+      words_truncated: _t,
+      created_at: _c,
+      ...routing
+    } = messageFor(fromRead, trigger).event.detail;
+    const omitted = {
+      ...messageFor(fromRead, trigger),
+      event: { ...carried.event, detail: { ...routing, context_omitted: true } },
+    };
+
+    expect((await processExecutorMessage(carried, withRecording)).status).toBe('responded');
+    expect(reads).toEqual([]);
+    expect((await processExecutorMessage(omitted, withRecording)).status).toBe('responded');
+    expect(reads).toEqual(['getVersionWithView']);
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toEqual(seen[1]);
+    expect(seen[0]).toMatchObject({ id: trigger.id, context: { input: { shown: 1 } } });
+    expect(JSON.stringify(seen[0])).not.toContain('secret');
+  });
+
+  it("takes a trigger view's schema hints from the store's cache only while they are younger than the bound", async () => {
+    const ws = uniqueWorkspace('exec');
+    const executorStore = localStore(documentClient);
+    const trigger = await request(ws, 'echo', { shown: 1, secret: 2 }, 'r-hints');
+    const view = async (maxAgeMs: number) =>
+      JSON.stringify((await executorStore.contextViewsWithin(ws, [trigger], maxAgeMs))[0]?.context);
+    expect(await view(0)).toContain('secret');
+
+    // Another instance (the API's) defines hints for the schema; this store has not seen the write.
+    await put(ws, {
+      schema_name: 'schema.def.v1',
+      tags: ['defines:tool.request.v1'],
+      context: { llm_hints: { exclude: ['$.input.secret'], mode: 'merge' } },
+    });
+
+    expect(await view(60_000)).toContain('secret');
+    expect(await view(0)).not.toContain('secret');
+    expect(await view(60_000)).not.toContain('secret');
+  });
+
   it('traces each trigger and each dead letter as one span keyed by breadcrumb, thread and definition', async () => {
     const ws = uniqueWorkspace('exec');
     const def = await toolDef(ws, { name: 'echo' });

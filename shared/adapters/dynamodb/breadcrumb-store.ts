@@ -930,6 +930,24 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       throw new NotFoundError(`the breadcrumb created with Idempotency-Key "${key}" no longer exists`);
     return toRecord(first);
   }
+
+  /** `contextViews` with schema settings from the cache when read less than `maxAgeMs` ago (ExecutorStore). */
+  async contextViewsWithin(
+    workspace: string,
+    records: readonly Breadcrumb[],
+    maxAgeMs: number,
+  ): Promise<ContextView[]> {
+    const hints = new Map<string, LlmHints | undefined>();
+    for (const schema of new Set(records.map((r) => r.schema_name))) {
+      const cached = this.settingsCache.get(cacheKey(workspace, schema));
+      const settings =
+        cached && Date.now() - cached.readAt < maxAgeMs
+          ? cached.settings
+          : await this.schemaSettings(workspace, schema);
+      hints.set(schema, settings.hints);
+    }
+    return records.map((r) => toContextView(r, mergeHints(hints.get(r.schema_name), r.llm_hints)));
+  }
 }
 
 /** A transaction condition failed; `failedIndexes` are positions in the transaction. */

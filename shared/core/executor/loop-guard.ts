@@ -14,6 +14,9 @@
  *
  *   user.message (0) → agent: tool.request (1) → tool: tool.response (2) → agent (turn at 0): tool.request (1)
  *                    … → agent: agent.response (1) → another agent (1): its answer (2) → … → loop_stopped
+ *
+ * An answer only continues a turn when the request it names exists and was written by the definition: a forged
+ * answer (a request of someone else's, or of nobody) counts as a plain trigger.
  */
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
@@ -22,7 +25,7 @@ import { NotFoundError } from '#shared/domain/errors.ts';
 import { LOOP_STOPPED_SCHEMA, threadTag } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { DefinitionRef, OwnRequestRef } from './contract.ts';
-import { outputCausation, outputId, type WriteContext } from './outputs.ts';
+import { outputCausation, outputId, ownWrites, type WriteContext, type WrittenVersion } from './outputs.ts';
 
 const LOOP_GUARD_PRINCIPAL = 'system:loop-guard';
 
@@ -41,6 +44,12 @@ export interface HopAccount {
  * request answered by its result); it counts only when that breadcrumb exists and was written by `principal`.
  * Then the guard judges the hop the turn started at (the request's hop − 1), and the outputs get the request's own
  * hop.
+ *
+ * The request is read unless this process created that very version through the same store (`ownWrites`,
+ * outputs.ts): its writer and hop are then known without a read, and they are the facts a read would give, since
+ * a version never changes. Only this process's own successful creates are remembered, so a forged answer naming a
+ * request of someone else's (or of nobody) is never found there: it is read, as is any request the memory does not
+ * hold (written by another instance, or forgotten), and judged on what the table says.
  */
 export async function accountHops(
   trigger: Breadcrumb,
@@ -50,6 +59,32 @@ export async function accountHops(
 ): Promise<HopAccount> {
   const plain = { hop: trigger.causation?.hop ?? 0, causation: outputCausation(trigger) };
   if (ownRequest === undefined) return plain;
+  const request = await ownRequestFacts(trigger, ownRequest, store);
+  if (request === undefined || request.created_by !== principal || request.hop === undefined) return plain;
+  const requestHop = request.hop;
+  return {
+    hop: Math.max(0, requestHop - 1),
+    causation: outputCausation(trigger, requestHop),
+    continues: `${ownRequest.id}@${request.version}`,
+  };
+}
+
+/**
+ * The writer and hop of the request an answer names: remembered when this process created that version, else
+ * read (undefined when there is none). A reference without a version means the current one; when the answer's own
+ * causation names a version of that request (what it answered), the memory is asked for that version, and a miss
+ * reads the current one as the reference says.
+ */
+async function ownRequestFacts(
+  trigger: Breadcrumb,
+  ownRequest: OwnRequestRef,
+  store: Pick<BreadcrumbStore, 'get' | 'getVersion'>,
+): Promise<(WrittenVersion & { version: number }) | undefined> {
+  const version = ownRequest.version ?? answeredVersion(trigger, ownRequest.id);
+  if (version !== undefined) {
+    const known = ownWrites(store).recall(trigger.workspace, ownRequest.id, version);
+    if (known) return { ...known, version };
+  }
   let request: Breadcrumb;
   try {
     request =
@@ -57,16 +92,16 @@ export async function accountHops(
         ? await store.get(trigger.workspace, ownRequest.id)
         : await store.getVersion(trigger.workspace, ownRequest.id, ownRequest.version);
   } catch (error) {
-    if (error instanceof NotFoundError) return plain;
+    if (error instanceof NotFoundError) return undefined;
     throw error;
   }
-  if (request.created_by !== principal || request.causation === undefined) return plain;
-  const requestHop = request.causation.hop;
-  return {
-    hop: Math.max(0, requestHop - 1),
-    causation: outputCausation(trigger, requestHop),
-    continues: `${request.id}@${request.version}`,
-  };
+  return { created_by: request.created_by, hop: request.causation?.hop, version: request.version };
+}
+
+/** The version of request `id` the trigger says it answers (its `caused_by`), if it names that request. */
+function answeredVersion(trigger: Breadcrumb, id: string): number | undefined {
+  const match = /^(.+)@(\d+)$/.exec(trigger.causation?.caused_by ?? '');
+  return match?.[1] === id ? Number(match[2]) : undefined;
 }
 
 /** Writes the one `system.loop_stopped.v1` for this trigger (a repeat replays it) and returns its id. */

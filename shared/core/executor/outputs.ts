@@ -12,6 +12,9 @@
  * two writes is retried into the same ids. Neighbours marked `independent` (a run's step requests) refer to none
  * of each other, so they are written at once: a wave of a map costs one write's latency instead of one per item.
  * A crash part-way leaves some of them written, as a crash between two ordered writes does.
+ *
+ * Each breadcrumb this process creates is remembered (`ownWrites`) so the loop guard can check an answer to it
+ * without reading it back (loop-guard.ts).
  */
 import { createHash } from 'node:crypto';
 import { BreadcrumbIdSchema, CreateBreadcrumbSchema, parseOrThrow } from '#shared/domain/breadcrumb.ts';
@@ -118,7 +121,72 @@ async function writeOutput(output: OutputBreadcrumb, index: number, ctx: WriteCo
     causation: ctx.causation,
     ...causeTags,
   });
+  // A replay is a record someone wrote before (possibly not this executor, under an id anyone can compute): only
+  // what this create itself wrote is remembered.
+  if (!result.replayed) ownWrites(ctx.store).remember(result.breadcrumb);
   return result.breadcrumb.id;
+}
+
+/** What the loop guard needs of a version, and what never changes for a given id@version. */
+export interface WrittenVersion {
+  created_by: string;
+  hop: number | undefined;
+}
+
+/**
+ * The versions a store's executors created in this process: id@version → its writer and hop. Only creates this process made (`replayed: false`) go in, so every entry is a fact of the table that no
+ * later write changes (a version is never rewritten; an update makes a new version). Bounded (`OWN_WRITES_KEPT`,
+ * the oldest forgotten first): a version that is not (or no longer) here is read from the table, as when the
+ * worker that wrote it is another Lambda instance. A `Map` keeps insertion order, which is all a bound that forgets
+ * the oldest needs, so no cache library.
+ */
+export class OwnWrites {
+  private readonly versions = new Map<string, WrittenVersion>();
+
+  constructor(private readonly capacity = OWN_WRITES_KEPT) {}
+
+  remember(record: {
+    workspace: string;
+    id: string;
+    version: number;
+    created_by: string;
+    causation?: Causation | undefined;
+  }): void {
+    const key = versionKey(record.workspace, record.id, record.version);
+    this.versions.delete(key);
+    this.versions.set(key, { created_by: record.created_by, hop: record.causation?.hop });
+    if (this.versions.size > this.capacity) {
+      const oldest = this.versions.keys().next().value;
+      if (oldest !== undefined) this.versions.delete(oldest);
+    }
+  }
+
+  recall(workspace: string, id: string, version: number): WrittenVersion | undefined {
+    return this.versions.get(versionKey(workspace, id, version));
+  }
+}
+
+/** How many created versions a store's memory keeps: a few seconds of a busy executor's requests. */
+export const OWN_WRITES_KEPT = 4096;
+
+const memories = new WeakMap<object, OwnWrites>();
+
+/**
+ * The memory of what was created through `store` in this process. One per store object: a Lambda instance builds
+ * its store once, so this is the instance's memory; two stores (two tables, or tests' fresh in-memory stores)
+ * never share facts.
+ */
+export function ownWrites(store: object): OwnWrites {
+  let memory = memories.get(store);
+  if (!memory) {
+    memory = new OwnWrites();
+    memories.set(store, memory);
+  }
+  return memory;
+}
+
+function versionKey(workspace: string, id: string, version: number): string {
+  return `${workspace}\u0000${id}@${version}`;
 }
 
 function digest(parts: readonly string[]): string {

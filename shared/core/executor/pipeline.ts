@@ -2,8 +2,9 @@
  * The universal executor pipeline: one message from an executor queue in, at most one response per
  * (definition, trigger id, trigger version) out. Only `execute` differs between kinds (contract.ts).
  *
- *   parse → definition at its version (definition-cache.ts) → trigger at the version that fired → re-check the
- *   trigger selectors against the stored trigger → hops (loop-guard.ts) → claim → assemble context → execute
+ *   parse → definition at its version (definition-cache.ts) → trigger at the version that fired (from its event,
+ *   else read: `triggerOf`) → re-check the trigger selectors against it → hops (loop-guard.ts) → claim → assemble
+ *   context → execute
  *   (past a grace period, in one of the workspace's slots: workspace-slots.ts) → write outputs (outputs.ts) →
  *   complete the claim
  *
@@ -16,8 +17,14 @@
  * good (too large, a bad tag), is answered with the kind's `errorOutput` under the first output id.
  */
 import { randomUUID } from 'node:crypto';
-import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
-import { DETAIL_TYPES } from '#shared/domain/change-event.ts';
+import {
+  type Breadcrumb,
+  BreadcrumbSchema,
+  type ContextView,
+  checksumOf,
+  isExpired,
+} from '#shared/domain/breadcrumb.ts';
+import { DETAIL_TYPES, recordOf } from '#shared/domain/change-event.ts';
 import { DEFAULT_HOP_LIMIT, type ParsedDefinition } from '#shared/domain/definitions.ts';
 import { isRetriable, NotFoundError, RetriableError, ValidationError } from '#shared/domain/errors.ts';
 import { inferRole } from '#shared/domain/selector.ts';
@@ -109,23 +116,13 @@ async function processTrigger(
   let trigger: Breadcrumb;
   let triggerView: ContextView | undefined;
   try {
-    // With the context view when the store can read both at once (one request: head, version, schema settings).
-    if (deps.store.getVersionWithView) {
-      ({ record: trigger, view: triggerView } = await deps.store.getVersionWithView(
-        ref.workspace,
-        detail.id,
-        detail.version,
-        detail.schema_name,
-      ));
-    } else {
-      trigger = await deps.store.getVersion(ref.workspace, detail.id, detail.version);
-    }
+    ({ trigger, view: triggerView } = await triggerOf(ref.workspace, detail, deps));
   } catch (error) {
     if (error instanceof NotFoundError) return skip(log, 'the trigger is gone', logKeys);
     throw error;
   }
 
-  // The rule matched the event; the event may have left a large context out, so match the stored trigger.
+  // The rule matched the event; the event may have left a large context out, so match the whole trigger.
   const parts = definitionParts(parsed);
   const selector = parts.triggers.find(
     (s) => inferRole(s) === 'trigger' && matchesSelector(s, asDetail(trigger)),
@@ -196,8 +193,7 @@ async function processTrigger(
   if (continues !== undefined) logKeys = { ...logKeys, continues };
 
   try {
-    triggerView ??= (await deps.store.contextViews(ref.workspace, [trigger]))[0];
-    if (!triggerView) throw new Error('the store returned no context view for the trigger');
+    triggerView ??= await contextViewOf(ref.workspace, trigger, deps.store);
     const context = await assembleContext(
       {
         workspace: ref.workspace,
@@ -291,6 +287,74 @@ async function processTrigger(
     });
     throw error;
   }
+}
+
+/**
+ * The trigger at the version that fired, and its context view when it came with the read.
+ *
+ * An event whose context fits carries the whole version (change-event.ts `recordOf`), and that is the trigger: a
+ * version never changes, so a read would return the same record. The event is trusted that far because only the
+ * publisher writes events (`events:PutEvents` on the buses is granted to the publisher function alone,
+ * `infra/constructs/crumbs-function.ts` `bindBus`; an executor queue accepts only the compiled rules of those
+ * buses, `work-queue.ts`), and the publisher builds them from the table's stream; the workspace check above still
+ * holds it to the definition's workspace, the checksum to its own context. An event that left the context out, or
+ * of a publisher that did not send the whole record, is read as stored, with the schema's settings (one request).
+ *
+ * A trigger deleted after its event was routed is still answered, once, under the same derived id: its event
+ * stands for a version that existed, and the read never closed that window (a delete just after the read had the
+ * same outcome). Its deletion is an event of its own, which executors skip. One that expired is gone, as a read
+ * would say.
+ */
+async function triggerOf(
+  workspace: string,
+  detail: ExecutorMessage['event']['detail'],
+  deps: PipelineDeps,
+): Promise<{ trigger: Breadcrumb; view?: ContextView | undefined }> {
+  const carried = recordOf(detail);
+  const parsed = carried === undefined ? undefined : BreadcrumbSchema.safeParse(carried);
+  if (
+    parsed?.success &&
+    parsed.data.workspace === workspace &&
+    checksumOf(parsed.data.context) === detail.checksum
+  ) {
+    const trigger = parsed.data;
+    if (isExpired(trigger, (deps.clock ?? systemClock).now().getTime()))
+      throw new NotFoundError(`breadcrumb ${trigger.id} expired`);
+    return { trigger };
+  }
+  // With the context view when the store can read both at once (one request: head, version, schema settings).
+  if (deps.store.getVersionWithView) {
+    const { record, view } = await deps.store.getVersionWithView(
+      workspace,
+      detail.id,
+      detail.version,
+      detail.schema_name,
+    );
+    return { trigger: record, view };
+  }
+  return { trigger: await deps.store.getVersion(workspace, detail.id, detail.version) };
+}
+
+/**
+ * How old the schema's llm_hints defaults in a trigger's context view may be (the store's settings cache, read
+ * again past this). They change only when someone edits the schema's `schema.def.v1`, so an edit shows in the
+ * trigger views of a warm executor instance within 5 s. That is shorter than the 30 s writes allow for a schema's
+ * TTL default (`SCHEMA_SETTINGS_CACHE_MS`) because hints decide what a model is shown (an `exclude` may hide a
+ * field), and long enough that a busy instance reads each schema's settings once per 5 s instead of per trigger.
+ */
+export const TRIGGER_SCHEMA_SETTINGS_MAX_AGE_MS = 5_000;
+
+/** The trigger's context view (its llm_hints over its schema's, the latter cached where the store can). */
+async function contextViewOf(
+  workspace: string,
+  trigger: Breadcrumb,
+  store: ExecutorStore,
+): Promise<ContextView> {
+  const [view] = store.contextViewsWithin
+    ? await store.contextViewsWithin(workspace, [trigger], TRIGGER_SCHEMA_SETTINGS_MAX_AGE_MS)
+    : await store.contextViews(workspace, [trigger]);
+  if (!view) throw new Error('the store returned no context view for the trigger');
+  return view;
 }
 
 function skip(log: Log, reason: string, keys: Record<string, unknown>): ProcessOutcome {

@@ -3,7 +3,8 @@
  * requests), which are written at once; an error of one of them goes up once every write of its group has ended.
  */
 import { describe, expect, it } from 'vitest';
-import { type WriteContext, writeOutputs } from '#shared/core/executor/outputs.ts';
+import { OwnWrites, ownWrites, type WriteContext, writeOutputs } from '#shared/core/executor/outputs.ts';
+import { CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
 import type { CreateOptions } from '#shared/ports/breadcrumb-store.ts';
@@ -79,5 +80,34 @@ describe('writeOutputs', () => {
     const retry = await writeOutputs(outputs, ctx(failing.inner));
     expect(retry.ids).toEqual(['b', 'c', 'd']);
     expect((await failing.inner.get('ws', 'c')).version).toBe(1);
+  });
+});
+
+describe('ownWrites', () => {
+  it('remembers the writer and hop of each version its store created, and nothing it replayed', async () => {
+    const store = new InMemoryBreadcrumbStore();
+    // Someone else got to one of the ids first: the executor's create replays their breadcrumb.
+    await store.create('ws', CreateBreadcrumbSchema.parse({ schema_name: 'tool.request.v1', context: {} }), {
+      principal: 'user:squatter',
+      id: 'taken',
+    });
+    await writeOutputs([output('mine'), output('taken')], ctx(store));
+
+    expect(ownWrites(store).recall('ws', 'mine', 1)).toEqual({ created_by: 'workflow:wf', hop: 1 });
+    expect(ownWrites(store).recall('ws', 'taken', 1)).toBeUndefined();
+    expect(ownWrites(store).recall('ws', 'mine', 2)).toBeUndefined();
+    expect(ownWrites(store).recall('other-ws', 'mine', 1)).toBeUndefined();
+    expect(ownWrites(new InMemoryBreadcrumbStore()).recall('ws', 'mine', 1)).toBeUndefined();
+  });
+
+  it('forgets the oldest versions past its capacity', () => {
+    const memory = new OwnWrites(2);
+    const version = (id: string) => ({ workspace: 'ws', id, version: 1, created_by: 'tool:t' });
+    memory.remember(version('a'));
+    memory.remember(version('b'));
+    memory.remember(version('c'));
+    expect(memory.recall('ws', 'a', 1)).toBeUndefined();
+    expect(memory.recall('ws', 'b', 1)).toEqual({ created_by: 'tool:t', hop: undefined });
+    expect(memory.recall('ws', 'c', 1)).toBeDefined();
   });
 });

@@ -4,11 +4,15 @@ import { processExecutorBatch } from '#shared/core/executor/batch.ts';
 import type {
   ExecutionInput,
   ExecutorKindImplementation,
+  ExecutorMessage,
   OutputBreadcrumb,
 } from '#shared/core/executor/contract.ts';
 import { deterministicId, outputCausation, outputId } from '#shared/core/executor/outputs.ts';
+import { processExecutorMessage } from '#shared/core/executor/pipeline.ts';
+import { CreateBreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { LOOP_STOPPED_SCHEMA } from '#shared/domain/protocol.ts';
+import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
 import { Harness, LEASE_MS } from '../../../support/executor-harness.ts';
 import { messageFor } from '../../../support/executor-message.ts';
@@ -32,6 +36,33 @@ function fakeKind(
     ...extra,
   };
   return kind;
+}
+
+/** The message as a publisher that did not send the whole record sent it: routing fields and the context. */
+function fromOlderPublisher(message: ExecutorMessage): ExecutorMessage {
+  const { created_at: _, expires_at: _e, llm_hints: _h, claimed_by: _c, ...detail } = message.event.detail;
+  return { ...message, event: { ...message.event, detail } };
+}
+
+/** The message of a trigger whose context was too large for its event. */
+function withoutContext(message: ExecutorMessage): ExecutorMessage {
+  const { context: _, words: _w, words_truncated: _t, ...rest } = fromOlderPublisher(message).event.detail;
+  return { ...message, event: { ...message.event, detail: { ...rest, context_omitted: true } } };
+}
+
+/** `store` with every read of the breadcrumb `id` recorded (`get`, `getVersion@<v>`). */
+function countingReads(store: ExecutorStore, id: () => string | undefined) {
+  const reads: string[] = [];
+  const counted = Object.create(store) as ExecutorStore;
+  counted.get = async (workspace, wanted) => {
+    if (wanted === id()) reads.push('get');
+    return store.get(workspace, wanted);
+  };
+  counted.getVersion = async (workspace, wanted, version) => {
+    if (wanted === id()) reads.push(`getVersion@${version}`);
+    return store.getVersion(workspace, wanted, version);
+  };
+  return { store: counted, reads };
 }
 
 describe('outputId', () => {
@@ -96,7 +127,11 @@ describe('executor pipeline (in memory)', () => {
       status: 'skipped',
       reason: 'the trigger was written by this definition',
     });
-    expect(await h.process(def, deleted)).toEqual({ status: 'skipped', reason: 'the trigger is gone' });
+    // A deleted trigger the pipeline has to read (its event left the context out) is gone.
+    expect(await processExecutorMessage(withoutContext(messageFor(def, deleted)), h.deps())).toEqual({
+      status: 'skipped',
+      reason: 'the trigger is gone',
+    });
     expect(await h.list('tool.response.v1')).toEqual([]);
   });
 
@@ -261,6 +296,202 @@ describe('executor pipeline (in memory)', () => {
 
       expect((await h.process(def, answer, deps)).status).toBe('loop-stopped');
     });
+
+    it('does not count an answer naming a request nobody wrote as a continuation', async () => {
+      const h = new Harness();
+      const { def, deps } = await setup(h);
+      const answer = await h.put({ schema_name: 'answer.v1', context: {} }, 'tool:answerer', {
+        caused_by: 'nobody-wrote-this@1',
+        thread: 't',
+        hop: 16,
+      });
+
+      expect((await h.process(def, answer, deps)).status).toBe('loop-stopped');
+    });
+
+    it('knows the hop of a request it wrote itself without reading it again', async () => {
+      const h = new Harness();
+      const { def, kind } = await setup(h);
+      let questionId: string | undefined;
+      const { store, reads } = countingReads(h.store, () => questionId);
+      const deps = h.deps({ store, implementations: { workflow: kind } });
+      const job = await h.put({ schema_name: 'job.v1', context: {} }, 'user:a', {
+        caused_by: 'u@1',
+        thread: 't',
+        hop: 15,
+      });
+      const asked = await h.process(def, job, deps);
+      questionId = asked.status === 'responded' ? asked.outputIds[0] : undefined;
+      const answer = await h.put({ schema_name: 'answer.v1', context: {} }, 'tool:answerer', {
+        caused_by: `${questionId}@1`,
+        thread: 't',
+        hop: 17,
+      });
+
+      const outcome = await h.process(def, answer, deps);
+
+      // Past the hop limit as a plain trigger; a continuation of the turn at hop 15.
+      expect(outcome.status).toBe('responded');
+      const [next] = outcome.status === 'responded' ? outcome.outputIds : [];
+      expect((await h.store.get(h.workspace, next ?? '')).causation?.hop).toBe(16);
+      expect(reads).toEqual([]);
+    });
+
+    it('remembers only the version it wrote: a later version of its request is read', async () => {
+      const h = new Harness();
+      const { def, kind } = await setup(h);
+      let questionId = '';
+      const { store, reads } = countingReads(h.store, () => questionId);
+      const deps = h.deps({ store, implementations: { workflow: kind } });
+      const job = await h.put({ schema_name: 'job.v1', context: {} }, 'user:a', {
+        caused_by: 'u@1',
+        thread: 't',
+        hop: 2,
+      });
+      const asked = await h.process(def, job, deps);
+      questionId = asked.status === 'responded' ? (asked.outputIds[0] ?? '') : '';
+      // Another executor rewrites the question (version 2 keeps its creator, with the rewriter's causation).
+      await h.store.update(
+        h.workspace,
+        questionId,
+        { context: { rewritten: true } },
+        { principal: 'tool:rewriter', causation: { caused_by: 'x@1', thread: 't', hop: 9 } },
+      );
+      const answer = await h.put({ schema_name: 'answer.v1', context: {} }, 'tool:answerer', {
+        caused_by: `${questionId}@2`,
+        thread: 't',
+        hop: 10,
+      });
+
+      const outcome = await h.process(def, answer, deps);
+
+      // Judged on version 2 as stored (hop 9), not on what was remembered of version 1 (hop 3).
+      const [next] = outcome.status === 'responded' ? outcome.outputIds : [];
+      expect((await h.store.get(h.workspace, next ?? '')).causation?.hop).toBe(9);
+      expect(reads).toEqual(['get']);
+    });
+
+    it('does not take a request id another store holds for one its own memory knows', async () => {
+      const mine = new Harness();
+      const { def: myDef, deps: myDeps } = await setup(mine);
+      const job = await mine.put({ schema_name: 'job.v1', context: {} }, 'user:a', {
+        caused_by: 'u@1',
+        thread: 't',
+        hop: 2,
+      });
+      const asked = await mine.process(myDef, job, myDeps);
+      const questionId = asked.status === 'responded' ? (asked.outputIds[0] ?? '') : '';
+      // Another table (or instance) where that id was written by someone else: nothing of the first applies.
+      const other = new Harness();
+      const { def, deps } = await setup(other);
+      await other.store.create(
+        other.workspace,
+        CreateBreadcrumbSchema.parse({ schema_name: 'question.v1', context: {} }),
+        { principal: 'agent:other', id: questionId, causation: { caused_by: 'u@1', thread: 't', hop: 15 } },
+      );
+      const answer = await other.put({ schema_name: 'answer.v1', context: {} }, 'tool:answerer', {
+        caused_by: `${questionId}@1`,
+        thread: 't',
+        hop: 16,
+      });
+
+      expect((await other.process(def, answer, deps)).status).toBe('loop-stopped');
+    });
+  });
+});
+
+describe('the trigger from its change event', () => {
+  /** A kind that records the trigger it was given and answers with nothing of it. */
+  function recordingKind() {
+    const seen: ExecutionInput<unknown>['trigger'][] = [];
+    const kind = fakeKind(async (input) => {
+      seen.push(input.trigger);
+      return [{ schema_name: 'test.answer.v1', context: {} }];
+    });
+    return { kind, seen };
+  }
+
+  async function hintedRequest(h: Harness, requestId: string) {
+    h.clock.advance(1);
+    const { breadcrumb } = await h.store.create(
+      h.workspace,
+      CreateBreadcrumbSchema.parse({
+        schema_name: 'tool.request.v1',
+        tags: [`request:${requestId}`],
+        context: { tool: 'echo', input: { shown: 1, secret: 2 }, requestId, requestedBy: 'helper' },
+        llm_hints: { exclude: ['$.input.secret'] },
+        expires_at: new Date(h.clock.now().getTime() + 3_600_000).toISOString(),
+      }),
+      { principal: 'agent:helper', causation: { caused_by: 'u@1', thread: 't', hop: 1 } },
+    );
+    return breadcrumb;
+  }
+
+  it('takes a trigger its event carries whole from the event, exactly as a read would give it', async () => {
+    const h = new Harness();
+    const fromEvent = await h.toolDef('echo');
+    const fromRead = await h.toolDef('echo');
+    const trigger = await hintedRequest(h, 'r-whole');
+    const counted = countingReads(h.store, () => trigger.id);
+    const { kind, seen } = recordingKind();
+    const deps = h.deps({ store: counted.store, implementations: { tool: kind } });
+
+    expect((await processExecutorMessage(messageFor(fromEvent, trigger), deps)).status).toBe('responded');
+    expect(counted.reads).toEqual([]);
+    expect(
+      (await processExecutorMessage(fromOlderPublisher(messageFor(fromRead, trigger)), deps)).status,
+    ).toBe('responded');
+    expect(counted.reads).toEqual(['getVersion@1']);
+
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toEqual(seen[1]);
+    // The record's own llm_hints applied, from the event.
+    expect(seen[0]?.context).toMatchObject({ input: { shown: 1 } });
+    expect(JSON.stringify(seen[0]?.context)).not.toContain('secret');
+  });
+
+  it('reads the trigger when its event left the context out, or its context does not match its checksum', async () => {
+    const h = new Harness();
+    const trigger = await h.request('echo', { n: 1 }, 'r-read');
+    const counted = countingReads(h.store, () => trigger.id);
+    const { kind, seen } = recordingKind();
+    const deps = h.deps({ store: counted.store, implementations: { tool: kind } });
+    const omitted = await h.toolDef('echo');
+    const tampered = await h.toolDef('echo');
+    const message = messageFor(tampered, trigger);
+    const altered: ExecutorMessage = {
+      ...message,
+      event: {
+        ...message.event,
+        detail: { ...message.event.detail, context: { ...trigger.context, input: { n: 2 } } },
+      },
+    };
+
+    expect((await processExecutorMessage(withoutContext(messageFor(omitted, trigger)), deps)).status).toBe(
+      'responded',
+    );
+    expect((await processExecutorMessage(altered, deps)).status).toBe('responded');
+
+    expect(counted.reads).toEqual(['getVersion@1', 'getVersion@1']);
+    expect(seen.map((t) => t.context)).toEqual([trigger.context, trigger.context]);
+  });
+
+  it('answers a trigger deleted after its event was routed, once; an expired one is gone', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const deleted = await h.request('echo', {}, 'r-deleted-later');
+    const message = messageFor(def, deleted);
+    await h.store.delete(h.workspace, deleted.id);
+    const expiring = await hintedRequest(h, 'r-expiring');
+
+    expect((await processExecutorMessage(message, h.deps())).status).toBe('responded');
+    expect(await processExecutorMessage(message, h.deps())).toEqual({
+      status: 'skipped',
+      reason: 'already answered',
+    });
+    h.clock.advance(3_600_001);
+    expect(await h.process(def, expiring)).toEqual({ status: 'skipped', reason: 'the trigger is gone' });
+    expect((await h.list('tool.response.v1')).map((r) => r.context.request_id)).toEqual(['r-deleted-later']);
   });
 });
 
