@@ -160,11 +160,11 @@ describe('HTTP API: breadcrumbs', () => {
 
   it('reads an expired breadcrumb as 404 before DynamoDB removes it', async () => {
     const a = api(uniqueWorkspace());
-    const id = String(
-      (await a.call('POST', '', { ...note(1), expires_at: Math.floor(Date.now() / 1000) + 1 })).body.id,
-    );
+    // Whole seconds: at least 2 s from now, so the first read is before it under any load.
+    const expiresAt = Math.floor(Date.now() / 1000) + 3;
+    const id = String((await a.call('POST', '', { ...note(1), expires_at: expiresAt })).body.id);
     expect((await a.call('GET', `/${id}`)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1200));
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt * 1000 - Date.now()) + 200));
     expect((await a.call('GET', `/${id}`)).status).toBe(404);
   });
 
