@@ -4,7 +4,8 @@
  * API's `PUT …/breadcrumbs/{id}` (`crumbs apply`), the executor pipeline's `upsertId` outputs (context builder,
  * agent conversations) and the rule manager's status breadcrumbs.
  *
- *   read the id → missing: create it (a concurrent create wins: read again)
+ *   read the id → missing: create it (a concurrent create wins: read again; a deleted breadcrumb's id: its next
+ *                 version, `revive`)
  *               → stored equals the input (title, tags in order, context, llm_hints, expires_at): nothing written
  *                 (an input without expires_at, of a schema with a TTL default, matches any stored expiry)
  *               → different: update on the version read (If-Match); a concurrent writer: read again and compare
@@ -36,6 +37,16 @@ type Primitives = Pick<BreadcrumbStore, 'create' | 'get' | 'update'> & {
    * `ttl_seconds`), for stores that keep such defaults.
    */
   defaultExpiry?(workspace: string, schemaName: string, now: Date): Promise<number | undefined>;
+  /**
+   * Writes `input` as the next version of a deleted breadcrumb, over what its delete left of the id (a store that
+   * keeps deleted ids taken); undefined when the id holds no deleted breadcrumb any more (read again).
+   */
+  revive?(
+    workspace: string,
+    id: string,
+    input: CreateBreadcrumb,
+    options: { principal: string; causation?: UpsertOptions['causation'] },
+  ): Promise<Breadcrumb | undefined>;
 };
 
 export async function upsertVia(
@@ -77,7 +88,19 @@ export async function upsertVia(
       current = await store.get(workspace, id);
     } catch (error) {
       if (!(error instanceof NotFoundError) || expectedVersion !== undefined) throw error;
-      const created = await store.create(workspace, input, createOptions);
+      let created: Awaited<ReturnType<Primitives['create']>>;
+      try {
+        created = await store.create(workspace, input, createOptions);
+      } catch (createError) {
+        // The id is a deleted breadcrumb's (kept taken): replacing it writes its next version, history intact.
+        if (!(createError instanceof NotFoundError) || store.revive === undefined) throw createError;
+        const revived = await store.revive(workspace, id, input, {
+          principal,
+          ...(causation !== undefined ? { causation } : {}),
+        });
+        if (revived !== undefined) return { breadcrumb: revived, outcome: 'created' };
+        continue;
+      }
       if (!created.replayed) return { breadcrumb: created.breadcrumb, outcome: 'created' };
       continue; // created concurrently: compare with what the other writer wrote
     }

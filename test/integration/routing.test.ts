@@ -398,6 +398,19 @@ describe('routing on the local stack', () => {
       10_000,
       50,
     );
+
+    // Applied again (`crumbs apply` after `crumbs rm`): the next version, active with a rule again.
+    const back = await a.put(
+      't-prefix',
+      tool('t-prefix', [{ context_match: [{ path: '$.path', op: 'prefix', value: '/v3/' }] }]) as never,
+    );
+    expect(back.version).toBe(changed.version + 1);
+    const third = await status(WS_A, 't-prefix', back.version);
+    expect(third.state).toBe('active');
+    const restored = await events.send(
+      new DescribeRuleCommand({ Name: String(third.rule_name), EventBusName: topology.bus.name }),
+    );
+    expect(JSON.stringify(JSON.parse(restored.EventPattern ?? '{}'))).toContain('/v3/');
   });
 
   it('marks a definition with an invalid selector invalid, with errors, and gives it no rule', async () => {

@@ -350,6 +350,29 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
     expect(page.items.map((i) => i.id)).toEqual([result.id]);
   });
 
+  it('replaces a deleted breadcrumb (PUT, crumbs apply) with its next version, its history kept', async () => {
+    const ws = uniqueWorkspace();
+    const store = localStore();
+    const principal = { principal: 'user:ann' };
+    await store.upsert(ws, 'agent-x', input(1, ['a']), principal);
+    await store.delete(ws, 'agent-x', principal);
+    // An executor's create under the id stays a replay of what was written there; a replacement brings it back.
+    await expect(store.create(ws, input(9, []), { ...principal, id: 'agent-x' })).rejects.toThrow(
+      NotFoundError,
+    );
+    const again = await store.upsert(ws, 'agent-x', input(2, ['b']), principal);
+    expect(again).toMatchObject({ outcome: 'created', breadcrumb: { version: 2, title: 'n2', tags: ['b'] } });
+    expect(
+      (await store.history(ws, 'agent-x', { limit: 10 })).items.map((v) => [v.version, v.title]),
+    ).toEqual([
+      [2, 'n2'],
+      [1, 'n1'],
+    ]);
+    expect((await store.list({ workspace: ws, tag: 'b', limit: 5 })).items.map((i) => i.id)).toEqual([
+      'agent-x',
+    ]);
+  });
+
   it("builds an update from the caller's copy without reading, and still refuses one written over a change", async () => {
     const ws = uniqueWorkspace();
     const { store, sent } = recordingStore();

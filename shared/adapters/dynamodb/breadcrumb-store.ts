@@ -663,6 +663,48 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   /**
+   * A replacement (`PUT …/breadcrumbs/{id}`, `crumbs apply`) of a deleted breadcrumb: its id stays taken by the
+   * tombstone (so an executor's replayed create stays a replay), and a person replacing it means it. Written as the
+   * next version after the deleted one, over the tombstone read (its history stays as it was: get-at-version and
+   * history read the versions before the delete). Undefined when the id holds no tombstone any more.
+   */
+  async revive(
+    workspace: string,
+    id: string,
+    input: CreateBreadcrumb,
+    options: { principal: string; causation?: Breadcrumb['causation'] },
+  ): Promise<Breadcrumb | undefined> {
+    const head = await this.getItem(keys.head(workspace, id));
+    if (head?.kind !== KIND.tombstone || typeof head.version !== 'number') return undefined;
+    const now = this.clock.now();
+    const expiresAt =
+      input.expires_at === undefined
+        ? await this.defaultExpiry(workspace, input.schema_name, now)
+        : toEpochSeconds(input.expires_at);
+    const first = firstVersion(workspace, id, input, expiresAt, {
+      now,
+      principal: options.principal,
+      causation: options.causation,
+    });
+    const record = buildRecord({ ...first, version: head.version + 1 });
+    try {
+      await this.commit({
+        record,
+        previous: undefined,
+        condition: {
+          expression: '#kind = :tombstone AND version = :deleted',
+          names: { '#kind': 'kind' },
+          values: { ':tombstone': KIND.tombstone, ':deleted': head.version },
+        },
+      });
+      return record;
+    } catch (error) {
+      if (error instanceof WriteConditionFailed) return undefined;
+      throw error;
+    }
+  }
+
+  /**
    * Writes what heads' changes need of tag items (`tagItemChanges`), in stream order: later changes of one item
    * win, in BatchWriteItem requests of 25, unprocessed ones retried. Idempotent (puts of whole items and deletes),
    * so a batch handed over again writes the same.
