@@ -163,6 +163,29 @@ describe('flow 1: a context agent in each mode', () => {
     expect(other.context.deliverable_id).not.toBe(id);
   });
 
+  it('a later plan or build in a conversation reads what the conversation built, planned and said before', async () => {
+    const c = client(uniqueWorkspace('modes-history'));
+    await apply(c, 'reporter', REPORT);
+    // The offline model names the context sections it received.
+    const first = await ask(c, 'reporter', {
+      message: 'report on Q3',
+      mode: 'build',
+      conversation_id: 'conv-h',
+    });
+    expect(String(first.context.text)).not.toContain('conversation_history');
+    const plan = await ask(c, 'reporter', { message: 'plan Q4', mode: 'plan', conversation_id: 'conv-h' });
+    expect(String(plan.context.text)).toContain('conversation_history');
+    const second = await ask(c, 'reporter', {
+      message: 'now with Q4',
+      mode: 'build',
+      conversation_id: 'conv-h',
+    });
+    expect(String(second.context.text)).toContain('conversation_history');
+    // Another conversation starts with nothing.
+    const other = await ask(c, 'reporter', { message: 'fresh', mode: 'build', conversation_id: 'conv-new' });
+    expect(String(other.context.text)).not.toContain('conversation_history');
+  });
+
   it('plans in its plan format: a JSON plan that matches the schema, written as agent.plan.v1', async () => {
     const c = client(uniqueWorkspace('modes-plan'));
     await apply(c, 'reporter', REPORT);

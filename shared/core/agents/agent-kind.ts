@@ -42,6 +42,7 @@ import {
   type AgentTypes,
   agentTaskOf,
 } from './contract.ts';
+import { conversationTag } from './conversation-history.ts';
 import { modeOf, runMode } from './modes.ts';
 
 export interface AgentKindDeps {
@@ -167,6 +168,8 @@ export function answerOutput(
       threadTag(thread),
       requestTag(task.requestId),
       ...task.correlationTags,
+      // Found again by the conversation's later plans and builds (conversation-history.ts).
+      ...(task.conversationId !== undefined ? [conversationTag(task.conversationId)] : []),
     ],
     context: {
       agent_id: def.agent_id,

@@ -12,7 +12,6 @@
  * failure's error answer takes its id). A mode the agent does not list is refused, naming its modes; without one
  * a request is `converse` when the agent lists it, else the agent's first mode.
  */
-import { createHash } from 'node:crypto';
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentMode } from '#shared/domain/agent-types.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
@@ -32,6 +31,7 @@ import type { OutputBreadcrumb } from '../executor/contract.ts';
 import { deterministicId } from '../executor/outputs.ts';
 import { contextPrompt, formatSection } from './context/prompt.ts';
 import type { AgentOutcome, AgentRun, AgentTask, AgentType } from './contract.ts';
+import { conversationHistory, conversationTag } from './conversation-history.ts';
 import {
   buildInstruction,
   type Check,
@@ -105,17 +105,24 @@ function taskText(task: AgentTask): string {
 }
 
 /** The agent's own prompt: a context agent's assembled one, else its system prompt or description. */
-async function basePrompt(run: AgentRun, deps: ModeDeps, final: FinalStep | undefined): Promise<Prompt> {
+async function basePrompt(
+  run: AgentRun,
+  deps: ModeDeps,
+  final: FinalStep | undefined,
+  /** The conversation's earlier plans, deliverables and messages (plan and build), fitted after the context. */
+  history?: string,
+): Promise<Prompt> {
   const extra = final === undefined ? [] : [{ key: 'sub_agent_results', value: final.results }];
+  const trailing = history === undefined ? [] : [{ key: 'conversation_history', value: history }];
   if (run.spec.type === 'context') {
-    return contextPrompt(run.execution, deps, run.spec, run.task, extra, final?.user);
+    return contextPrompt(run.execution, deps, run.spec, run.task, extra, final?.user, trailing);
   }
   const def = run.definition;
   const intro =
     def.system_prompt ?? `You are ${def.agent_id}${def.description ? `: ${def.description}` : ', an agent'}.`;
   return {
     model: run.spec.llm.model ?? DEFAULT_MODEL_ID,
-    system: [intro, ...extra.map((e) => formatSection(e.key, e.value))].join('\n\n'),
+    system: [intro, ...[...extra, ...trailing].map((e) => formatSection(e.key, e.value))].join('\n\n'),
     user: final?.user ?? taskText(run.task),
   };
 }
@@ -142,7 +149,8 @@ async function modeRequest(
   cfg: { format: string; schema?: Record<string, unknown> },
   format: ResponseFormat,
 ): Promise<LlmRequest> {
-  const prompt = await basePrompt(run, deps, final);
+  const history = await conversationHistory(deps.store, run.execution.trigger.workspace, run.task);
+  const prompt = await basePrompt(run, deps, final, history);
   return {
     model: prompt.model,
     system: `${prompt.system}\n\n${instruction}`,
@@ -367,11 +375,13 @@ function modeArtifact(
       ...artifact.tags,
       requestTag(task.requestId),
       threadTag(threadOf(run.execution.trigger)),
-      ...conversationTag(conversationId),
+      conversationTag(conversationId),
     ],
     context: {
       agent_id: run.definition.agent_id,
       request_id: task.requestId,
+      // The breadcrumb that asked, where a later plan or build reads its message (conversation-history.ts).
+      trigger_id: run.execution.trigger.id,
       mode: artifact.mode,
       ...artifact.content,
       conversation_id: conversationId,
@@ -396,9 +406,3 @@ function firstLine(text: string): string {
 }
 
 /** A conversation tag, when the id fits in one (tags are at most 128 characters). */
-function conversationTag(conversationId: string): string[] {
-  const tag = `conversation:${conversationId}`;
-  return tag.length <= 128
-    ? [tag]
-    : [`conversation:${createHash('sha256').update(conversationId).digest('hex')}`];
-}

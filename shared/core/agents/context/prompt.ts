@@ -39,14 +39,20 @@ export async function contextPrompt(
   extra: readonly { key: string; value: unknown }[] = [],
   /** The user message when it is not the trigger's (an orchestration's final step: the request that started it). */
   user?: string,
+  /** Sections after the assembled context: the first the budget drops (a conversation's history). */
+  trailing: readonly { key: string; value: unknown }[] = [],
 ): Promise<{ model: string; system: string; user: string; dropped: string[] }> {
   const model = agentModel(spec) ?? DEFAULT_AGENT_MODEL;
   const withExtra =
-    extra.length === 0
+    extra.length === 0 && trailing.length === 0
       ? input
       : {
           ...input,
-          context: { ...Object.fromEntries(extra.map((e) => [e.key, e.value])), ...input.context },
+          context: {
+            ...Object.fromEntries(extra.map((e) => [e.key, e.value])),
+            ...input.context,
+            ...Object.fromEntries(trailing.map((e) => [e.key, e.value])),
+          },
         };
   const prompt = await systemPrompt(input.definition, withExtra, spec, model, deps.tokenizers);
   return {
