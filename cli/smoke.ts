@@ -4,8 +4,9 @@
  * (definitions, requests) into the smoke's own workspace, waits for the stack to answer, and says in one line what
  * it expected, what came and how long it waited. `SMOKE_CHECKS` is the list: a new end-to-end check is one entry.
  *
- * Bounds: every check (and the cleanup) has `timeoutMs` in all for its waits, every request the client's timeout,
- * so a run takes at most (checks + 1) × timeoutMs plus one request timeout.
+ * Bounds: every check (and the cleanup) has `timeoutMs` in all for its waits and looks no more once it is spent;
+ * a request in flight then may take the client's timeout (`crumbs smoke` sets it to at most `timeoutMs`), so a run
+ * takes at most about 2 × (checks + 1) × timeoutMs.
  *
  * The cleanup runs whatever happened (a `finally`), but only once the `api` check has shown the workspace is the
  * smoke's own (fresh, or named and empty): it cancels a run left waiting, deletes the definitions first (so nothing
@@ -434,7 +435,7 @@ async function runCheck(ctx: SmokeContext, check: SmokeCheck): Promise<CheckResu
     const detail =
       error instanceof CheckFailure
         ? `expected ${error.expected}; got ${error.got} (waited ${seconds(ms)})`
-        : `unexpected answer: ${errorText(error)} (after ${seconds(ms)})`;
+        : `expected the API to answer the check's request; got ${errorText(error)} (after ${seconds(ms)})`;
     return { name: check.name, status: 'failed', duration_ms: ms, detail };
   }
 }

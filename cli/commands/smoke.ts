@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ENV } from '#shared/topology.ts';
+import { CrumbsClient } from '../api-client.ts';
 import { type Command, optInt, optString, printJson } from '../args.ts';
 import { type CheckResult, runSmoke, SMOKE_CHECKS, seconds } from '../smoke.ts';
 
@@ -26,7 +27,8 @@ in a workspace of its own, which it empties afterwards even when a check fails. 
 check or the cleanup failed.
 
 The workspace is a fresh smoke-<random> unless --workspace or ${ENV.workspace} names one; a named workspace
-must be empty (the cleanup deletes everything in it). A fresh one needs a token allowed every workspace ("*").
+must be empty (the cleanup deletes everything written there after the smoke began). A fresh one needs a token
+allowed every workspace ("*").
 
 Flags:
   --timeout SECONDS   how long each check (and the cleanup) may wait in all (default ${DEFAULT_TIMEOUT_SECONDS})
@@ -38,7 +40,13 @@ Flags:
     const model = optString(ctx.values, 'model');
     const named = optString(ctx.values, 'workspace') ?? (ctx.io.env[ENV.workspace] || undefined);
     const workspace = named ?? `smoke-${randomBytes(5).toString('hex')}`;
-    const client = ctx.client().withWorkspace(workspace);
+    // One request may take no longer than a whole check may wait (and never more than the client's usual 30 s).
+    const client = new CrumbsClient({
+      endpoint: ctx.global.endpoint,
+      token: ctx.global.token,
+      workspace,
+      timeoutMs: Math.min(timeoutMs, 30_000),
+    });
     const json = ctx.global.json;
     if (!json) {
       ctx.io.stdout(
