@@ -14,6 +14,7 @@
  * (the API lists only by schema or tag; the change stream sees every write, executors' included), until the
  * stream has shown nothing new for longer than it holds changes back.
  */
+import { randomBytes } from 'node:crypto';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
 import {
   AGENT_DEF_SCHEMA,
@@ -111,7 +112,7 @@ export class SmokeContext {
   readonly client: CrumbsClient;
   readonly options: SmokeOptions;
   /** Unique to this run: echoed through tools and the workflow, so an answer is known to be this run's. */
-  readonly nonce = `smoke-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  readonly nonce = `smoke-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   /** Ids of definitions written, deleted first by the cleanup. */
   readonly definitions = new Set<string>();
   /** Runs started; a run not ended is cancelled before the cleanup. */
@@ -145,14 +146,18 @@ export class SmokeContext {
     }
   }
 
-  /** Writes a definition with a stable id and waits until the rule manager calls this version active. */
-  async define(id: string, body: CreateBreadcrumbInput): Promise<{ llm: string | undefined }> {
+  /**
+   * Writes a definition and waits until the rule manager calls this version active. Its id is this run's
+   * (`<name>-<nonce>`): a deleted breadcrumb's id stays taken, so a named workspace's next run needs new ones.
+   */
+  async define(name: string, body: CreateBreadcrumbInput): Promise<{ llm: string | undefined }> {
+    const id = `${name}-${this.nonce}`;
     this.definitions.add(id);
     const written = await this.client.put(id, body);
     const status = await statusOf(this.client, written, Math.max(1, Math.floor(this.remainingMs / 1000)));
     if (status.state !== 'active') {
       throw new CheckFailure(
-        `definition ${id} v${written.version} active`,
+        `definition ${name} (${id}) v${written.version} active`,
         `${status.state}${status.errors.length > 0 ? ` (${status.errors.join('; ')})` : ''}`,
       );
     }

@@ -75,7 +75,7 @@ describe('crumbs smoke', () => {
     expect(workspace).toBeDefined();
     const lines = out.trimEnd().split('\n');
     expect(lines.find((l) => l.startsWith('✗'))).toMatch(
-      /^✗ agent answer +\d+\.\d s {2}expected definition agent-smoke-agent v1 active; got invalid \(model: "nowhere\/model" names the provider "nowhere".*\(waited \d+\.\d s\)$/,
+      /^✗ agent answer +\d+\.\d s {2}expected definition agent-smoke-agent \(agent-smoke-agent-smoke-[0-9a-z]+-[0-9a-f]{6}\) v1 active; got invalid \(model: "nowhere\/model" names the provider "nowhere".*\(waited \d+\.\d s\)$/,
     );
     expect(lines.filter((l) => l.startsWith('✗'))).toHaveLength(1);
     expect(lines.find((l) => l.includes('tool round trip'))).toMatch(/^✓ /);
@@ -95,6 +95,19 @@ describe('crumbs smoke', () => {
     expect(out).toMatch(/^- cleanup .*nothing was written$/m);
     expect(err).toMatch(/1 failed \(api\)/);
     expect(await workspaceItems(workspace)).toEqual([]);
+  });
+
+  it('runs again and again in a named workspace it keeps empty', async () => {
+    const workspace = uniqueWorkspace('smoke-kept');
+    for (const run of [1, 2]) {
+      const { code, out, err } = await crumbs(['--token', localStack().token, '--json'], {
+        CRUMBS_WORKSPACE: workspace,
+      });
+      expect(err, `run ${run}`).toBe('');
+      expect((JSON.parse(out) as SmokeReport).workspace).toBe(workspace);
+      expect(code, `run ${run}`).toBe(0);
+      expect(await liveHeads(workspace)).toEqual([]);
+    }
   });
 
   it('leaves a named workspace that is not empty alone', async () => {
