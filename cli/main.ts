@@ -35,6 +35,7 @@ import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
 import { rulesCommand } from './commands/rules.ts';
 import { runsCommand } from './commands/runs.ts';
+import { smokeCommand } from './commands/smoke.ts';
 import { tailCommand } from './commands/tail.ts';
 import { traceCommand } from './commands/trace.ts';
 import { updateCommand } from './commands/update.ts';
@@ -58,6 +59,7 @@ export const COMMANDS: readonly Command[] = [
   tailCommand,
   mcpCommand,
   traceCommand,
+  smokeCommand,
 ];
 
 const defaultIo: CliIo = {
