@@ -266,7 +266,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
-      ...(AGENT_TYPE_RUNNERS.has(runner) ? { agentSecrets: 'read' as const } : {}),
+      // The tool runner reads them for the `http` tool's `secret_ref` headers.
+      ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
       limits: ['share', 'ceiling'],
     },
   };
