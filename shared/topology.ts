@@ -594,6 +594,12 @@ export const ENV = {
    */
   defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
   /**
+   * JSON object of model ids without a provider → `<provider>/<model id>` (`ModelAliasesSchema`), read where model
+   * strings are resolved (the rule manager's status, the LLM calls): the CDK context value `crumbs:modelAliases` on
+   * AWS, the environment `crumbs dev` starts in locally. Set on functions with `uses.llm`.
+   */
+  modelAliases: 'CRUMBS_MODEL_ALIASES',
+  /**
    * Rule manager: how many definitions (every definition schema, schedules too) one workspace may have compiled;
    * past it a new definition is `invalid`, naming this setting. Default `workspaceQuotaDefaults`.
    */

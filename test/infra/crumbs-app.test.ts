@@ -279,6 +279,9 @@ describe('StatelessStack', () => {
     }
     expect(functionEnv('rule-manager')[ENV.defaultLlmProvider]).toBe('bedrock');
     expect(functionEnv('executor-agent')[ENV.defaultLlmProvider]).toBe('bedrock');
+    // The operator's model aliases ride beside it (none set here), so status and call resolve alike.
+    for (const name of ['rule-manager', 'executor-agent', 'executor-tool'])
+      expect(functionEnv(name)[ENV.modelAliases], name).toBe('{}');
   });
 
   it('limits each executor event source to the concurrency the topology declares', () => {
