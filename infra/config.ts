@@ -3,8 +3,13 @@
  * once, so a missing issuer fails the synth with a clear message instead of deploying an API nobody can call.
  */
 import type { Node } from 'constructs';
-import { parseEnv, type WorkspaceQuotaOverrides, WorkspaceQuotasEnvSchema } from '#shared/config.ts';
-import { LLM_PROVIDERS, type LlmProvider } from '#shared/domain/llm-model.ts';
+import {
+  LlmEnvSchema,
+  parseEnv,
+  type WorkspaceQuotaOverrides,
+  WorkspaceQuotasEnvSchema,
+} from '#shared/config.ts';
+import { LLM_PROVIDERS, type LlmProvider, type ModelAliases } from '#shared/domain/llm-model.ts';
 import { ENV, TENANT_LIMITS, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 
 export type TenantLimits = { readonly [K in keyof typeof TENANT_LIMITS]: number };
@@ -26,6 +31,12 @@ export interface CrumbsConfig {
    * which provider and model each agent will run.
    */
   readonly defaultLlmProvider: LlmProvider;
+  /**
+   * `crumbs:modelAliases` (optional, a JSON object or its text): model ids without a provider → `<provider>/<model
+   * id>`, e.g. `{"gpt-4":"openai/gpt-4o","default":"bedrock/anthropic.claude-3-5-haiku-20241022-v1:0"}`. Given
+   * with the default provider; checked at synth as the functions will read it.
+   */
+  readonly modelAliases: ModelAliases;
   /**
    * `crumbs:buses` (optional, default 1, at most `topology.bus.pool.maxSize`): event buses that definitions' rules
    * are spread over. One bus takes the account's "Rules per event bus" quota (300 by default) of definitions, less
@@ -68,6 +79,7 @@ export const CONTEXT_KEYS = {
   workspacesClaim: 'crumbs:workspacesClaim',
   llmSecretName: 'crumbs:llmSecretName',
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
+  modelAliases: 'crumbs:modelAliases',
   buses: 'crumbs:buses',
   maxDefinitionsPerWorkspace: 'crumbs:maxDefinitionsPerWorkspace',
   maxRulesPerWorkspace: 'crumbs:maxRulesPerWorkspace',
@@ -192,7 +204,26 @@ export function readConfig(node: Node): CrumbsConfig {
     workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',
     llmSecretPrefix: text(CONTEXT_KEYS.llmSecretName, false) ?? DEFAULT_LLM_SECRET_PREFIX,
     defaultLlmProvider: defaultLlmProvider as LlmProvider,
+    modelAliases: modelAliasesOf(
+      node.tryGetContext(CONTEXT_KEYS.modelAliases),
+      defaultLlmProvider as LlmProvider,
+    ),
   };
+}
+
+/** `crumbs:modelAliases`, a JSON object (or its text, from `-c`), checked as the functions will read it. */
+function modelAliasesOf(raw: unknown, defaultLlmProvider: LlmProvider): ModelAliases {
+  if (raw === undefined || raw === null || raw === '') return {};
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  try {
+    return parseEnv(LlmEnvSchema, { [ENV.defaultLlmProvider]: defaultLlmProvider, [ENV.modelAliases]: text })[
+      ENV.modelAliases
+    ];
+  } catch (error) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.modelAliases}" must be a JSON object {"<model id>": "<provider>/<model id>"}: ${(error as Error).message}`,
+    );
+  }
 }
 
 /** `crumbs:workspaceQuotas`, a JSON object (or its text, from `-c`), checked as the rule manager will read it. */

@@ -39,6 +39,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     workspacesClaim: config.workspacesClaim,
     llmSecretPrefix: config.llmSecretPrefix,
     defaultLlmProvider: config.defaultLlmProvider,
+    modelAliases: config.modelAliases,
     workspaceQuotas: config.workspaceQuotas,
     ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
     tenantLimits: config.tenantLimits,

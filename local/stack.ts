@@ -18,8 +18,9 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
-import { parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
+import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
+import type { ModelAliases } from '#shared/domain/llm-model.ts';
 import {
   ENV,
   EXECUTOR_RUNNERS,
@@ -104,6 +105,11 @@ export interface LocalStackOptions {
    * `CRUMBS_SECRETS_FILE`); default `<dataDir>/secrets.json`. It may not exist yet.
    */
   secretsFile?: string;
+  /**
+   * Model ids without a provider → `<provider>/<model id>` (what an agent's bare `model` runs); env
+   * `CRUMBS_MODEL_ALIASES` (the same JSON) when absent.
+   */
+  modelAliases?: ModelAliases;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
   /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
@@ -208,6 +214,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env[ENV.localSecretsFile] ??
     (options.dataDir ? join(options.dataDir, 'secrets.json') : undefined);
   await new LocalSecrets({ inline: secretsInline, file: secretsFile }).has('check', 'check');
+  const modelAliases = options.modelAliases
+    ? JSON.stringify(options.modelAliases)
+    : process.env[ENV.modelAliases];
+  parseEnv(LlmEnvSchema, { [ENV.defaultLlmProvider]: 'offline', [ENV.modelAliases]: modelAliases });
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
   // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
   const tokens = localTokens(
@@ -318,6 +328,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (options.workspaceQuotas !== undefined) {
       process.env[ENV.workspaceQuotas] = JSON.stringify(options.workspaceQuotas);
     }
+    if (modelAliases === undefined) delete process.env[ENV.modelAliases];
+    else process.env[ENV.modelAliases] = modelAliases;
     // Locally a secret_ref reads this mapping, never the process environment (secret-source.ts).
     delete process.env[ENV.secretSource];
     if (secretsInline === undefined) delete process.env[ENV.localSecrets];

@@ -5,7 +5,7 @@
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import type { DefinitionLimits } from '#shared/domain/definition-validation.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
-import { LlmProviderSchema } from '#shared/domain/llm-model.ts';
+import { LlmProviderSchema, ModelAliasesSchema } from '#shared/domain/llm-model.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES } from '#shared/domain/outbound-limits.ts';
 import * as z from '#shared/domain/zod.ts';
 import {
@@ -163,8 +163,23 @@ const executorQueueArns = z.pipe(
   ),
 );
 
+/** `ENV.modelAliases`: the operator's model aliases (JSON); absent or blank, none. */
+const modelAliases = z._default(
+  z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((text) => (text.trim() === '' ? '{}' : text)),
+    ),
+    z.pipe(jsonObject, ModelAliasesSchema),
+  ),
+  {},
+);
+
 /** Functions that resolve model strings (`uses.llm` in the topology). */
-export const LlmEnvSchema = z.object({ [ENV.defaultLlmProvider]: LlmProviderSchema });
+export const LlmEnvSchema = z.object({
+  [ENV.defaultLlmProvider]: LlmProviderSchema,
+  [ENV.modelAliases]: modelAliases,
+});
 
 /** A per-workspace quota: a whole number from 1 (0 would make every definition invalid). */
 const quotaCount = z.coerce
@@ -216,7 +231,7 @@ export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
   ...BusPoolEnv,
   [ENV.ruleNamePrefix]: z.string().check(z.minLength(1)),
   [ENV.executorQueueArns]: executorQueueArns,
-  [ENV.defaultLlmProvider]: LlmProviderSchema,
+  ...LlmEnvSchema.shape,
   [ENV.ruleTargetsDlqArn]: z.string().check(z.minLength(1)),
   [ENV.maxDefinitionsPerWorkspace]: z.optional(quotaCount),
   [ENV.maxRulesPerWorkspace]: z.optional(quotaCount),

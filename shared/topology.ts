@@ -266,7 +266,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
-      ...(AGENT_TYPE_RUNNERS.has(runner) ? { agentSecrets: 'read' as const } : {}),
+      // The tool runner reads them for the `http` tool's `secret_ref` headers.
+      ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
       limits: ['share', 'ceiling'],
     },
   };
@@ -592,6 +593,12 @@ export const ENV = {
    * the CDK context value `crumbs:defaultLlmProvider` on AWS. Set on functions with `uses.llm`.
    */
   defaultLlmProvider: 'CRUMBS_DEFAULT_LLM_PROVIDER',
+  /**
+   * JSON object of model ids without a provider → `<provider>/<model id>` (`ModelAliasesSchema`), read where model
+   * strings are resolved (the rule manager's status, the LLM calls): the CDK context value `crumbs:modelAliases` on
+   * AWS, the environment `crumbs dev` starts in locally. Set on functions with `uses.llm`.
+   */
+  modelAliases: 'CRUMBS_MODEL_ALIASES',
   /**
    * Rule manager: how many definitions (every definition schema, schedules too) one workspace may have compiled;
    * past it a new definition is `invalid`, naming this setting. Default `workspaceQuotaDefaults`.

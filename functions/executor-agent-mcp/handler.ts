@@ -6,20 +6,18 @@
  * references (Secrets Manager under crumbs/agents/ on AWS); writes agent.response.v1 and tool.response.v1.
  * Its own function because the MCP SDK would otherwise load in the cold start of functions that never call it.
  */
-import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { privateNetworkAllowed } from '#shared/adapters/network/network-guard.ts';
 import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
-import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { mcpTool, mcpToolResolver } from '#shared/core/agents/mcp-tools.ts';
 import { createToolAgent } from '#shared/core/agents/tool-agent.ts';
 import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
-import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
+import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
 // The stack's private-network switch, read at the first call (the local stack imports handlers before it may set
 // it), and the only thing that lets these calls reach loopback or private addresses.
@@ -30,7 +28,7 @@ const allowPrivate = (): boolean => {
 };
 const secrets = secretsFromEnv();
 const mcp = new SdkMcpClient({ fetch: guardedFetch({ allowPrivate }) });
-const llm = new LlmRouter({ defaultProvider: parseEnv(LlmEnvSchema)[ENV.defaultLlmProvider] });
+const llm = llmFromEnv();
 
 export const handler = createExecutorHandler('agent-mcp', {
   implementations: ({ store, log, clock }) => ({

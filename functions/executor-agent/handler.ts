@@ -8,16 +8,14 @@
  * CRUMBS_DEFAULT_LLM_PROVIDER); writes tool.request.v1, agent.conversation.v1 and agent.response.v1 (or
  * agent.error.v1) breadcrumbs. Agents of the other types run in executor-agent-remote and executor-agent-sandbox.
  */
-import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
-import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
-import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
+import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
-const llm = new LlmRouter({ defaultProvider: parseEnv(LlmEnvSchema)[ENV.defaultLlmProvider] });
+const llm = llmFromEnv();
 const tokenizers = new TiktokenTokenizers();
 
 export const handler = createExecutorHandler('agent', {

@@ -2,18 +2,19 @@
  * Tool executor. Triggered by the tool executor queue (SQS, partial batch failures), fed by the EventBridge rules
  * compiled from `tool.def.v1` definitions. Reads the definition and the trigger (and any context sources) from
  * the breadcrumbs table; writes one `tool.response.v1` per request (or `system.loop_stopped.v1`) and claim items.
- * Runs the built-in tools plus `context.build` and `llm` (a bare model id runs on CRUMBS_DEFAULT_LLM_PROVIDER).
+ * Runs the built-in tools plus `context.build` and `llm` (a bare model id runs on CRUMBS_DEFAULT_LLM_PROVIDER);
+ * the `http` tool's `secret_ref` headers are read from the definition's workspace (Secrets Manager on AWS).
  */
-import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
+import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
 import { contextTools } from '#shared/core/context-builder/context-builder-kind.ts';
 import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
-import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
+import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
-const llm = new LlmRouter({ defaultProvider: parseEnv(LlmEnvSchema)[ENV.defaultLlmProvider] });
+const llm = llmFromEnv();
+const secrets = secretsFromEnv();
 
 export const handler = createExecutorHandler('tool', {
   implementation: ({ store, log, clock, vectorSearch }) =>
@@ -21,6 +22,7 @@ export const handler = createExecutorHandler('tool', {
       store,
       log,
       clock,
+      secrets,
       tools: toolCatalog([...builtinTools, ...contextTools({ llm, vectorSearch })]),
     }),
   timeoutEarlyInMillis: 2_000,

@@ -44,6 +44,7 @@ const deps: RuleManagerDependencies = {
   prefix: env[ENV.ruleNamePrefix],
   executorQueueArns: env[ENV.executorQueueArns],
   defaultLlmProvider: env[ENV.defaultLlmProvider],
+  modelAliases: env[ENV.modelAliases],
   ruleTargetsDlqArn: env[ENV.ruleTargetsDlqArn],
   timeoutCeilingMs: env[ENV.timeoutCeilingMs],
   log: pt.logger,

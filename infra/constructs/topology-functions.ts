@@ -15,7 +15,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
-import type { LlmProvider } from '#shared/domain/llm-model.ts';
+import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import {
   ENV,
   type ExecutorRunner,
@@ -46,6 +46,8 @@ export interface TopologyFunctionsProps {
   readonly llmSecretPrefix: string;
   /** Where a model id without a provider runs; set on functions with `uses.llm`. */
   readonly defaultLlmProvider: LlmProvider;
+  /** The operator's model aliases; set (as JSON) beside the default provider. @default none */
+  readonly modelAliases?: ModelAliases;
   /** What one workspace may take; set on functions according to their `uses.limits`. */
   readonly tenantLimits: TenantLimits;
   /** Timers and schedules, bound to functions with `uses.timers`. */
@@ -112,7 +114,10 @@ export class TopologyFunctions {
     }
     // Functions with LLM provider keys are the ones that call LLMs; Bedrock models need IAM instead of a key.
     if (uses.secrets) fn.bindSecrets(llmProviderKeys(this.props.llmSecretPrefix)).bindLlmModels();
-    if (uses.llm) fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
+    if (uses.llm) {
+      fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
+      fn.addEnvironment(ENV.modelAliases, JSON.stringify(this.props.modelAliases ?? {}));
+    }
     if (this.props.maxResponseBytes !== undefined) {
       fn.addEnvironment(ENV.maxResponseBytes, String(this.props.maxResponseBytes));
     }

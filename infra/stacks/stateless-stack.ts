@@ -13,7 +13,7 @@ import type { IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
-import type { LlmProvider } from '#shared/domain/llm-model.ts';
+import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import { type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 import type { TenantLimits } from '../config.ts';
 import { type CrumbsFunction, ruleArnPattern } from '../constructs/crumbs-function.ts';
@@ -51,6 +51,8 @@ export interface StatelessStackProps extends StackProps {
   readonly llmSecretPrefix: string;
   /** Where a model id without a provider runs; given to the functions whose topology `uses.llm`. */
   readonly defaultLlmProvider: LlmProvider;
+  /** Model ids without a provider → `<provider>/<model id>`; given with the default provider. @default none */
+  readonly modelAliases?: ModelAliases;
   /** What one workspace may take (`TENANT_LIMITS`); set on the functions whose topology `uses.limits`. */
   readonly tenantLimits: TenantLimits;
   /**
@@ -133,6 +135,7 @@ export class StatelessStack extends Stack {
       buses: this.buses(),
       llmSecretPrefix: props.llmSecretPrefix,
       defaultLlmProvider: props.defaultLlmProvider,
+      ...(props.modelAliases !== undefined ? { modelAliases: props.modelAliases } : {}),
       tenantLimits: props.tenantLimits,
       timers: this.timers,
       ...(props.maxResponseBytes !== undefined ? { maxResponseBytes: props.maxResponseBytes } : {}),

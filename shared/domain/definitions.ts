@@ -22,7 +22,14 @@ import {
   OrchestrationConfigSchema,
   PlanConfigSchema,
 } from './agent-modes.ts';
-import { checkHeaders, LlmSettingsSchema, McpTransportSchema, YamlFieldSchema } from './agent-types.ts';
+import {
+  AuthenticationSchema,
+  checkHeaders,
+  HeadersSchema,
+  LlmSettingsSchema,
+  McpTransportSchema,
+  YamlFieldSchema,
+} from './agent-types.ts';
 import { AGENT_TYPES, TransportSchema } from './agents/types.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
 import {
@@ -211,11 +218,69 @@ export const ToolDefinitionSchema = z.pipe(
           });
         }
         checkHeaders(tool.mcp?.headers, ctx, ['mcp', 'headers']);
+        if ((tool.implementation ?? tool.name) === 'http') checkHttpCredentials(tool.config, ctx);
       }),
     ),
   z.transform(({ implementation, ...tool }) => ({ ...tool, implementation: implementation ?? tool.name })),
 );
 export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
+
+/**
+ * What an `http` tool definition sends with every call besides the request's own headers: `config.headers`
+ * (literal values, or `{ secret_ref }` for credentials) and `config.authentication` (bearer / header / basic from a
+ * secret_ref), as an api agent's transport declares them. Resolved by the tool at call time from the definition's
+ * own workspace; the values are never written into the request, the answer or a log.
+ */
+export const HttpCredentialsSchema = z.object({
+  headers: z.optional(HeadersSchema),
+  authentication: z.optional(AuthenticationSchema),
+});
+export type HttpCredentials = z.output<typeof HttpCredentialsSchema>;
+
+/** The `headers` and `authentication` of an http tool's config; `{}` when they are malformed (refused on write). */
+export function httpCredentialsOf(config: Record<string, unknown>): HttpCredentials {
+  const parsed = HttpCredentialsSchema.safeParse({
+    headers: config.headers,
+    authentication: config.authentication,
+  });
+  return parsed.success ? parsed.data : {};
+}
+
+function checkHttpCredentials(config: Record<string, unknown>, ctx: z.core.$RefinementCtx): void {
+  const parsed = HttpCredentialsSchema.safeParse({
+    headers: config.headers,
+    authentication: config.authentication,
+  });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      ctx.addIssue({ code: 'custom', path: ['config', ...issue.path], message: issue.message });
+    }
+    return;
+  }
+  const { headers, authentication } = parsed.data;
+  checkHeaders(headers, ctx, ['config', 'headers']);
+  if (authentication !== undefined && authentication.secret_ref === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['config', 'authentication', 'secret_ref'],
+      message: `name the secret that holds the ${authentication.type} credential`,
+    });
+  }
+  // A credential goes only where the definition's author said: with "*" a request (which a model may write)
+  // could send it to any host on the internet.
+  const sendsSecrets =
+    authentication !== undefined || Object.values(headers ?? {}).some((v) => typeof v !== 'string');
+  const hosts = config.allowed_hosts;
+  if (sendsSecrets && Array.isArray(hosts) && hosts.includes('*')) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['config', 'allowed_hosts'],
+      message:
+        'a tool that sends credentials from secret_ref must list the hosts they may go to (not "*"), so a ' +
+        'request cannot send them elsewhere',
+    });
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // workflow.def.v1: its own module (workflow-definition.ts), the engine's step language being large.

@@ -58,7 +58,10 @@ function refsIn(at: string, source: Credentials | undefined): SecretRefUse[] {
   return refs;
 }
 
-/** Every `secret_ref` a definition names: an agent's transport (mcp, api, external), an MCP tool's `mcp`. */
+/**
+ * Every `secret_ref` a definition names: an agent's transport (mcp, api, external), an MCP tool's `mcp`, an http
+ * tool's `config`.
+ */
 export function secretRefsOf(parsed: ParsedDefinition): SecretRefUse[] {
   switch (parsed.kind) {
     case 'agent': {
@@ -77,7 +80,11 @@ export function secretRefsOf(parsed: ParsedDefinition): SecretRefUse[] {
       return [];
     }
     case 'tool':
-      return refsIn('mcp', parsed.definition.mcp);
+      return parsed.definition.implementation === 'http'
+        ? // A parsed http tool's config.headers and authentication have their checked shape (definitions.ts); read
+          // here without parsing again, which would import definitions.ts into the module it imports.
+          refsIn('config', parsed.definition.config as Credentials)
+        : refsIn('mcp', parsed.definition.mcp);
     default:
       return [];
   }

@@ -12,6 +12,8 @@
  *   at most the operator's `CRUMBS_MAX_RESPONSE_BYTES`): the read stops at the cap with an error saying so.
  * - `retry_on_status` (default 429, 502, 503, 504): answers that say "try later" fail the trigger retriably, so SQS
  *   delivers it again; once the queue gives up (its DLQ), the caller gets a `status: "error"` response.
+ * - `headers` / `authentication`: credentials by `secret_ref` of the definition's own workspace, read at call time
+ *   and sent over the request's headers of the same name; never in the request, the answer or a log.
  */
 import { readCappedBody } from '#shared/adapters/network/capped-body.ts';
 import { guardedFetch, type Transport } from '#shared/adapters/network/guarded-fetch.ts';
@@ -22,9 +24,11 @@ import {
   privateNetworkAllowed,
   responseCeiling,
 } from '#shared/adapters/network/network-guard.ts';
+import { httpCredentialsOf } from '#shared/domain/definitions.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { httpConfigProblems } from '#shared/domain/outbound-limits.ts';
 import { evaluateJsonata } from '../domain/lang/jsonata.ts';
+import { resolveHeaders } from './credentials.ts';
 import type { Tool, ToolContext } from './tool.ts';
 
 export interface HttpInput {
@@ -121,6 +125,23 @@ function parseBody(bytes: Uint8Array, contentType: string | null): unknown {
   return text;
 }
 
+/** `config.headers` and `config.authentication` of the tool's definition, secrets read from its own workspace. */
+async function definitionHeaders(ctx: ToolContext): Promise<Record<string, string>> {
+  const { headers, authentication } = httpCredentialsOf(ctx.config);
+  if (headers === undefined && authentication === undefined) return {};
+  if (ctx.secrets !== undefined) {
+    return resolveHeaders('config', ctx.workspace, headers, authentication, ctx.secrets);
+  }
+  const literal: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (typeof value === 'string') literal[name] = value;
+  }
+  if (authentication !== undefined || Object.keys(literal).length < Object.keys(headers ?? {}).length) {
+    throw new NonRetriableError('this executor has no secret source: the secret_ref headers cannot be read');
+  }
+  return literal;
+}
+
 export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, unknown> {
   const lookup = options.lookup;
   let allowPrivateNetwork = options.allowPrivateNetwork;
@@ -153,6 +174,14 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
       }
       const method = (input.method ?? 'GET').toUpperCase();
       const headers: Record<string, string> = { ...input.headers };
+      // The definition's headers win over a request's of the same name: a request (a model may write it) cannot
+      // replace the credential the definition sends, nor learn it — the answer carries only the response.
+      for (const [name, value] of Object.entries(await definitionHeaders(ctx))) {
+        for (const given of Object.keys(headers)) {
+          if (given.toLowerCase() === name.toLowerCase()) delete headers[given];
+        }
+        headers[name] = value;
+      }
       let body: string | undefined;
       if (input.body !== undefined && input.body !== null) {
         body = typeof input.body === 'string' ? input.body : JSON.stringify(input.body);

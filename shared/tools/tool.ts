@@ -8,6 +8,7 @@ import type { Causation } from '#shared/domain/change-event.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
+import type { SecretSource } from '#shared/ports/secrets.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -28,6 +29,11 @@ export interface ToolContext {
   context: Record<string, unknown>;
   /** The `tool.def.v1` being run, when a tool needs more of it than `config` (the `mcp` tool: its server). */
   definition?: ToolDefinition;
+  /**
+   * The credentials a definition names by `secret_ref` (the `http` tool's `config.headers` and `authentication`),
+   * read as secrets of `workspace` only; absent in executors that resolve none.
+   */
+  secrets?: SecretSource;
 }
 
 export interface Tool<I = unknown, O = unknown> {

@@ -22,6 +22,7 @@ describe('readConfig', () => {
       workspacesClaim: 'crumbs:workspaces',
       llmSecretPrefix: DEFAULT_LLM_SECRET_PREFIX,
       defaultLlmProvider: 'bedrock',
+      modelAliases: {},
       workspaceQuotas: { definitions: 150, rules: 75 },
       tenantLimits: { ...TENANT_LIMITS },
     });
@@ -33,6 +34,15 @@ describe('readConfig', () => {
     );
     expect(() => read({ ...VALID, 'crumbs:defaultLlmProvider': 'gpt' })).toThrow(
       /crumbs:defaultLlmProvider.*bedrock.*"gpt"/,
+    );
+  });
+
+  it('reads crumbs:modelAliases as a JSON object or its text, and refuses a target without a provider', () => {
+    const aliases = { 'gpt-4': 'openai/gpt-4o' };
+    expect(read({ ...VALID, 'crumbs:modelAliases': aliases }).modelAliases).toEqual(aliases);
+    expect(read({ ...VALID, 'crumbs:modelAliases': JSON.stringify(aliases) }).modelAliases).toEqual(aliases);
+    expect(() => read({ ...VALID, 'crumbs:modelAliases': { 'gpt-4': 'gpt-4o' } })).toThrow(
+      /"crumbs:modelAliases" must be a JSON object.*expected <provider>\/<model id>/,
     );
   });
 

@@ -192,7 +192,7 @@ describe('StatelessStack', () => {
     expect(functionEnv('publisher')[ENV.busName]).toBeDefined();
   });
 
-  it('lets only the remote and sandbox agent runners read agent credentials, under crumbs/agents/ only', () => {
+  it('lets only the runners that call out with credentials (agent types, the http tool) read agent credentials, under crumbs/agents/ only', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
       const grants = statementsOfFunction(f.name).filter((s) => s.Sid === 'ReadAgentCredentials');
       const access = 'agentSecrets' in f.uses ? f.uses.agentSecrets : undefined;
@@ -279,6 +279,9 @@ describe('StatelessStack', () => {
     }
     expect(functionEnv('rule-manager')[ENV.defaultLlmProvider]).toBe('bedrock');
     expect(functionEnv('executor-agent')[ENV.defaultLlmProvider]).toBe('bedrock');
+    // The operator's model aliases ride beside it (none set here), so status and call resolve alike.
+    for (const name of ['rule-manager', 'executor-agent', 'executor-tool'])
+      expect(functionEnv(name)[ENV.modelAliases], name).toBe('{}');
   });
 
   it('limits each executor event source to the concurrency the topology declares', () => {

@@ -157,6 +157,27 @@ describe('which model a definition runs', () => {
     expect(status?.context.llm).toEqual({ provider: 'offline', model: 'gpt-4' });
   });
 
+  it('runs a bare id the operator aliased, and an agent without a model, as the status says, down to the call', async () => {
+    const ws = uniqueWorkspace('llm');
+    const c = client(ws);
+    const aliased = await applyAndWait(c, 'agent-worker', agent('house-model', []));
+    // The shared stack's CRUMBS_MODEL_ALIASES (shared-stack.ts): house-model → offline/house-v2.
+    expect(aliased).toMatchObject({ state: 'active', llm: { provider: 'offline', model: 'house-v2' } });
+    const first = await ask(c, 'hello house');
+    const answer = await waitForTag(c, 'agent.response.v1', `thread:${first.id}`);
+    expect(answer.context.model).toBe('offline/house-v2');
+
+    const { model: _none, ...withoutModel } = agent('unused', []).context;
+    const defaulted = await applyAndWait(c, 'agent-worker', {
+      schema_name: 'agent.def.v1',
+      context: withoutModel,
+    });
+    expect(defaulted).toMatchObject({ state: 'active', llm: { provider: 'offline', model: 'default' } });
+    const second = await ask(c, 'hello default');
+    const next = await waitForTag(c, 'agent.response.v1', `thread:${second.id}`);
+    expect(next.context.model).toBe('offline/default');
+  });
+
   it('marks a model with an unknown provider invalid at apply time, naming the field', async () => {
     const ws = uniqueWorkspace('llm');
     const { code, rows } = await apply(ws, [

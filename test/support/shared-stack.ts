@@ -13,6 +13,8 @@ export const SCOPED_WORKSPACE = 'scoped-only';
 /** The workspace that has a secret (`crumbs dev --secrets`): the one the agent-type tests' api agent names. */
 export const SECRETS_WORKSPACE = 'agent-types-secrets';
 export const TEST_SECRETS = { [SECRETS_WORKSPACE]: { 'partner-token': 'partner-s3cret' } } as const;
+/** The operator's model aliases (CRUMBS_MODEL_ALIASES): a bare `house-model` runs `offline/house-v2`. */
+export const TEST_MODEL_ALIASES = { 'house-model': 'offline/house-v2' } as const;
 
 const shared = globalThis as typeof globalThis & {
   __crumbsTestStack?: { users: number; stack: Promise<LocalStack> };
@@ -32,6 +34,7 @@ export function acquireStack(): Promise<LocalStack> {
       // Tests call their own HTTP servers on 127.0.0.1 through the http tool.
       allowPrivateNetwork: true,
       secrets: TEST_SECRETS,
+      modelAliases: TEST_MODEL_ALIASES,
     }),
   };
   shared.__crumbsTestStack.users++;

@@ -16,8 +16,8 @@ import { readCappedBody } from '#shared/adapters/network/capped-body.ts';
 import type { Transform } from '#shared/domain/agent-types.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
+import { resolveHeaders } from '#shared/tools/credentials.ts';
 import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
-import { resolveHeaders } from './credentials.ts';
 
 export interface ApiAgentDeps {
   /**

@@ -20,9 +20,9 @@ import { EXTERNAL_TASK_SCHEMA, requestTag } from '#shared/domain/protocol.ts';
 import type { A2aClient, A2aEndpoint, A2aPart, A2aReply } from '#shared/ports/a2a.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
+import { resolveHeaders } from '#shared/tools/credentials.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { type AgentAnswer, type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
-import { resolveHeaders } from './credentials.ts';
 
 /** When to look at a running task again (seconds). */
 const RECHECK_AFTER_SECONDS = 5;

@@ -10,8 +10,8 @@ import { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { McpClient } from '#shared/ports/mcp.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
+import { resolveHeaders } from '#shared/tools/credentials.ts';
 import type { Tool, ToolContext } from '#shared/tools/tool.ts';
-import { resolveHeaders } from './credentials.ts';
 import type { McpToolRef } from './tool-agent.ts';
 import { fromResult } from './tool-agent.ts';
 

@@ -18,8 +18,8 @@ import { DEFAULT_MODEL_ID } from '#shared/domain/llm-model.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
 import type { McpCallResult, McpClient, McpServer } from '#shared/ports/mcp.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
+import { resolveHeaders } from '#shared/tools/credentials.ts';
 import { type AgentAnswer, type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
-import { resolveHeaders } from './credentials.ts';
 
 /** An MCP tool declared as a `tool.def.v1` (`implementation: "mcp"`): its server and its name there. */
 export interface McpToolRef {

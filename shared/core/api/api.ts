@@ -271,7 +271,9 @@ export function createApi(deps: ApiDependencies): Api {
       const caller = request.caller;
       if (!caller) throw new UnauthorizedError('missing or invalid bearer token');
       if (params.ws !== undefined && caller.workspaces !== '*' && !caller.workspaces.includes(params.ws)) {
-        throw new ForbiddenError(`you may not use workspace ${params.ws}`);
+        throw new ForbiddenError(
+          `you may not use workspace ${params.ws}${caller.claimProblem ? `: ${caller.claimProblem}` : ''}`,
+        );
       }
       return await handler(request, params, caller);
     } catch (error) {

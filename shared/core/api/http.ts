@@ -4,6 +4,7 @@
  * it checks the bearer token and passes the caller's claims in `requestContext.authorizer.jwt.claims`.
  */
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
   type CrumbsError,
   isCrumbsError,
@@ -25,6 +26,8 @@ export type HttpResult = APIGatewayProxyStructuredResultV2 & {
 export interface Caller {
   principal: string;
   workspaces: '*' | readonly string[];
+  /** Why the token's workspace claim grants nothing when it is malformed (the 403 says so). */
+  claimProblem?: string;
 }
 
 export interface HttpRequest {
@@ -67,33 +70,62 @@ export function toHttpRequest(
   };
 }
 
+/** At most this many workspaces in one token's claim: more is a malformed claim, not a longer scan per request. */
+export const MAX_CLAIMED_WORKSPACES = 100;
+/** The claim's text is read only up to this size (100 names of 64 characters with separators fit). */
+const MAX_CLAIM_CHARS = MAX_CLAIMED_WORKSPACES * 72;
+
 /**
- * API Gateway renders JWT claims as strings; a list claim arrives as "[a b]" or "a,b" or a JSON array text.
- * `*` grants every workspace.
+ * Which workspaces the token grants, from every form an issuer sends its list claim in: a JSON array, a JSON
+ * array's text, a space- or comma-separated string, one name — and as API Gateway renders a list claim for the
+ * Lambda (`"[a b]"`). `*` grants every workspace. A claim that is absent, too long or names something that is not a
+ * workspace grants none, and says why (`claimProblem`) so the 403 tells the caller what to fix.
  */
 export function callerFromClaims(
   claims: Record<string, string | number | boolean | string[]>,
   workspacesClaim: string,
 ): Caller {
-  const sub = String(claims.sub ?? 'anonymous');
-  const raw = claims[workspacesClaim];
-  let workspaces: string[] = [];
-  if (Array.isArray(raw)) workspaces = raw.map(String);
+  const principal = `user:${String(claims.sub ?? 'anonymous')}`;
+  const parsed = claimedWorkspaces(claims[workspacesClaim]);
+  if (typeof parsed === 'string') {
+    return { principal, workspaces: [], claimProblem: `the token's ${workspacesClaim} claim ${parsed}` };
+  }
+  return { principal, workspaces: parsed.includes('*') ? '*' : parsed };
+}
+
+/** The claim's workspace names, or why it names none (a phrase after "the token's <claim> claim"). */
+function claimedWorkspaces(raw: unknown): string[] | string {
+  let names: unknown[];
+  if (raw === undefined || raw === null) return 'is missing';
+  if (Array.isArray(raw)) names = raw;
   else if (typeof raw === 'string') {
     const text = raw.trim();
+    if (text.length > MAX_CLAIM_CHARS) return `is longer than ${MAX_CLAIM_CHARS} characters`;
     if (text.startsWith('[') && text.includes('"')) {
       try {
-        workspaces = (JSON.parse(text) as unknown[]).map(String);
+        const value: unknown = JSON.parse(text);
+        if (!Array.isArray(value)) return 'is not a list of workspace names';
+        names = value;
       } catch {
-        workspaces = [];
+        return 'is neither a JSON array nor a space- or comma-separated list of workspace names';
       }
     } else
-      workspaces = text
+      names = text
         .replace(/^\[|\]$/g, '')
         .split(/[\s,]+/)
         .filter(Boolean);
+  } else return 'is not a list of workspace names';
+  if (names.length === 0) return 'names no workspace';
+  if (names.length > MAX_CLAIMED_WORKSPACES) {
+    return `names ${names.length} workspaces (at most ${MAX_CLAIMED_WORKSPACES})`;
   }
-  return { principal: `user:${sub}`, workspaces: workspaces.includes('*') ? '*' : workspaces };
+  for (const name of names) {
+    if (typeof name !== 'string' || (name !== '*' && !WORKSPACE_PATTERN.test(name))) {
+      const shown = JSON.stringify(name)?.slice(0, 80) ?? String(name);
+      return `names ${shown}, which is not a workspace name (1-64 letters, digits, "_" or "-") or "*"`;
+    }
+  }
+  return names as string[];
 }
 
 const TITLES: Record<number, string> = {

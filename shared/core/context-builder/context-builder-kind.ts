@@ -166,7 +166,22 @@ export function contextBuildTool(vectorSearch?: VectorSearch): Tool<ContextBuild
             `sources[${i}]: ${parsed.error.issues.map((x) => `${x.path.join('.')} ${x.message}`).join('; ')}`,
           );
         }
-        return sourceToSelector(parsed.data);
+        const source = parsed.data;
+        // Refused here rather than answered as an `{ error }` entry in a successful answer: the caller's
+        // request is wrong, and a model reading the answer should learn that, not see an empty source.
+        if (source.method === 'vector' && !input.query?.trim()) {
+          throw new NonRetriableError(
+            `sources[${i}]: a vector source needs the text it is near to in "query"`,
+          );
+        }
+        const fetchTag =
+          source.all_tags?.[0] ?? (source.any_tags?.length === 1 ? source.any_tags[0] : undefined);
+        if (source.method !== 'vector' && source.schema_name === undefined && fetchTag === undefined) {
+          throw new NonRetriableError(
+            `sources[${i}]: a ${source.method} source needs schema_name, all_tags or a single any_tags tag to fetch by`,
+          );
+        }
+        return sourceToSelector(source);
       });
       const now = new Date().toISOString();
       const pseudoTrigger: Breadcrumb = {

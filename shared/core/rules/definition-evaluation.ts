@@ -12,7 +12,12 @@ import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { definitionPrincipal, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import { type FieldIssue, ValidationError } from '#shared/domain/errors.ts';
-import { type LlmProvider, type ResolvedModel, resolveModel } from '#shared/domain/llm-model.ts';
+import {
+  type LlmProvider,
+  type ModelAliases,
+  type ResolvedModel,
+  resolveModel,
+} from '#shared/domain/llm-model.ts';
 import { LEGACY_AGENT_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { executorRunnerOf } from '#shared/domain/runners.ts';
 import { type SecretRefUse, secretRefsOf } from '#shared/domain/secret-refs.ts';
@@ -64,6 +69,7 @@ export function evaluateDefinition(
   prefix: string,
   defaultLlmProvider: LlmProvider,
   timeoutCeilingMs: number = TENANT_LIMITS.timeoutCeilingMs,
+  modelAliases: ModelAliases = {},
 ): DefinitionStatus & { kindKnown: boolean; secretRefs: SecretRefUse[] } {
   const kind = DEFINITION_SCHEMAS[record.schema_name as keyof typeof DEFINITION_SCHEMAS];
   const base = {
@@ -92,6 +98,7 @@ export function evaluateDefinition(
             record.schema_name === LEGACY_AGENT_DEF_SCHEMA
               ? 'llm_config.model'
               : agentModelPath(parsed.definition),
+            modelAliases,
           )
         : null;
     const entries = triggerSelectorEntries(parsed.kind, parsed.definition);

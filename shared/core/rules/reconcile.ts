@@ -70,6 +70,7 @@ export async function reconcile(
     deps.prefix,
     deps.defaultLlmProvider,
     deps.timeoutCeilingMs,
+    deps.modelAliases,
   );
   markInvalid(status, refusedDefinition);
   if (status.state === 'active') markInvalid(status, await missingSecrets(workspace, secretRefs, deps));

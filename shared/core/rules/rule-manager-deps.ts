@@ -4,7 +4,7 @@
  * as; and the outcome of reconciling one definition.
  */
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
-import type { LlmProvider } from '#shared/domain/llm-model.ts';
+import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RuleRegistry } from '#shared/ports/rule-registry.ts';
@@ -27,6 +27,8 @@ export interface RuleManagerDependencies {
   executorQueueArns: Readonly<Record<ExecutorRunner, string>>;
   /** Where an agent's bare model id runs (`CRUMBS_DEFAULT_LLM_PROVIDER`). */
   defaultLlmProvider: LlmProvider;
+  /** The operator's model aliases (`CRUMBS_MODEL_ALIASES`): a bare model id they name runs what they say. */
+  modelAliases?: ModelAliases | undefined;
   /** Where EventBridge puts events it could not deliver to a target (`ENV.ruleTargetsDlqArn`). */
   ruleTargetsDlqArn: string;
   /** The longest `timeout_ms` a definition may ask for (`ENV.timeoutCeilingMs`). @default TENANT_LIMITS */

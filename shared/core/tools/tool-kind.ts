@@ -14,6 +14,7 @@
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import type { SecretSource } from '#shared/ports/secrets.ts';
 import type { ToolCatalog } from '#shared/tools/catalog.ts';
 import type { ToolContext } from '#shared/tools/tool.ts';
 import { ERROR_ANSWERS, readToolRequest, toolResponse } from '../executor/answers.ts';
@@ -69,6 +70,7 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
         log: options.log,
         context: options.context,
         ...(options.definition !== undefined ? { definition: options.definition } : {}),
+        ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
       }),
       aborted,
     ]);
@@ -93,6 +95,8 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
 
 export interface ToolKindDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
   tools: ToolCatalog;
+  /** Where the tools read the credentials a definition names by `secret_ref` (the `http` tool's headers). */
+  secrets?: SecretSource;
 }
 
 export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<ToolDefinition> {
@@ -131,6 +135,7 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
           log: deps.log,
           context: execution.context,
           definition,
+          ...(deps.secrets !== undefined ? { secrets: deps.secrets } : {}),
         });
         if (definition.output_schema) {
           const issues = compileJsonSchema(

@@ -87,3 +87,54 @@ describe('secret_ref', () => {
     expect(secretRefsOf(validateDefinition('tool.def.v1', { name: 'echo' }))).toEqual([]);
   });
 });
+
+describe('an http tool with credentials by secret_ref', () => {
+  const http = (config: Record<string, unknown>) => ({
+    name: 'partner',
+    implementation: 'http',
+    config: { allowed_hosts: ['api.partner.example'], ...config },
+  });
+
+  it('lists the secrets its config.headers and config.authentication name, beside literal headers', () => {
+    const tool = validateDefinition(
+      'tool.def.v1',
+      http({
+        headers: { 'X-Trace': 'crumbs', 'X-Api-Key': { secret_ref: 'partner-key' } },
+        authentication: { type: 'bearer', secret_ref: 'partner-token' },
+      }),
+    );
+    expect(secretRefsOf(tool)).toEqual([
+      { path: 'config.headers.X-Api-Key.secret_ref', name: 'partner-key' },
+      { path: 'config.authentication.secret_ref', name: 'partner-token' },
+    ]);
+    expect(secretRefsOf(validateDefinition('tool.def.v1', http({})))).toEqual([]);
+  });
+
+  it('makes the definition invalid at the field: a bad ref, a literal credential, a missing ref, "*" hosts', () => {
+    expect(
+      issuesOf('tool.def.v1', http({ headers: { 'X-Api-Key': { secret_ref: '../team-a/partner-key' } } })),
+    ).toEqual([{ path: 'config.headers.X-Api-Key.secret_ref', message: expect.stringMatching(/is a path/) }]);
+    expect(issuesOf('tool.def.v1', http({ headers: { Authorization: 'Bearer abc' } }))).toEqual([
+      { path: 'config.headers.Authorization', message: expect.stringMatching(/a credential header/) },
+    ]);
+    expect(issuesOf('tool.def.v1', http({ headers: { 'X-Trace': 7 } }))).toEqual([
+      { path: 'config.headers.X-Trace', message: 'expected a string or { secret_ref }' },
+    ]);
+    expect(issuesOf('tool.def.v1', http({ authentication: { type: 'bearer' } }))).toEqual([
+      {
+        path: 'config.authentication.secret_ref',
+        message: 'name the secret that holds the bearer credential',
+      },
+    ]);
+    expect(
+      issuesOf(
+        'tool.def.v1',
+        http({ allowed_hosts: ['*'], authentication: { type: 'bearer', secret_ref: 'partner-token' } }),
+      ),
+    ).toEqual([{ path: 'config.allowed_hosts', message: expect.stringMatching(/must list the hosts/) }]);
+    // Literal, non-credential headers may go anywhere the tool may.
+    expect(issuesOf('tool.def.v1', http({ allowed_hosts: ['*'], headers: { 'X-Trace': 'crumbs' } }))).toEqual(
+      [],
+    );
+  });
+});

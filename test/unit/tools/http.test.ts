@@ -1,11 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RetriableError } from '#shared/domain/errors.ts';
+import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import { createHttpTool, httpTool, isPrivateAddress } from '#shared/tools/http.ts';
 import type { ToolContext } from '#shared/tools/tool.ts';
+import { startHttpServer, type TestHttpServer } from '../../support/http-server.ts';
 
 /** A tool context for unit tests; the store refuses every call unless the test gives one. */
 function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
@@ -226,6 +228,85 @@ describe('http tool', () => {
     await expect(
       devTool.run({ url: `http://127.0.0.1:${port}/slow` }, local({ timeout_ms: 100 })),
     ).rejects.toThrow(/timed out after 100 ms/);
+  });
+});
+
+describe('http tool credentials by secret_ref', () => {
+  // Workspace team-a holds the partner's credentials; team-b holds nothing of the kind.
+  const secrets = new LocalSecrets({
+    inline: JSON.stringify({ 'team-a': { 'partner-key': 'key-of-a', 'partner-token': 'token-of-a' } }),
+  });
+  let partner: TestHttpServer;
+  beforeAll(async () => {
+    partner = await startHttpServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+  });
+  afterAll(() => partner.close());
+
+  const config = {
+    allowed_hosts: ['127.0.0.1'],
+    allow_private: true,
+    headers: { 'X-Api-Key': { secret_ref: 'partner-key' }, 'X-Client': 'crumbs' },
+    authentication: { type: 'bearer', secret_ref: 'partner-token' },
+  };
+  const inWorkspace = (workspace: string, extra: Partial<ToolContext> = {}) =>
+    toolContext({ workspace, config, secrets, ...extra });
+
+  it("sends the definition's secret headers beside the request's own, and answers with none of them", async () => {
+    const before = partner.requests.length;
+    const out = await devTool.run(
+      { url: `${partner.url}/v1/items`, headers: { 'X-Request-Id': 'r-1' } },
+      inWorkspace('team-a'),
+    );
+    const received = partner.requests[before]?.headers;
+    expect(received?.['x-api-key']).toBe('key-of-a');
+    expect(received?.authorization).toBe('Bearer token-of-a');
+    expect(received?.['x-client']).toBe('crumbs');
+    expect(received?.['x-request-id']).toBe('r-1');
+    expect(out).toMatchObject({ status: 200, body: { ok: true } });
+    expect(JSON.stringify(out)).not.toMatch(/key-of-a|token-of-a/);
+  });
+
+  it("keeps the definition's credential when the request names the same header", async () => {
+    const before = partner.requests.length;
+    await devTool.run(
+      { url: `${partner.url}/v1/items`, headers: { authorization: 'Bearer forged', 'x-api-key': 'forged' } },
+      inWorkspace('team-a'),
+    );
+    expect(partner.requests[before]?.headers.authorization).toBe('Bearer token-of-a');
+    expect(partner.requests[before]?.headers['x-api-key']).toBe('key-of-a');
+  });
+
+  it("gives a definition in another workspace nothing of team-a's secrets: an error naming the ref, no call", async () => {
+    const before = partner.requests.length;
+    const call = devTool.run({ url: `${partner.url}/v1/items` }, inWorkspace('team-b'));
+    await expect(call).rejects.toThrow(NonRetriableError);
+    await expect(call).rejects.toThrow(/secret_ref "partner-key"/);
+    expect(partner.requests.length).toBe(before);
+  });
+
+  it('answers a secret missing at call time with an error naming the ref, never the value', async () => {
+    const call = devTool.run(
+      { url: `${partner.url}/v1/items` },
+      inWorkspace('team-a', {
+        config: { ...config, headers: { 'X-Api-Key': { secret_ref: 'rotated-away' } } },
+      }),
+    );
+    await expect(call).rejects.toThrow(/secret_ref "rotated-away".*is not set/);
+  });
+
+  it('refuses secret headers in an executor without a secret source, and sends literal ones anyway', async () => {
+    await expect(
+      devTool.run({ url: `${partner.url}/x` }, inWorkspace('team-a', { secrets: undefined })),
+    ).rejects.toThrow(/no secret source/);
+    const before = partner.requests.length;
+    await devTool.run(
+      { url: `${partner.url}/x` },
+      toolContext({ config: { ...config, headers: { 'X-Client': 'crumbs' }, authentication: undefined } }),
+    );
+    expect(partner.requests[before]?.headers['x-client']).toBe('crumbs');
   });
 });
 

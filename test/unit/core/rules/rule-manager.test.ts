@@ -249,7 +249,40 @@ describe('rule manager (in memory)', () => {
     const record = definitionRecord('agent.def.v1', agentDefinition());
     expect(evaluateDefinition(record, 'crumbs-def-', 'bedrock').llm).toEqual({
       provider: 'bedrock',
-      model: 'default',
+      model: 'amazon.nova-lite-v1:0',
+    });
+    // The operator's alias `default` says otherwise.
+    const aliases = { default: 'openai/gpt-4o' };
+    expect(evaluateDefinition(record, 'crumbs-def-', 'bedrock', undefined, aliases).llm).toEqual({
+      provider: 'openai',
+      model: 'gpt-4o',
+    });
+  });
+
+  it("makes seed 002's bare gpt-4 on a Bedrock stack invalid naming the choices, or runs what its alias says", () => {
+    const record = definitionRecord('agent.def.v1', agentDefinition('gpt-4'));
+    const refused = evaluateDefinition(record, 'crumbs-def-', 'bedrock');
+    expect(refused).toMatchObject({ state: 'invalid', llm: null, rule_name: null });
+    expect(refused.errors).toEqual([
+      {
+        path: 'model',
+        message: expect.stringMatching(
+          /"gpt-4" names no provider.*bedrock takes only Bedrock model ids.*providers: bedrock, openrouter.*an alias \(none set; .*CRUMBS_MODEL_ALIASES\)/,
+        ),
+      },
+    ]);
+    const aliased = evaluateDefinition(record, 'crumbs-def-', 'bedrock', undefined, {
+      'gpt-4': 'openrouter/openai/gpt-4o',
+    });
+    expect(aliased).toMatchObject({
+      state: 'active',
+      llm: { provider: 'openrouter', model: 'openai/gpt-4o' },
+    });
+    // A Bedrock model id without the prefix runs there as it is.
+    const bedrockId = definitionRecord('agent.def.v1', agentDefinition('anthropic.claude-3-haiku'));
+    expect(evaluateDefinition(bedrockId, 'crumbs-def-', 'bedrock').llm).toEqual({
+      provider: 'bedrock',
+      model: 'anthropic.claude-3-haiku',
     });
   });
 
@@ -284,9 +317,9 @@ describe('rule manager (in memory)', () => {
       }),
     ).toEqual({ provider: 'offline', model: 'default' });
     // A context agent's llm block counts as its model does.
-    expect(llmOf({ agent_id: 'golf', type: 'context', llm: { model: 'gpt-4o' } })).toEqual({
+    expect(llmOf({ agent_id: 'golf', type: 'context', llm: { model: 'anthropic.claude-3-haiku' } })).toEqual({
       provider: 'bedrock',
-      model: 'gpt-4o',
+      model: 'anthropic.claude-3-haiku',
     });
     for (const context of [
       {

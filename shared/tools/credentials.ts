@@ -2,6 +2,7 @@
  * Headers with their credentials filled in: literal values as written, `{ secret_ref }` values and the
  * transport's `authentication` read from the SecretSource — always as secrets of `workspace`, the definition's own
  * (the source refuses a name that could reach elsewhere). The result is only ever sent, never written anywhere.
+ * Shared by the agents that call out (api, external, tool) and the `http` tool, so it lives on the tools' floor.
  */
 import type { Authentication } from '#shared/domain/agent-types.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
