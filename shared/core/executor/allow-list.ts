@@ -25,6 +25,7 @@ import {
   TOOL_DEF_SCHEMA,
 } from '#shared/domain/protocol.ts';
 import { nestedSteps } from '#shared/domain/steps/kinds.ts';
+import { pinnedName } from '#shared/domain/version-pin.ts';
 import type { StepDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 
@@ -60,7 +61,7 @@ export function orchestrationTargets(orchestration: OrchestrationConfig | undefi
   const agents = new Set(orchestration?.availableAgents ?? []);
   const workflows = new Set<string>();
   const visit = (step: StepDefinition) => {
-    if (step.agent !== undefined) agents.add(step.agent);
+    if (step.agent !== undefined) agents.add(pinnedName(step.agent));
     if (step.workflow !== undefined) workflows.add(step.workflow);
     for (const [nested] of nestedSteps(step)) visit(nested);
   };

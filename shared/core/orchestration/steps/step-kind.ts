@@ -119,6 +119,12 @@ export interface StepKind<K extends StepKindName = StepKindName> {
      * defined would never be answered, so its step fails at once (`driver.ts`).
      */
     readonly answeredBy?: { readonly schema: string; nameOf(definitionContext: unknown): string | undefined };
+    /**
+     * The definitions such requests run, one version of which the driver resolves for each request (the step's
+     * pin, else the latest) and records in the step (`definition`); a step whose definition or pinned version is
+     * not there fails at once (`driver.ts`, `shared/core/executor/versions.ts`).
+     */
+    readonly versioned?: { readonly schemas: readonly string[] };
   };
   /** Kinds that are a timer: when the running attempt's timer fires, and the output it ends with then. */
   readonly timer?: {
