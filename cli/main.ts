@@ -33,6 +33,7 @@ import { lsCommand } from './commands/ls.ts';
 import { mcpCommand } from './commands/mcp.ts';
 import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
+import { rollbackCommand } from './commands/rollback.ts';
 import { rulesCommand } from './commands/rules.ts';
 import { runsCommand } from './commands/runs.ts';
 import { tailCommand } from './commands/tail.ts';
@@ -49,6 +50,7 @@ export const COMMANDS: readonly Command[] = [
   updateCommand,
   rmCommand,
   historyCommand,
+  rollbackCommand,
   applyCommand,
   rulesCommand,
   runsCommand,

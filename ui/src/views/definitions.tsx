@@ -1,8 +1,12 @@
-/** Definitions: every agent, tool, workflow and context definition with its rule state; explain a trigger. */
+/**
+ * Definitions: every agent, tool, workflow and context definition with its rule state, its versions (each with a
+ * diff against the one before; a step may pin one, `crumbs rollback` writes one again), and explain a trigger.
+ */
 import { useState } from 'preact/hooks';
 import type { DefinitionSummary, Explanation } from '#shared/client/api-types.ts';
 import type { Api } from '../api.ts';
 import { Badge, ErrorLine, Json, useLoad } from '../components.tsx';
+import { VersionDiff } from './breadcrumb.tsx';
 import { dateTime } from '../format.ts';
 import { href } from '../session.ts';
 
@@ -36,6 +40,7 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
   const [target, setTarget] = useState('');
   const [result, setResult] = useState<Explanation>();
   const [error, setError] = useState<string>();
+  const [showVersions, setShowVersions] = useState(false);
   return (
     <article class="card" data-definition={d.id}>
       <header>
@@ -68,6 +73,15 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
           ) : null}
         </summary>
         <Json value={d.pattern} />
+      </details>
+      <details
+        data-versions={d.id}
+        onToggle={(e) => {
+          if ((e.currentTarget as HTMLDetailsElement).open) setShowVersions(true);
+        }}
+      >
+        <summary>versions (latest v{d.version})</summary>
+        {showVersions && <Versions api={api} id={d.id} latest={d.version} />}
       </details>
       <form
         class="explain"
@@ -110,5 +124,35 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
         </div>
       )}
     </article>
+  );
+}
+
+/** A definition's versions, newest first (the last 50), each with what changed from the one before. */
+function Versions({ api, id, latest }: { api: Api; id: string; latest: number }) {
+  const loaded = useLoad(() => api.history(id), [api, id, latest]);
+  if (loaded.error) return <ErrorLine error={loaded.error} />;
+  if (!loaded.value) return <p class="muted">Loading…</p>;
+  const versions = loaded.value.items;
+  return (
+    <ol class="definition-versions">
+      {versions.map((v, i) => {
+        const previous = versions[i + 1];
+        return (
+          <li key={v.version} data-version={v.version}>
+            <p class="meta">
+              <b>v{v.version}</b> · {dateTime(v.updated_at)} · <span class="mono">{v.updated_by}</span>
+              {v.version === latest ? ' · live' : ''}
+            </p>
+            {previous ? (
+              <VersionDiff before={previous} after={v} />
+            ) : (
+              <p class="muted">
+                {v.version === 1 ? 'the first version' : `v${v.version - 1} is past the last 50 versions`}
+              </p>
+            )}
+          </li>
+        );
+      })}
+    </ol>
   );
 }
