@@ -6,9 +6,9 @@ import { useState } from 'preact/hooks';
 import type { DefinitionSummary, Explanation } from '#shared/client/api-types.ts';
 import type { Api } from '../api.ts';
 import { Badge, ErrorLine, Json, useLoad } from '../components.tsx';
-import { VersionDiff } from './breadcrumb.tsx';
 import { dateTime } from '../format.ts';
 import { href } from '../session.ts';
+import { VersionDiff } from './breadcrumb.tsx';
 
 export function DefinitionsView({ api }: { api: Api }) {
   const loaded = useLoad(() => api.definitions(), [api]);
