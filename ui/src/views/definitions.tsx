@@ -74,15 +74,12 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
         </summary>
         <Json value={d.pattern} />
       </details>
-      <details
-        data-versions={d.id}
-        onToggle={(e) => {
-          if ((e.currentTarget as HTMLDetailsElement).open) setShowVersions(true);
-        }}
-      >
-        <summary>versions (latest v{d.version})</summary>
+      <div class="versions-panel" data-versions={d.id}>
+        <button type="button" class="link" onClick={() => setShowVersions((shown) => !shown)}>
+          {showVersions ? 'hide versions' : `versions (latest v${d.version})`}
+        </button>
         {showVersions && <Versions api={api} id={d.id} latest={d.version} />}
-      </details>
+      </div>
       <form
         class="explain"
         onSubmit={async (e) => {
@@ -141,7 +138,16 @@ function Versions({ api, id, latest }: { api: Api; id: string; latest: number })
           <li key={v.version} data-version={v.version}>
             <p class="meta">
               <b>v{v.version}</b> · {dateTime(v.updated_at)} · <span class="mono">{v.updated_by}</span>
-              {v.version === latest ? ' · live' : ''}
+              {v.version === latest ? (
+                ' · live'
+              ) : (
+                <>
+                  {' · '}
+                  <span class="mono muted" title="write this version's content again as the next version">
+                    crumbs rollback {id} --to {v.version}
+                  </span>
+                </>
+              )}
             </p>
             {previous ? (
               <VersionDiff before={previous} after={v} />
