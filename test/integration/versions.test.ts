@@ -125,7 +125,7 @@ afterEach(() => {
 
 describe('versions in use', () => {
   it('runs the pinned version of a tool and the latest for an unpinned step, and records both', async () => {
-    const { call } = await twoVersionTool();
+    const { ws, call } = await twoVersionTool();
     expect((await putWorkflow(call, twoSteps)).state).toBe('active');
     const run = await runToEnd(call, 'sum');
     expect(run.status).toBe('succeeded');
@@ -139,6 +139,11 @@ describe('versions in use', () => {
       output: { result: 42 },
       definition: { id: 'tool-calc', version: 2 },
     });
+    // The CLI shows the same, per step.
+    const shown = await crumbs(ws, 'runs', 'get', String(run.run_id));
+    expect(shown.code).toBe(0);
+    expect(shown.out).toMatch(/pinned\s+succeeded\s+1\s+tool-calc@1\s/);
+    expect(shown.out).toMatch(/latest\s+succeeded\s+1\s+tool-calc@2\s/);
   });
 
   it('runs the pinned version of an agent, and records it', async () => {
