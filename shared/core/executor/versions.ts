@@ -1,9 +1,10 @@
 /**
  * Which version of a definition a request runs (`shared/domain/version-pin.ts`). A run's driver resolves each
  * agent or tool step to the definition's id and version when it writes the request (the pinned version, else the
- * latest) and the request carries it as `definition_version`; the rule that routes the request is compiled from the
- * latest version, and the pipeline then loads the version the request names (`requestedVersion`). So a step runs
- * exactly the version its run records, and a pin needs no rule of its own.
+ * latest) and records it in the run; a pinned step's request carries its version as `definition_version`. The rule
+ * that routes the request is compiled from the latest version, and the pipeline then loads the version the request
+ * names (`requestedVersion`): a pin needs no rule of its own. An unpinned request names none (requests stay as
+ * small as they were: most sit near a 1 KB write unit) and runs the rule's version, the latest.
  *
  * Every read is in the request's own workspace: the pipeline loads the version of the definition the rule routed
  * (its id, its workspace), so a request cannot name another workspace's definition, nor another definition.

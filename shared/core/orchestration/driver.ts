@@ -192,8 +192,8 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   /**
-   * The definition and version a request for `name` runs (the pinned one, else the latest): read fresh, so a step
-   * runs what was live when its request was written. Undefined: the workspace defines no such name.
+   * The definition and version a request for `name` runs (the pinned one, else the latest): read fresh, so the
+   * step records what is live when its request is written. Undefined: the workspace defines no such name.
    */
   async function resolveVersion(
     workspace: string,
@@ -213,9 +213,9 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   /**
-   * Records in the run the definition each new agent or tool request runs (`StepState.definition`) and names its
-   * version in the request; a request whose pinned version (or tool) is not there gets the failure it is answered
-   * with instead (`refused`, by request id).
+   * Records in the run the definition each new agent or tool request runs (`StepState.definition`): the pinned
+   * version, which the request names (`pinOf`), else the latest, which its rule runs. A request whose pinned
+   * version (or tool) is not there gets the failure it is answered with instead (`refused`, by request id).
    */
   async function resolveRequests(
     workspace: string,
@@ -223,10 +223,9 @@ export function createRunDriver(deps: RunDriverDeps) {
     run: Run,
     effects: readonly Effect[],
     refused: Map<string, string>,
-  ): Promise<{ run: Run; effects: Effect[]; annotated: boolean }> {
+  ): Promise<{ run: Run; annotated: boolean }> {
     let out = run;
     let annotated = false;
-    const resolved = new Map<string, number>();
     for (const effect of effects) {
       if (effect.type !== 'request' || effect.target === undefined) continue;
       const versioned = stepKindOf(effect.kind).request?.versioned;
@@ -250,18 +249,9 @@ export function createRunDriver(deps: RunDriverDeps) {
         continue;
       }
       out = { ...out, steps: { ...out.steps, [effect.step]: { ...state, definition: at } } };
-      resolved.set(effect.id, at.version);
       annotated = true;
     }
-    if (!annotated) return { run, effects: [...effects], annotated };
-    return {
-      run: out,
-      effects: effects.map((e) => {
-        const version = resolved.get(e.id);
-        return e.type === 'request' && version !== undefined ? { ...e, definition_version: version } : e;
-      }),
-      annotated,
-    };
+    return { run: out, annotated };
   }
 
   /**
@@ -465,7 +455,7 @@ export function createRunDriver(deps: RunDriverDeps) {
             );
             run = versions.run;
             changed ||= result.changed || versions.annotated;
-            attempt.push({ state, effects: versions.effects, run, definition });
+            attempt.push({ state, effects: result.effects, run, definition });
           }
         } catch (error) {
           // This event cannot be applied: its message fails alone, the others are applied without it.

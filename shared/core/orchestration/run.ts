@@ -68,9 +68,9 @@ export const StepStateSchema = z.object({
   /** A failed attempt waiting for its back-off before the next. */
   retry_at: z.optional(Timestamp),
   /**
-   * Agent and tool steps: the definition the current attempt's request runs, its id and version (the version the
-   * step pins, else the latest when the request was written); the request names that version, and the executor
-   * runs it (`shared/core/executor/versions.ts`).
+   * Agent and tool steps: the definition the current attempt's request runs, its id and version: the version the
+   * step pins (the request names it, and the executor runs it: `shared/core/executor/versions.ts`), else the
+   * latest when the request was written (what its rule runs once the rule manager has compiled that version).
    */
   definition: z.optional(z.object({ id: z.string(), version: z.number().check(z.int(), z.minimum(1)) })),
   /** The answer breadcrumb applied to this attempt (duplicates of it change nothing). */

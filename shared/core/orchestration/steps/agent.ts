@@ -7,6 +7,7 @@ import { AGENT_DEF_SCHEMA, LEGACY_AGENT_DEF_SCHEMA } from '#shared/domain/protoc
 import { agentStepSchema } from '#shared/domain/steps/agent.ts';
 import { pinnedName } from '#shared/domain/version-pin.ts';
 import type { StepKind } from './step-kind.ts';
+import { pinOf } from './step-kind.ts';
 
 export const agentStep: StepKind<'agent'> = {
   kind: 'agent',
@@ -25,7 +26,7 @@ export const agentStep: StepKind<'agent'> = {
   request: {
     fields: (definition, _run, step, state) => ({
       ...(step.agent !== undefined ? { target: pinnedName(step.agent) } : {}),
-      ...(state.definition !== undefined ? { definition_version: state.definition.version } : {}),
+      ...pinOf(step.agent),
       ...(state.input !== undefined ? { input: state.input } : {}),
       ...(state.message !== undefined ? { message: state.message } : {}),
       ...(step.mode !== undefined ? { mode: step.mode } : {}),

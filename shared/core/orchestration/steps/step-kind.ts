@@ -9,6 +9,7 @@
  * README.md holds for every kind without a kind knowing it.
  */
 import type { StepKindSchema } from '#shared/domain/steps/step-schema.ts';
+import { parsePin } from '#shared/domain/version-pin.ts';
 import type { StepDefinition, StepKindName, WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { CancelRunEffect, RequestEffect } from '../effects.ts';
 import type { Evaluator, Frame } from '../expressions.ts';
@@ -133,4 +134,13 @@ export interface StepKind<K extends StepKindName = StepKindName> {
   };
   /** What to write when an attempt is given up (cancelled, timed out, reset by a retry): a sub-run's cancel. */
   abandon?(step: StepDefinition, key: string, attemptId: string): CancelRunEffect | undefined;
+}
+
+/**
+ * The `definition_version` of a request whose step pins `name@N`: the executor runs version N. An unpinned request
+ * names none and runs the version its rule was compiled from, the latest (a request stays as small as it was).
+ */
+export function pinOf(named: string | undefined): { definition_version?: number } {
+  const version = named === undefined ? undefined : parsePin(named)?.version;
+  return version === undefined ? {} : { definition_version: version };
 }

@@ -7,6 +7,7 @@ import { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { toolStepSchema } from '#shared/domain/steps/tool.ts';
 import { pinnedName } from '#shared/domain/version-pin.ts';
 import type { StepKind } from './step-kind.ts';
+import { pinOf } from './step-kind.ts';
 
 export const toolStep: StepKind<'tool'> = {
   kind: 'tool',
@@ -21,7 +22,7 @@ export const toolStep: StepKind<'tool'> = {
     fields: (_definition, _run, step, state) => ({
       ...(step.tool !== undefined ? { target: pinnedName(step.tool) } : {}),
       input: state.input ?? {},
-      ...(state.definition !== undefined ? { definition_version: state.definition.version } : {}),
+      ...pinOf(step.tool),
     }),
     breadcrumb: ({ effect, tags, title, driver, schemas }) => ({
       id: effect.id,
