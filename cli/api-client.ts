@@ -62,6 +62,8 @@ export interface RunView {
       error?: string;
       attempt_id?: string;
       decision?: string;
+      /** Agent and tool steps: the definition and version the step ran. */
+      definition?: { id: string; version: number };
     }
   >;
   readonly output?: unknown;

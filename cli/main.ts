@@ -33,6 +33,7 @@ import { lsCommand } from './commands/ls.ts';
 import { mcpCommand } from './commands/mcp.ts';
 import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
+import { rollbackCommand } from './commands/rollback.ts';
 import { rulesCommand } from './commands/rules.ts';
 import { runsCommand } from './commands/runs.ts';
 import { smokeCommand } from './commands/smoke.ts';
@@ -50,6 +51,7 @@ export const COMMANDS: readonly Command[] = [
   updateCommand,
   rmCommand,
   historyCommand,
+  rollbackCommand,
   applyCommand,
   rulesCommand,
   runsCommand,

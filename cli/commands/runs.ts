@@ -52,6 +52,11 @@ function runText(run: RunView): string {
           { header: 'status', value: ([, s]) => s.status },
           { header: 'attempts', value: ([, s]) => s.attempts, align: 'right' },
           {
+            header: 'ran',
+            value: ([, s]) => (s.definition ? `${s.definition.id}@${s.definition.version}` : ''),
+            max: 60,
+          },
+          {
             header: 'output / error',
             value: ([, s]) => s.error ?? JSON.stringify(s.output ?? null),
             max: 80,

@@ -3,7 +3,8 @@
  * tool calls, `create_breadcrumbs` and `tools_to_invoke`, a function agent's `ctx.create`). A definition is data
  * anyone in the workspace can write and a model's output is data its prompt can steer, so these writes are
  * checked here, never trusted: never definitions, system records, run messages, answers, people's messages or
- * routing tags (`protocolRefusal` in `#shared/domain/protocol.ts`); requests only for what the agent was given;
+ * routing tags (`protocolRefusal` in `#shared/domain/protocol.ts`); requests only for what the agent was given,
+ * and never pinned to a version (`versions.ts`: pins are a workflow author's);
  * anything else (notes, reports, the agent's own schemas) freely (shared/domain/CONVENTIONS.md, "Principals").
  *
  * Given: tools are the definition's `tools`, or every `tool.def.v1` of the workspace when it lists none (what a
@@ -25,8 +26,10 @@ import {
   TOOL_DEF_SCHEMA,
 } from '#shared/domain/protocol.ts';
 import { nestedSteps } from '#shared/domain/steps/kinds.ts';
+import { pinnedName } from '#shared/domain/version-pin.ts';
 import type { StepDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import { DEFINITION_VERSION_FIELD } from './versions.ts';
 
 const MAX_TOOLS_LISTED = 100;
 
@@ -60,7 +63,7 @@ export function orchestrationTargets(orchestration: OrchestrationConfig | undefi
   const agents = new Set(orchestration?.availableAgents ?? []);
   const workflows = new Set<string>();
   const visit = (step: StepDefinition) => {
-    if (step.agent !== undefined) agents.add(step.agent);
+    if (step.agent !== undefined) agents.add(pinnedName(step.agent));
     if (step.workflow !== undefined) workflows.add(step.workflow);
     for (const [nested] of nestedSteps(step)) visit(nested);
   };
@@ -104,6 +107,11 @@ export class Grants {
     const request = REQUESTS[schema as RequestSchema] as (typeof REQUESTS)[RequestSchema] | undefined;
     if (request === undefined) return undefined;
     const target = asObject(write.context)[request.field];
+    if (asObject(write.context)[DEFINITION_VERSION_FIELD] !== undefined) {
+      // A pin is the definition author's (a workflow step): an agent's own request runs the latest version, so a
+      // version fixed by a later write cannot be run again from a model's output or an agent's code.
+      return `an agent's request cannot name a ${DEFINITION_VERSION_FIELD} (it runs the latest version); nothing was requested`;
+    }
     const given = await this.given(request.kind);
     if (typeof target === 'string' && given.includes(target)) return undefined;
     const name = typeof target === 'string' ? `"${shown(target)}"` : `(no ${request.field})`;

@@ -47,6 +47,7 @@ import {
 import { definitionParts, loadDefinition } from './definition-cache.ts';
 import { accountHops, writeLoopStopped } from './loop-guard.ts';
 import { outputId, type WriteContext, writeOutputs } from './outputs.ts';
+import { definitionForTrigger } from './versions.ts';
 import { type SlotPolicy, WorkspaceBusyError, withWorkspaceSlot } from './workspace-slots.ts';
 
 export interface PipelineDeps {
@@ -121,6 +122,12 @@ async function processTrigger(
     if (error instanceof NotFoundError) return skip(log, 'the trigger is gone', logKeys);
     throw error;
   }
+
+  // A request may name the version to run (versions.ts): the rule was compiled from the latest.
+  const chosen = await definitionForTrigger(ref, parsed, trigger, deps.store);
+  if ('gone' in chosen) return skip(log, chosen.gone, logKeys);
+  ({ ref, parsed } = chosen);
+  if (ref.version !== keys.definitionVersion) logKeys = { ...logKeys, definitionVersion: ref.version };
 
   // The rule matched the event; the event may have left a large context out, so match the whole trigger.
   const parts = definitionParts(parsed);

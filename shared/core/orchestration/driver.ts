@@ -17,14 +17,17 @@ import {
   VersionConflictError,
 } from '#shared/domain/errors.ts';
 import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
+import { parsePin } from '#shared/domain/version-pin.ts';
 import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
+import { type DefinitionAt, definitionsByName, versionToRun } from '../executor/versions.ts';
 import { advance } from './advance.ts';
 import { isPerson } from './authority.ts';
 import { type Effect, effectsOf, type RequestEffect } from './effects.ts';
 import type { RunEvent } from './events.ts';
+import { graphOf, stepAt } from './graph.ts';
 import { boundedId } from './ids.ts';
 import { actionOf, runBreadcrumb, runDriver } from './messages.ts';
 import { type Run, RunSchema } from './run.ts';
@@ -166,6 +169,95 @@ export function createRunDriver(deps: RunDriverDeps) {
       cursor = result.next_cursor;
     }
     return names;
+  }
+
+  /**
+   * name → definition (id, latest version as listed) of the workspace's agent or tool definitions
+   * (`resolveVersion`), trusted like `definedCache`.
+   */
+  const idCache = new Map<string, { ids: Map<string, DefinitionAt>; readAt: number }>();
+
+  async function definitionOf(
+    workspace: string,
+    schemas: readonly string[],
+    name: string,
+  ): Promise<DefinitionAt | undefined> {
+    const key = `${workspace}\u0000${schemas.join(',')}`;
+    const cached = idCache.get(key);
+    const now = Date.now();
+    const at =
+      cached !== undefined && now - cached.readAt < DEFINED_NAMES_TTL_MS ? cached.ids.get(name) : undefined;
+    if (at !== undefined) return at;
+    const ids = await definitionsByName(deps.store, workspace, schemas);
+    if (idCache.size >= MAX_NAMED) idCache.clear();
+    idCache.set(key, { ids, readAt: now });
+    return ids.get(name);
+  }
+
+  /**
+   * The definition and version a request for `name` runs. Pinned: that version, checked (it exists and still
+   * defines `name`). Unpinned: the latest as the workspace's definitions were last listed (at most
+   * DEFINED_NAMES_TTL_MS ago), with no read per step — the version its rule runs may be newer for that long after
+   * an edit, as it may be while the rule manager recompiles. Undefined: the workspace defines no such name.
+   */
+  async function resolveVersion(
+    workspace: string,
+    schemas: readonly string[],
+    name: string,
+    pin: number | undefined,
+  ): Promise<DefinitionAt | { readonly error: string } | undefined> {
+    for (let lookup = 0; lookup < 2; lookup++) {
+      const listed = await definitionOf(workspace, schemas, name);
+      if (listed === undefined) return undefined;
+      if (pin === undefined) return listed;
+      const at = await versionToRun(deps.store, workspace, listed.id, name, pin);
+      if (at !== undefined) return at;
+      // The name moved to another definition (deleted, renamed): look it up again.
+      idCache.delete(`${workspace}\u0000${schemas.join(',')}`);
+    }
+    return undefined;
+  }
+
+  /**
+   * Records in the run the definition each new agent or tool request runs (`StepState.definition`): the pinned
+   * version, which the request names (`pinOf`), else the latest, which its rule runs. A request whose pinned
+   * version (or tool) is not there gets the failure it is answered with instead (`refused`, by request id).
+   */
+  async function resolveRequests(
+    workspace: string,
+    definition: WorkflowDefinition,
+    run: Run,
+    effects: readonly Effect[],
+    refused: Map<string, string>,
+  ): Promise<{ run: Run; annotated: boolean }> {
+    let out = run;
+    let annotated = false;
+    for (const effect of effects) {
+      if (effect.type !== 'request' || effect.target === undefined) continue;
+      const versioned = stepKindOf(effect.kind).request?.versioned;
+      const state = out.steps[effect.step];
+      if (versioned === undefined || state === undefined || state.attempt_id !== effect.id) continue;
+      if (state.definition !== undefined) continue;
+      const step = stepAt(graphOf(definition), effect.step);
+      const named = step?.agent ?? step?.tool;
+      const pin = named === undefined ? undefined : parsePin(named)?.version;
+      const at = await resolveVersion(workspace, versioned.schemas, effect.target, pin);
+      if (at === undefined) {
+        // An agent step naming no agent definition is left to whatever answers it; a tool or a pin fails.
+        if (effect.kind === 'tool' || pin !== undefined) {
+          const schema = versioned.schemas[0] ?? effect.kind;
+          refused.set(effect.id, `no ${schema} named "${effect.target}" in workspace ${workspace}`);
+        }
+        continue;
+      }
+      if ('error' in at) {
+        refused.set(effect.id, `${effect.kind} ${effect.target}@${pin}: ${at.error}`);
+        continue;
+      }
+      out = { ...out, steps: { ...out.steps, [effect.step]: { ...state, definition: at } } };
+      annotated = true;
+    }
+    return { run: out, annotated };
   }
 
   /**
@@ -319,6 +411,8 @@ export function createRunDriver(deps: RunDriverDeps) {
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
     let trustKnown = true;
+    /** Requests of agent or tool steps answered at once with this failure (`resolveRequests`). */
+    const refused = new Map<string, string>();
     while (
       states.some((s) => s.outcome !== 'no-run' && !(s.outcome instanceof Failure) && s.events.length > 0)
     ) {
@@ -358,9 +452,16 @@ export function createRunDriver(deps: RunDriverDeps) {
               state.outcome = 'no-run';
               break;
             }
-            run = result.run;
-            changed ||= result.changed;
-            attempt.push({ state, effects: result.effects, run: result.run, definition });
+            const versions = await resolveRequests(
+              workspace,
+              definition,
+              result.run,
+              result.effects,
+              refused,
+            );
+            run = versions.run;
+            changed ||= result.changed || versions.annotated;
+            attempt.push({ state, effects: result.effects, run, definition });
           }
         } catch (error) {
           // This event cannot be applied: its message fails alone, the others are applied without it.
@@ -409,6 +510,18 @@ export function createRunDriver(deps: RunDriverDeps) {
         state.definition = definition;
         for (const effect of effects) {
           if (effect.type !== 'request') continue;
+          const refusal = refused.get(effect.id);
+          if (refusal !== undefined) {
+            state.events.push({
+              type: 'answer',
+              id: boundedId(`${effect.id}.no-${effect.kind}`),
+              request_id: effect.id,
+              ok: false,
+              error: refusal,
+              by: SYSTEM_PRINCIPAL,
+            });
+            continue;
+          }
           const answeredBy = stepKindOf(effect.kind).request?.answeredBy;
           if (answeredBy !== undefined && effect.target !== undefined) {
             // A tool or workflow nobody defines would never answer: fail its step now.

@@ -36,6 +36,8 @@ export interface RequestEffect {
   /** Agent steps: the run's `max_depth`, the deepest the agent's own orchestration may go. */
   readonly max_depth?: number;
   readonly prompt?: string;
+  /** Agent and tool steps that pin `name@N`: the version of the definition the request runs. */
+  readonly definition_version?: number;
   readonly input_schema?: Record<string, unknown>;
   /** Depth of the request (sub-workflows and agents): the run's depth + 1. */
   readonly depth: number;

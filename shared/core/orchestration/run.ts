@@ -67,6 +67,12 @@ export const StepStateSchema = z.object({
   wake_at: z.optional(Timestamp),
   /** A failed attempt waiting for its back-off before the next. */
   retry_at: z.optional(Timestamp),
+  /**
+   * Agent and tool steps: the definition the current attempt's request runs, its id and version: the version the
+   * step pins (the request names it, and the executor runs it: `shared/core/executor/versions.ts`), else the
+   * latest when the request was written (what its rule runs once the rule manager has compiled that version).
+   */
+  definition: z.optional(z.object({ id: z.string(), version: z.number().check(z.int(), z.minimum(1)) })),
   /** The answer breadcrumb applied to this attempt (duplicates of it change nothing). */
   answer_id: z.optional(z.string()),
   /** Who answered (the answer's writer: `tool:echo`, `user:ann`). */

@@ -12,6 +12,7 @@ import { PRINCIPAL, type ReconcileOutcome, type RuleManagerDependencies } from '
 import { placeRule, removeFrom, workspaceBuses } from './rule-placement.ts';
 import { reconcileSchedule } from './schedule-manager.ts';
 import { deleteStatus, statusId, writeStatus } from './status-breadcrumbs.ts';
+import { missingPins } from './version-pins.ts';
 import { missingSecrets, releaseSlot, takeSlot } from './workspace-checks.ts';
 
 export async function reconcileDefinition(
@@ -74,6 +75,7 @@ export async function reconcile(
   );
   markInvalid(status, refusedDefinition);
   if (status.state === 'active') markInvalid(status, await missingSecrets(workspace, secretRefs, deps));
+  if (status.state === 'active') markInvalid(status, await missingPins(workspace, record, deps.store));
   // The rule's slot is taken before the rule is put, so no rule exists uncounted.
   if (status.state === 'active') markInvalid(status, await takeSlot(workspace, 'rules', definitionId, deps));
   let outcome: ReconcileOutcome;

@@ -1,10 +1,11 @@
 /**
  * `agent` steps, `{ agent: "<id>", input?, message?, mode?, orchestrate? }`: the run writes an agent.request.v1 and
- * the agent's agent.response.v1 answers it. In an orchestrating agent's own plan, a step may not call the agent
- * itself, nor an agent outside its `availableAgents`.
+ * the agent's agent.response.v1 answers it. `agent: "<id>@<version>"` pins a version of the agent
+ * (`version-pin.ts`). In an orchestrating agent's own plan, a step may not call the agent itself, nor an agent
+ * outside its `availableAgents`.
  */
-import { NameSchema } from '../definition-fields.ts';
 import { AGENT_MODES } from '../protocol.ts';
+import { PinnedNameSchema, pinnedName } from '../version-pin.ts';
 import * as z from '../zod.ts';
 import { addExpressionIssues, type StepKindSchema } from './step-schema.ts';
 
@@ -20,7 +21,7 @@ export interface AgentStepFields {
 export const agentStepSchema: StepKindSchema<'agent', AgentStepFields> = {
   kind: 'agent',
   fields: () => ({
-    agent: z.optional(NameSchema),
+    agent: z.optional(PinnedNameSchema),
     message: z.optional(z.string({ error: 'expected a string' })),
     mode: z.optional(z.enum(AGENT_MODES, { error: `expected one of ${AGENT_MODES.join(', ')}` })),
     orchestrate: z.optional(z.boolean({ error: 'expected true or false' })),
@@ -32,13 +33,13 @@ export const agentStepSchema: StepKindSchema<'agent', AgentStepFields> = {
   },
   orchestrationIssues: (step, { self, available }) => {
     if (step.agent === undefined) return [];
-    if (step.agent === self)
-      return [{ path: ['agent'], message: 'an agent cannot call itself as a sub-agent' }];
-    if (available !== undefined && !available.includes(step.agent)) {
+    const agent = pinnedName(step.agent);
+    if (agent === self) return [{ path: ['agent'], message: 'an agent cannot call itself as a sub-agent' }];
+    if (available !== undefined && !available.includes(agent)) {
       return [
         {
           path: ['agent'],
-          message: `"${step.agent}" is not in availableAgents (${available.join(', ') || 'none'})`,
+          message: `"${agent}" is not in availableAgents (${available.join(', ') || 'none'})`,
         },
       ];
     }

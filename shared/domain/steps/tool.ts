@@ -1,8 +1,8 @@
 /**
  * `tool` steps, `{ tool: "<name>", input? }`: the run writes a tool.request.v1 and the tool's tool.response.v1
- * answers it.
+ * answers it. `tool: "<name>@<version>"` pins a version of the tool (`version-pin.ts`).
  */
-import { NameSchema } from '../definition-fields.ts';
+import { PinnedNameSchema } from '../version-pin.ts';
 import * as z from '../zod.ts';
 import type { StepKindSchema } from './step-schema.ts';
 
@@ -12,5 +12,5 @@ export interface ToolStepFields {
 
 export const toolStepSchema: StepKindSchema<'tool', ToolStepFields> = {
   kind: 'tool',
-  fields: () => ({ tool: z.optional(NameSchema) }),
+  fields: () => ({ tool: z.optional(PinnedNameSchema) }),
 };

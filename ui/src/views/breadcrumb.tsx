@@ -79,7 +79,8 @@ export function BreadcrumbView({ api, id }: { api: Api; id: string }) {
   );
 }
 
-function VersionDiff({ before, after }: { before: Breadcrumb; after: Breadcrumb }) {
+/** What changed from `before` to `after`: title, tags, context and hints, leaf by leaf. */
+export function VersionDiff({ before, after }: { before: Breadcrumb; after: Breadcrumb }) {
   const pick = (b: Breadcrumb) => ({
     title: b.title,
     tags: b.tags,

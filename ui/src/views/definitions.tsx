@@ -1,10 +1,14 @@
-/** Definitions: every agent, tool, workflow and context definition with its rule state; explain a trigger. */
+/**
+ * Definitions: every agent, tool, workflow and context definition with its rule state, its versions (each with a
+ * diff against the one before; a step may pin one, `crumbs rollback` writes one again), and explain a trigger.
+ */
 import { useState } from 'preact/hooks';
 import type { DefinitionSummary, Explanation } from '#shared/client/api-types.ts';
 import type { Api } from '../api.ts';
 import { Badge, ErrorLine, Json, useLoad } from '../components.tsx';
 import { dateTime } from '../format.ts';
 import { href } from '../session.ts';
+import { VersionDiff } from './breadcrumb.tsx';
 
 export function DefinitionsView({ api }: { api: Api }) {
   const loaded = useLoad(() => api.definitions(), [api]);
@@ -36,6 +40,7 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
   const [target, setTarget] = useState('');
   const [result, setResult] = useState<Explanation>();
   const [error, setError] = useState<string>();
+  const [showVersions, setShowVersions] = useState(false);
   return (
     <article class="card" data-definition={d.id}>
       <header>
@@ -69,6 +74,12 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
         </summary>
         <Json value={d.pattern} />
       </details>
+      <div class="versions-panel" data-versions={d.id}>
+        <button type="button" class="link" onClick={() => setShowVersions((shown) => !shown)}>
+          {showVersions ? 'hide versions' : `versions (latest v${d.version})`}
+        </button>
+        {showVersions && <Versions api={api} id={d.id} latest={d.version} />}
+      </div>
       <form
         class="explain"
         onSubmit={async (e) => {
@@ -110,5 +121,44 @@ function Definition({ api, d }: { api: Api; d: DefinitionSummary }) {
         </div>
       )}
     </article>
+  );
+}
+
+/** A definition's versions, newest first (the last 50), each with what changed from the one before. */
+function Versions({ api, id, latest }: { api: Api; id: string; latest: number }) {
+  const loaded = useLoad(() => api.history(id), [api, id, latest]);
+  if (loaded.error) return <ErrorLine error={loaded.error} />;
+  if (!loaded.value) return <p class="muted">Loading…</p>;
+  const versions = loaded.value.items;
+  return (
+    <ol class="definition-versions">
+      {versions.map((v, i) => {
+        const previous = versions[i + 1];
+        return (
+          <li key={v.version} data-version={v.version}>
+            <p class="meta">
+              <b>v{v.version}</b> · {dateTime(v.updated_at)} · <span class="mono">{v.updated_by}</span>
+              {v.version === latest ? (
+                ' · live'
+              ) : (
+                <>
+                  {' · '}
+                  <span class="mono muted" title="write this version's content again as the next version">
+                    crumbs rollback {id} --to {v.version}
+                  </span>
+                </>
+              )}
+            </p>
+            {previous ? (
+              <VersionDiff before={previous} after={v} />
+            ) : (
+              <p class="muted">
+                {v.version === 1 ? 'the first version' : `v${v.version - 1} is past the last 50 versions`}
+              </p>
+            )}
+          </li>
+        );
+      })}
+    </ol>
   );
 }

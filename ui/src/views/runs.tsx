@@ -48,6 +48,8 @@ export interface StepState {
   by?: string;
   decision?: string;
   comment?: string;
+  /** Agent and tool steps: the definition and version the step ran. */
+  definition?: { id: string; version: number };
 }
 
 function statusKind(status: string): string {
@@ -257,6 +259,16 @@ export function RunView({ api, id }: { api: Api; id: string }) {
                   <span class="muted">{duration((step.ended_at ? e : Date.now()) - s)}</span>
                 )}
                 {step.by && <span class="muted">answered by {step.by}</span>}
+                {step.definition && (
+                  <a
+                    class="mono"
+                    data-ran={`${step.definition.id}@${step.definition.version}`}
+                    href={href({ view: 'breadcrumb', id: step.definition.id })}
+                    title="the definition version this step ran"
+                  >
+                    {step.definition.id} v{step.definition.version}
+                  </a>
+                )}
               </header>
               <div class="track">
                 {s !== undefined && (

@@ -3,8 +3,11 @@
  * (one level deeper, with the run's `max_depth` for the agent's own orchestration); the agent's agent.response.v1
  * ends it. Each attempt counts as an LLM call (`max_llm_calls`).
  */
+import { AGENT_DEF_SCHEMA, LEGACY_AGENT_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { agentStepSchema } from '#shared/domain/steps/agent.ts';
+import { pinnedName } from '#shared/domain/version-pin.ts';
 import type { StepKind } from './step-kind.ts';
+import { pinOf } from './step-kind.ts';
 
 export const agentStep: StepKind<'agent'> = {
   kind: 'agent',
@@ -22,7 +25,8 @@ export const agentStep: StepKind<'agent'> = {
   },
   request: {
     fields: (definition, _run, step, state) => ({
-      target: step.agent,
+      ...(step.agent !== undefined ? { target: pinnedName(step.agent) } : {}),
+      ...pinOf(step.agent),
       ...(state.input !== undefined ? { input: state.input } : {}),
       ...(state.message !== undefined ? { message: state.message } : {}),
       ...(step.mode !== undefined ? { mode: step.mode } : {}),
@@ -41,9 +45,11 @@ export const agentStep: StepKind<'agent'> = {
         ...(effect.mode !== undefined ? { mode: effect.mode } : {}),
         ...(effect.orchestrate === true ? { orchestrate: true } : {}),
         request_id: effect.id,
+        ...(effect.definition_version !== undefined ? { definition_version: effect.definition_version } : {}),
         depth: effect.depth,
         ...(effect.max_depth !== undefined ? { max_depth: effect.max_depth } : {}),
       },
     }),
+    versioned: { schemas: [AGENT_DEF_SCHEMA, LEGACY_AGENT_DEF_SCHEMA] },
   },
 };

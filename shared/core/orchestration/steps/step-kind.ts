@@ -9,6 +9,7 @@
  * README.md holds for every kind without a kind knowing it.
  */
 import type { StepKindSchema } from '#shared/domain/steps/step-schema.ts';
+import { parsePin } from '#shared/domain/version-pin.ts';
 import type { StepDefinition, StepKindName, WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { CancelRunEffect, RequestEffect } from '../effects.ts';
 import type { Evaluator, Frame } from '../expressions.ts';
@@ -119,6 +120,12 @@ export interface StepKind<K extends StepKindName = StepKindName> {
      * defined would never be answered, so its step fails at once (`driver.ts`).
      */
     readonly answeredBy?: { readonly schema: string; nameOf(definitionContext: unknown): string | undefined };
+    /**
+     * The definitions such requests run, one version of which the driver resolves for each request (the step's
+     * pin, else the latest) and records in the step (`definition`); a step whose definition or pinned version is
+     * not there fails at once (`driver.ts`, `shared/core/executor/versions.ts`).
+     */
+    readonly versioned?: { readonly schemas: readonly string[] };
   };
   /** Kinds that are a timer: when the running attempt's timer fires, and the output it ends with then. */
   readonly timer?: {
@@ -127,4 +134,13 @@ export interface StepKind<K extends StepKindName = StepKindName> {
   };
   /** What to write when an attempt is given up (cancelled, timed out, reset by a retry): a sub-run's cancel. */
   abandon?(step: StepDefinition, key: string, attemptId: string): CancelRunEffect | undefined;
+}
+
+/**
+ * The `definition_version` of a request whose step pins `name@N`: the executor runs version N. An unpinned request
+ * names none and runs the version its rule was compiled from, the latest (a request stays as small as it was).
+ */
+export function pinOf(named: string | undefined): { definition_version?: number } {
+  const version = named === undefined ? undefined : parsePin(named)?.version;
+  return version === undefined ? {} : { definition_version: version };
 }

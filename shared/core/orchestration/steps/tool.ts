@@ -1,11 +1,13 @@
 /**
- * Engine half of `tool` steps: the attempt resolves its `input` and writes a tool.request.v1; the tool's
- * tool.response.v1 ends it. A tool the workspace does not define fails the step at once.
+ * Engine half of `tool` steps: the attempt resolves its `input` and writes a tool.request.v1 naming the version of
+ * the tool it runs; the tool's tool.response.v1 ends it. A tool the workspace does not define (or a pinned version
+ * it does not have) fails the step at once.
  */
-import { ToolDefinitionSchema } from '#shared/domain/definitions.ts';
 import { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { toolStepSchema } from '#shared/domain/steps/tool.ts';
+import { pinnedName } from '#shared/domain/version-pin.ts';
 import type { StepKind } from './step-kind.ts';
+import { pinOf } from './step-kind.ts';
 
 export const toolStep: StepKind<'tool'> = {
   kind: 'tool',
@@ -17,7 +19,11 @@ export const toolStep: StepKind<'tool'> = {
     input: await evaluator.resolve(step.input ?? {}, scope()),
   }),
   request: {
-    fields: (_definition, _run, step, state) => ({ target: step.tool, input: state.input ?? {} }),
+    fields: (_definition, _run, step, state) => ({
+      ...(step.tool !== undefined ? { target: pinnedName(step.tool) } : {}),
+      input: state.input ?? {},
+      ...pinOf(step.tool),
+    }),
     breadcrumb: ({ effect, tags, title, driver, schemas }) => ({
       id: effect.id,
       schema_name: schemas.toolRequest,
@@ -28,14 +34,9 @@ export const toolStep: StepKind<'tool'> = {
         input: effect.input ?? {},
         requestId: effect.id,
         requestedBy: driver,
+        ...(effect.definition_version !== undefined ? { definition_version: effect.definition_version } : {}),
       },
     }),
-    answeredBy: {
-      schema: TOOL_DEF_SCHEMA,
-      nameOf: (context) => {
-        const tool = ToolDefinitionSchema.safeParse(context);
-        return tool.success ? tool.data.name : undefined;
-      },
-    },
+    versioned: { schemas: [TOOL_DEF_SCHEMA] },
   },
 };

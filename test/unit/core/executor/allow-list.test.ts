@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { orchestrationTargets } from '#shared/core/executor/allow-list.ts';
+import { grantsOf, orchestrationTargets } from '#shared/core/executor/allow-list.ts';
 import { protocolRefusal } from '#shared/domain/protocol.ts';
 
 describe('protocolRefusal', () => {
@@ -37,5 +37,27 @@ describe('orchestrationTargets', () => {
     } as never);
     expect(targets.agents.sort()).toEqual(['helper', 'summarizer', 'writer']);
     expect(targets.workflows).toEqual(['review']);
+  });
+});
+
+describe('pinned versions', () => {
+  const noTools = { list: async () => ({ items: [], next_cursor: null }) } as never;
+
+  it('grants a pinned step’s agent by its name', () => {
+    const targets = orchestrationTargets({ steps: [{ id: 'a', agent: 'writer@2' }] } as never);
+    expect(targets.agents).toEqual(['writer']);
+  });
+
+  it('refuses an agent’s own request that names a definition_version: only a workflow step pins', async () => {
+    const grants = grantsOf({ agent_id: 'me', tools: ['calc'] }, undefined, 'ws', noTools);
+    expect(
+      await grants.refusal({ schema_name: 'tool.request.v1', context: { tool: 'calc', input: {} } }),
+    ).toBe(undefined);
+    expect(
+      await grants.refusal({
+        schema_name: 'tool.request.v1',
+        context: { tool: 'calc', input: {}, definition_version: 1 },
+      }),
+    ).toMatch(/cannot name a definition_version/);
   });
 });
