@@ -7,6 +7,7 @@ import type { Context } from 'aws-lambda';
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
@@ -19,18 +20,26 @@ const { logger, metrics } = pt;
 const localEndpoints = env[ENV.localEndpoints];
 
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
+const threads = new DynamoThreadIndex({ tableName: env[ENV.tableName] });
+const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
 const api = createApi({
   store,
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
   activity: {
     store,
-    threads: new DynamoThreadIndex({ tableName: env[ENV.tableName] }),
-    changes: new DynamoChangeLog({ tableName: env[ENV.tableName] }),
+    threads,
+    changes,
     stream: {
       maxWaitMs: 20_000,
       settleMs: env[ENV.changesSettleMs],
       pollMs: env[ENV.changesPollMs],
     },
+  },
+  workspaces: {
+    store,
+    threads,
+    changes,
+    sweeper: new DynamoWorkspaceSweeper(env[ENV.tableName]),
   },
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>

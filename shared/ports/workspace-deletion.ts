@@ -1,0 +1,32 @@
+/**
+ * What deleting a workspace needs from the table beyond the breadcrumb store: the deletion job's progress item
+ * (so an interrupted deletion resumes where it stopped) and a bounded sweep of every item the workspace holds.
+ */
+
+/** A deletion in progress, kept in the workspace until the deletion is done. */
+export interface DeletionJob {
+  phase: 'check' | 'definitions' | 'rules' | 'sweep';
+  /** Position inside the phase (a listing cursor or a sweep position); absent at the phase's start. */
+  cursor?: string;
+  /** Calls that advanced the job; every write is conditional on the number it read. */
+  step: number;
+  started_at: string;
+  started_by: string;
+  /** When the current phase began (the rules phase waits for the rule manager, up to a bound). */
+  phase_started_at: string;
+  force: boolean;
+  /** Items deleted so far (definitions through the store, then the sweep's raw deletes). */
+  deleted: number;
+}
+
+export interface WorkspaceSweeper {
+  readJob(workspace: string): Promise<DeletionJob | undefined>;
+  /** Writes the job if its stored step is still `expectedStep` (undefined: no job yet); false when another call won. */
+  writeJob(workspace: string, job: DeletionJob, expectedStep: number | undefined): Promise<boolean>;
+  deleteJob(workspace: string): Promise<void>;
+  /**
+   * Deletes one page of the workspace's items (every kind but the job), from `cursor`; says how many it deleted
+   * and where to go on (undefined: the table has been read to its end).
+   */
+  sweep(workspace: string, cursor: string | undefined): Promise<{ deleted: number; cursor?: string }>;
+}
