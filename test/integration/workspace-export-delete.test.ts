@@ -168,7 +168,7 @@ describe('crumbs workspace delete', () => {
     // Nothing of it is left in the table, nor on the bus.
     expect(await settledItems(ws)).toEqual([]);
     expect(await rulesOf(ws)).toEqual([]);
-    expect((await client(ws).list({})).items).toEqual([]);
+    expect((await client(ws).list({ schema_name: 'note.v1' })).items).toEqual([]);
     // The other workspace, with the same ids, is as it was.
     expect(await settledItems(other)).toEqual(otherBefore);
     expect(await rulesOf(other)).toEqual(otherRules);
