@@ -8,6 +8,7 @@ import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
+import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
@@ -40,6 +41,7 @@ const api = createApi({
     threads,
     changes,
     sweeper: new DynamoWorkspaceSweeper(env[ENV.tableName]),
+    secrets: secretEraserFromEnv(),
   },
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>

@@ -5,7 +5,7 @@
 
 /** A deletion in progress, kept in the workspace until the deletion is done. */
 export interface DeletionJob {
-  phase: 'check' | 'definitions' | 'rules' | 'sweep';
+  phase: 'check' | 'definitions' | 'rules' | 'secrets' | 'sweep';
   /** Position inside the phase (a listing cursor or a sweep position); absent at the phase's start. */
   cursor?: string;
   /** Calls that advanced the job; every write is conditional on the number it read. */
@@ -29,4 +29,15 @@ export interface WorkspaceSweeper {
    * and where to go on (undefined: the table has been read to its end).
    */
   sweep(workspace: string, cursor: string | undefined): Promise<{ deleted: number; cursor?: string }>;
+}
+
+/**
+ * Removes a workspace's credentials (what its definitions' `secret_ref`s name) a bounded batch at a time, from
+ * `cursor`; says which it removed, where to go on (undefined: none left) and what it could not remove itself.
+ */
+export interface SecretEraser {
+  erase(
+    workspace: string,
+    cursor: string | undefined,
+  ): Promise<{ erased: string[]; cursor?: string; notes: string[] }>;
 }

@@ -11,7 +11,8 @@
  * deletion resumes where it stopped. Phases: check (refuse while runs are active, unless forced), definitions
  * (deleted through the store, so the rule manager removes their rules and schedules), rules (wait until the rule
  * manager has done so: it deletes each definition's status breadcrumb after its rule and schedule, bounded by
- * `RULES_WAIT_MS`), sweep (every remaining item, `workspace-sweeper.ts`). Only people delete a workspace.
+ * `RULES_WAIT_MS`), secrets (the workspace's credentials), sweep (every remaining item, `workspace-sweeper.ts`).
+ * Only people delete a workspace.
  */
 import { type Breadcrumb, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { BadRequestError, ConflictError, ForbiddenError } from '#shared/domain/errors.ts';
@@ -19,7 +20,7 @@ import { RUN_SCHEMA, STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import { decodeCursorJson, encodeCursor } from '#shared/domain/record-rules.ts';
 import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import type { DeletionJob, WorkspaceSweeper } from '#shared/ports/workspace-deletion.ts';
+import type { DeletionJob, SecretEraser, WorkspaceSweeper } from '#shared/ports/workspace-deletion.ts';
 import { DEFINITION_SCHEMAS, SCHEDULE_DEFINITION_SCHEMA } from '#shared/topology.ts';
 import { isPerson } from '../orchestration/authority.ts';
 import type { Caller, HttpRequest, HttpResult } from './http.ts';
@@ -30,6 +31,8 @@ export interface WorkspaceDeps {
   changes: ChangeLog;
   threads: Pick<ThreadIndex, 'versions'>;
   sweeper: WorkspaceSweeper;
+  /** Removes the workspace's credentials (its definitions' `secret_ref`s); without it they are left as they are. */
+  secrets?: SecretEraser;
   now?: () => number;
   /** How long the rules phase waits for the rule manager before going on without its confirmation. */
   rulesWaitMs?: number;
@@ -284,7 +287,17 @@ async function deleteStep(
               )} are gone; run \`crumbs rules sync\` in a workspace of the same name to remove orphan rules`,
           );
         }
-        next = enter('sweep');
+        next = enter(deps.secrets ? 'secrets' : 'sweep');
+        break;
+      }
+      case 'secrets': {
+        // After the definitions: nothing of the workspace calls out with its credentials any more.
+        const page = await deps.secrets!.erase(ws, job.cursor);
+        warnings.push(...page.notes);
+        next =
+          page.cursor !== undefined
+            ? { ...job, deleted: job.deleted + page.erased.length, cursor: page.cursor }
+            : { ...enter('sweep'), deleted: job.deleted + page.erased.length };
         break;
       }
       case 'sweep': {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createApi } from '#shared/core/api/api.ts';
 import type { Caller, HttpRequest } from '#shared/core/api/http.ts';
 import type { ChangeLog } from '#shared/ports/activity.ts';
-import type { DeletionJob, WorkspaceSweeper } from '#shared/ports/workspace-deletion.ts';
+import type { DeletionJob, SecretEraser, WorkspaceSweeper } from '#shared/ports/workspace-deletion.ts';
 import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
 
 /** Items of the workspace as keys; `sweep` deletes one page of two, and fails when told to. */
@@ -42,7 +42,7 @@ class FakeSweeper implements WorkspaceSweeper {
   }
 }
 
-function setup() {
+function setup(secrets?: SecretEraser) {
   const store = new InMemoryBreadcrumbStore();
   const sweeper = new FakeSweeper();
   const unused = async () => {
@@ -56,7 +56,14 @@ function setup() {
   } as ChangeLog;
   const api = createApi({
     store,
-    workspaces: { store, changes, threads: { versions: unused }, sweeper, rulesWaitMs: 60_000 },
+    workspaces: {
+      store,
+      changes,
+      threads: { versions: unused },
+      sweeper,
+      rulesWaitMs: 60_000,
+      ...(secrets ? { secrets } : {}),
+    },
   });
   const call = async (query = '', caller: Caller = { principal: 'user:ann', workspaces: ['ws'] }) => {
     const request: HttpRequest = {
@@ -135,5 +142,23 @@ describe('DELETE /v1/workspaces/{ws}', () => {
     expect(refused.body.detail).toContain('run-1 (paused)');
     expect(sweeper.job).toBeUndefined();
     expect((await call('force=true')).body).toMatchObject({ done: true });
+  });
+
+  it("removes the workspace's credentials after its definitions, page by page, and says what it could not remove", async () => {
+    const calls: (string | undefined)[] = [];
+    const eraser: SecretEraser = {
+      erase: async (ws, cursor) => {
+        calls.push(`${ws}:${cursor}`);
+        return cursor === undefined
+          ? { erased: ['a', 'b'], cursor: 'next', notes: [] }
+          : { erased: ['c'], notes: ['CRUMBS_SECRETS still maps secrets of ws'] };
+      },
+    };
+    const { sweeper, call } = setup(eraser);
+    const done = await call();
+    expect(done.body).toMatchObject({ done: true, deleted: 3 + 5 });
+    expect(done.body.warnings).toEqual(['CRUMBS_SECRETS still maps secrets of ws']);
+    expect(calls).toEqual(['ws:undefined', 'ws:next']);
+    expect(sweeper.sweeps[0]).toBeUndefined();
   });
 });
