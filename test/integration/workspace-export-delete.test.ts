@@ -4,10 +4,13 @@
  * DynamoDB Local (scanned directly) and no rule of it on the local EventBridge, resumes after being stopped
  * midway, refuses while a run is active, and leaves another workspace with the same ids as it was.
  */
+
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventBridgeClient, ListRulesCommand } from '@aws-sdk/client-eventbridge';
+import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { describe, expect, it } from 'vitest';
 import { CrumbsClient } from '#cli/api-client.ts';
 import { main } from '#cli/main.ts';
@@ -81,6 +84,33 @@ async function rulesOf(workspace: string): Promise<string[]> {
   return (out.Rules ?? []).map((r) => String(r.Name));
 }
 
+/** Whether the schedule of the workspace's `schedule.def.v1` `id` exists (named as `scheduler-timers.ts` names it). */
+async function hasSchedule(workspace: string, id: string): Promise<boolean> {
+  const scheduler = new SchedulerClient({
+    endpoint: localStack().scheduler,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  const name = `crumbs-s-${createHash('sha256').update(`${workspace}\u0000${id}`).digest('hex').slice(0, 48)}`;
+  try {
+    await scheduler.send(new GetScheduleCommand({ Name: name, GroupName: topology.timers.scheduleGroup }));
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ResourceNotFoundException') return false;
+    throw error;
+  }
+}
+
+const yearly = {
+  schema_name: 'schedule.def.v1',
+  title: 'yearly',
+  context: {
+    schedule_id: 'yearly',
+    cron: '0 0 1 1 ? *',
+    breadcrumb: { schema_name: 'note.v1', tags: ['scheduled'], context: { n: 0 } },
+  },
+};
+
 /** Breadcrumbs under the same ids in both workspaces, with history and a deletion. */
 async function populate(workspace: string): Promise<void> {
   const c = client(workspace);
@@ -145,9 +175,18 @@ describe('crumbs workspace delete', () => {
     const other = uniqueWorkspace('keep');
     for (const w of [ws, other]) {
       expect((await crumbs(w, 'apply', '-f', definitionsDir())).code).toBe(0);
+      await client(w).put('yearly', yearly);
       await populate(w);
     }
     await eventually(async () => ((await rulesOf(ws)).length === 1 ? true : undefined));
+    await eventually(async () => ((await hasSchedule(ws, 'yearly')) ? true : undefined));
+    await eventually(async () => ((await hasSchedule(other, 'yearly')) ? true : undefined));
+    // note.v1 is embedded (DEFAULT_EMBEDDED_SCHEMAS): its embeddings are items of the workspace too.
+    const embedded = await eventually(async () => {
+      const items = await workspaceItems(ws);
+      return items.some((i) => String(i.gsi2pk ?? '') === `${ws}#e`) ? items : undefined;
+    });
+    expect(embedded.length).toBeGreaterThan(0);
     const otherBefore = await settledItems(other);
     const otherRules = await rulesOf(other);
     expect(otherRules).toHaveLength(1);
@@ -168,10 +207,12 @@ describe('crumbs workspace delete', () => {
     // Nothing of it is left in the table, nor on the bus.
     expect(await settledItems(ws)).toEqual([]);
     expect(await rulesOf(ws)).toEqual([]);
+    expect(await hasSchedule(ws, 'yearly')).toBe(false);
     expect((await client(ws).list({ schema_name: 'note.v1' })).items).toEqual([]);
     // The other workspace, with the same ids, is as it was.
     expect(await settledItems(other)).toEqual(otherBefore);
     expect(await rulesOf(other)).toEqual(otherRules);
+    expect(await hasSchedule(other, 'yearly')).toBe(true);
     expect((await client(other).get('shared-a')).context).toEqual({ n: 3 });
 
     // Running it again on an empty workspace is done at once.
