@@ -1,6 +1,7 @@
 /**
  * HTTP API. Triggered by API Gateway HTTP API (payload 2.0, JWT authorizer) — and locally by the local stack's
- * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else.
+ * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else, but for a
+ * workspace's deletion, which also deletes that workspace's agent credentials (`secret-eraser.ts`).
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
