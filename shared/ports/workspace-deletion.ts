@@ -17,6 +17,15 @@ export interface DeletionJob {
   force: boolean;
   /** Items deleted so far (definitions through the store, then the sweep's raw deletes). */
   deleted: number;
+  /**
+   * Heads the current sweep deleted: each is a `Breadcrumb Deleted` event the publisher routes and counts against
+   * the workspace's breadth budget, which may write counters or a loop stop into the workspace behind the sweep.
+   */
+  heads?: number;
+  /** Which pass over the table this is (1, or 2 to remove what the first pass's events wrote back). */
+  pass?: number;
+  /** When the first pass reached the table's end (the second starts once the stream has settled). */
+  swept_at?: string;
 }
 
 export interface WorkspaceSweeper {
@@ -25,10 +34,13 @@ export interface WorkspaceSweeper {
   writeJob(workspace: string, job: DeletionJob, expectedStep: number | undefined): Promise<boolean>;
   deleteJob(workspace: string): Promise<void>;
   /**
-   * Deletes one page of the workspace's items (every kind but the job), from `cursor`; says how many it deleted
-   * and where to go on (undefined: the table has been read to its end).
+   * Deletes one page of the workspace's items (every kind but the job), from `cursor`; says how many it deleted,
+   * how many of them were heads, and where to go on (undefined: the table has been read to its end).
    */
-  sweep(workspace: string, cursor: string | undefined): Promise<{ deleted: number; cursor?: string }>;
+  sweep(
+    workspace: string,
+    cursor: string | undefined,
+  ): Promise<{ deleted: number; heads: number; cursor?: string }>;
 }
 
 /**

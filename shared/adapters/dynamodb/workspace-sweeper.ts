@@ -20,6 +20,7 @@ import { RetriableError } from '#shared/domain/errors.ts';
 import { decodeCursorJson, encodeCursor } from '#shared/domain/record-rules.ts';
 import type { DeletionJob, WorkspaceSweeper } from '#shared/ports/workspace-deletion.ts';
 import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
+import { KIND } from './items.ts';
 
 export const DELETION_JOB_ID = '#deletion-job';
 const JOB_KIND = 'deletion-job';
@@ -86,27 +87,30 @@ export class DynamoWorkspaceSweeper implements WorkspaceSweeper {
     );
   }
 
-  async sweep(workspace: string, cursor: string | undefined): Promise<{ deleted: number; cursor?: string }> {
+  async sweep(
+    workspace: string,
+    cursor: string | undefined,
+  ): Promise<{ deleted: number; heads: number; cursor?: string }> {
     const out = await attempt(
       this.client.send(
         new ScanCommand({
           TableName: this.tableName,
           FilterExpression: '#ws = :ws AND #id <> :job',
-          ExpressionAttributeNames: { '#ws': 'workspace', '#id': 'id' },
           ExpressionAttributeValues: { ':ws': workspace, ':job': DELETION_JOB_ID },
-          ProjectionExpression: '#id, #ws',
+          ExpressionAttributeNames: { '#ws': 'workspace', '#id': 'id', '#kind': 'kind' },
+          ProjectionExpression: '#id, #ws, #kind',
           Limit: this.scanPage,
           ...(cursor !== undefined ? { ExclusiveStartKey: decodeCursorJson(cursor) as Key } : {}),
         }),
       ),
     );
-    const keys = (out.Items ?? [])
-      .map((item) => ({ id: String(item.id), workspace: String(item.workspace) }))
-      // The filter already said so; checked again because these keys are deleted unconditionally.
-      .filter((k) => k.workspace === workspace && k.id !== DELETION_JOB_ID);
+    // The filter already said so; checked again because these keys are deleted unconditionally.
+    const items = (out.Items ?? []).filter((i) => i.workspace === workspace && i.id !== DELETION_JOB_ID);
+    const keys = items.map((item) => ({ id: String(item.id), workspace }));
     for (let i = 0; i < keys.length; i += BATCH) await this.deleteBatch(keys.slice(i, i + BATCH));
     return {
       deleted: keys.length,
+      heads: items.filter((i) => i.kind === KIND.breadcrumb).length,
       ...(out.LastEvaluatedKey ? { cursor: encodeCursor(out.LastEvaluatedKey) } : {}),
     };
   }

@@ -16,6 +16,8 @@ class FakeSweeper implements WorkspaceSweeper {
   job: DeletionJob | undefined;
   items: string[] = ['i1', 'i2', 'i3', 'i4', 'i5'];
   failNext = false;
+  /** Whether the items are heads (their deletes are events the stream hands on). */
+  heads = false;
   sweeps: (string | undefined)[] = [];
 
   async readJob() {
@@ -38,11 +40,15 @@ class FakeSweeper implements WorkspaceSweeper {
     const from = cursor === undefined ? 0 : Number(cursor);
     const page = this.items.slice(from, from + 2);
     const next = from + 2 < this.items.length ? String(from + 2) : undefined;
-    return { deleted: page.length, ...(next !== undefined ? { cursor: next } : {}) };
+    return {
+      deleted: page.length,
+      heads: this.heads ? page.length : 0,
+      ...(next !== undefined ? { cursor: next } : {}),
+    };
   }
 }
 
-function setup(secrets?: SecretEraser) {
+function setup(secrets?: SecretEraser, now?: () => number) {
   const store = new InMemoryBreadcrumbStore();
   const sweeper = new FakeSweeper();
   const unused = async () => {
@@ -63,6 +69,7 @@ function setup(secrets?: SecretEraser) {
       sweeper,
       rulesWaitMs: 60_000,
       ...(secrets ? { secrets } : {}),
+      ...(now ? { now, streamSettleMs: 1000 } : {}),
     },
   });
   const call = async (query = '', caller: Caller = { principal: 'user:ann', workspaces: ['ws'] }) => {
@@ -160,5 +167,20 @@ describe('DELETE /v1/workspaces/{ws}', () => {
     expect(done.body.warnings).toEqual(['CRUMBS_SECRETS still maps secrets of ws']);
     expect(calls).toEqual(['ws:undefined', 'ws:next']);
     expect(sweeper.sweeps[0]).toBeUndefined();
+  });
+
+  it('sweeps a second time, once the stream has settled, when the first pass deleted heads', async () => {
+    let t = Date.parse('2026-01-01T00:00:00Z');
+    const { sweeper, call } = setup(undefined, () => t);
+    sweeper.heads = true;
+    const first = await call();
+    expect(first.body).toMatchObject({ done: false, phase: 'sweep' });
+    expect(first.body.waiting).toContain('settle');
+    expect(sweeper.job?.pass).toBe(2);
+    expect(sweeper.sweeps).toEqual([undefined, '2', '4']);
+    t += 1000;
+    const done = await call();
+    expect(done.body).toMatchObject({ done: true, deleted: 10 });
+    expect(sweeper.sweeps).toEqual([undefined, '2', '4', undefined, '2', '4']);
   });
 });
