@@ -257,13 +257,26 @@ describe('crumbs workspace delete', () => {
     expect(await settledItems(ws)).toEqual([]);
   });
 
-  it('answers a bad parameter with a 400 naming it and deletes nothing', async () => {
+  it('answers a bad parameter with a 400 naming it, and a token of another workspace with a 403; deletes nothing', async () => {
     const ws = uniqueWorkspace('delbad');
     await populate(ws);
     const before = await settledItems(ws);
     const res = await deleteCall(ws, '?force=yes');
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).toContain('force');
+    expect(await workspaceItems(ws)).toEqual(before);
+    // A token scoped to another workspace can neither export nor delete this one.
+    const { api, scopedToken } = localStack();
+    for (const [method, path] of [
+      ['DELETE', `/v1/workspaces/${ws}?force=true`],
+      ['GET', `/v1/workspaces/${ws}/export`],
+    ] as const) {
+      const refused = await fetch(`${api}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${scopedToken}` },
+      });
+      expect(refused.status, `${method} ${path}`).toBe(403);
+    }
     expect(await workspaceItems(ws)).toEqual(before);
   });
 });
