@@ -320,6 +320,31 @@ export class CrumbsClient {
     await this.#request('DELETE', this.#crumbs(id), options);
   }
 
+  /** One page of the workspace's export: stored versions (and deletion lines), oldest first. */
+  exportPage(
+    cursor?: string,
+    options: RequestOptions & { limit?: number } = {},
+  ): Promise<{ items: Record<string, unknown>[]; next_cursor: string | null }> {
+    return this.#json(
+      'GET',
+      this.#workspacePath('export') + queryString({ cursor, limit: options.limit }),
+      options,
+    );
+  }
+
+  /** One bounded step of the workspace's deletion (`done: false` while more remains: call again). */
+  deleteWorkspaceStep(
+    query: { force?: boolean; steps?: number } = {},
+    options: RequestOptions = {},
+  ): Promise<WorkspaceDeletionStep> {
+    // A step works for up to 10 s (CALL_BUDGET_MS) before it answers.
+    return this.#json(
+      'DELETE',
+      this.#workspacePath() + queryString({ force: query.force ? 'true' : undefined, steps: query.steps }),
+      { ...options, timeoutMs: 40_000 },
+    );
+  }
+
   /** One page, newest first: context views, or stored records with `view: 'full'`. */
   list(query: FullListQuery, options?: RequestOptions): Promise<Page<Breadcrumb>>;
   list(query?: ListQuery, options?: RequestOptions): Promise<Page<ContextView>>;
@@ -592,4 +617,15 @@ function describeConnectionFailure(endpoint: string, code: string | undefined): 
     default:
       return `cannot reach the crumbs API at ${endpoint}${code ? ` (${code})` : ''}`;
   }
+}
+
+/** The answer of one deletion step (`DELETE /v1/workspaces/{ws}`). */
+export interface WorkspaceDeletionStep {
+  workspace: string;
+  done: boolean;
+  phase: string;
+  deleted: number;
+  resumed: boolean;
+  waiting?: string;
+  warnings?: string[];
 }

@@ -180,9 +180,10 @@ export interface FunctionDeclaration {
     /**
      * Credentials that definitions reference (`secret_ref`): Secrets Manager secrets under
      * `crumbs/agents/<workspace>/` on AWS (`CRUMBS_SECRET_SOURCE`), the local per-workspace mapping locally.
-     * `read`: their values (executors that call out); `describe`: only whether they exist (the rule manager).
+     * `read`: their values (executors that call out); `describe`: only whether they exist (the rule manager);
+     * `erase`: list and delete them, never read them (the API, when it deletes a workspace).
      */
-    readonly agentSecrets?: 'read' | 'describe';
+    readonly agentSecrets?: 'read' | 'describe' | 'erase';
     /**
      * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
      * workspace's in-flight cap), `ceiling` (the timeout ceiling). CDK sets their env vars from `crumbs:tenantLimits`.
@@ -382,7 +383,7 @@ export const topology = {
       timeoutSeconds: 28,
       memoryMb: 512,
       trigger: { kind: 'http' },
-      uses: { table: 'read-write', embeddings: true },
+      uses: { table: 'read-write', embeddings: true, agentSecrets: 'erase' },
     },
     /** The dashboard's files (ui/, built at `cdk synth` and by `crumbs dev`). Public: its data calls need the JWT. */
     ui: {

@@ -1,12 +1,15 @@
 /**
  * HTTP API. Triggered by API Gateway HTTP API (payload 2.0, JWT authorizer) — and locally by the local stack's
- * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else.
+ * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else, but for a
+ * workspace's deletion, which also deletes that workspace's agent credentials (`secret-eraser.ts`).
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
+import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
@@ -19,18 +22,27 @@ const { logger, metrics } = pt;
 const localEndpoints = env[ENV.localEndpoints];
 
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
+const threads = new DynamoThreadIndex({ tableName: env[ENV.tableName] });
+const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
 const api = createApi({
   store,
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
   activity: {
     store,
-    threads: new DynamoThreadIndex({ tableName: env[ENV.tableName] }),
-    changes: new DynamoChangeLog({ tableName: env[ENV.tableName] }),
+    threads,
+    changes,
     stream: {
       maxWaitMs: 20_000,
       settleMs: env[ENV.changesSettleMs],
       pollMs: env[ENV.changesPollMs],
     },
+  },
+  workspaces: {
+    store,
+    threads,
+    changes,
+    sweeper: new DynamoWorkspaceSweeper(env[ENV.tableName]),
+    secrets: secretEraserFromEnv(),
   },
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>

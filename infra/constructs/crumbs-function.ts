@@ -100,6 +100,8 @@ export interface SecretsBinding {
   readonly actions: readonly string[];
   /** Why the prefix wildcard is needed (the cdk-nag AwsSolutions-IAM5 suppression). */
   readonly wildcardReason: string;
+  /** Also `secretsmanager:ListSecrets`, which IAM grants on `*` only (it has no resource-level permissions). */
+  readonly listsAll?: boolean;
 }
 
 /**
@@ -131,14 +133,21 @@ export function llmProviderKeys(prefix: string): SecretsBinding {
  * an STS call per workspace per container; that is not built.
  */
 export function agentCredentials(
-  access: 'read' | 'describe',
+  access: 'read' | 'describe' | 'erase',
   prefix = DEFAULT_AGENT_SECRET_PREFIX,
 ): SecretsBinding {
+  const grant = {
+    read: { sid: 'ReadAgentCredentials', action: 'secretsmanager:GetSecretValue' },
+    describe: { sid: 'DescribeAgentCredentials', action: 'secretsmanager:DescribeSecret' },
+    // Deleting a workspace removes its credentials (`secret-eraser.ts`), found by name with ListSecrets.
+    erase: { sid: 'EraseAgentCredentials', action: 'secretsmanager:DeleteSecret' },
+  }[access];
   return {
     environment: { [ENV.secretSource]: 'secretsmanager', [ENV.agentSecretPrefix]: prefix },
     prefix,
-    sid: access === 'read' ? 'ReadAgentCredentials' : 'DescribeAgentCredentials',
-    actions: [access === 'read' ? 'secretsmanager:GetSecretValue' : 'secretsmanager:DescribeSecret'],
+    sid: grant.sid,
+    actions: [grant.action],
+    ...(access === 'erase' ? { listsAll: true } : {}),
     wildcardReason:
       'Agent credentials are secrets named <agent secret prefix><workspace>/<secret_ref>, chosen by definitions ' +
       'at run time; one function serves every workspace, so the grant covers that name prefix only (the ' +
@@ -427,6 +436,28 @@ export class CrumbsFunction extends Construct {
         ],
       }),
     );
+    if (secrets.listsAll) {
+      this.function.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'ListSecrets',
+          actions: ['secretsmanager:ListSecrets'],
+          resources: ['*'],
+        }),
+      );
+      NagSuppressions.addResourceSuppressions(
+        this.role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason:
+              'secretsmanager:ListSecrets has no resource-level permissions; it lists names and metadata, never ' +
+              'values, and the function deletes only names under the agent secret prefix.',
+            appliesTo: ['Resource::*'],
+          },
+        ],
+        true,
+      );
+    }
     NagSuppressions.addResourceSuppressions(
       this.role,
       [

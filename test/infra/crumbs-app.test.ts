@@ -215,6 +215,18 @@ describe('StatelessStack', () => {
     ).toBe(true);
   });
 
+  it("lets the API list and delete agent credentials (a workspace's deletion), never read them", () => {
+    const statements = statementsOfFunction('api');
+    expect(statements.filter((s) => s.Sid === 'ReadAgentCredentials')).toEqual([]);
+    const erase = statements.filter((s) => s.Sid === 'EraseAgentCredentials');
+    expect(erase).toHaveLength(1);
+    expect(asList(erase[0]?.Action)).toEqual(['secretsmanager:DeleteSecret']);
+    expect(JSON.stringify(erase[0]?.Resource)).toMatch(/secret:crumbs\/agents\/\*/);
+    const list = statements.filter((s) => s.Sid === 'ListSecrets');
+    expect(asList(list[0]?.Action)).toEqual(['secretsmanager:ListSecrets']);
+    expect(functionEnv('api')[ENV.agentSecretPrefix]).toBe('crumbs/agents/');
+  });
+
   it('lets the rule manager ask only whether an agent credential exists, never read it', () => {
     const statements = statementsOfFunction('rule-manager');
     expect(statements.filter((s) => s.Sid === 'ReadAgentCredentials')).toEqual([]);

@@ -45,6 +45,7 @@ import {
 } from './http.ts';
 import { runRoutes } from './run-routes.ts';
 import { createSearchHandler, SEARCH_ROUTE } from './search.ts';
+import { type WorkspaceDeps, workspaceRoutes } from './workspace-routes.ts';
 
 export interface ApiDependencies {
   store: BreadcrumbStore;
@@ -52,6 +53,8 @@ export interface ApiDependencies {
   vectorSearch?: VectorSearchDeps;
   /** Serves threads, the change stream, definitions with their state and errors (activity-routes.ts). */
   activity?: ActivityDeps;
+  /** Serves a workspace's export and deletion (workspace-routes.ts); the routes answer 404 without it. */
+  workspaces?: WorkspaceDeps;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -257,6 +260,7 @@ export function createApi(deps: ApiDependencies): Api {
     },
     ...(deps.activity ? activityRoutes(deps.activity) : []),
     ...runRoutes({ store }, { parseJsonBody, optionalJsonBody, pageLimit }),
+    ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
   ];
 
   const api = async (request: HttpRequest): Promise<HttpResult> => {
