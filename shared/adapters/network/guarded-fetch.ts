@@ -14,7 +14,7 @@
  * The answer is a global `Response`, so SDK clients (MCP, A2A) that get this as their fetch see the class they
  * expect; `within({ allowedOrigins })` binds a call to the origins its definition configured.
  */
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent } from 'undici';
 import { ENV } from '#shared/topology.ts';
 import {
   type AddressLookup,
@@ -227,6 +227,17 @@ function crossOriginHeaders(headers: Headers): Headers {
   return kept;
 }
 
+/**
+ * undici, loaded at the first request that goes out: it is the largest module of the functions that can make one
+ * (about half of the tool executor's bundle), and most triggers of them make none, so their cold start does not
+ * pay for it (`npm run bench:bundles`).
+ */
+let undici: Promise<typeof import('undici')> | undefined;
+function loadUndici(): Promise<typeof import('undici')> {
+  undici ??= import('undici');
+  return undici;
+}
+
 /** One hop: to the checked addresses through an Agent of its own, closed once the response is read. */
 async function send(transport: Transport, url: URL, request: RequestParts, checked: CheckedHost) {
   const init: HopInit = {
@@ -236,6 +247,7 @@ async function send(transport: Transport, url: URL, request: RequestParts, check
     redirect: 'manual',
     ...(request.signal ? { signal: request.signal } : {}),
   };
+  const { Agent } = await loadUndici();
   const agent = new Agent({ connect: { lookup: pinnedLookup(checked) } });
   try {
     const response = await transport(url, { ...init, dispatcher: agent });
@@ -285,7 +297,8 @@ function pinnedLookup(checked: CheckedHost) {
 
 async function undiciTransport(url: URL, init: HopInit): Promise<Response> {
   // undici's own RequestInit and Response types differ from the DOM's in details these calls do not use.
-  return (await undiciFetch(url, init as Parameters<typeof undiciFetch>[1])) as unknown as Response;
+  const { fetch } = await loadUndici();
+  return (await fetch(url, init as Parameters<typeof fetch>[1])) as unknown as Response;
 }
 
 /**
