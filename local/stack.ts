@@ -217,7 +217,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const modelAliases = options.modelAliases
     ? JSON.stringify(options.modelAliases)
     : process.env[ENV.modelAliases];
-  parseEnv(LlmEnvSchema, { [ENV.defaultLlmProvider]: 'offline', [ENV.modelAliases]: modelAliases });
+  // Checked here so a bad price table stops `crumbs dev` at start; the executors read it from the environment.
+  parseEnv(LlmEnvSchema, {
+    [ENV.defaultLlmProvider]: 'offline',
+    [ENV.modelAliases]: modelAliases,
+    [ENV.llmPrices]: process.env[ENV.llmPrices],
+  });
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
   // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
   const tokens = localTokens(

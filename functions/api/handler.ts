@@ -7,6 +7,7 @@ import type { Context } from 'aws-lambda';
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
@@ -32,6 +33,7 @@ const api = createApi({
       pollMs: env[ENV.changesPollMs],
     },
   },
+  usage: new DynamoUsageTotals(env[ENV.tableName]),
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>
     logger.error('unexpected error', { error, method: request.method, path: request.path }),
