@@ -111,7 +111,9 @@ function rangeOf(rawFrom: string | undefined, rawTo: string | undefined): { from
 }
 
 function dayOf(name: string, raw: string): string {
-  const valid = DAY.test(raw) && new Date(`${raw}T00:00:00Z`).toISOString().slice(0, 10) === raw;
+  const time = DAY.test(raw) ? Date.parse(`${raw}T00:00:00Z`) : Number.NaN;
+  // A day that does not exist (2026-02-30) parses to another day, or to nothing.
+  const valid = Number.isFinite(time) && new Date(time).toISOString().slice(0, 10) === raw;
   if (!valid) {
     throw new BadRequestError(`${name} is not a valid day`, [
       { path: name, message: `expected a date YYYY-MM-DD (UTC), got "${raw.slice(0, 40)}"` },
