@@ -21,6 +21,8 @@ export const TEST_MODEL_ALIASES = { 'house-model': 'offline/house-v2' } as const
  */
 export const TEST_LLM_PRICES = {
   'openai-compatible/*': { input: 1.5, output: 6, cached_input: 0.5, source: 'test prices' },
+  // An offline model with a price, for the browser tests (whose stack may run without the scripted server).
+  'offline/metered': { input: 2, output: 8, source: 'test prices' },
 } as const;
 
 const shared = globalThis as typeof globalThis & {
