@@ -40,9 +40,9 @@ export interface CrumbsConfig {
   /**
    * `crumbs:llmPrices` (optional, a JSON object or its text): `<provider>/<model id>` (or `<provider>/*`) → `{ input,
    * output, cached_input?, source? }` in USD per million tokens, over the defaults (`shared/domain/llm-usage.ts`).
-   * Kept as the checked JSON text the functions read (`CRUMBS_LLM_PRICES`); empty: the defaults.
+   * Kept as the checked JSON text the functions read (`CRUMBS_LLM_PRICES`); absent: the defaults.
    */
-  readonly llmPrices: string;
+  readonly llmPrices?: string;
   /**
    * `crumbs:buses` (optional, default 1, at most `topology.bus.pool.maxSize`): event buses that definitions' rules
    * are spread over. One bus takes the account's "Rules per event bus" quota (300 by default) of definitions, less
@@ -215,17 +215,17 @@ export function readConfig(node: Node): CrumbsConfig {
       node.tryGetContext(CONTEXT_KEYS.modelAliases),
       defaultLlmProvider as LlmProvider,
     ),
-    llmPrices: llmPricesOf(node.tryGetContext(CONTEXT_KEYS.llmPrices), defaultLlmProvider as LlmProvider),
+    ...llmPricesOf(node.tryGetContext(CONTEXT_KEYS.llmPrices), defaultLlmProvider as LlmProvider),
   };
 }
 
 /** `crumbs:llmPrices`, a JSON object (or its text, from `-c`), checked as the functions will read it. */
-function llmPricesOf(raw: unknown, defaultLlmProvider: LlmProvider): string {
-  if (raw === undefined || raw === null || raw === '') return '';
+function llmPricesOf(raw: unknown, defaultLlmProvider: LlmProvider): { llmPrices?: string } {
+  if (raw === undefined || raw === null || raw === '') return {};
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
   try {
     parseEnv(LlmEnvSchema, { [ENV.defaultLlmProvider]: defaultLlmProvider, [ENV.llmPrices]: text });
-    return text;
+    return { llmPrices: text };
   } catch (error) {
     throw new Error(
       `CDK context "${CONTEXT_KEYS.llmPrices}" must be a JSON object {"<provider>/<model id>": {"input": n, "output": n, "cached_input"?: n}} (USD per million tokens): ${(error as Error).message}`,
