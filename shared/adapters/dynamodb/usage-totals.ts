@@ -1,8 +1,9 @@
 /**
  * DynamoDB adapter of the usage totals (`shared/ports/usage-totals.ts`): one item per workspace, dimension, key
- * and UTC hour, `#usage#<dimension>#<hour>#<key>` (kind `usage`, which the publisher's stream filter passes over),
- * listed through gsi1 under `<workspace>#u#<dimension>` sorted by `<hour>#<key>` (a partition no schema listing,
- * `<workspace>#s#…`, can name).
+ * and UTC hour, `#usage#<dimension>#<hour>#<key>` (kind `usage`, which the publisher's stream filter passes over).
+ * The workspace's own counters (`day`) are read by key, hour by hour (a range names them all), so they stay out of
+ * any index and an update costs one write unit, not two; the others are listed through gsi1 under
+ * `<workspace>#u#<dimension>` sorted by `<hour>#<key>` (a partition no schema listing, `<workspace>#s#…`, can name).
  *
  * A batch adds to a counter with one UpdateItem ADD whose condition is that none of its contributions' names is in
  * the counter's `applied` set, which the same update extends: so a redelivered stream batch adds nothing twice.
@@ -11,7 +12,14 @@
  * Counters expire after `RETENTION_DAYS`.
  */
 import { createHash } from 'node:crypto';
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { RetriableError } from '#shared/domain/errors.ts';
 import {
   addAmounts,
   type UsageContribution,
@@ -87,9 +95,10 @@ export class DynamoUsageTotals implements UsageTotals {
       ':dim': counter.dimension,
       ':key': counter.key,
       ':hour': counter.hour,
-      ':gpk': listingKey(workspace, counter.dimension),
-      ':gsk': `${counter.hour}#${counter.key}`,
       ':exp': expiry(counter.hour),
+      ...(listed(counter.dimension)
+        ? { ':gpk': listingKey(workspace, counter.dimension), ':gsk': `${counter.hour}#${counter.key}` }
+        : {}),
     };
     todo.forEach((c, i) => {
       values[`:n${i}`] = c.name;
@@ -101,8 +110,8 @@ export class DynamoUsageTotals implements UsageTotals {
         UpdateExpression:
           'ADD calls :calls, input_tokens :in, output_tokens :out, cached_tokens :cached, cost_nusd :cost, ' +
           'unpriced_calls :unpriced, applied :names ' +
-          'SET #kind = :kind, dimension = :dim, #key = :key, #hour = :hour, gsi1pk = :gpk, gsi1sk = :gsk, ' +
-          'expires_at = :exp',
+          'SET #kind = :kind, dimension = :dim, #key = :key, #hour = :hour, expires_at = :exp' +
+          (listed(counter.dimension) ? ', gsi1pk = :gpk, gsi1sk = :gsk' : ''),
         ConditionExpression: todo.map((_, i) => `NOT contains(applied, :n${i})`).join(' AND '),
         ExpressionAttributeNames: { '#kind': 'kind', '#key': 'key', '#hour': 'hour' },
         ExpressionAttributeValues: values,
@@ -132,6 +141,7 @@ export class DynamoUsageTotals implements UsageTotals {
     range: { fromHour: string; toHour: string },
     limit: number,
   ): Promise<{ rows: UsageRow[]; truncated: boolean }> {
+    if (!listed(dimension)) return this.readByKey(workspace, dimension, range, limit);
     const rows: UsageRow[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -156,23 +166,85 @@ export class DynamoUsageTotals implements UsageTotals {
         .catch((error: unknown) => {
           throw translate(error);
         });
-      for (const item of out.Items ?? []) {
-        rows.push({
-          dimension,
-          key: String(item.key),
-          hour: String(item.hour),
-          calls: Number(item.calls ?? 0),
-          input_tokens: Number(item.input_tokens ?? 0),
-          output_tokens: Number(item.output_tokens ?? 0),
-          cached_tokens: Number(item.cached_tokens ?? 0),
-          cost_nusd: Number(item.cost_nusd ?? 0),
-          unpriced_calls: Number(item.unpriced_calls ?? 0),
-        });
-      }
+      for (const item of out.Items ?? []) rows.push(rowOf(dimension, item));
       start = out.LastEvaluatedKey;
     } while (start && rows.length <= limit);
     return { rows: rows.slice(0, limit), truncated: rows.length > limit };
   }
+
+  /** The workspace's hourly counters of the range, by key (at most `limit` hours). */
+  private async readByKey(
+    workspace: string,
+    dimension: UsageDimension,
+    range: { fromHour: string; toHour: string },
+    limit: number,
+  ): Promise<{ rows: UsageRow[]; truncated: boolean }> {
+    const hours: string[] = [];
+    for (
+      let t = hourTime(range.fromHour);
+      t <= hourTime(range.toHour) && hours.length <= limit;
+      t += 3_600_000
+    ) {
+      hours.push(new Date(t).toISOString().slice(0, 13));
+    }
+    const truncated = hours.length > limit;
+    const rows: UsageRow[] = [];
+    for (let i = 0; i < Math.min(hours.length, limit); i += 100) {
+      let keys: Record<string, unknown>[] = hours
+        .slice(i, Math.min(i + 100, limit))
+        .map((hour) => ({ id: itemId({ dimension, key: '*', hour }), workspace }));
+      for (let attempt = 1; keys.length > 0; attempt++) {
+        const out = await this.client
+          .send(
+            new BatchGetCommand({
+              RequestItems: {
+                [this.tableName]: {
+                  Keys: keys,
+                  ProjectionExpression:
+                    '#key, #hour, calls, input_tokens, output_tokens, cached_tokens, cost_nusd, unpriced_calls',
+                  ExpressionAttributeNames: { '#key': 'key', '#hour': 'hour' },
+                },
+              },
+            }),
+          )
+          .catch((error: unknown) => {
+            throw translate(error);
+          });
+        for (const item of out.Responses?.[this.tableName] ?? []) rows.push(rowOf(dimension, item));
+        keys = (out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+        if (keys.length > 0) {
+          if (attempt >= ATTEMPTS)
+            throw new RetriableError('usage counters could not all be read; try again');
+          await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+        }
+      }
+    }
+    rows.sort((a, b) => a.hour.localeCompare(b.hour));
+    return { rows, truncated };
+  }
+}
+
+/** Whether a dimension's counters are listed through gsi1 (the workspace's own are read by key). */
+function listed(dimension: UsageDimension): boolean {
+  return dimension !== 'day';
+}
+
+function rowOf(dimension: UsageDimension, item: Record<string, unknown>): UsageRow {
+  return {
+    dimension,
+    key: String(item.key),
+    hour: String(item.hour),
+    calls: Number(item.calls ?? 0),
+    input_tokens: Number(item.input_tokens ?? 0),
+    output_tokens: Number(item.output_tokens ?? 0),
+    cached_tokens: Number(item.cached_tokens ?? 0),
+    cost_nusd: Number(item.cost_nusd ?? 0),
+    unpriced_calls: Number(item.unpriced_calls ?? 0),
+  };
+}
+
+function hourTime(hour: string): number {
+  return Date.parse(`${hour}:00:00Z`);
 }
 
 function itemId(counter: UsageCounter): string {
