@@ -6,10 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
 import { metered, pricedLlm } from '#shared/core/executor/usage-record.ts';
-import { usageCounters } from '#shared/core/stream/usage-totals.ts';
+import { recordUsage, usageCounters } from '#shared/core/stream/usage-totals.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { callRecord, DEFAULT_PRICES, priceTable } from '#shared/domain/llm-usage.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
+import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import { ENV } from '#shared/topology.ts';
 
 describe('callRecord', () => {
@@ -198,5 +199,49 @@ describe('usageCounters', () => {
       usageCounters([crumb('agent:helper', { ...usage, calls: [{ model: 'm', input_tokens: -5 }] })]),
     ).toEqual([]);
     expect(usageCounters([crumb('agent:helper', 'lots')])).toEqual([]);
+  });
+});
+
+describe('recordUsage', () => {
+  const write = (id: string, sequence: string, thread: string) => ({
+    sequence,
+    record: {
+      id,
+      workspace: 'ws',
+      schema_name: 'agent.response.v1',
+      title: '',
+      tags: [],
+      context: {
+        llm_usage: {
+          agent_id: 'helper',
+          thread,
+          calls: [{ model: 'm', input_tokens: 1, output_tokens: 1, cached_tokens: 0 }],
+        },
+      },
+      version: 1,
+      checksum: '',
+      created_at: '2026-11-26T04:00:00.000Z',
+      updated_at: '2026-11-26T04:00:00.000Z',
+      created_by: 'agent:helper',
+      updated_by: 'agent:helper',
+    } as Breadcrumb,
+  });
+
+  it('hands the batch over again from the first record of a counter it could not add to', async () => {
+    const added: string[] = [];
+    const totals: UsageTotals = {
+      async add(_ws, counter) {
+        if (counter.dimension === 'thread' && counter.key === 't2') throw new Error('throttled');
+        added.push(`${counter.dimension}:${counter.key}`);
+      },
+      read: async () => ({ rows: [], truncated: false }),
+    };
+    const failed = await recordUsage(
+      [write('a', '101', 't1'), write('b', '102', 't2'), write('c', '103', 't2')],
+      totals,
+    );
+    expect(failed).toBe('102');
+    expect(added.sort()).toEqual(['agent:helper', 'day:*', 'thread:t1']);
+    expect(await recordUsage([write('a', '101', 't1')], totals)).toBeUndefined();
   });
 });
