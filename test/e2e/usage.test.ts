@@ -104,7 +104,11 @@ describe('the Usage view', () => {
     const today = new Date().toISOString().slice(0, 10);
     const bar = page.locator(`[data-usage-chart] [data-day="${today}"]`);
     expect(await bar.getAttribute('data-calls')).toBe('1');
-    expect(Number(await bar.locator('rect').getAttribute('height'))).toBeGreaterThan(0);
+    // Drawn as tall as the chart (the only day with usage), and a day without usage draws nothing.
+    expect((await bar.locator('rect').boundingBox())!.height).toBeGreaterThan(50);
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const empty = await page.locator(`[data-usage-chart] [data-day="${yesterday}"] rect`).boundingBox();
+    expect(empty?.height ?? 0).toBeLessThan(1);
     expect(await page.locator('[data-usage-chart] [data-day]').count()).toBe(30);
     const agentRow = page.locator('[data-usage-top=agent] [data-key=helper]');
     await expect(agentRow.textContent()).resolves.toContain(cost.slice(1));

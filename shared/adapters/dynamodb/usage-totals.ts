@@ -8,7 +8,8 @@
  * A batch adds to a counter with one UpdateItem ADD whose condition is that none of its contributions' names is in
  * the counter's `applied` set, which the same update extends: so a redelivered stream batch adds nothing twice.
  * When the condition fails (some were added before), the counter is read and only the rest is added. Names are
- * 16-character hashes of `<breadcrumb id>@<version>`; an hour's set holds that hour's writes into the counter.
+ * 10-character (60-bit) hashes of `<breadcrumb id>@<version>`; an hour's set holds that hour's writes into the
+ * counter, so an update's size (and write units) grows by about one unit per 80 such writes in the hour.
  * Counters expire after `RETENTION_DAYS`.
  */
 import { createHash } from 'node:crypto';
@@ -256,7 +257,7 @@ function listingKey(workspace: string, dimension: UsageDimension): string {
 }
 
 function nameOf(id: string): string {
-  return createHash('sha256').update(id).digest('base64url').slice(0, 16);
+  return createHash('sha256').update(id).digest('base64url').slice(0, 10);
 }
 
 function expiry(hour: string): number {

@@ -61,7 +61,13 @@ function DayChart({ report }: { report: UsageReport }) {
           const h = Math.round((value(d) / max) * HEIGHT);
           return (
             <g key={d.key} data-day={d.key} data-calls={d.calls}>
-              <rect x={i * step + 1} y={HEIGHT - h} width={Math.max(1, step - 2)} height={h} class="bar">
+              <rect
+                x={i * step + 1}
+                y={HEIGHT - h}
+                width={Math.max(1, step - 2)}
+                height={h}
+                class="usage-bar"
+              >
                 <title>
                   {d.key}: {dollars(d.cost_nusd)}, {d.calls} calls, {d.input_tokens + d.output_tokens} tokens
                 </title>
