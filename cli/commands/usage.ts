@@ -7,7 +7,7 @@ import type { UsageAmounts, UsageReport } from '../api-client.ts';
 import { type Command, noPositionals, optInt, optString, printJson, UsageError } from '../args.ts';
 import { formatTable } from '../format.ts';
 
-const DIMENSIONS = ['day', 'agent', 'run', 'thread', 'request'];
+const DIMENSIONS = ['day', 'agent', 'run', 'thread'];
 
 export const usageCommand: Command = {
   name: 'usage',

@@ -4,7 +4,7 @@
  * (`shared/core/stream/usage-totals.ts`); the API reads them (`GET …/usage`).
  */
 
-export const USAGE_DIMENSIONS = ['day', 'agent', 'run', 'thread', 'request'] as const;
+export const USAGE_DIMENSIONS = ['day', 'agent', 'run', 'thread'] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
 
 export interface UsageAmounts {

@@ -1,7 +1,7 @@
 /**
  * Usage totals from the stream: the `llm_usage` records (`shared/domain/llm-usage.ts`) in a batch's new
- * breadcrumb writes, summed per workspace and counter — the workspace's hour (`day`), the agent's, the run's, the
- * thread's and the request's — and added with one update per counter per batch, never a write per call.
+ * breadcrumb writes, summed per workspace and counter — the workspace's hour (`day`), the agent's, the run's and the
+ * thread's — and added with one update per counter per batch, never a write per call.
  *
  * Exactly once: each write's contribution is named by `<breadcrumb id>@<version>`, and a counter adds a
  * contribution only if its set of applied names lacks it (conditional update, `UsageTotals.add`). A batch Lambda
@@ -59,7 +59,8 @@ export function usageCounters(writes: readonly { record: Breadcrumb; sequence: s
       ['agent', agent],
       ['run', usage.run_id],
       ['thread', usage.thread],
-      ['request', usage.request_id],
+      // No counter per request: a request's calls are the `llm_usage` of what its invocations wrote (its answer,
+      // its tool requests), and a counter per request would cost every turn a write unit or two more.
     ];
     const id = `${record.id}@${record.version}`;
     for (const [dimension, key] of keys) {
