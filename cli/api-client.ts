@@ -455,6 +455,11 @@ export class CrumbsClient {
     return this.#json('POST', this.#workspacePath('runs', runId, action), { ...options, body });
   }
 
+  /** Model calls, tokens and cost per day, agent, run, thread or request (`GET …/usage`). */
+  usage(query: UsageQuery = {}, options: RequestOptions = {}): Promise<UsageReport> {
+    return this.#json('GET', this.#workspacePath('usage') + queryString(query), options);
+  }
+
   #workspacePath(...segments: string[]): string {
     const parts = ['v1', 'workspaces', this.workspace, ...segments];
     return `/${parts.map(encodeURIComponent).join('/')}`;
@@ -628,4 +633,33 @@ export interface WorkspaceDeletionStep {
   resumed: boolean;
   waiting?: string;
   warnings?: string[];
+}
+
+export interface UsageQuery {
+  by?: string;
+  from?: string;
+  to?: string;
+  limit?: number;
+}
+
+export interface UsageAmounts {
+  calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  /** Whole nano-dollars; `cost_usd` is the same in dollars. */
+  cost_nusd: number;
+  cost_usd: number;
+  unpriced_calls: number;
+}
+
+/** `GET …/usage`: one item per day of the range (`by=day`), or per key, most expensive first. */
+export interface UsageReport {
+  workspace: string;
+  by: string;
+  from: string;
+  to: string;
+  items: (UsageAmounts & { key: string })[];
+  totals: UsageAmounts;
+  truncated: boolean;
 }

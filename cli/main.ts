@@ -40,6 +40,7 @@ import { smokeCommand } from './commands/smoke.ts';
 import { tailCommand } from './commands/tail.ts';
 import { traceCommand } from './commands/trace.ts';
 import { updateCommand } from './commands/update.ts';
+import { usageCommand } from './commands/usage.ts';
 import { workspaceCommand } from './commands/workspace.ts';
 
 export type { CliIo } from './args.ts';
@@ -56,6 +57,7 @@ export const COMMANDS: readonly Command[] = [
   applyCommand,
   rulesCommand,
   runsCommand,
+  usageCommand,
   explainCommand,
   chatCommand,
   askCommand,

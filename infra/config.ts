@@ -38,6 +38,12 @@ export interface CrumbsConfig {
    */
   readonly modelAliases: ModelAliases;
   /**
+   * `crumbs:llmPrices` (optional, a JSON object or its text): `<provider>/<model id>` (or `<provider>/*`) → `{ input,
+   * output, cached_input?, source? }` in USD per million tokens, over the defaults (`shared/domain/llm-usage.ts`).
+   * Kept as the checked JSON text the functions read (`CRUMBS_LLM_PRICES`); absent: the defaults.
+   */
+  readonly llmPrices?: string;
+  /**
    * `crumbs:buses` (optional, default 1, at most `topology.bus.pool.maxSize`): event buses that definitions' rules
    * are spread over. One bus takes the account's "Rules per event bus" quota (300 by default) of definitions, less
    * the two system rules; add buses rather than raise the quota past what one bus's throughput should carry.
@@ -80,6 +86,7 @@ export const CONTEXT_KEYS = {
   llmSecretName: 'crumbs:llmSecretName',
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
   modelAliases: 'crumbs:modelAliases',
+  llmPrices: 'crumbs:llmPrices',
   buses: 'crumbs:buses',
   maxDefinitionsPerWorkspace: 'crumbs:maxDefinitionsPerWorkspace',
   maxRulesPerWorkspace: 'crumbs:maxRulesPerWorkspace',
@@ -208,7 +215,22 @@ export function readConfig(node: Node): CrumbsConfig {
       node.tryGetContext(CONTEXT_KEYS.modelAliases),
       defaultLlmProvider as LlmProvider,
     ),
+    ...llmPricesOf(node.tryGetContext(CONTEXT_KEYS.llmPrices), defaultLlmProvider as LlmProvider),
   };
+}
+
+/** `crumbs:llmPrices`, a JSON object (or its text, from `-c`), checked as the functions will read it. */
+function llmPricesOf(raw: unknown, defaultLlmProvider: LlmProvider): { llmPrices?: string } {
+  if (raw === undefined || raw === null || raw === '') return {};
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  try {
+    parseEnv(LlmEnvSchema, { [ENV.defaultLlmProvider]: defaultLlmProvider, [ENV.llmPrices]: text });
+    return { llmPrices: text };
+  } catch (error) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.llmPrices}" must be a JSON object {"<provider>/<model id>": {"input": n, "output": n, "cached_input"?: n}} (USD per million tokens): ${(error as Error).message}`,
+    );
+  }
 }
 
 /** `crumbs:modelAliases`, a JSON object (or its text, from `-c`), checked as the functions will read it. */

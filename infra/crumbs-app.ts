@@ -40,6 +40,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     llmSecretPrefix: config.llmSecretPrefix,
     defaultLlmProvider: config.defaultLlmProvider,
     modelAliases: config.modelAliases,
+    ...(config.llmPrices !== undefined ? { llmPrices: config.llmPrices } : {}),
     workspaceQuotas: config.workspaceQuotas,
     ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
     tenantLimits: config.tenantLimits,

@@ -21,6 +21,7 @@ import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import type { ModelAliases } from '#shared/domain/llm-model.ts';
+import type { PriceTable } from '#shared/domain/llm-usage.ts';
 import {
   ENV,
   EXECUTOR_RUNNERS,
@@ -110,6 +111,11 @@ export interface LocalStackOptions {
    * `CRUMBS_MODEL_ALIASES` (the same JSON) when absent.
    */
   modelAliases?: ModelAliases;
+  /**
+   * Model prices over the defaults (USD per million tokens per `<provider>/<model id>` or `<provider>/*`); env
+   * `CRUMBS_LLM_PRICES` (the same JSON) when absent.
+   */
+  llmPrices?: PriceTable;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
   /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
@@ -217,7 +223,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const modelAliases = options.modelAliases
     ? JSON.stringify(options.modelAliases)
     : process.env[ENV.modelAliases];
-  parseEnv(LlmEnvSchema, { [ENV.defaultLlmProvider]: 'offline', [ENV.modelAliases]: modelAliases });
+  const llmPrices = options.llmPrices ? JSON.stringify(options.llmPrices) : process.env[ENV.llmPrices];
+  // Checked here so a bad price table stops `crumbs dev` at start; the executors read it from the environment.
+  parseEnv(LlmEnvSchema, {
+    [ENV.defaultLlmProvider]: 'offline',
+    [ENV.modelAliases]: modelAliases,
+    [ENV.llmPrices]: llmPrices,
+  });
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
   // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
   const tokens = localTokens(
@@ -330,6 +342,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     if (modelAliases === undefined) delete process.env[ENV.modelAliases];
     else process.env[ENV.modelAliases] = modelAliases;
+    if (llmPrices === undefined) delete process.env[ENV.llmPrices];
+    else process.env[ENV.llmPrices] = llmPrices;
     // Locally a secret_ref reads this mapping, never the process environment (secret-source.ts).
     delete process.env[ENV.secretSource];
     if (secretsInline === undefined) delete process.env[ENV.localSecrets];

@@ -6,6 +6,7 @@ import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import type { DefinitionLimits } from '#shared/domain/definition-validation.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
 import { LlmProviderSchema, ModelAliasesSchema } from '#shared/domain/llm-model.ts';
+import { PriceTableSchema, priceTable } from '#shared/domain/llm-usage.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES } from '#shared/domain/outbound-limits.ts';
 import * as z from '#shared/domain/zod.ts';
 import {
@@ -175,10 +176,26 @@ const modelAliases = z._default(
   {},
 );
 
+/** `ENV.llmPrices`: the operator's model prices (JSON) over the defaults; absent or blank, the defaults. */
+const llmPrices = z._default(
+  z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((text) => (text.trim() === '' ? '{}' : text)),
+    ),
+    z.pipe(
+      z.pipe(jsonObject, PriceTableSchema),
+      z.transform((overrides) => priceTable(overrides)),
+    ),
+  ),
+  priceTable(),
+);
+
 /** Functions that resolve model strings (`uses.llm` in the topology). */
 export const LlmEnvSchema = z.object({
   [ENV.defaultLlmProvider]: LlmProviderSchema,
   [ENV.modelAliases]: modelAliases,
+  [ENV.llmPrices]: llmPrices,
 });
 
 /** A per-workspace quota: a whole number from 1 (0 would make every definition invalid). */

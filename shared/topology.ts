@@ -601,6 +601,13 @@ export const ENV = {
    */
   modelAliases: 'CRUMBS_MODEL_ALIASES',
   /**
+   * JSON object of `<provider>/<model id>` (or `<provider>/*`) → `{ input, output, cached_input?, source? }` in USD per
+   * million tokens (`PriceTableSchema`), over the defaults of `shared/domain/llm-usage.ts`: what each model call is
+   * recorded as costing. The CDK context value `crumbs:llmPrices` on AWS, the environment `crumbs dev` starts in
+   * locally. Set on functions with `uses.llm`.
+   */
+  llmPrices: 'CRUMBS_LLM_PRICES',
+  /**
    * Rule manager: how many definitions (every definition schema, schedules too) one workspace may have compiled;
    * past it a new definition is `invalid`, naming this setting. Default `workspaceQuotaDefaults`.
    */

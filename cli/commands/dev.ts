@@ -96,7 +96,9 @@ Environment:
 
   ${ENV.maxResponseBytes}
                          the most bytes any response body a definition's request reads may have (default
-                         5242880, 5 MiB); a definition asking for more is invalid`,
+                         5242880, 5 MiB); a definition asking for more is invalid
+  ${ENV.llmPrices}      model prices over the defaults, USD per million tokens, e.g.
+                         {"openai/gpt-4o":{"input":2.5,"output":10,"cached_input":1.25}} (\`crumbs usage\`)`,
   options: {
     port: { type: 'string' },
     'dynamodb-port': { type: 'string' },

@@ -8,6 +8,7 @@ import type { Context } from 'aws-lambda';
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
 import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
@@ -44,6 +45,7 @@ const api = createApi({
     sweeper: new DynamoWorkspaceSweeper(env[ENV.tableName]),
     secrets: secretEraserFromEnv(),
   },
+  usage: new DynamoUsageTotals(env[ENV.tableName]),
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>
     logger.error('unexpected error', { error, method: request.method, path: request.path }),

@@ -13,6 +13,7 @@ import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { mcpTool, mcpToolResolver } from '#shared/core/agents/mcp-tools.ts';
 import { createToolAgent } from '#shared/core/agents/tool-agent.ts';
+import { metered } from '#shared/core/executor/usage-record.ts';
 import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
@@ -32,14 +33,16 @@ const llm = llmFromEnv();
 
 export const handler = createExecutorHandler('agent-mcp', {
   implementations: ({ store, log, clock }) => ({
-    agent: createAgentKind({
-      types: { tool: createToolAgent({ mcp, secrets, llm, resolveTool: mcpToolResolver(store, secrets) }) },
-      store,
-      clock,
-      llm,
-      parseYaml,
-      log,
-    }),
+    agent: metered(
+      createAgentKind({
+        types: { tool: createToolAgent({ mcp, secrets, llm, resolveTool: mcpToolResolver(store, secrets) }) },
+        store,
+        clock,
+        llm,
+        parseYaml,
+        log,
+      }),
+    ),
     tool: createToolKind({ store, log, clock, tools: toolCatalog([mcpTool({ mcp, secrets })]) }),
   }),
   // An MCP call gives up after its timeout (30 s by default); stop 10 s before the Lambda does.

@@ -11,6 +11,7 @@
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
+import { metered } from '#shared/core/executor/usage-record.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 import { llmFromEnv } from '../wiring/llm-from-env.ts';
@@ -19,16 +20,19 @@ const llm = llmFromEnv();
 const tokenizers = new TiktokenTokenizers();
 
 export const handler = createExecutorHandler('agent', {
+  // `metered`: the invocation's model calls ride in one of its outputs (`llm_usage`).
   implementation: ({ store, log, clock }) =>
-    createAgentKind({
-      types: { context: createContextAgent({ store, llm, log, tokenizers, parseYaml }) },
-      store,
-      clock,
-      llm,
-      tokenizers,
-      parseYaml,
-      log,
-    }),
+    metered(
+      createAgentKind({
+        types: { context: createContextAgent({ store, llm, log, tokenizers, parseYaml }) },
+        store,
+        clock,
+        llm,
+        tokenizers,
+        parseYaml,
+        log,
+      }),
+    ),
   // Abort model calls 10 s before the Lambda timeout: the message is retried instead of timing out mid-write.
   timeoutEarlyInMillis: 10_000,
 });

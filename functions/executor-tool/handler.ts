@@ -7,6 +7,7 @@
  */
 import { secretsFromEnv } from '#shared/adapters/secrets/secret-source.ts';
 import { contextTools } from '#shared/core/context-builder/context-builder-kind.ts';
+import { metered } from '#shared/core/executor/usage-record.ts';
 import { createToolKind } from '#shared/core/tools/tool-kind.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
@@ -17,13 +18,16 @@ const llm = llmFromEnv();
 const secrets = secretsFromEnv();
 
 export const handler = createExecutorHandler('tool', {
+  // `metered`: the `llm` tool's model call rides in its answer (`llm_usage`).
   implementation: ({ store, log, clock, vectorSearch }) =>
-    createToolKind({
-      store,
-      log,
-      clock,
-      secrets,
-      tools: toolCatalog([...builtinTools, ...contextTools({ llm, vectorSearch })]),
-    }),
+    metered(
+      createToolKind({
+        store,
+        log,
+        clock,
+        secrets,
+        tools: toolCatalog([...builtinTools, ...contextTools({ llm, vectorSearch })]),
+      }),
+    ),
   timeoutEarlyInMillis: 2_000,
 });

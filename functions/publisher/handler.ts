@@ -2,13 +2,15 @@
  * Publisher. Triggered by the breadcrumbs table's DynamoDB stream (batch, bisect on error, partial batch
  * failures). Reads stream images; adopts plain puts into the table; puts change events on the crumbs bus and on the
  * other buses of the pool that hold rules of the event's workspace (reads `bus-placement` breadcrumbs, cached);
- * sheds events over the breadth budget (adds to `#budget#` counters past a step, writes one loop-stop record).
+ * sheds events over the breadth budget (adds to `#budget#` counters past a step, writes one loop-stop record);
+ * adds the model usage the new writes record to `#usage#` counters, once per counter per batch.
  * (Embeddings are the indexer's, from those events.)
  */
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoBudgetCounters } from '#shared/adapters/dynamodb/budget-counters.ts';
+import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
 import { busPoolOf, PublisherEnvSchema, parseEnv } from '#shared/config.ts';
 import { BreadthBudget } from '#shared/core/stream/breadth-budget.ts';
@@ -34,6 +36,9 @@ const budget = new BreadthBudget({
   log: logger,
 });
 
+// The model usage the new writes record, summed into the workspace's counters once per batch.
+const usage = new DynamoUsageTotals(env[ENV.tableName]);
+
 export const handler = instrumented(
   middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
     const outcome = await publishStreamBatch(event.Records, {
@@ -42,6 +47,7 @@ export const handler = instrumented(
       adopter: store,
       tagItems: store,
       budget,
+      usage,
       log: logger,
     });
     metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);

@@ -1,5 +1,6 @@
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
+import { pricedLlm } from '#shared/core/executor/usage-record.ts';
 import { type LlmProvider, type ModelAliases, resolveModel } from '#shared/domain/llm-model.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
 import { ENV } from '#shared/topology.ts';
@@ -22,9 +23,15 @@ export function withModelAliases(
   };
 }
 
-/** The LLM client of a function with `uses.llm`: the router on the stack's default provider, with its aliases. */
+/**
+ * The LLM client of a function with `uses.llm`: the router on the stack's default provider, with its aliases, each
+ * call priced from the operator's table (`CRUMBS_LLM_PRICES`) and recorded by a `metered` executor kind.
+ */
 export function llmFromEnv(env: NodeJS.ProcessEnv = process.env): LlmClient {
   const settings = parseEnv(LlmEnvSchema, env);
   const defaultProvider = settings[ENV.defaultLlmProvider];
-  return withModelAliases(new LlmRouter({ defaultProvider }), defaultProvider, settings[ENV.modelAliases]);
+  return pricedLlm(
+    withModelAliases(new LlmRouter({ defaultProvider }), defaultProvider, settings[ENV.modelAliases]),
+    settings[ENV.llmPrices],
+  );
 }

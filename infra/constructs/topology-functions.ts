@@ -48,6 +48,8 @@ export interface TopologyFunctionsProps {
   readonly defaultLlmProvider: LlmProvider;
   /** The operator's model aliases; set (as JSON) beside the default provider. @default none */
   readonly modelAliases?: ModelAliases;
+  /** The operator's model prices (JSON text over the defaults); set beside the default provider. @default none */
+  readonly llmPrices?: string;
   /** What one workspace may take; set on functions according to their `uses.limits`. */
   readonly tenantLimits: TenantLimits;
   /** Timers and schedules, bound to functions with `uses.timers`. */
@@ -117,6 +119,7 @@ export class TopologyFunctions {
     if (uses.llm) {
       fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
       fn.addEnvironment(ENV.modelAliases, JSON.stringify(this.props.modelAliases ?? {}));
+      fn.addEnvironment(ENV.llmPrices, this.props.llmPrices ?? '');
     }
     if (this.props.maxResponseBytes !== undefined) {
       fn.addEnvironment(ENV.maxResponseBytes, String(this.props.maxResponseBytes));

@@ -53,6 +53,8 @@ export interface StatelessStackProps extends StackProps {
   readonly defaultLlmProvider: LlmProvider;
   /** Model ids without a provider → `<provider>/<model id>`; given with the default provider. @default none */
   readonly modelAliases?: ModelAliases;
+  /** The operator's model prices (checked JSON text, `CRUMBS_LLM_PRICES`); given with the default provider. */
+  readonly llmPrices?: string;
   /** What one workspace may take (`TENANT_LIMITS`); set on the functions whose topology `uses.limits`. */
   readonly tenantLimits: TenantLimits;
   /**
@@ -136,6 +138,7 @@ export class StatelessStack extends Stack {
       llmSecretPrefix: props.llmSecretPrefix,
       defaultLlmProvider: props.defaultLlmProvider,
       ...(props.modelAliases !== undefined ? { modelAliases: props.modelAliases } : {}),
+      ...(props.llmPrices !== undefined ? { llmPrices: props.llmPrices } : {}),
       tenantLimits: props.tenantLimits,
       timers: this.timers,
       ...(props.maxResponseBytes !== undefined ? { maxResponseBytes: props.maxResponseBytes } : {}),

@@ -38,8 +38,11 @@ export interface LlmToolSpec {
 export type LlmFinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
 
 export interface LlmUsage {
+  /** All input tokens, those read from a prompt cache included. */
   inputTokens: number | undefined;
   outputTokens: number | undefined;
+  /** Of the input tokens, those the provider read from its prompt cache (billed at its cached price). */
+  cachedInputTokens?: number | undefined;
 }
 
 export interface LlmRequest {

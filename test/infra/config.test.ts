@@ -46,6 +46,17 @@ describe('readConfig', () => {
     );
   });
 
+  it('reads crumbs:llmPrices as a JSON object or its text, and refuses a price that is not one', () => {
+    const prices = { 'openai/gpt-4o': { input: 2.5, output: 10 } };
+    expect(read({ ...VALID, 'crumbs:llmPrices': prices }).llmPrices).toBe(JSON.stringify(prices));
+    expect(read({ ...VALID, 'crumbs:llmPrices': JSON.stringify(prices) }).llmPrices).toBe(
+      JSON.stringify(prices),
+    );
+    expect(() => read({ ...VALID, 'crumbs:llmPrices': { 'openai/gpt-4o': { input: 'cheap' } } })).toThrow(
+      /"crumbs:llmPrices" must be a JSON object/,
+    );
+  });
+
   it('refuses the retired Powertools layer settings instead of ignoring them', () => {
     expect(() => read({ ...VALID, 'crumbs:powertools': 'layer' })).toThrow(
       /"crumbs:powertools" is no longer read: Powertools is bundled into every function/,

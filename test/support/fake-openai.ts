@@ -13,10 +13,18 @@
  *                         system prompt (a definition's `system_prompt` scripts its model; the same answer again
  *                         whatever it is told), else "(fake) <model>"
  *
- * Requests per model id are counted (`GET /counts`), so a test can tell how often it was called.
+ * Requests per model id are counted (`GET /counts`), so a test can tell how often it was called. Every completion
+ * reports the same usage (`FAKE_USAGE`: 10 prompt tokens, 4 of them cached, and 5 completion tokens).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+export const FAKE_USAGE = { input: 10, cached: 4, output: 5 } as const;
+const USAGE = {
+  prompt_tokens: FAKE_USAGE.input,
+  completion_tokens: FAKE_USAGE.output,
+  prompt_tokens_details: { cached_tokens: FAKE_USAGE.cached },
+};
 
 interface ChatRequest {
   model: string;
@@ -135,14 +143,14 @@ function toolCall(name: string, round: number): Reply {
         finish_reason: 'tool_calls',
       },
     ],
-    usage: { prompt_tokens: 10, completion_tokens: 5 },
+    usage: USAGE,
   });
 }
 
 function answer(text: string): Reply {
   return completion({
     choices: [{ message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 10, completion_tokens: 5 },
+    usage: USAGE,
   });
 }
 

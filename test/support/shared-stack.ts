@@ -15,6 +15,15 @@ export const SECRETS_WORKSPACE = 'agent-types-secrets';
 export const TEST_SECRETS = { [SECRETS_WORKSPACE]: { 'partner-token': 'partner-s3cret' } } as const;
 /** The operator's model aliases (CRUMBS_MODEL_ALIASES): a bare `house-model` runs `offline/house-v2`. */
 export const TEST_MODEL_ALIASES = { 'house-model': 'offline/house-v2' } as const;
+/**
+ * The operator's prices (CRUMBS_LLM_PRICES) for the scripted model server: a call of it (10 input tokens, 4 of them
+ * cached, 5 output; test/support/fake-openai.ts) costs 6 × 1.5 + 4 × 0.5 + 5 × 6 = 41 micro-dollars.
+ */
+export const TEST_LLM_PRICES = {
+  'openai-compatible/*': { input: 1.5, output: 6, cached_input: 0.5, source: 'test prices' },
+  // An offline model with a price, for the browser tests (whose stack may run without the scripted server).
+  'offline/metered': { input: 2, output: 8, source: 'test prices' },
+} as const;
 
 const shared = globalThis as typeof globalThis & {
   __crumbsTestStack?: { users: number; stack: Promise<LocalStack> };
@@ -35,6 +44,7 @@ export function acquireStack(): Promise<LocalStack> {
       allowPrivateNetwork: true,
       secrets: TEST_SECRETS,
       modelAliases: TEST_MODEL_ALIASES,
+      llmPrices: TEST_LLM_PRICES,
     }),
   };
   shared.__crumbsTestStack.users++;

@@ -109,6 +109,11 @@ export class Api {
       `${this.path('definitions', definition, 'explain')}?breadcrumb=${encodeURIComponent(breadcrumb)}`,
     );
   }
+  /** Model calls, tokens and cost per day, agent, run or thread over the last 30 days (`GET …/usage`). */
+  usage(by: 'day' | 'agent' | 'run' | 'thread', limit = 10): Promise<UsageReport> {
+    return this.json(`${this.path('usage')}?by=${by}${by === 'day' ? '' : `&limit=${limit}`}`);
+  }
+
   errors(): Promise<{ items: FailureSummary[] }> {
     return this.json(`${this.path('errors')}?limit=100`);
   }
@@ -146,4 +151,24 @@ export class Api {
       }
     }
   }
+}
+
+export interface UsageAmounts {
+  calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  cost_nusd: number;
+  cost_usd: number;
+  unpriced_calls: number;
+}
+
+/** `GET …/usage`: per day of the range (`by=day`, every day), or per key, the most expensive first. */
+export interface UsageReport {
+  by: string;
+  from: string;
+  to: string;
+  items: (UsageAmounts & { key: string })[];
+  totals: UsageAmounts;
+  truncated: boolean;
 }

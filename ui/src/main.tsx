@@ -1,6 +1,6 @@
 /**
  * The crumbs dashboard: a single page served at /ui on the API's origin. Views: Live, Breadcrumb, Thread,
- * Definitions, Errors, Chat, Runs (and one Run). Routing is in the URL fragment (`#/thread/<id>`), so links can be shared and the
+ * Definitions, Errors, Chat, Runs (and one Run), Usage. Routing is in the URL fragment (`#/thread/<id>`), so links can be shared and the
  * server only ever serves the same three files.
  */
 import { render } from 'preact';
@@ -24,6 +24,7 @@ import { ErrorsView } from './views/errors.tsx';
 import { LiveView } from './views/live.tsx';
 import { RunsView, RunView } from './views/runs.tsx';
 import { ThreadView } from './views/thread.tsx';
+import { UsageView } from './views/usage.tsx';
 
 const NAV: { view: Route['view']; label: string }[] = [
   { view: 'live', label: 'Live' },
@@ -31,6 +32,7 @@ const NAV: { view: Route['view']; label: string }[] = [
   { view: 'runs', label: 'Runs' },
   { view: 'definitions', label: 'Definitions' },
   { view: 'errors', label: 'Errors' },
+  { view: 'usage', label: 'Usage' },
 ];
 
 function App() {
@@ -103,6 +105,7 @@ function App() {
         {route.view === 'errors' && <ErrorsView api={api} />}
         {route.view === 'chat' && <ChatView api={api} />}
         {route.view === 'runs' && <RunsView api={api} />}
+        {route.view === 'usage' && <UsageView api={api} />}
         {route.view === 'run' && <RunView api={api} id={route.id} key={route.id} />}
       </main>
     </div>

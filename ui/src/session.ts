@@ -54,12 +54,14 @@ export type Route =
   | { view: 'errors' }
   | { view: 'chat' }
   | { view: 'runs' }
+  | { view: 'usage' }
   | { view: 'run'; id: string };
 
 export function parseRoute(hash: string): Route {
   const [view, id] = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   if ((view === 'breadcrumb' || view === 'thread' || view === 'run') && id) return { view, id };
-  if (view === 'definitions' || view === 'errors' || view === 'chat' || view === 'runs') return { view };
+  if (view === 'definitions' || view === 'errors' || view === 'chat' || view === 'runs' || view === 'usage')
+    return { view };
   return { view: 'live' };
 }
 

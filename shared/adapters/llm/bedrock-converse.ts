@@ -21,7 +21,14 @@ import {
   type ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
 import { asCrumbsError } from '#shared/domain/errors.ts';
-import type { LlmFinishReason, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '#shared/ports/llm.ts';
+import type {
+  LlmFinishReason,
+  LlmMessage,
+  LlmRequest,
+  LlmResponse,
+  LlmToolCall,
+  LlmUsage,
+} from '#shared/ports/llm.ts';
 import { abortedError, isAbort } from './call-errors.ts';
 import { jsonText, withSchemaInstruction } from './structured-output.ts';
 import { ToolNames, toolResultText } from './tool-wire.ts';
@@ -154,7 +161,7 @@ function toResponse(
     text: structured ? jsonText(text) : text,
     toolCalls,
     finishReason: toolCalls.length > 0 ? 'tool-calls' : (STOP_REASONS[out.stopReason ?? ''] ?? 'other'),
-    usage: { inputTokens: out.usage?.inputTokens, outputTokens: out.usage?.outputTokens },
+    usage: bedrockUsage(out.usage),
     model,
   };
 }
@@ -174,4 +181,16 @@ function classify(error: unknown, model: string, signal: AbortSignal | undefined
     error,
     `${model} answered ${status ?? 'no status'}: ${name}: ${e.message ?? String(error)}`,
   );
+}
+
+/** Converse counts cache reads apart from `inputTokens`; crumbs' usage counts them among the input tokens. */
+function bedrockUsage(
+  usage: { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number } | undefined,
+): LlmUsage {
+  const cached = usage?.cacheReadInputTokens;
+  return {
+    inputTokens: usage?.inputTokens === undefined ? undefined : usage.inputTokens + (cached ?? 0),
+    outputTokens: usage?.outputTokens,
+    ...(cached !== undefined && cached > 0 ? { cachedInputTokens: cached } : {}),
+  };
 }

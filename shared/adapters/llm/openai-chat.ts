@@ -60,7 +60,11 @@ interface ChatCompletion {
     };
     finish_reason?: string | null;
   }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number } | null;
+  };
 }
 
 const FINISH_REASONS: Record<string, LlmFinishReason> = {
@@ -275,6 +279,10 @@ function toResponse(
     usage: {
       inputTokens: completion.usage?.prompt_tokens,
       outputTokens: completion.usage?.completion_tokens,
+      // OpenAI counts cached tokens inside prompt_tokens.
+      ...(completion.usage?.prompt_tokens_details?.cached_tokens !== undefined
+        ? { cachedInputTokens: completion.usage.prompt_tokens_details.cached_tokens }
+        : {}),
     },
     model,
   };

@@ -33,6 +33,7 @@ import {
 import { definitionWarnings, warningHeader } from '#shared/domain/unknown-fields.ts';
 import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import {
   type Caller,
@@ -45,6 +46,7 @@ import {
 } from './http.ts';
 import { runRoutes } from './run-routes.ts';
 import { createSearchHandler, SEARCH_ROUTE } from './search.ts';
+import { usageRoutes } from './usage-routes.ts';
 import { type WorkspaceDeps, workspaceRoutes } from './workspace-routes.ts';
 
 export interface ApiDependencies {
@@ -55,6 +57,8 @@ export interface ApiDependencies {
   activity?: ActivityDeps;
   /** Serves a workspace's export and deletion (workspace-routes.ts); the routes answer 404 without it. */
   workspaces?: WorkspaceDeps;
+  /** Serves `GET …/usage` (usage-routes.ts); the route answers 404 without it. */
+  usage?: UsageTotals;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -259,6 +263,7 @@ export function createApi(deps: ApiDependencies): Api {
       },
     },
     ...(deps.activity ? activityRoutes(deps.activity) : []),
+    ...(deps.usage ? usageRoutes(deps.usage) : []),
     ...runRoutes({ store }, { parseJsonBody, optionalJsonBody, pageLimit }),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
   ];

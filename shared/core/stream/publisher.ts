@@ -14,6 +14,9 @@
  * refused entries retried with backoff. The rule: nothing after a failure is lost. A record whose event could not
  * be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from there
  * (stream order is kept per shard).
+ *
+ * Usage totals: the model usage the batch's new writes record is added to the workspace's counters last, once per
+ * counter per batch, for the records before any failure (`usage-totals.ts`; exactly once under redelivery).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { tagItemChanges, toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
@@ -21,9 +24,11 @@ import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
+import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import type { BusRoutes } from '../../routing/bus-placement.ts';
 import type { BreadthBudget } from './breadth-budget.ts';
 import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
+import { recordUsage } from './usage-totals.ts';
 
 type Item = Record<string, unknown>;
 
@@ -57,6 +62,8 @@ export interface PublisherDependencies {
   adopter: PlainPutAdopter;
   /** The breadth budget (thread budget, workspace event rate); absent: everything is routed. */
   budget?: BreadthBudget | undefined;
+  /** Keeps the model usage totals; absent: usage records are not summed. */
+  usage?: UsageTotals | undefined;
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
@@ -77,6 +84,7 @@ export async function publishStreamBatch(
 ): Promise<PublishOutcome> {
   const pending: { entry: BusEntry; sequence: string }[] = [];
   const tagChanges: { change: TagItemChange; sequence: string }[] = [];
+  const writes: { record: Breadcrumb; sequence: string }[] = [];
   let adopted = 0;
   let rejected = 0;
   let firstFailure: string | undefined;
@@ -102,6 +110,7 @@ export async function publishStreamBatch(
         const current = toRecord(newImage);
         const type = current.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated;
         pending.push({ entry: changeEntry(type, current), sequence });
+        writes.push({ record: current, sequence });
         continue;
       }
       const plain = classifyPlainPut(newImage, oldImage);
@@ -157,9 +166,14 @@ export async function publishStreamBatch(
   const routed = await routeAll(budgeted.admitted, deps);
   if (routed.failedSequence !== undefined) firstFailure = routed.failedSequence;
   const published = await putAll(routed.entries, deps);
-  const failedAt = [published.failedSequence, firstFailure]
+  let failedAt = [published.failedSequence, firstFailure]
     .filter((s): s is string => s !== undefined)
     .sort(compareSequence)[0];
+  if (deps.usage) {
+    const counted = writes.filter((w) => failedAt === undefined || compareSequence(w.sequence, failedAt) < 0);
+    const usageFailed = await recordUsage(counted, deps.usage, deps.log);
+    if (usageFailed !== undefined) failedAt = usageFailed;
+  }
   return {
     batchItemFailures: failedAt === undefined ? [] : [{ itemIdentifier: failedAt }],
     published: published.count,

@@ -29,6 +29,20 @@ function client(): LlmRouter {
 beforeEach(() => bedrock.reset());
 
 describe('LlmRouter with Bedrock (Converse through the AWS SDK client)', () => {
+  it('counts prompt-cache reads among the input tokens and says how many were cached', async () => {
+    bedrock.on(ConverseCommand).resolves({
+      output: { message: { role: 'assistant', content: [{ text: 'ok' }] } },
+      stopReason: 'end_turn',
+      usage: { inputTokens: 30, outputTokens: 9, totalTokens: 139, cacheReadInputTokens: 100 },
+    });
+    const out = await client().generate({
+      model: `bedrock/${MODEL}`,
+      system: 's',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(out.usage).toEqual({ inputTokens: 130, outputTokens: 9, cachedInputTokens: 100 });
+  });
+
   it('sends the Converse request through ConverseCommand and returns native tool calls', async () => {
     bedrock.on(ConverseCommand).resolves({
       output: {
