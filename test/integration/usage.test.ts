@@ -213,6 +213,6 @@ describe('usage and cost', () => {
     }
     const bad = await cli(['usage', '--by', 'model'], ws);
     expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/--by: expected one of day, agent, run, thread, request/);
+    expect(bad.err).toMatch(/--by: expected one of day, agent, run, thread, got/);
   });
 });
