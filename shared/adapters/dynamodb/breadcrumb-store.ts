@@ -155,15 +155,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
     const now = this.clock.now();
     const id = options.id ?? this.ulid(now.getTime());
-    const expiresAt =
-      input.expires_at === undefined
-        ? await this.defaultExpiry(workspace, input.schema_name, now)
-        : toEpochSeconds(input.expires_at);
-    const record = firstVersion(workspace, id, input, expiresAt, {
-      now,
-      principal: options.principal,
-      causation: options.causation,
-    });
+    const record = await this.firstRecord(workspace, id, input, options, now);
 
     const extra: TransactItem[] = [];
     const requestHash = sha256(canonicalJson({ workspace, input }));
@@ -204,6 +196,25 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       // The id exists: a caller-chosen id (executor responses) was already written. Nothing new is written.
       return { breadcrumb: await this.getVersion(workspace, id, 1), replayed: true };
     }
+  }
+
+  /** A new breadcrumb's record as `input` asks, with its schema's TTL default when it sets no expiry. */
+  private async firstRecord(
+    workspace: string,
+    id: string,
+    input: CreateBreadcrumb,
+    options: { principal: string; causation?: Breadcrumb['causation'] },
+    now: Date,
+  ): Promise<Breadcrumb> {
+    const expiresAt =
+      input.expires_at === undefined
+        ? await this.defaultExpiry(workspace, input.schema_name, now)
+        : toEpochSeconds(input.expires_at);
+    return firstVersion(workspace, id, input, expiresAt, {
+      now,
+      principal: options.principal,
+      causation: options.causation,
+    });
   }
 
   async get(workspace: string, id: string): Promise<Breadcrumb> {
@@ -676,16 +687,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   ): Promise<Breadcrumb | undefined> {
     const head = await this.getItem(keys.head(workspace, id));
     if (head?.kind !== KIND.tombstone || typeof head.version !== 'number') return undefined;
-    const now = this.clock.now();
-    const expiresAt =
-      input.expires_at === undefined
-        ? await this.defaultExpiry(workspace, input.schema_name, now)
-        : toEpochSeconds(input.expires_at);
-    const first = firstVersion(workspace, id, input, expiresAt, {
-      now,
-      principal: options.principal,
-      causation: options.causation,
-    });
+    const first = await this.firstRecord(workspace, id, input, options, this.clock.now());
     const record = buildRecord({ ...first, version: head.version + 1 });
     try {
       await this.commit({
