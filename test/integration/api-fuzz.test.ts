@@ -193,10 +193,17 @@ describe('HTTP API fuzz', () => {
     const before = await settledItems(rejectWorkspace);
 
     const rejected = Math.round(RUNS * REJECT_SHARE);
+    // A DELETE of the fuzz workspace itself is a deletion a person may ask for: it empties the workspace over several
+    // calls, which this run's checks of the workspace would read as half-done writes. It goes to an empty workspace
+    // of its own (`workspace-export-delete.test.ts` tests the deletion).
+    const doomed = uniqueWorkspace('fuzz-doomed');
+    const workspaceItself = new RegExp(`^/v1/workspaces/${workspace}/?$`);
     const requests = [
       ...fc.sample(anyRequest(targets), { seed: SEED, numRuns: RUNS - rejected }),
       ...fc.sample(rejectedWrite(targets), { seed: SEED + 1, numRuns: rejected }),
-    ];
+    ].map((r) =>
+      r.method === 'DELETE' && workspaceItself.test(r.path) ? { ...r, path: `/v1/workspaces/${doomed}` } : r,
+    );
     const started = Date.now();
     const outcomes = await runAll(stack.api, requests, 0);
     const seconds = (Date.now() - started) / 1000;
