@@ -7,6 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { main } from '#cli/main.ts';
 import { launch, openPage, screenshotPath } from './browser.ts';
+import { eventually, http, type Json } from './stack-api.ts';
 
 const { api, token, dashboard } = inject('e2e');
 let browser: Browser;
@@ -17,33 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-type Json = Record<string, unknown>;
-
-function http(workspace: string) {
-  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const res = await fetch(`${api}/v1/workspaces/${workspace}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-  };
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('versions in the dashboard', () => {
   it('lists a definition’s versions with diffs, and the version each run step ran', async () => {

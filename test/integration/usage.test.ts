@@ -7,9 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CrumbsClient, type UsageReport } from '#cli/api-client.ts';
-import { main } from '#cli/main.ts';
 import { FAKE_USAGE } from '../support/fake-openai.ts';
-import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
+import { crumbs, eventually, localStack, uniqueWorkspace } from '../support/local.ts';
 
 const ws = uniqueWorkspace('usage-e2e');
 const other = uniqueWorkspace('usage-e2e-other');
@@ -18,22 +17,6 @@ const COST_PER_CALL_NUSD = 41_000;
 function client(workspace: string): CrumbsClient {
   const { api: endpoint, token } = localStack();
   return new CrumbsClient({ endpoint, token, workspace });
-}
-
-async function cli(args: string[], workspace: string) {
-  const { api: endpoint, token } = localStack();
-  let out = '';
-  let err = '';
-  const code = await main([...args, '--endpoint', endpoint, '--token', token, '--workspace', workspace], {
-    stdout: (s) => {
-      out += s;
-    },
-    stderr: (s) => {
-      err += s;
-    },
-    env: {},
-  });
-  return { code, out, err };
 }
 
 async function applyAndWait(
@@ -175,12 +158,12 @@ describe('usage and cost', () => {
       threads.map((t) => [t, 3, 3 * COST_PER_CALL_NUSD]).sort(),
     );
 
-    const json = await cli(['usage', '--by', 'agent', '--json'], ws);
+    const json = await crumbs(ws, 'usage', '--by', 'agent', '--json');
     expect(json.code).toBe(0);
     const fromCli = JSON.parse(json.out) as UsageReport;
     expect(fromCli.items).toEqual(byAgent.items);
     expect(fromCli.totals).toEqual(byDay.totals);
-    const table = await cli(['usage'], ws);
+    const table = await crumbs(ws, 'usage');
     expect(table.code).toBe(0);
     expect(table.out).toMatch(new RegExp(`^${today}\\s+6\\s+60\\s+24\\s+30\\s+0\\.000246$`, 'm'));
     expect(table.out).toMatch(/^total\s+6\s+60\s+24\s+30\s+0\.000246$/m);
@@ -211,7 +194,7 @@ describe('usage and cost', () => {
       expect(res.status, query).toBe(400);
       expect(await res.text(), query).toContain(`"${field}"`);
     }
-    const bad = await cli(['usage', '--by', 'model'], ws);
+    const bad = await crumbs(ws, 'usage', '--by', 'model');
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/--by: expected one of day, agent, run, thread, got/);
   });

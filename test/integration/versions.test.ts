@@ -7,29 +7,9 @@
  * version, a missing definition, and an edit that lands while it runs (412, nothing lost).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { main } from '#cli/main.ts';
-import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
+import { crumbs, eventually, localStack, uniqueWorkspace } from '../support/local.ts';
 
 type Json = Record<string, unknown>;
-
-async function crumbs(
-  workspace: string,
-  ...args: string[]
-): Promise<{ code: number; out: string; err: string }> {
-  const { api, token } = localStack();
-  let out = '';
-  let err = '';
-  const code = await main([...args, '--endpoint', api, '--token', token, '--workspace', workspace], {
-    stdout: (s) => {
-      out += s;
-    },
-    stderr: (s) => {
-      err += s;
-    },
-    env: {},
-  });
-  return { code, out, err };
-}
 
 function http(workspace: string) {
   const { api, token } = localStack();

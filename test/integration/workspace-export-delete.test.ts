@@ -13,11 +13,11 @@ import { EventBridgeClient, ListRulesCommand } from '@aws-sdk/client-eventbridge
 import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { describe, expect, it } from 'vitest';
 import { CrumbsClient } from '#cli/api-client.ts';
-import { main } from '#cli/main.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { DELETION_JOB_ID } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
 import { topology } from '#shared/topology.ts';
 import {
+  crumbs,
   eventually,
   localStack,
   localStore,
@@ -25,25 +25,6 @@ import {
   uniqueWorkspace,
   workspaceItems,
 } from '../support/local.ts';
-
-async function crumbs(
-  workspace: string,
-  ...args: string[]
-): Promise<{ code: number; out: string; err: string }> {
-  const { api, token } = localStack();
-  let out = '';
-  let err = '';
-  const code = await main([...args, '--endpoint', api, '--token', token, '--workspace', workspace], {
-    stdout: (s) => {
-      out += s;
-    },
-    stderr: (s) => {
-      err += s;
-    },
-    env: {},
-  });
-  return { code, out, err };
-}
 
 function client(workspace: string): CrumbsClient {
   return new CrumbsClient({ endpoint: localStack().api, token: localStack().token, workspace });

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
+import { main } from '#cli/main.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
@@ -143,4 +144,24 @@ export async function startStackWithoutExecutors(extra: LocalStackOptions = {}):
     translateConfig(),
   );
   return { stack, documentClient };
+}
+
+/** Runs the `crumbs` CLI in process against the local stack in `workspace`, its output collected. */
+export async function crumbs(
+  workspace: string,
+  ...args: string[]
+): Promise<{ code: number; out: string; err: string }> {
+  const { api, token } = localStack();
+  let out = '';
+  let err = '';
+  const code = await main([...args, '--endpoint', api, '--token', token, '--workspace', workspace], {
+    stdout: (s) => {
+      out += s;
+    },
+    stderr: (s) => {
+      err += s;
+    },
+    env: {},
+  });
+  return { code, out, err };
 }
