@@ -24,6 +24,8 @@ import type {
   ThreadNode,
   ThreadView,
   UpdateBreadcrumbInput,
+  UsageReport,
+  UsageReportAmounts,
 } from '#shared/client/api-types.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
 
@@ -38,6 +40,8 @@ export type {
   ThreadNode,
   ThreadView,
   UpdateBreadcrumbInput,
+  UsageReport,
+  UsageReportAmounts,
 };
 
 /** What `POST …/runs` answers. */
@@ -640,26 +644,4 @@ export interface UsageQuery {
   from?: string;
   to?: string;
   limit?: number;
-}
-
-export interface UsageAmounts {
-  calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens: number;
-  /** Whole nano-dollars; `cost_usd` is the same in dollars. */
-  cost_nusd: number;
-  cost_usd: number;
-  unpriced_calls: number;
-}
-
-/** `GET …/usage`: one item per day of the range (`by=day`), or per key, most expensive first. */
-export interface UsageReport {
-  workspace: string;
-  by: string;
-  from: string;
-  to: string;
-  items: (UsageAmounts & { key: string })[];
-  totals: UsageAmounts;
-  truncated: boolean;
 }

@@ -3,7 +3,7 @@
  * calls, tokens and cost (`GET …/usage`), per day of the range or per agent, run, thread or request over it, with
  * the range's totals. Totals trail the model calls by the stream (about a second).
  */
-import type { UsageAmounts, UsageReport } from '../api-client.ts';
+import type { UsageReportAmounts as UsageAmounts, UsageReport } from '../api-client.ts';
 import { type Command, noPositionals, optInt, optString, printJson, UsageError } from '../args.ts';
 import { formatTable } from '../format.ts';
 

@@ -11,6 +11,7 @@ import type {
   Explanation,
   FailureSummary,
   ThreadView,
+  UsageReport,
 } from '#shared/client/api-types.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
 
@@ -151,24 +152,4 @@ export class Api {
       }
     }
   }
-}
-
-export interface UsageAmounts {
-  calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens: number;
-  cost_nusd: number;
-  cost_usd: number;
-  unpriced_calls: number;
-}
-
-/** `GET …/usage`: per day of the range (`by=day`, every day), or per key, the most expensive first. */
-export interface UsageReport {
-  by: string;
-  from: string;
-  to: string;
-  items: (UsageAmounts & { key: string })[];
-  totals: UsageAmounts;
-  truncated: boolean;
 }

@@ -25,9 +25,22 @@ const MAX_LIMIT = 500;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MS = 86_400_000;
 
-export interface UsageItem extends UsageAmounts {
+/** Amounts as `GET …/usage` answers them: with the cost in dollars beside the exact nano-dollars. */
+export type UsageReportAmounts = UsageAmounts & { cost_usd: number };
+
+export interface UsageItem extends UsageReportAmounts {
   key: string;
-  cost_usd: number;
+}
+
+/** `GET …/usage`: one item per day of the range (`by=day`, every day), or per key, the most expensive first. */
+export interface UsageReport {
+  workspace: string;
+  by: UsageDimension;
+  from: string;
+  to: string;
+  items: UsageItem[];
+  totals: UsageReportAmounts;
+  truncated: boolean;
 }
 
 export function usageRoutes(totals: UsageTotals) {
@@ -47,7 +60,7 @@ export async function readUsage(
   totals: UsageTotals,
   workspace: string,
   query: Record<string, string | undefined>,
-) {
+): Promise<UsageReport> {
   const by = dimensionOf(query.by);
   const { from, to } = rangeOf(query.from, query.to);
   const limit = limitOf(query.limit);

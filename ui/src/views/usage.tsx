@@ -3,7 +3,8 @@
  * (tokens when nothing was priced), the totals, and the top agents and runs. The figures are the stream consumer's
  * totals (`GET …/usage`), which trail the calls by a second or so. The chart is plain SVG: one bar per day.
  */
-import type { Api, UsageAmounts, UsageReport } from '../api.ts';
+import type { UsageReportAmounts as UsageAmounts, UsageReport } from '#shared/client/api-types.ts';
+import type { Api } from '../api.ts';
 import { ErrorLine, useLoad } from '../components.tsx';
 import { href } from '../session.ts';
 
