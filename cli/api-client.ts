@@ -21,6 +21,7 @@ import type {
   CreateBreadcrumbInput,
   DefinitionSummary,
   FailureSummary,
+  RequestUsageReport,
   ThreadNode,
   ThreadView,
   UpdateBreadcrumbInput,
@@ -37,6 +38,7 @@ export type {
   CreateBreadcrumbInput,
   DefinitionSummary,
   FailureSummary,
+  RequestUsageReport,
   ThreadNode,
   ThreadView,
   UpdateBreadcrumbInput,
@@ -462,6 +464,11 @@ export class CrumbsClient {
   /** Model calls, tokens and cost per day, agent, run, thread or request (`GET …/usage`). */
   usage(query: UsageQuery = {}, options: RequestOptions = {}): Promise<UsageReport> {
     return this.#json('GET', this.#workspacePath('usage') + queryString(query), options);
+  }
+
+  /** One request's model calls, per write that recorded them (`GET …/usage/requests/{id}`). */
+  requestUsage(id: string, options: RequestOptions = {}): Promise<RequestUsageReport> {
+    return this.#json('GET', this.#workspacePath('usage', 'requests', id), options);
   }
 
   #workspacePath(...segments: string[]): string {

@@ -150,6 +150,16 @@ export function usageRecordOf(context: unknown): LlmUsageRecord | undefined {
   return parsed.success ? (parsed.data as LlmUsageRecord) : undefined;
 }
 
+/**
+ * The record of a write made by crumbs' own writers (`agent:`, `tool:` principals), the only ones believed: a person
+ * can write any context, so a record in what a person wrote counts nothing.
+ */
+export function writtenUsageOf(record: { updated_by: string; context: unknown }): LlmUsageRecord | undefined {
+  const writer = record.updated_by;
+  if (!writer.startsWith('agent:') && !writer.startsWith('tool:')) return undefined;
+  return usageRecordOf(record.context);
+}
+
 const tokens = z.int().check(z.minimum(0), z.maximum(100_000_000));
 const id = z.string().check(z.minLength(1), z.maxLength(256));
 const LlmUsageRecordSchema = z.object({

@@ -1,8 +1,10 @@
 /**
  * Usage totals: model calls, tokens and cost per workspace, summed per hour by what they served (the workspace
- * itself, an agent, a run, a thread, a request). The stream consumer adds each batch's records
- * (`shared/core/stream/usage-totals.ts`); the API reads them (`GET …/usage`).
+ * itself, an agent, a run, a thread). The stream consumer adds each batch's records
+ * (`shared/core/stream/usage-totals.ts`); the API reads them (`GET …/usage`). A request has no counter: its calls
+ * are summed from the records on what it wrote when asked (`usage-routes.ts`).
  */
+import type { LlmUsageRecord } from '#shared/domain/llm-usage.ts';
 
 export const USAGE_DIMENSIONS = ['day', 'agent', 'run', 'thread'] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
@@ -55,6 +57,21 @@ export interface UsageTotals {
 
 export function zeroAmounts(): UsageAmounts {
   return { calls: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_nusd: 0, unpriced_calls: 0 };
+}
+
+/** What one breadcrumb's record of model calls adds up to. */
+export function amountsOf(usage: LlmUsageRecord): UsageAmounts {
+  const amounts = zeroAmounts();
+  for (const call of usage.calls) {
+    const n = call.calls ?? 1;
+    amounts.calls += n;
+    amounts.input_tokens += call.input_tokens;
+    amounts.output_tokens += call.output_tokens;
+    amounts.cached_tokens += call.cached_tokens;
+    if (call.cost_nusd === undefined) amounts.unpriced_calls += n;
+    else amounts.cost_nusd += call.cost_nusd;
+  }
+  return amounts;
 }
 
 export function addAmounts(into: UsageAmounts, more: UsageAmounts): UsageAmounts {

@@ -158,6 +158,28 @@ describe('usage and cost', () => {
       threads.map((t) => [t, 3, 3 * COST_PER_CALL_NUSD]).sort(),
     );
 
+    // A request's calls are read from what its turn wrote: its two tool requests and its answer.
+    for (const t of threads) {
+      const one = await eventually(async () => {
+        const r = await c.requestUsage(t);
+        return r.totals.calls >= 3 ? r : undefined;
+      }, 30_000);
+      expect(one.totals).toMatchObject({ calls: 3, cost_nusd: 3 * COST_PER_CALL_NUSD, input_tokens: 30 });
+      expect(one.items.map((i) => i.schema_name).sort()).toEqual([
+        'agent.response.v1',
+        'tool.request.v1',
+        'tool.request.v1',
+      ]);
+      expect(one.items.every((i) => i.agent_id === 'worker' && i.calls === 1)).toBe(true);
+      expect(one.truncated).toBe(false);
+    }
+    const perRequest = await crumbs(ws, 'usage', '--request', threads[0] as string);
+    expect(perRequest.code).toBe(0);
+    expect(perRequest.out).toMatch(/^total\s+3\s+30\s+12\s+15\s+0\.000123$/m);
+    expect(perRequest.out).toMatch(/agent\.response|tool-req|worker/);
+    // Another workspace cannot even tell the request exists.
+    await expect(client(other).requestUsage(threads[0] as string)).rejects.toMatchObject({ status: 404 });
+
     const json = await crumbs(ws, 'usage', '--by', 'agent', '--json');
     expect(json.code).toBe(0);
     const fromCli = JSON.parse(json.out) as UsageReport;
@@ -197,5 +219,14 @@ describe('usage and cost', () => {
     const bad = await crumbs(ws, 'usage', '--by', 'model');
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/--by: expected one of day, agent, run, thread, got/);
+    const mixed = await crumbs(ws, 'usage', '--request', 'r1', '--by', 'agent');
+    expect(mixed.code).toBe(2);
+    expect(mixed.err).toMatch(/--request: not with --by/);
+    const { api: endpoint, token } = localStack();
+    const badId = await fetch(`${endpoint}/v1/workspaces/${ws}/usage/requests/${'x'.repeat(300)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(badId.status).toBe(422);
+    expect(await badId.text()).toContain('"id"');
   });
 });

@@ -263,7 +263,7 @@ export function createApi(deps: ApiDependencies): Api {
       },
     },
     ...(deps.activity ? activityRoutes(deps.activity) : []),
-    ...(deps.usage ? usageRoutes(deps.usage) : []),
+    ...(deps.usage ? usageRoutes(deps.usage, store) : []),
     ...runRoutes({ store }, { parseJsonBody, optionalJsonBody, pageLimit }),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
   ];

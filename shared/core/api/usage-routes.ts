@@ -1,14 +1,29 @@
 /**
- * `GET /v1/workspaces/{ws}/usage?by=day|agent|run|thread|request[&from=YYYY-MM-DD&to=YYYY-MM-DD&limit=N]`: the
- * workspace's model calls, tokens and cost (the stream consumer's hourly counters, summed) per day of the range,
- * or per agent, run, thread or request over it, the most expensive first. The range defaults to the last 30 days
- * (UTC) and spans at most `MAX_DAYS`; a read takes at most `MAX_COUNTERS` counters and says when it was cut short.
- * Totals trail the writes by the stream (a second or so). Behind the API's workspace authorization (api.ts).
+ * `GET /v1/workspaces/{ws}/usage?by=day|agent|run|thread[&from=YYYY-MM-DD&to=YYYY-MM-DD&limit=N]`: the workspace's
+ * model calls, tokens and cost (the stream consumer's hourly counters, summed) per day of the range, or per agent,
+ * run or thread over it, the most expensive first. The range defaults to the last 30 days (UTC) and spans at most
+ * `MAX_DAYS`; a read takes at most `MAX_COUNTERS` counters and says when it was cut short. Totals trail the writes
+ * by the stream (a second or so).
+ *
+ * `GET /v1/workspaces/{ws}/usage/requests/{id}`: one request's calls, summed from the `llm_usage` records on what
+ * its invocations wrote (its answers, its tool requests, its conversation's versions), found by the request's tag
+ * and in its thread (a 404 when the request does not exist).
+ * No counter per request: it would cost every agent turn a write or two more, and a request's writes are few.
+ * Both behind the API's workspace authorization (api.ts).
  */
-import { parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
+import {
+  type Breadcrumb,
+  BreadcrumbIdSchema,
+  parseOrThrow,
+  WorkspaceSchema,
+} from '#shared/domain/breadcrumb.ts';
 import { BadRequestError } from '#shared/domain/errors.ts';
+import { writtenUsageOf } from '#shared/domain/llm-usage.ts';
+import { AGENT_CONVERSATION_SCHEMA, requestTag, threadTag } from '#shared/domain/protocol.ts';
+import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import {
   addAmounts,
+  amountsOf,
   USAGE_DIMENSIONS,
   type UsageAmounts,
   type UsageDimension,
@@ -43,8 +58,44 @@ export interface UsageReport {
   truncated: boolean;
 }
 
-export function usageRoutes(totals: UsageTotals) {
+/** Breadcrumbs a request's read looks at (its tag's listing, and its conversations' versions). */
+export const MAX_REQUEST_RECORDS = 1000;
+const PAGE = 100;
+
+/** One write that recorded some of the request's calls. */
+export interface RequestUsageItem extends UsageReportAmounts {
+  id: string;
+  version: number;
+  schema_name: string;
+  agent_id: string;
+}
+
+/** `GET …/usage/requests/{id}`: the request's calls per write that recorded them, and their sum. */
+export interface RequestUsageReport {
+  workspace: string;
+  request: string;
+  items: RequestUsageItem[];
+  totals: UsageReportAmounts;
+  truncated: boolean;
+}
+
+export function usageRoutes(totals: UsageTotals, store: BreadcrumbStore) {
   return [
+    {
+      template: '/v1/workspaces/{ws}/usage/requests/{id}',
+      pattern: /^\/v1\/workspaces\/(?<ws>[^/]+)\/usage\/requests\/(?<id>[^/]+)$/,
+      methods: {
+        GET: async (_req: HttpRequest, p: Record<string, string>): Promise<HttpResult> =>
+          json(
+            200,
+            await readRequestUsage(
+              store,
+              parseOrThrow(WorkspaceSchema, p.ws, 'workspace'),
+              parseOrThrow(BreadcrumbIdSchema, p.id, 'id'),
+            ),
+          ),
+      },
+    },
     {
       template: '/v1/workspaces/{ws}/usage',
       pattern: /^\/v1\/workspaces\/(?<ws>[^/]+)\/usage$/,
@@ -95,8 +146,97 @@ export async function readUsage(
   return { workspace, by, from, to, items, totals: totalAmounts, truncated: truncated || cut };
 }
 
+/**
+ * A request's calls: every write listed under its tag (`request:<id>`) or in its thread whose record names it, and
+ * the versions of the thread's conversations (a conversation is rewritten by every turn in its thread; a version
+ * keeps the record of the turn that wrote it). At most `MAX_REQUEST_RECORDS` breadcrumbs are read, so a long
+ * conversation's request may be cut short (and says so). Listings trail the write by the stream, like the totals.
+ */
+export async function readRequestUsage(
+  store: BreadcrumbStore,
+  workspace: string,
+  request: string,
+): Promise<RequestUsageReport> {
+  const seen = new Set<string>();
+  const items: RequestUsageItem[] = [];
+  let read = 0;
+  let truncated = false;
+  const consider = (record: Breadcrumb) => {
+    const key = `${record.id}@${record.version}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const usage = writtenUsageOf(record);
+    if (usage === undefined || usage.request_id !== request) return;
+    items.push({
+      id: record.id,
+      version: record.version,
+      schema_name: record.schema_name,
+      agent_id: usage.agent_id,
+      ...withDollars(amountsOf(usage)),
+    });
+  };
+  // Where a request's writes are: its answers carry its tag; its tool requests (tagged with their own ids) and its
+  // conversation are in its thread.
+  const asked = await store.get(workspace, request);
+  const thread = asked.causation?.thread ?? asked.id;
+  const conversations = new Set<string>();
+  for (const tag of [requestTag(request), threadTag(thread)]) {
+    let cursor: string | undefined;
+    do {
+      if (read >= MAX_REQUEST_RECORDS) {
+        truncated = true;
+        break;
+      }
+      const page = await store.list({
+        workspace,
+        tag,
+        limit: Math.min(PAGE, MAX_REQUEST_RECORDS - read),
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
+      read += page.items.length;
+      for (const record of page.items) {
+        consider(record);
+        if (record.schema_name === AGENT_CONVERSATION_SCHEMA) conversations.add(record.id);
+      }
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+  for (const id of conversations) {
+    let at: string | undefined;
+    do {
+      if (read >= MAX_REQUEST_RECORDS) {
+        truncated = true;
+        break;
+      }
+      const page = await store.history(workspace, id, {
+        limit: Math.min(PAGE, MAX_REQUEST_RECORDS - read),
+        ...(at !== undefined ? { cursor: at } : {}),
+      });
+      read += page.items.length;
+      for (const version of page.items) consider(version);
+      at = page.next_cursor ?? undefined;
+    } while (at !== undefined);
+  }
+  items.sort((a, b) => a.id.localeCompare(b.id) || a.version - b.version);
+  const sum = items.reduce((s, i) => addAmounts(s, i), zeroAmounts());
+  return { workspace, request, items, totals: withDollars(sum), truncated };
+}
+
+function withDollars(amounts: UsageAmounts): UsageReportAmounts {
+  const { calls, input_tokens, output_tokens, cached_tokens, cost_nusd, unpriced_calls } = amounts;
+  return {
+    calls,
+    input_tokens,
+    output_tokens,
+    cached_tokens,
+    cost_nusd,
+    unpriced_calls,
+    cost_usd: cost_nusd / 1e9,
+  };
+}
+
 function item(key: string, amounts: UsageAmounts): UsageItem {
-  return { key, ...amounts, cost_usd: amounts.cost_nusd / 1e9 };
+  return { key, ...withDollars(amounts) };
 }
 
 function dimensionOf(raw: string | undefined): UsageDimension {

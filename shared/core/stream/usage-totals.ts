@@ -8,14 +8,15 @@
  * hands over again (a failure later in the batch, a crash, a timeout) so adds nothing twice. The sets stay bounded
  * because counters are per UTC hour: a set holds one hour's writes into its counter.
  *
- * Only crumbs' own writers are believed (`agent:`, `tool:` principals): a person can write any context, so a
- * record in what a person wrote counts nothing. The agent a record counts for is its writer, never what it claims.
+ * Only crumbs' own writers are believed (`writtenUsageOf`). The agent a record counts for is its writer, never
+ * what it claims.
  */
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
-import { usageRecordOf } from '#shared/domain/llm-usage.ts';
+import { writtenUsageOf } from '#shared/domain/llm-usage.ts';
 import type { Log } from '#shared/ports/log.ts';
 import {
   addAmounts,
+  amountsOf,
   type UsageAmounts,
   type UsageContribution,
   type UsageCounter,
@@ -38,20 +39,10 @@ interface Pending {
 export function usageCounters(writes: readonly { record: Breadcrumb; sequence: string }[]): Pending[] {
   const counters = new Map<string, Pending>();
   for (const { record, sequence } of writes) {
-    const writer = record.updated_by;
-    if (!writer.startsWith('agent:') && !writer.startsWith('tool:')) continue;
-    const usage = usageRecordOf(record.context);
+    const usage = writtenUsageOf(record);
     if (usage === undefined) continue;
-    const amounts = zeroAmounts();
-    for (const call of usage.calls) {
-      const n = call.calls ?? 1;
-      amounts.calls += n;
-      amounts.input_tokens += call.input_tokens;
-      amounts.output_tokens += call.output_tokens;
-      amounts.cached_tokens += call.cached_tokens;
-      if (call.cost_nusd === undefined) amounts.unpriced_calls += n;
-      else amounts.cost_nusd += call.cost_nusd;
-    }
+    const amounts = amountsOf(usage);
+    const writer = record.updated_by;
     const hour = record.updated_at.slice(0, 13);
     const agent = writer.startsWith('agent:') ? writer.slice('agent:'.length) : writer;
     const keys: [UsageCounter['dimension'], string | undefined][] = [
