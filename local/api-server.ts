@@ -30,8 +30,21 @@ export async function startLocalApiServer(options: {
    * function without the authorizer.
    */
   publicHandlers?: readonly { prefix: string; handler: (event: HttpEvent) => Promise<HttpResult> }[];
+  /**
+   * Functions serving routes of their own (`HttpTrigger.routes`, behind the token check, and `publicRoutes`,
+   * without), in API Gateway's route syntax (`POST /v1/workspaces/{ws}/mcp`), as API Gateway routes them.
+   */
+  routedHandlers?: readonly {
+    routes: readonly string[];
+    publicRoutes?: readonly string[];
+    handler: (event: HttpEvent) => Promise<HttpResult>;
+  }[];
   log?: (line: string) => void;
 }): Promise<LocalApiServer> {
+  const routed = (options.routedHandlers ?? []).flatMap((r) => [
+    ...r.routes.map((route) => ({ ...compileRoute(route), public: false, handler: r.handler })),
+    ...(r.publicRoutes ?? []).map((route) => ({ ...compileRoute(route), public: true, handler: r.handler })),
+  ]);
   const accepted = options.tokens.map((t) => ({ ...t, header: Buffer.from(`Bearer ${t.token}`) }));
   /** Compares against every token in constant time per token, so timing says nothing about which is close. */
   const tokenFor = (authorization: string | undefined): LocalToken | undefined => {
@@ -69,9 +82,13 @@ export async function startLocalApiServer(options: {
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
 
-    const publicRoute = options.publicHandlers?.find(
-      (p) => url.pathname === p.prefix || url.pathname.startsWith(`${p.prefix}/`),
-    );
+    const ownRoute = routed.find((r) => r.method === req.method && r.pattern.test(url.pathname));
+    const publicRoute =
+      ownRoute?.public === true
+        ? ownRoute
+        : options.publicHandlers?.find(
+            (p) => url.pathname === p.prefix || url.pathname.startsWith(`${p.prefix}/`),
+          );
     let claims: Record<string, string> | undefined;
     if (url.pathname !== '/health' && !publicRoute) {
       const caller = tokenFor(headers.authorization);
@@ -119,7 +136,7 @@ export async function startLocalApiServer(options: {
       body: chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
       isBase64Encoded: false,
     };
-    send(res, await (publicRoute ?? options).handler(event));
+    send(res, await (publicRoute ?? ownRoute ?? options).handler(event));
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -155,4 +172,20 @@ function problem(status: number, title: string, detail: string): HttpResult {
       detail,
     }),
   };
+}
+
+/** An API Gateway route (`GET /a/{id}/b`, `ANY /ui/{proxy+}`) as a method and a path pattern. */
+function compileRoute(route: string): { method: string; pattern: RegExp } {
+  const [method, path] = route.split(' ') as [string, string];
+  const body = path
+    .split('/')
+    .map((segment) =>
+      /^\{[^}]+\+\}$/.test(segment)
+        ? '.+'
+        : /^\{[^}]+\}$/.test(segment)
+          ? '[^/]+'
+          : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('/');
+  return { method, pattern: new RegExp(`^${body}$`) };
 }

@@ -409,6 +409,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const { buildDashboard } = await import('../ui/build.ts');
     process.env[ENV.uiDir] = buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui'));
     const uiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/ui/handler.ts');
+    const mcpHandler = await loadHandler<HttpEvent, HttpResult>('#functions/mcp/handler.ts');
     const publisherHandler = await loadHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
       '#functions/publisher/handler.ts',
     );
@@ -535,6 +536,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       handler: (event) => invoke(apiHandler, event, topology.functions.api),
       publicHandlers: [
         { prefix: '/ui', handler: (event) => invoke(uiHandler, event, topology.functions.ui) },
+      ],
+      routedHandlers: [
+        {
+          routes: topology.functions.mcp.trigger.routes,
+          publicRoutes: topology.functions.mcp.trigger.publicRoutes,
+          handler: (event) => invoke(mcpHandler, event, topology.functions.mcp),
+        },
       ],
       log,
     });

@@ -82,6 +82,10 @@ export const ApiEnvSchema = z.extend(TableEnvSchema, {
   [ENV.changesPollMs]: z._default(z.coerce.number().check(z.int(), z.minimum(50), z.maximum(5000)), 500),
 });
 
+export const McpEnvSchema = z.extend(ApiEnvSchema, {
+  [ENV.jwtIssuer]: z.optional(z.url()),
+});
+
 /** JSON array of distinct bus names (`ENV.busPool`). */
 const busNameList = z.pipe(
   z.string(),

@@ -125,6 +125,8 @@ export interface HttpTrigger {
   readonly kind: 'http';
   /** Routes served without the JWT authorizer (`GET /ui/{proxy+}`); absent: the API's default route. */
   readonly publicRoutes?: readonly string[];
+  /** Routes served behind the JWT authorizer by this function rather than the API's default route. */
+  readonly routes?: readonly string[];
 }
 
 /**
@@ -394,6 +396,28 @@ export const topology = {
       trigger: { kind: 'http', publicRoutes: ['GET /ui', 'GET /ui/{proxy+}'] },
       uses: {},
     },
+    /**
+     * The MCP server (`shared/core/mcp/`): its own function so the MCP SDK loads nowhere else. Calls the API's
+     * handler code in process as the caller; waits up to 25 s for a tool's answer (API Gateway ends at 30 s).
+     */
+    mcp: {
+      name: 'mcp',
+      entry: 'functions/mcp/handler.ts',
+      // The MCP SDK's server imports Ajv for a validator it is never asked to use (see ajv-unused.ts).
+      bundling: { alias: { ajv: AJV_UNUSED, 'ajv-formats': AJV_UNUSED } },
+      timeoutSeconds: 29,
+      memoryMb: 512,
+      trigger: {
+        kind: 'http',
+        routes: [
+          'POST /v1/workspaces/{ws}/mcp',
+          'GET /v1/workspaces/{ws}/mcp',
+          'DELETE /v1/workspaces/{ws}/mcp',
+        ],
+        publicRoutes: ['GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp'],
+      },
+      uses: { table: 'read-write' },
+    },
     publisher: {
       name: 'publisher',
       entry: 'functions/publisher/handler.ts',
@@ -583,6 +607,8 @@ export const ENV = {
   maxResponseBytes: 'CRUMBS_MAX_RESPONSE_BYTES',
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
+  /** The issuer of the tokens the HTTP API accepts, named in the MCP endpoint's protected resource metadata. */
+  jwtIssuer: 'CRUMBS_JWT_ISSUER',
   /** Change stream (shared/core/stream/changes.ts): how old a change must be before it is handed out, in ms. */
   changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
   /** Change stream: how often a waiting request reads the change log, in ms. */
@@ -689,5 +715,5 @@ export const ENV = {
 
 export function allFunctions(): FunctionDeclaration[] {
   const f = topology.functions;
-  return [f.api, f.ui, f.publisher, f.ruleManager, f.indexer, f.timer, ...Object.values(f.executors)];
+  return [f.api, f.ui, f.mcp, f.publisher, f.ruleManager, f.indexer, f.timer, ...Object.values(f.executors)];
 }

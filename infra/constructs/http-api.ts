@@ -1,6 +1,7 @@
 /**
  * The HTTP API: the api function behind a JWT authorizer on every route but `GET /health`, the dashboard on the same
- * origin, access logs, and the stack outputs a user needs (the API's and the dashboard's URLs). A part of the
+ * origin, the MCP server's routes (its own function), access logs, and the stack outputs a user needs (the API's and
+ * the dashboard's URLs). A part of the
  * stateless stack: its resources are created in the stack's scope (see `topology-functions.ts` for why).
  */
 import { CfnOutput } from 'aws-cdk-lib';
@@ -19,7 +20,7 @@ import type { Construct } from 'constructs';
 import { ENV, topology } from '#shared/topology.ts';
 import type { CrumbsFunction } from './crumbs-function.ts';
 import { Dashboard } from './dashboard.ts';
-import type { TopologyFunctions } from './topology-functions.ts';
+import { httpTrigger, type TopologyFunctions } from './topology-functions.ts';
 
 export interface CrumbsHttpApiProps {
   readonly stage: string;
@@ -35,6 +36,7 @@ export interface CrumbsHttpApiProps {
 export class CrumbsHttpApi {
   public readonly api: CrumbsFunction;
   public readonly dashboard: Dashboard;
+  public readonly mcp: CrumbsFunction;
   public readonly httpApi: HttpApi;
   public readonly httpStage: HttpStage;
 
@@ -60,6 +62,28 @@ export class CrumbsHttpApi {
 
     this.dashboard = new Dashboard({ functions: props.functions, httpApi: this.httpApi });
 
+    // The MCP server: its own function (the MCP SDK loads nowhere else), behind the same authorizer, and its
+    // protected resource metadata in public (RFC 9728: clients read it before they have a token).
+    this.mcp = props.functions.create(topology.functions.mcp);
+    this.mcp.function.addEnvironment(ENV.workspacesClaim, props.workspacesClaim);
+    this.mcp.function.addEnvironment(ENV.jwtIssuer, props.jwtIssuer);
+    const mcpIntegration = new HttpLambdaIntegration('McpIntegration', this.mcp.function);
+    const mcpTrigger = httpTrigger(topology.functions.mcp);
+    for (const [routes, authorizer] of [
+      [mcpTrigger.routes ?? [], undefined],
+      [mcpTrigger.publicRoutes ?? [], new HttpNoneAuthorizer()],
+    ] as const) {
+      for (const route of routes) {
+        const [method, path] = route.split(' ') as [string, string];
+        this.httpApi.addRoutes({
+          path,
+          methods: [method as HttpMethod],
+          integration: mcpIntegration,
+          ...(authorizer ? { authorizer } : {}),
+        });
+      }
+    }
+
     const accessLogs = new LogGroup(scope, 'HttpApiAccessLogs', { retention: RetentionDays.ONE_MONTH });
     this.httpStage = new HttpStage(scope, 'HttpApiStage', {
       httpApi: this.httpApi,
@@ -74,7 +98,9 @@ export class CrumbsHttpApi {
           reason:
             'GET /health is public on purpose (load balancer and uptime checks; it reveals no data), and so are ' +
             "GET /ui and GET /ui/{proxy+}, the dashboard's static files (a login page and its script; they hold " +
-            'no data, and every data call the dashboard makes needs the JWT). Every other route, including ' +
+            "no data, and every data call the dashboard makes needs the JWT), and the MCP endpoints' protected " +
+            'resource metadata (RFC 9728: the endpoint URL and the issuer, which clients read before they have a ' +
+            'token). Every other route, including ' +
             '$default, requires a JWT.',
         },
       ],

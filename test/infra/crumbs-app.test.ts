@@ -478,20 +478,29 @@ describe('StatelessStack', () => {
     expect(functionEnv('indexer')[ENV.embeddings]).toBe('bedrock');
   });
 
-  it('requires a JWT on every HTTP API route except GET /health and the dashboard files', () => {
+  it("requires a JWT on every HTTP API route except GET /health, the dashboard files and the MCP endpoints' metadata", () => {
     stateless.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       JwtConfiguration: { Issuer: ISSUER, Audience: [AUDIENCE] },
     });
     const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual([
-      '$default',
+    const open = [
+      'GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp',
       'GET /health',
       'GET /ui',
       'GET /ui/{proxy+}',
-    ]);
+    ];
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(
+      [
+        '$default',
+        ...open,
+        'DELETE /v1/workspaces/{ws}/mcp',
+        'GET /v1/workspaces/{ws}/mcp',
+        'POST /v1/workspaces/{ws}/mcp',
+      ].sort(),
+    );
     for (const route of routes) {
-      if (['GET /health', 'GET /ui', 'GET /ui/{proxy+}'].includes(String(route.RouteKey))) {
+      if (open.includes(String(route.RouteKey))) {
         expect(route.AuthorizationType).toBe('NONE');
       } else {
         expect(route.AuthorizationType, String(route.RouteKey)).toBe('JWT');

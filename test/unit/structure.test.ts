@@ -25,6 +25,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/core/rules'],
   ['shared/core/agents'],
   ['shared/core/api'],
+  ['shared/core/mcp'],
   ['shared/client'],
   ['functions/wiring'],
   ['functions'],
