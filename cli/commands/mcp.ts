@@ -1,4 +1,7 @@
 /**
+ * `crumbs mcp serve`: a stdio MCP server relaying to the workspace's MCP endpoint with the user's token
+ * (`cli/mcp-proxy.ts`), for desktop clients that speak stdio.
+ *
  * `crumbs mcp import <server-url> [--prefix P] [--bearer-secret REF]`: lists an MCP server's tools and writes one
  * `tool.def.v1` per tool (`implementation: "mcp"`, the server URL, the tool's name there, its description and its
  * input schema), so LLM agents can call them natively. Ids are `tool-<name>`, so importing again updates in place.
@@ -18,6 +21,7 @@ import type { McpToolInfo } from '#shared/ports/mcp.ts';
 import type { Breadcrumb } from '../api-client.ts';
 import { type Command, InputError, optInt, optString, printJson, UsageError } from '../args.ts';
 import { formatTable } from '../format.ts';
+import { relayMcp } from '../mcp-proxy.ts';
 import { statusOf } from './apply.ts';
 
 export interface ImportOptions {
@@ -76,9 +80,17 @@ export function mcpToolDefinitions(
 
 export const mcpCommand: Command = {
   name: 'mcp',
-  summary: "import an MCP server's tools as tool definitions",
-  usage: `Usage: crumbs mcp import <server-url> [--prefix P] [--bearer-secret REF] [--wait-seconds N]
+  summary: "serve a workspace over MCP on stdio, or import an MCP server's tools as tool definitions",
+  usage: `Usage: crumbs mcp serve
+       crumbs mcp import <server-url> [--prefix P] [--bearer-secret REF] [--wait-seconds N]
 
+serve: an MCP server on stdin/stdout for desktop clients that speak stdio. It relays every message to the
+workspace's MCP endpoint (<endpoint>/v1/workspaces/<ws>/mcp) with your token (--endpoint, --token, --workspace or
+CRUMBS_ENDPOINT, CRUMBS_TOKEN, CRUMBS_WORKSPACE), until stdin closes. Client config, e.g.:
+  { "mcpServers": { "crumbs": { "command": "npx", "args": ["crumbs", "mcp", "serve"],
+      "env": { "CRUMBS_ENDPOINT": "http://localhost:3000", "CRUMBS_TOKEN": "…", "CRUMBS_WORKSPACE": "demo" } } } }
+
+import:
 Lists the tools of the MCP server at <server-url> (Streamable HTTP, or HTTP+SSE for older servers) and writes one
 tool.def.v1 per tool (implementation "mcp"), so agents can call them. Importing again updates them in place.
 
@@ -96,10 +108,20 @@ Flags:
   },
   async run(ctx) {
     const [sub, url, extra] = ctx.positionals;
+    if (sub === 'serve') {
+      if (url !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(url)}`, true);
+      const { endpoint, token, workspace } = ctx.global;
+      await relayMcp({
+        url: `${endpoint.replace(/\/+$/, '')}/v1/workspaces/${encodeURIComponent(workspace)}/mcp`,
+        token,
+        log: (line) => ctx.io.stderr(`${line}\n`),
+      });
+      return 0;
+    }
     if (sub !== 'import')
       throw new UsageError(
         sub === undefined
-          ? 'say `crumbs mcp import <server-url>`'
+          ? 'say `crumbs mcp serve` or `crumbs mcp import <server-url>`'
           : `unknown subcommand ${JSON.stringify(sub)}`,
         true,
       );

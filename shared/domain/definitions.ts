@@ -202,6 +202,15 @@ export const ToolDefinitionSchema = z.pipe(
           ),
       ),
       config: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
+      /** What MCP clients are told about the tool (crumbs' MCP server passes them on as hints). */
+      annotations: z.optional(
+        z.strictObject({
+          read_only: z.optional(z.boolean()),
+          destructive: z.optional(z.boolean()),
+          idempotent: z.optional(z.boolean()),
+          open_world: z.optional(z.boolean()),
+        }),
+      ),
       subscriptions: z.optional(SubscriptionsSchema),
       hop_limit: HopLimitSchema,
     })

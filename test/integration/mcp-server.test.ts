@@ -6,6 +6,7 @@
  * malformed requests get JSON-RPC errors or 4xx, never a 5xx.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CrumbsClient } from '#cli/api-client.ts';
@@ -135,6 +136,33 @@ describe('MCP server', () => {
     expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toContain(
       `crumbs://${ws}/breadcrumbs/{id}`,
     );
+  });
+
+  it('serves the same over stdio through `crumbs mcp serve`, with the token and workspace from the environment', async () => {
+    const stdio = (token: string) =>
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['bin/crumbs.js', 'mcp', 'serve'],
+        env: {
+          ...getDefaultEnvironment(),
+          CRUMBS_ENDPOINT: localStack().api,
+          CRUMBS_TOKEN: token,
+          CRUMBS_WORKSPACE: ws,
+        },
+        stderr: 'pipe',
+      });
+    const client = new Client({ name: 'mcp-stdio-test', version: '1' });
+    await client.connect(stdio(localStack().token));
+    clients.push(client);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['echo', 'ask_helper', 'crumbs_get']),
+    );
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'over stdio' } });
+    expect(result.structuredContent).toEqual({ text: 'over stdio' });
+
+    const refused = new Client({ name: 'mcp-stdio-test', version: '1' });
+    await expect(refused.connect(stdio('not-a-token'))).rejects.toThrow(/answered 401/);
+    await refused.close().catch(() => undefined);
   });
 
   it('refuses callers the API refuses, and answers hostile requests with 4xx or JSON-RPC errors', async () => {

@@ -464,6 +464,17 @@ describe('parseDefinition', () => {
       expect(issuesOf(() => parseDefinition('tool.def.v1', { name: 'two words' }))[0]?.path).toBe('name');
     });
 
+    it("names a tool's bad MCP annotations, and keeps good ones", () => {
+      expect(
+        issuesOf(() => parseDefinition('tool.def.v1', { name: 'x', annotations: { read_only: 'yes' } }))[0]?.path,
+      ).toBe('annotations.read_only');
+      expect(
+        issuesOf(() => parseDefinition('tool.def.v1', { name: 'x', annotations: { readOnly: true } }))[0]?.path,
+      ).toMatch(/^annotations/);
+      const parsed = parseDefinition('tool.def.v1', { name: 'x', annotations: { destructive: true } });
+      expect(parsed.definition).toMatchObject({ annotations: { destructive: true } });
+    });
+
     it('refuses an unknown definition schema', () => {
       expect(issuesOf(() => parseDefinition('agent.v2', {}))[0]?.path).toBe('schema_name');
     });
