@@ -88,7 +88,7 @@ serve: an MCP server on stdin/stdout for desktop clients that speak stdio. It re
 workspace's MCP endpoint (<endpoint>/v1/workspaces/<ws>/mcp) with your token (--endpoint, --token, --workspace or
 CRUMBS_ENDPOINT, CRUMBS_TOKEN, CRUMBS_WORKSPACE), until stdin closes. Client config, e.g.:
   { "mcpServers": { "crumbs": { "command": "npx", "args": ["crumbs", "mcp", "serve"],
-      "env": { "CRUMBS_ENDPOINT": "http://localhost:3000", "CRUMBS_TOKEN": "…", "CRUMBS_WORKSPACE": "demo" } } } }
+      "env": { "CRUMBS_ENDPOINT": "http://127.0.0.1:4710", "CRUMBS_TOKEN": "…", "CRUMBS_WORKSPACE": "demo" } } } }
 
 import:
 Lists the tools of the MCP server at <server-url> (Streamable HTTP, or HTTP+SSE for older servers) and writes one
