@@ -349,7 +349,8 @@ async function waitForAnswer(
   schemas: readonly string[],
 ): Promise<Answer | undefined> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const poll = deps.pollMs ?? { first: 100, max: 1000 };
+  // Short at first (a tool answers in about 100 ms locally), longer for agents that think.
+  const poll = deps.pollMs ?? { first: 25, max: 1000 };
   const remaining = call.remainingMs?.() ?? Number.POSITIVE_INFINITY;
   const deadline =
     Date.now() + Math.min(deps.answerWithinMs ?? ANSWER_WITHIN_MS, remaining - ANSWER_MARGIN_MS);
