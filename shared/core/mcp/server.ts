@@ -9,7 +9,11 @@
  *
  * Long work: a call waits for its answer at most `answerWithinMs` (25 s: API Gateway ends an integration at 30 s)
  * and the function's remaining time. A call still running then is answered `isError` with the request id and a
- * `resource_link` to `crumbs://{ws}/requests/{id}/answer`, which reads the answer once it exists.
+ * `resource_link` to `crumbs://{ws}/requests/{id}/answer`, which reads the answer once it exists. A client that
+ * opts into tasks (`tools/call` with `task`) gets a task at once instead: its id is the request breadcrumb's id, and
+ * `tasks/get`, `tasks/result` and `tasks/list` read the request and its answer — the task store is the table, so
+ * any instance answers for any task. Tasks cannot be cancelled (a tool or agent request has no cancel) and live as
+ * long as their request (`ttl: null`).
  *
  * Errors: a tool's failure (its error answer, a 4xx of the API) is a tool result with `isError`; an unknown tool or
  * resource is a JSON-RPC error; nothing a client sends makes a 5xx (`http.ts`).
@@ -18,12 +22,18 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  type CreateTaskResult,
   ErrorCode,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
+  ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  RELATED_TASK_META_KEY,
   ReadResourceRequestSchema,
+  type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import type { DefinitionSummary } from '#shared/core/api/activity-routes.ts';
@@ -71,6 +81,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
     capabilities: {
       tools: { listChanged: false },
       resources: { subscribe: false, listChanged: false },
+      tasks: { list: {}, requests: { tools: { call: {} } } },
     },
     instructions:
       `crumbs workspace ${call.workspace}: its tools and agents (ask_<agent>) as defined there, and breadcrumbs ` +
@@ -85,23 +96,71 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: (await tools()).map(({ target: _target, ...tool }) => tool),
+    tools: (await tools()).map(({ target, ...tool }) => ({
+      ...tool,
+      ...(target.kind === 'builtin' ? {} : { execution: { taskSupport: 'optional' as const } }),
+    })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = (await tools()).find((t) => t.name === request.params.name);
-    if (tool === undefined) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 128)}`);
-    }
-    const args = request.params.arguments ?? {};
-    switch (tool.target.kind) {
-      case 'tool':
-        return callTool(deps, call, api, tool.target.tool, args);
-      case 'agent':
-        return askAgent(deps, call, api, tool.target.agent, args);
-      case 'builtin':
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async (request): Promise<CallToolResult | CreateTaskResult> => {
+      const tool = (await tools()).find((t) => t.name === request.params.name);
+      if (tool === undefined) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 128)}`);
+      }
+      const args = request.params.arguments ?? {};
+      if (tool.target.kind === 'builtin') {
+        if (request.params.task) {
+          throw new McpError(ErrorCode.InvalidParams, `${tool.name} answers at once: call it without task`);
+        }
         return builtin(api, tool.target.op, args);
+      }
+      const outcome = await startRequest(api, call, tool.target, args, request.params.task !== undefined);
+      if (!outcome.ok) return outcome.refused;
+      const started = outcome.request;
+      if (request.params.task) return { task: taskOf(started, undefined) };
+      const answer = await waitForAnswer(deps, call, api, started.id, answerSchemas(started.schema_name));
+      if (answer === undefined) return stillRunning(call.workspace, started.id);
+      return resultOf(started, answer);
+    },
+  );
+
+  server.setRequestHandler(GetTaskRequestSchema, async (request) => {
+    const { request: asked, answer } = await taskRecords(api, call, request.params.taskId);
+    return taskOf(asked, answer);
+  });
+
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request) => {
+    const { request: asked, answer: found } = await taskRecords(api, call, request.params.taskId);
+    const answer =
+      found ?? (await waitForAnswer(deps, call, api, asked.id, answerSchemas(asked.schema_name)));
+    if (answer === undefined) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `task ${asked.id} is still working after the wait this endpoint can hold; poll tasks/get and ask again`,
+      );
     }
+    const result = resultOf(asked, answer);
+    return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId: asked.id } } };
+  });
+
+  server.setRequestHandler(ListTasksRequestSchema, async (request) => {
+    const page = await api('GET', 'breadcrumbs', {
+      query: {
+        tag: TASK_TAG,
+        view: 'full',
+        limit: '50',
+        ...(request.params?.cursor ? { cursor: request.params.cursor } : {}),
+      },
+    });
+    if (!ok(page)) throw new McpError(ErrorCode.InvalidParams, problemText(page));
+    const body = page.body as { items: RequestRecord[]; next_cursor: string | null };
+    const mine = body.items.filter((r) => r.created_by === call.caller.principal);
+    const tasks = await Promise.all(
+      mine.map(async (r) => taskOf(r, await findAnswer(api, r.id, answerSchemas(r.schema_name)))),
+    );
+    return { tasks, ...(body.next_cursor ? { nextCursor: body.next_cursor } : {}) };
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
@@ -228,61 +287,80 @@ async function listFull(api: Api, schema: string): Promise<FullRecord[]> {
   return out;
 }
 
-async function callTool(
-  deps: McpDeps,
-  call: McpCall,
-  api: Api,
-  tool: string,
-  args: Record<string, unknown>,
-): Promise<CallToolResult> {
-  const written = await api('POST', 'breadcrumbs', {
-    body: {
-      schema_name: TOOL_REQUEST_SCHEMA,
-      title: `MCP call: ${tool}`,
-      tags: [],
-      context: { tool, input: args, requestedBy: call.caller.principal },
-    },
-  });
-  if (!ok(written)) return refused(written);
-  const id = (written.body as { id: string }).id;
-  const answer = await waitForAnswer(deps, call, api, id, [TOOL_RESPONSE_SCHEMA]);
-  if (answer === undefined) return stillRunning(call.workspace, id);
-  const c = answer.context;
-  if (c.status !== 'success') return failed(String(c.error ?? 'the tool failed'), id);
-  const output = c.output;
-  return {
-    content: [{ type: 'text', text: typeof output === 'string' ? output : JSON.stringify(output ?? null) }],
-    ...(isPlainObject(output) ? { structuredContent: output } : {}),
-    _meta: { 'crumbs/request_id': id, 'crumbs/response_id': answer.id },
-  };
+/** The tag of requests written for a task, so `tasks/list` finds them. */
+export const TASK_TAG = 'mcp:task';
+const TASK_POLL_MS = 1000;
+
+interface RequestRecord {
+  id: string;
+  schema_name: string;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  context: Record<string, unknown>;
 }
 
-async function askAgent(
-  deps: McpDeps,
-  call: McpCall,
+/** Writes the request an API user would write for a tool or agent call; an API refusal is a tool error. */
+async function startRequest(
   api: Api,
-  agent: string,
+  call: McpCall,
+  target: { kind: 'tool'; tool: string } | { kind: 'agent'; agent: string },
   args: Record<string, unknown>,
-): Promise<CallToolResult> {
-  const context: Record<string, unknown> = { agent };
-  for (const field of ['message', 'input', 'mode', 'conversation_id']) {
-    if (args[field] !== undefined) context[field] = args[field];
-  }
-  const written = await api('POST', 'breadcrumbs', {
-    body: {
+  asTask: boolean,
+): Promise<{ ok: true; request: RequestRecord } | { ok: false; refused: CallToolResult }> {
+  let body: Record<string, unknown>;
+  if (target.kind === 'tool') {
+    body = {
+      schema_name: TOOL_REQUEST_SCHEMA,
+      title: `MCP call: ${target.tool}`,
+      tags: asTask ? [TASK_TAG] : [],
+      context: { tool: target.tool, input: args, requestedBy: call.caller.principal },
+    };
+  } else {
+    const context: Record<string, unknown> = { agent: target.agent };
+    for (const field of ['message', 'input', 'mode', 'conversation_id']) {
+      if (args[field] !== undefined) context[field] = args[field];
+    }
+    body = {
       schema_name: AGENT_REQUEST_SCHEMA,
-      title: `MCP call: ask ${agent}`,
-      tags: ['agent:request', `agent:${agent}`],
+      title: `MCP call: ask ${target.agent}`,
+      tags: ['agent:request', `agent:${target.agent}`, ...(asTask ? [TASK_TAG] : [])],
       context,
-    },
-  });
-  if (!ok(written)) return refused(written);
-  const id = (written.body as { id: string }).id;
-  const answer = await waitForAnswer(deps, call, api, id, [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA]);
-  if (answer === undefined) return stillRunning(call.workspace, id);
+    };
+  }
+  const written = await api('POST', 'breadcrumbs', { body });
+  if (!ok(written)) return { ok: false, refused: refused(written) };
+  return { ok: true, request: written.body as RequestRecord };
+}
+
+function answerSchemas(requestSchema: string): readonly string[] {
+  return requestSchema === TOOL_REQUEST_SCHEMA
+    ? [TOOL_RESPONSE_SCHEMA]
+    : [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA];
+}
+
+/** The tool result of an answer: a tool's output (structured when it is an object), or an agent's reply. */
+function resultOf(request: RequestRecord, answer: Answer): CallToolResult {
   const c = answer.context;
-  if (c.status === 'error' || answer.schema_name === AGENT_ERROR_SCHEMA) {
-    return failed(String(c.error ?? 'the agent failed'), id);
+  const meta = { 'crumbs/request_id': request.id, 'crumbs/response_id': answer.id };
+  if (
+    c.status === 'error' ||
+    answer.schema_name === AGENT_ERROR_SCHEMA ||
+    (request.schema_name === TOOL_REQUEST_SCHEMA && c.status !== 'success')
+  ) {
+    return {
+      isError: true,
+      content: [{ type: 'text', text: String(c.error ?? 'the request failed') }],
+      _meta: meta,
+    };
+  }
+  if (request.schema_name === TOOL_REQUEST_SCHEMA) {
+    const output = c.output;
+    return {
+      content: [{ type: 'text', text: typeof output === 'string' ? output : JSON.stringify(output ?? null) }],
+      ...(isPlainObject(output) ? { structuredContent: output } : {}),
+      _meta: meta,
+    };
   }
   const text =
     typeof c.text === 'string'
@@ -295,11 +373,48 @@ async function askAgent(
     structuredContent: {
       answer: text,
       ...(c.output !== undefined ? { output: c.output } : {}),
-      request_id: id,
+      request_id: request.id,
       response_id: answer.id,
     },
-    _meta: { 'crumbs/request_id': id, 'crumbs/response_id': answer.id },
+    _meta: meta,
   };
+}
+
+/** A task as MCP shows it, from its request and, once there is one, its answer. */
+function taskOf(request: RequestRecord, answer: Answer | undefined): Task {
+  const failed =
+    answer !== undefined &&
+    (answer.context.status === 'error' ||
+      answer.schema_name === AGENT_ERROR_SCHEMA ||
+      (request.schema_name === TOOL_REQUEST_SCHEMA && answer.context.status !== 'success'));
+  return {
+    taskId: request.id,
+    status: answer === undefined ? 'working' : failed ? 'failed' : 'completed',
+    ttl: null,
+    createdAt: request.created_at,
+    lastUpdatedAt: answer?.updated_at ?? request.updated_at,
+    pollInterval: TASK_POLL_MS,
+    ...(failed ? { statusMessage: String(answer?.context.error ?? 'the request failed').slice(0, 500) } : {}),
+  };
+}
+
+/** A task's request (one this caller made for a task) and its answer if there is one; not found otherwise. */
+async function taskRecords(
+  api: Api,
+  call: McpCall,
+  taskId: string,
+): Promise<{ request: RequestRecord; answer: Answer | undefined }> {
+  const read = await api('GET', `breadcrumbs/${encodeURIComponent(taskId)}/full`);
+  const request = read.body as RequestRecord & { tags?: string[] };
+  if (
+    !ok(read) ||
+    !Array.isArray(request.tags) ||
+    !request.tags.includes(TASK_TAG) ||
+    request.created_by !== call.caller.principal
+  ) {
+    throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId.slice(0, 128)}`);
+  }
+  return { request, answer: await findAnswer(api, request.id, answerSchemas(request.schema_name)) };
 }
 
 async function builtin(
@@ -337,6 +452,7 @@ async function builtin(
 interface Answer {
   id: string;
   schema_name: string;
+  updated_at?: string;
   context: Record<string, unknown>;
 }
 
@@ -435,12 +551,8 @@ function stillRunning(workspace: string, id: string): CallToolResult {
   };
 }
 
-function failed(message: string, requestId?: string): CallToolResult {
-  return {
-    isError: true,
-    content: [{ type: 'text', text: message }],
-    ...(requestId !== undefined ? { _meta: { 'crumbs/request_id': requestId } } : {}),
-  };
+function failed(message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: message }] };
 }
 
 /** An API refusal (4xx) as the tool result a model can read: the problem's title, detail and field errors. */
