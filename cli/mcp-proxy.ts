@@ -8,9 +8,10 @@
  * Only JSON-RPC goes to stdout. A request the endpoint refuses (401, 403, a 5xx, unreachable) is answered with a
  * JSON-RPC error naming the status and the endpoint's reason, so the client shows why; notifications get nothing.
  */
+
+import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Readable, Writable } from 'node:stream';
 
 export interface McpRelayOptions {
   /** `{endpoint}/v1/workspaces/{ws}/mcp` */
@@ -66,7 +67,8 @@ export async function relayMcp(options: McpRelayOptions): Promise<void> {
     try {
       body = JSON.parse(text);
     } catch {
-      if (id !== undefined) await fail(id, `${options.url} answered ${response.status}: ${text.slice(0, 200)}`);
+      if (id !== undefined)
+        await fail(id, `${options.url} answered ${response.status}: ${text.slice(0, 200)}`);
       return;
     }
     const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
@@ -83,7 +85,10 @@ export async function relayMcp(options: McpRelayOptions): Promise<void> {
     // Not JSON-RPC: the API's own refusal (a problem document), e.g. a 401 or 403 from the token check.
     const p = body as { title?: string; detail?: string; message?: string };
     if (id !== undefined) {
-      await fail(id, `${options.url} answered ${response.status}: ${p.detail ?? p.title ?? p.message ?? ''}`.trim());
+      await fail(
+        id,
+        `${options.url} answered ${response.status}: ${p.detail ?? p.title ?? p.message ?? ''}`.trim(),
+      );
     }
   }
 
