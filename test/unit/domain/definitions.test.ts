@@ -466,10 +466,12 @@ describe('parseDefinition', () => {
 
     it("names a tool's bad MCP annotations, and keeps good ones", () => {
       expect(
-        issuesOf(() => parseDefinition('tool.def.v1', { name: 'x', annotations: { read_only: 'yes' } }))[0]?.path,
+        issuesOf(() => parseDefinition('tool.def.v1', { name: 'x', annotations: { read_only: 'yes' } }))[0]
+          ?.path,
       ).toBe('annotations.read_only');
       expect(
-        issuesOf(() => parseDefinition('tool.def.v1', { name: 'x', annotations: { readOnly: true } }))[0]?.path,
+        issuesOf(() => parseDefinition('tool.def.v1', { name: 'x', annotations: { readOnly: true } }))[0]
+          ?.path,
       ).toMatch(/^annotations/);
       const parsed = parseDefinition('tool.def.v1', { name: 'x', annotations: { destructive: true } });
       expect(parsed.definition).toMatchObject({ annotations: { destructive: true } });
