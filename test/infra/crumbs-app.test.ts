@@ -513,6 +513,15 @@ describe('StatelessStack', () => {
     });
   });
 
+  it('serves MCP from its own function, which names the issuer in its metadata and reads no secret, queue or bus', () => {
+    const env = functionEnv('mcp');
+    expect(env[ENV.jwtIssuer]).toBe(ISSUER);
+    expect(env[ENV.workspacesClaim]).toBeDefined();
+    const actions = statementsOfFunction('mcp').flatMap((s) => asList(s.Action).map(String));
+    expect(actions.filter((a) => /^(secretsmanager|sqs|events|scheduler|bedrock):/.test(a))).toEqual([]);
+    expect(actions.some((a) => a.startsWith('dynamodb:'))).toBe(true);
+  });
+
   it('serves the dashboard from its own function, which reaches no table, queue or bus, with the built files beside it', () => {
     const env = functionEnv('ui');
     expect(env[ENV.uiDir]).toBe('/var/task/ui');
