@@ -548,6 +548,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     cleanups.push(() => api.stop());
     log(`http api ready on ${api.endpoint}`);
+    log(`mcp endpoint per workspace: ${api.endpoint}/v1/workspaces/<workspace>/mcp (or \`crumbs mcp serve\` on stdio)`);
 
     const warnings = ddb.loopbackOnly
       ? []
