@@ -18,6 +18,7 @@ import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { secretNameProblem } from '#shared/domain/secret-refs.ts';
 import type { McpToolInfo } from '#shared/ports/mcp.ts';
+import { ENV } from '#shared/topology.ts';
 import type { Breadcrumb } from '../api-client.ts';
 import { type Command, InputError, optInt, optString, printJson, UsageError } from '../args.ts';
 import { formatTable } from '../format.ts';
@@ -86,9 +87,9 @@ export const mcpCommand: Command = {
 
 serve: an MCP server on stdin/stdout for desktop clients that speak stdio. It relays every message to the
 workspace's MCP endpoint (<endpoint>/v1/workspaces/<ws>/mcp) with your token (--endpoint, --token, --workspace or
-CRUMBS_ENDPOINT, CRUMBS_TOKEN, CRUMBS_WORKSPACE), until stdin closes. Client config, e.g.:
+${ENV.endpoint}, ${ENV.localToken}, ${ENV.workspace}), until stdin closes. Client config, e.g.:
   { "mcpServers": { "crumbs": { "command": "npx", "args": ["crumbs", "mcp", "serve"],
-      "env": { "CRUMBS_ENDPOINT": "http://127.0.0.1:4710", "CRUMBS_TOKEN": "…", "CRUMBS_WORKSPACE": "demo" } } } }
+      "env": { "${ENV.endpoint}": "http://127.0.0.1:4710", "${ENV.localToken}": "…", "${ENV.workspace}": "demo" } } } }
 
 import:
 Lists the tools of the MCP server at <server-url> (Streamable HTTP, or HTTP+SSE for older servers) and writes one
