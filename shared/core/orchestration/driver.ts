@@ -22,6 +22,7 @@ import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
+import { type WaitIndex, WaitIndexFullError } from '#shared/ports/wait-index.ts';
 import { type DefinitionAt, definitionsByName, versionToRun } from '../executor/versions.ts';
 import { advance } from './advance.ts';
 import { isPerson } from './authority.ts';
@@ -57,6 +58,8 @@ export interface RunDriverDeps {
   readonly log: Log;
   /** Waits, step timeouts and retry back-offs; a driver without them refuses a run that asks for one. */
   readonly timers?: Timers;
+  /** The wait index of wait_for steps; a driver without it refuses a run that waits for a write. */
+  readonly waits?: WaitIndex;
 }
 
 /** What one request the driver answers itself gives: the answer event and what to write with it. */
@@ -554,7 +557,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const effects = collected.filter((e) => {
       if (seen.has(e.id)) return false;
       seen.add(e.id);
-      return (e.type !== 'request' && e.type !== 'timer') || wanted.has(e.id);
+      return (e.type !== 'request' && e.type !== 'timer' && e.type !== 'wait_entry') || wanted.has(e.id);
     });
     let carried = false;
     return states.map((s) => {
@@ -578,6 +581,11 @@ export function createRunDriver(deps: RunDriverDeps) {
     options: {
       readonly skip?: (effect: Effect) => boolean;
       readonly result?: (effect: Extract<Effect, { type: 'result' }>) => OutputBreadcrumb[];
+      /**
+       * Leave the entries of attempts that stopped waiting: a match removes the entry it resumed only once the
+       * run's outputs are written (`workflow-kind.ts`), so a redelivered match still finds the run to repair.
+       */
+      readonly keepWaits?: boolean;
     } = {},
   ): Promise<OutputBreadcrumb[]> {
     const outputs: OutputBreadcrumb[] = [];
@@ -613,6 +621,32 @@ export function createRunDriver(deps: RunDriverDeps) {
               error: String(error),
             });
           });
+          break;
+        case 'wait':
+          if (deps.waits === undefined) {
+            throw new NonRetriableError(
+              `run ${done.run.run_id} waits for a write, and its driver has no wait index`,
+            );
+          }
+          try {
+            await deps.waits.add({ ...action.key, workspace }, action.waiter);
+          } catch (error) {
+            if (!(error instanceof WaitIndexFullError)) throw error;
+            // Bounded per key: this attempt cannot be found by a write; its deadline still ends it.
+            throw new NonRetriableError(`step "${action.waiter.step}" cannot wait: ${error.message}`);
+          }
+          break;
+        case 'unwait':
+          if (options.keepWaits === true) break;
+          // Best effort: an entry left behind is removed by the write that finds it (its attempt no longer waits).
+          await deps.waits
+            ?.remove({ ...action.key, workspace }, action.attempt_id)
+            .catch((error: unknown) => {
+              log.warn('could not remove a wait index entry; the next match removes it', {
+                attempt: action.attempt_id,
+                error: String(error),
+              });
+            });
           break;
       }
     }

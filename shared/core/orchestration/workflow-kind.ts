@@ -12,26 +12,69 @@
  * grow the hop count; its `limits` bound it). A tool or sub-workflow step naming nothing defined in the workspace
  * fails at once: a request nobody would answer would wait forever.
  */
-import { NonRetriableError } from '#shared/domain/errors.ts';
-import { incoming } from '#shared/domain/protocol.ts';
-import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
+import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { incoming, WORKFLOW_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import { getPath, inferRole } from '#shared/domain/selector.ts';
+import {
+  type WaitForEntry,
+  type WorkflowDefinition,
+  waitForSteps,
+} from '#shared/domain/workflow-definition.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
+import type { Waiter, WaitIndex, WaitKey } from '#shared/ports/wait-index.ts';
+import { matchesSelector } from '#shared/routing/compiler.ts';
 import { ERROR_ANSWERS } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
 import { loadDefinition } from '../executor/definition-cache.ts';
+import { writeOutputs } from '../executor/outputs.ts';
 import { createRunDriver } from './driver.ts';
-import { readRunMessage } from './messages.ts';
+import type { MatchedBreadcrumb } from './events.ts';
+import { readRunMessage, replyToTag } from './messages.ts';
 import type { Run } from './run.ts';
+import { isCorrelationValue } from './steps/wait-for.ts';
+
+/**
+ * Waiting runs one matching write resumes per invocation. More are resumed by the message's redelivery (the
+ * resumed ones' entries are gone by then, so it goes on with the next); the per-key bound
+ * (MAX_WAITERS_PER_KEY) keeps that within the queue's receive count.
+ */
+export const MAX_RESUMES_PER_INVOCATION = 50;
+/** Runs resumed at once (each is a run read and a conditional write, and its outputs). */
+const RESUME_CONCURRENCY = 10;
+
+/**
+ * The trigger as a wait_for step sees it: its context view (the pipeline reads it with llm_hints applied), so a
+ * field hidden from the workflow is neither matched, nor correlated, nor in the step's output.
+ */
+function seenAs(trigger: ExecutionInput<WorkflowDefinition>['trigger']): MatchedBreadcrumb {
+  const context = trigger.context;
+  return {
+    id: trigger.id,
+    version: trigger.version,
+    schema_name: trigger.schema_name,
+    tags: [...trigger.tags],
+    context:
+      context !== null && typeof context === 'object' && !Array.isArray(context)
+        ? (context as Record<string, unknown>)
+        : {},
+    created_by: trigger.created_by,
+  };
+}
 
 export interface WorkflowKindDeps extends Pick<KindDependencies, 'store' | 'log' | 'clock'> {
   /** Waits, step timeouts and retry back-offs (EventBridge Scheduler). */
   timers: Timers;
+  /** Runs waiting for a write (wait_for steps); without it a wait_for step's run fails to wait. */
+  waits?: WaitIndex;
+  /** Resumes per matching write per invocation (tests lower it). */
+  maxResumesPerInvocation?: number;
 }
 
 export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplementation<WorkflowDefinition> {
   const log: Log = deps.log;
   const driver = createRunDriver(deps);
+  const maxResumes = deps.maxResumesPerInvocation ?? MAX_RESUMES_PER_INVOCATION;
 
   /** The definition a run follows: the version it started with. */
   async function definitionFor(
@@ -46,9 +89,110 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
     return parsed.definition;
   }
 
+  /**
+   * A write matched wait_for selectors of the workflow: the runs waiting on it (the wait index, read strongly
+   * consistently) are resumed, each by the driver's conditional run write, then its outputs are written here and
+   * only then its entry removed. So a crash anywhere is repaired by the redelivery, which finds the entry again and
+   * re-emits the run's effects (a no-op transition); a duplicate or a second matching write finds the step no
+   * longer waiting and changes nothing. An entry whose attempt no longer waits (left behind) is removed here.
+   */
+  async function resumeWaiting(execution: ExecutionInput<WorkflowDefinition>, waits: WaitForEntry[]) {
+    const { definition, definitionRef: ref, trigger } = execution;
+    if (deps.waits === undefined) throw new NonRetriableError('the workflow executor has no wait index');
+    const index = deps.waits;
+    const breadcrumb = seenAs(trigger);
+    const found: { key: WaitKey; waiter: Waiter }[] = [];
+    for (const { step } of waits) {
+      const correlate = step.wait_for.correlate;
+      const value = correlate === undefined ? undefined : getPath(breadcrumb.context, correlate.field);
+      // A write without the correlation field (or with no scalar there) matches no correlated wait.
+      if (correlate !== undefined && !isCorrelationValue(value)) continue;
+      if (value !== undefined && !isCorrelationValue(value)) continue;
+      const key: WaitKey = {
+        workspace: ref.workspace,
+        workflow: definition.workflow_id,
+        step: step.id,
+        ...(value !== undefined ? { correlation: value } : {}),
+      };
+      for (const waiter of await index.waiting(key)) found.push({ key, waiter });
+    }
+    const now = found.slice(0, maxResumes);
+    const writeCtx = {
+      store: deps.store,
+      workspace: ref.workspace,
+      kind: 'workflow' as const,
+      definitionId: ref.id,
+      trigger: { id: trigger.id, version: trigger.version, tags: trigger.tags },
+      principal: execution.principal,
+      causation: execution.causation,
+    };
+    const resume = async ({ key, waiter }: { key: WaitKey; waiter: Waiter }) => {
+      const done = await driver.transition({
+        workspace: ref.workspace,
+        runId: waiter.run_id,
+        event: {
+          type: 'matched',
+          id: `${trigger.id}@${trigger.version}`,
+          request_id: waiter.attempt_id,
+          breadcrumb,
+        },
+        principal: execution.principal,
+        causation: execution.causation,
+        causeTags: trigger.tags,
+        context: execution.context,
+        definitionFor: (run) => definitionFor(execution, run),
+      });
+      if (done !== undefined) {
+        await writeOutputs(await driver.perform(ref.workspace, done, { keepWaits: true }), writeCtx);
+      }
+      const state = done?.run.steps[waiter.step];
+      if (state?.attempt_id !== waiter.attempt_id || state.status !== 'waiting') {
+        await index.remove(key, waiter.attempt_id);
+      }
+    };
+    for (let i = 0; i < now.length; i += RESUME_CONCURRENCY) {
+      await Promise.all(now.slice(i, i + RESUME_CONCURRENCY).map(resume));
+    }
+    if (found.length > now.length) {
+      log.info(
+        `workflow ${definition.workflow_id}: ${found.length} runs wait on ${trigger.id}; ${now.length} resumed now`,
+      );
+      throw new RetriableError(
+        `${found.length - now.length} more runs wait on ${trigger.id}@${trigger.version}: resumed on redelivery`,
+        { retryAfterSeconds: 1 },
+      );
+    }
+  }
+
+  /** The workflow's wait_for steps whose selector the trigger (its context view) matches. */
+  function waitsMatching(
+    definition: WorkflowDefinition,
+    trigger: ExecutionInput<WorkflowDefinition>['trigger'],
+  ) {
+    const seen = seenAs(trigger);
+    return waitForSteps(definition.steps).filter(({ step }) => matchesSelector(step.wait_for.selector, seen));
+  }
+
+  /** Whether the trigger starts a run: a request, something addressed to a run, or an explicit subscription. */
+  function startsOrMoves(
+    definition: WorkflowDefinition,
+    trigger: ExecutionInput<WorkflowDefinition>['trigger'],
+  ) {
+    if (trigger.schema_name === WORKFLOW_REQUEST_SCHEMA) return true;
+    if (trigger.tags.includes(replyToTag(definition.workflow_id))) return true;
+    return (definition.subscriptions?.selectors ?? []).some(
+      (selector) => inferRole(selector) === 'trigger' && matchesSelector(selector, seenAs(trigger)),
+    );
+  }
+
   return {
     async execute(execution) {
       const { definition, definitionRef: ref } = execution;
+      const waits = waitsMatching(definition, execution.trigger);
+      if (waits.length > 0) {
+        await resumeWaiting(execution, waits);
+        if (!startsOrMoves(definition, execution.trigger)) return { outputs: [] };
+      }
       const message = readRunMessage(incoming(execution.trigger), definition, ref);
       if ('ignored' in message) {
         log.info(`workflow ${definition.workflow_id}: ${message.ignored}`);
