@@ -30,7 +30,7 @@ import { type Effect, effectsOf, type RequestEffect } from './effects.ts';
 import type { RunEvent } from './events.ts';
 import { graphOf, stepAt } from './graph.ts';
 import { boundedId } from './ids.ts';
-import { actionOf, runBreadcrumb, runDriver } from './messages.ts';
+import { type Action, actionOf, runBreadcrumb, runDriver, waitOf } from './messages.ts';
 import { type Run, RunSchema } from './run.ts';
 import { stepKindOf } from './steps/kinds.ts';
 import type { StepKind } from './steps/step-kind.ts';
@@ -98,6 +98,8 @@ export interface Transitioned {
   readonly effects: Effect[];
   /** What `answerNow` asked to write. */
   readonly outputs: OutputBreadcrumb[];
+  /** Wait index entries added before the run was written (`addWaits`): `perform` does not add them again. */
+  readonly waitsAdded?: readonly string[];
 }
 
 /** One `transition` call waiting for its run's next group commit. */
@@ -284,6 +286,33 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   /**
+   * Adds the wait index entries of the wait_for attempts that start waiting in this transition, before the run is
+   * written: once a run shows a step waiting, every write routed after that finds it. A write that finds an entry
+   * before its run is written finds no such attempt yet and leaves the entry (`workflow-kind.ts`); an entry whose
+   * run write then fails (a conflict) is added again, under the same attempt id, by the transition re-applied.
+   */
+  async function addWaits(workspace: string, run: Run, effects: readonly Effect[], added: Set<string>) {
+    for (const effect of effects) {
+      if (effect.type !== 'wait_entry' || added.has(effect.id)) continue;
+      await addWait(workspace, run, { type: 'wait', ...waitOf(run, effect) });
+      added.add(effect.id);
+    }
+  }
+
+  async function addWait(workspace: string, run: Run, action: Extract<Action, { type: 'wait' }>) {
+    if (deps.waits === undefined) {
+      throw new NonRetriableError(`run ${run.run_id} waits for a write, and its driver has no wait index`);
+    }
+    try {
+      await deps.waits.add({ ...action.key, workspace }, action.waiter);
+    } catch (error) {
+      if (!(error instanceof WaitIndexFullError)) throw error;
+      // Bounded per key: the transition that would start this wait is refused (the run is not written).
+      throw new NonRetriableError(`step "${action.waiter.step}" cannot wait: ${error.message}`);
+    }
+  }
+
+  /**
    * Writes the run: create for a new one, else a conditional update. Returns what was written, or undefined when
    * another writer got there first (or the run is gone).
    */
@@ -411,6 +440,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     }));
     const collected: Effect[] = [];
     const outputs: OutputBreadcrumb[] = [];
+    const waitsAdded = new Set<string>();
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
     let trustKnown = true;
@@ -487,6 +517,12 @@ export function createRunDriver(deps: RunDriverDeps) {
       if (attempt.length === 0) continue;
       const final = attempt.at(-1) as (typeof attempt)[number];
       if (changed) {
+        await addWaits(
+          workspace,
+          final.run,
+          attempt.flatMap((a) => a.effects),
+          waitsAdded,
+        );
         const written = await writeRun(first.input, stored, final.run);
         if (written === undefined) {
           knownRuns.delete(runKey(workspace, runId));
@@ -566,7 +602,7 @@ export function createRunDriver(deps: RunDriverDeps) {
       const definition = s.definition ?? last.definition;
       if (carried) return { definition, run, effects: [], outputs: [] };
       carried = true;
-      return { definition, run, effects, outputs };
+      return { definition, run, effects, outputs, waitsAdded: [...waitsAdded] };
     });
   }
 
@@ -623,18 +659,9 @@ export function createRunDriver(deps: RunDriverDeps) {
           });
           break;
         case 'wait':
-          if (deps.waits === undefined) {
-            throw new NonRetriableError(
-              `run ${done.run.run_id} waits for a write, and its driver has no wait index`,
-            );
-          }
-          try {
-            await deps.waits.add({ ...action.key, workspace }, action.waiter);
-          } catch (error) {
-            if (!(error instanceof WaitIndexFullError)) throw error;
-            // Bounded per key: this attempt cannot be found by a write; its deadline still ends it.
-            throw new NonRetriableError(`step "${action.waiter.step}" cannot wait: ${error.message}`);
-          }
+          // Added before the run write, unless this re-emits the effects of a run as stored (a redelivery).
+          if (done.waitsAdded?.includes(effect.id)) break;
+          await addWait(workspace, done.run, action);
           break;
         case 'unwait':
           if (options.keepWaits === true) break;

@@ -419,20 +419,24 @@ export function waitKeyOf(run: Run, entry: WaitEntryEffect): RunWaitKey {
   };
 }
 
+/** A wait_for attempt's entry: its key in the run's workspace, and the attempt. */
+export function waitOf(run: Run, entry: WaitEntryEffect): { key: RunWaitKey; waiter: Waiter } {
+  return {
+    key: waitKeyOf(run, entry),
+    waiter: {
+      attempt_id: entry.attempt_id,
+      run_id: run.run_id,
+      step: entry.step,
+      since: entry.since,
+      until: entry.until,
+    },
+  };
+}
+
 export function actionOf(definition: WorkflowDefinition, run: Run, effect: Effect): Action {
   switch (effect.type) {
     case 'wait_entry':
-      return {
-        type: 'wait',
-        key: waitKeyOf(run, effect),
-        waiter: {
-          attempt_id: effect.attempt_id,
-          run_id: run.run_id,
-          step: effect.step,
-          since: effect.since,
-          until: effect.until,
-        },
-      };
+      return { type: 'wait', ...waitOf(run, effect) };
     case 'remove_wait':
       return { type: 'unwait', key: waitKeyOf(run, effect.entry), attempt_id: effect.entry.attempt_id };
     case 'request':

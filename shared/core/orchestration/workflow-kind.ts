@@ -40,6 +40,8 @@ import { isCorrelationValue } from './steps/wait-for.ts';
  * (MAX_WAITERS_PER_KEY) keeps that within the queue's receive count.
  */
 export const MAX_RESUMES_PER_INVOCATION = 50;
+/** An entry this long past its deadline is left over (its timer has ended the attempt): it goes when found. */
+const STALE_AFTER_MS = 5 * 60_000;
 /** Runs resumed at once (each is a run read and a conditional write, and its outputs). */
 const RESUME_CONCURRENCY = 10;
 
@@ -94,7 +96,7 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
    * consistently) are resumed, each by the driver's conditional run write, then its outputs are written here and
    * only then its entry removed. So a crash anywhere is repaired by the redelivery, which finds the entry again and
    * re-emits the run's effects (a no-op transition); a duplicate or a second matching write finds the step no
-   * longer waiting and changes nothing. An entry whose attempt no longer waits (left behind) is removed here.
+   * longer waiting and changes nothing. An entry left behind (its attempt ended) is removed by the write finding it.
    */
   async function resumeWaiting(execution: ExecutionInput<WorkflowDefinition>, waits: WaitForEntry[]) {
     const { definition, definitionRef: ref, trigger } = execution;
@@ -145,10 +147,12 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
       if (done !== undefined) {
         await writeOutputs(await driver.perform(ref.workspace, done, { keepWaits: true }), writeCtx);
       }
+      // The entry goes once its attempt has stopped waiting. An attempt not in the run may be one whose run write
+      // has not landed yet (entries are added first): its entry stays until well past its deadline.
       const state = done?.run.steps[waiter.step];
-      if (state?.attempt_id !== waiter.attempt_id || state.status !== 'waiting') {
-        await index.remove(key, waiter.attempt_id);
-      }
+      const ended = state?.attempt_id === waiter.attempt_id && state.status !== 'waiting';
+      const expired = Date.parse(waiter.until) + STALE_AFTER_MS < deps.clock.now().getTime();
+      if (ended || expired) await index.remove(key, waiter.attempt_id);
     };
     for (let i = 0; i < now.length; i += RESUME_CONCURRENCY) {
       await Promise.all(now.slice(i, i + RESUME_CONCURRENCY).map(resume));

@@ -27,8 +27,11 @@ class FakeTimers implements Timers {
 
 class WaitHarness extends Harness {
   readonly timers = new FakeTimers();
-  readonly waits = new MemoryWaitIndex();
   maxResumes = 50;
+
+  constructor(readonly waits = new MemoryWaitIndex()) {
+    super();
+  }
 
   override deps(overrides: Parameters<Harness['deps']>[0] = {}) {
     const base = super.deps(overrides);
@@ -232,6 +235,22 @@ describe('wait_for step', () => {
     expect(deliveries).toBe(3);
     for (const runId of runs) expect((await h.run(runId)).status).toBe('succeeded');
     expect(h.waits.size()).toBe(0);
+  });
+
+  it('refuses to start a wait past the per-key bound: the request is answered with why, no run is written', async () => {
+    const h = new WaitHarness(new MemoryWaitIndex(1));
+    const def = await h.workflowDef({
+      steps: [{ id: 'go', wait_for: { selector: { schema_name: 'go.signal.v1' }, timeout_seconds: 60 } }],
+    });
+    const first = await h.start(def, {});
+    expect((await h.run(first)).steps.go?.status).toBe('waiting');
+    const request = await h.put({
+      schema_name: 'workflow.request.v1',
+      context: { workflow: 'wf', input: {} },
+    });
+    expect(await h.process(def, request)).toMatchObject({ status: 'errored' });
+    expect(JSON.stringify((await h.list('workflow.error.v1'))[0]?.context)).toContain('1 runs already wait');
+    await expect(h.store.get(h.workspace, `run-${request.id}`)).rejects.toThrow();
   });
 
   it('does not start a run for a write only its wait_for selectors match', async () => {
