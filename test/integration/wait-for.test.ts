@@ -183,6 +183,42 @@ describe('wait_for step (local stack)', () => {
     expect(succeeded.output).toBe('no ack');
   });
 
+  it('bounds a wait_for selector like a subscription, and an index entry cannot be written as a breadcrumb', async () => {
+    const ws = uniqueWorkspace('waitbad');
+    const call = http(ws);
+    const huge = {
+      workflow_id: 'huge',
+      steps: [
+        {
+          id: 'w',
+          wait_for: {
+            selector: {
+              schema_name: 'x.y.v1',
+              context_match: [
+                { path: '$.k', op: 'in', value: Array.from({ length: 400 }, (_, i) => `value-${i}`) },
+              ],
+            },
+            timeout_seconds: 60,
+          },
+        },
+      ],
+    };
+    expect(
+      (await call('PUT', '/breadcrumbs/wf-huge', { schema_name: 'workflow.def.v1', context: huge })).status,
+    ).toBe(201);
+    const status = await eventually(async () => {
+      const res = await call('GET', '/breadcrumbs?schema_name=definition.status.v1&limit=5');
+      return (res.body.items as { context: Json }[] | undefined)?.[0]?.context;
+    }, 30_000);
+    expect(status.state).toBe('invalid');
+    expect(JSON.stringify(status.errors)).toContain('steps[0].wait_for.selector');
+    const forged = await call('PUT', `/breadcrumbs/${encodeURIComponent('#wait#0000')}`, {
+      schema_name: 'note.v1',
+      context: { waiters: {} },
+    });
+    expect(forged.status).toBe(422);
+  });
+
   it('deleting the workspace removes its wait index entries', async () => {
     const { ws, call } = await workspaceWith(shipping);
     const runId = await start(call, 'shipping', { order_id: 'D-1' });
