@@ -12,14 +12,17 @@
  * grow the hop count; its `limits` bound it). A tool or sub-workflow step naming nothing defined in the workspace
  * fails at once: a request nobody would answer would wait forever.
  */
-import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
-import { incoming, WORKFLOW_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
+import { NonRetriableError, NotFoundError } from '#shared/domain/errors.ts';
+import { incoming, TIMER_SCHEMA, WORKFLOW_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
 import { getPath, inferRole } from '#shared/domain/selector.ts';
+import { SCHEDULER_PRINCIPAL } from '#shared/domain/timer-message.ts';
 import {
   type WaitForEntry,
   type WorkflowDefinition,
   waitForSteps,
 } from '#shared/domain/workflow-definition.ts';
+import * as z from '#shared/domain/zod.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
 import type { Waiter, WaitIndex, WaitKey } from '#shared/ports/wait-index.ts';
@@ -27,7 +30,7 @@ import { matchesSelector } from '#shared/routing/compiler.ts';
 import { ERROR_ANSWERS } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
 import { loadDefinition } from '../executor/definition-cache.ts';
-import { writeOutputs } from '../executor/outputs.ts';
+import { deterministicId, writeOutputs } from '../executor/outputs.ts';
 import { createRunDriver } from './driver.ts';
 import type { MatchedBreadcrumb } from './events.ts';
 import { readRunMessage, replyToTag } from './messages.ts';
@@ -35,11 +38,19 @@ import type { Run } from './run.ts';
 import { isCorrelationValue } from './steps/wait-for.ts';
 
 /**
- * Waiting runs one matching write resumes per invocation. More are resumed by the message's redelivery (the
- * resumed ones' entries are gone by then, so it goes on with the next); the per-key bound
- * (MAX_WAITERS_PER_KEY) keeps that within the queue's receive count.
+ * Waiting runs one matching write resumes per invocation. More are resumed by a continuation: a timer set
+ * CONTINUE_AFTER_MS ahead that brings the write back here (`resumeWaiting`), as many rounds as it takes.
  */
 export const MAX_RESUMES_PER_INVOCATION = 50;
+/** Scheduler fires nothing sooner than about this (the timers adapter sets no timer closer). */
+const CONTINUE_AFTER_MS = 2_000;
+
+const ContinuationSchema = z.object({
+  wait_match: z.object({
+    id: z.string().check(z.minLength(1)),
+    version: z.number().check(z.int(), z.minimum(1)),
+  }),
+});
 /** An entry this long past its deadline is left over (its timer has ended the attempt): it goes when found. */
 const STALE_AFTER_MS = 5 * 60_000;
 /** Runs resumed at once (each is a run read and a conditional write, and its outputs). */
@@ -157,15 +168,67 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
     for (let i = 0; i < now.length; i += RESUME_CONCURRENCY) {
       await Promise.all(now.slice(i, i + RESUME_CONCURRENCY).map(resume));
     }
-    if (found.length > now.length) {
+    const next = found[now.length];
+    if (next !== undefined) {
+      // The rest come with a continuation: a timer whose breadcrumb (written by the timer function, so routed back
+      // here) names the write. Its id follows from the write and the first attempt left, so a redelivery of this
+      // message sets the same timer, and each continuation goes on from where the last one stopped.
       log.info(
         `workflow ${definition.workflow_id}: ${found.length} runs wait on ${trigger.id}; ${now.length} resumed now`,
       );
-      throw new RetriableError(
-        `${found.length - now.length} more runs wait on ${trigger.id}@${trigger.version}: resumed on redelivery`,
-        { retryAfterSeconds: 1 },
+      const id = deterministicId(
+        'wfmore',
+        ref.workspace,
+        trigger.id,
+        String(trigger.version),
+        next.waiter.attempt_id,
       );
+      await deps.timers.set({
+        workspace: ref.workspace,
+        id,
+        at: new Date(deps.clock.now().getTime() + CONTINUE_AFTER_MS),
+        breadcrumb: {
+          id,
+          schema_name: TIMER_SCHEMA,
+          title: `${definition.workflow_id}: more runs wait on ${trigger.id}`,
+          tags: [replyToTag(definition.workflow_id)],
+          context: { timer_id: id, wait_match: { id: trigger.id, version: trigger.version } },
+        },
+      });
     }
+  }
+
+  /**
+   * A continuation of a matching write's resumes (`resumeWaiting`): the write, read at its version with its
+   * context view in the run's workspace. Only the timer function writes one; any other writer is ignored, so
+   * nobody can replay an earlier write to runs that began waiting after it.
+   */
+  async function continuation(
+    execution: ExecutionInput<WorkflowDefinition>,
+  ): Promise<ExecutionInput<WorkflowDefinition> | undefined> {
+    const { trigger, definitionRef: ref } = execution;
+    if (trigger.schema_name !== TIMER_SCHEMA || trigger.created_by !== SCHEDULER_PRINCIPAL) return undefined;
+    const parsed = ContinuationSchema.safeParse(trigger.context);
+    if (!parsed.success) return undefined;
+    const { id, version } = parsed.data.wait_match;
+    let record: Breadcrumb;
+    try {
+      record = await deps.store.getVersion(ref.workspace, id, version);
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+    const [view] = await deps.store.contextViews(ref.workspace, [record]);
+    if (view === undefined) return undefined;
+    return {
+      ...execution,
+      trigger: {
+        ...view,
+        workspace: ref.workspace,
+        created_by: record.created_by,
+        causation: record.causation,
+      },
+    };
   }
 
   /** The workflow's wait_for steps whose selector the trigger (its context view) matches. */
@@ -192,6 +255,12 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
   return {
     async execute(execution) {
       const { definition, definitionRef: ref } = execution;
+      const continued = await continuation(execution);
+      if (continued !== undefined) {
+        const waits = waitsMatching(definition, continued.trigger);
+        if (waits.length > 0) await resumeWaiting(continued, waits);
+        return { outputs: [] };
+      }
       const waits = waitsMatching(definition, execution.trigger);
       if (waits.length > 0) {
         await resumeWaiting(execution, waits);

@@ -222,18 +222,34 @@ describe('wait_for step', () => {
     expect(await h2.run(run2)).toMatchObject({ status: 'succeeded', output: { late: true } });
   });
 
-  it('resumes at most the bound per invocation; the rest on redelivery, none lost', async () => {
+  it('resumes at most the bound per invocation; the rest through continuations, none lost', async () => {
     const h = new WaitHarness();
     h.maxResumes = 2;
     const def = await h.workflowDef({
       steps: [{ id: 'go', wait_for: { selector: { schema_name: 'go.signal.v1' }, timeout_seconds: 60 } }],
     });
-    const runs = [];
+    const runs: string[] = [];
     for (let i = 0; i < 5; i++) runs.push(await h.start(def, {}));
+    const deadlines = h.timers.set_.length;
     const signal = await h.put({ schema_name: 'go.signal.v1', context: { go: true } });
-    const { deliveries } = await h.deliverUntilHandled(def, signal);
-    expect(deliveries).toBe(3);
-    for (const runId of runs) expect((await h.run(runId)).status).toBe('succeeded');
+    await h.process(def, signal);
+    const statuses = async () => Promise.all(runs.map(async (r) => (await h.run(r)).status));
+    expect((await statuses()).filter((s) => s === 'succeeded')).toHaveLength(2);
+    // A continuation written by anyone but the timer function replays nothing.
+    const continuation = h.timers.set_[deadlines] as OneTimeTimer;
+    expect(continuation.breadcrumb.context).toMatchObject({ wait_match: { id: signal.id, version: 1 } });
+    const forged = await h.put({
+      schema_name: continuation.breadcrumb.schema_name,
+      tags: continuation.breadcrumb.tags,
+      context: continuation.breadcrumb.context,
+    });
+    await h.process(def, forged);
+    expect((await statuses()).filter((s) => s === 'succeeded')).toHaveLength(2);
+    await h.fire(def, continuation);
+    expect((await statuses()).filter((s) => s === 'succeeded')).toHaveLength(4);
+    await h.fire(def, h.timers.set_[deadlines + 1] as OneTimeTimer);
+    expect(await statuses()).toEqual(runs.map(() => 'succeeded'));
+    expect(h.timers.set_).toHaveLength(deadlines + 2);
     expect(h.waits.size()).toBe(0);
   });
 
