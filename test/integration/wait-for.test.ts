@@ -219,6 +219,20 @@ describe('wait_for step (local stack)', () => {
     expect(forged.status).toBe(422);
   });
 
+  it('resumes more runs than one invocation takes (50) through the continuation timer, none lost', async () => {
+    const broadcast = {
+      workflow_id: 'broadcast',
+      steps: [{ id: 'go', wait_for: { selector: { schema_name: 'go.signal.v1' }, timeout_seconds: 3600 } }],
+    };
+    const { call } = await workspaceWith(broadcast);
+    const runs = await Promise.all(Array.from({ length: 55 }, () => start(call, 'broadcast', {})));
+    for (const runId of runs) await runOf(call, runId, stepWaiting('go'));
+    expect(
+      (await call('POST', '/breadcrumbs', { schema_name: 'go.signal.v1', context: { go: 1 } })).status,
+    ).toBe(201);
+    for (const runId of runs) await runOf(call, runId, (r) => r.status === 'succeeded');
+  });
+
   it('deleting the workspace removes its wait index entries', async () => {
     const { ws, call } = await workspaceWith(shipping);
     const runId = await start(call, 'shipping', { order_id: 'D-1' });
