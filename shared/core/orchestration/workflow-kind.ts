@@ -10,7 +10,8 @@
  *
  * A run follows the definition version it started with. Answers to its own requests are continuations (they do not
  * grow the hop count; its `limits` bound it). A tool or sub-workflow step naming nothing defined in the workspace
- * fails at once: a request nobody would answer would wait forever.
+ * fails at once: a request nobody would answer would wait forever. A write that a wait_for step's selector
+ * matches resumes the runs waiting on it, found through the wait index (`resumeWaiting`, README.md "wait_for").
  */
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError, NotFoundError } from '#shared/domain/errors.ts';
@@ -25,7 +26,7 @@ import {
 import * as z from '#shared/domain/zod.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
-import type { Waiter, WaitIndex, WaitKey } from '#shared/ports/wait-index.ts';
+import { byOldestWait, type Waiter, type WaitIndex, type WaitKey } from '#shared/ports/wait-index.ts';
 import { matchesSelector } from '#shared/routing/compiler.ts';
 import { ERROR_ANSWERS } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
@@ -49,6 +50,7 @@ const ContinuationSchema = z.object({
   wait_match: z.object({
     id: z.string().check(z.minLength(1)),
     version: z.number().check(z.int(), z.minimum(1)),
+    after: z.object({ since: z.string(), attempt_id: z.string() }),
   }),
 });
 /** An entry this long past its deadline is left over (its timer has ended the attempt): it goes when found. */
@@ -109,7 +111,11 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
    * re-emits the run's effects (a no-op transition); a duplicate or a second matching write finds the step no
    * longer waiting and changes nothing. An entry left behind (its attempt ended) is removed by the write finding it.
    */
-  async function resumeWaiting(execution: ExecutionInput<WorkflowDefinition>, waits: WaitForEntry[]) {
+  async function resumeWaiting(
+    execution: ExecutionInput<WorkflowDefinition>,
+    waits: WaitForEntry[],
+    after?: Pick<Waiter, 'since' | 'attempt_id'>,
+  ) {
     const { definition, definitionRef: ref, trigger } = execution;
     if (deps.waits === undefined) throw new NonRetriableError('the workflow executor has no wait index');
     const index = deps.waits;
@@ -129,7 +135,12 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
       };
       for (const waiter of await index.waiting(key)) found.push({ key, waiter });
     }
-    const now = found.slice(0, maxResumes);
+    // Oldest wait first across the keys; a continuation goes on after the last attempt the round before took, so
+    // entries that stay (an attempt whose run is not written yet) do not take every round's places.
+    found.sort((a, b) => byOldestWait(a.waiter, b.waiter));
+    const left =
+      after === undefined ? found : found.filter((f) => byOldestWait(after as Waiter, f.waiter) < 0);
+    const now = left.slice(0, maxResumes);
     const writeCtx = {
       store: deps.store,
       workspace: ref.workspace,
@@ -168,20 +179,20 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
     for (let i = 0; i < now.length; i += RESUME_CONCURRENCY) {
       await Promise.all(now.slice(i, i + RESUME_CONCURRENCY).map(resume));
     }
-    const next = found[now.length];
-    if (next !== undefined) {
+    const last = now.at(-1);
+    if (last !== undefined && left.length > now.length) {
       // The rest come with a continuation: a timer whose breadcrumb (written by the timer function, so routed back
-      // here) names the write. Its id follows from the write and the first attempt left, so a redelivery of this
+      // here) names the write and the last attempt taken. Its id follows from both, so a redelivery of this
       // message sets the same timer, and each continuation goes on from where the last one stopped.
       log.info(
-        `workflow ${definition.workflow_id}: ${found.length} runs wait on ${trigger.id}; ${now.length} resumed now`,
+        `workflow ${definition.workflow_id}: ${left.length} runs wait on ${trigger.id}; ${now.length} resumed now`,
       );
       const id = deterministicId(
         'wfmore',
         ref.workspace,
         trigger.id,
         String(trigger.version),
-        next.waiter.attempt_id,
+        last.waiter.attempt_id,
       );
       await deps.timers.set({
         workspace: ref.workspace,
@@ -192,7 +203,14 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
           schema_name: TIMER_SCHEMA,
           title: `${definition.workflow_id}: more runs wait on ${trigger.id}`,
           tags: [replyToTag(definition.workflow_id)],
-          context: { timer_id: id, wait_match: { id: trigger.id, version: trigger.version } },
+          context: {
+            timer_id: id,
+            wait_match: {
+              id: trigger.id,
+              version: trigger.version,
+              after: { since: last.waiter.since, attempt_id: last.waiter.attempt_id },
+            },
+          },
         },
       });
     }
@@ -205,12 +223,14 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
    */
   async function continuation(
     execution: ExecutionInput<WorkflowDefinition>,
-  ): Promise<ExecutionInput<WorkflowDefinition> | undefined> {
+  ): Promise<
+    { execution: ExecutionInput<WorkflowDefinition>; after: Pick<Waiter, 'since' | 'attempt_id'> } | undefined
+  > {
     const { trigger, definitionRef: ref } = execution;
     if (trigger.schema_name !== TIMER_SCHEMA || trigger.created_by !== SCHEDULER_PRINCIPAL) return undefined;
     const parsed = ContinuationSchema.safeParse(trigger.context);
     if (!parsed.success) return undefined;
-    const { id, version } = parsed.data.wait_match;
+    const { id, version, after } = parsed.data.wait_match;
     let record: Breadcrumb;
     try {
       record = await deps.store.getVersion(ref.workspace, id, version);
@@ -220,15 +240,13 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
     }
     const [view] = await deps.store.contextViews(ref.workspace, [record]);
     if (view === undefined) return undefined;
-    return {
-      ...execution,
-      trigger: {
-        ...view,
-        workspace: ref.workspace,
-        created_by: record.created_by,
-        causation: record.causation,
-      },
+    const written = {
+      ...view,
+      workspace: ref.workspace,
+      created_by: record.created_by,
+      causation: record.causation,
     };
+    return { execution: { ...execution, trigger: written }, after };
   }
 
   /** The workflow's wait_for steps whose selector the trigger (its context view) matches. */
@@ -257,8 +275,8 @@ export function createWorkflowKind(deps: WorkflowKindDeps): ExecutorKindImplemen
       const { definition, definitionRef: ref } = execution;
       const continued = await continuation(execution);
       if (continued !== undefined) {
-        const waits = waitsMatching(definition, continued.trigger);
-        if (waits.length > 0) await resumeWaiting(continued, waits);
+        const waits = waitsMatching(definition, continued.execution.trigger);
+        if (waits.length > 0) await resumeWaiting(continued.execution, waits, continued.after);
         return { outputs: [] };
       }
       const waits = waitsMatching(definition, execution.trigger);

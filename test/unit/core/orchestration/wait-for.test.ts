@@ -253,6 +253,33 @@ describe('wait_for step', () => {
     expect(h.waits.size()).toBe(0);
   });
 
+  it('goes on past entries that stay (runs not written yet) instead of taking them again each round', async () => {
+    const h = new WaitHarness();
+    h.maxResumes = 2;
+    const def = await h.workflowDef({
+      steps: [{ id: 'go', wait_for: { selector: { schema_name: 'go.signal.v1' }, timeout_seconds: 60 } }],
+    });
+    const key = { workspace: h.workspace, workflow: 'wf', step: 'go' };
+    const since = new Date(h.clock.now().getTime() - 1000).toISOString();
+    const until = new Date(h.clock.now().getTime() + 60_000).toISOString();
+    for (const n of [1, 2]) {
+      await h.waits.add(key, {
+        attempt_id: `run-ghost${n}.go.1`,
+        run_id: `run-ghost${n}`,
+        step: 'go',
+        since,
+        until,
+      });
+    }
+    const runs = [await h.start(def, {}), await h.start(def, {})];
+    const deadlines = h.timers.set_.length;
+    await h.process(def, await h.put({ schema_name: 'go.signal.v1', context: {} }));
+    await h.fire(def, h.timers.set_[deadlines] as OneTimeTimer);
+    for (const runId of runs) expect((await h.run(runId)).status).toBe('succeeded');
+    // The entries of runs never written stay until well past their deadline.
+    expect(h.waits.size()).toBe(2);
+  });
+
   it('refuses to start a wait past the per-key bound: the request is answered with why, no run is written', async () => {
     const h = new WaitHarness(new MemoryWaitIndex(1));
     const def = await h.workflowDef({
