@@ -119,6 +119,15 @@ class Transition implements DriveContext {
       case 'matched':
         this.matched(event);
         break;
+      case 'wait_refused': {
+        const found = this.findAttempt(event.request_id);
+        if (found === undefined || found[1].status !== 'waiting' || found[1].kind !== 'wait_for') {
+          this.note = `wait refusal ${event.id} is for no waiting wait_for attempt`;
+          break;
+        }
+        this.failAttempt(found[0], event.error, false);
+        break;
+      }
     }
   }
 

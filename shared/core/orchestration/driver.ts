@@ -291,11 +291,22 @@ export function createRunDriver(deps: RunDriverDeps) {
    * before its run is written finds no such attempt yet and leaves the entry (`workflow-kind.ts`); an entry whose
    * run write then fails (a conflict) is added again, under the same attempt id, by the transition re-applied.
    */
-  async function addWaits(workspace: string, run: Run, effects: readonly Effect[], added: Set<string>) {
+  async function addWaits(
+    workspace: string,
+    run: Run,
+    effects: readonly Effect[],
+    added: Set<string>,
+    refused: Map<string, string>,
+  ) {
     for (const effect of effects) {
       if (effect.type !== 'wait_entry' || added.has(effect.id)) continue;
-      await addWait(workspace, run, { type: 'wait', ...waitOf(run, effect) });
-      added.add(effect.id);
+      try {
+        await addWait(workspace, run, { type: 'wait', ...waitOf(run, effect) });
+        added.add(effect.id);
+      } catch (error) {
+        if (!(error instanceof WaitIndexFullError)) throw error;
+        refused.set(effect.attempt_id, `cannot wait: ${error.message}`);
+      }
     }
   }
 
@@ -303,13 +314,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     if (deps.waits === undefined) {
       throw new NonRetriableError(`run ${run.run_id} waits for a write, and its driver has no wait index`);
     }
-    try {
-      await deps.waits.add({ ...action.key, workspace }, action.waiter);
-    } catch (error) {
-      if (!(error instanceof WaitIndexFullError)) throw error;
-      // Bounded per key: the transition that would start this wait is refused (the run is not written).
-      throw new NonRetriableError(`step "${action.waiter.step}" cannot wait: ${error.message}`);
-    }
+    await deps.waits.add({ ...action.key, workspace }, action.waiter);
   }
 
   /**
@@ -441,6 +446,8 @@ export function createRunDriver(deps: RunDriverDeps) {
     const collected: Effect[] = [];
     const outputs: OutputBreadcrumb[] = [];
     const waitsAdded = new Set<string>();
+    /** wait_for attempts the wait index refused (its per-key bound), with why: their steps fail at once. */
+    const waitsRefused = new Map<string, string>();
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
     let trustKnown = true;
@@ -522,6 +529,7 @@ export function createRunDriver(deps: RunDriverDeps) {
           final.run,
           attempt.flatMap((a) => a.effects),
           waitsAdded,
+          waitsRefused,
         );
         const written = await writeRun(first.input, stored, final.run);
         if (written === undefined) {
@@ -548,6 +556,17 @@ export function createRunDriver(deps: RunDriverDeps) {
         collected.push(...effects);
         state.definition = definition;
         for (const effect of effects) {
+          const full = effect.type === 'wait_entry' ? waitsRefused.get(effect.attempt_id) : undefined;
+          if (full !== undefined && effect.type === 'wait_entry') {
+            // Past the wait index's bound: the step fails now, saying why, rather than wait unseen.
+            state.events.push({
+              type: 'wait_refused',
+              id: boundedId(`${effect.attempt_id}.wait-refused`),
+              request_id: effect.attempt_id,
+              error: full,
+            });
+            continue;
+          }
           if (effect.type !== 'request') continue;
           const refusal = refused.get(effect.id);
           if (refusal !== undefined) {
@@ -661,7 +680,10 @@ export function createRunDriver(deps: RunDriverDeps) {
         case 'wait':
           // Added before the run write, unless this re-emits the effects of a run as stored (a redelivery).
           if (done.waitsAdded?.includes(effect.id)) break;
-          await addWait(workspace, done.run, action);
+          // A redelivery re-adds what its transition added; one refused then failed its step, so it has no entry.
+          await addWait(workspace, done.run, action).catch((error: unknown) => {
+            if (!(error instanceof WaitIndexFullError)) throw error;
+          });
           break;
         case 'unwait':
           if (options.keepWaits === true) break;

@@ -92,4 +92,19 @@ export interface MatchEvent {
   readonly breadcrumb: MatchedBreadcrumb;
 }
 
-export type RunEvent = StartEvent | AnswerEvent | HumanEvent | ControlEvent | TimerEvent | MatchEvent;
+/** The wait index refused a wait_for attempt's entry (its per-key bound): the attempt fails with why. */
+export interface WaitRefusedEvent {
+  readonly type: 'wait_refused';
+  readonly id: string;
+  readonly request_id: string;
+  readonly error: string;
+}
+
+export type RunEvent =
+  | StartEvent
+  | AnswerEvent
+  | HumanEvent
+  | ControlEvent
+  | TimerEvent
+  | MatchEvent
+  | WaitRefusedEvent;

@@ -280,20 +280,23 @@ describe('wait_for step', () => {
     expect(h.waits.size()).toBe(2);
   });
 
-  it('refuses to start a wait past the per-key bound: the request is answered with why, no run is written', async () => {
+  it('fails a wait_for step past the per-key bound at once, saying why', async () => {
     const h = new WaitHarness(new MemoryWaitIndex(1));
     const def = await h.workflowDef({
       steps: [{ id: 'go', wait_for: { selector: { schema_name: 'go.signal.v1' }, timeout_seconds: 60 } }],
     });
     const first = await h.start(def, {});
     expect((await h.run(first)).steps.go?.status).toBe('waiting');
-    const request = await h.put({
-      schema_name: 'workflow.request.v1',
-      context: { workflow: 'wf', input: {} },
+    const second = await h.start(def, {});
+    const refused = await h.run(second);
+    expect(refused.status).toBe('failed');
+    expect(refused.steps.go).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('1 runs already wait'),
     });
-    expect(await h.process(def, request)).toMatchObject({ status: 'errored' });
-    expect(JSON.stringify((await h.list('workflow.error.v1'))[0]?.context)).toContain('1 runs already wait');
-    await expect(h.store.get(h.workspace, `run-${request.id}`)).rejects.toThrow();
+    expect(h.waits.size()).toBe(1);
+    await h.process(def, await h.put({ schema_name: 'go.signal.v1', context: {} }));
+    expect((await h.run(first)).status).toBe('succeeded');
   });
 
   it('does not start a run for a write only its wait_for selectors match', async () => {
