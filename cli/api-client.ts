@@ -54,6 +54,13 @@ export interface RunStarted {
   readonly status: string;
 }
 
+/** What a wait_for step waits for (the run's `waiting_for`). */
+export interface WaitingFor {
+  selector: unknown;
+  correlation?: { field: string; value: string | number | boolean };
+  until: string;
+}
+
 /** A run as `GET …/runs/{id}` shows it (the `workflow.run.v1` context with its id and version). */
 export interface RunView {
   readonly run_id: string;
@@ -70,6 +77,8 @@ export interface RunView {
       decision?: string;
       /** Agent and tool steps: the definition and version the step ran. */
       definition?: { id: string; version: number };
+      /** wait_for steps: the selector, the correlation it waits for and the deadline. */
+      waiting_for?: WaitingFor;
     }
   >;
   readonly output?: unknown;

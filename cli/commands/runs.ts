@@ -66,6 +66,16 @@ function runText(run: RunView): string {
       ),
     );
   }
+  // What a wait_for step waits for: the write that would resume it, and until when.
+  for (const [key, s] of steps) {
+    if (s.status !== 'waiting' || s.waiting_for === undefined) continue;
+    const w = s.waiting_for;
+    const where =
+      w.correlation === undefined
+        ? ''
+        : ` where ${w.correlation.field} = ${JSON.stringify(w.correlation.value)}`;
+    lines.push(`waiting   ${key} for ${JSON.stringify(w.selector)}${where} until ${w.until}`);
+  }
   if (run.output !== undefined) lines.push('', `output    ${JSON.stringify(run.output)}`);
   // Attempts that did not count (an agent, a tool or a plain put answering or steering the run), and why.
   for (const r of run.refused ?? []) lines.push(`refused   ${r.what} by ${r.by} (${r.id}): ${r.reason}`);

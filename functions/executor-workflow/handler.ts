@@ -5,16 +5,19 @@
  * fired timers). Reads the definition, the trigger and the run; writes the run (`workflow.run.v1`, a conditional
  * write per transition), its step requests (`tool.request.v1`, `agent.request.v1`, `workflow.request.v1`,
  * `human.request.v1`) and its result (`workflow.result.v1` / `workflow.error.v1`); creates and deletes the run's
- * timers (EventBridge Scheduler one-time schedules).
+ * timers (EventBridge Scheduler one-time schedules) and its wait_for steps' wait index entries (table items).
  */
+import { DynamoWaitIndex } from '#shared/adapters/dynamodb/wait-index.ts';
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
-import { parseEnv, TimersEnvSchema } from '#shared/config.ts';
+import { parseEnv, TableEnvSchema, TimersEnvSchema } from '#shared/config.ts';
 import { createWorkflowKind } from '#shared/core/orchestration/workflow-kind.ts';
+import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
 const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
+const waits = new DynamoWaitIndex(parseEnv(TableEnvSchema)[ENV.tableName]);
 
 export const handler = createExecutorHandler('workflow', {
-  implementation: ({ store, log, clock }) => createWorkflowKind({ store, log, clock, timers }),
+  implementation: ({ store, log, clock }) => createWorkflowKind({ store, log, clock, timers, waits }),
   timeoutEarlyInMillis: 2_000,
 });

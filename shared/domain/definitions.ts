@@ -66,6 +66,7 @@ import {
   type JsonSchemaCheck,
   type WorkflowDefinition,
   WorkflowDefinitionSchema,
+  waitForSteps,
   workflowDefinitionSchema,
 } from './workflow-definition.ts';
 import * as z from './zod.ts';
@@ -573,6 +574,14 @@ export function triggerSelectorEntries<K extends ExecutorKind>(
         ...defaultWorkflowTriggers(parsed.definition.workflow_id).map((selector) => ({
           path: 'workflow_id',
           selector,
+        })),
+        // What its runs' wait_for steps wait for joins the rule: no rule per waiting run (README, "wait_for").
+        ...waitForSteps(parsed.definition.steps).map(({ step, path }) => ({
+          path: `${path
+            .map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`))
+            .join('')
+            .slice(1)}.wait_for.selector`,
+          selector: { ...step.wait_for.selector, role: 'trigger' as const },
         })),
       ];
     case 'tool': {

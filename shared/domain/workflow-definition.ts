@@ -33,6 +33,7 @@ import {
   stepKindSchema,
 } from './steps/kinds.ts';
 import { addExpressionIssues, bare, STEP_COMMON_FIELDS, type WorkflowChecks } from './steps/step-schema.ts';
+import { MAX_WAIT_FOR_STEPS } from './steps/wait-for.ts';
 import * as z from './zod.ts';
 
 export { STEP_KINDS, type StepDefinition, type StepKindName, stepKind } from './steps/kinds.ts';
@@ -45,6 +46,7 @@ export {
   StepIdSchema,
   type WorkflowChecks,
 } from './steps/step-schema.ts';
+export { MAX_WAIT_FOR_STEPS } from './steps/wait-for.ts';
 
 export const DEFAULT_MAX_DEPTH = 5;
 /** Steps started per run (every attempt of every step, map items included) when `limits.max_steps` is absent. */
@@ -159,6 +161,14 @@ export function workflowDefinitionSchema(checks: WorkflowChecks = {}) {
         z.superRefine((workflow, ctx) => {
           const seen = new Set<string>();
           for (const [i, step] of workflow.steps.entries()) checkStep(step, ['steps', i], seen, checks, ctx);
+          const waits = waitForSteps(workflow.steps);
+          if (waits.length > MAX_WAIT_FOR_STEPS) {
+            ctx.addIssue({
+              code: 'custom',
+              path: (waits[MAX_WAIT_FOR_STEPS] as WaitForEntry).path,
+              message: `at most ${MAX_WAIT_FOR_STEPS} wait_for steps in a workflow (each joins its one rule), got ${waits.length}`,
+            });
+          }
           if (legacyAnswer(workflow.output) === undefined && workflow.output !== undefined) {
             const outputOk =
               typeof workflow.output === 'string' ||
@@ -203,6 +213,24 @@ export function workflowDefinitionSchema(checks: WorkflowChecks = {}) {
 export const WorkflowDefinitionSchema = workflowDefinitionSchema();
 export type WorkflowDefinition = z.output<typeof WorkflowDefinitionSchema>;
 export type WorkflowDefinitionInput = z.input<typeof WorkflowDefinitionSchema>;
+
+export interface WaitForEntry {
+  readonly step: StepDefinition & { wait_for: NonNullable<StepDefinition['wait_for']> };
+  /** Where it sits in the definition (`steps[2].parallel.branches[0]`). */
+  readonly path: (string | number)[];
+}
+
+/** The workflow's wait_for steps, nested ones included, in document order. */
+export function waitForSteps(steps: readonly StepDefinition[]): WaitForEntry[] {
+  const out: WaitForEntry[] = [];
+  const walk = (step: StepDefinition, path: (string | number)[]) => {
+    if (step.wait_for !== undefined) out.push({ step: step as WaitForEntry['step'], path });
+    for (const [nested, below] of nestedSteps(step))
+      walk(nested, [...path, ...(below as (string | number)[])]);
+  };
+  for (const [i, step] of steps.entries()) walk(step, ['steps', i]);
+  return out;
+}
 
 /** The workflow's principal, `workflow:<id>`: its runs' writer and the `reply-to` of their requests. */
 export function workflowPrincipal(workflowId: string): string {

@@ -71,6 +71,7 @@ export const KIND = {
   quotaSlot: 'quota-slot',
   budget: 'budget',
   slots: 'slots',
+  waitIndex: 'wait-index',
 } as const;
 
 export type Key = { id: string; workspace: string };

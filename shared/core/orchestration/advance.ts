@@ -17,7 +17,15 @@ import type { StepDefinition, WorkflowDefinition } from '#shared/domain/workflow
 import { actingPrincipal, controlRefusal, humanResponseRefusal } from './authority.ts';
 import { humanInputProblem, inputProblem } from './checks.ts';
 import { abandonOf, type Effect, effectsOf, freshEffects } from './effects.ts';
-import type { AnswerEvent, ControlEvent, HumanEvent, RunEvent, StartEvent, TimerEvent } from './events.ts';
+import type {
+  AnswerEvent,
+  ControlEvent,
+  HumanEvent,
+  MatchEvent,
+  RunEvent,
+  StartEvent,
+  TimerEvent,
+} from './events.ts';
 import { Evaluator, expressionFailure, type Frame, scopeOf, TOP_FRAME } from './expressions.ts';
 import { graphOf, itemPrefix, stepAt } from './graph.ts';
 import { type AttemptChain, attemptIdFor, responseErrorIdFor, timerIdFor } from './ids.ts';
@@ -25,6 +33,7 @@ import { checkDepth, countStart, LimitExceededError } from './limits.ts';
 import { isActive, isTerminal, type Run, type StepState } from './run.ts';
 import { descendantKeys, kindOfStep, stepKindOf } from './steps/kinds.ts';
 import type { Drive, DriveContext, EndedStatus } from './steps/step-kind.ts';
+import { matchesWait } from './steps/wait-for.ts';
 
 export interface AdvanceInput {
   readonly definition: WorkflowDefinition;
@@ -107,6 +116,18 @@ class Transition implements DriveContext {
       case 'control':
         this.control(event);
         break;
+      case 'matched':
+        this.matched(event);
+        break;
+      case 'wait_refused': {
+        const found = this.findAttempt(event.request_id);
+        if (found === undefined || found[1].status !== 'waiting' || found[1].kind !== 'wait_for') {
+          this.note = `wait refusal ${event.id} is for no waiting wait_for attempt`;
+          break;
+        }
+        this.failAttempt(found[0], event.error, false);
+        break;
+      }
     }
   }
 
@@ -194,6 +215,44 @@ class Transition implements DriveContext {
     this.run.steps[key] = this.ended(answered, 'succeeded', { output: event.input ?? null });
   }
 
+  /**
+   * A write matched a wait_for attempt: the first that matches its own definition's selector and correlation
+   * ends it (succeeded, with the breadcrumb's context view and id); a duplicate, a second write, or one for an
+   * attempt no longer waiting changes nothing.
+   */
+  private matched(event: MatchEvent): void {
+    const found = this.findAttempt(event.request_id);
+    if (found === undefined || found[1].kind !== 'wait_for') {
+      this.note = `match ${event.id} is for no wait_for step attempt of this run (${event.request_id})`;
+      return;
+    }
+    const [key, state] = found;
+    if (state.answer_id === event.id) return;
+    if (state.status !== 'waiting' || state.wake_at === undefined || state.retry_at !== undefined) {
+      this.note = `match ${event.id} is for step "${key}", which is ${state.status}: ignored`;
+      return;
+    }
+    const step = stepAt(this.graph, key);
+    if (step === undefined || !matchesWait(step, state, event.breadcrumb)) {
+      this.note = `match ${event.id} does not match what step "${key}" waits for: ignored`;
+      return;
+    }
+    const { breadcrumb } = event;
+    this.run.steps[key] = this.ended(
+      { ...state, answer_id: event.id, by: breadcrumb.created_by, answered_at: this.nowIso },
+      'succeeded',
+      {
+        output: {
+          id: breadcrumb.id,
+          version: breadcrumb.version,
+          schema_name: breadcrumb.schema_name,
+          tags: [...breadcrumb.tags],
+          context: breadcrumb.context,
+        },
+      },
+    );
+  }
+
   private timer(event: TimerEvent): void {
     for (const [key, state] of Object.entries(this.run.steps)) {
       if (state.attempt_id === undefined) continue;
@@ -203,7 +262,13 @@ class Transition implements DriveContext {
         state.status === 'waiting' &&
         timerIdFor(state.attempt_id, 'wait') === event.id
       ) {
-        this.run.steps[key] = this.ended(state, 'succeeded', { output: own.fired(state) });
+        const step = stepAt(this.graph, key);
+        const outcome =
+          own.outcome !== undefined && step !== undefined
+            ? own.outcome(step, state)
+            : { output: own.fired(state) };
+        if ('error' in outcome) this.failAttempt(key, outcome.error);
+        else this.run.steps[key] = this.ended(state, 'succeeded', { output: outcome.output });
         return;
       }
       if (

@@ -22,6 +22,7 @@ import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
+import { type WaitIndex, WaitIndexFullError } from '#shared/ports/wait-index.ts';
 import { type DefinitionAt, definitionsByName, versionToRun } from '../executor/versions.ts';
 import { advance } from './advance.ts';
 import { isPerson } from './authority.ts';
@@ -29,7 +30,7 @@ import { type Effect, effectsOf, type RequestEffect } from './effects.ts';
 import type { RunEvent } from './events.ts';
 import { graphOf, stepAt } from './graph.ts';
 import { boundedId } from './ids.ts';
-import { actionOf, runBreadcrumb, runDriver } from './messages.ts';
+import { type Action, actionOf, runBreadcrumb, runDriver, waitOf } from './messages.ts';
 import { type Run, RunSchema } from './run.ts';
 import { stepKindOf } from './steps/kinds.ts';
 import type { StepKind } from './steps/step-kind.ts';
@@ -57,6 +58,8 @@ export interface RunDriverDeps {
   readonly log: Log;
   /** Waits, step timeouts and retry back-offs; a driver without them refuses a run that asks for one. */
   readonly timers?: Timers;
+  /** The wait index of wait_for steps; a driver without it refuses a run that waits for a write. */
+  readonly waits?: WaitIndex;
 }
 
 /** What one request the driver answers itself gives: the answer event and what to write with it. */
@@ -95,6 +98,8 @@ export interface Transitioned {
   readonly effects: Effect[];
   /** What `answerNow` asked to write. */
   readonly outputs: OutputBreadcrumb[];
+  /** Wait index entries added before the run was written (`addWaits`): `perform` does not add them again. */
+  readonly waitsAdded?: readonly string[];
 }
 
 /** One `transition` call waiting for its run's next group commit. */
@@ -281,6 +286,38 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   /**
+   * Adds the wait index entries of the wait_for attempts that start waiting in this transition, before the run is
+   * written: once a run shows a step waiting, every write routed after that finds it. A write that finds an entry
+   * before its run is written finds no such attempt yet and leaves the entry (`workflow-kind.ts`); an entry whose
+   * run write then fails (a conflict) is added again, under the same attempt id, by the transition re-applied.
+   */
+  async function addWaits(
+    workspace: string,
+    run: Run,
+    effects: readonly Effect[],
+    added: Set<string>,
+    refused: Map<string, string>,
+  ) {
+    for (const effect of effects) {
+      if (effect.type !== 'wait_entry' || added.has(effect.id)) continue;
+      try {
+        await addWait(workspace, run, { type: 'wait', ...waitOf(run, effect) });
+        added.add(effect.id);
+      } catch (error) {
+        if (!(error instanceof WaitIndexFullError)) throw error;
+        refused.set(effect.attempt_id, `cannot wait: ${error.message}`);
+      }
+    }
+  }
+
+  async function addWait(workspace: string, run: Run, action: Extract<Action, { type: 'wait' }>) {
+    if (deps.waits === undefined) {
+      throw new NonRetriableError(`run ${run.run_id} waits for a write, and its driver has no wait index`);
+    }
+    await deps.waits.add({ ...action.key, workspace }, action.waiter);
+  }
+
+  /**
    * Writes the run: create for a new one, else a conditional update. Returns what was written, or undefined when
    * another writer got there first (or the run is gone).
    */
@@ -408,6 +445,9 @@ export function createRunDriver(deps: RunDriverDeps) {
     }));
     const collected: Effect[] = [];
     const outputs: OutputBreadcrumb[] = [];
+    const waitsAdded = new Set<string>();
+    /** wait_for attempts the wait index refused (its per-key bound), with why: their steps fail at once. */
+    const waitsRefused = new Map<string, string>();
     let last: { definition: WorkflowDefinition; run: Run } | undefined;
     let conflicts = 0;
     let trustKnown = true;
@@ -484,6 +524,13 @@ export function createRunDriver(deps: RunDriverDeps) {
       if (attempt.length === 0) continue;
       const final = attempt.at(-1) as (typeof attempt)[number];
       if (changed) {
+        await addWaits(
+          workspace,
+          final.run,
+          attempt.flatMap((a) => a.effects),
+          waitsAdded,
+          waitsRefused,
+        );
         const written = await writeRun(first.input, stored, final.run);
         if (written === undefined) {
           knownRuns.delete(runKey(workspace, runId));
@@ -509,6 +556,17 @@ export function createRunDriver(deps: RunDriverDeps) {
         collected.push(...effects);
         state.definition = definition;
         for (const effect of effects) {
+          const full = effect.type === 'wait_entry' ? waitsRefused.get(effect.attempt_id) : undefined;
+          if (full !== undefined && effect.type === 'wait_entry') {
+            // Past the wait index's bound: the step fails now, saying why, rather than wait unseen.
+            state.events.push({
+              type: 'wait_refused',
+              id: boundedId(`${effect.attempt_id}.wait-refused`),
+              request_id: effect.attempt_id,
+              error: full,
+            });
+            continue;
+          }
           if (effect.type !== 'request') continue;
           const refusal = refused.get(effect.id);
           if (refusal !== undefined) {
@@ -554,7 +612,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const effects = collected.filter((e) => {
       if (seen.has(e.id)) return false;
       seen.add(e.id);
-      return (e.type !== 'request' && e.type !== 'timer') || wanted.has(e.id);
+      return (e.type !== 'request' && e.type !== 'timer' && e.type !== 'wait_entry') || wanted.has(e.id);
     });
     let carried = false;
     return states.map((s) => {
@@ -563,7 +621,7 @@ export function createRunDriver(deps: RunDriverDeps) {
       const definition = s.definition ?? last.definition;
       if (carried) return { definition, run, effects: [], outputs: [] };
       carried = true;
-      return { definition, run, effects, outputs };
+      return { definition, run, effects, outputs, waitsAdded: [...waitsAdded] };
     });
   }
 
@@ -578,6 +636,11 @@ export function createRunDriver(deps: RunDriverDeps) {
     options: {
       readonly skip?: (effect: Effect) => boolean;
       readonly result?: (effect: Extract<Effect, { type: 'result' }>) => OutputBreadcrumb[];
+      /**
+       * Leave the entries of attempts that stopped waiting: a match removes the entry it resumed only once the
+       * run's outputs are written (`workflow-kind.ts`), so a redelivered match still finds the run to repair.
+       */
+      readonly keepWaits?: boolean;
     } = {},
   ): Promise<OutputBreadcrumb[]> {
     const outputs: OutputBreadcrumb[] = [];
@@ -613,6 +676,26 @@ export function createRunDriver(deps: RunDriverDeps) {
               error: String(error),
             });
           });
+          break;
+        case 'wait':
+          // Added before the run write, unless this re-emits the effects of a run as stored (a redelivery).
+          if (done.waitsAdded?.includes(effect.id)) break;
+          // A redelivery re-adds what its transition added; one refused then failed its step, so it has no entry.
+          await addWait(workspace, done.run, action).catch((error: unknown) => {
+            if (!(error instanceof WaitIndexFullError)) throw error;
+          });
+          break;
+        case 'unwait':
+          if (options.keepWaits === true) break;
+          // Best effort: an entry left behind is removed by the write that finds it (its attempt no longer waits).
+          await deps.waits
+            ?.remove({ ...action.key, workspace }, action.attempt_id)
+            .catch((error: unknown) => {
+              log.warn('could not remove a wait index entry; the next match removes it', {
+                attempt: action.attempt_id,
+                error: String(error),
+              });
+            });
           break;
       }
     }

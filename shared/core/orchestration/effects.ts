@@ -87,7 +87,34 @@ export interface ResponseErrorEffect {
   readonly error: string;
 }
 
+/**
+ * A wait_for attempt that waits has an entry in the wait index, keyed by (workspace, workflow, step id,
+ * correlation value): how a matching write finds the runs waiting for it (`workflow-kind.ts`).
+ */
+export interface WaitEntryEffect {
+  readonly type: 'wait_entry';
+  /** `<attempt id>.waiting`. */
+  readonly id: string;
+  readonly attempt_id: string;
+  /** The step's instance key in the run (`lines[3].confirm`). */
+  readonly step: string;
+  /** The step's id in the definition: the index is by step, whichever instance waits. */
+  readonly step_id: string;
+  readonly correlation?: string | number | boolean;
+  readonly since: string;
+  readonly until: string;
+}
+
+/** The attempt stopped waiting (matched, timed out, cancelled, the run ended): its entry goes (best effort). */
+export interface RemoveWaitEffect {
+  readonly type: 'remove_wait';
+  readonly id: string;
+  readonly entry: WaitEntryEffect;
+}
+
 export type Effect =
+  | WaitEntryEffect
+  | RemoveWaitEffect
   | RequestEffect
   | TimerEffect
   | CancelTimerEffect
@@ -141,6 +168,34 @@ export function abandonOf(
   return step === undefined ? undefined : abandon(step, key, attemptId);
 }
 
+function waitEntryOf(
+  definition: WorkflowDefinition,
+  key: string,
+  state: StepState,
+): WaitEntryEffect | undefined {
+  const waiting = state.waiting_for;
+  if (
+    waiting === undefined ||
+    state.status !== 'waiting' ||
+    state.wake_at === undefined ||
+    state.retry_at !== undefined ||
+    state.attempt_id === undefined
+  )
+    return undefined;
+  const step = stepAt(graphOf(definition), key);
+  if (step === undefined) return undefined;
+  return {
+    type: 'wait_entry',
+    id: `${state.attempt_id}.waiting`,
+    attempt_id: state.attempt_id,
+    step: key,
+    step_id: step.id,
+    ...(waiting.correlation !== undefined ? { correlation: waiting.correlation.value } : {}),
+    since: state.started_at ?? waiting.until,
+    until: waiting.until,
+  };
+}
+
 /** Every effect the run state implies, in step order. */
 export function effectsOf(definition: WorkflowDefinition, run: Run): Effect[] {
   const out: Effect[] = [];
@@ -158,6 +213,7 @@ export function effectsOf(definition: WorkflowDefinition, run: Run): Effect[] {
       if (wakeAt !== undefined) push(timer(key, state, 'wait', wakeAt));
       if (state.timeout_at !== undefined) push(timer(key, state, 'timeout', state.timeout_at));
       if (state.retry_at !== undefined) push(timer(key, state, 'retry', state.retry_at));
+      push(waitEntryOf(definition, key, state));
     }
   }
   if (isTerminal(run.status)) {
@@ -185,7 +241,10 @@ export function freshEffects(
   const cancels: Effect[] = before
     .filter((e) => e.type === 'timer' && !has.has(e.id) && e.id !== firedTimer)
     .map((e) => ({ type: 'cancel_timer', id: e.id }));
-  return [...fresh, ...cancels];
+  const unwaits: Effect[] = before
+    .filter((e): e is WaitEntryEffect => e.type === 'wait_entry' && !has.has(e.id))
+    .map((entry) => ({ type: 'remove_wait', id: `${entry.attempt_id}.unwait`, entry }));
+  return [...fresh, ...cancels, ...unwaits];
 }
 
 /** The principal of everything a workflow's runs write. */

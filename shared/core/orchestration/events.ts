@@ -71,4 +71,40 @@ export interface TimerEvent {
   readonly id: string;
 }
 
-export type RunEvent = StartEvent | AnswerEvent | HumanEvent | ControlEvent | TimerEvent;
+/** A breadcrumb as a wait_for step sees it: its context view (llm_hints applied), never the full record. */
+export interface MatchedBreadcrumb {
+  readonly id: string;
+  readonly version: number;
+  readonly schema_name: string;
+  readonly tags: readonly string[];
+  readonly context: Record<string, unknown>;
+  readonly created_by: string;
+  readonly [field: string]: unknown;
+}
+
+/** A write matched the wait of a wait_for step attempt (found through the wait index, `workflow-kind.ts`). */
+export interface MatchEvent {
+  readonly type: 'matched';
+  /** `<breadcrumb id>@<version>`: a redelivery of the same write is recognised by the attempt's `answer_id`. */
+  readonly id: string;
+  /** The waiting attempt's id. */
+  readonly request_id: string;
+  readonly breadcrumb: MatchedBreadcrumb;
+}
+
+/** The wait index refused a wait_for attempt's entry (its per-key bound): the attempt fails with why. */
+export interface WaitRefusedEvent {
+  readonly type: 'wait_refused';
+  readonly id: string;
+  readonly request_id: string;
+  readonly error: string;
+}
+
+export type RunEvent =
+  | StartEvent
+  | AnswerEvent
+  | HumanEvent
+  | ControlEvent
+  | TimerEvent
+  | MatchEvent
+  | WaitRefusedEvent;

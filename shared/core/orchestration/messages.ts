@@ -38,7 +38,8 @@ import {
 } from '#shared/domain/protocol.ts';
 import { type WorkflowDefinition, workflowPrincipal } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
-import type { Effect, RequestEffect, ResultEffect, TimerEffect } from './effects.ts';
+import type { Waiter, WaitKey } from '#shared/ports/wait-index.ts';
+import type { Effect, RequestEffect, ResultEffect, TimerEffect, WaitEntryEffect } from './effects.ts';
 import { CONTROL_ACTIONS, type RunEvent } from './events.ts';
 import { runIdFor } from './ids.ts';
 import { ParentSchema, type Run } from './run.ts';
@@ -402,10 +403,42 @@ export function timerBreadcrumb(run: Run, effect: TimerEffect): RunWrite {
 export type Action =
   | { readonly type: 'write'; readonly breadcrumb: RunWrite }
   | { readonly type: 'set_timer'; readonly id: string; readonly at: string; readonly breadcrumb: RunWrite }
-  | { readonly type: 'cancel_timer'; readonly id: string };
+  | { readonly type: 'cancel_timer'; readonly id: string }
+  | { readonly type: 'wait'; readonly key: RunWaitKey; readonly waiter: Waiter }
+  | { readonly type: 'unwait'; readonly key: RunWaitKey; readonly attempt_id: string };
+
+/** A wait index key within the run's workspace. */
+export type RunWaitKey = Omit<WaitKey, 'workspace'>;
+
+/** The wait index key of a wait_for attempt's entry (in the run's workspace). */
+export function waitKeyOf(run: Run, entry: WaitEntryEffect): RunWaitKey {
+  return {
+    workflow: run.workflow,
+    step: entry.step_id,
+    ...(entry.correlation !== undefined ? { correlation: entry.correlation } : {}),
+  };
+}
+
+/** A wait_for attempt's entry: its key in the run's workspace, and the attempt. */
+export function waitOf(run: Run, entry: WaitEntryEffect): { key: RunWaitKey; waiter: Waiter } {
+  return {
+    key: waitKeyOf(run, entry),
+    waiter: {
+      attempt_id: entry.attempt_id,
+      run_id: run.run_id,
+      step: entry.step,
+      since: entry.since,
+      until: entry.until,
+    },
+  };
+}
 
 export function actionOf(definition: WorkflowDefinition, run: Run, effect: Effect): Action {
   switch (effect.type) {
+    case 'wait_entry':
+      return { type: 'wait', ...waitOf(run, effect) };
+    case 'remove_wait':
+      return { type: 'unwait', key: waitKeyOf(run, effect.entry), attempt_id: effect.entry.attempt_id };
     case 'request':
       return { type: 'write', breadcrumb: requestBreadcrumb(run, effect) };
     case 'result':

@@ -65,6 +65,19 @@ export const StepStateSchema = z.object({
   timeout_at: z.optional(Timestamp),
   /** Wait steps: when the wait ends. */
   wake_at: z.optional(Timestamp),
+  /**
+   * wait_for steps: what the attempt waits for (shown in the run: the selector, the correlation value it evaluated
+   * to, the deadline); its wait index entry is keyed by the step, `correlation.value` and the workspace.
+   */
+  waiting_for: z.optional(
+    z.object({
+      selector: z.unknown(),
+      correlation: z.optional(
+        z.object({ field: z.string(), value: z.union([z.string(), z.number(), z.boolean()]) }),
+      ),
+      until: Timestamp,
+    }),
+  ),
   /** A failed attempt waiting for its back-off before the next. */
   retry_at: z.optional(Timestamp),
   /**

@@ -11,6 +11,7 @@ import { parallelStepSchema } from './parallel.ts';
 import type { StepCommonFields, StepKindSchema } from './step-schema.ts';
 import { toolStepSchema } from './tool.ts';
 import { waitStepSchema } from './wait.ts';
+import { waitForStepSchema } from './wait-for.ts';
 import { workflowStepSchema } from './workflow.ts';
 
 export const STEP_KIND_SCHEMAS = [
@@ -21,6 +22,7 @@ export const STEP_KIND_SCHEMAS = [
   mapStepSchema,
   humanStepSchema,
   waitStepSchema,
+  waitForStepSchema,
 ] as const;
 
 export type StepKindName = (typeof STEP_KIND_SCHEMAS)[number]['kind'];

@@ -50,6 +50,12 @@ export interface StepState {
   comment?: string;
   /** Agent and tool steps: the definition and version the step ran. */
   definition?: { id: string; version: number };
+  /** wait_for steps: the selector, the correlation it waits for and the deadline. */
+  waiting_for?: {
+    selector: unknown;
+    correlation?: { field: string; value: string | number | boolean };
+    until: string;
+  };
 }
 
 function statusKind(status: string): string {
@@ -279,6 +285,22 @@ export function RunView({ api, id }: { api: Api; id: string }) {
                 )}
               </div>
               {step.prompt && <p class="prompt">{step.prompt}</p>}
+              {step.status === 'waiting' && step.waiting_for && (
+                <div class="waiting-for" data-waiting-for={key}>
+                  <p class="muted">
+                    waiting for a write
+                    {step.waiting_for.correlation && (
+                      <>
+                        {' '}
+                        where <span class="mono">{step.waiting_for.correlation.field}</span> ={' '}
+                        <span class="mono">{JSON.stringify(step.waiting_for.correlation.value)}</span>
+                      </>
+                    )}{' '}
+                    until <span class="mono">{step.waiting_for.until}</span>
+                  </p>
+                  <Json value={step.waiting_for.selector} />
+                </div>
+              )}
               {step.status === 'waiting' && step.kind === 'human' && (
                 <HumanDecision api={api} step={key} state={step} busy={busy} onDecide={act} />
               )}

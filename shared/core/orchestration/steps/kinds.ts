@@ -13,6 +13,7 @@ import { parallelStep } from './parallel.ts';
 import type { StepKind } from './step-kind.ts';
 import { toolStep } from './tool.ts';
 import { waitStep } from './wait.ts';
+import { waitForStep } from './wait-for.ts';
 import { workflowStep } from './workflow.ts';
 
 const STEP_KINDS: { readonly [K in StepKindName]: StepKind<K> } = {
@@ -23,6 +24,7 @@ const STEP_KINDS: { readonly [K in StepKindName]: StepKind<K> } = {
   map: mapStep,
   human: humanStep,
   wait: waitStep,
+  wait_for: waitForStep,
 };
 
 export function stepKindOf(kind: StepKindName): StepKind {

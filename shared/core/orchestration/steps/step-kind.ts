@@ -131,6 +131,8 @@ export interface StepKind<K extends StepKindName = StepKindName> {
   readonly timer?: {
     at(state: StepState): string | undefined;
     fired(state: StepState): unknown;
+    /** How the attempt ends when its timer fires, when that is not `fired`'s success: an output or a failure. */
+    outcome?(step: StepDefinition, state: StepState): { output: unknown } | { error: string };
   };
   /** What to write when an attempt is given up (cancelled, timed out, reset by a retry): a sub-run's cancel. */
   abandon?(step: StepDefinition, key: string, attemptId: string): CancelRunEffect | undefined;
