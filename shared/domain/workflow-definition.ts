@@ -33,6 +33,7 @@ import {
   stepKindSchema,
 } from './steps/kinds.ts';
 import { addExpressionIssues, bare, STEP_COMMON_FIELDS, type WorkflowChecks } from './steps/step-schema.ts';
+import { RUN_BUDGET_FIELDS } from './budget.ts';
 import * as z from './zod.ts';
 
 export { STEP_KINDS, type StepDefinition, type StepKindName, stepKind } from './steps/kinds.ts';
@@ -69,9 +70,11 @@ function stepShape(): Record<string, z.core.SomeType> {
 const LimitsSchema = z.object(
   {
     max_steps: z.optional(wholeNumber(1, 100_000)),
+    /** Model calls (each call of each agent of the run), not agent steps. */
     max_llm_calls: z.optional(wholeNumber(0, 100_000)),
+    ...RUN_BUDGET_FIELDS,
   },
-  { error: 'expected { max_steps?, max_llm_calls? }' },
+  { error: 'expected { max_steps?, max_llm_calls?, max_tokens?, max_cost_usd? }' },
 );
 
 export interface AnswerShape {

@@ -38,8 +38,17 @@ import {
 } from '#shared/domain/protocol.ts';
 import { type WorkflowDefinition, workflowPrincipal } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
+import {
+  addUsage,
+  BudgetStopSchema,
+  type BudgetUsed,
+  BudgetUsedSchema,
+  NO_USAGE,
+  RaisedLimitsSchema,
+} from '#shared/domain/budget.ts';
+import { usageRecordOf } from '#shared/domain/llm-usage.ts';
 import type { Effect, RequestEffect, ResultEffect, TimerEffect } from './effects.ts';
-import { CONTROL_ACTIONS, type RunEvent } from './events.ts';
+import { type AnswerEvent, CONTROL_ACTIONS, type RunEvent } from './events.ts';
 import { runIdFor } from './ids.ts';
 import { ParentSchema, type Run } from './run.ts';
 import { stepKindOf } from './steps/kinds.ts';
@@ -99,6 +108,8 @@ export const ControlSchema = z.object({
   run_id: NonEmpty,
   action: z.enum(CONTROL_ACTIONS, { error: `expected one of ${CONTROL_ACTIONS.join(', ')}` }),
   from_step: z.optional(NonEmpty),
+  /** `resume`: budget limits the person raises (`limits.ts`). */
+  limits: z.optional(RaisedLimitsSchema),
 });
 export type Control = z.infer<typeof ControlSchema>;
 
@@ -199,6 +210,7 @@ export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
           id: trigger.id,
           action: control.data.action,
           from_step: control.data.from_step,
+          ...(control.data.limits !== undefined ? { limits: control.data.limits } : {}),
           by,
           relay_of: trigger.caused_by,
         },
@@ -272,10 +284,42 @@ export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
             ? undefined
             : (errorText(a.error) ?? `${trigger.schema_name} with status ${a.status ?? 'none'}`),
           by,
+          ...answerUsage(trigger),
         },
       };
     }
   }
+}
+
+/**
+ * The model usage an answer records, for the run's budget: an agent turn's `turn_usage` (every call of the turn,
+ * its tool rounds included), else its `llm_usage` (the calls of the invocation that wrote it); only in what
+ * crumbs' own writers wrote (a person's write could claim anything), as the usage totals count them.
+ */
+function answerUsage(trigger: IncomingBreadcrumb): Pick<AnswerEvent, 'usage' | 'budget_stop'> {
+  const by = trigger.created_by;
+  if (!by.startsWith('agent:') && !by.startsWith('tool:')) return {};
+  const context = (trigger.context ?? {}) as Record<string, unknown>;
+  const stop = BudgetStopSchema.safeParse(context.budget_stop);
+  const turn = BudgetUsedSchema.safeParse(context.turn_usage);
+  let usage: BudgetUsed | undefined = turn.success ? turn.data : undefined;
+  if (usage === undefined) {
+    const record = usageRecordOf(context);
+    if (record !== undefined) {
+      usage = { ...NO_USAGE };
+      for (const call of record.calls) {
+        usage = addUsage(usage, {
+          tokens: call.input_tokens + call.output_tokens,
+          cost_nusd: call.cost_nusd ?? 0,
+          calls: call.calls ?? 1,
+        });
+      }
+    }
+  }
+  return {
+    ...(usage !== undefined ? { usage } : {}),
+    ...(stop.success ? { budget_stop: stop.data } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
