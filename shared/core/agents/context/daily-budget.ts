@@ -1,5 +1,5 @@
 /**
- * The workspace's daily budget (operator-set, `CRUMBS_DAILY_BUDGETS`): a model call is refused once the
+ * The workspace's daily budget (operator-set, `ENV.dailyBudgets`): a model call is refused once the
  * workspace's spend today (UTC) has reached its limit. The spend is the stream consumer's hourly totals
  * (`shared/core/stream/usage-totals.ts`), read once per workspace per `CACHE_MS` per process, and only for a
  * workspace that has a limit: without one nothing is read.
@@ -14,6 +14,7 @@ import type { BudgetStop, BudgetUsed } from '#shared/domain/budget.ts';
 import { usdToNusd } from '#shared/domain/budget.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
+import { ENV } from '#shared/topology.ts';
 
 /** How long a process goes on with the spend it read: a turn of several calls reads it about once. */
 export const CACHE_MS = 10_000;
@@ -74,7 +75,7 @@ export function dailyBudget(
       const today = await spend(workspace);
       if (today.cost_nusd < limit) return undefined;
       return {
-        budget: `the workspace's daily budget (CRUMBS_DAILY_BUDGETS, ${workspace}, UTC day)`,
+        budget: `${ENV.dailyBudgets} (workspace ${workspace}, today UTC)`,
         unit: 'usd',
         limit,
         used: today.cost_nusd,

@@ -15,6 +15,7 @@ import type { BreadcrumbStore, ListQuery } from '#shared/ports/breadcrumb-store.
 import type { LlmClient, LlmRequest } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import type { UsageRow, UsageTotals } from '#shared/ports/usage-totals.ts';
+import { ENV } from '#shared/topology.ts';
 
 const WS = 'ws';
 const PRICES = { 'test/*': { input: 1, output: 10 } };
@@ -94,7 +95,7 @@ function runaway(): LlmClient & { requests: LlmRequest[] } {
       return {
         text: 'again',
         toolCalls: [{ id: `c${requests.length}`, name: 'not-given', input: {} }],
-        finishReason: 'tool_use',
+        finishReason: 'tool-calls',
         usage: { inputTokens: 100, outputTokens: Math.min(20, request.maxOutputTokens ?? 20) },
         model: request.model,
       };
@@ -257,7 +258,7 @@ describe('the workspace daily budget', () => {
     const { llm, answer } = await run(agentDef(), undefined, daily);
     expect(llm.requests).toHaveLength(0);
     expect(String(answer.error)).toBe(
-      "budget the workspace's daily budget (CRUMBS_DAILY_BUDGETS, ws, UTC day) ($0.001000) reached: $0.001500 used over 1 call; the next call was not made",
+      `budget ${ENV.dailyBudgets} (workspace ws, today UTC) ($0.001000) reached: $0.001500 used over 1 call; the next call was not made`,
     );
   });
 
