@@ -8,7 +8,7 @@
  *
  * Costs are whole nano-dollars, as `llm_usage` keeps them (`llm-usage.ts`), so a cost budget compares integers.
  */
-import { type ModelPrice, priceOf, type PriceTable } from './llm-usage.ts';
+import { type ModelPrice, type PriceTable, priceOf } from './llm-usage.ts';
 import * as z from './zod.ts';
 
 /** A call is made only with room for at least this many output tokens (fewer would only cut the answer off). */
@@ -50,7 +50,11 @@ const positiveUsd = z
   .check(z.gt(0, 'more than 0'), z.maximum(1_000_000, 'at most 1000000'));
 const tokenCount = z
   .number({ error: 'expected a whole number of tokens' })
-  .check(z.int('expected a whole number of tokens'), z.minimum(1, 'at least 1'), z.maximum(1e9, 'at most 1e9'));
+  .check(
+    z.int('expected a whole number of tokens'),
+    z.minimum(1, 'at least 1'),
+    z.maximum(1e9, 'at most 1e9'),
+  );
 
 /** An agent's `budget`: per request (one turn, all its tool rounds). */
 export const AgentBudgetSchema = z.strictObject(
@@ -76,7 +80,11 @@ export const RaisedLimitsSchema = z.strictObject(
     max_llm_calls: z.optional(
       z
         .number({ error: 'expected a whole number' })
-        .check(z.int('expected a whole number'), z.minimum(1, 'at least 1'), z.maximum(100_000, 'at most 100000')),
+        .check(
+          z.int('expected a whole number'),
+          z.minimum(1, 'at least 1'),
+          z.maximum(100_000, 'at most 100000'),
+        ),
     ),
   },
   { error: 'expected { max_tokens?, max_cost_usd?, max_llm_calls? }' },

@@ -32,6 +32,7 @@ import {
 } from './agent-types.ts';
 import { AGENT_TYPES, TransportSchema } from './agents/types.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
+import { AgentBudgetSchema } from './budget.ts';
 import {
   HopLimitSchema,
   JsonSchemaObject,
@@ -68,7 +69,6 @@ import {
   WorkflowDefinitionSchema,
   workflowDefinitionSchema,
 } from './workflow-definition.ts';
-import { AgentBudgetSchema } from './budget.ts';
 import * as z from './zod.ts';
 
 export { DEFAULT_HOP_LIMIT } from './definition-fields.ts';

@@ -14,6 +14,7 @@
  * `context` (the assembled context selectors).
  */
 import { SCHEMA_NAME_PATTERN } from './breadcrumb.ts';
+import { RUN_BUDGET_FIELDS } from './budget.ts';
 import {
   HopLimitSchema,
   JsonSchemaObject,
@@ -33,7 +34,6 @@ import {
   stepKindSchema,
 } from './steps/kinds.ts';
 import { addExpressionIssues, bare, STEP_COMMON_FIELDS, type WorkflowChecks } from './steps/step-schema.ts';
-import { RUN_BUDGET_FIELDS } from './budget.ts';
 import * as z from './zod.ts';
 
 export { STEP_KINDS, type StepDefinition, type StepKindName, stepKind } from './steps/kinds.ts';

@@ -21,9 +21,10 @@
  *   may write requests at depth d + 1 ≤ max_depth; a request arriving deeper than the workflow's max_depth fails
  *   its run at once.
  */
+
+import { type BudgetUsed, usdToNusd } from '#shared/domain/budget.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { DEFAULT_MAX_STEPS, type WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
-import { type BudgetUsed, usdToNusd } from '#shared/domain/budget.ts';
 import type { Run, StepState } from './run.ts';
 import { stepKindOf } from './steps/kinds.ts';
 import type { StepKind } from './steps/step-kind.ts';
@@ -60,7 +61,9 @@ export function countStart(definition: WorkflowDefinition, run: Run, kind: StepK
   if (kind.counts.deeper === true) checkDepth(definition, run.depth + 1, `step "${stepKey}"`);
   if (kind.counts.llmCall === true) {
     const left = unreserved(definition, run);
-    const out = (['calls', 'tokens', 'cost_nusd'] as const).find((k) => left[k] !== undefined && left[k] <= 0);
+    const out = (['calls', 'tokens', 'cost_nusd'] as const).find(
+      (k) => left[k] !== undefined && left[k] <= 0,
+    );
     if (out !== undefined) {
       const limit = runLimits(definition, run)[out] as number;
       throw new BudgetReached({
@@ -95,7 +98,11 @@ export function runLimits(
 }
 
 export function usedOf(run: Run): BudgetUsed {
-  return { calls: run.counters.llm_calls, tokens: run.counters.tokens ?? 0, cost_nusd: run.counters.cost_nusd ?? 0 };
+  return {
+    calls: run.counters.llm_calls,
+    tokens: run.counters.tokens ?? 0,
+    cost_nusd: run.counters.cost_nusd ?? 0,
+  };
 }
 
 /** An answer's usage, counted into the run. */
@@ -107,7 +114,10 @@ export function countUsage(run: Run, usage: BudgetUsed | undefined): void {
 }
 
 /** What each budget has left once the running agent steps' shares are set aside; absent: no such budget. */
-function unreserved(definition: WorkflowDefinition, run: Run): { calls?: number; tokens?: number; cost_nusd?: number } {
+function unreserved(
+  definition: WorkflowDefinition,
+  run: Run,
+): { calls?: number; tokens?: number; cost_nusd?: number } {
   const limits = runLimits(definition, run);
   const used = usedOf(run);
   const left: { calls?: number; tokens?: number; cost_nusd?: number } = {};

@@ -12,6 +12,16 @@
  * `request:<request id>` plus the request's own `run:`/`step:`/`reply-to:` tags (so a parent run receives it);
  * controls cancelling sub-runs; and timers, which become `workflow.timer.v1` breadcrumbs when they fire.
  */
+
+import {
+  addUsage,
+  BudgetStopSchema,
+  type BudgetUsed,
+  BudgetUsedSchema,
+  NO_USAGE,
+  RaisedLimitsSchema,
+} from '#shared/domain/budget.ts';
+import { usageRecordOf } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_ERROR_SCHEMA,
   AGENT_REQUEST_SCHEMA,
@@ -38,15 +48,6 @@ import {
 } from '#shared/domain/protocol.ts';
 import { type WorkflowDefinition, workflowPrincipal } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
-import {
-  addUsage,
-  BudgetStopSchema,
-  type BudgetUsed,
-  BudgetUsedSchema,
-  NO_USAGE,
-  RaisedLimitsSchema,
-} from '#shared/domain/budget.ts';
-import { usageRecordOf } from '#shared/domain/llm-usage.ts';
 import type { Effect, RequestEffect, ResultEffect, TimerEffect } from './effects.ts';
 import { type AnswerEvent, CONTROL_ACTIONS, type RunEvent } from './events.ts';
 import { runIdFor } from './ids.ts';

@@ -25,7 +25,12 @@ import {
 } from '#shared/domain/budget.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { callRecord, type PriceTable, priceTable } from '#shared/domain/llm-usage.ts';
-import { AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA, requestTag, threadTag } from '#shared/domain/protocol.ts';
+import {
+  AGENT_REQUEST_SCHEMA,
+  AGENT_RESPONSE_SCHEMA,
+  requestTag,
+  threadTag,
+} from '#shared/domain/protocol.ts';
 import type { LlmResponse, LlmToolSpec } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
@@ -49,7 +54,10 @@ export interface TurnBudgetDeps {
 }
 
 /** A new turn's budget: the agent's, tightened by its request's share of a run's budget. */
-export function turnBudgetOf(def: AgentDefinition, trigger: ExecutionInput<AgentDefinition>['trigger']): TurnBudget {
+export function turnBudgetOf(
+  def: AgentDefinition,
+  trigger: ExecutionInput<AgentDefinition>['trigger'],
+): TurnBudget {
   let limits = agentLimits(def.budget);
   if (trigger.schema_name === AGENT_REQUEST_SCHEMA) {
     const carried = RequestBudgetSchema.safeParse(asObject(trigger.context).budget);

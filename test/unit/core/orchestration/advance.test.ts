@@ -538,7 +538,12 @@ describe('advance', () => {
       await h.start();
       await h.send({ ...h.answerEvent('a', 'ok'), usage: { calls: 1, tokens: 10, cost_nusd: 0 } } as never);
       expect(h.current.status).toBe('paused');
-      expect(h.current.stopped_by).toMatchObject({ budget: 'limits.max_llm_calls', limit: 1, used: 1, step: 'b' });
+      expect(h.current.stopped_by).toMatchObject({
+        budget: 'limits.max_llm_calls',
+        limit: 1,
+        used: 1,
+        step: 'b',
+      });
     });
 
     it('fails a run started deeper than max_depth, and a sub-call that would go deeper', async () => {

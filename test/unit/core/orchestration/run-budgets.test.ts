@@ -10,7 +10,12 @@ import type { BudgetUsed } from '#shared/domain/budget.ts';
 import { RunHarness, workflow } from '../../../support/run-harness.ts';
 
 let n = 0;
-function agentAnswer(h: RunHarness, step: string, usage: BudgetUsed, extra: Partial<RunEvent> = {}): RunEvent {
+function agentAnswer(
+  h: RunHarness,
+  step: string,
+  usage: BudgetUsed,
+  extra: Partial<RunEvent> = {},
+): RunEvent {
   const request = h.request(step);
   return {
     type: 'answer',
@@ -40,11 +45,22 @@ describe('run budgets', () => {
     await h.send(agentAnswer(h, 'a', { calls: 3, tokens: 30, cost_nusd: 100 }));
     expect(h.current.counters).toMatchObject({ llm_calls: 3, tokens: 30, cost_nusd: 100 });
     expect(h.current.status).toBe('paused');
-    expect(h.current.stopped_by).toMatchObject({ budget: 'limits.max_llm_calls', limit: 3, used: 3, step: 'b' });
+    expect(h.current.stopped_by).toMatchObject({
+      budget: 'limits.max_llm_calls',
+      limit: 3,
+      used: 3,
+      step: 'b',
+    });
     expect(h.openRequests()).toEqual([]);
 
     // A person raises the limit on resume: the run goes on, and the next request's share is what is left.
-    await h.send({ type: 'control', id: 'resume-1', action: 'resume', limits: { max_llm_calls: 5 }, by: 'user:ann' });
+    await h.send({
+      type: 'control',
+      id: 'resume-1',
+      action: 'resume',
+      limits: { max_llm_calls: 5 },
+      by: 'user:ann',
+    });
     expect(h.current.status).toBe('running');
     expect(h.current.stopped_by).toBeUndefined();
     expect(h.current.raised_limits).toMatchObject({ max_llm_calls: 5, by: 'user:ann' });
@@ -68,7 +84,12 @@ describe('run budgets', () => {
       } as Partial<RunEvent>),
     );
     expect(h.current.status).toBe('paused');
-    expect(h.current.stopped_by).toMatchObject({ budget: 'limits.max_tokens', limit: 100, used: 90, step: 'a' });
+    expect(h.current.stopped_by).toMatchObject({
+      budget: 'limits.max_tokens',
+      limit: 100,
+      used: 90,
+      step: 'a',
+    });
     expect(h.current.counters.tokens).toBe(90);
     expect(h.state('a').status).toBe('pending');
 
@@ -87,7 +108,13 @@ describe('run budgets', () => {
     expect(h.current.stopped_by).toMatchObject({ budget: 'limits.max_tokens', limit: 100, used: 90 });
     expect(h.current.counters.tokens).toBe(90);
 
-    await h.send({ type: 'control', id: 'resume-2', action: 'resume', limits: { max_tokens: 200 }, by: 'user:ann' });
+    await h.send({
+      type: 'control',
+      id: 'resume-2',
+      action: 'resume',
+      limits: { max_tokens: 200 },
+      by: 'user:ann',
+    });
     const again = h.request('a');
     expect(again.id).not.toBe(firstAttempt);
     expect(again.budget).toEqual({ max_tokens: 110 });
@@ -129,11 +156,25 @@ describe('run budgets', () => {
   });
 
   it('only a person raises a budget: an agent resuming its run with higher limits is refused', async () => {
-    const h = new RunHarness(workflow({ limits: { max_llm_calls: 1 }, steps: [{ id: 'a', agent: 'x' }, { id: 'b', agent: 'x' }] }));
+    const h = new RunHarness(
+      workflow({
+        limits: { max_llm_calls: 1 },
+        steps: [
+          { id: 'a', agent: 'x' },
+          { id: 'b', agent: 'x' },
+        ],
+      }),
+    );
     await h.start();
     await h.send(agentAnswer(h, 'a', { calls: 1, tokens: 1, cost_nusd: 0 }));
     expect(h.current.status).toBe('paused');
-    await h.send({ type: 'control', id: 'sneaky', action: 'resume', limits: { max_llm_calls: 1000 }, by: 'agent:x' });
+    await h.send({
+      type: 'control',
+      id: 'sneaky',
+      action: 'resume',
+      limits: { max_llm_calls: 1000 },
+      by: 'agent:x',
+    });
     expect(h.current.status).toBe('paused');
     expect(h.current.raised_limits).toBeUndefined();
     expect(h.current.refused?.[0]).toMatchObject({ by: 'agent:x', what: 'control resume' });
@@ -153,7 +194,9 @@ describe('run budgets', () => {
       caused_by: undefined,
     };
     const fromAgent = readAddressedMessage({ ...base, created_by: 'agent:x' } as never);
-    expect('event' in fromAgent && fromAgent.event).toMatchObject({ usage: { tokens: 15, cost_nusd: 41000, calls: 1 } });
+    expect('event' in fromAgent && fromAgent.event).toMatchObject({
+      usage: { tokens: 15, cost_nusd: 41000, calls: 1 },
+    });
     const fromPerson = readAddressedMessage({ ...base, created_by: 'user:mallory' } as never);
     expect('event' in fromPerson && fromPerson.event).not.toHaveProperty('usage');
   });

@@ -20,7 +20,9 @@ import { ENV } from '#shared/topology.ts';
 const WS = 'ws';
 const PRICES = { 'test/*': { input: 1, output: 10 } };
 
-function record(partial: Partial<Breadcrumb> & Pick<Breadcrumb, 'id' | 'schema_name' | 'context'>): Breadcrumb {
+function record(
+  partial: Partial<Breadcrumb> & Pick<Breadcrumb, 'id' | 'schema_name' | 'context'>,
+): Breadcrumb {
   return {
     workspace: WS,
     title: '',
@@ -64,7 +66,10 @@ function agentDef(extra: Record<string, unknown> = {}): AgentDefinition {
   return parsed.definition;
 }
 
-function requestInput(def: AgentDefinition, budget?: Record<string, unknown>): ExecutionInput<AgentDefinition> {
+function requestInput(
+  def: AgentDefinition,
+  budget?: Record<string, unknown>,
+): ExecutionInput<AgentDefinition> {
   const trigger = record({
     id: 'req-1',
     schema_name: 'agent.request.v1',
@@ -157,12 +162,15 @@ describe('request budgets', () => {
     });
     expect(lowered.llm.requests).toHaveLength(2);
     expect(lowered.answer).toMatchObject({
-      error: 'budget limits.max_llm_calls of run run-1 (2 calls) reached: 2 calls; the next call was not made',
+      error:
+        'budget limits.max_llm_calls of run run-1 (2 calls) reached: 2 calls; the next call was not made',
       budget_stop: { budget: 'limits.max_llm_calls of run run-1', limit: 2, used: 2 },
     });
 
     // A request claiming a larger budget than the agent's own: the agent's holds.
-    const claimed = await run(agentDef({ budget: { max_tokens_per_request: 260 } }), { max_tokens: 1_000_000 });
+    const claimed = await run(agentDef({ budget: { max_tokens_per_request: 260 } }), {
+      max_tokens: 1_000_000,
+    });
     expect(claimed.llm.requests).toHaveLength(2);
     expect(claimed.answer).toMatchObject({ budget_stop: { budget: 'max_tokens_per_request', used: 240 } });
   });
@@ -183,7 +191,9 @@ describe('request budgets', () => {
     ).toThrow(
       'budget.max_tokens_per_request: at least 1; budget.max_cost_usd_per_request: expected a number of US dollars',
     );
-    expect(() => parseDefinition('agent.def.v1', { agent_id: 'a', budget: { max_tokens: 5 } })).toThrow(/budget/);
+    expect(() => parseDefinition('agent.def.v1', { agent_id: 'a', budget: { max_tokens: 5 } })).toThrow(
+      /budget/,
+    );
     expect(() =>
       parseDefinition('workflow.def.v1', {
         workflow_id: 'w',
@@ -250,11 +260,9 @@ describe('the workspace daily budget', () => {
   });
 
   it('refuses a turn’s call with an answer naming the budget, the day’s spend and the limit', async () => {
-    const daily = dailyBudget(
-      { default: 0.001 },
-      totals(new Map([[WS, 1_500_000]])),
-      { now: () => new Date('2026-01-01T10:00:00Z') },
-    );
+    const daily = dailyBudget({ default: 0.001 }, totals(new Map([[WS, 1_500_000]])), {
+      now: () => new Date('2026-01-01T10:00:00Z'),
+    });
     const { llm, answer } = await run(agentDef(), undefined, daily);
     expect(llm.requests).toHaveLength(0);
     expect(String(answer.error)).toBe(
