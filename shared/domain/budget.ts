@@ -38,6 +38,8 @@ export interface BudgetStop {
   /** Model calls made under the budget when it stopped. */
   calls: number;
   unit: 'tokens' | 'usd' | 'calls';
+  /** The least the next call would have needed (its prompt estimate plus the smallest output), same unit. */
+  next?: number | undefined;
 }
 
 export const NO_USAGE: BudgetUsed = { tokens: 0, cost_nusd: 0, calls: 0 };
@@ -186,7 +188,8 @@ export function callRefusal(
   if (limits.tokens !== undefined) {
     const room = limits.tokens.limit - used.tokens - inputEstimate;
     if (room < MIN_OUTPUT_TOKENS) {
-      return { stop: stopOf(limits.tokens.name, 'tokens', limits.tokens.limit, used.tokens, used) };
+      const stop = stopOf(limits.tokens.name, 'tokens', limits.tokens.limit, used.tokens, used);
+      return { stop: { ...stop, next: inputEstimate + MIN_OUTPUT_TOKENS } };
     }
     cap = Math.min(room, outputCap ?? room);
   }
@@ -197,7 +200,8 @@ export function callRefusal(
     const inputCost = inputEstimate * price.input * 1000;
     const perOutput = price.output * 1000;
     if (inputCost + MIN_OUTPUT_TOKENS * perOutput > room) {
-      return { stop: stopOf(limits.cost_nusd.name, 'usd', limits.cost_nusd.limit, used.cost_nusd, used) };
+      const stop = stopOf(limits.cost_nusd.name, 'usd', limits.cost_nusd.limit, used.cost_nusd, used);
+      return { stop: { ...stop, next: Math.ceil(inputCost + MIN_OUTPUT_TOKENS * perOutput) } };
     }
     if (perOutput > 0) {
       const affordable = Math.floor((room - inputCost) / perOutput);
@@ -246,11 +250,15 @@ export function figure(unit: BudgetStop['unit'], value: number): string {
   return `${value.toLocaleString('en-US')} ${unit === 'tokens' ? 'tokens' : value === 1 ? 'call' : 'calls'}`;
 }
 
-/** e.g. `budget max_tokens_per_request (2,000 tokens) reached: 1,980 tokens used over 3 calls; the next call was not made`. */
+/**
+ * e.g. `budget max_tokens_per_request (2,000 tokens) reached: 1,980 tokens used over 3 calls; the next call
+ * (at least 120 tokens) was not made`.
+ */
 export function budgetMessage(stop: BudgetStop): string {
   const calls = `${stop.calls.toLocaleString('en-US')} ${stop.calls === 1 ? 'call' : 'calls'}`;
   const used = stop.unit === 'calls' ? calls : `${figure(stop.unit, stop.used)} used over ${calls}`;
-  return `budget ${stop.budget} (${figure(stop.unit, stop.limit)}) reached: ${used}; the next call was not made`;
+  const next = stop.next !== undefined ? ` (at least ${figure(stop.unit, stop.next)})` : '';
+  return `budget ${stop.budget} (${figure(stop.unit, stop.limit)}) reached: ${used}; the next call${next} was not made`;
 }
 
 export const BudgetStopSchema = z.object({
@@ -259,6 +267,7 @@ export const BudgetStopSchema = z.object({
   used: z.number(),
   calls: z.number(),
   unit: z.enum(['tokens', 'usd', 'calls']),
+  next: z.optional(z.number()),
 });
 
 export const BudgetUsedSchema = z.object({

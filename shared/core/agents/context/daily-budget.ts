@@ -6,9 +6,9 @@
  *
  * Not exact, and said so: a call's cost reaches the totals when the publisher's batch that carries its write is
  * summed (the stream's batching window, about a second locally and on AWS), and a process goes on with the spend it
- * read for up to `CACHE_MS`. The overshoot is therefore at most what the workspace's calls cost in one batch
- * window plus one cache period after the limit is crossed — plus each call already in flight, which is never cut
- * off. Request and run budgets are the exact ones.
+ * read for up to `CACHE_MS` (`NEAR_CACHE_MS` once the spend it read is past 80 % of the limit). The overshoot is
+ * therefore at most what the workspace's calls cost in one batch window plus one cache period after the limit is
+ * crossed — plus each call already in flight, which is never cut off. Request and run budgets are the exact ones.
  */
 import type { BudgetStop, BudgetUsed } from '#shared/domain/budget.ts';
 import { usdToNusd } from '#shared/domain/budget.ts';
@@ -18,6 +18,9 @@ import { ENV } from '#shared/topology.ts';
 
 /** How long a process goes on with the spend it read: a turn of several calls reads it about once. */
 export const CACHE_MS = 10_000;
+/** …and once the spend read is past `NEAR` of the limit, only this long: reads grow only near the limit. */
+export const NEAR_CACHE_MS = 1000;
+const NEAR = 0.8;
 
 /** The operator's limits in USD per day: a default for every workspace and overrides per workspace. */
 export interface DailyBudgetSettings {
@@ -40,6 +43,7 @@ export function dailyBudget(
   totals: UsageTotals,
   clock: Clock,
   cacheMs: number = CACHE_MS,
+  nearCacheMs: number = NEAR_CACHE_MS,
 ): DailyBudget | undefined {
   const overrides = settings.workspaces ?? {};
   if (settings.default === undefined && Object.keys(overrides).length === 0) return undefined;
@@ -50,11 +54,12 @@ export function dailyBudget(
     return usd === undefined ? undefined : usdToNusd(usd);
   };
 
-  async function spend(workspace: string): Promise<{ cost_nusd: number; calls: number }> {
+  async function spend(workspace: string, limit: number): Promise<{ cost_nusd: number; calls: number }> {
     const now = clock.now();
     const day = now.toISOString().slice(0, 10);
     const cached = cache.get(workspace);
-    if (cached !== undefined && cached.day === day && now.getTime() - cached.at < cacheMs) return cached;
+    const ttl = cached !== undefined && cached.cost_nusd >= limit * NEAR ? nearCacheMs : cacheMs;
+    if (cached !== undefined && cached.day === day && now.getTime() - cached.at < ttl) return cached;
     const { rows } = await totals.read(workspace, 'day', { fromHour: `${day}T00`, toHour: `${day}T23` }, 24);
     const entry = {
       day,
@@ -72,7 +77,7 @@ export function dailyBudget(
     async refusal(workspace) {
       const limit = limitFor(workspace);
       if (limit === undefined) return undefined;
-      const today = await spend(workspace);
+      const today = await spend(workspace, limit);
       if (today.cost_nusd < limit) return undefined;
       return {
         budget: `${ENV.dailyBudgets} (workspace ${workspace}, today UTC)`,

@@ -136,8 +136,15 @@ describe('request budgets', () => {
     expect(answer).toMatchObject({
       status: 'error',
       error:
-        'budget max_tokens_per_request (500 tokens) reached: 480 tokens used over 4 calls; the next call was not made',
-      budget_stop: { budget: 'max_tokens_per_request', limit: 500, used: 480, calls: 4, unit: 'tokens' },
+        'budget max_tokens_per_request (500 tokens) reached: 480 tokens used over 4 calls; the next call (at least 136 tokens) was not made',
+      budget_stop: {
+        budget: 'max_tokens_per_request',
+        limit: 500,
+        used: 480,
+        calls: 4,
+        unit: 'tokens',
+        next: 136,
+      },
       turn_usage: { tokens: 480, calls: 4 },
       tool_rounds: 4,
     });
@@ -150,7 +157,7 @@ describe('request budgets', () => {
     expect(answer).toMatchObject({
       status: 'error',
       error:
-        'budget max_cost_usd_per_request ($0.001000) reached: $0.000900 used over 3 calls; the next call was not made',
+        'budget max_cost_usd_per_request ($0.001000) reached: $0.000900 used over 3 calls; the next call (at least $0.000280) was not made',
       turn_usage: { cost_nusd: 900_000, calls: 3, tokens: 360 },
     });
   });
@@ -242,7 +249,7 @@ describe('the workspace daily budget', () => {
     ) as DailyBudget;
 
     // Spend under the limit: calls go through, and a turn's calls within the cache period read the totals once.
-    spent.set(WS, 900_000);
+    spent.set(WS, 500_000);
     expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
     // The batch carrying more calls lands ($0.0012 spent): within the cache period calls still pass — the bound.
     spent.set(WS, 1_200_000);
@@ -257,6 +264,24 @@ describe('the workspace daily budget', () => {
     spent.set('rich', 1_200_000);
     expect(await daily.refusal('rich', { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
     expect(await daily.refusal('quiet', { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+  });
+
+  it('re-reads within a second once the spend it read is past 80 % of the limit', async () => {
+    const spent = new Map([[WS, 850_000]]);
+    const usage = totals(spent);
+    let now = new Date('2026-01-01T10:00:00Z');
+    const daily = dailyBudget({ default: 0.001 }, usage, { now: () => now }) as DailyBudget;
+    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+    spent.set(WS, 1_050_000);
+    now = new Date(now.getTime() + 999);
+    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+    now = new Date(now.getTime() + 1);
+    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toMatchObject({ used: 1_050_000 });
+    expect(usage.reads).toBe(2);
+    // A new UTC day starts from that day's totals.
+    spent.set(WS, 0);
+    now = new Date('2026-01-02T00:00:00Z');
+    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
   });
 
   it('refuses a turn’s call with an answer naming the budget, the day’s spend and the limit', async () => {
