@@ -15,6 +15,7 @@ import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { dailyBudget } from '#shared/core/agents/context/daily-budget.ts';
 import { metered } from '#shared/core/executor/usage-record.ts';
+import { resolveModel } from '#shared/domain/llm-model.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
@@ -30,6 +31,20 @@ export const handler = createExecutorHandler('agent', {
   implementation: ({ store, log, clock }) => {
     // The prices the turn's cost budget counts with, and the operator's daily budgets (none: nothing is read).
     const prices = settings[ENV.llmPrices];
+    // A definition's model as its calls are priced: aliases and the default provider resolved, as the calls are.
+    const priceModel = (model: string) => {
+      try {
+        const resolved = resolveModel(
+          model,
+          settings[ENV.defaultLlmProvider],
+          'model',
+          settings[ENV.modelAliases],
+        );
+        return `${resolved.provider}/${resolved.model}`;
+      } catch {
+        return model;
+      }
+    };
     const daily = dailyBudget(settings[ENV.dailyBudgets], new DynamoUsageTotals(tableName), clock);
     const context = createContextAgent({
       store,
@@ -38,6 +53,7 @@ export const handler = createExecutorHandler('agent', {
       tokenizers,
       parseYaml,
       prices,
+      priceModel,
       ...(daily !== undefined ? { daily } : {}),
     });
     return metered(

@@ -229,8 +229,9 @@ export function inputEstimate(promptTokens: number, previous: { input: number; o
   return Math.max(promptTokens, previous === undefined ? 0 : previous.input + previous.output);
 }
 
+/** The price of the model a call goes to, spelled `<provider>/<model id>` as the call is recorded. */
 export function priceFor(model: string, table: PriceTable): ModelPrice | undefined {
-  return priceOf(model, table) ?? priceOf(model.includes('/') ? model : `bedrock/${model}`, table);
+  return priceOf(model, table);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
  * therefore at most what the workspace's calls cost in one batch window plus one cache period after the limit is
  * crossed — plus each call already in flight, which is never cut off. Request and run budgets are the exact ones.
  */
-import type { BudgetStop, BudgetUsed } from '#shared/domain/budget.ts';
+import type { BudgetStop } from '#shared/domain/budget.ts';
 import { usdToNusd } from '#shared/domain/budget.ts';
 import type { Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
@@ -32,7 +32,7 @@ export interface DailyBudget {
   /** The workspace's limit in nano-dollars; undefined when it has none. */
   limitFor(workspace: string): number | undefined;
   /** Why the next call of `workspace` may not be made, or undefined when it may. */
-  refusal(workspace: string, turn: BudgetUsed): Promise<BudgetStop | undefined>;
+  refusal(workspace: string): Promise<BudgetStop | undefined>;
 }
 
 /** At most this many workspaces' spend is remembered per process. */

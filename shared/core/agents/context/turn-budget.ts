@@ -41,8 +41,8 @@ import { type AgentConversation, conversationOutput } from './tool-rounds.ts';
 export interface TurnBudget {
   limits: BudgetLimits;
   used: BudgetUsed;
-  /** The last call's input and output tokens: the next call's prompt holds them. */
-  last?: { input: number; output: number } | undefined;
+  /** The last call's input and output tokens (the next call's prompt holds them), and the model that answered. */
+  last?: { input: number; output: number; model?: string | undefined } | undefined;
 }
 
 export interface TurnBudgetDeps {
@@ -51,6 +51,11 @@ export interface TurnBudgetDeps {
   readonly prices?: PriceTable | undefined;
   /** The workspace's daily budget, when the operator set any (`daily-budget.ts`). */
   readonly daily?: DailyBudget | undefined;
+  /**
+   * A definition's model as calls are priced, `<provider>/<model id>` (aliases and the default provider
+   * resolved); without it a bare id is priced once its first call has answered (the answer names the model).
+   */
+  readonly priceModel?: ((model: string) => string) | undefined;
 }
 
 /** A new turn's budget: the agent's, tightened by its request's share of a run's budget. */
@@ -76,13 +81,14 @@ export async function beforeCall(
   const budget = conversation.budget;
   const daily = deps.daily?.limitFor(workspace);
   if (daily !== undefined) {
-    const stop = await deps.daily?.refusal(workspace, budget?.used ?? NO_USAGE);
+    const stop = await deps.daily?.refusal(workspace);
     if (stop !== undefined) return { stop };
   }
   if (budget === undefined || !hasLimits(budget.limits)) return { maxOutputTokens: undefined };
   const estimate = inputEstimate(await promptTokens(conversation, tools, deps.tokenizers), budget.last);
   const prices = deps.prices ?? priceTable();
-  return callRefusal(budget.limits, budget.used, estimate, priceFor(conversation.model, prices), undefined);
+  const model = budget.last?.model ?? deps.priceModel?.(conversation.model) ?? conversation.model;
+  return callRefusal(budget.limits, budget.used, estimate, priceFor(model, prices), undefined);
 }
 
 /** The conversation with the call's usage counted (exactly as `llm_usage` records it). */
@@ -101,7 +107,7 @@ export function afterCall(
         tokens: record.input_tokens + record.output_tokens,
         cost_nusd: record.cost_nusd ?? 0,
       }),
-      last: { input: record.input_tokens, output: record.output_tokens },
+      last: { input: record.input_tokens, output: record.output_tokens, model: response.model },
     },
   };
 }

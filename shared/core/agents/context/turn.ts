@@ -3,7 +3,7 @@
  * starts from any trigger but a `tool.response.v1`, with the prompt of `prompt.ts`; the model answers, asks for
  * tools (`tool-rounds.ts`: the requests are written and the responses continue the turn in later invocations), or,
  * with `response_schema`, answers in JSON (`structured-output.ts`). After `max_tool_rounds` rounds the model is
- * called without tools and must answer.
+ * called without tools and must answer. Before each call the turn's budget is checked (`turn-budget.ts`).
  *
  * The final answer is an `agent.response.v1` `{message, agent_id, request_id, status, text, thread, response_to,
  * tool_rounds, …}` tagged `agent:response`, `thread:<thread>`, `request:<request_id>` and the request's
@@ -62,6 +62,8 @@ export interface ContextAgentDeps {
   prices?: PriceTable;
   /** The workspace's daily budget, when the operator set one (`daily-budget.ts`). */
   daily?: DailyBudget;
+  /** A model string as calls are priced (`turn-budget.ts`). */
+  priceModel?: (model: string) => string;
 }
 
 export function createContextAgentKind(deps: ContextAgentDeps): ExecutorKindImplementation<AgentDefinition> {

@@ -250,20 +250,20 @@ describe('the workspace daily budget', () => {
 
     // Spend under the limit: calls go through, and a turn's calls within the cache period read the totals once.
     spent.set(WS, 500_000);
-    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+    expect(await daily.refusal(WS)).toBeUndefined();
     // The batch carrying more calls lands ($0.0012 spent): within the cache period calls still pass — the bound.
     spent.set(WS, 1_200_000);
     now = new Date(now.getTime() + 9_999);
-    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+    expect(await daily.refusal(WS)).toBeUndefined();
     expect(usage.reads).toBe(1);
     // Past the cache period the landed total is read and the call refused, naming the budget and the figures.
     now = new Date(now.getTime() + 1);
-    const stop = await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 });
+    const stop = await daily.refusal(WS);
     expect(stop).toMatchObject({ limit: 1_000_000, used: 1_200_000, unit: 'usd' });
     // Another workspace's spend never counts against this one, and an override applies per workspace.
     spent.set('rich', 1_200_000);
-    expect(await daily.refusal('rich', { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
-    expect(await daily.refusal('quiet', { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+    expect(await daily.refusal('rich')).toBeUndefined();
+    expect(await daily.refusal('quiet')).toBeUndefined();
   });
 
   it('re-reads within a second once the spend it read is past 80 % of the limit', async () => {
@@ -271,17 +271,17 @@ describe('the workspace daily budget', () => {
     const usage = totals(spent);
     let now = new Date('2026-01-01T10:00:00Z');
     const daily = dailyBudget({ default: 0.001 }, usage, { now: () => now }) as DailyBudget;
-    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+    expect(await daily.refusal(WS)).toBeUndefined();
     spent.set(WS, 1_050_000);
     now = new Date(now.getTime() + 999);
-    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+    expect(await daily.refusal(WS)).toBeUndefined();
     now = new Date(now.getTime() + 1);
-    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toMatchObject({ used: 1_050_000 });
+    expect(await daily.refusal(WS)).toMatchObject({ used: 1_050_000 });
     expect(usage.reads).toBe(2);
     // A new UTC day starts from that day's totals.
     spent.set(WS, 0);
     now = new Date('2026-01-02T00:00:00Z');
-    expect(await daily.refusal(WS, { tokens: 0, cost_nusd: 0, calls: 0 })).toBeUndefined();
+    expect(await daily.refusal(WS)).toBeUndefined();
   });
 
   it('refuses a turn’s call with an answer naming the budget, the day’s spend and the limit', async () => {
