@@ -137,6 +137,9 @@ export function budgetStopOutputs(
         request_id: requestId,
         status: 'error',
         error,
+        // Said as the turn's message too, so a chat shows why the agent stopped.
+        message: error,
+        text: error,
         budget_stop: stop,
         turn_usage: conversation.budget?.used ?? NO_USAGE,
         thread: conversation.thread,
