@@ -85,6 +85,17 @@ export interface RunView {
   /** Human responses and controls the run refused because of who wrote them. */
   readonly refused?: readonly { id: string; by: string; what: string; reason: string; at: string }[];
   readonly error?: string;
+  /** Model calls, tokens and cost (nano-dollars) counted against the run's budget. */
+  readonly counters?: { steps: number; llm_calls: number; tokens?: number; cost_nusd?: number };
+  /** The budget that paused the run (resume it raising that limit). */
+  readonly stopped_by?: {
+    budget: string;
+    limit: number;
+    used: number;
+    unit: 'tokens' | 'usd' | 'calls';
+    step?: string;
+  };
+  readonly raised_limits?: { max_tokens?: number; max_cost_usd?: number; max_llm_calls?: number; by: string };
   readonly [field: string]: unknown;
 }
 

@@ -44,6 +44,12 @@ export interface CrumbsConfig {
    */
   readonly llmPrices?: string;
   /**
+   * `crumbs:dailyBudgets` (optional, a JSON object or its text): `{ "default"?: usd, "workspaces"?: { "<ws>": usd }
+   * }`, each workspace's budget for model calls per UTC day. Kept as the checked JSON text the functions read
+   * (`CRUMBS_DAILY_BUDGETS`); absent: none.
+   */
+  readonly dailyBudgets?: string;
+  /**
    * `crumbs:buses` (optional, default 1, at most `topology.bus.pool.maxSize`): event buses that definitions' rules
    * are spread over. One bus takes the account's "Rules per event bus" quota (300 by default) of definitions, less
    * the two system rules; add buses rather than raise the quota past what one bus's throughput should carry.
@@ -87,6 +93,7 @@ export const CONTEXT_KEYS = {
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
   modelAliases: 'crumbs:modelAliases',
   llmPrices: 'crumbs:llmPrices',
+  dailyBudgets: 'crumbs:dailyBudgets',
   buses: 'crumbs:buses',
   maxDefinitionsPerWorkspace: 'crumbs:maxDefinitionsPerWorkspace',
   maxRulesPerWorkspace: 'crumbs:maxRulesPerWorkspace',
@@ -216,7 +223,22 @@ export function readConfig(node: Node): CrumbsConfig {
       defaultLlmProvider as LlmProvider,
     ),
     ...llmPricesOf(node.tryGetContext(CONTEXT_KEYS.llmPrices), defaultLlmProvider as LlmProvider),
+    ...dailyBudgetsOf(node.tryGetContext(CONTEXT_KEYS.dailyBudgets), defaultLlmProvider as LlmProvider),
   };
+}
+
+/** `crumbs:dailyBudgets`, a JSON object (or its text, from `-c`), checked as the functions will read it. */
+function dailyBudgetsOf(raw: unknown, defaultLlmProvider: LlmProvider): { dailyBudgets?: string } {
+  if (raw === undefined || raw === null || raw === '') return {};
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  try {
+    parseEnv(LlmEnvSchema, { [ENV.defaultLlmProvider]: defaultLlmProvider, [ENV.dailyBudgets]: text });
+    return { dailyBudgets: text };
+  } catch (error) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.dailyBudgets}" must be a JSON object {"default"?: usd, "workspaces"?: {"<workspace>": usd}} (USD per UTC day): ${(error as Error).message}`,
+    );
+  }
 }
 
 /** `crumbs:llmPrices`, a JSON object (or its text, from `-c`), checked as the functions will read it. */

@@ -41,6 +41,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     defaultLlmProvider: config.defaultLlmProvider,
     modelAliases: config.modelAliases,
     ...(config.llmPrices !== undefined ? { llmPrices: config.llmPrices } : {}),
+    ...(config.dailyBudgets !== undefined ? { dailyBudgets: config.dailyBudgets } : {}),
     workspaceQuotas: config.workspaceQuotas,
     ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
     tenantLimits: config.tenantLimits,

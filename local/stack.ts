@@ -19,6 +19,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSE
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
+import type { DailyBudgetSettings } from '#shared/core/agents/context/daily-budget.ts';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import type { ModelAliases } from '#shared/domain/llm-model.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
@@ -116,6 +117,11 @@ export interface LocalStackOptions {
    * `CRUMBS_LLM_PRICES` (the same JSON) when absent.
    */
   llmPrices?: PriceTable;
+  /**
+   * Each workspace's daily budget for model calls (`{ default?, workspaces? }`, USD per UTC day); env
+   * `CRUMBS_DAILY_BUDGETS` (the same JSON) when absent.
+   */
+  dailyBudgets?: DailyBudgetSettings;
   /** Persist DynamoDB (and EventBridge rules) here; in memory when absent. */
   dataDir?: string;
   /** The bearer token the API accepts for every workspace; `CRUMBS_TOKEN`, else generated. */
@@ -224,11 +230,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ? JSON.stringify(options.modelAliases)
     : process.env[ENV.modelAliases];
   const llmPrices = options.llmPrices ? JSON.stringify(options.llmPrices) : process.env[ENV.llmPrices];
+  const dailyBudgets = options.dailyBudgets
+    ? JSON.stringify(options.dailyBudgets)
+    : process.env[ENV.dailyBudgets];
   // Checked here so a bad price table stops `crumbs dev` at start; the executors read it from the environment.
   parseEnv(LlmEnvSchema, {
     [ENV.defaultLlmProvider]: 'offline',
     [ENV.modelAliases]: modelAliases,
     [ENV.llmPrices]: llmPrices,
+    [ENV.dailyBudgets]: dailyBudgets,
   });
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
   // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.
@@ -344,6 +354,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     else process.env[ENV.modelAliases] = modelAliases;
     if (llmPrices === undefined) delete process.env[ENV.llmPrices];
     else process.env[ENV.llmPrices] = llmPrices;
+    if (dailyBudgets === undefined) delete process.env[ENV.dailyBudgets];
+    else process.env[ENV.dailyBudgets] = dailyBudgets;
     // Locally a secret_ref reads this mapping, never the process environment (secret-source.ts).
     delete process.env[ENV.secretSource];
     if (secretsInline === undefined) delete process.env[ENV.localSecrets];

@@ -195,11 +195,40 @@ const llmPrices = z._default(
   priceTable(),
 );
 
+const dailyUsd = z
+  .number({ error: 'expected a number of US dollars per day' })
+  .check(z.minimum(0, 'at least 0'), z.maximum(1_000_000, 'at most 1000000'));
+
+/** `ENV.dailyBudgets`: USD per UTC day, a default and per-workspace overrides; absent or blank, none. */
+export const DailyBudgetsSchema = z.strictObject(
+  {
+    default: z.optional(dailyUsd),
+    workspaces: z.optional(
+      z
+        .record(z.string().check(z.regex(WORKSPACE_PATTERN, 'expected a workspace name')), dailyUsd)
+        .check(z.refine((m) => Object.keys(m).length <= 1000, { error: 'at most 1000 workspaces' })),
+    ),
+  },
+  { error: 'expected { default?: usd, workspaces?: { "<workspace>": usd } }' },
+);
+
+const dailyBudgets = z._default(
+  z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((text) => (text.trim() === '' ? '{}' : text)),
+    ),
+    z.pipe(jsonObject, DailyBudgetsSchema),
+  ),
+  {},
+);
+
 /** Functions that resolve model strings (`uses.llm` in the topology). */
 export const LlmEnvSchema = z.object({
   [ENV.defaultLlmProvider]: LlmProviderSchema,
   [ENV.modelAliases]: modelAliases,
   [ENV.llmPrices]: llmPrices,
+  [ENV.dailyBudgets]: dailyBudgets,
 });
 
 /** A per-workspace quota: a whole number from 1 (0 would make every definition invalid). */

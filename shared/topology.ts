@@ -634,6 +634,14 @@ export const ENV = {
    */
   llmPrices: 'CRUMBS_LLM_PRICES',
   /**
+   * JSON `{ "default"?: usd, "workspaces"?: { "<workspace>": usd } }`: each workspace's daily budget for model calls
+   * in USD per UTC day (`DailyBudgetsSchema`); a context agent's call is refused once the workspace's batched
+   * totals reach it (`shared/core/agents/context/daily-budget.ts`). Absent: no daily budget, nothing read. The CDK
+   * context value `crumbs:dailyBudgets` on AWS, the environment `crumbs dev` starts in locally. Set on functions
+   * with `uses.llm`.
+   */
+  dailyBudgets: 'CRUMBS_DAILY_BUDGETS',
+  /**
    * Rule manager: how many definitions (every definition schema, schedules too) one workspace may have compiled;
    * past it a new definition is `invalid`, naming this setting. Default `workspaceQuotaDefaults`.
    */

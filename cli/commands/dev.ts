@@ -98,7 +98,9 @@ Environment:
                          the most bytes any response body a definition's request reads may have (default
                          5242880, 5 MiB); a definition asking for more is invalid
   ${ENV.llmPrices}      model prices over the defaults, USD per million tokens, e.g.
-                         {"openai/gpt-4o":{"input":2.5,"output":10,"cached_input":1.25}} (\`crumbs usage\`)`,
+                         {"openai/gpt-4o":{"input":2.5,"output":10,"cached_input":1.25}} (\`crumbs usage\`)
+  ${ENV.dailyBudgets}   each workspace's budget for model calls in USD per UTC day, e.g.
+                         {"default":5,"workspaces":{"team-a":50}}; a call is refused once the day's totals reach it`,
   options: {
     port: { type: 'string' },
     'dynamodb-port': { type: 'string' },

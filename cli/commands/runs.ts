@@ -7,13 +7,22 @@
  *   crumbs runs approve <run_id> [--step S] [--input JSON] [--comment C] [--wait]
  *   crumbs runs reject <run_id> [--step S] [--comment C] [--wait]
  *   crumbs runs pause|resume|cancel <run_id> [--wait]
+ *   crumbs runs resume <run_id> [--max-tokens N] [--max-cost-usd X] [--max-llm-calls N]   (raise a budget)
  *   crumbs runs retry <run_id> --from STEP [--wait]
  *
  * `--wait` polls the run until it has stopped running (waiting for a person, paused, or ended) and prints it.
  * After an action it first waits for the run to take it (its version to move on).
  */
 import type { CrumbsClient, RunAction, RunView } from '../api-client.ts';
-import { type Command, type CommandContext, optInt, optString, printJson, UsageError } from '../args.ts';
+import {
+  type Command,
+  type CommandContext,
+  type OptionValues,
+  optInt,
+  optString,
+  printJson,
+  UsageError,
+} from '../args.ts';
 import { formatTable } from '../format.ts';
 
 const SUBCOMMANDS = [
@@ -42,6 +51,15 @@ function parseJson(raw: string | undefined, flag: string): unknown {
 function runText(run: RunView): string {
   const lines = [`run       ${run.run_id}`, `workflow  ${run.workflow}`, `status    ${run.status}`];
   if (run.error !== undefined) lines.push(`error     ${run.error}`);
+  const budget = budgetText(run);
+  if (budget !== undefined) lines.push(budget);
+  if (run.stopped_by !== undefined) {
+    const s = run.stopped_by;
+    const flag = `--${s.budget.replace(/^limits\./, '').replaceAll('_', '-')}`;
+    lines.push(
+      `stopped   by ${s.budget} (${figure(s.unit, s.limit)}): ${figure(s.unit, s.used)} used${s.step ? `, before step ${s.step}` : ''}; resume with ${flag} above it`,
+    );
+  }
   const steps = Object.entries(run.steps ?? {});
   if (steps.length > 0) {
     lines.push(
@@ -82,6 +100,24 @@ function runText(run: RunView): string {
   return lines.join('\n');
 }
 
+function figure(unit: 'tokens' | 'usd' | 'calls', n: number): string {
+  return unit === 'usd' ? `$${(n / 1e9).toFixed(6)}` : `${n.toLocaleString('en-US')} ${unit}`;
+}
+
+/** `budget    3 model calls, 1,234 tokens, $0.000123 (limits: …)`: what the run used against its budget. */
+function budgetText(run: RunView): string | undefined {
+  const c = run.counters;
+  if (c === undefined) return undefined;
+  const raised = run.raised_limits;
+  const raisedText = raised
+    ? ` (raised by ${raised.by}: ${Object.entries(raised)
+        .filter(([k]) => k.startsWith('max_'))
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`
+    : '';
+  return `budget    ${c.llm_calls} model calls, ${(c.tokens ?? 0).toLocaleString('en-US')} tokens, $${((c.cost_nusd ?? 0) / 1e9).toFixed(6)}${raisedText}`;
+}
+
 /** Polls until the run has settled (and, after an action, moved past `afterVersion`). */
 async function waitFor(
   client: CrumbsClient,
@@ -105,6 +141,24 @@ async function show(ctx: CommandContext, run: RunView): Promise<number> {
   return run.status === 'failed' || run.status === 'cancelled' ? 1 : 0;
 }
 
+/** `--max-tokens`, `--max-cost-usd`, `--max-llm-calls` as a resume's `limits` (the API checks their ranges). */
+function raisedLimits(values: OptionValues): Record<string, number> | undefined {
+  const limits: Record<string, number> = {};
+  for (const [flag, field] of [
+    ['max-tokens', 'max_tokens'],
+    ['max-cost-usd', 'max_cost_usd'],
+    ['max-llm-calls', 'max_llm_calls'],
+  ] as const) {
+    const raw = optString(values, flag);
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n))
+      throw new UsageError(`--${flag}: expected a number, got ${raw}`);
+    limits[field] = n;
+  }
+  return Object.keys(limits).length > 0 ? limits : undefined;
+}
+
 export const runsCommand: Command = {
   name: 'runs',
   summary: 'start, watch and steer workflow runs (approve, reject, pause, resume, cancel, retry)',
@@ -116,9 +170,12 @@ export const runsCommand: Command = {
   crumbs runs approve <run_id> [--step S] [--input JSON] [--comment C] [--wait]
   crumbs runs reject <run_id> [--step S] [--comment C] [--wait]
   crumbs runs pause|resume|cancel <run_id> [--wait]
+  crumbs runs resume <run_id> [--max-tokens N] [--max-cost-usd X] [--max-llm-calls N] [--wait]
   crumbs runs retry <run_id> --from STEP [--wait]
 
 Flags:
+  --max-tokens N, --max-cost-usd X, --max-llm-calls N
+                       resume: raise the run's budget (a run a budget stopped resumes past it only so)
   --wait               wait until the run is waiting for a person, paused or ended, and print it
   --wait-seconds N     how long --wait waits (default 120)
   --input JSON         the run's input (start), or the approved input (approve)
@@ -136,6 +193,9 @@ Flags:
     workflow: { type: 'string' },
     status: { type: 'string' },
     limit: { type: 'string' },
+    'max-tokens': { type: 'string' },
+    'max-cost-usd': { type: 'string' },
+    'max-llm-calls': { type: 'string' },
   },
   async run(ctx) {
     const [sub, target, extra] = ctx.positionals;
@@ -216,6 +276,11 @@ Flags:
         if (sub === 'reject') throw new UsageError('crumbs runs reject takes no --input');
         body.input = input;
       }
+    }
+    const limits = raisedLimits(ctx.values);
+    if (limits !== undefined) {
+      if (sub !== 'resume') throw new UsageError(`crumbs runs ${sub} takes no budget flags (resume does)`);
+      body.limits = limits;
     }
     if (sub === 'retry') {
       const from = optString(ctx.values, 'from');

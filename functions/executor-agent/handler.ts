@@ -8,23 +8,57 @@
  * CRUMBS_DEFAULT_LLM_PROVIDER); writes tool.request.v1, agent.conversation.v1 and agent.response.v1 (or
  * agent.error.v1) breadcrumbs. Agents of the other types run in executor-agent-remote and executor-agent-sandbox.
  */
+import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
+import { LlmEnvSchema, parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
+import { dailyBudget } from '#shared/core/agents/context/daily-budget.ts';
 import { metered } from '#shared/core/executor/usage-record.ts';
+import { resolveModel } from '#shared/domain/llm-model.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
+import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
 const llm = llmFromEnv();
 const tokenizers = new TiktokenTokenizers();
+const settings = parseEnv(LlmEnvSchema);
+const tableName = parseEnv(TableEnvSchema)[ENV.tableName];
 
 export const handler = createExecutorHandler('agent', {
   // `metered`: the invocation's model calls ride in one of its outputs (`llm_usage`).
-  implementation: ({ store, log, clock }) =>
-    metered(
+  implementation: ({ store, log, clock }) => {
+    // The prices the turn's cost budget counts with, and the operator's daily budgets (none: nothing is read).
+    const prices = settings[ENV.llmPrices];
+    // A definition's model as its calls are priced: aliases and the default provider resolved, as the calls are.
+    const priceModel = (model: string) => {
+      try {
+        const resolved = resolveModel(
+          model,
+          settings[ENV.defaultLlmProvider],
+          'model',
+          settings[ENV.modelAliases],
+        );
+        return `${resolved.provider}/${resolved.model}`;
+      } catch {
+        return model;
+      }
+    };
+    const daily = dailyBudget(settings[ENV.dailyBudgets], new DynamoUsageTotals(tableName), clock);
+    const context = createContextAgent({
+      store,
+      llm,
+      log,
+      tokenizers,
+      parseYaml,
+      prices,
+      priceModel,
+      ...(daily !== undefined ? { daily } : {}),
+    });
+    return metered(
       createAgentKind({
-        types: { context: createContextAgent({ store, llm, log, tokenizers, parseYaml }) },
+        types: { context },
         store,
         clock,
         llm,
@@ -32,7 +66,8 @@ export const handler = createExecutorHandler('agent', {
         parseYaml,
         log,
       }),
-    ),
+    );
+  },
   // Abort model calls 10 s before the Lambda timeout: the message is retried instead of timing out mid-write.
   timeoutEarlyInMillis: 10_000,
 });

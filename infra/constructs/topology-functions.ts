@@ -50,6 +50,8 @@ export interface TopologyFunctionsProps {
   readonly modelAliases?: ModelAliases;
   /** The operator's model prices (JSON text over the defaults); set beside the default provider. @default none */
   readonly llmPrices?: string;
+  /** The operator's daily budgets per workspace (JSON text); set beside the default provider. @default none */
+  readonly dailyBudgets?: string;
   /** What one workspace may take; set on functions according to their `uses.limits`. */
   readonly tenantLimits: TenantLimits;
   /** Timers and schedules, bound to functions with `uses.timers`. */
@@ -120,6 +122,7 @@ export class TopologyFunctions {
       fn.addEnvironment(ENV.defaultLlmProvider, this.props.defaultLlmProvider);
       fn.addEnvironment(ENV.modelAliases, JSON.stringify(this.props.modelAliases ?? {}));
       fn.addEnvironment(ENV.llmPrices, this.props.llmPrices ?? '');
+      fn.addEnvironment(ENV.dailyBudgets, this.props.dailyBudgets ?? '');
     }
     if (this.props.maxResponseBytes !== undefined) {
       fn.addEnvironment(ENV.maxResponseBytes, String(this.props.maxResponseBytes));

@@ -55,6 +55,8 @@ export interface StatelessStackProps extends StackProps {
   readonly modelAliases?: ModelAliases;
   /** The operator's model prices (checked JSON text, `CRUMBS_LLM_PRICES`); given with the default provider. */
   readonly llmPrices?: string;
+  /** The operator's daily budgets per workspace (checked JSON text, `CRUMBS_DAILY_BUDGETS`). @default none */
+  readonly dailyBudgets?: string;
   /** What one workspace may take (`TENANT_LIMITS`); set on the functions whose topology `uses.limits`. */
   readonly tenantLimits: TenantLimits;
   /**
@@ -139,6 +141,7 @@ export class StatelessStack extends Stack {
       defaultLlmProvider: props.defaultLlmProvider,
       ...(props.modelAliases !== undefined ? { modelAliases: props.modelAliases } : {}),
       ...(props.llmPrices !== undefined ? { llmPrices: props.llmPrices } : {}),
+      ...(props.dailyBudgets !== undefined ? { dailyBudgets: props.dailyBudgets } : {}),
       tenantLimits: props.tenantLimits,
       timers: this.timers,
       ...(props.maxResponseBytes !== undefined ? { maxResponseBytes: props.maxResponseBytes } : {}),

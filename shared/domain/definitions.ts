@@ -32,6 +32,7 @@ import {
 } from './agent-types.ts';
 import { AGENT_TYPES, TransportSchema } from './agents/types.ts';
 import { SchemaNameSchema, TagSchema, toFieldIssues } from './breadcrumb.ts';
+import { AgentBudgetSchema } from './budget.ts';
 import {
   HopLimitSchema,
   JsonSchemaObject,
@@ -99,6 +100,8 @@ export const AgentDefinitionSchema = z.object({
       .check(z.int('expected a whole number'), z.minimum(0, 'at least 0'), z.maximum(100, 'at most 100')),
     DEFAULT_MAX_TOOL_ROUNDS,
   ),
+  /** Per request (a turn with all its tool rounds): tokens and cost its model calls may use (`budget.ts`). */
+  budget: z.optional(AgentBudgetSchema),
   response_schema: z.optional(JsonSchemaObject),
   hop_limit: HopLimitSchema,
   /** Markdown instructions (seed 004's `context` column), put into a context agent's system prompt. */

@@ -14,6 +14,7 @@
  * `context` (the assembled context selectors).
  */
 import { SCHEMA_NAME_PATTERN } from './breadcrumb.ts';
+import { RUN_BUDGET_FIELDS } from './budget.ts';
 import {
   HopLimitSchema,
   JsonSchemaObject,
@@ -71,9 +72,11 @@ function stepShape(): Record<string, z.core.SomeType> {
 const LimitsSchema = z.object(
   {
     max_steps: z.optional(wholeNumber(1, 100_000)),
+    /** Model calls (each call of each agent of the run), not agent steps. */
     max_llm_calls: z.optional(wholeNumber(0, 100_000)),
+    ...RUN_BUDGET_FIELDS,
   },
-  { error: 'expected { max_steps?, max_llm_calls? }' },
+  { error: 'expected { max_steps?, max_llm_calls?, max_tokens?, max_cost_usd? }' },
 );
 
 export interface AnswerShape {

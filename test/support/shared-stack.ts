@@ -25,6 +25,15 @@ export const TEST_LLM_PRICES = {
   'offline/metered': { input: 2, output: 8, source: 'test prices' },
 } as const;
 
+/**
+ * The operator's daily budgets (CRUMBS_DAILY_BUDGETS): only these workspaces have one (so every other test's calls
+ * read nothing), $0.0001 a day each — between two and three calls of the scripted model (41 micro-dollars each).
+ */
+export const DAILY_BUDGET_WORKSPACES = ['daily-budget-a', 'daily-budget-b'] as const;
+export const TEST_DAILY_BUDGETS = {
+  workspaces: Object.fromEntries(DAILY_BUDGET_WORKSPACES.map((ws) => [ws, 0.0001])),
+};
+
 const shared = globalThis as typeof globalThis & {
   __crumbsTestStack?: { users: number; stack: Promise<LocalStack> };
 };
@@ -45,6 +54,7 @@ export function acquireStack(): Promise<LocalStack> {
       secrets: TEST_SECRETS,
       modelAliases: TEST_MODEL_ALIASES,
       llmPrices: TEST_LLM_PRICES,
+      dailyBudgets: TEST_DAILY_BUDGETS,
     }),
   };
   shared.__crumbsTestStack.users++;

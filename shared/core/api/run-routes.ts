@@ -8,13 +8,16 @@
  *   POST …/runs/{run_id}/approve     { step?, input?, comment? } → 202, writes `human.response.v1`
  *   POST …/runs/{run_id}/reject      { step?, comment? }         → 202, writes `human.response.v1`
  *   POST …/runs/{run_id}/pause | resume | cancel                → 202, writes `workflow.control.v1`
+ *   POST …/runs/{run_id}/resume      { limits? }                → raises a budget that stopped the run (limits.ts)
  *   POST …/runs/{run_id}/retry       { from_step }              → 202, writes `workflow.control.v1`
  *
  * What is written is tagged `run:<run id>` and `reply-to:<driver>` (and `step:` for a response), so the run's rule
  * delivers it to what drives the run: the workflow executor (`reply-to:workflow:<id>`) or the agent whose
  * orchestration it is (`reply-to:agent:<id>`) — written by the caller (shared/domain/CONVENTIONS.md).
  */
+
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
+import { type RaisedLimits, RaisedLimitsSchema } from '#shared/domain/budget.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import {
@@ -29,6 +32,7 @@ import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domai
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { controlAllowed, humanInputProblem, inputProblem } from '../orchestration/checks.ts';
+import { runLimits } from '../orchestration/limits.ts';
 import { runListTag, runReplyToTag, SCHEMAS } from '../orchestration/messages.ts';
 import { RUN_STATUSES, type Run, RunSchema } from '../orchestration/run.ts';
 import type { Caller, HttpRequest, HttpResult } from './http.ts';
@@ -68,6 +72,10 @@ const DecisionSchema = z.strictObject({
 const RetrySchema = z.strictObject({
   from_step: z.string({ error: 'expected a step id' }).check(z.minLength(1, 'expected a step id')),
 });
+const ResumeSchema = z.strictObject(
+  { limits: z.optional(RaisedLimitsSchema) },
+  { error: 'expected { limits?: { max_tokens?, max_cost_usd?, max_llm_calls? } }' },
+);
 const ACTIONS = ['approve', 'reject', 'pause', 'resume', 'cancel', 'retry'] as const;
 type Action = (typeof ACTIONS)[number];
 
@@ -321,6 +329,7 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
     const ws = workspace(p);
     const run = await mustReadRun(ws, p.id ?? '');
     let fromStep: string | undefined;
+    let limits: RaisedLimits | undefined;
     if (action === 'retry') {
       fromStep = parseOrThrow(RetrySchema, helpers.parseJsonBody(req)).from_step;
       const definition = await definitionOf(ws, run);
@@ -333,9 +342,10 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
         ]);
       }
     } else {
-      helpers.optionalJsonBody(req);
+      const body = helpers.optionalJsonBody(req);
       if (!controlAllowed(run.status, action))
         throw new ConflictError(`cannot ${action} run ${run.run_id}: it is ${run.status}`);
+      if (action === 'resume') limits = await raisedLimits(ws, run, body);
     }
     const { breadcrumb } = await store.create(
       ws,
@@ -343,11 +353,46 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
         schema_name: SCHEMAS.control,
         title: `${run.workflow}: ${action}`,
         tags: [runTag(run.run_id), runReplyToTag(run)],
-        context: { run_id: run.run_id, action, ...(fromStep !== undefined ? { from_step: fromStep } : {}) },
+        context: {
+          run_id: run.run_id,
+          action,
+          ...(fromStep !== undefined ? { from_step: fromStep } : {}),
+          ...(limits !== undefined ? { limits } : {}),
+        },
       },
       { principal: caller.principal },
     );
     return json(202, { run_id: run.run_id, action, control_id: breadcrumb.id });
+  }
+
+  /**
+   * A resume's `{ limits: { max_tokens?, max_cost_usd?, max_llm_calls? } }` (400 naming the field when bad); a run a
+   * budget stopped resumes only with that budget raised past what it used (409 saying so): it would stop again.
+   */
+  async function raisedLimits(ws: string, run: Run, body: unknown): Promise<RaisedLimits | undefined> {
+    const parsed = ResumeSchema.safeParse(body ?? {});
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const path = issue?.path.length ? issue.path.join('.') : 'body';
+      throw new BadRequestError(`${path}: ${issue?.message ?? 'invalid'}`);
+    }
+    const limits = parsed.data.limits;
+    const stop = run.stopped_by;
+    if (stop === undefined) return limits;
+    const definition = await definitionOf(ws, run);
+    const after = runLimits(definition, {
+      raised_limits: { ...run.raised_limits, ...limits, by: '', at: '' },
+    });
+    const unit = stop.unit === 'usd' ? 'cost_nusd' : stop.unit;
+    const limit = after[unit];
+    if (limit !== undefined && limit <= stop.used) {
+      const field = stop.budget.replace(/^limits\./, '');
+      const used = stop.unit === 'usd' ? `$${(stop.used / 1e9).toFixed(6)}` : String(stop.used);
+      throw new ConflictError(
+        `run ${run.run_id} was stopped by ${stop.budget} (${used} used): resume with { "limits": { "${field}": … } } above that`,
+      );
+    }
+    return limits;
   }
 
   const act = (action: Action) => (req: HttpRequest, p: Params, caller: Caller) =>

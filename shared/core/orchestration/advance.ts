@@ -29,7 +29,16 @@ import type {
 import { Evaluator, expressionFailure, type Frame, scopeOf, TOP_FRAME } from './expressions.ts';
 import { graphOf, itemPrefix, stepAt } from './graph.ts';
 import { type AttemptChain, attemptIdFor, responseErrorIdFor, timerIdFor } from './ids.ts';
-import { checkDepth, countStart, LimitExceededError } from './limits.ts';
+import {
+  BudgetReached,
+  checkDepth,
+  countStart,
+  countUsage,
+  LimitExceededError,
+  reserveBudgets,
+  runLimits,
+  usedOf,
+} from './limits.ts';
 import { isActive, isTerminal, type Run, type StepState } from './run.ts';
 import { descendantKeys, kindOfStep, stepKindOf } from './steps/kinds.ts';
 import type { Drive, DriveContext, EndedStatus } from './steps/step-kind.ts';
@@ -137,13 +146,21 @@ class Transition implements DriveContext {
   }
 
   /** An answer for a step that is no longer waiting for it: recorded when the step was cancelled, else dropped. */
-  private late(key: string, state: StepState, id: string, by: string, ok: boolean): void {
+  private late(
+    key: string,
+    state: StepState,
+    id: string,
+    by: string,
+    ok: boolean,
+    usage?: AnswerEvent['usage'],
+  ): void {
     if (state.status !== 'cancelled') {
       this.note = `answer ${id} is for step "${key}", which is ${state.status}: ignored`;
       return;
     }
     const late = state.late_answers ?? [];
     if (late.some((l) => l.id === id)) return;
+    countUsage(this.run, usage);
     this.run.steps[key] = {
       ...state,
       late_answers: [...late, { id, by, at: this.nowIso, ok }].slice(-MAX_LATE_ANSWERS_KEPT),
@@ -160,10 +177,29 @@ class Transition implements DriveContext {
     if (state.answer_id === event.id) return;
     const endedBy = stepKindOf(state.kind).endedBy;
     if (state.status !== 'running' || endedBy === 'person' || endedBy === 'timer') {
-      this.late(key, state, event.id, event.by, event.ok);
+      this.late(key, state, event.id, event.by, event.ok, event.usage);
       return;
     }
     const answered = { ...state, answer_id: event.id, by: event.by };
+    countUsage(this.run, event.usage);
+    const stop = event.budget_stop;
+    if (!event.ok && stop !== undefined && stop.budget.startsWith('limits.')) {
+      // The agent stopped before a call its share of the run's budget would not cover: the step is not failed; it
+      // starts again (a new attempt, with a new request) once a person has raised the limit and resumed the run.
+      const { budget: _share, timeout_at: _t, ...rest } = answered;
+      this.run.steps[key] = { ...rest, status: 'pending' };
+      // The run's own figures (the agent's are of its share).
+      const unit = stop.unit === 'usd' ? 'cost_nusd' : stop.unit;
+      this.stopByBudget({
+        budget: stop.budget.replace(/ of run .*$/, ''),
+        limit: runLimits(this.definition, this.run)[unit] ?? stop.limit,
+        used: usedOf(this.run)[unit],
+        unit: stop.unit,
+        step: key,
+        at: this.nowIso,
+      });
+      return;
+    }
     if (event.ok) {
       this.run.steps[key] = this.ended(answered, 'succeeded', { output: event.output ?? null });
     } else {
@@ -341,8 +377,18 @@ class Transition implements DriveContext {
         return undefined;
       case 'resume':
         if (status !== 'paused') return `the run is ${status}, not paused`;
+        if (event.limits !== undefined && Object.keys(event.limits).length > 0) {
+          const { by: _by, at: _at, ...before } = this.run.raised_limits ?? {};
+          this.run.raised_limits = {
+            ...before,
+            ...event.limits,
+            by: actingPrincipal(event),
+            at: this.nowIso,
+          };
+        }
         this.run.status = 'running';
         delete this.run.paused_by;
+        delete this.run.stopped_by;
         return undefined;
       case 'cancel':
         if (isTerminal(status)) return `the run has already ended (${status})`;
@@ -450,6 +496,12 @@ class Transition implements DriveContext {
     }
   }
 
+  /** A run budget is used up: the run pauses, saying which, until a person raises it and resumes. */
+  stopByBudget(stop: NonNullable<Run['stopped_by']>): void {
+    this.run.status = 'paused';
+    this.run.stopped_by = stop;
+  }
+
   private finish(
     status: 'succeeded' | 'failed' | 'cancelled',
     result: { output?: unknown; error?: string; step?: string },
@@ -458,6 +510,7 @@ class Transition implements DriveContext {
     this.run.ended_at = this.nowIso;
     this.run.completions += 1;
     delete this.run.paused_by;
+    delete this.run.stopped_by;
     if (status === 'succeeded') this.run.output = result.output ?? null;
     if (result.error !== undefined) this.run.error = result.error;
     if (result.step !== undefined) this.run.failed_step = result.step;
@@ -639,6 +692,10 @@ class Transition implements DriveContext {
       countStart(this.definition, this.run, kind, key);
     } catch (error) {
       if (error instanceof LimitExceededError) throw new RunFailure(error.message, key);
+      if (error instanceof BudgetReached) {
+        this.stopByBudget({ ...error.stop, at: this.nowIso });
+        return;
+      }
       throw error;
     }
     const attempts = previous.attempts + 1;
@@ -761,6 +818,7 @@ export async function advance(input: AdvanceInput): Promise<AdvanceResult> {
       throw error;
     }
     await transition.reconcile();
+    reserveBudgets(definition, run);
     const tooLarge = sizeProblem(run);
     if (tooLarge !== undefined) {
       const failed = newRun(definition, event, now);
@@ -777,6 +835,7 @@ export async function advance(input: AdvanceInput): Promise<AdvanceResult> {
   let transition = new Transition(definition, run, now, context);
   transition.apply(event);
   await transition.reconcile();
+  reserveBudgets(definition, run);
   const tooLarge = sizeProblem(run);
   if (tooLarge !== undefined) {
     // The run as it would be cannot be stored: the run as it was ends instead, saying why.

@@ -5,6 +5,7 @@
  * Every event carries the id of the breadcrumb it came from, so a redelivered one is recognised: an answer by the
  * step attempt it was applied to, a control by the run's list of applied controls, a timer by the state it fires.
  */
+import type { BudgetStop, BudgetUsed, RaisedLimits } from '#shared/domain/budget.ts';
 import type { Parent } from './run.ts';
 
 export interface StartEvent {
@@ -34,6 +35,10 @@ export interface AnswerEvent {
   readonly error?: string | undefined;
   /** The answer's writer. */
   readonly by: string;
+  /** The model calls the answer records (the whole agent turn's, else its `llm_usage`). */
+  readonly usage?: BudgetUsed | undefined;
+  /** The agent stopped before a call that would have crossed this budget. */
+  readonly budget_stop?: BudgetStop | undefined;
 }
 
 /** Who an event comes from: its writer, and what it relays (`authority.ts`). */
@@ -63,6 +68,8 @@ export interface ControlEvent extends Actor {
   readonly id: string;
   readonly action: ControlAction;
   readonly from_step?: string | undefined;
+  /** `resume`: the run's budget limits raised by the person resuming it. */
+  readonly limits?: RaisedLimits | undefined;
 }
 
 export interface TimerEvent {

@@ -12,6 +12,16 @@
  * `request:<request id>` plus the request's own `run:`/`step:`/`reply-to:` tags (so a parent run receives it);
  * controls cancelling sub-runs; and timers, which become `workflow.timer.v1` breadcrumbs when they fire.
  */
+
+import {
+  addUsage,
+  BudgetStopSchema,
+  type BudgetUsed,
+  BudgetUsedSchema,
+  NO_USAGE,
+  RaisedLimitsSchema,
+} from '#shared/domain/budget.ts';
+import { usageRecordOf } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_ERROR_SCHEMA,
   AGENT_REQUEST_SCHEMA,
@@ -40,7 +50,7 @@ import { type WorkflowDefinition, workflowPrincipal } from '#shared/domain/workf
 import * as z from '#shared/domain/zod.ts';
 import type { Waiter, WaitKey } from '#shared/ports/wait-index.ts';
 import type { Effect, RequestEffect, ResultEffect, TimerEffect, WaitEntryEffect } from './effects.ts';
-import { CONTROL_ACTIONS, type RunEvent } from './events.ts';
+import { type AnswerEvent, CONTROL_ACTIONS, type RunEvent } from './events.ts';
 import { runIdFor } from './ids.ts';
 import { ParentSchema, type Run } from './run.ts';
 import { stepKindOf } from './steps/kinds.ts';
@@ -100,6 +110,8 @@ export const ControlSchema = z.object({
   run_id: NonEmpty,
   action: z.enum(CONTROL_ACTIONS, { error: `expected one of ${CONTROL_ACTIONS.join(', ')}` }),
   from_step: z.optional(NonEmpty),
+  /** `resume`: budget limits the person raises (`limits.ts`). */
+  limits: z.optional(RaisedLimitsSchema),
 });
 export type Control = z.infer<typeof ControlSchema>;
 
@@ -200,6 +212,7 @@ export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
           id: trigger.id,
           action: control.data.action,
           from_step: control.data.from_step,
+          ...(control.data.limits !== undefined ? { limits: control.data.limits } : {}),
           by,
           relay_of: trigger.caused_by,
         },
@@ -273,10 +286,42 @@ export function readAddressedMessage(trigger: IncomingBreadcrumb): RunMessage {
             ? undefined
             : (errorText(a.error) ?? `${trigger.schema_name} with status ${a.status ?? 'none'}`),
           by,
+          ...answerUsage(trigger),
         },
       };
     }
   }
+}
+
+/**
+ * The model usage an answer records, for the run's budget: an agent turn's `turn_usage` (every call of the turn,
+ * its tool rounds included), else its `llm_usage` (the calls of the invocation that wrote it); only in what
+ * crumbs' own writers wrote (a person's write could claim anything), as the usage totals count them.
+ */
+function answerUsage(trigger: IncomingBreadcrumb): Pick<AnswerEvent, 'usage' | 'budget_stop'> {
+  const by = trigger.created_by;
+  if (!by.startsWith('agent:') && !by.startsWith('tool:')) return {};
+  const context = (trigger.context ?? {}) as Record<string, unknown>;
+  const stop = BudgetStopSchema.safeParse(context.budget_stop);
+  const turn = BudgetUsedSchema.safeParse(context.turn_usage);
+  let usage: BudgetUsed | undefined = turn.success ? turn.data : undefined;
+  if (usage === undefined) {
+    const record = usageRecordOf(context);
+    if (record !== undefined) {
+      usage = { ...NO_USAGE };
+      for (const call of record.calls) {
+        usage = addUsage(usage, {
+          tokens: call.input_tokens + call.output_tokens,
+          cost_nusd: call.cost_nusd ?? 0,
+          calls: call.calls ?? 1,
+        });
+      }
+    }
+  }
+  return {
+    ...(usage !== undefined ? { usage } : {}),
+    ...(stop.success ? { budget_stop: stop.data } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -94,6 +94,17 @@ export const StepStateSchema = z.object({
   decision: z.optional(z.enum(['approve', 'reject'])),
   comment: z.optional(z.string()),
   answered_at: z.optional(Timestamp),
+  /**
+   * Agent steps of a run with a token, cost or model-call budget: the share of what remains reserved for this
+   * attempt, handed to the agent as its request budget (`limits.ts` `reserveBudgets`).
+   */
+  budget: z.optional(
+    z.object({
+      max_tokens: z.optional(z.number()),
+      max_cost_nusd: z.optional(z.number()),
+      max_llm_calls: z.optional(z.number()),
+    }),
+  ),
   late_answers: z.optional(z.array(LateAnswerSchema)),
 });
 export type StepState = z.infer<typeof StepStateSchema>;
@@ -139,11 +150,37 @@ export const RunSchema = z.object({
   trigger: z.object({ id: z.string(), schema_name: z.string(), context: z.unknown() }),
   started_at: Timestamp,
   ended_at: z.optional(Timestamp),
-  /** Leaf steps started and agent steps started, for `limits`. */
+  /**
+   * For `limits`: leaf steps started; model calls, tokens (in + out) and cost (nano-dollars) of the answers
+   * recorded (`limits.ts`), counted in the same write that records each answer.
+   */
   counters: z.object({
     steps: z.number().check(z.int(), z.minimum(0)),
     llm_calls: z.number().check(z.int(), z.minimum(0)),
+    tokens: z.optional(z.number().check(z.int(), z.minimum(0))),
+    cost_nusd: z.optional(z.number().check(z.int(), z.minimum(0))),
   }),
+  /** The budget that paused the run (`limits.ts`): a person resumes it after raising the limit. */
+  stopped_by: z.optional(
+    z.object({
+      budget: z.string(),
+      limit: z.number(),
+      used: z.number(),
+      unit: z.enum(['tokens', 'usd', 'calls']),
+      step: z.optional(z.string()),
+      at: Timestamp,
+    }),
+  ),
+  /** Limits a person raised when resuming (over the definition's `limits`), with who and when. */
+  raised_limits: z.optional(
+    z.object({
+      max_tokens: z.optional(z.number()),
+      max_cost_usd: z.optional(z.number()),
+      max_llm_calls: z.optional(z.number()),
+      by: z.string(),
+      at: Timestamp,
+    }),
+  ),
   /** How many times the run has ended (a retry of an ended run ends it again, with a new result). */
   completions: z.number().check(z.int(), z.minimum(0)),
   /** Ids of the control breadcrumbs applied, newest last (a redelivered control changes nothing). */

@@ -31,6 +31,17 @@ export interface RunState {
   steps: Record<string, StepState>;
   /** Responses and controls refused because of who wrote them (only people approve). */
   refused?: { id: string; by: string; what: string; reason: string; at: string }[];
+  /** Model calls, tokens and cost (nano-dollars) counted against the run's budget. */
+  counters?: { steps: number; llm_calls: number; tokens?: number; cost_nusd?: number };
+  /** The budget that paused the run: a person resumes it raising that limit. */
+  stopped_by?: {
+    budget: string;
+    limit: number;
+    used: number;
+    unit: 'tokens' | 'usd' | 'calls';
+    step?: string;
+  };
+  raised_limits?: { max_tokens?: number; max_cost_usd?: number; max_llm_calls?: number; by: string };
 }
 
 export interface StepState {
@@ -216,7 +227,7 @@ export function RunView({ api, id }: { api: Api; id: string }) {
             Pause
           </button>
         )}
-        {run.status === 'paused' && (
+        {run.status === 'paused' && !run.stopped_by && (
           <button type="button" disabled={busy} onClick={() => act('resume')}>
             Resume
           </button>
@@ -229,6 +240,10 @@ export function RunView({ api, id }: { api: Api; id: string }) {
         <RetryControl steps={retrySteps} busy={busy} onRetry={(step) => act('retry', { from_step: step })} />
       </div>
       {error && <p class="error">{error}</p>}
+      <BudgetLine run={run} />
+      {run.status === 'paused' && run.stopped_by && (
+        <RaiseAndResume stop={run.stopped_by} busy={busy} onResume={(limits) => act('resume', { limits })} />
+      )}
       {run.error && (
         <p class="error">
           run failed{run.failed_step ? ` at ${run.failed_step}` : ''}: {run.error}
@@ -325,6 +340,67 @@ export function RunView({ api, id }: { api: Api; id: string }) {
         })}
       </div>
     </section>
+  );
+}
+
+function figure(unit: 'tokens' | 'usd' | 'calls', n: number): string {
+  return unit === 'usd' ? `$${(n / 1e9).toFixed(6)}` : `${n.toLocaleString('en-US')} ${unit}`;
+}
+
+/** What the run used against its budget (`limits.max_llm_calls`, `max_tokens`, `max_cost_usd`). */
+function BudgetLine({ run }: { run: RunState }) {
+  const c = run.counters;
+  if (c === undefined || (c.llm_calls === 0 && !run.stopped_by)) return null;
+  return (
+    <p class="muted" data-run-budget>
+      used {c.llm_calls} model calls · {figure('tokens', c.tokens ?? 0)} · {figure('usd', c.cost_nusd ?? 0)}
+      {run.raised_limits ? ` · limits raised by ${run.raised_limits.by}` : ''}
+    </p>
+  );
+}
+
+/** A run a budget stopped: which, the figures, and the limit to raise before resuming. */
+function RaiseAndResume({
+  stop,
+  busy,
+  onResume,
+}: {
+  stop: NonNullable<RunState['stopped_by']>;
+  busy: boolean;
+  onResume: (limits: Record<string, number>) => void;
+}) {
+  const field = stop.budget.replace(/^limits\./, '');
+  const current = stop.unit === 'usd' ? stop.limit / 1e9 : stop.limit;
+  const [value, setValue] = useState(String(current * 2));
+  return (
+    <form
+      class="budget-stop"
+      data-budget-stop={stop.budget}
+      onSubmit={(e) => {
+        e.preventDefault();
+        const n = Number(value);
+        if (Number.isFinite(n)) onResume({ [field]: n });
+      }}
+    >
+      <p class="error">
+        stopped by {stop.budget} ({figure(stop.unit, stop.limit)}): {figure(stop.unit, stop.used)} used
+        {stop.step ? `, before step ${stop.step}` : ''}. Raise the limit to resume.
+      </p>
+      <label>
+        {field}{' '}
+        <input
+          name={field}
+          type="number"
+          min="0"
+          step="any"
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+        />
+      </label>
+      <button type="submit" disabled={busy}>
+        Raise and resume
+      </button>
+    </form>
   );
 }
 

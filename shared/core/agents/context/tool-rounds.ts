@@ -35,6 +35,7 @@ import type { LlmMessage, LlmResponse, LlmToolCall, LlmToolResult, LlmToolSpec }
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb, OwnRequestRef } from '../../executor/contract.ts';
 import { asObject, stringField } from './fields.ts';
+import type { TurnBudget } from './turn-budget.ts';
 
 /** What `agent.conversation.v1` holds: enough to resume the turn in another invocation. */
 export interface AgentConversation {
@@ -66,6 +67,8 @@ export interface AgentConversation {
   answer_tags?: string[] | undefined;
   /** What the prompt left out to fit the prompt budget. */
   context_dropped?: string[] | undefined;
+  /** The turn's budget and its model usage so far (`turn-budget.ts`). */
+  budget?: TurnBudget | undefined;
 }
 
 export function conversationId(agentId: string, thread: string): string {

@@ -3,7 +3,7 @@
  * starts from any trigger but a `tool.response.v1`, with the prompt of `prompt.ts`; the model answers, asks for
  * tools (`tool-rounds.ts`: the requests are written and the responses continue the turn in later invocations), or,
  * with `response_schema`, answers in JSON (`structured-output.ts`). After `max_tool_rounds` rounds the model is
- * called without tools and must answer.
+ * called without tools and must answer. Before each call the turn's budget is checked (`turn-budget.ts`).
  *
  * The final answer is an `agent.response.v1` `{message, agent_id, request_id, status, text, thread, response_to,
  * tool_rounds, …}` tagged `agent:response`, `thread:<thread>`, `request:<request_id>` and the request's
@@ -16,6 +16,7 @@ import { type AgentTask, agentTaskOf } from '#shared/core/agents/contract.ts';
 import { agentModel, agentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import type { PriceTable } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_RESPONSE_SCHEMA,
   requestTag,
@@ -34,6 +35,7 @@ import type {
   ExecutorKindImplementation,
   OutputBreadcrumb,
 } from '../../executor/contract.ts';
+import type { DailyBudget } from './daily-budget.ts';
 import { stringField } from './fields.ts';
 import { type ContextSpec, DEFAULT_AGENT_MODEL, systemPrompt, userMessageOf } from './prompt.ts';
 import { structuredAnswer } from './structured-output.ts';
@@ -45,6 +47,7 @@ import {
   toolRound,
   toolSpecs,
 } from './tool-rounds.ts';
+import { afterCall, beforeCall, budgetStopOutputs, turnBudgetOf } from './turn-budget.ts';
 
 export interface ContextAgentDeps {
   store: BreadcrumbStore;
@@ -55,6 +58,12 @@ export interface ContextAgentDeps {
   tokenizers?: Tokenizers;
   /** Reads `yaml` text (budget, agent card); without it only object-form `yaml` is read. */
   parseYaml?: YamlParser;
+  /** Prices a call for the turn's cost budget (`CRUMBS_LLM_PRICES` over the defaults). @default the defaults */
+  prices?: PriceTable;
+  /** The workspace's daily budget, when the operator set one (`daily-budget.ts`). */
+  daily?: DailyBudget;
+  /** A model string as calls are priced (`turn-budget.ts`). */
+  priceModel?: (model: string) => string;
 }
 
 export function createContextAgentKind(deps: ContextAgentDeps): ExecutorKindImplementation<AgentDefinition> {
@@ -114,6 +123,7 @@ export async function contextTurn(
     request_id: task.requestId,
     answer_tags: [...task.correlationTags],
     ...(prompt.dropped.length > 0 ? { context_dropped: prompt.dropped } : {}),
+    budget: turnBudgetOf(def, input.trigger),
   };
   return step(input, deps, conversation, tools);
 }
@@ -122,25 +132,30 @@ export async function contextTurn(
 async function step(
   input: ExecutionInput<AgentDefinition>,
   deps: ContextAgentDeps,
-  conversation: AgentConversation,
+  asked: AgentConversation,
   tools: LlmToolSpec[],
 ): Promise<ExecutionResult> {
   const def = input.definition;
-  const mayCallTools = conversation.round < def.max_tool_rounds;
+  const mayCallTools = asked.round < def.max_tool_rounds;
   // Past the round limit the tools stay offered when the conversation already used them (Bedrock drops tool
   // history from a request without tools), but further calls are not honoured: the turn ends.
-  const offerTools = mayCallTools || conversation.round > 0 ? tools : [];
+  const offerTools = mayCallTools || asked.round > 0 ? tools : [];
+  // A call that would cross a budget is not made: the turn answers why (`turn-budget.ts`).
+  const budget = await beforeCall(asked, offerTools, input.trigger.workspace, deps);
+  if ('stop' in budget) return { outputs: budgetStopOutputs(input, asked, budget.stop) };
   const response = await deps.llm.generate({
-    model: conversation.model,
-    system: conversation.system,
-    messages: conversation.messages,
+    model: asked.model,
+    system: asked.system,
+    messages: asked.messages,
     ...(offerTools.length > 0 ? { tools: offerTools } : {}),
+    ...(budget.maxOutputTokens !== undefined ? { maxOutputTokens: budget.maxOutputTokens } : {}),
     ...((def.temperature ?? def.llm?.temperature) !== undefined
       ? { temperature: def.temperature ?? def.llm?.temperature }
       : {}),
     ...(def.response_schema !== undefined ? { responseSchema: def.response_schema } : {}),
     signal: input.signal,
   });
+  const conversation = afterCall(asked, response, deps.prices);
 
   if (response.toolCalls.length > 0 && mayCallTools) {
     const round = toolRound(input, deps, conversation, response, tools);
@@ -221,6 +236,8 @@ function finalOutputs(
         model: response.model,
         finish_reason: response.finishReason,
         usage: response.usage,
+        // Every model call of the turn, all its tool rounds: what a run counts against its budget.
+        ...(conversation.budget !== undefined ? { turn_usage: conversation.budget.used } : {}),
         ...(output !== undefined ? { output } : {}),
       },
     },

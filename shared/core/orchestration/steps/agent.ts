@@ -1,7 +1,8 @@
 /**
  * Engine half of `agent` steps: the attempt resolves its `input` and `message` and writes an agent.request.v1
  * (one level deeper, with the run's `max_depth` for the agent's own orchestration); the agent's agent.response.v1
- * ends it. Each attempt counts as an LLM call (`max_llm_calls`).
+ * ends it. Its model calls count against the run's budget (`limits.ts`); its request carries its share of what
+ * remains (`budget`), which the agent applies as a request budget.
  */
 import { AGENT_DEF_SCHEMA, LEGACY_AGENT_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { agentStepSchema } from '#shared/domain/steps/agent.ts';
@@ -32,8 +33,9 @@ export const agentStep: StepKind<'agent'> = {
       ...(step.mode !== undefined ? { mode: step.mode } : {}),
       ...(step.orchestrate === true ? { orchestrate: true } : {}),
       max_depth: definition.max_depth,
+      ...(state.budget !== undefined ? { budget: state.budget } : {}),
     }),
-    breadcrumb: ({ effect, tags, title, schemas }) => ({
+    breadcrumb: ({ run, effect, tags, title, schemas }) => ({
       id: effect.id,
       schema_name: schemas.agentRequest,
       title: `${title}: ${effect.target}`,
@@ -47,6 +49,7 @@ export const agentStep: StepKind<'agent'> = {
         request_id: effect.id,
         ...(effect.definition_version !== undefined ? { definition_version: effect.definition_version } : {}),
         depth: effect.depth,
+        ...(effect.budget !== undefined ? { budget: { ...effect.budget, of: `run ${run.run_id}` } } : {}),
         ...(effect.max_depth !== undefined ? { max_depth: effect.max_depth } : {}),
       },
     }),

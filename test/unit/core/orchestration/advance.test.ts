@@ -492,7 +492,8 @@ describe('advance', () => {
         mode: 'plan',
         depth: 1,
       });
-      expect(h.current.counters).toEqual({ steps: 1, llm_calls: 1 });
+      // Model calls are counted from the answers' usage, not per agent step started (run-budgets.test.ts).
+      expect(h.current.counters).toEqual({ steps: 1, llm_calls: 0 });
       await h.answer('ask', { plan: ['x'] });
       expect(h.current.output).toEqual({ plan: ['x'] });
     });
@@ -524,7 +525,7 @@ describe('advance', () => {
       expect(h.current.error).toMatch(/^limit max_steps \(3\) exceeded: step "m\[3\]"/);
     });
 
-    it('fails the run when max_llm_calls would be exceeded', async () => {
+    it('pauses (does not fail) the run when max_llm_calls is used up, naming the budget', async () => {
       const h = new RunHarness(
         workflow({
           limits: { max_llm_calls: 1 },
@@ -535,8 +536,14 @@ describe('advance', () => {
         }),
       );
       await h.start();
-      await h.answer('a');
-      expect(h.current.error).toMatch(/^limit max_llm_calls \(1\) exceeded: agent step "b"/);
+      await h.send({ ...h.answerEvent('a', 'ok'), usage: { calls: 1, tokens: 10, cost_nusd: 0 } } as never);
+      expect(h.current.status).toBe('paused');
+      expect(h.current.stopped_by).toMatchObject({
+        budget: 'limits.max_llm_calls',
+        limit: 1,
+        used: 1,
+        step: 'b',
+      });
     });
 
     it('fails a run started deeper than max_depth, and a sub-call that would go deeper', async () => {
