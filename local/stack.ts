@@ -422,6 +422,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env[ENV.uiDir] = buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui'));
     const uiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/ui/handler.ts');
     const mcpHandler = await loadHandler<HttpEvent, HttpResult>('#functions/mcp/handler.ts');
+    const a2aHandler = await loadHandler<HttpEvent, HttpResult>('#functions/a2a/handler.ts');
     const publisherHandler = await loadHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
       '#functions/publisher/handler.ts',
     );
@@ -555,12 +556,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           publicRoutes: topology.functions.mcp.trigger.publicRoutes,
           handler: (event) => invoke(mcpHandler, event, topology.functions.mcp),
         },
+        {
+          routes: topology.functions.a2a.trigger.routes,
+          publicRoutes: topology.functions.a2a.trigger.publicRoutes,
+          handler: (event) => invoke(a2aHandler, event, topology.functions.a2a),
+        },
       ],
       log,
     });
     cleanups.push(() => api.stop());
     log(`http api ready on ${api.endpoint}`);
-    log(`mcp endpoint per workspace: ${api.endpoint}/v1/workspaces/<workspace>/mcp (or \`crumbs mcp serve\` on stdio)`);
+    log(
+      `mcp endpoint per workspace: ${api.endpoint}/v1/workspaces/<workspace>/mcp (or \`crumbs mcp serve\` on stdio)`,
+    );
 
     const warnings = ddb.loopbackOnly
       ? []

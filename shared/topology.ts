@@ -418,6 +418,25 @@ export const topology = {
       },
       uses: { table: 'read-write' },
     },
+    /**
+     * The A2A server (`shared/core/a2a/`): its own function so the A2A SDK's server loads nowhere else. Calls the
+     * API's handler code in process as the caller; waits up to 25 s for an answer (API Gateway ends at 30 s).
+     */
+    a2a: {
+      name: 'a2a',
+      entry: 'functions/a2a/handler.ts',
+      timeoutSeconds: 29,
+      memoryMb: 512,
+      trigger: {
+        kind: 'http',
+        routes: [
+          'POST /a2a/workspaces/{ws}/agents/{agent}',
+          'GET /a2a/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json',
+        ],
+        publicRoutes: ['GET /a2a/public/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json'],
+      },
+      uses: { table: 'read-write' },
+    },
     publisher: {
       name: 'publisher',
       entry: 'functions/publisher/handler.ts',
@@ -723,5 +742,15 @@ export const ENV = {
 
 export function allFunctions(): FunctionDeclaration[] {
   const f = topology.functions;
-  return [f.api, f.ui, f.mcp, f.publisher, f.ruleManager, f.indexer, f.timer, ...Object.values(f.executors)];
+  return [
+    f.api,
+    f.ui,
+    f.mcp,
+    f.a2a,
+    f.publisher,
+    f.ruleManager,
+    f.indexer,
+    f.timer,
+    ...Object.values(f.executors),
+  ];
 }

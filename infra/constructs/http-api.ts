@@ -17,7 +17,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { ENV, topology } from '#shared/topology.ts';
+import { ENV, type FunctionDeclaration, topology } from '#shared/topology.ts';
 import type { CrumbsFunction } from './crumbs-function.ts';
 import { Dashboard } from './dashboard.ts';
 import { httpTrigger, type TopologyFunctions } from './topology-functions.ts';
@@ -37,6 +37,7 @@ export class CrumbsHttpApi {
   public readonly api: CrumbsFunction;
   public readonly dashboard: Dashboard;
   public readonly mcp: CrumbsFunction;
+  public readonly a2a: CrumbsFunction;
   public readonly httpApi: HttpApi;
   public readonly httpStage: HttpStage;
 
@@ -62,27 +63,11 @@ export class CrumbsHttpApi {
 
     this.dashboard = new Dashboard({ functions: props.functions, httpApi: this.httpApi });
 
-    // The MCP server: its own function (the MCP SDK loads nowhere else), behind the same authorizer, and its
-    // protected resource metadata in public (RFC 9728: clients read it before they have a token).
-    this.mcp = props.functions.create(topology.functions.mcp);
-    this.mcp.function.addEnvironment(ENV.workspacesClaim, props.workspacesClaim);
+    // The MCP and A2A servers: functions of their own (their SDKs load nowhere else), behind the same authorizer;
+    // public only where a client must read before it has a token (MCP's resource metadata, opted-in A2A cards).
+    this.mcp = this.serverFunction(props, topology.functions.mcp, 'McpIntegration');
     this.mcp.function.addEnvironment(ENV.jwtIssuer, props.jwtIssuer);
-    const mcpIntegration = new HttpLambdaIntegration('McpIntegration', this.mcp.function);
-    const mcpTrigger = httpTrigger(topology.functions.mcp);
-    for (const [routes, authorizer] of [
-      [mcpTrigger.routes ?? [], undefined],
-      [mcpTrigger.publicRoutes ?? [], new HttpNoneAuthorizer()],
-    ] as const) {
-      for (const route of routes) {
-        const [method, path] = route.split(' ') as [string, string];
-        this.httpApi.addRoutes({
-          path,
-          methods: [method as HttpMethod],
-          integration: mcpIntegration,
-          ...(authorizer ? { authorizer } : {}),
-        });
-      }
-    }
+    this.a2a = this.serverFunction(props, topology.functions.a2a, 'A2aIntegration');
 
     const accessLogs = new LogGroup(scope, 'HttpApiAccessLogs', { retention: RetentionDays.ONE_MONTH });
     this.httpStage = new HttpStage(scope, 'HttpApiStage', {
@@ -116,5 +101,32 @@ export class CrumbsHttpApi {
       description:
         'The crumbs dashboard (asks for a JWT once; append #token=<jwt>&workspace=<ws> to log in directly)',
     });
+  }
+
+  /** A function serving its own routes of the API (`HttpTrigger.routes`, and `publicRoutes` without the JWT). */
+  private serverFunction(
+    props: CrumbsHttpApiProps,
+    declaration: FunctionDeclaration,
+    id: string,
+  ): CrumbsFunction {
+    const fn = props.functions.create(declaration);
+    fn.function.addEnvironment(ENV.workspacesClaim, props.workspacesClaim);
+    const integration = new HttpLambdaIntegration(id, fn.function);
+    const trigger = httpTrigger(declaration);
+    for (const [routes, authorizer] of [
+      [trigger.routes ?? [], undefined],
+      [trigger.publicRoutes ?? [], new HttpNoneAuthorizer()],
+    ] as const) {
+      for (const route of routes) {
+        const [method, path] = route.split(' ') as [string, string];
+        this.httpApi.addRoutes({
+          path,
+          methods: [method as HttpMethod],
+          integration,
+          ...(authorizer ? { authorizer } : {}),
+        });
+      }
+    }
+    return fn;
   }
 }

@@ -121,6 +121,15 @@ export const AgentDefinitionSchema = z.object({
   plan: z.optional(PlanConfigSchema),
   deliverable: z.optional(DeliverableConfigSchema),
   orchestration: z.optional(OrchestrationConfigSchema),
+  /**
+   * Served as an A2A agent (`shared/core/a2a/`): `false` opts out; `{ public_card: true }` also publishes its card
+   * without a token. Absent: served, card behind the token.
+   */
+  a2a: z.optional(
+    z.union([z.literal(false), z.strictObject({ public_card: z.optional(z.boolean()) })], {
+      error: 'expected false or { public_card: true|false }',
+    }),
+  ),
 });
 export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
 

@@ -478,7 +478,7 @@ describe('StatelessStack', () => {
     expect(functionEnv('indexer')[ENV.embeddings]).toBe('bedrock');
   });
 
-  it("requires a JWT on every HTTP API route except GET /health, the dashboard files and the MCP endpoints' metadata", () => {
+  it("requires a JWT on every HTTP API route except GET /health, the dashboard files, the MCP endpoints' metadata and opted-in A2A cards", () => {
     stateless.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       JwtConfiguration: { Issuer: ISSUER, Audience: [AUDIENCE] },
@@ -486,6 +486,7 @@ describe('StatelessStack', () => {
     const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
     const open = [
       'GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp',
+      'GET /a2a/public/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json',
       'GET /health',
       'GET /ui',
       'GET /ui/{proxy+}',
@@ -495,6 +496,8 @@ describe('StatelessStack', () => {
         '$default',
         ...open,
         'DELETE /v1/workspaces/{ws}/mcp',
+        'GET /a2a/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json',
+        'POST /a2a/workspaces/{ws}/agents/{agent}',
         'GET /v1/workspaces/{ws}/mcp',
         'POST /v1/workspaces/{ws}/mcp',
       ].sort(),
@@ -520,6 +523,12 @@ describe('StatelessStack', () => {
     const actions = statementsOfFunction('mcp').flatMap((s) => asList(s.Action).map(String));
     expect(actions.filter((a) => /^(secretsmanager|sqs|events|scheduler|bedrock):/.test(a))).toEqual([]);
     expect(actions.some((a) => a.startsWith('dynamodb:'))).toBe(true);
+  });
+
+  it('serves A2A from its own function, which reads no secret, queue, bus or model', () => {
+    expect(functionEnv('a2a')[ENV.workspacesClaim]).toBeDefined();
+    const actions = statementsOfFunction('a2a').flatMap((s) => asList(s.Action).map(String));
+    expect(actions.filter((a) => /^(secretsmanager|sqs|events|scheduler|bedrock):/.test(a))).toEqual([]);
   });
 
   it('serves the dashboard from its own function, which reaches no table, queue or bus, with the built files beside it', () => {

@@ -12,7 +12,12 @@ export const SCOPED_TOKEN = 'integration-scoped-token';
 export const SCOPED_WORKSPACE = 'scoped-only';
 /** The workspace that has a secret (`crumbs dev --secrets`): the one the agent-type tests' api agent names. */
 export const SECRETS_WORKSPACE = 'agent-types-secrets';
-export const TEST_SECRETS = { [SECRETS_WORKSPACE]: { 'partner-token': 'partner-s3cret' } } as const;
+/** A workspace whose external agent calls a crumbs agent of `SCOPED_WORKSPACE` over A2A with the scoped token. */
+export const A2A_CALLER_WORKSPACE = 'a2a-caller';
+export const TEST_SECRETS = {
+  [SECRETS_WORKSPACE]: { 'partner-token': 'partner-s3cret' },
+  [A2A_CALLER_WORKSPACE]: { 'crumbs-token': SCOPED_TOKEN },
+} as const;
 /** The operator's model aliases (CRUMBS_MODEL_ALIASES): a bare `house-model` runs `offline/house-v2`. */
 export const TEST_MODEL_ALIASES = { 'house-model': 'offline/house-v2' } as const;
 /**

@@ -25,7 +25,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/core/rules'],
   ['shared/core/agents'],
   ['shared/core/api'],
-  ['shared/core/mcp'],
+  ['shared/core/mcp', 'shared/core/a2a'],
   ['shared/client'],
   ['functions/wiring'],
   ['functions'],

@@ -477,6 +477,18 @@ describe('parseDefinition', () => {
       expect(parsed.definition).toMatchObject({ annotations: { destructive: true } });
     });
 
+    it("names an agent's bad a2a setting, and keeps good ones", () => {
+      expect(issuesOf(() => parseDefinition('agent.def.v1', { agent_id: 'x', a2a: true }))[0]?.path).toBe(
+        'a2a',
+      );
+      expect(
+        issuesOf(() => parseDefinition('agent.def.v1', { agent_id: 'x', a2a: { public: true } }))[0]?.path,
+      ).toMatch(/^a2a/);
+      expect(parseDefinition('agent.def.v1', { agent_id: 'x', a2a: false }).definition).toMatchObject({
+        a2a: false,
+      });
+    });
+
     it('refuses an unknown definition schema', () => {
       expect(issuesOf(() => parseDefinition('agent.v2', {}))[0]?.path).toBe('schema_name');
     });
