@@ -14,6 +14,9 @@
  */
 
 import type {
+  ApprovalAnswer,
+  ApprovalItem,
+  ApprovalList,
   Breadcrumb,
   BreadcrumbVersion,
   ChangeEvent,
@@ -30,6 +33,9 @@ import type {
 import { parseEventStream } from '#shared/client/sse.ts';
 
 export type {
+  ApprovalAnswer,
+  ApprovalItem,
+  ApprovalList,
   Breadcrumb,
   BreadcrumbVersion,
   ChangeEvent,
@@ -462,6 +468,23 @@ export class CrumbsClient {
   /** Model calls, tokens and cost per day, agent, run, thread or request (`GET …/usage`). */
   usage(query: UsageQuery = {}, options: RequestOptions = {}): Promise<UsageReport> {
     return this.#json('GET', this.#workspacePath('usage') + queryString(query), options);
+  }
+
+  /** Approvals of agents' tool calls (`GET …/approvals`), the pending ones unless `status: "all"`. */
+  approvals(
+    query: { status?: 'pending' | 'all'; run?: string; agent?: string; limit?: number } = {},
+    options: RequestOptions = {},
+  ): Promise<ApprovalList> {
+    return this.#json('GET', this.#workspacePath('approvals') + queryString(query), options);
+  }
+
+  /** Approve (optionally with edited arguments) or reject an approval (`POST …/approvals/{id}`). */
+  decideApproval(
+    id: string,
+    body: { decision: 'approve' | 'reject'; arguments?: Record<string, unknown>; reason?: string },
+    options: RequestOptions = {},
+  ): Promise<ApprovalAnswer> {
+    return this.#json('POST', this.#workspacePath('approvals', id), { ...options, body });
   }
 
   #workspacePath(...segments: string[]): string {

@@ -6,9 +6,13 @@
  * tables load on first need, from the package installed beside the bundle); calls the model (Bedrock, OpenRouter,
  * OpenAI, Ollama, OpenAI-compatible, or the offline model; keys from Secrets Manager; a bare model id runs on
  * CRUMBS_DEFAULT_LLM_PROVIDER); writes tool.request.v1, agent.conversation.v1 and agent.response.v1 (or
- * agent.error.v1) breadcrumbs. Agents of the other types run in executor-agent-remote and executor-agent-sandbox.
+ * agent.error.v1) breadcrumbs, and human.request.v1 approvals of tool calls that need one, whose expiry is a
+ * one-time schedule (EventBridge Scheduler). Agents of the other types run in executor-agent-remote and
+ * executor-agent-sandbox.
  */
+import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
+import { parseEnv, TimersEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { metered } from '#shared/core/executor/usage-record.ts';
@@ -18,13 +22,14 @@ import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
 const llm = llmFromEnv();
 const tokenizers = new TiktokenTokenizers();
+const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
 
 export const handler = createExecutorHandler('agent', {
   // `metered`: the invocation's model calls ride in one of its outputs (`llm_usage`).
   implementation: ({ store, log, clock }) =>
     metered(
       createAgentKind({
-        types: { context: createContextAgent({ store, llm, log, tokenizers, parseYaml }) },
+        types: { context: createContextAgent({ store, llm, log, tokenizers, parseYaml, timers }) },
         store,
         clock,
         llm,

@@ -12,6 +12,7 @@ export type {
   FailureSummary,
   RuleStatus,
 } from '#shared/core/api/activity-routes.ts';
+export type { ApprovalAnswer, ApprovalItem, ApprovalList } from '#shared/core/api/approval-routes.ts';
 export type { UsageItem, UsageReport, UsageReportAmounts } from '#shared/core/api/usage-routes.ts';
 export type { ChangeEvent } from '#shared/core/stream/changes.ts';
 export type { ThreadNode, ThreadView } from '#shared/core/stream/threads.ts';

@@ -60,6 +60,7 @@ import {
   SelectorSchema,
   TRIGGER_SCHEMAS,
 } from './selector.ts';
+import { ApprovalTimeoutSchema } from './tool-approval.ts';
 import {
   defaultWorkflowTriggers,
   type ExpressionCheck,
@@ -99,6 +100,19 @@ export const AgentDefinitionSchema = z.object({
     DEFAULT_MAX_TOOL_ROUNDS,
   ),
   response_schema: z.optional(JsonSchemaObject),
+  /**
+   * Tools whose calls a person approves before they run (`tool-approval.ts`), and how long such an approval may
+   * wait before it counts as rejected ("expired"); a tool may also ask for approval itself (`tool.def.v1`).
+   */
+  approval: z.optional(
+    z.strictObject(
+      {
+        tools: z.array(NameSchema, { error: 'expected an array of tool names' }),
+        timeout_seconds: z.optional(ApprovalTimeoutSchema),
+      },
+      { error: 'expected { tools: [tool names], timeout_seconds? }' },
+    ),
+  ),
   hop_limit: HopLimitSchema,
   /** Markdown instructions (seed 004's `context` column), put into a context agent's system prompt. */
   context: z.optional(z.string({ error: 'expected markdown text' })),
@@ -202,6 +216,10 @@ export const ToolDefinitionSchema = z.pipe(
           ),
       ),
       config: z._default(z.record(z.string(), z.unknown(), { error: 'expected an object' }), {}),
+      /** `"required"`: an agent's call of this tool waits for a person's approval (`tool-approval.ts`). */
+      approval: z.optional(z.enum(['required', 'none'], { error: 'expected "required" or "none"' })),
+      /** How long an approval of a call may wait before it counts as rejected ("expired"). */
+      approval_timeout_seconds: z.optional(ApprovalTimeoutSchema),
       subscriptions: z.optional(SubscriptionsSchema),
       hop_limit: HopLimitSchema,
     })
