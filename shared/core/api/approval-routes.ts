@@ -14,7 +14,7 @@
  */
 
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
-import { isPerson, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
+import { isPerson, parseOrThrow, toFieldIssues, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '#shared/domain/errors.ts';
 import { compileJsonSchema } from '#shared/domain/lang/json-schema.ts';
 import {
@@ -122,7 +122,11 @@ export function approvalRoutes(
           if (!isPerson(caller.principal)) {
             throw new ForbiddenError(`only a person answers an approval; ${caller.principal} is not one`);
           }
-          const body = parseOrThrow(ApprovalDecisionSchema, helpers.parseJsonBody(req));
+          const parsed = ApprovalDecisionSchema.safeParse(helpers.parseJsonBody(req));
+          if (!parsed.success) {
+            throw new BadRequestError('the answer is not valid', toFieldIssues(parsed.error));
+          }
+          const body = parsed.data;
           const record = await mustRead(workspace, p.id ?? '');
           const item = itemOf(record, now());
           if (item.status === 'expired') {

@@ -8,8 +8,10 @@
  *
  * Approve → the tool request the round would have written (the edited arguments when given, checked against the
  * tool's input schema: an edit that breaks it decides nothing). Reject → a `tool.response.v1` of status `error`
- * written by the agent for that call, naming who rejected it and why: the model reads it as the call's result when
- * the round continues (`continuedConversation`). A response after the expiry counts as the expiry.
+ * for that call, naming who rejected it and why, written by the agent before it looks whether the round is
+ * complete (an executor is not triggered by its own writes, so the turn continues in this invocation when it is,
+ * and the round's last tool response finds it otherwise); the model reads it as the call's result. A response
+ * after the expiry counts as the expiry.
  */
 import { isPerson } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
@@ -47,16 +49,27 @@ export function isApprovalAnswer(trigger: { schema_name: string; context: unknow
   return trigger.schema_name === 'human.response.v1' && approvalResponseOf(trigger.context) !== undefined;
 }
 
-/** The outputs of deciding the approval this response answers; none when it decides nothing. */
+/**
+ * What deciding an approval does: the outputs to write, and for a rejection (or expiry) the call's result as the
+ * trigger of the round's continuation (`continuedConversation`), already written.
+ */
+export interface ApprovalOutcome {
+  outputs: OutputBreadcrumb[];
+  rejection?: ExecutionInput<AgentDefinition>;
+}
+
+const NOTHING: ApprovalOutcome = { outputs: [] };
+
+/** Decides the approval this response answers (see the header); nothing when it decides nothing. */
 export async function answerApproval(
   input: ExecutionInput<AgentDefinition>,
   deps: ApprovalDeps,
-): Promise<OutputBreadcrumb[]> {
+): Promise<ApprovalOutcome> {
   const log = deps.log ?? silentLog;
   const def = input.definition;
   const workspace = input.trigger.workspace;
   const response = approvalResponseOf(input.trigger.context);
-  if (response === undefined) return [];
+  if (response === undefined) return NOTHING;
   const keys = { agentId: def.agent_id, approvalId: response.approvalId, responseId: input.trigger.id };
 
   const writer = input.trigger.created_by;
@@ -64,7 +77,7 @@ export async function answerApproval(
   // Only people approve: an agent, a tool, a plain put naming nobody, or an edit of a response decide nothing.
   if (!expiry && !(isPerson(writer) && input.trigger.version === 1)) {
     log.warn('approval response ignored: only a person answers an approval', { ...keys, writer });
-    return [];
+    return NOTHING;
   }
 
   let record: Awaited<ReturnType<BreadcrumbStore['get']>>;
@@ -73,7 +86,7 @@ export async function answerApproval(
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
     log.info('approval response ignored: no such approval', keys);
-    return [];
+    return NOTHING;
   }
   const approval = record.context as unknown as ToolApproval;
   // The agent's own approval, as it wrote and last decided it: nobody else's edit speaks for its turn.
@@ -85,24 +98,24 @@ export async function answerApproval(
     approval.agent_id !== def.agent_id
   ) {
     log.warn('approval response ignored: not an approval of this agent', keys);
-    return [];
+    return NOTHING;
   }
 
   if (approval.status !== 'pending') {
     // The deciding response again (a redelivery after its claim): its outputs again, under the same ids.
-    if (approval.response_id === input.trigger.id) return decisionOutputs(def.agent_id, approval);
+    if (approval.response_id === input.trigger.id) return carryOut(input, deps.store, approval);
     log.info('approval response ignored: the approval is already decided', {
       ...keys,
       status: approval.status,
     });
-    return [];
+    return NOTHING;
   }
 
   const now = deps.now?.() ?? new Date();
   const decided = decide(approval, response, expiry, writer, input.trigger.updated_at, now);
   if (typeof decided === 'string') {
     log.warn('approval response ignored', { ...keys, problem: decided });
-    return [];
+    return NOTHING;
   }
   const next: ToolApproval = { ...decided, response_id: input.trigger.id, decided_at: now.toISOString() };
   try {
@@ -115,11 +128,53 @@ export async function answerApproval(
   } catch (error) {
     if (error instanceof VersionConflictError) {
       log.info('approval response ignored: another response decided it first', keys);
-      return [];
+      return NOTHING;
     }
     throw error;
   }
-  return decisionOutputs(def.agent_id, next);
+  return carryOut(input, deps.store, next);
+}
+
+/**
+ * A decided approval's effect: the tool request as an output (approved), or the call's result written now and
+ * handed back as the continuation's trigger (rejected, expired). Same ids on every redelivery: a replay.
+ */
+async function carryOut(
+  input: ExecutionInput<AgentDefinition>,
+  store: BreadcrumbStore,
+  approval: ToolApproval,
+): Promise<ApprovalOutcome> {
+  const [output] = decisionOutputs(input.definition.agent_id, approval);
+  if (output === undefined) return NOTHING;
+  if (approval.status === 'approved') return { outputs: [output] };
+  const id = `${input.trigger.id.slice(0, 200)}.result`;
+  const { breadcrumb } = await store.create(
+    input.trigger.workspace,
+    {
+      schema_name: output.schema_name,
+      title: output.title ?? '',
+      tags: output.tags ?? [],
+      context: output.context,
+    },
+    { principal: input.principal, id, causation: input.causation },
+  );
+  return {
+    outputs: [],
+    rejection: {
+      ...input,
+      trigger: {
+        id: breadcrumb.id,
+        schema_name: breadcrumb.schema_name,
+        title: breadcrumb.title,
+        tags: breadcrumb.tags,
+        version: breadcrumb.version,
+        updated_at: breadcrumb.updated_at,
+        context: breadcrumb.context,
+        workspace: input.trigger.workspace,
+        created_by: breadcrumb.created_by,
+      },
+    },
+  };
 }
 
 /** The approval as this response decides it, or why the response decides nothing. */
@@ -212,6 +267,7 @@ export function decisionOutputs(agentId: string, approval: ToolApproval): Output
         approval: approval.status,
         ...(approval.decision_reason !== undefined ? { reason: approval.decision_reason } : {}),
         requestedBy: agentId,
+        thread: approval.thread,
         duration_ms: 0,
       },
     },

@@ -362,9 +362,27 @@ export async function continuedConversation(
       refused: undefined,
     };
   }
+  const waits = (record: Breadcrumb | undefined) => {
+    const c = record?.context as Partial<AgentConversation> | undefined;
+    return c?.status === 'waiting-for-tools' && c.pending?.some((p) => p.requestId === requestId) === true;
+  };
+  let found = stored;
+  if (!waits(found)) {
+    // A call decided by a person continues in the thread of the person's answer, not the conversation's: the
+    // request (or the agent's rejection) names the conversation's thread. Only read when the first read missed.
+    const thread = await threadOfRequest(input, deps.store, response);
+    if (thread !== undefined && thread !== input.causation.thread) {
+      found = await deps.store
+        .get(workspace, conversationId(def.agent_id, thread))
+        .catch((error: unknown) => {
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        });
+    }
+  }
   // A response to a request this agent made outside a conversation (e.g. seed 002's tools_to_invoke).
-  if (stored === undefined) return undefined;
-  const conversation = stored.context as unknown as AgentConversation;
+  if (found === undefined) return undefined;
+  const conversation = found.context as unknown as AgentConversation;
   if (
     conversation.status !== 'waiting-for-tools' ||
     !conversation.pending.some((p) => p.requestId === requestId)
@@ -398,9 +416,9 @@ export async function continuedConversation(
     try {
       await deps.store.update(
         workspace,
-        id,
-        { context: { ...stored.context, continued: { round: conversation.round, by: me } } },
-        { principal: input.principal, expectedVersion: stored.version, causation: input.causation },
+        found.id,
+        { context: { ...found.context, continued: { round: conversation.round, by: me } } },
+        { principal: input.principal, expectedVersion: found.version, causation: input.causation },
       );
     } catch (error) {
       if (error instanceof VersionConflictError) return undefined;
@@ -462,6 +480,32 @@ async function carriedConversation(
     return undefined;
   }
   return state;
+}
+
+/**
+ * The thread of the conversation a response continues, as the agent itself wrote it: in its rejection of a call
+ * (`approvals.ts`), else in the tool request the response answers (read by the id its causation names).
+ */
+async function threadOfRequest(
+  input: ExecutionInput<AgentDefinition>,
+  store: BreadcrumbStore,
+  response: Record<string, unknown>,
+): Promise<string | undefined> {
+  if (input.trigger.created_by === input.principal) return stringField(response, ['thread']);
+  const ref = ownToolRequest(input.definition, input.trigger);
+  if (ref === undefined) return undefined;
+  try {
+    const request =
+      ref.version === undefined
+        ? await store.get(input.trigger.workspace, ref.id)
+        : await store.getVersion(input.trigger.workspace, ref.id, ref.version);
+    if (request.schema_name !== TOOL_REQUEST_SCHEMA || request.created_by !== input.principal)
+      return undefined;
+    return stringField(asObject(request.context), ['thread']);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
 }
 
 /** A failed result for a call to a tool the agent was not given, naming the ones it was. */

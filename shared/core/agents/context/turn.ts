@@ -77,8 +77,7 @@ async function executeAgent(
   deps: ContextAgentDeps,
 ): Promise<ExecutionResult> {
   if (input.trigger.schema_name === TOOL_RESPONSE_SCHEMA) return continueWithToolResults(input, deps);
-  if (input.trigger.schema_name === HUMAN_RESPONSE_SCHEMA)
-    return { outputs: await answerApproval(input, deps) };
+  if (input.trigger.schema_name === HUMAN_RESPONSE_SCHEMA) return continueWithApproval(input, deps);
   const spec = agentSpec(input.definition, deps.parseYaml ? { parseYaml: deps.parseYaml } : {});
   if (spec.type !== 'context') {
     throw new NonRetriableError(
@@ -100,8 +99,7 @@ export async function contextTurn(
 ): Promise<ExecutionResult> {
   if (input.trigger.schema_name === TOOL_RESPONSE_SCHEMA) return continueWithToolResults(input, deps);
   // A person's answer to one of the turn's tool-call approvals (the agent kind routes only those here).
-  if (input.trigger.schema_name === HUMAN_RESPONSE_SCHEMA)
-    return { outputs: await answerApproval(input, deps) };
+  if (input.trigger.schema_name === HUMAN_RESPONSE_SCHEMA) return continueWithApproval(input, deps);
   const def = input.definition;
   const workspace = input.trigger.workspace;
   // The model the rule manager reports in the definition's status (`agentModel`): one answer to "which model".
@@ -182,6 +180,25 @@ async function setExpiryTimers(timers: readonly OneTimeTimer[], deps: ContextAge
   }
   const set = deps.timers;
   await Promise.all(timers.map((timer) => set.set(timer)));
+}
+
+/**
+ * A person's answer to an approval: approved, the tool request; rejected (or expired), the round continues here
+ * when the rejection was its last missing result (the agent is not triggered by the result it wrote itself).
+ */
+async function continueWithApproval(
+  input: ExecutionInput<AgentDefinition>,
+  deps: ContextAgentDeps,
+): Promise<ExecutionResult> {
+  const decided = await answerApproval(input, deps);
+  if (decided.rejection === undefined) return { outputs: decided.outputs };
+  const [next, tools] = await Promise.all([
+    continuedConversation(decided.rejection, deps),
+    toolSpecs(input.definition, input.trigger.workspace, deps.store),
+  ]);
+  if (next === undefined) return { outputs: decided.outputs };
+  const continued = await step(input, deps, next, tools);
+  return { outputs: [...decided.outputs, ...continued.outputs] };
 }
 
 async function continueWithToolResults(
