@@ -65,7 +65,9 @@ export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation
     errorOutput: ERROR_ANSWERS.agent,
     ownRequestOf: async ({ definition, trigger }) =>
       ownToolRequest(definition, trigger) ??
-      (definition.agent_id !== undefined && trigger.tags.some((t) => t.startsWith(replyToTag('agent:')))
+      (definition.agent_id !== undefined &&
+      !isApprovalAnswer(trigger) &&
+      trigger.tags.some((t) => t.startsWith(replyToTag('agent:')))
         ? (await orchestration()).ownRunRequest(definition, trigger)
         : undefined),
   };
