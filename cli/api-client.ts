@@ -14,6 +14,9 @@
  */
 
 import type {
+  ApprovalAnswer,
+  ApprovalItem,
+  ApprovalList,
   Breadcrumb,
   BreadcrumbVersion,
   ChangeEvent,
@@ -31,6 +34,9 @@ import type {
 import { parseEventStream } from '#shared/client/sse.ts';
 
 export type {
+  ApprovalAnswer,
+  ApprovalItem,
+  ApprovalList,
   Breadcrumb,
   BreadcrumbVersion,
   ChangeEvent,
@@ -489,6 +495,23 @@ export class CrumbsClient {
   /** One request's model calls, per write that recorded them (`GET …/usage/requests/{id}`). */
   requestUsage(id: string, options: RequestOptions = {}): Promise<RequestUsageReport> {
     return this.#json('GET', this.#workspacePath('usage', 'requests', id), options);
+  }
+
+  /** Approvals of agents' tool calls (`GET …/approvals`), the pending ones unless `status: "all"`. */
+  approvals(
+    query: { status?: 'pending' | 'all'; run?: string; agent?: string; limit?: number } = {},
+    options: RequestOptions = {},
+  ): Promise<ApprovalList> {
+    return this.#json('GET', this.#workspacePath('approvals') + queryString(query), options);
+  }
+
+  /** Approve (optionally with edited arguments) or reject an approval (`POST …/approvals/{id}`). */
+  decideApproval(
+    id: string,
+    body: { decision: 'approve' | 'reject'; arguments?: Record<string, unknown>; reason?: string },
+    options: RequestOptions = {},
+  ): Promise<ApprovalAnswer> {
+    return this.#json('POST', this.#workspacePath('approvals', id), { ...options, body });
   }
 
   #workspacePath(...segments: string[]): string {

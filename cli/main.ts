@@ -23,6 +23,7 @@ import {
   UsageError,
 } from './args.ts';
 import { applyCommand } from './commands/apply.ts';
+import { approvalsCommand, approveCommand, rejectCommand } from './commands/approvals.ts';
 import { askCommand } from './commands/ask.ts';
 import { chatCommand } from './commands/chat.ts';
 import { devCommand } from './commands/dev.ts';
@@ -57,6 +58,9 @@ export const COMMANDS: readonly Command[] = [
   applyCommand,
   rulesCommand,
   runsCommand,
+  approvalsCommand,
+  approveCommand,
+  rejectCommand,
   usageCommand,
   explainCommand,
   chatCommand,

@@ -264,8 +264,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
     // Every executor can fetch `vector` context (shared/core/executor/context-assembly.ts).
     uses: {
       table: 'read-write',
-      // Runs set timers (waits, step timeouts, retry back-off).
-      timers: runner === 'workflow',
+      // Runs set timers (waits, step timeouts, retry back-off); context agents the expiry of tool-call approvals.
+      timers: runner === 'workflow' || runner === 'agent',
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,

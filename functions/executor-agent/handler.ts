@@ -6,11 +6,14 @@
  * tables load on first need, from the package installed beside the bundle); calls the model (Bedrock, OpenRouter,
  * OpenAI, Ollama, OpenAI-compatible, or the offline model; keys from Secrets Manager; a bare model id runs on
  * CRUMBS_DEFAULT_LLM_PROVIDER); writes tool.request.v1, agent.conversation.v1 and agent.response.v1 (or
- * agent.error.v1) breadcrumbs. Agents of the other types run in executor-agent-remote and executor-agent-sandbox.
+ * agent.error.v1) breadcrumbs, and human.request.v1 approvals of tool calls that need one, whose expiry is a
+ * one-time schedule (EventBridge Scheduler). Agents of the other types run in executor-agent-remote and
+ * executor-agent-sandbox.
  */
 import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
+import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
-import { LlmEnvSchema, parseEnv, TableEnvSchema } from '#shared/config.ts';
+import { LlmEnvSchema, parseEnv, TableEnvSchema, TimersEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { dailyBudget } from '#shared/core/agents/context/daily-budget.ts';
@@ -25,6 +28,7 @@ const llm = llmFromEnv();
 const tokenizers = new TiktokenTokenizers();
 const settings = parseEnv(LlmEnvSchema);
 const tableName = parseEnv(TableEnvSchema)[ENV.tableName];
+const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
 
 export const handler = createExecutorHandler('agent', {
   // `metered`: the invocation's model calls ride in one of its outputs (`llm_usage`).
@@ -54,6 +58,7 @@ export const handler = createExecutorHandler('agent', {
       parseYaml,
       prices,
       priceModel,
+      timers,
       ...(daily !== undefined ? { daily } : {}),
     });
     return metered(

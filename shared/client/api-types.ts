@@ -12,6 +12,7 @@ export type {
   FailureSummary,
   RuleStatus,
 } from '#shared/core/api/activity-routes.ts';
+export type { ApprovalAnswer, ApprovalItem, ApprovalList } from '#shared/core/api/approval-routes.ts';
 export type {
   RequestUsageItem,
   RequestUsageReport,

@@ -29,6 +29,16 @@ export const PRINCIPAL_PATTERN = /^[a-z][a-z0-9-]*:[^\s]{1,256}$/;
  */
 export const PLAIN_PUT_PRINCIPAL = 'user:plain-put';
 
+/** Whether a principal is a person (`user:<someone>`, not the plain put that names nobody): only people approve. */
+export function isPerson(principal: string | undefined): principal is string {
+  return (
+    typeof principal === 'string' &&
+    principal.startsWith('user:') &&
+    principal.length > 'user:'.length &&
+    principal !== PLAIN_PUT_PRINCIPAL
+  );
+}
+
 export const LIMITS = {
   maxSchemaNameLength: 256,
   maxTags: 50,

@@ -61,6 +61,7 @@ import {
   SelectorSchema,
   TRIGGER_SCHEMAS,
 } from './selector.ts';
+import { ApprovalTimeoutSchema } from './tool-approval.ts';
 import {
   defaultWorkflowTriggers,
   type ExpressionCheck,
@@ -103,6 +104,19 @@ export const AgentDefinitionSchema = z.object({
   /** Per request (a turn with all its tool rounds): tokens and cost its model calls may use (`budget.ts`). */
   budget: z.optional(AgentBudgetSchema),
   response_schema: z.optional(JsonSchemaObject),
+  /**
+   * Tools whose calls a person approves before they run (`tool-approval.ts`), and how long such an approval may
+   * wait before it counts as rejected ("expired"); a tool may also ask for approval itself (`tool.def.v1`).
+   */
+  approval: z.optional(
+    z.strictObject(
+      {
+        tools: z.array(NameSchema, { error: 'expected an array of tool names' }),
+        timeout_seconds: z.optional(ApprovalTimeoutSchema),
+      },
+      { error: 'expected { tools: [tool names], timeout_seconds? }' },
+    ),
+  ),
   hop_limit: HopLimitSchema,
   /** Markdown instructions (seed 004's `context` column), put into a context agent's system prompt. */
   context: z.optional(z.string({ error: 'expected markdown text' })),
@@ -224,6 +238,10 @@ export const ToolDefinitionSchema = z.pipe(
           open_world: z.optional(z.boolean()),
         }),
       ),
+      /** `"required"`: an agent's call of this tool waits for a person's approval (`tool-approval.ts`). */
+      approval: z.optional(z.enum(['required', 'none'], { error: 'expected "required" or "none"' })),
+      /** How long an approval of a call may wait before it counts as rejected ("expired"). */
+      approval_timeout_seconds: z.optional(ApprovalTimeoutSchema),
       subscriptions: z.optional(SubscriptionsSchema),
       hop_limit: HopLimitSchema,
     })

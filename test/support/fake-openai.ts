@@ -5,6 +5,8 @@
  *   rounds-<n>-<tool>     calls <tool> once per round until it has seen n tool results, then answers
  *                         "done after <n> rounds: <last result>"
  *   forbidden-<tool>      calls <tool> once, then answers with what the tool results said
+ *   calls-<a>+<b>…        calls every tool named at once (arguments `{"text":"hello"}`), saying why ("I need
+ *                         <a>+<b> to finish the job"), then answers "results: <each result, joined by ' | '>"
  *   throttled-<key>       answers 429 with Retry-After: 1 to the first two requests of <key>, then "recovered"
  *   badplan-always-<key>  answers every request with a plan that fails the schema (`{"steps":"none"}`)
  *   badplan-once-<key>    answers the first request with that invalid plan and the next with a valid one
@@ -98,6 +100,29 @@ function script(body: ChatRequest, requestNumber: number): Reply {
     return toolResults.length === 0
       ? toolCall(forbidden[1] ?? 'calculator', 1)
       : answer(`the tool said: ${toolResults.map((m) => m.content).join(' | ')}`);
+  }
+  const calls = /^calls-(.+)$/.exec(body.model);
+  if (calls) {
+    const names = (calls[1] ?? 'echo').split('+');
+    return toolResults.length === 0
+      ? completion({
+          choices: [
+            {
+              message: {
+                role: 'assistant',
+                content: `I need ${names.join('+')} to finish the job`,
+                tool_calls: names.map((name, i) => ({
+                  id: `call-${i + 1}`,
+                  type: 'function',
+                  function: { name, arguments: JSON.stringify({ text: 'hello' }) },
+                })),
+              },
+              finish_reason: 'tool_calls',
+            },
+          ],
+          usage: USAGE,
+        })
+      : answer(`results: ${toolResults.map((m) => m.content).join(' | ')}`);
   }
   if (body.model.startsWith('throttled-')) {
     if (requestNumber <= 2) {

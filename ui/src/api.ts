@@ -4,6 +4,8 @@
  */
 
 import type {
+  ApprovalAnswer,
+  ApprovalList,
   Breadcrumb,
   ChangeEvent,
   ContextView,
@@ -115,6 +117,21 @@ export class Api {
     return this.json(`${this.path('usage')}?by=${by}${by === 'day' ? '' : `&limit=${limit}`}`);
   }
 
+  /** Pending approvals of agents' tool calls (`GET …/approvals`), of one run when `run` is given. */
+  approvals(query: { run?: string } = {}): Promise<ApprovalList> {
+    return this.json(`${this.path('approvals')}${query.run ? `?run=${encodeURIComponent(query.run)}` : ''}`);
+  }
+  /** Approve (with edited arguments) or reject an approval (`POST …/approvals/{id}`). */
+  decideApproval(
+    id: string,
+    body: { decision: 'approve' | 'reject'; arguments?: Record<string, unknown>; reason?: string },
+  ): Promise<ApprovalAnswer> {
+    return this.json(this.path('approvals', id), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  }
   errors(): Promise<{ items: FailureSummary[] }> {
     return this.json(`${this.path('errors')}?limit=100`);
   }

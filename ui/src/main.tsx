@@ -1,6 +1,6 @@
 /**
  * The crumbs dashboard: a single page served at /ui on the API's origin. Views: Live, Breadcrumb, Thread,
- * Definitions, Errors, Chat, Runs (and one Run), Usage. Routing is in the URL fragment (`#/thread/<id>`), so links can be shared and the
+ * Definitions, Errors, Chat, Runs (and one Run), Approvals (with the pending count in the navigation), Usage. Routing is in the URL fragment (`#/thread/<id>`), so links can be shared and the
  * server only ever serves the same three files.
  */
 import { render } from 'preact';
@@ -17,6 +17,7 @@ import {
   setWorkspace,
 } from './session.ts';
 import './styles.css';
+import { ApprovalsView, usePendingApprovals } from './views/approvals.tsx';
 import { BreadcrumbView } from './views/breadcrumb.tsx';
 import { ChatView } from './views/chat.tsx';
 import { DefinitionsView } from './views/definitions.tsx';
@@ -30,6 +31,7 @@ const NAV: { view: Route['view']; label: string }[] = [
   { view: 'live', label: 'Live' },
   { view: 'chat', label: 'Chat' },
   { view: 'runs', label: 'Runs' },
+  { view: 'approvals', label: 'Approvals' },
   { view: 'definitions', label: 'Definitions' },
   { view: 'errors', label: 'Errors' },
   { view: 'usage', label: 'Usage' },
@@ -44,6 +46,8 @@ function App() {
     return () => removeEventListener('hashchange', onHash);
   }, []);
   const api = useMemo(() => (session ? new Api(session) : undefined), [session]);
+  const [answered, setAnswered] = useState(0);
+  const pending = usePendingApprovals(api, `${route.view}:${answered}`);
 
   if (!session || !api) {
     return (
@@ -77,6 +81,11 @@ function App() {
               data-nav={n.view}
             >
               {n.label}
+              {n.view === 'approvals' && pending !== undefined && pending > 0 && (
+                <span class="count" data-approvals-count>
+                  {pending}
+                </span>
+              )}
             </a>
           ))}
           {route.view === 'thread' || route.view === 'breadcrumb' || route.view === 'run' ? (
@@ -106,6 +115,7 @@ function App() {
         {route.view === 'chat' && <ChatView api={api} />}
         {route.view === 'runs' && <RunsView api={api} />}
         {route.view === 'usage' && <UsageView api={api} />}
+        {route.view === 'approvals' && <ApprovalsView api={api} onChange={() => setAnswered((n) => n + 1)} />}
         {route.view === 'run' && <RunView api={api} id={route.id} key={route.id} />}
       </main>
     </div>

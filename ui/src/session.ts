@@ -55,12 +55,20 @@ export type Route =
   | { view: 'chat' }
   | { view: 'runs' }
   | { view: 'usage' }
+  | { view: 'approvals' }
   | { view: 'run'; id: string };
 
 export function parseRoute(hash: string): Route {
   const [view, id] = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   if ((view === 'breadcrumb' || view === 'thread' || view === 'run') && id) return { view, id };
-  if (view === 'definitions' || view === 'errors' || view === 'chat' || view === 'runs' || view === 'usage')
+  if (
+    view === 'definitions' ||
+    view === 'errors' ||
+    view === 'chat' ||
+    view === 'runs' ||
+    view === 'usage' ||
+    view === 'approvals'
+  )
     return { view };
   return { view: 'live' };
 }

@@ -32,6 +32,7 @@ import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { ERROR_ANSWERS, threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
 import { outputId } from '../executor/outputs.ts';
+import { isApprovalAnswer } from './context/approvals.ts';
 import { ownToolRequest } from './context/tool-rounds.ts';
 import {
   type AgentAnswer,
@@ -64,7 +65,9 @@ export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation
     errorOutput: ERROR_ANSWERS.agent,
     ownRequestOf: async ({ definition, trigger }) =>
       ownToolRequest(definition, trigger) ??
-      (definition.agent_id !== undefined && trigger.tags.some((t) => t.startsWith(replyToTag('agent:')))
+      (definition.agent_id !== undefined &&
+      !isApprovalAnswer(trigger) &&
+      trigger.tags.some((t) => t.startsWith(replyToTag('agent:')))
         ? (await orchestration()).ownRunRequest(definition, trigger)
         : undefined),
   };
@@ -113,6 +116,12 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
     ...(deps.parseYaml !== undefined ? { parseYaml: deps.parseYaml } : {}),
   };
   const trigger = input.trigger;
+  // A person's answer to one of a context agent's tool-call approvals (tagged `reply-to:agent:<id>`, like run
+  // messages, so the agent's rule already delivers it): the turn that asked continues, whatever the mode.
+  if (isApprovalAnswer(trigger)) {
+    const outcome = await type.run(run as never);
+    return { outputs: outcome.kind === 'outputs' ? [...outcome.outputs] : [] };
+  }
   // An answer, a response or a control addressed to one of this agent's orchestration runs.
   if (trigger.tags.includes(replyToTag(`agent:${input.definition.agent_id}`))) {
     return (await orchestration()).onRunMessage(run, type, { ...modeDeps, clock: deps.clock, log });

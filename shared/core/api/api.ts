@@ -35,6 +35,7 @@ import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
+import { approvalRoutes } from './approval-routes.ts';
 import {
   type Caller,
   empty,
@@ -265,6 +266,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...(deps.activity ? activityRoutes(deps.activity) : []),
     ...(deps.usage ? usageRoutes(deps.usage, store) : []),
     ...runRoutes({ store }, { parseJsonBody, optionalJsonBody, pageLimit }),
+    ...approvalRoutes(store, { parseJsonBody }),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
   ];
 

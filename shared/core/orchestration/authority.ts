@@ -12,22 +12,14 @@
  * Pure, so the engine decides it inside the transition (a refused response leaves the run as it was: still
  * waiting, its controls still taken) and the decision is the same on every redelivery.
  */
-import { PLAIN_PUT_PRINCIPAL } from '#shared/domain/breadcrumb.ts';
+import { isPerson } from '#shared/domain/breadcrumb.ts';
 import { workflowPrincipal } from '#shared/domain/workflow-definition.ts';
 import type { ControlEvent, HumanEvent } from './events.ts';
 import { runDriver } from './messages.ts';
 import type { Run } from './run.ts';
 
-const PERSON_PREFIX = 'user:';
-
-export function isPerson(principal: string | undefined): principal is string {
-  return (
-    typeof principal === 'string' &&
-    principal.startsWith(PERSON_PREFIX) &&
-    principal.length > PERSON_PREFIX.length &&
-    principal !== PLAIN_PUT_PRINCIPAL
-  );
-}
+// The rule lives beside the principals it reads, so an agent's approvals apply it without the workflow engine.
+export { isPerson };
 
 /** The driver of the run that started this one as a step: an agent's orchestration is `workflow: "agent:<id>"`. */
 function parentDriver(run: Pick<Run, 'parent'>): string | undefined {

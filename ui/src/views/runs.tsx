@@ -10,6 +10,7 @@ import type { Api } from '../api.ts';
 import { Badge, ErrorLine, Json, useLoad } from '../components.tsx';
 import { dateTime, duration } from '../format.ts';
 import { href } from '../session.ts';
+import { RunApprovals } from './approvals.tsx';
 import { SchemaForm } from './schema-form.tsx';
 
 export const RUN_SCHEMA = 'workflow.run.v1';
@@ -318,6 +319,9 @@ export function RunView({ api, id }: { api: Api; id: string }) {
               )}
               {step.status === 'waiting' && step.kind === 'human' && (
                 <HumanDecision api={api} step={key} state={step} busy={busy} onDecide={act} />
+              )}
+              {step.kind === 'agent' && (step.status === 'running' || step.status === 'waiting') && (
+                <RunApprovals api={api} runId={run.run_id ?? id} step={key} />
               )}
               <div class="io">
                 {step.input !== undefined && (

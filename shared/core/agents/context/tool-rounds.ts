@@ -13,6 +13,11 @@
  * turn. Such a response answers the agent's own request, so its rounds do not grow the hop count
  * (loop-guard.ts): `max_tool_rounds` is what bounds them.
  *
+ * A call that needs a person's approval (`#shared/domain/tool-approval.ts`) is written as an approval
+ * (`human.request.v1`) instead of a tool request; such a round always waits in the `agent.conversation.v1` (its
+ * pending entry names the approval), and `approvals.ts` answers it: approve writes the tool request the round
+ * would have written, reject the call's rejected result. A round without approvals writes exactly what it did.
+ *
  * Only the agent's own tools (`toolSpecs`, the allow-list's rule): a call to a tool the agent was not given never
  * becomes a request. It is answered to the model at once as a failed result naming the tools it has, so the model
  * can recover; the refusal is counted (`refused_tool_calls`) and logged. A round whose every call was refused goes
@@ -25,14 +30,31 @@ import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
 import {
   AGENT_CONVERSATION_SCHEMA,
+  HUMAN_REQUEST_SCHEMA,
+  HUMAN_RESPONSE_SCHEMA,
+  REPLY_TO_TAG_PREFIX,
+  RUN_TAG_PREFIX,
   requestTag,
+  STEP_TAG_PREFIX,
   TOOL_REQUEST_SCHEMA,
   TOOL_RESPONSE_SCHEMA,
   threadTag,
 } from '#shared/domain/protocol.ts';
+import {
+  APPROVAL_KIND,
+  APPROVAL_TAG,
+  type ApprovalPolicy,
+  approvalIdFor,
+  approvalPolicy,
+  EXPIRED_REASON,
+  expiryResponseId,
+  MAX_REASON_CHARS,
+  type ToolApproval,
+} from '#shared/domain/tool-approval.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmMessage, LlmResponse, LlmToolCall, LlmToolResult, LlmToolSpec } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
+import type { OneTimeTimer } from '#shared/ports/timers.ts';
 import type { ExecutionInput, OutputBreadcrumb, OwnRequestRef } from '../../executor/contract.ts';
 import { asObject, stringField } from './fields.ts';
 import type { TurnBudget } from './turn-budget.ts';
@@ -47,7 +69,8 @@ export interface AgentConversation {
   /** Tool rounds requested so far in this turn. */
   round: number;
   status: 'waiting-for-tools' | 'answered';
-  pending: { requestId: string; toolCallId: string; tool: string }[];
+  /** `approval`: the call waits for a person's approval of that id before its tool request is written. */
+  pending: { requestId: string; toolCallId: string; tool: string; approval?: string | undefined }[];
   /** Failed results for this round's calls to tools the agent was not given, answered with the round's results. */
   refused?: LlmToolResult[] | undefined;
   /** Calls to tools the agent was not given, over the whole turn. */
@@ -119,9 +142,11 @@ export function toolRound(
   deps: { readonly log?: Log },
   conversation: AgentConversation,
   response: LlmResponse,
-  tools: LlmToolSpec[],
-): { outputs: OutputBreadcrumb[] } | { again: AgentConversation } {
+  offered: OfferedTools,
+  now: Date = new Date(),
+): { outputs: OutputBreadcrumb[]; timers?: OneTimeTimer[] } | { again: AgentConversation } {
   const def = input.definition;
+  const tools = offered.specs;
   const round = conversation.round + 1;
   const given = new Set(tools.map((t) => t.name));
   const refused = response.toolCalls
@@ -154,11 +179,15 @@ export function toolRound(
     };
     return { again: answered };
   }
-  const pending = accepted.map(({ call, index }) => ({
-    requestId: requestIdFor(def.agent_id, input.trigger.id, input.trigger.version, round, index),
-    toolCallId: call.id,
-    tool: call.name,
-  }));
+  const pending = accepted.map(({ call, index }) => {
+    const requestId = requestIdFor(def.agent_id, input.trigger.id, input.trigger.version, round, index);
+    return {
+      requestId,
+      toolCallId: call.id,
+      tool: call.name,
+      ...(offered.approvals.has(call.name) ? { approval: approvalIdFor(requestId) } : {}),
+    };
+  });
   const next: AgentConversation = {
     ...conversation,
     messages: [...conversation.messages, assistant],
@@ -170,27 +199,130 @@ export function toolRound(
     continued: undefined,
   };
   const requests: OutputBreadcrumb[] = accepted.map(({ call }, n) => {
-    const requestId = pending[n]?.requestId ?? '';
-    return {
-      schema_name: TOOL_REQUEST_SCHEMA,
-      title: `${def.agent_id} asks ${call.name}`,
-      tags: ['tool:request', requestTag(requestId), threadTag(conversation.thread)],
-      context: {
-        tool: call.name,
-        input: call.input ?? {},
+    const entry = pending[n];
+    const requestId = entry?.requestId ?? '';
+    if (entry?.approval !== undefined) {
+      const policy = offered.approvals.get(call.name) ?? {};
+      return approvalRequest(
+        def.agent_id,
+        next,
+        entry.approval,
         requestId,
-        requestedBy: def.agent_id,
-        thread: conversation.thread,
-        round,
-      },
-    };
+        call,
+        response.text,
+        offered,
+        policy,
+        now,
+      );
+    }
+    return toolRequestOutput(
+      def.agent_id,
+      call.name,
+      call.input ?? {},
+      requestId,
+      conversation.thread,
+      round,
+    );
   });
+  if (pending.some((p) => p.approval !== undefined)) {
+    // A person may take hours: the round waits in the conversation, whose pending entries name the approvals.
+    const timers = pending.flatMap((p) => {
+      const policy = p.approval !== undefined ? offered.approvals.get(p.tool) : undefined;
+      return p.approval !== undefined && policy?.timeoutSeconds !== undefined
+        ? [expiryTimer(input.trigger.workspace, def.agent_id, p.approval, policy.timeoutSeconds, now)]
+        : [];
+    });
+    return { outputs: [...requests, conversationOutput(next)], ...(timers.length > 0 ? { timers } : {}) };
+  }
   const [only] = requests;
   if (only !== undefined && requests.length === 1) {
     // The state rides in the one request: its answer continues the turn from there.
     return { outputs: [{ ...only, context: { ...only.context, conversation: next } }] };
   }
   return { outputs: [...requests, conversationOutput(next)] };
+}
+
+/** The tool request a round writes for one call (and an approved call writes once approved). */
+export function toolRequestOutput(
+  agentId: string,
+  tool: string,
+  toolInput: unknown,
+  requestId: string,
+  thread: string,
+  round: number,
+): OutputBreadcrumb {
+  return {
+    schema_name: TOOL_REQUEST_SCHEMA,
+    title: `${agentId} asks ${tool}`,
+    tags: ['tool:request', requestTag(requestId), threadTag(thread)],
+    context: { tool, input: toolInput, requestId, requestedBy: agentId, thread, round },
+  };
+}
+
+/** The `human.request.v1` a call waiting for approval is written as (`#shared/domain/tool-approval.ts`). */
+function approvalRequest(
+  agentId: string,
+  conversation: AgentConversation,
+  approvalId: string,
+  requestId: string,
+  call: LlmToolCall,
+  text: string,
+  offered: OfferedTools,
+  policy: ApprovalPolicy,
+  now: Date,
+): OutputBreadcrumb {
+  const reason = text.trim().slice(0, MAX_REASON_CHARS);
+  const tagValue = (prefix: string) =>
+    conversation.answer_tags?.find((t) => t.startsWith(prefix))?.slice(prefix.length);
+  const inputSchema = offered.specs.find((s) => s.name === call.name)?.inputSchema;
+  const context: ToolApproval = {
+    kind: APPROVAL_KIND,
+    agent_id: agentId,
+    tool: call.name,
+    arguments: call.input ?? {},
+    reason,
+    tool_request_id: requestId,
+    thread: conversation.thread,
+    round: conversation.round,
+    prompt: `${agentId} wants to call ${call.name}${reason !== '' ? `: ${reason.slice(0, 200)}` : ''}`,
+    ...(inputSchema !== undefined ? { input_schema: inputSchema } : {}),
+    ...(policy.timeoutSeconds !== undefined
+      ? { expires_at: new Date(now.getTime() + policy.timeoutSeconds * 1000).toISOString() }
+      : {}),
+    ...(tagValue(RUN_TAG_PREFIX) !== undefined ? { run_id: tagValue(RUN_TAG_PREFIX) } : {}),
+    ...(tagValue(STEP_TAG_PREFIX) !== undefined ? { step: tagValue(STEP_TAG_PREFIX) } : {}),
+    status: 'pending',
+  };
+  return {
+    id: approvalId,
+    schema_name: HUMAN_REQUEST_SCHEMA,
+    title: `${agentId} asks to call ${call.name}: waiting for approval`,
+    tags: [APPROVAL_TAG, `agent:${agentId}`, requestTag(approvalId), threadTag(conversation.thread)],
+    context: context as unknown as Record<string, unknown>,
+  };
+}
+
+/** The timer that rejects an approval nobody answered in time (written as `system:scheduler`, `timers.ts`). */
+function expiryTimer(
+  workspace: string,
+  agentId: string,
+  approvalId: string,
+  timeoutSeconds: number,
+  now: Date,
+): OneTimeTimer {
+  const id = expiryResponseId(approvalId);
+  return {
+    workspace,
+    id,
+    at: new Date(now.getTime() + timeoutSeconds * 1000),
+    breadcrumb: {
+      id,
+      schema_name: HUMAN_RESPONSE_SCHEMA,
+      title: `approval ${approvalId} expired`,
+      tags: [`${REPLY_TO_TAG_PREFIX}agent:${agentId}`, requestTag(approvalId)],
+      context: { request_id: approvalId, decision: 'reject', reason: EXPIRED_REASON },
+    },
+  };
 }
 
 /**
@@ -233,9 +365,27 @@ export async function continuedConversation(
       refused: undefined,
     };
   }
+  const waits = (record: Breadcrumb | undefined) => {
+    const c = record?.context as Partial<AgentConversation> | undefined;
+    return c?.status === 'waiting-for-tools' && c.pending?.some((p) => p.requestId === requestId) === true;
+  };
+  let found = stored;
+  if (!waits(found)) {
+    // A call decided by a person continues in the thread of the person's answer, not the conversation's: the
+    // request (or the agent's rejection) names the conversation's thread. Only read when the first read missed.
+    const thread = await threadOfRequest(input, deps.store, response);
+    if (thread !== undefined && thread !== input.causation.thread) {
+      found = await deps.store
+        .get(workspace, conversationId(def.agent_id, thread))
+        .catch((error: unknown) => {
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        });
+    }
+  }
   // A response to a request this agent made outside a conversation (e.g. seed 002's tools_to_invoke).
-  if (stored === undefined) return undefined;
-  const conversation = stored.context as unknown as AgentConversation;
+  if (found === undefined) return undefined;
+  const conversation = found.context as unknown as AgentConversation;
   if (
     conversation.status !== 'waiting-for-tools' ||
     !conversation.pending.some((p) => p.requestId === requestId)
@@ -247,10 +397,18 @@ export async function continuedConversation(
   for (const pending of conversation.pending) {
     const answer =
       pending.requestId === requestId
-        ? response
+        ? { context: response, writer: input.trigger.created_by }
         : await latestResponse(deps.store, workspace, pending.requestId);
     if (answer === undefined) return undefined; // another response of this round is still to come
-    results.push(toolResult(pending, answer));
+    // A call waiting for approval is answered only by its tool (once approved) or by the agent's rejection.
+    if (
+      pending.approval !== undefined &&
+      answer.writer !== input.principal &&
+      answer.writer !== `tool:${pending.tool}`
+    ) {
+      return undefined;
+    }
+    results.push(toolResult(pending, answer.context));
   }
 
   // Claim the round: of several responses that each see the round complete, only one continues.
@@ -261,9 +419,9 @@ export async function continuedConversation(
     try {
       await deps.store.update(
         workspace,
-        id,
-        { context: { ...stored.context, continued: { round: conversation.round, by: me } } },
-        { principal: input.principal, expectedVersion: stored.version, causation: input.causation },
+        found.id,
+        { context: { ...found.context, continued: { round: conversation.round, by: me } } },
+        { principal: input.principal, expectedVersion: found.version, causation: input.causation },
       );
     } catch (error) {
       if (error instanceof VersionConflictError) return undefined;
@@ -327,6 +485,32 @@ async function carriedConversation(
   return state;
 }
 
+/**
+ * The thread of the conversation a response continues, as the agent itself wrote it: in its rejection of a call
+ * (`approvals.ts`), else in the tool request the response answers (read by the id its causation names).
+ */
+async function threadOfRequest(
+  input: ExecutionInput<AgentDefinition>,
+  store: BreadcrumbStore,
+  response: Record<string, unknown>,
+): Promise<string | undefined> {
+  if (input.trigger.created_by === input.principal) return stringField(response, ['thread']);
+  const ref = ownToolRequest(input.definition, input.trigger);
+  if (ref === undefined) return undefined;
+  try {
+    const request =
+      ref.version === undefined
+        ? await store.get(input.trigger.workspace, ref.id)
+        : await store.getVersion(input.trigger.workspace, ref.id, ref.version);
+    if (request.schema_name !== TOOL_REQUEST_SCHEMA || request.created_by !== input.principal)
+      return undefined;
+    return stringField(asObject(request.context), ['thread']);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
+
 /** A failed result for a call to a tool the agent was not given, naming the ones it was. */
 function refusal(call: LlmToolCall, given: ReadonlySet<string>): LlmToolResult {
   const available = given.size > 0 ? [...given].join(', ') : 'none';
@@ -367,7 +551,7 @@ async function latestResponse(
   store: BreadcrumbStore,
   workspace: string,
   requestId: string,
-): Promise<Record<string, unknown> | undefined> {
+): Promise<{ context: Record<string, unknown>; writer: string } | undefined> {
   const page = await store.list({
     workspace,
     schema_name: TOOL_RESPONSE_SCHEMA,
@@ -377,7 +561,8 @@ async function latestResponse(
   if (page.items.length === 0) return undefined;
   // The context view, as for the trigger: a tool result's excluded fields never reach the model.
   const [view] = await store.contextViews(workspace, page.items.slice(0, 1));
-  return view ? asObject(view.context) : undefined;
+  const writer = page.items[0]?.created_by ?? '';
+  return view ? { context: asObject(view.context), writer } : undefined;
 }
 
 export function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
@@ -399,10 +584,16 @@ export async function toolSpecs(
   def: AgentDefinition,
   workspace: string,
   store: BreadcrumbStore,
-): Promise<LlmToolSpec[]> {
+): Promise<OfferedTools> {
   // The same rule decides what a structured answer may request (`#shared/core/executor/allow-list.ts`).
   const defs = await listToolDefinitions(workspace, store);
-  return givenToolNames(def, defs).map((name) => {
+  const names = givenToolNames(def, defs);
+  const approvals = new Map<string, ApprovalPolicy>();
+  for (const name of names) {
+    const policy = approvalPolicy(def, name, defs.get(name));
+    if (policy !== undefined) approvals.set(name, policy);
+  }
+  const specs = names.map((name): LlmToolSpec => {
     const d = defs.get(name);
     const schema = asObject(d?.input_schema ?? { type: 'object' });
     return {
@@ -411,7 +602,16 @@ export async function toolSpecs(
       inputSchema: { type: 'object', ...schema },
     };
   });
+  return { specs, approvals };
 }
+
+/** The tools a turn offers the model, and which of them wait for a person's approval (and how long). */
+export interface OfferedTools {
+  specs: LlmToolSpec[];
+  approvals: ReadonlyMap<string, ApprovalPolicy>;
+}
+
+export const NO_TOOLS: OfferedTools = { specs: [], approvals: new Map() };
 
 function sha(text: string): string {
   return createHash('sha256').update(text).digest('hex');

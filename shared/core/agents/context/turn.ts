@@ -19,14 +19,16 @@ import { NonRetriableError } from '#shared/domain/errors.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_RESPONSE_SCHEMA,
+  HUMAN_RESPONSE_SCHEMA,
   requestTag,
   TOOL_RESPONSE_SCHEMA,
   threadTag,
 } from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import type { LlmClient, LlmResponse, LlmToolSpec } from '#shared/ports/llm.ts';
-import type { Log } from '#shared/ports/log.ts';
+import type { LlmClient, LlmResponse } from '#shared/ports/llm.ts';
+import { type Log, silentLog } from '#shared/ports/log.ts';
+import type { OneTimeTimer, Timers } from '#shared/ports/timers.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { ERROR_ANSWERS, responseTo } from '../../executor/answers.ts';
 import type {
@@ -35,6 +37,7 @@ import type {
   ExecutorKindImplementation,
   OutputBreadcrumb,
 } from '../../executor/contract.ts';
+import { answerApproval } from './approvals.ts';
 import type { DailyBudget } from './daily-budget.ts';
 import { stringField } from './fields.ts';
 import { type ContextSpec, DEFAULT_AGENT_MODEL, systemPrompt, userMessageOf } from './prompt.ts';
@@ -43,6 +46,8 @@ import {
   type AgentConversation,
   continuedConversation,
   conversationOutput,
+  NO_TOOLS,
+  type OfferedTools,
   ownToolRequest,
   toolRound,
   toolSpecs,
@@ -64,6 +69,8 @@ export interface ContextAgentDeps {
   daily?: DailyBudget;
   /** A model string as calls are priced (`turn-budget.ts`). */
   priceModel?: (model: string) => string;
+  /** Sets the expiry timers of tool-call approvals (`approvals.ts`); without it approvals never expire. */
+  timers?: Timers;
 }
 
 export function createContextAgentKind(deps: ContextAgentDeps): ExecutorKindImplementation<AgentDefinition> {
@@ -79,6 +86,7 @@ async function executeAgent(
   deps: ContextAgentDeps,
 ): Promise<ExecutionResult> {
   if (input.trigger.schema_name === TOOL_RESPONSE_SCHEMA) return continueWithToolResults(input, deps);
+  if (input.trigger.schema_name === HUMAN_RESPONSE_SCHEMA) return continueWithApproval(input, deps);
   const spec = agentSpec(input.definition, deps.parseYaml ? { parseYaml: deps.parseYaml } : {});
   if (spec.type !== 'context') {
     throw new NonRetriableError(
@@ -99,6 +107,8 @@ export async function contextTurn(
   task: AgentTask,
 ): Promise<ExecutionResult> {
   if (input.trigger.schema_name === TOOL_RESPONSE_SCHEMA) return continueWithToolResults(input, deps);
+  // A person's answer to one of the turn's tool-call approvals (the agent kind routes only those here).
+  if (input.trigger.schema_name === HUMAN_RESPONSE_SCHEMA) return continueWithApproval(input, deps);
   const def = input.definition;
   const workspace = input.trigger.workspace;
   // The model the rule manager reports in the definition's status (`agentModel`): one answer to "which model".
@@ -106,7 +116,7 @@ export async function contextTurn(
   const [userMessage, prompt, tools] = await Promise.all([
     userMessageOf(input, deps.store, task),
     systemPrompt(def, input, spec, model, deps.tokenizers),
-    def.max_tool_rounds > 0 ? toolSpecs(def, workspace, deps.store) : [],
+    def.max_tool_rounds > 0 ? toolSpecs(def, workspace, deps.store) : NO_TOOLS,
   ]);
   const conversation: AgentConversation = {
     agent_id: def.agent_id,
@@ -133,9 +143,10 @@ async function step(
   input: ExecutionInput<AgentDefinition>,
   deps: ContextAgentDeps,
   asked: AgentConversation,
-  tools: LlmToolSpec[],
+  offered: OfferedTools,
 ): Promise<ExecutionResult> {
   const def = input.definition;
+  const tools = offered.specs;
   const mayCallTools = asked.round < def.max_tool_rounds;
   // Past the round limit the tools stay offered when the conversation already used them (Bedrock drops tool
   // history from a request without tools), but further calls are not honoured: the turn ends.
@@ -158,14 +169,51 @@ async function step(
   const conversation = afterCall(asked, response, deps.prices);
 
   if (response.toolCalls.length > 0 && mayCallTools) {
-    const round = toolRound(input, deps, conversation, response, tools);
-    return 'again' in round ? step(input, deps, round.again, tools) : round;
+    const round = toolRound(input, deps, conversation, response, offered);
+    if ('again' in round) return step(input, deps, round.again, offered);
+    await setExpiryTimers(round.timers ?? [], deps);
+    return { outputs: round.outputs };
   }
   if (def.response_schema === undefined) return { outputs: finalOutputs(input, conversation, response) };
 
   const structured = await structuredAnswer(input, deps, conversation, response, def.response_schema);
-  if ('again' in structured) return step(input, deps, structured.again, tools);
+  if ('again' in structured) return step(input, deps, structured.again, offered);
   return { outputs: finalOutputs(input, structured.conversation, response, structured) };
+}
+
+/**
+ * The expiry of each approval the round asks for, set before the approvals are written: a timer whose approval
+ * never got written finds nothing to expire (`approvals.ts`), while an approval without its timer would wait on.
+ */
+async function setExpiryTimers(timers: readonly OneTimeTimer[], deps: ContextAgentDeps): Promise<void> {
+  if (timers.length === 0) return;
+  if (deps.timers === undefined) {
+    (deps.log ?? silentLog).warn('approval expiry not set: this function has no timers', {
+      timers: timers.map((t) => t.id),
+    });
+    return;
+  }
+  const set = deps.timers;
+  await Promise.all(timers.map((timer) => set.set(timer)));
+}
+
+/**
+ * A person's answer to an approval: approved, the tool request; rejected (or expired), the round continues here
+ * when the rejection was its last missing result (the agent is not triggered by the result it wrote itself).
+ */
+async function continueWithApproval(
+  input: ExecutionInput<AgentDefinition>,
+  deps: ContextAgentDeps,
+): Promise<ExecutionResult> {
+  const decided = await answerApproval(input, deps);
+  if (decided.rejection === undefined) return { outputs: decided.outputs };
+  const [next, tools] = await Promise.all([
+    continuedConversation(decided.rejection, deps),
+    toolSpecs(input.definition, input.trigger.workspace, deps.store),
+  ]);
+  if (next === undefined) return { outputs: decided.outputs };
+  const continued = await step(input, deps, next, tools);
+  return { outputs: [...decided.outputs, ...continued.outputs] };
 }
 
 async function continueWithToolResults(
