@@ -4,48 +4,12 @@
  * the local stack's server the same way. Calls the API's own handler code in process as the caller, so every
  * breadcrumb it reads or writes goes through the API's checks; it has the API's table access and no more.
  */
-import middy from '@middy/core';
-import type { Context } from 'aws-lambda';
-import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
-import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { McpEnvSchema, parseEnv } from '#shared/config.ts';
-import { createApi } from '#shared/core/api/api.ts';
-import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
 import { ENV } from '#shared/topology.ts';
-import { instrumented, powertools } from '../wiring/powertools.ts';
+import { protocolServerHandler } from '../wiring/protocol-server.ts';
 
 const env = parseEnv(McpEnvSchema);
-const pt = powertools('crumbs-mcp', [defaultDocumentClient()]);
-const { logger } = pt;
-
-const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
-const api = createApi({
-  store,
-  activity: {
-    store,
-    threads: new DynamoThreadIndex({ tableName: env[ENV.tableName] }),
-    changes: new DynamoChangeLog({ tableName: env[ENV.tableName] }),
-    stream: { maxWaitMs: 0, settleMs: env[ENV.changesSettleMs], pollMs: env[ENV.changesPollMs] },
-  },
-  onUnexpectedError: (error, request) =>
-    logger.error('unexpected error in the API called by MCP', {
-      error,
-      method: request.method,
-      path: request.path,
-    }),
-});
-const mcp = createMcpHttp({
-  api,
-  ...(env[ENV.jwtIssuer] ? { issuer: env[ENV.jwtIssuer] } : {}),
-  onUnexpectedError: (error, request) =>
-    logger.error('unexpected error', { error, method: request.method, path: request.path }),
-});
-
-export const handler = instrumented(
-  middy(
-    async (event: HttpEvent, context: Context): Promise<HttpResult> =>
-      mcp(toHttpRequest(event, env[ENV.workspacesClaim], context)),
-  ),
-  pt,
+export const handler = protocolServerHandler('crumbs-mcp', env, (deps) =>
+  createMcpHttp({ ...deps, ...(env[ENV.jwtIssuer] ? { issuer: env[ENV.jwtIssuer] } : {}) }),
 );

@@ -37,16 +37,20 @@ import {
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Caller, HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import {
-  AGENT_ERROR_SCHEMA,
-  AGENT_REQUEST_SCHEMA,
-  AGENT_RESPONSE_SCHEMA,
-  requestTag,
-} from '#shared/domain/protocol.ts';
+  type AnswerRecord,
+  findAnswer,
+  isOk,
+  problemText,
+  type WorkspaceApi,
+  waitForAnswer,
+  workspaceApi,
+} from '#shared/core/api/in-process.ts';
+import { AGENT_ERROR_SCHEMA, AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA } from '#shared/domain/protocol.ts';
 
 /** API Gateway's integration limit is 30 s and not adjustable; this leaves room to answer. */
 export const ANSWER_WITHIN_MS = 25_000;
-const ANSWER_MARGIN_MS = 2_500;
 const STATE = { working: 2, completed: 3, failed: 4 } as const;
+const ANSWER_SCHEMAS = [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA];
 const ROLE_USER = 1;
 const ROLE_AGENT = 2;
 
@@ -65,21 +69,18 @@ export interface A2aCall {
   readonly remainingMs?: () => number;
 }
 
-interface Record_ {
-  id: string;
-  schema_name: string;
-  created_by: string;
-  created_at: string;
-  updated_at: string;
-  tags: string[];
-  context: Record<string, unknown>;
-}
+/** A request or answer as read from the API (the full record). */
+type Record_ = AnswerRecord & { created_by: string; created_at: string; updated_at: string };
 
 export class CrumbsA2aHandler implements A2ARequestHandler {
+  private readonly api: WorkspaceApi;
+
   constructor(
     private readonly deps: A2aDeps,
     private readonly call: A2aCall,
-  ) {}
+  ) {
+    this.api = workspaceApi(deps.api, call);
+  }
 
   async getAgentCard(): Promise<AgentCard> {
     return this.call.card;
@@ -114,9 +115,15 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
         },
       },
     });
-    if (!ok(written)) throw new RequestMalformedError(problemText(written));
+    if (!isOk(written)) throw new RequestMalformedError(problemText(written));
     const request = written.body as Record_;
-    const answer = params.configuration?.returnImmediately ? undefined : await this.waitForAnswer(request.id);
+    const answer = params.configuration?.returnImmediately
+      ? undefined
+      : ((await waitForAnswer(this.api, request.id, ANSWER_SCHEMAS, {
+          withinMs: this.deps.answerWithinMs ?? ANSWER_WITHIN_MS,
+          remainingMs: this.call.remainingMs,
+          poll: this.deps.pollMs ?? { first: 50, max: 1000 },
+        })) as Record_ | undefined);
     return taskOf(request, answer, message);
   }
 
@@ -132,7 +139,11 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
 
   async getTask(params: GetTaskRequest): Promise<Task> {
     const request = await this.ownRequest(params.id);
-    return taskOf(request, await this.findAnswer(request.id), undefined);
+    return taskOf(
+      request,
+      (await findAnswer(this.api, request.id, ANSWER_SCHEMAS)) as Record_ | undefined,
+      undefined,
+    );
   }
 
   async cancelTask(params: CancelTaskRequest): Promise<Task> {
@@ -151,14 +162,18 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
         ...(params.pageToken ? { cursor: params.pageToken } : {}),
       },
     });
-    if (!ok(page)) throw new RequestMalformedError(problemText(page));
+    if (!isOk(page)) throw new RequestMalformedError(problemText(page));
     const body = page.body as { items: Record_[]; next_cursor: string | null };
     const mine = body.items.filter(
       (r) =>
         r.created_by === this.call.caller.principal &&
         (!params.contextId || r.context.conversation_id === params.contextId),
     );
-    const tasks = await Promise.all(mine.map(async (r) => taskOf(r, await this.findAnswer(r.id), undefined)));
+    const tasks = await Promise.all(
+      mine.map(async (r) =>
+        taskOf(r, (await findAnswer(this.api, r.id, ANSWER_SCHEMAS)) as Record_ | undefined, undefined),
+      ),
+    );
     return { tasks, nextPageToken: body.next_cursor ?? '', pageSize: size, totalSize: tasks.length };
   }
 
@@ -183,7 +198,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     const read = await this.api('GET', `breadcrumbs/${encodeURIComponent(id)}/full`);
     const r = read.body as Record_;
     if (
-      !ok(read) ||
+      !isOk(read) ||
       r.schema_name !== AGENT_REQUEST_SCHEMA ||
       r.context.agent !== this.call.agent ||
       r.created_by !== this.call.caller.principal
@@ -192,69 +207,6 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     }
     return r;
   }
-
-  private async waitForAnswer(id: string): Promise<Record_ | undefined> {
-    const poll = this.deps.pollMs ?? { first: 50, max: 1000 };
-    const remaining = this.call.remainingMs?.() ?? Number.POSITIVE_INFINITY;
-    const deadline =
-      Date.now() + Math.min(this.deps.answerWithinMs ?? ANSWER_WITHIN_MS, remaining - ANSWER_MARGIN_MS);
-    let pause = poll.first;
-    for (;;) {
-      const found = await this.findAnswer(id);
-      if (found !== undefined) return found;
-      if (Date.now() + pause > deadline) return undefined;
-      await new Promise((r) => setTimeout(r, pause));
-      pause = Math.min(poll.max, Math.ceil(pause * 1.5));
-    }
-  }
-
-  private async findAnswer(id: string): Promise<Record_ | undefined> {
-    for (const schema of [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA]) {
-      const page = await this.api('GET', 'breadcrumbs', {
-        query: { schema_name: schema, tag: requestTag(id), limit: '1', view: 'full' },
-      });
-      const item = ok(page) ? (page.body as { items: Record_[] }).items[0] : undefined;
-      if (item !== undefined) return item;
-    }
-    return undefined;
-  }
-
-  private async api(
-    method: string,
-    path: string,
-    options: { query?: Record<string, string>; body?: unknown } = {},
-  ): Promise<{ status: number; body: unknown }> {
-    const result = await this.deps.api({
-      method,
-      path: `/v1/workspaces/${encodeURIComponent(this.call.workspace)}/${path}`,
-      headers: options.body !== undefined ? { 'content-type': 'application/json' } : {},
-      query: options.query ?? {},
-      body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
-      caller: this.call.caller,
-      ...(this.call.remainingMs ? { remainingMs: this.call.remainingMs } : {}),
-    });
-    let body: unknown;
-    try {
-      body = result.body ? JSON.parse(String(result.body)) : undefined;
-    } catch {
-      body = result.body;
-    }
-    return { status: result.statusCode, body };
-  }
-}
-
-function ok(answer: { status: number }): boolean {
-  return answer.status >= 200 && answer.status < 300;
-}
-
-function problemText(answer: { status: number; body: unknown }): string {
-  const p = (answer.body ?? {}) as {
-    title?: string;
-    detail?: string;
-    errors?: { path: string; message: string }[];
-  };
-  const fields = Array.isArray(p.errors) ? p.errors.map((e) => `${e.path}: ${e.message}`).join('; ') : '';
-  return [`${answer.status} ${p.title ?? 'error'}`, p.detail, fields].filter(Boolean).join(': ');
 }
 
 /** The text parts joined, and the data part (the last one, when several). */

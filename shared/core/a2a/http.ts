@@ -16,7 +16,14 @@
 import { AgentCard } from '@a2a-js/sdk';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { DefinitionSummary } from '#shared/core/api/activity-routes.ts';
-import { type Caller, type HttpRequest, type HttpResult, json, problem } from '#shared/core/api/http.ts';
+import {
+  type Caller,
+  type HttpRequest,
+  type HttpResult,
+  json,
+  problem,
+  publicBaseUrl,
+} from '#shared/core/api/http.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
   ForbiddenError,
@@ -56,7 +63,7 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
         // No token here: the definition is read by the service, and only an opted-in card is answered.
         const found = await activeAgent(deps, ws, agent, { principal: 'system:a2a', workspaces: [ws] });
         if (!found?.publicCard) throw new NotFoundError(`no public A2A card for ${agent} in workspace ${ws}`);
-        return cardResult(agentCardOf(found.context, baseUrl(request), ws));
+        return cardResult(agentCardOf(found.context, publicBaseUrl(request), ws));
       }
       const caller = request.caller;
       if (!caller) throw new UnauthorizedError('missing or invalid bearer token');
@@ -68,7 +75,7 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
       }
       const found = await activeAgent(deps, ws, agent, caller);
       if (found === undefined) throw new NotFoundError(`no A2A agent ${agent} in workspace ${ws}`);
-      const card = agentCardOf(found.context, baseUrl(request), ws);
+      const card = agentCardOf(found.context, publicBaseUrl(request), ws);
       if (isCard) return cardResult(card);
       if ((request.body?.length ?? 0) > MAX_A2A_BODY_BYTES) {
         return json(413, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'request too large' } });
@@ -168,11 +175,4 @@ function decoded(segment: string | undefined): string {
   } catch {
     throw new NotFoundError('no such path');
   }
-}
-
-/** The URL the client called, up to the path: API Gateway and the local server both pass `host`. */
-function baseUrl(request: HttpRequest): string {
-  const host = request.headers.host ?? 'localhost';
-  const proto = request.headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
-  return `${proto === 'https' ? 'https' : 'http'}://${host}`;
 }

@@ -142,6 +142,16 @@ const TITLES: Record<number, string> = {
   503: 'Service unavailable',
 };
 
+/**
+ * The URL the client called, up to the path (what a protocol server names in its metadata and cards): API Gateway
+ * and the local server both pass `host`, and API Gateway says `x-forwarded-proto: https`.
+ */
+export function publicBaseUrl(request: Pick<HttpRequest, 'headers'>): string {
+  const host = request.headers.host ?? 'localhost';
+  const proto = request.headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
+  return `${proto === 'https' ? 'https' : 'http'}://${host}`;
+}
+
 export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
   return {
     statusCode,

@@ -13,7 +13,14 @@
  * unexpected failure inside a handler becomes a JSON-RPC internal error (logged).
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { type Caller, type HttpRequest, type HttpResult, json, problem } from '#shared/core/api/http.ts';
+import {
+  type Caller,
+  type HttpRequest,
+  type HttpResult,
+  json,
+  problem,
+  publicBaseUrl,
+} from '#shared/core/api/http.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
   ForbiddenError,
@@ -49,7 +56,7 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
       if (!caller) {
         const result = problem(new UnauthorizedError('missing or invalid bearer token'));
         result.headers['www-authenticate'] =
-          `Bearer resource_metadata="${baseUrl(request)}${METADATA_PREFIX}/v1/workspaces/${ws}/mcp"`;
+          `Bearer resource_metadata="${publicBaseUrl(request)}${METADATA_PREFIX}/v1/workspaces/${ws}/mcp"`;
         return result;
       }
       if (caller.workspaces !== '*' && !caller.workspaces.includes(ws)) {
@@ -95,7 +102,7 @@ async function handle(
     const headers = new Headers();
     for (const [k, v] of Object.entries(request.headers)) headers.set(k, v);
     const response = await transport.handleRequest(
-      new Request(`${baseUrl(request)}${request.path}`, {
+      new Request(`${publicBaseUrl(request)}${request.path}`, {
         method: request.method,
         headers,
         ...(request.body !== undefined ? { body: request.body } : {}),
@@ -119,7 +126,7 @@ function resourceMetadata(deps: McpHttpDeps, request: HttpRequest, ws: string): 
   return json(
     200,
     {
-      resource: `${baseUrl(request)}/v1/workspaces/${ws}/mcp`,
+      resource: `${publicBaseUrl(request)}/v1/workspaces/${ws}/mcp`,
       ...(deps.issuer ? { authorization_servers: [deps.issuer] } : {}),
       bearer_methods_supported: ['header'],
       resource_name: `crumbs workspace ${ws}`,
@@ -137,11 +144,4 @@ function workspaceOf(raw: string | undefined): string {
   }
   if (!WORKSPACE_PATTERN.test(ws)) throw new NotFoundError(`no workspace "${ws.slice(0, 64)}"`);
   return ws;
-}
-
-/** The URL the client called, up to the path: API Gateway and the local server both pass `host`. */
-function baseUrl(request: HttpRequest): string {
-  const host = request.headers.host ?? 'localhost';
-  const proto = request.headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
-  return `${proto === 'https' ? 'https' : 'http'}://${host}`;
 }

@@ -39,10 +39,19 @@ import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validatio
 import type { DefinitionSummary } from '#shared/core/api/activity-routes.ts';
 import type { Caller, HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import {
+  type AnswerRecord,
+  type ApiAnswer,
+  findAnswer,
+  isOk,
+  problemText,
+  type WorkspaceApi,
+  waitForAnswer,
+  workspaceApi,
+} from '#shared/core/api/in-process.ts';
+import {
   AGENT_ERROR_SCHEMA,
   AGENT_REQUEST_SCHEMA,
   AGENT_RESPONSE_SCHEMA,
-  requestTag,
   TOOL_REQUEST_SCHEMA,
   TOOL_RESPONSE_SCHEMA,
 } from '#shared/domain/protocol.ts';
@@ -52,7 +61,6 @@ export const SERVER_INFO = { name: 'crumbs', version: '0.1.0' };
 /** API Gateway's integration limit is 30 s and not adjustable; this leaves room to answer. */
 export const ANSWER_WITHIN_MS = 25_000;
 /** Time kept for answering after the wait, out of the function's remaining time. */
-const ANSWER_MARGIN_MS = 2_500;
 const DEFINITION_PAGES = 5;
 
 export interface McpDeps {
@@ -61,7 +69,6 @@ export interface McpDeps {
   readonly answerWithinMs?: number;
   /** First and longest pause between looks for an answer (they grow from the first to the longest). */
   readonly pollMs?: { first: number; max: number };
-  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 export interface McpCall {
@@ -70,9 +77,14 @@ export interface McpCall {
   readonly remainingMs?: () => number;
 }
 
-interface ApiAnswer {
-  status: number;
-  body: unknown;
+/** How long a call waits for its answer: `answerWithinMs` and the function's remaining time. */
+function waitOf(deps: McpDeps, call: McpCall) {
+  return {
+    withinMs: deps.answerWithinMs ?? ANSWER_WITHIN_MS,
+    remainingMs: call.remainingMs,
+    // Short at first (a tool answers in about 100 ms locally), longer for agents that think.
+    poll: deps.pollMs ?? { first: 25, max: 1000 },
+  };
 }
 
 /** The workspace's MCP server for this caller; connect it to a fresh transport per HTTP request. */
@@ -88,7 +100,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
       '(crumbs_get, crumbs_list, crumbs_create; resources crumbs://<workspace>/breadcrumbs/<id>).',
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
   });
-  const api = apiClient(deps, call);
+  const api = workspaceApi(deps.api, call);
   let catalog: Promise<CatalogTool[]> | undefined;
   const tools = () => {
     catalog ??= readCatalog(api);
@@ -120,7 +132,12 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
       if (!outcome.ok) return outcome.refused;
       const started = outcome.request;
       if (request.params.task) return { task: taskOf(started, undefined) };
-      const answer = await waitForAnswer(deps, call, api, started.id, answerSchemas(started.schema_name));
+      const answer = await waitForAnswer(
+        api,
+        started.id,
+        answerSchemas(started.schema_name),
+        waitOf(deps, call),
+      );
       if (answer === undefined) return stillRunning(call.workspace, started.id);
       return resultOf(started, answer);
     },
@@ -134,7 +151,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
   server.setRequestHandler(GetTaskPayloadRequestSchema, async (request) => {
     const { request: asked, answer: found } = await taskRecords(api, call, request.params.taskId);
     const answer =
-      found ?? (await waitForAnswer(deps, call, api, asked.id, answerSchemas(asked.schema_name)));
+      found ?? (await waitForAnswer(api, asked.id, answerSchemas(asked.schema_name), waitOf(deps, call)));
     if (answer === undefined) {
       throw new McpError(
         ErrorCode.InvalidRequest,
@@ -154,7 +171,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
         ...(request.params?.cursor ? { cursor: request.params.cursor } : {}),
       },
     });
-    if (!ok(page)) throw new McpError(ErrorCode.InvalidParams, problemText(page));
+    if (!isOk(page)) throw new McpError(ErrorCode.InvalidParams, problemText(page));
     const body = page.body as { items: RequestRecord[]; next_cursor: string | null };
     const mine = body.items.filter((r) => r.created_by === call.caller.principal);
     const tasks = await Promise.all(
@@ -165,7 +182,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
     const defs = await api('GET', 'definitions');
-    const items = ok(defs) ? ((defs.body as { items: DefinitionSummary[] }).items ?? []) : [];
+    const items = isOk(defs) ? ((defs.body as { items: DefinitionSummary[] }).items ?? []) : [];
     return {
       resources: items.slice(0, 200).map((d) => ({
         uri: breadcrumbUri(call.workspace, d.id),
@@ -215,46 +232,14 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
   return server;
 }
 
-type Api = (
-  method: string,
-  path: string,
-  options?: { query?: Record<string, string>; body?: unknown },
-) => Promise<ApiAnswer>;
-
-/** The API in process, as the caller, under `/v1/workspaces/{ws}/…`. */
-function apiClient(deps: McpDeps, call: McpCall): Api {
-  return async (method, path, options = {}) => {
-    const result = await deps.api({
-      method,
-      path: `/v1/workspaces/${encodeURIComponent(call.workspace)}/${path}`,
-      headers: options.body !== undefined ? { 'content-type': 'application/json' } : {},
-      query: options.query ?? {},
-      body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
-      caller: call.caller,
-      ...(call.remainingMs ? { remainingMs: call.remainingMs } : {}),
-    });
-    let body: unknown;
-    try {
-      body = result.body ? JSON.parse(String(result.body)) : undefined;
-    } catch {
-      body = result.body;
-    }
-    return { status: result.statusCode, body };
-  };
-}
-
-function ok(answer: ApiAnswer): boolean {
-  return answer.status >= 200 && answer.status < 300;
-}
-
 /** The active definitions with their own fields: the definitions listing (states) joined with the full records. */
-async function readCatalog(api: Api): Promise<CatalogTool[]> {
+async function readCatalog(api: WorkspaceApi): Promise<CatalogTool[]> {
   const [summaries, ...full] = await Promise.all([
     api('GET', 'definitions'),
     listFull(api, 'tool.def.v1'),
     listFull(api, 'agent.def.v1'),
   ]);
-  if (!ok(summaries)) throw new McpError(ErrorCode.InternalError, 'could not read the definitions');
+  if (!isOk(summaries)) throw new McpError(ErrorCode.InternalError, 'could not read the definitions');
   const byId = new Map(full.flat().map((b) => [b.id, b] as const));
   const definitions: CatalogDefinition[] = [];
   for (const summary of (summaries.body as { items: DefinitionSummary[] }).items) {
@@ -271,14 +256,14 @@ interface FullRecord {
   context: Record<string, unknown>;
 }
 
-async function listFull(api: Api, schema: string): Promise<FullRecord[]> {
+async function listFull(api: WorkspaceApi, schema: string): Promise<FullRecord[]> {
   const out: FullRecord[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < DEFINITION_PAGES; page++) {
     const answer = await api('GET', 'breadcrumbs', {
       query: { schema_name: schema, view: 'full', limit: '100', ...(cursor ? { cursor } : {}) },
     });
-    if (!ok(answer)) break;
+    if (!isOk(answer)) break;
     const body = answer.body as { items: FullRecord[]; next_cursor: string | null };
     out.push(...body.items);
     if (!body.next_cursor) break;
@@ -302,7 +287,7 @@ interface RequestRecord {
 
 /** Writes the request an API user would write for a tool or agent call; an API refusal is a tool error. */
 async function startRequest(
-  api: Api,
+  api: WorkspaceApi,
   call: McpCall,
   target: { kind: 'tool'; tool: string } | { kind: 'agent'; agent: string },
   args: Record<string, unknown>,
@@ -329,7 +314,7 @@ async function startRequest(
     };
   }
   const written = await api('POST', 'breadcrumbs', { body });
-  if (!ok(written)) return { ok: false, refused: refused(written) };
+  if (!isOk(written)) return { ok: false, refused: refused(written) };
   return { ok: true, request: written.body as RequestRecord };
 }
 
@@ -340,7 +325,7 @@ function answerSchemas(requestSchema: string): readonly string[] {
 }
 
 /** The tool result of an answer: a tool's output (structured when it is an object), or an agent's reply. */
-function resultOf(request: RequestRecord, answer: Answer): CallToolResult {
+function resultOf(request: RequestRecord, answer: AnswerRecord): CallToolResult {
   const c = answer.context;
   const meta = { 'crumbs/request_id': request.id, 'crumbs/response_id': answer.id };
   if (
@@ -381,7 +366,7 @@ function resultOf(request: RequestRecord, answer: Answer): CallToolResult {
 }
 
 /** A task as MCP shows it, from its request and, once there is one, its answer. */
-function taskOf(request: RequestRecord, answer: Answer | undefined): Task {
+function taskOf(request: RequestRecord, answer: AnswerRecord | undefined): Task {
   const failed =
     answer !== undefined &&
     (answer.context.status === 'error' ||
@@ -400,14 +385,14 @@ function taskOf(request: RequestRecord, answer: Answer | undefined): Task {
 
 /** A task's request (one this caller made for a task) and its answer if there is one; not found otherwise. */
 async function taskRecords(
-  api: Api,
+  api: WorkspaceApi,
   call: McpCall,
   taskId: string,
-): Promise<{ request: RequestRecord; answer: Answer | undefined }> {
+): Promise<{ request: RequestRecord; answer: AnswerRecord | undefined }> {
   const read = await api('GET', `breadcrumbs/${encodeURIComponent(taskId)}/full`);
   const request = read.body as RequestRecord & { tags?: string[] };
   if (
-    !ok(read) ||
+    !isOk(read) ||
     !Array.isArray(request.tags) ||
     !request.tags.includes(TASK_TAG) ||
     request.created_by !== call.caller.principal
@@ -418,7 +403,7 @@ async function taskRecords(
 }
 
 async function builtin(
-  api: Api,
+  api: WorkspaceApi,
   op: 'get' | 'list' | 'create',
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
@@ -442,57 +427,14 @@ async function builtin(
   } else {
     answer = await api('POST', 'breadcrumbs', { body: { tags: [], ...args } });
   }
-  if (!ok(answer)) return refused(answer);
+  if (!isOk(answer)) return refused(answer);
   return {
     content: [{ type: 'text', text: JSON.stringify(answer.body) }],
     ...(isPlainObject(answer.body) ? { structuredContent: answer.body } : {}),
   };
 }
 
-interface Answer {
-  id: string;
-  schema_name: string;
-  updated_at?: string;
-  context: Record<string, unknown>;
-}
-
-/** The answer to request `id` (a breadcrumb of one of `schemas` tagged `request:<id>`), or undefined in time. */
-async function waitForAnswer(
-  deps: McpDeps,
-  call: McpCall,
-  api: Api,
-  id: string,
-  schemas: readonly string[],
-): Promise<Answer | undefined> {
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  // Short at first (a tool answers in about 100 ms locally), longer for agents that think.
-  const poll = deps.pollMs ?? { first: 25, max: 1000 };
-  const remaining = call.remainingMs?.() ?? Number.POSITIVE_INFINITY;
-  const deadline =
-    Date.now() + Math.min(deps.answerWithinMs ?? ANSWER_WITHIN_MS, remaining - ANSWER_MARGIN_MS);
-  let pause = poll.first;
-  for (;;) {
-    const found = await findAnswer(api, id, schemas);
-    if (found !== undefined) return found;
-    if (Date.now() + pause > deadline) return undefined;
-    await sleep(pause);
-    pause = Math.min(poll.max, Math.ceil(pause * 1.5));
-  }
-}
-
-async function findAnswer(api: Api, id: string, schemas: readonly string[]): Promise<Answer | undefined> {
-  for (const schema of schemas) {
-    const page = await api('GET', 'breadcrumbs', {
-      query: { schema_name: schema, tag: requestTag(id), limit: '1', view: 'full' },
-    });
-    if (!ok(page)) continue;
-    const item = (page.body as { items: Answer[] }).items[0];
-    if (item !== undefined) return item;
-  }
-  return undefined;
-}
-
-async function readResource(api: Api, workspace: string, uri: string): Promise<unknown> {
+async function readResource(api: WorkspaceApi, workspace: string, uri: string): Promise<unknown> {
   const prefix = `crumbs://${workspace}/`;
   const notFound = () => new McpError(-32002, `Resource not found: ${uri.slice(0, 300)}`);
   if (!uri.startsWith(prefix)) throw notFound();
@@ -513,7 +455,7 @@ async function readResource(api: Api, workspace: string, uri: string): Promise<u
     });
   } else if (kind === 'requests' && rest === 'answer') {
     const request = await api('GET', `breadcrumbs/${encodeURIComponent(key)}`);
-    if (!ok(request)) throw notFound();
+    if (!isOk(request)) throw notFound();
     const found = await findAnswer(api, key, [
       TOOL_RESPONSE_SCHEMA,
       AGENT_RESPONSE_SCHEMA,
@@ -526,7 +468,7 @@ async function readResource(api: Api, workspace: string, uri: string): Promise<u
     throw notFound();
   }
   if (answer.status === 404) throw notFound();
-  if (!ok(answer)) throw new McpError(ErrorCode.InvalidParams, problemText(answer));
+  if (!isOk(answer)) throw new McpError(ErrorCode.InvalidParams, problemText(answer));
   return answer.body;
 }
 
@@ -558,18 +500,6 @@ function failed(message: string): CallToolResult {
 /** An API refusal (4xx) as the tool result a model can read: the problem's title, detail and field errors. */
 function refused(answer: ApiAnswer): CallToolResult {
   return failed(problemText(answer));
-}
-
-function problemText(answer: ApiAnswer): string {
-  const p = (isPlainObject(answer.body) ? answer.body : {}) as {
-    title?: string;
-    detail?: string;
-    errors?: { path?: string; message?: string }[];
-  };
-  const fields = Array.isArray(p.errors)
-    ? p.errors.map((e) => `${e.path ?? ''}: ${e.message ?? ''}`).join('; ')
-    : '';
-  return [`${answer.status} ${p.title ?? 'error'}`, p.detail, fields].filter(Boolean).join(': ');
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,0 +1,59 @@
+/**
+ * What the protocol servers' functions (MCP `functions/mcp`, A2A `functions/a2a`) share: the crumbs API built in
+ * process on the table — breadcrumbs and the definitions listing, nothing that deletes a workspace, sends a model
+ * call or holds a change stream open — which they call as the caller, and the Lambda handler around their HTTP
+ * handler.
+ */
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
+import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import type { ApiEnvSchema } from '#shared/config.ts';
+import { createApi } from '#shared/core/api/api.ts';
+import { type HttpEvent, type HttpRequest, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
+import type { z } from '#shared/domain/zod.ts';
+import { ENV } from '#shared/topology.ts';
+import { instrumented, powertools } from './powertools.ts';
+
+type ApiEnv = z.output<typeof ApiEnvSchema>;
+
+/** The Lambda handler of a protocol server: `serve` gets the API in process and a logger. */
+export function protocolServerHandler(
+  service: string,
+  env: ApiEnv,
+  serve: (deps: {
+    api: (request: HttpRequest) => Promise<HttpResult>;
+    onUnexpectedError: (error: unknown, request: HttpRequest) => void;
+  }) => (request: HttpRequest) => Promise<HttpResult>,
+) {
+  const pt = powertools(service, [defaultDocumentClient()]);
+  const { logger } = pt;
+  const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
+  const api = createApi({
+    store,
+    activity: {
+      store,
+      threads: new DynamoThreadIndex({ tableName: env[ENV.tableName] }),
+      changes: new DynamoChangeLog({ tableName: env[ENV.tableName] }),
+      stream: { maxWaitMs: 0, settleMs: env[ENV.changesSettleMs], pollMs: env[ENV.changesPollMs] },
+    },
+    onUnexpectedError: (error, request) =>
+      logger.error('unexpected error in the API called in process', {
+        error,
+        method: request.method,
+        path: request.path,
+      }),
+  });
+  const http = serve({
+    api,
+    onUnexpectedError: (error, request) =>
+      logger.error('unexpected error', { error, method: request.method, path: request.path }),
+  });
+  return instrumented(
+    middy(
+      async (event: HttpEvent, context: Context): Promise<HttpResult> =>
+        http(toHttpRequest(event, env[ENV.workspacesClaim], context)),
+    ),
+    pt,
+  );
+}
