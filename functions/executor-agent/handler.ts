@@ -70,6 +70,7 @@ export const handler = createExecutorHandler('agent', {
         tokenizers,
         parseYaml,
         log,
+        budget: { prices, priceModel, ...(daily !== undefined ? { daily } : {}) },
       }),
     );
   },

@@ -34,6 +34,7 @@ import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } fro
 import { outputId } from '../executor/outputs.ts';
 import { isApprovalAnswer } from './context/approvals.ts';
 import { ownToolRequest } from './context/tool-rounds.ts';
+import { budgetedLlm, invocationLimits, type TurnBudgetDeps } from './context/turn-budget.ts';
 import {
   type AgentAnswer,
   type AgentOutcome,
@@ -57,6 +58,11 @@ export interface AgentKindDeps {
   readonly tokenizers?: Tokenizers;
   readonly parseYaml?: YamlParser;
   readonly log?: Log;
+  /**
+   * Prices, the daily budget and model pricing for the budgets of plans, builds and orchestration planning calls
+   * (`budgetedLlm`); the tool-round turn checks its own. Absent: the default prices, no daily budget.
+   */
+  readonly budget?: TurnBudgetDeps;
 }
 
 export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation<AgentDefinition> {
@@ -109,9 +115,18 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
     signal: input.signal,
     log,
   };
+  // Plans, builds and orchestration planning call the model here, in one invocation: their calls answer to the
+  // same budgets as a turn's (the agent's, the request's share of a run's, the workspace's day).
+  const llm =
+    deps.llm === undefined
+      ? undefined
+      : budgetedLlm(deps.llm, invocationLimits(input.definition, input.trigger), input.trigger.workspace, {
+          ...deps.budget,
+          ...(deps.tokenizers !== undefined ? { tokenizers: deps.tokenizers } : {}),
+        });
   const modeDeps = {
     store: deps.store,
-    ...(deps.llm !== undefined ? { llm: deps.llm } : {}),
+    ...(llm !== undefined ? { llm } : {}),
     ...(deps.tokenizers !== undefined ? { tokenizers: deps.tokenizers } : {}),
     ...(deps.parseYaml !== undefined ? { parseYaml: deps.parseYaml } : {}),
   };

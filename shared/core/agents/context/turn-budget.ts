@@ -24,6 +24,7 @@ import {
   tighter,
 } from '#shared/domain/budget.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
+import { NonRetriableError } from '#shared/domain/errors.ts';
 import { callRecord, type PriceTable, priceTable } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_REQUEST_SCHEMA,
@@ -31,7 +32,7 @@ import {
   requestTag,
   threadTag,
 } from '#shared/domain/protocol.ts';
-import type { LlmResponse, LlmToolSpec } from '#shared/ports/llm.ts';
+import type { LlmClient, LlmResponse, LlmToolSpec } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
 import type { DailyBudget } from './daily-budget.ts';
@@ -152,13 +153,84 @@ export function budgetStopOutputs(
   ];
 }
 
+/** A call refused by a budget before it was made; its message names the budget and the figures. */
+export class BudgetExceededError extends NonRetriableError {
+  override readonly name = 'BudgetExceededError';
+  constructor(readonly stop: BudgetStop) {
+    super(budgetMessage(stop));
+  }
+}
+
+/**
+ * The model client of one invocation that is not a tool-round turn — a plan or build, an orchestration's planning
+ * call — under the same budgets as a turn: the agent's, tightened by its request's share of a run's, and the
+ * workspace's daily budget. Such an invocation starts and ends in one Lambda call, so its counters live here,
+ * not in a record; each call is checked before it is made (worst case, as `beforeCall`) and its output capped to
+ * what remains. A call that would cross throws `BudgetExceededError`: the request is answered with that error.
+ */
+export function budgetedLlm(
+  llm: LlmClient,
+  limits: BudgetLimits,
+  workspace: string,
+  deps: TurnBudgetDeps,
+): LlmClient {
+  let used: BudgetUsed = { ...NO_USAGE };
+  let last: TurnBudget['last'];
+  const prices = deps.prices ?? priceTable();
+  return {
+    async generate(request) {
+      if (deps.daily?.limitFor(workspace) !== undefined) {
+        const stop = await deps.daily.refusal(workspace);
+        if (stop !== undefined) throw new BudgetExceededError(stop);
+      }
+      let maxOutputTokens = request.maxOutputTokens;
+      if (hasLimits(limits)) {
+        const tokens = await promptTokens(
+          { system: request.system, messages: request.messages, model: request.model },
+          request.tools ?? [],
+          deps.tokenizers,
+        );
+        const model = last?.model ?? deps.priceModel?.(request.model) ?? request.model;
+        const verdict = callRefusal(
+          limits,
+          used,
+          inputEstimate(tokens, last),
+          priceFor(model, prices),
+          maxOutputTokens,
+        );
+        if ('stop' in verdict) throw new BudgetExceededError(verdict.stop);
+        maxOutputTokens = verdict.maxOutputTokens ?? maxOutputTokens;
+      }
+      const response = await llm.generate({
+        ...request,
+        ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
+      });
+      const record = callRecord(response.model, response.usage, prices);
+      used = addUsage(used, {
+        tokens: record.input_tokens + record.output_tokens,
+        cost_nusd: record.cost_nusd ?? 0,
+      });
+      last = { input: record.input_tokens, output: record.output_tokens, model: response.model };
+      return response;
+    },
+  };
+}
+
+/** The limits of an invocation: the agent's budget, tightened by the share its request carries. */
+export function invocationLimits(
+  def: AgentDefinition,
+  trigger: ExecutionInput<AgentDefinition>['trigger'],
+): BudgetLimits {
+  return turnBudgetOf(def, trigger).limits;
+}
+
 /**
  * The prompt's tokens, over-counted rather than under: each message as its JSON, a few tokens of framing each, and
  * 10 % more when the tokenizer is only the nearest family's; without a tokenizer its UTF-8 bytes (a BPE token is
  * at least one byte).
  */
 async function promptTokens(
-  conversation: AgentConversation,
+  conversation: Pick<AgentConversation, 'system' | 'messages' | 'model'>,
   tools: readonly LlmToolSpec[],
   tokenizers: Tokenizers | undefined,
 ): Promise<number> {

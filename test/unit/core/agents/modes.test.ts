@@ -115,6 +115,43 @@ describe('plan mode over Bedrock (recorded Converse responses)', () => {
     expect(await h.list('agent.plan.v1')).toEqual([]);
     expect(bedrock.commandCalls(ConverseCommand)).toHaveLength(2);
   });
+
+  it("does not make the retry a plan's request budget cannot pay for, and says why", async () => {
+    // Each call reports 20 input and 8 output tokens. With no tokenizer the prompt is counted as its UTF-8 bytes
+    // (over-counted, never under): 300 pays for the first call's worst case, not the retry's, which carries more.
+    bedrock.on(ConverseCommand).resolves(converse('{"steps": []}'));
+    const llm = new LlmRouter({
+      env: { AWS_REGION: 'eu-west-1' },
+      bedrockClient: new BedrockRuntimeClient({}),
+      maxRetries: 0,
+    });
+    const { h, deps } = setup(llm);
+    const def = await h.put({
+      schema_name: 'agent.def.v1',
+      context: {
+        agent_id: 'planner',
+        model: 'bedrock/anthropic.claude-3-5-haiku-20241022-v1:0',
+        plan: PLAN,
+        budget: { max_tokens_per_request: 300 },
+      },
+    });
+    const trigger = await h.put({
+      schema_name: 'agent.request.v1',
+      context: { agent: 'planner', message: 'plan', mode: 'plan', request_id: 'r-3' },
+    });
+    await h.process(def, trigger, deps);
+    const [answer] = await h.list('agent.response.v1', 'request:r-3');
+    expect(answer?.context).toMatchObject({
+      status: 'error',
+      error: expect.stringMatching(
+        /^budget max_tokens_per_request \(300 tokens\) reached: 28 tokens used over 1 call; the next call \(at least \d+ tokens\) was not made$/,
+      ),
+    });
+    expect(bedrock.commandCalls(ConverseCommand)).toHaveLength(1);
+    // The one call was capped to what the budget had left.
+    const sent = bedrock.commandCalls(ConverseCommand)[0]?.args[0].input;
+    expect(sent?.inferenceConfig?.maxTokens).toBeLessThan(300);
+  });
 });
 
 describe('build mode over an OpenAI-compatible server (recorded completions)', () => {
