@@ -28,12 +28,7 @@ import {
   toEpochSeconds,
   type UpdateBreadcrumb,
 } from '#shared/domain/breadcrumb.ts';
-import {
-  BadRequestError,
-  IdempotencyKeyReuseError,
-  NotFoundError,
-  ValidationError,
-} from '#shared/domain/errors.ts';
+import { BadRequestError, IdempotencyKeyReuseError, NotFoundError } from '#shared/domain/errors.ts';
 import { type LlmHints, mergeHints } from '#shared/domain/llm-hints.ts';
 import {
   type Clock,
@@ -211,7 +206,7 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
   // ---------------------------------------------------------------------------------------------------------
 
   /** Writes a version: head, history, schema hints. `extraItems`: idempotency rows in the same transaction. */
-  private commit(record: Breadcrumb, previous: Breadcrumb | undefined, extraItems: number): void {
+  private commit(record: Breadcrumb, previous: Breadcrumb | undefined, _extraItems: number): void {
     const defined = definedSchemas(record);
     const undefinedNow = definedSchemas(previous).filter((s) => !defined.includes(s));
     const hints = defined.length > 0 ? schemaDefHints(record) : undefined;

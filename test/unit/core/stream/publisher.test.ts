@@ -135,7 +135,12 @@ describe('publishStreamBatch', () => {
     };
     const v1 = record({ tags: ['first', 'second', 'third'] });
     const v2 = record({ tags: ['first', 'third'], version: 2, updated_at: '2026-01-01T00:00:01.000Z' });
-    const routed = { put: async (entries: readonly BusEntry[]) => (order.push('route'), bus.put(entries)) };
+    const routed = {
+      put: async (entries: readonly BusEntry[]) => {
+        order.push('route');
+        return bus.put(entries);
+      },
+    };
     await publishStreamBatch(
       [
         streamRecord('INSERT', { newImage: headItem(v1, 'w1') }),
