@@ -24,6 +24,7 @@ import {
   problem,
   publicBaseUrl,
 } from '#shared/core/api/http.ts';
+import { isOk, listFull, workspaceApi } from '#shared/core/api/in-process.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
   ForbiddenError,
@@ -37,6 +38,8 @@ import { type A2aDeps, CrumbsA2aHandler } from './handler.ts';
 
 const AGENT_PATH =
   /^\/a2a\/(?<public>public\/)?workspaces\/(?<ws>[^/]+)\/agents\/(?<agent>[^/]+)(?<card>\/\.well-known\/agent-card\.json)?$/;
+/** Agent definitions read to find one (pages of 100): a workspace holds at most a few hundred definitions. */
+const DEFINITION_PAGES = 5;
 /** A JSON-RPC body larger than this is refused (a message is text and a little data). */
 export const MAX_A2A_BODY_BYTES = 1024 * 1024;
 
@@ -126,26 +129,14 @@ async function activeAgent(
   agent: string,
   caller: Caller,
 ): Promise<FoundAgent | undefined> {
-  const call = async (path: string, query: Record<string, string>) => {
-    const result = await deps.api({
-      method: 'GET',
-      path: `/v1/workspaces/${encodeURIComponent(ws)}/${path}`,
-      headers: {},
-      query,
-      body: undefined,
-      caller,
-    });
-    return result.statusCode === 200 ? (JSON.parse(String(result.body)) as unknown) : undefined;
-  };
+  const api = workspaceApi(deps.api, { workspace: ws, caller });
   const [defs, summaries] = await Promise.all([
-    call('breadcrumbs', { schema_name: 'agent.def.v1', view: 'full', limit: '100' }) as Promise<
-      { items: { id: string; version: number; context: Record<string, unknown> }[] } | undefined
-    >,
-    call('definitions', {}) as Promise<{ items: DefinitionSummary[] } | undefined>,
+    listFull(api, 'agent.def.v1', DEFINITION_PAGES),
+    api('GET', 'definitions'),
   ]);
-  const record = defs?.items.find((d) => d.context.agent_id === agent);
-  if (record === undefined) return undefined;
-  const summary = summaries?.items.find((s) => s.id === record.id);
+  const record = defs.find((d) => d.context.agent_id === agent);
+  if (record === undefined || !isOk(summaries)) return undefined;
+  const summary = (summaries.body as { items: DefinitionSummary[] }).items.find((s) => s.id === record.id);
   if (summary?.state !== 'active' || summary.version !== record.version) return undefined;
   const a2a = record.context.a2a;
   if (a2a === false) return undefined;

@@ -64,6 +64,27 @@ export function problemText(answer: ApiAnswer): string {
   return [`${answer.status} ${p.title ?? 'error'}`, p.detail, fields].filter(Boolean).join(': ');
 }
 
+/** Full records of one schema, newest first, at most `pages` pages of 100 (a workspace's definitions, say). */
+export async function listFull<T = { id: string; version: number; context: Record<string, unknown> }>(
+  api: WorkspaceApi,
+  schema: string,
+  pages: number,
+): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < pages; page++) {
+    const answer = await api('GET', 'breadcrumbs', {
+      query: { schema_name: schema, view: 'full', limit: '100', ...(cursor ? { cursor } : {}) },
+    });
+    if (!isOk(answer)) break;
+    const body = answer.body as { items: T[]; next_cursor: string | null };
+    out.push(...body.items);
+    if (!body.next_cursor) break;
+    cursor = body.next_cursor;
+  }
+  return out;
+}
+
 /** A stored answer as the servers read it (the full record). */
 export interface AnswerRecord {
   id: string;

@@ -43,6 +43,7 @@ import {
   type ApiAnswer,
   findAnswer,
   isOk,
+  listFull,
   problemText,
   type WorkspaceApi,
   waitForAnswer,
@@ -236,8 +237,8 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
 async function readCatalog(api: WorkspaceApi): Promise<CatalogTool[]> {
   const [summaries, ...full] = await Promise.all([
     api('GET', 'definitions'),
-    listFull(api, 'tool.def.v1'),
-    listFull(api, 'agent.def.v1'),
+    listFull<FullRecord>(api, 'tool.def.v1', DEFINITION_PAGES),
+    listFull<FullRecord>(api, 'agent.def.v1', DEFINITION_PAGES),
   ]);
   if (!isOk(summaries)) throw new McpError(ErrorCode.InternalError, 'could not read the definitions');
   const byId = new Map(full.flat().map((b) => [b.id, b] as const));
@@ -254,22 +255,6 @@ interface FullRecord {
   id: string;
   version: number;
   context: Record<string, unknown>;
-}
-
-async function listFull(api: WorkspaceApi, schema: string): Promise<FullRecord[]> {
-  const out: FullRecord[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < DEFINITION_PAGES; page++) {
-    const answer = await api('GET', 'breadcrumbs', {
-      query: { schema_name: schema, view: 'full', limit: '100', ...(cursor ? { cursor } : {}) },
-    });
-    if (!isOk(answer)) break;
-    const body = answer.body as { items: FullRecord[]; next_cursor: string | null };
-    out.push(...body.items);
-    if (!body.next_cursor) break;
-    cursor = body.next_cursor;
-  }
-  return out;
 }
 
 /** The tag of requests written for a task, so `tasks/list` finds them. */
