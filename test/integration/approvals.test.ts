@@ -195,6 +195,16 @@ describe('approval of tool calls', () => {
     expect(await toolRequests(thread, 'guarded')).toBe(1);
     expect(await approvalStatus(approval.approval_id)).toBe('approved');
 
+    // Each of the two model calls (the one that asked for the tool, the one that answered) is counted once: the
+    // conversation written again after the approval carries none of the first call's record.
+    await eventually(async () => {
+      const r = await client(ws).requestUsage(thread);
+      return r.items.some((i) => i.schema_name === 'agent.response.v1') ? r : undefined;
+    }, 30_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const usage = await client(ws).requestUsage(thread);
+    expect(usage.totals.calls, JSON.stringify(usage.items)).toBe(2);
+
     // A second answer is refused, and nothing runs again.
     const again = await raw('POST', `${ws}/approvals/${approval.approval_id}`, {
       decision: 'reject',

@@ -53,7 +53,7 @@ export function metered<D>(kind: ExecutorKindImplementation<D>): ExecutorKindImp
     async execute(input) {
       const calls: LlmCallRecord[] = [];
       const result = await meters.run(calls, () => kind.execute(input));
-      return calls.length === 0 ? result : withUsage(input, result, calls);
+      return calls.length === 0 ? withoutStaleUsage(result) : withUsage(input, result, calls);
     },
   };
 }
@@ -64,6 +64,23 @@ const CARRIERS = [
   TOOL_REQUEST_SCHEMA,
   AGENT_CONVERSATION_SCHEMA,
 ];
+
+/**
+ * The outputs without any `llm_usage` record but the one this invocation adds: a record an output carries
+ * otherwise was copied from what an earlier invocation wrote (a conversation read back and written again), or
+ * written by the agent's own code, and would be counted again.
+ */
+function withoutStaleUsage(result: ExecutionResult, keep?: OutputBreadcrumb): ExecutionResult {
+  if (!result.outputs.some((o) => o !== keep && LLM_USAGE_FIELD in (o.context as object))) return result;
+  return {
+    ...result,
+    outputs: result.outputs.map((o) => {
+      if (o === keep || !(LLM_USAGE_FIELD in (o.context as object))) return o;
+      const { [LLM_USAGE_FIELD]: _stale, ...context } = o.context as Record<string, unknown>;
+      return { ...o, context };
+    }),
+  };
+}
 
 function withUsage<D>(
   input: ExecutionInput<D>,
@@ -82,8 +99,9 @@ function withUsage<D>(
   };
   const carrier = outputs[at] as OutputBreadcrumb;
   const next = [...outputs];
-  next[at] = { ...carrier, context: { ...carrier.context, [LLM_USAGE_FIELD]: record } };
-  return { ...result, outputs: next };
+  const carried = { ...carrier, context: { ...carrier.context, [LLM_USAGE_FIELD]: record } };
+  next[at] = carried;
+  return withoutStaleUsage({ ...result, outputs: next }, carried);
 }
 
 /** The request and run the calls served: named by the turn's outputs (answer, conversation), else the trigger. */

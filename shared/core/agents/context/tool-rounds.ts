@@ -28,6 +28,7 @@ import { givenToolNames, listToolDefinitions, type Refusal } from '#shared/core/
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
+import { LLM_USAGE_FIELD } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_CONVERSATION_SCHEMA,
   HUMAN_REQUEST_SCHEMA,
@@ -420,7 +421,7 @@ export async function continuedConversation(
       await deps.store.update(
         workspace,
         found.id,
-        { context: { ...found.context, continued: { round: conversation.round, by: me } } },
+        { context: { ...withoutUsage(found.context), continued: { round: conversation.round, by: me } } },
         { principal: input.principal, expectedVersion: found.version, causation: input.causation },
       );
     } catch (error) {
@@ -565,12 +566,20 @@ async function latestResponse(
   return view ? { context: asObject(view.context), writer } : undefined;
 }
 
+/** A context without the `llm_usage` record of the invocation that wrote it. */
+function withoutUsage(context: Record<string, unknown>): Record<string, unknown> {
+  const { [LLM_USAGE_FIELD]: _recorded, ...rest } = context;
+  return rest;
+}
+
 export function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
   return {
     schema_name: AGENT_CONVERSATION_SCHEMA,
     title: `${conversation.agent_id} conversation ${conversation.thread}`,
     tags: ['agent:conversation', `agent:${conversation.agent_id}`, threadTag(conversation.thread)],
-    context: conversation as unknown as Record<string, unknown>,
+    // A conversation read back from its record carries the calls an earlier invocation recorded on it; written
+    // again, they would be counted again (`usage-record.ts` records this invocation's own).
+    context: withoutUsage(conversation as unknown as Record<string, unknown>),
     upsertId: conversationId(conversation.agent_id, conversation.thread),
   };
 }

@@ -138,6 +138,39 @@ describe('metered', () => {
     });
   });
 
+  it('drops a record copied from an earlier invocation, so a conversation written again is not counted again', async () => {
+    const stale = {
+      agent_id: 'helper',
+      calls: [{ model: 'm', input_tokens: 22, output_tokens: 0, cached_tokens: 0 }],
+    };
+    // Without model calls: every output loses the stale record (a function agent cannot claim calls either).
+    const none = metered({
+      errorOutput: () => ({ schema_name: 'x', context: {} }),
+      execute: async () => ({
+        outputs: [
+          { schema_name: 'agent.conversation.v1', context: { status: 'answered', llm_usage: stale } },
+        ],
+      }),
+    });
+    expect((await none.execute(input)).outputs[0]!.context).toEqual({ status: 'answered' });
+    // With a call: only this invocation's record rides, on its carrier.
+    const one = metered({
+      errorOutput: () => ({ schema_name: 'x', context: {} }),
+      async execute() {
+        await llm.generate({ model: 'm', system: '', messages: [] });
+        return {
+          outputs: [
+            { schema_name: 'agent.response.v1', context: { message: 'hi' } },
+            { schema_name: 'agent.conversation.v1', context: { status: 'answered', llm_usage: stale } },
+          ],
+        };
+      },
+    });
+    const { outputs } = await one.execute(input);
+    expect((outputs[0]!.context.llm_usage as { calls: unknown[] }).calls).toHaveLength(1);
+    expect(outputs[1]!.context).not.toHaveProperty('llm_usage');
+  });
+
   it('leaves an invocation without model calls as it was, and records no call made outside one', async () => {
     const result = { outputs: [{ schema_name: 'tool.response.v1', context: { ok: true } }] };
     const kind = metered({ errorOutput: () => result.outputs[0]!, execute: async () => result });
