@@ -115,6 +115,12 @@ export interface LlmUsageRecord {
 /** The context field the record rides in. */
 export const LLM_USAGE_FIELD = 'llm_usage';
 
+/** A context without its `llm_usage` record (one copied from an earlier write would be counted again). */
+export function withoutUsageRecord(context: Record<string, unknown>): Record<string, unknown> {
+  const { [LLM_USAGE_FIELD]: _recorded, ...rest } = context;
+  return rest;
+}
+
 /** At most this many calls are itemised on one breadcrumb (an invocation makes a handful). */
 export const MAX_RECORDED_CALLS = 50;
 

@@ -18,6 +18,7 @@ import {
   type LlmUsageRecord,
   MAX_RECORDED_CALLS,
   type PriceTable,
+  withoutUsageRecord,
 } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_CONVERSATION_SCHEMA,
@@ -76,8 +77,7 @@ function withoutStaleUsage(result: ExecutionResult, keep?: OutputBreadcrumb): Ex
     ...result,
     outputs: result.outputs.map((o) => {
       if (o === keep || !(LLM_USAGE_FIELD in (o.context as object))) return o;
-      const { [LLM_USAGE_FIELD]: _stale, ...context } = o.context as Record<string, unknown>;
-      return { ...o, context };
+      return { ...o, context: withoutUsageRecord(o.context as Record<string, unknown>) };
     }),
   };
 }

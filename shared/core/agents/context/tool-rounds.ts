@@ -28,7 +28,7 @@ import { givenToolNames, listToolDefinitions, type Refusal } from '#shared/core/
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
-import { LLM_USAGE_FIELD } from '#shared/domain/llm-usage.ts';
+import { withoutUsageRecord } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_CONVERSATION_SCHEMA,
   HUMAN_REQUEST_SCHEMA,
@@ -421,7 +421,9 @@ export async function continuedConversation(
       await deps.store.update(
         workspace,
         found.id,
-        { context: { ...withoutUsage(found.context), continued: { round: conversation.round, by: me } } },
+        {
+          context: { ...withoutUsageRecord(found.context), continued: { round: conversation.round, by: me } },
+        },
         { principal: input.principal, expectedVersion: found.version, causation: input.causation },
       );
     } catch (error) {
@@ -566,12 +568,6 @@ async function latestResponse(
   return view ? { context: asObject(view.context), writer } : undefined;
 }
 
-/** A context without the `llm_usage` record of the invocation that wrote it. */
-function withoutUsage(context: Record<string, unknown>): Record<string, unknown> {
-  const { [LLM_USAGE_FIELD]: _recorded, ...rest } = context;
-  return rest;
-}
-
 export function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
   return {
     schema_name: AGENT_CONVERSATION_SCHEMA,
@@ -579,7 +575,7 @@ export function conversationOutput(conversation: AgentConversation): OutputBread
     tags: ['agent:conversation', `agent:${conversation.agent_id}`, threadTag(conversation.thread)],
     // A conversation read back from its record carries the calls an earlier invocation recorded on it; written
     // again, they would be counted again (`usage-record.ts` records this invocation's own).
-    context: withoutUsage(conversation as unknown as Record<string, unknown>),
+    context: withoutUsageRecord(conversation as unknown as Record<string, unknown>),
     upsertId: conversationId(conversation.agent_id, conversation.thread),
   };
 }
