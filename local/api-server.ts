@@ -136,7 +136,9 @@ export async function startLocalApiServer(options: {
       body: chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
       isBase64Encoded: false,
     };
-    send(res, await (publicRoute ?? ownRoute ?? options).handler(event));
+    const result = await (publicRoute ?? ownRoute ?? options).handler(event);
+    if (result.bodyStream !== undefined) await sendStream(res, result, result.bodyStream);
+    else send(res, result);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -159,6 +161,34 @@ export async function startLocalApiServer(options: {
 function send(res: ServerResponse, result: HttpResult): void {
   res.writeHead(result.statusCode, result.headers);
   res.end(typeof result.body === 'string' ? result.body : '');
+}
+
+/**
+ * A streamed body (server-sent events) written chunk by chunk as it is produced; a client that goes away ends the
+ * producer (`return()` on its iterator), so nothing keeps reading the table for nobody.
+ */
+async function sendStream(
+  res: ServerResponse,
+  result: HttpResult,
+  body: AsyncIterable<string>,
+): Promise<void> {
+  res.writeHead(result.statusCode, result.headers);
+  res.flushHeaders();
+  const iterator = body[Symbol.asyncIterator]();
+  let closed = false;
+  res.once('close', () => {
+    closed = true;
+    void iterator.return?.();
+  });
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done || closed) break;
+      res.write(next.value);
+    }
+  } finally {
+    if (!closed) res.end();
+  }
 }
 
 function problem(status: number, title: string, detail: string): HttpResult {

@@ -13,7 +13,7 @@ import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-swee
 import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
-import { type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
+import { bufferedResult, type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
@@ -53,7 +53,8 @@ const api = createApi({
 
 export const handler = instrumented(
   middy(async (event: HttpEvent, context: Context): Promise<HttpResult> => {
-    const result = await api(toHttpRequest(event, env[ENV.workspacesClaim], context));
+    // API Gateway's HTTP API buffers a Lambda's response: a streamed body (server-sent events) is returned whole.
+    const result = await bufferedResult(await api(toHttpRequest(event, env[ENV.workspacesClaim], context)));
     // API Gateway counts 4xx/5xx per route too; these say which the handler itself answered.
     metrics.addMetric('ClientErrors', 'Count', result.statusCode >= 400 && result.statusCode < 500 ? 1 : 0);
     metrics.addMetric('ServerErrors', 'Count', result.statusCode >= 500 ? 1 : 0);

@@ -10,7 +10,13 @@ import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/ac
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import type { ApiEnvSchema } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
-import { type HttpEvent, type HttpRequest, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
+import {
+  bufferedResult,
+  type HttpEvent,
+  type HttpRequest,
+  type HttpResult,
+  toHttpRequest,
+} from '#shared/core/api/http.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from './powertools.ts';
@@ -51,8 +57,9 @@ export function protocolServerHandler(
   });
   return instrumented(
     middy(
+      // API Gateway's HTTP API buffers a Lambda's response: a streamed body is returned whole.
       async (event: HttpEvent, context: Context): Promise<HttpResult> =>
-        http(toHttpRequest(event, env[ENV.workspacesClaim], context)),
+        bufferedResult(await http(toHttpRequest(event, env[ENV.workspacesClaim], context))),
     ),
     pt,
   );

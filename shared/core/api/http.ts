@@ -20,7 +20,22 @@ export type HttpEvent = Omit<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestCo
 export type HttpResult = APIGatewayProxyStructuredResultV2 & {
   statusCode: number;
   headers: Record<string, string>;
+  /**
+   * A body sent as it is produced (server-sent events). The local API server writes each chunk when it comes; on
+   * AWS the HTTP API buffers a Lambda's response, so the Lambda handler waits for the end and returns it whole
+   * (`bufferedResult`) — the same events, only late.
+   */
+  bodyStream?: AsyncIterable<string>;
 };
+
+/** The result with its `bodyStream` read to the end into `body`: what API Gateway's HTTP API can return. */
+export async function bufferedResult(result: HttpResult): Promise<HttpResult> {
+  if (result.bodyStream === undefined) return result;
+  const { bodyStream, ...rest } = result;
+  let body = typeof rest.body === 'string' ? rest.body : '';
+  for await (const chunk of bodyStream) body += chunk;
+  return { ...rest, body };
+}
 
 /** Who is calling and which workspaces they may use (`'*'` = all). */
 export interface Caller {
