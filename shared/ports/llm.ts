@@ -64,7 +64,15 @@ export interface LlmRequest {
   responseFormat?: ResponseFormat;
   maxOutputTokens?: number;
   signal?: AbortSignal;
+  /**
+   * Stream the answer: called with the answer's text as the model writes it. Only then does an adapter stream;
+   * `generate` still resolves to the whole response.
+   */
+  onDelta?: (delta: LlmDelta) => void;
 }
+
+/** A piece of the answer's text, or `reset`: drop the text so far (a broken stream is being tried again). */
+export type LlmDelta = { type: 'text'; text: string } | { type: 'reset'; reason: string };
 
 export interface ResponseFormat {
   readonly kind: 'json' | 'markdown' | 'yaml' | 'html';

@@ -21,6 +21,7 @@ import type { AgentMode, AgentTypeName } from '#shared/domain/agent-types.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { AGENT_MODES, AGENT_REQUEST_SCHEMA, correlationTags, requestIdOf } from '#shared/domain/protocol.ts';
+import { STREAM_ID_PATTERN } from '#shared/domain/streaming.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../executor/contract.ts';
@@ -50,6 +51,15 @@ export const AgentRequestSchema = z.object({
   step: z.optional(z.string().check(z.minLength(1))),
   decision: z.optional(z.enum(['approve', 'reject'], { error: 'expected "approve" or "reject"' })),
   comment: z.optional(z.string().check(z.maxLength(4000))),
+  /**
+   * The model's answer is streamed to the request's channel under this key (chosen by the client, which subscribes
+   * before it writes the request; `shared/core/streaming/`). Absent: nothing is streamed and nothing extra is paid.
+   */
+  stream_id: z.optional(
+    z
+      .string()
+      .check(z.regex(STREAM_ID_PATTERN, 'expected 8-64 letters, digits or "-" (the client\'s stream key)')),
+  ),
 });
 export type AgentRequest = z.infer<typeof AgentRequestSchema>;
 
@@ -63,6 +73,8 @@ export interface AgentTask {
   /** The trigger's `run:*`, `step:*`, `reply-to:*` tags: copied onto the answer, never onto tool requests. */
   readonly correlationTags: readonly string[];
   readonly conversationId?: string;
+  /** The request's `stream_id`: the answer is streamed to its channel as it is generated. */
+  readonly streamId?: string;
   /** How deep the request is nested (sub-agent and sub-workflow requests); 0 for a request a person made. */
   readonly depth: number;
   readonly maxDepth?: number;
@@ -175,6 +187,7 @@ export function agentTaskOf(trigger: Trigger): AgentTask {
       ...(r.mode !== undefined ? { mode: r.mode } : {}),
       correlationTags: tags,
       ...(r.conversation_id !== undefined ? { conversationId: r.conversation_id } : {}),
+      ...(r.stream_id !== undefined ? { streamId: r.stream_id } : {}),
       depth: r.depth ?? 0,
       ...(r.max_depth !== undefined ? { maxDepth: r.max_depth } : {}),
       ...(action !== undefined

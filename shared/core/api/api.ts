@@ -36,6 +36,7 @@ import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
+import { requestRoutes } from './request-routes.ts';
 import {
   type Caller,
   empty,
@@ -267,6 +268,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...(deps.usage ? usageRoutes(deps.usage, store) : []),
     ...runRoutes({ store }, { parseJsonBody, optionalJsonBody, pageLimit }),
     ...approvalRoutes(store, { parseJsonBody }),
+    ...requestRoutes(store, { optionalJsonBody }),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
   ];
 

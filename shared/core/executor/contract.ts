@@ -77,7 +77,19 @@ export interface ExecutionInput<D> {
   /** Causation for outputs: caused_by = trigger@version, same thread, hop + 1 (a continuation: its request's hop). */
   causation: Causation;
   signal: AbortSignal;
+  /**
+   * Registers what to do once the outputs are written (or, when the execution failed, its error answer): e.g. tell
+   * a person watching the answer's stream which breadcrumb holds it. Runs after the writes succeed, never before;
+   * a failure there is logged and changes nothing written. Not called when the execution is retried.
+   */
+  afterWrite?: (callback: AfterWrite) => void;
 }
+
+/** What `afterWrite` callbacks learn: the ids written, in output order, and the failure the error answer states. */
+export type AfterWrite = (written: {
+  outputIds: readonly string[];
+  failure?: string;
+}) => Promise<void> | void;
 
 export interface ExecutionResult {
   outputs: OutputBreadcrumb[];

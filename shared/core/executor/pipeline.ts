@@ -37,6 +37,7 @@ import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { matchesSelector } from '#shared/routing/compiler.ts';
 import { asDetail, assembleContext } from './context-assembly.ts';
 import {
+  type AfterWrite,
   correlationOf,
   type ExecutionInput,
   type ExecutorImplementations,
@@ -217,6 +218,7 @@ async function processTrigger(
       causation: trigger.causation,
     };
     const signal = deps.signal ?? new AbortController().signal;
+    const afterWrites: AfterWrite[] = [];
 
     let outputs: readonly OutputBreadcrumb[];
     let failure: string | undefined;
@@ -234,6 +236,7 @@ async function processTrigger(
             context,
             causation,
             signal: slotSignal,
+            afterWrite: (callback) => afterWrites.push(callback),
           }),
         log,
       ));
@@ -280,6 +283,7 @@ async function processTrigger(
       outputs[0]?.upsertId === undefined &&
       outputIds[0] === outputId(parsed.kind, ref.id, trigger.id, trigger.version, 0);
     if (!answeredOnce) await claims.complete(claimKey, claim.token);
+    await runAfterWrites(afterWrites, { outputIds, ...(failure !== undefined ? { failure } : {}) }, log);
     log.info(failure === undefined ? 'responded' : 'answered with an error', { ...logKeys, outputIds });
     return failure === undefined
       ? { status: 'responded', outputIds }
@@ -293,6 +297,21 @@ async function processTrigger(
       });
     });
     throw error;
+  }
+}
+
+/** The implementation's after-write callbacks: what they do is a courtesy (a stream's last event), never a write. */
+async function runAfterWrites(
+  callbacks: readonly AfterWrite[],
+  written: Parameters<AfterWrite>[0],
+  log: Log,
+): Promise<void> {
+  for (const callback of callbacks) {
+    try {
+      await callback(written);
+    } catch (error) {
+      log.warn('an after-write callback failed; the outputs stand', { error: String(error) });
+    }
   }
 }
 

@@ -93,6 +93,8 @@ export interface AgentConversation {
   context_dropped?: string[] | undefined;
   /** The turn's budget and its model usage so far (`turn-budget.ts`). */
   budget?: TurnBudget | undefined;
+  /** The request's `stream_id`: every round's model call streams to its channel (`answer-stream.ts`). */
+  stream_id?: string | undefined;
 }
 
 export function conversationId(agentId: string, thread: string): string {

@@ -37,6 +37,7 @@ import type {
   ExecutorKindImplementation,
   OutputBreadcrumb,
 } from '../../executor/contract.ts';
+import { type AnswerStream, cancelledOutputs, type OpenStream, openAnswerStream } from './answer-stream.ts';
 import { answerApproval } from './approvals.ts';
 import type { DailyBudget } from './daily-budget.ts';
 import { stringField } from './fields.ts';
@@ -71,6 +72,8 @@ export interface ContextAgentDeps {
   priceModel?: (model: string) => string;
   /** Sets the expiry timers of tool-call approvals (`approvals.ts`); without it approvals never expire. */
   timers?: Timers;
+  /** Opens a streaming request's channel (`answer-stream.ts`); without it no answer is streamed. */
+  streams?: OpenStream;
 }
 
 export function createContextAgentKind(deps: ContextAgentDeps): ExecutorKindImplementation<AgentDefinition> {
@@ -134,6 +137,7 @@ export async function contextTurn(
     answer_tags: [...task.correlationTags],
     ...(prompt.dropped.length > 0 ? { context_dropped: prompt.dropped } : {}),
     budget: turnBudgetOf(def, input.trigger),
+    ...(task.streamId !== undefined ? { stream_id: task.streamId } : {}),
   };
   return step(input, deps, conversation, tools);
 }
@@ -153,8 +157,12 @@ async function step(
   const offerTools = mayCallTools || asked.round > 0 ? tools : [];
   // A call that would cross a budget is not made: the turn answers why (`turn-budget.ts`).
   const budget = await beforeCall(asked, offerTools, input.trigger.workspace, deps);
-  if ('stop' in budget) return { outputs: budgetStopOutputs(input, asked, budget.stop) };
-  const response = await deps.llm.generate({
+  const stream = answerStreamOf(input, asked, deps);
+  if ('stop' in budget) {
+    stream?.answered();
+    return { outputs: budgetStopOutputs(input, asked, budget.stop) };
+  }
+  const call = deps.llm.generate({
     model: asked.model,
     system: asked.system,
     messages: asked.messages,
@@ -164,21 +172,57 @@ async function step(
       ? { temperature: def.temperature ?? def.llm?.temperature }
       : {}),
     ...(def.response_schema !== undefined ? { responseSchema: def.response_schema } : {}),
-    signal: input.signal,
+    signal: stream?.signal ?? input.signal,
+    ...(stream !== undefined ? { onDelta: stream.onDelta } : {}),
   });
+  let response: LlmResponse;
+  try {
+    response = await call;
+  } catch (error) {
+    // A person cancelled the streaming call (the abort is what failed it): the turn answers so.
+    const cancellation = stream?.cancelled();
+    if (stream === undefined || cancellation === undefined) throw error;
+    stream.answered();
+    return { outputs: cancelledOutputs(input, asked, cancellation) };
+  }
   const conversation = afterCall(asked, response, deps.prices);
 
   if (response.toolCalls.length > 0 && mayCallTools) {
+    stream?.toolRound(response.toolCalls.map((c) => c.name));
     const round = toolRound(input, deps, conversation, response, offered);
     if ('again' in round) return step(input, deps, round.again, offered);
     await setExpiryTimers(round.timers ?? [], deps);
     return { outputs: round.outputs };
   }
-  if (def.response_schema === undefined) return { outputs: finalOutputs(input, conversation, response) };
+  if (def.response_schema === undefined) {
+    stream?.answered();
+    return { outputs: finalOutputs(input, conversation, response) };
+  }
 
   const structured = await structuredAnswer(input, deps, conversation, response, def.response_schema);
   if ('again' in structured) return step(input, deps, structured.again, offered);
+  stream?.answered();
   return { outputs: finalOutputs(input, structured.conversation, response, structured) };
+}
+
+/** One stream per invocation, however many model calls its rounds make (`answer-stream.ts`). */
+const invocationStreams = new WeakMap<object, AnswerStream | undefined>();
+
+function answerStreamOf(
+  input: ExecutionInput<AgentDefinition>,
+  conversation: AgentConversation,
+  deps: ContextAgentDeps,
+): AnswerStream | undefined {
+  if (invocationStreams.has(input)) return invocationStreams.get(input);
+  const stream = openAnswerStream(
+    input,
+    conversation,
+    deps.streams === undefined
+      ? undefined
+      : { store: deps.store, open: deps.streams, ...(deps.log !== undefined ? { log: deps.log } : {}) },
+  );
+  invocationStreams.set(input, stream);
+  return stream;
 }
 
 /**
