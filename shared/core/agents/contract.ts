@@ -208,10 +208,14 @@ export function agentTaskOf(trigger: Trigger): AgentTask {
   const text = ['message', 'content', 'text', 'prompt', 'question']
     .map((k) => c[k])
     .find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  // A message (a chat's `user.message.v1`) streams its answer as a request does when it names a usable key.
+  const streamId =
+    typeof c.stream_id === 'string' && STREAM_ID_PATTERN.test(c.stream_id) ? c.stream_id : undefined;
   return {
     requestId: trigger.id,
     ...(text !== undefined ? { message: text } : { input: c }),
     correlationTags: tags,
+    ...(streamId !== undefined ? { streamId } : {}),
     depth: 0,
   };
 }

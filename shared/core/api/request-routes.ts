@@ -1,5 +1,6 @@
 /**
- * Stopping a streaming request while its model call runs (`#shared/domain/streaming.ts`):
+ * Stopping a streaming request (an `agent.request.v1`, or a chat's message, with a `stream_id`) while its model
+ * call runs (`#shared/domain/streaming.ts`):
  *
  *   POST …/requests/{id}/cancel  { reason? }  → 202 `RequestCancel`, writes the request's `request.cancel.v1`
  *
@@ -11,12 +12,7 @@
  */
 import { parseOrThrow, toFieldIssues, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '#shared/domain/errors.ts';
-import {
-  AGENT_ERROR_SCHEMA,
-  AGENT_REQUEST_SCHEMA,
-  AGENT_RESPONSE_SCHEMA,
-  requestTag,
-} from '#shared/domain/protocol.ts';
+import { AGENT_ERROR_SCHEMA, AGENT_RESPONSE_SCHEMA, requestTag } from '#shared/domain/protocol.ts';
 import { cancelIdOf, REQUEST_CANCEL_SCHEMA } from '#shared/domain/streaming.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -54,11 +50,6 @@ export function requestRoutes(
               throw new NotFoundError(`no request ${id} in workspace ${workspace}`);
             throw error;
           });
-          if (request.schema_name !== AGENT_REQUEST_SCHEMA) {
-            throw new NotFoundError(
-              `${id} in workspace ${workspace} is a ${request.schema_name}, not a request`,
-            );
-          }
           const context = request.context as Record<string, unknown>;
           if (typeof context.stream_id !== 'string') {
             throw new ConflictError(
