@@ -24,13 +24,20 @@ import type {
   CreateBreadcrumbInput,
   DefinitionSummary,
   FailureSummary,
+  RequestCancel,
   RequestUsageReport,
+  StreamInfo,
   ThreadNode,
   ThreadView,
   UpdateBreadcrumbInput,
   UsageReport,
   UsageReportAmounts,
 } from '#shared/client/api-types.ts';
+import {
+  type DeltaSubscription,
+  type SubscribeOptions,
+  subscribeToRequest,
+} from '#shared/client/delta-subscriber.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
 
 export type {
@@ -44,7 +51,9 @@ export type {
   CreateBreadcrumbInput,
   DefinitionSummary,
   FailureSummary,
+  RequestCancel,
   RequestUsageReport,
+  StreamInfo,
   ThreadNode,
   ThreadView,
   UpdateBreadcrumbInput,
@@ -485,6 +494,45 @@ export class CrumbsClient {
     options: RequestOptions = {},
   ): Promise<Record<string, unknown>> {
     return this.#json('POST', this.#workspacePath('runs', runId, action), { ...options, body });
+  }
+
+  /**
+   * Where a request's answer streams (`GET …/streams/{stream_id}`): the channel's endpoints, or undefined when this
+   * stack has no delta channel (404).
+   */
+  async streamInfo(streamId: string, options: RequestOptions = {}): Promise<StreamInfo | undefined> {
+    try {
+      return await this.#json<StreamInfo>('GET', this.#workspacePath('streams', streamId), options);
+    } catch (error) {
+      if (error instanceof ApiProblemError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Subscribes to a request's stream with this client's token, before the request is written (so nothing is
+   * missed); events arrive in order. `webSocket`: the `ws` package's class on Node.
+   */
+  subscribeToStream(
+    info: StreamInfo,
+    options: Omit<SubscribeOptions, 'realtimeUrl' | 'httpHost' | 'token' | 'workspace' | 'requestId'>,
+  ): Promise<DeltaSubscription> {
+    return subscribeToRequest({
+      ...options,
+      realtimeUrl: info.realtime_url,
+      httpHost: info.http_host,
+      token: this.#token ?? '',
+      workspace: this.workspace,
+      requestId: info.stream_id,
+    });
+  }
+
+  /** Asks a streaming request to stop (`POST …/requests/{id}/cancel`). */
+  cancelRequest(requestId: string, reason?: string, options: RequestOptions = {}): Promise<RequestCancel> {
+    return this.#json('POST', this.#workspacePath('requests', requestId, 'cancel'), {
+      ...options,
+      body: reason !== undefined ? { reason } : {},
+    });
   }
 
   /** Model calls, tokens and cost per day, agent, run, thread or request (`GET …/usage`). */

@@ -23,6 +23,8 @@ export interface CliIo {
   readonly onSignal?: (handler: (signal: NodeJS.Signals) => void) => () => void;
   /** Immediate exit for a second Ctrl-C during shutdown. @default process.exit */
   readonly exit?: (code: number) => void;
+  /** stdout is a terminal: answers stream there by default (`cli/stream-answer.ts`). @default false */
+  readonly stdoutIsTerminal?: boolean;
 }
 
 export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;

@@ -76,6 +76,7 @@ const defaultIo: CliIo = {
   stdout: (s) => process.stdout.write(s),
   stderr: (s) => process.stderr.write(s),
   env: process.env,
+  stdoutIsTerminal: process.stdout.isTTY === true,
 };
 
 export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {

@@ -19,6 +19,7 @@ import { ENV } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient, RunView } from '../api-client.ts';
 import { ApiProblemError } from '../api-client.ts';
 import { type Command, type CommandContext, optInt, optString, printJson, UsageError } from '../args.ts';
+import { openLiveAnswer, STREAM_OPTIONS, streamedAnswer, streamUsage, streamModeOf } from '../stream-answer.ts';
 import { CHAT_DEFAULT_WORKSPACE } from './chat.ts';
 
 const MODES = ['converse', 'plan', 'build'] as const;
@@ -29,7 +30,7 @@ const SETTLED = ['waiting', 'paused', 'succeeded', 'failed', 'cancelled'];
 export const askCommand: Command = {
   name: 'ask',
   summary: 'ask an agent in a mode (converse, plan, build), optionally orchestrating sub-agents',
-  usage: `Usage: crumbs ask <agent> "<message>" [--mode converse|plan|build] [--orchestrate] [--wait]
+  usage: `Usage: crumbs ask <agent> "<message>" [--mode converse|plan|build] [--orchestrate] [--wait] [--stream | --no-stream]
 
 Writes an agent.request.v1 { agent, message, mode } and prints the answer: the reply (converse), the plan
 (plan: agent.plan.v1 in the agent's plan format) or the deliverable (build: agent.deliverable.v1, one per
@@ -42,7 +43,10 @@ Flags:
   --wait               with --orchestrate: wait until the run waits for a person, is paused or has ended
   --input JSON         structured input beside the message
   --conversation ID    the conversation (deliverables of a type are one per conversation)
-  --timeout SECONDS    how long to wait (default ${DEFAULT_TIMEOUT_SECONDS})`,
+  --timeout SECONDS    how long to wait (default ${DEFAULT_TIMEOUT_SECONDS})
+${streamUsage(23)}
+
+On a terminal the answer is printed as the model writes it; Ctrl-C cancels it.`,
   options: {
     mode: { type: 'string' },
     orchestrate: { type: 'boolean' },
@@ -50,6 +54,7 @@ Flags:
     input: { type: 'string' },
     conversation: { type: 'string' },
     timeout: { type: 'string' },
+    ...STREAM_OPTIONS,
   },
   async run(ctx) {
     const [agent, ...words] = ctx.positionals;
@@ -77,6 +82,10 @@ Flags:
       (optInt(ctx.values, 'timeout', { min: 1, max: 3600 }) ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
     const explicitWorkspace = optString(ctx.values, 'workspace') ?? ctx.io.env[ENV.workspace];
     const client = ctx.client().withWorkspace(explicitWorkspace || CHAT_DEFAULT_WORKSPACE);
+    // An orchestration answers with a run, not with text a model writes.
+    const live = orchestrate
+      ? undefined
+      : await openLiveAnswer(client, ctx.io, streamModeOf(ctx.values, ctx.io, ctx.global.json === true));
 
     const request = await client.create({
       schema_name: AGENT_REQUEST_SCHEMA,
@@ -89,9 +98,40 @@ Flags:
         ...(input !== undefined ? { input } : {}),
         ...(conversation !== undefined ? { conversation_id: conversation } : {}),
         ...(orchestrate ? { orchestrate: true } : {}),
+        ...(live !== undefined ? { stream_id: live.streamId } : {}),
       },
     });
     const deadline = Date.now() + timeoutMs;
+    if (live !== undefined) {
+      const stop = live.cancelOnInterrupt(request.id);
+      let answer: Breadcrumb | undefined;
+      try {
+        ({ answer } = await streamedAnswer(live, client, () => findAnswer(client, request.id), deadline));
+      } finally {
+        stop();
+        live.close();
+      }
+      if (answer === undefined) {
+        live.settle(undefined);
+        return noAnswer(ctx, client, request.id, timeoutMs);
+      }
+      const c = answer.context as Record<string, unknown>;
+      const plainText =
+        c.status === 'success' && c.plan_id === undefined && c.deliverable_id === undefined
+          ? typeof c.text === 'string'
+            ? c.text
+            : typeof c.message === 'string'
+              ? c.message
+              : undefined
+          : undefined;
+      live.settle(plainText);
+      if (c.status === 'cancelled') {
+        ctx.io.stderr(`crumbs ask: ${String(c.message ?? 'cancelled')}\n`);
+        return 130;
+      }
+      if (plainText !== undefined) return 0;
+      return printAnswer(ctx, client, answer);
+    }
     if (!orchestrate) {
       const answer = await waitForAnswer(client, request.id, deadline);
       if (answer === undefined) return noAnswer(ctx, client, request.id, timeoutMs);

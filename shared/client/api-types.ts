@@ -13,6 +13,7 @@ export type {
   RuleStatus,
 } from '#shared/core/api/activity-routes.ts';
 export type { ApprovalAnswer, ApprovalItem, ApprovalList } from '#shared/core/api/approval-routes.ts';
+export type { RequestCancel, StreamInfo } from '#shared/core/api/request-routes.ts';
 export type {
   RequestUsageItem,
   RequestUsageReport,

@@ -17,8 +17,13 @@
  *
  * Requests per model id are counted (`GET /counts`), so a test can tell how often it was called. Every completion
  * reports the same usage (`FAKE_USAGE`: 10 prompt tokens, 4 of them cached, and 5 completion tokens).
+ *
+ * A request with `stream: true` gets the same completion as server-sent chunks (the text word by word, tool calls
+ * in pieces, usage in the last chunk). Model ids containing `slow<ms>` wait that long before each chunk (e.g.
+ * `answer-from-prompt-slow200-x`); `breaks-once` cuts the first streamed request of that model id after three
+ * chunks without `[DONE]` (a connection lost mid-answer), and answers the next in full.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const FAKE_USAGE = { input: 10, cached: 4, output: 5 } as const;
@@ -30,6 +35,7 @@ const USAGE = {
 
 interface ChatRequest {
   model: string;
+  stream?: boolean;
   messages: { role: string; content?: string | null; tool_calls?: unknown[] }[];
 }
 
@@ -56,6 +62,10 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         res.statusCode = reply.status;
         for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
         res.end(JSON.stringify({ error: { message: reply.message } }));
+        return;
+      }
+      if (body.stream === true) {
+        await streamCompletion(res, body.model, reply.body, n);
         return;
       }
       res.setHeader('content-type', 'application/json');
@@ -181,6 +191,58 @@ function answer(text: string): Reply {
 
 function completion(body: Record<string, unknown>): Reply {
   return { kind: 'completion', body };
+}
+
+/** The completion as OpenAI's streaming chunks, paced and broken as the model id says. */
+async function streamCompletion(
+  res: ServerResponse,
+  model: string,
+  body: Record<string, unknown>,
+  requestNumber: number,
+): Promise<void> {
+  const delayMs = Number(/slow(\d+)/.exec(model)?.[1] ?? 0);
+  const breakAfter = model.includes('breaks-once') && requestNumber === 1 ? 3 : Number.POSITIVE_INFINITY;
+  const choice = (body.choices as { message: Record<string, unknown>; finish_reason: string }[])[0];
+  const message = choice?.message ?? {};
+  const chunks: Record<string, unknown>[] = [];
+  const content = typeof message.content === 'string' ? message.content : '';
+  for (const word of content.match(/\S+\s*|\s+/g) ?? []) chunks.push({ content: word });
+  const calls = (message.tool_calls ?? []) as { id: string; function: { name: string; arguments: string } }[];
+  calls.forEach((call, index) => {
+    const args = call.function.arguments;
+    const half = Math.ceil(args.length / 2);
+    chunks.push({
+      tool_calls: [
+        {
+          index,
+          id: call.id,
+          type: 'function',
+          function: { name: call.function.name, arguments: args.slice(0, half) },
+        },
+      ],
+    });
+    chunks.push({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] });
+  });
+  res.setHeader('content-type', 'text/event-stream');
+  res.flushHeaders();
+  const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+  let sent = 0;
+  for (const delta of chunks) {
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (sent === breakAfter) {
+      res.destroy();
+      return;
+    }
+    send({ object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: null }] });
+    sent++;
+  }
+  send({
+    object: 'chat.completion.chunk',
+    model,
+    choices: [{ index: 0, delta: {}, finish_reason: choice?.finish_reason ?? 'stop' }],
+  });
+  send({ object: 'chat.completion.chunk', model, choices: [], usage: body.usage });
+  res.end('data: [DONE]\n\n');
 }
 
 function read(req: IncomingMessage): Promise<string> {

@@ -1,5 +1,6 @@
 /**
- * Stopping a streaming request (an `agent.request.v1`, or a chat's message, with a `stream_id`) while its model
+ * Streamed answers over HTTP: where a stream is (`GET …/streams/{stream_id}`), its events as SSE where the API can
+ * hold a response (`GET …/streams/{stream_id}/events`, `crumbs dev`), and stopping a streaming request (an `agent.request.v1`, or a chat's message, with a `stream_id`) while its model
  * call runs (`#shared/domain/streaming.ts`):
  *
  *   POST …/requests/{id}/cancel  { reason? }  → 202 `RequestCancel`, writes the request's `request.cancel.v1`
@@ -13,10 +14,24 @@
 import { parseOrThrow, toFieldIssues, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '#shared/domain/errors.ts';
 import { AGENT_ERROR_SCHEMA, AGENT_RESPONSE_SCHEMA, requestTag } from '#shared/domain/protocol.ts';
-import { cancelIdOf, REQUEST_CANCEL_SCHEMA } from '#shared/domain/streaming.ts';
+import { cancelIdOf, REQUEST_CANCEL_SCHEMA, STREAM_ID_PATTERN } from '#shared/domain/streaming.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { StreamingEndpoints } from '../streaming/endpoints.ts';
 import { type Caller, type HttpRequest, type HttpResult, json } from './http.ts';
+
+/** Where a request's answer streams (`GET …/streams/{stream_id}`): subscribe there before writing the request. */
+export interface StreamInfo {
+  stream_id: string;
+  /** The AppSync Events channel (`/crumbs/<workspace>/<key>`). */
+  channel: string;
+  /** `wss://…/event/realtime` (locally `ws://127.0.0.1:<port>/event/realtime`). */
+  realtime_url: string;
+  /** The host a subscription's authorization names. */
+  http_host: string;
+  /** Server-sent events of the same stream, where the API can hold a response open (`crumbs dev`, not AWS). */
+  events_url?: string;
+}
 
 export interface RequestCancel {
   request_id: string;
@@ -30,11 +45,71 @@ const CancelBodySchema = z.strictObject({
   reason: z.optional(z.string().check(z.minLength(1), z.maxLength(500))),
 });
 
+/** Where answers stream, when the stack has a delta channel (`shared/core/streaming/`). */
+export interface StreamingDeps {
+  readonly endpoints: StreamingEndpoints;
+  readonly channelFor: (workspace: string, streamId: string) => Promise<string>;
+  /**
+   * The stream as server-sent events, where the API can hold a response open (`crumbs dev`; on AWS the HTTP API
+   * buffers responses, so clients there subscribe to the channel).
+   */
+  readonly events?: (workspace: string, streamId: string) => Promise<HttpResult>;
+}
+
 export function requestRoutes(
   store: BreadcrumbStore,
   helpers: { optionalJsonBody(req: HttpRequest): unknown },
+  streaming?: StreamingDeps,
 ) {
+  const streamOf = (p: Record<string, string>) => {
+    const workspace = parseOrThrow(WorkspaceSchema, p.ws, 'workspace');
+    const streamId = p.sid ?? '';
+    if (!STREAM_ID_PATTERN.test(streamId)) {
+      throw new BadRequestError('the stream id is not valid', [
+        { path: 'stream_id', message: 'expected 8-64 letters, digits or "-"' },
+      ]);
+    }
+    if (streaming === undefined) {
+      throw new NotFoundError('this stack streams no answers (it has no delta channel)');
+    }
+    return { workspace, streamId, streaming };
+  };
   return [
+    {
+      template: '/v1/workspaces/{ws}/streams/{stream_id}',
+      pattern: /^\/v1\/workspaces\/(?<ws>[^/]+)\/streams\/(?<sid>[^/]+)$/,
+      methods: {
+        GET: async (_req: HttpRequest, p: Record<string, string>): Promise<HttpResult> => {
+          const { workspace, streamId, streaming: s } = streamOf(p);
+          const info: StreamInfo = {
+            stream_id: streamId,
+            channel: await s.channelFor(workspace, streamId),
+            realtime_url: s.endpoints.realtime_url,
+            http_host: s.endpoints.http_host,
+            ...(s.events !== undefined
+              ? { events_url: `/v1/workspaces/${workspace}/streams/${streamId}/events` }
+              : {}),
+          };
+          return json(200, info);
+        },
+      },
+    },
+    {
+      template: '/v1/workspaces/{ws}/streams/{stream_id}/events',
+      pattern: /^\/v1\/workspaces\/(?<ws>[^/]+)\/streams\/(?<sid>[^/]+)\/events$/,
+      methods: {
+        GET: async (_req: HttpRequest, p: Record<string, string>): Promise<HttpResult> => {
+          const { workspace, streamId, streaming: s } = streamOf(p);
+          if (s.events === undefined) {
+            throw new NotFoundError(
+              'server-sent events need a server that holds a response open; on AWS the HTTP API buffers ' +
+                'responses: subscribe to the channel (GET …/streams/{stream_id} says where)',
+            );
+          }
+          return s.events(workspace, streamId);
+        },
+      },
+    },
     {
       template: '/v1/workspaces/{ws}/requests/{id}/cancel',
       pattern: /^\/v1\/workspaces\/(?<ws>[^/]+)\/requests\/(?<id>[^/]+)\/cancel$/,
