@@ -37,7 +37,7 @@ import {
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Caller, HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import { isOk, problemText, type WorkspaceApi, workspaceApi } from '#shared/core/api/in-process.ts';
-import { AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import { AGENT_MODES, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
 import { humanAnswerOf, sendHumanAnswer } from './human-answer.ts';
 import { type DeltaSource, taskStates, withDeltas } from './stream.ts';
 import { isTerminal, listPendingApprovals, type Record_, readTask, runIdOf, STATE, taskOf } from './task.ts';
@@ -222,6 +222,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     if (text === '' && data === undefined) {
       throw new RequestMalformedError('the message has no text or data part');
     }
+    const { input, options } = requestOptionsOf(data, message.metadata);
     const written = await this.api('POST', 'breadcrumbs', {
       body: {
         schema_name: AGENT_REQUEST_SCHEMA,
@@ -230,7 +231,8 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
         context: {
           agent: this.call.agent,
           ...(text !== '' ? { message: text } : {}),
-          ...(data !== undefined ? { input: data } : {}),
+          ...(input !== undefined ? { input } : {}),
+          ...options,
           ...(message.contextId ? { conversation_id: message.contextId } : {}),
         },
       },
@@ -286,6 +288,40 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     return r;
   }
 }
+/**
+ * The request's options in a message: `mode` (converse, plan, build) and `orchestrate` (true) in its data part or
+ * its metadata; the data part's other fields are the request's `input` (a data part that is not an object is the
+ * input whole).
+ */
+function requestOptionsOf(
+  data: unknown,
+  metadata: Record<string, unknown> | undefined,
+): { input: unknown; options: { mode?: string; orchestrate?: boolean } } {
+  const options: { mode?: string; orchestrate?: boolean } = {};
+  let input = data;
+  const take = (from: Record<string, unknown>, where: string) => {
+    if (from.mode !== undefined) {
+      if (!(AGENT_MODES as readonly unknown[]).includes(from.mode)) {
+        throw new RequestMalformedError(`${where}.mode: expected one of ${AGENT_MODES.join(', ')}`);
+      }
+      options.mode = from.mode as string;
+    }
+    if (from.orchestrate !== undefined) {
+      if (typeof from.orchestrate !== 'boolean') {
+        throw new RequestMalformedError(`${where}.orchestrate: expected true or false`);
+      }
+      options.orchestrate = from.orchestrate;
+    }
+  };
+  if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
+    const { mode, orchestrate, ...rest } = data as Record<string, unknown>;
+    take({ mode, orchestrate }, 'data');
+    input = Object.keys(rest).length > 0 ? rest : undefined;
+  }
+  if (metadata !== undefined && metadata !== null && typeof metadata === 'object') take(metadata, 'metadata');
+  return { input, options };
+}
+
 /** The text parts joined, and the data part (the last one, when several). */
 function contentOf(parts: readonly Part[]): { text: string; data: unknown } {
   const texts: string[] = [];
