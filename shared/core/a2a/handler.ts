@@ -40,7 +40,7 @@ import { isOk, problemText, type WorkspaceApi, workspaceApi } from '#shared/core
 import { AGENT_MODES, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
 import { humanAnswerOf, sendHumanAnswer } from './human-answer.ts';
 import { type DeltaSource, taskStates, withDeltas } from './stream.ts';
-import { isTerminal, listPendingApprovals, type Record_, readTask, runIdOf, STATE, taskOf } from './task.ts';
+import { isTerminal, type Record_, readTask, runIdOf, STATE, taskOf } from './task.ts';
 
 /** API Gateway's integration limit is 30 s and not adjustable; this leaves room to answer. */
 export const ANSWER_WITHIN_MS = 25_000;
@@ -175,9 +175,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
         r.created_by === this.call.caller.principal &&
         (!params.contextId || r.context.conversation_id === params.contextId),
     );
-    // One read of the pending approvals for the page, not one per task.
-    const pending = mine.length > 0 ? listPendingApprovals(this.api) : Promise.resolve([]);
-    const tasks = await Promise.all(mine.map(async (r) => taskOf(await readTask(this.api, r, pending))));
+    const tasks = await Promise.all(mine.map(async (r) => taskOf(await readTask(this.api, r))));
     return { tasks, nextPageToken: body.next_cursor ?? '', pageSize: size, totalSize: tasks.length };
   }
 

@@ -13,9 +13,12 @@ import { type AnswerRecord, findAnswer, isOk, type WorkspaceApi } from '#shared/
 import {
   AGENT_ERROR_SCHEMA,
   AGENT_RESPONSE_SCHEMA,
+  HUMAN_REQUEST_SCHEMA,
   HUMAN_RESPONSE_SCHEMA,
   requestTag,
+  threadTag,
 } from '#shared/domain/protocol.ts';
+import { APPROVAL_KIND, isExpired, type ToolApproval } from '#shared/domain/tool-approval.ts';
 
 export const STATE = {
   working: 2,
@@ -28,8 +31,8 @@ const TERMINAL: readonly number[] = [STATE.completed, STATE.failed, STATE.cancel
 export const ANSWER_SCHEMAS = [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA];
 const ROLE_USER = 1;
 const ROLE_AGENT = 2;
-/** Pending approvals read to find a task's (the approvals API returns the newest first). */
-const APPROVALS_READ = '200';
+/** Human requests of a thread read to find its approvals (newest first: the pending ones). */
+const APPROVALS_READ = '100';
 
 /** A request or answer as read from the API (the full record). */
 export type Record_ = AnswerRecord & {
@@ -71,34 +74,8 @@ export function runIdOf(request: Record_): string | undefined {
   return request.context.orchestrate === true ? `run-${request.id}` : undefined;
 }
 
-/** A pending approval as the approvals API lists it. */
-export interface PendingApproval {
-  approval_id: string;
-  agent_id: string;
-  tool: string;
-  arguments: unknown;
-  reason: string;
-  thread: string;
-  run_id?: string;
-  input_schema?: Record<string, unknown>;
-  created_at: string;
-}
-
-/** The workspace's pending approvals (read once for a page of tasks). */
-export async function listPendingApprovals(api: WorkspaceApi): Promise<PendingApproval[]> {
-  const listed = await api('GET', 'approvals', { query: { status: 'pending', limit: APPROVALS_READ } });
-  return isOk(listed) ? (listed.body as { items: PendingApproval[] }).items : [];
-}
-
-/**
- * The task's state as the table holds it now; `pending` are the workspace's pending approvals when the caller read
- * them already (a listing of tasks), else they are read here.
- */
-export async function readTask(
-  api: WorkspaceApi,
-  request: Record_,
-  pending?: Promise<PendingApproval[]>,
-): Promise<TaskView> {
+/** The task's state as the table holds it now. */
+export async function readTask(api: WorkspaceApi, request: Record_): Promise<TaskView> {
   const answer = (await findAnswer(api, request.id, ANSWER_SCHEMAS)) as Record_ | undefined;
   if (answer !== undefined) {
     const ids = [answer.context.plan_id, answer.context.deliverable_id].filter(
@@ -114,7 +91,7 @@ export async function readTask(
   }
   const runId = runIdOf(request);
   const [approvals, run] = await Promise.all([
-    openApprovals(api, request, runId, pending ?? listPendingApprovals(api)),
+    openApprovals(api, request),
     runId === undefined ? undefined : waitingRun(api, runId),
   ]);
   return {
@@ -125,17 +102,26 @@ export async function readTask(
   };
 }
 
-/** Pending approvals of the request's thread (or its run's), less those a person already answered. */
-async function openApprovals(
-  api: WorkspaceApi,
-  request: Record_,
-  runId: string | undefined,
-  pending: Promise<PendingApproval[]>,
-): Promise<Waiting[]> {
+/**
+ * Pending approvals in the request's thread (an agent tags each `thread:<thread>`, and a run's sub-agents work in
+ * the request's thread), less those a person already answered. Read by their tag — one query, where the approvals
+ * API scans the workspace's — and held to the API's rules: an agent's own approval (`approval-routes.ts`), pending
+ * and not past its expiry.
+ */
+async function openApprovals(api: WorkspaceApi, request: Record_): Promise<Waiting[]> {
   const thread = request.causation?.thread ?? request.id;
-  const items = (await pending).filter(
-    (a) => a.thread === thread || (runId !== undefined && a.run_id === runId),
-  );
+  const listed = await api('GET', 'breadcrumbs', {
+    query: { schema_name: HUMAN_REQUEST_SCHEMA, tag: threadTag(thread), view: 'full', limit: APPROVALS_READ },
+  });
+  if (!isOk(listed)) return [];
+  const now = new Date();
+  const items = (listed.body as { items: Record_[] }).items.flatMap((r) => {
+    const c = r.context as unknown as ToolApproval;
+    const own = c.kind === APPROVAL_KIND && r.created_by === `agent:${c.agent_id}`;
+    return own && c.status === 'pending' && !isExpired(c, now)
+      ? [{ ...c, approval_id: r.id, created_at: r.created_at }]
+      : [];
+  });
   const open = await Promise.all(
     items.map(async (a) => {
       // The approvals API writes the answer under this id (approval-routes.ts); the agent applies it later.
@@ -153,7 +139,7 @@ async function openApprovals(
         agent_id: a.agent_id,
         tool: a.tool,
         arguments: a.arguments,
-        reason: a.reason,
+        reason: a.reason ?? '',
         ...(a.input_schema ? { input_schema: a.input_schema } : {}),
         created_at: a.created_at,
       }),

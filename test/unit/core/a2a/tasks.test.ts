@@ -109,7 +109,7 @@ async function setup(deltas?: DeltaSource) {
       {
         schema_name: 'human.request.v1',
         title: 'approve guarded',
-        tags: ['approval:tool'],
+        tags: ['approval:tool', `thread:${requestId}`],
         context: {
           kind: 'tool-approval',
           agent_id: 'helper',
