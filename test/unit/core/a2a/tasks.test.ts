@@ -320,6 +320,31 @@ describe('A2A tasks', () => {
     }).rejects.toThrow(/no task/);
   });
 
+  it('subscribes to a working task until its answer, and cancels only what has a run to cancel', async () => {
+    const { client, answer } = await setup();
+    const c = await client(ann);
+    const sent = (await c.sendMessage({
+      tenant: '',
+      message: message('later'),
+      configuration: quick,
+      metadata: undefined,
+    })) as { id: string };
+    await expect(c.cancelTask({ tenant: '', id: sent.id, metadata: undefined })).rejects.toThrow(
+      /cannot be cancelled: only an orchestrated request \(orchestrate: true\) has a run to cancel/,
+    );
+    const seen: string[] = [];
+    for await (const event of c.resubscribeTask({ tenant: '', id: sent.id })) {
+      const p = event.payload;
+      seen.push(p?.$case ?? '');
+      if (p?.$case === 'task') await answer(sent.id, { status: 'error', error: 'no model' });
+      if (p?.$case === 'statusUpdate') {
+        expect(p.value.status?.state).toBe(4);
+        expect(p.value.status?.message?.parts[0]?.content).toMatchObject({ value: 'no model' });
+      }
+    }
+    expect(seen).toEqual(['task', 'statusUpdate']);
+  });
+
   it('merges model output from the deltas hook as appended chunks of a streaming artifact', async () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => {
