@@ -10,6 +10,7 @@
  */
 import type { Artifact, Message, Part, Task } from '@a2a-js/sdk';
 import { type AnswerRecord, findAnswer, isOk, type WorkspaceApi } from '#shared/core/api/in-process.ts';
+import { isPerson } from '#shared/domain/breadcrumb.ts';
 import {
   AGENT_ERROR_SCHEMA,
   AGENT_RESPONSE_SCHEMA,
@@ -124,9 +125,13 @@ async function openApprovals(api: WorkspaceApi, request: Record_): Promise<Waiti
   });
   const open = await Promise.all(
     items.map(async (a) => {
-      // The approvals API writes the answer under this id (approval-routes.ts); the agent applies it later.
-      const answered = await api('GET', `breadcrumbs/${encodeURIComponent(`${a.approval_id}.response`)}`);
-      return isOk(answered) ? undefined : a;
+      // The approvals API writes the answer under this id (approval-routes.ts); the agent applies it later. Only
+      // a person's answer counts (as the agent counts it): anything else leaves the approval waiting.
+      const answered = await api(
+        'GET',
+        `breadcrumbs/${encodeURIComponent(`${a.approval_id}.response`)}/full`,
+      );
+      return isOk(answered) && isPerson((answered.body as Record_).created_by) ? undefined : a;
     }),
   );
   return open
@@ -169,10 +174,17 @@ async function waitingRun(
   );
   const open = await Promise.all(
     steps.map(async ([key, s]) => {
+      // A person's response, not yet applied; the run refuses anyone else's (and the step keeps waiting).
       const answered = await api('GET', 'breadcrumbs', {
-        query: { schema_name: HUMAN_RESPONSE_SCHEMA, tag: requestTag(String(s.attempt_id)), limit: '1' },
+        query: {
+          schema_name: HUMAN_RESPONSE_SCHEMA,
+          tag: requestTag(String(s.attempt_id)),
+          view: 'full',
+          limit: '10',
+        },
       });
-      const taken = isOk(answered) && (answered.body as { items: unknown[] }).items.length > 0;
+      const taken =
+        isOk(answered) && (answered.body as { items: Record_[] }).items.some((r) => isPerson(r.created_by));
       return taken
         ? undefined
         : ({

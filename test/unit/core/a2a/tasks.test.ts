@@ -204,6 +204,17 @@ describe('A2A tasks', () => {
       }),
     ).rejects.toThrow(/an approval takes edited "arguments", not "input"/);
     await expect(store.get(WS, `approval-tr-${sent.id}.response`)).rejects.toThrow();
+    // Another person of the workspace does not find the task to answer it (they have the approvals API for that).
+    const bob = await client({ principal: 'user:bob', workspaces: [WS] });
+    await expect(
+      bob.sendMessage({
+        tenant: '',
+        message: message('approve', { taskId: sent.id }),
+        configuration: quick,
+        metadata: undefined,
+      }),
+    ).rejects.toThrow(/no task/);
+    await expect(store.get(WS, `approval-tr-${sent.id}.response`)).rejects.toThrow();
 
     const answered = (await c.sendMessage({
       tenant: '',
@@ -246,6 +257,18 @@ describe('A2A tasks', () => {
       }),
     ).rejects.toThrow(/only a person answers an approval; service:bot is not one/);
     await expect(store.get(WS, `approval-tr-${sent.id}.response`)).rejects.toThrow();
+    // A response written around the API by someone who is not a person answers nothing: the task still waits.
+    await store.create(
+      WS,
+      {
+        schema_name: 'human.response.v1',
+        title: 'sneaky',
+        tags: [],
+        context: { request_id: `approval-tr-${sent.id}`, decision: 'approve' },
+      },
+      { principal: 'service:bot', id: `approval-tr-${sent.id}.response` },
+    );
+    expect((await c.getTask({ tenant: '', id: sent.id, historyLength: 0 })).status?.state).toBe(6);
   });
 
   it('streams the task, its status updates and artifacts in order, ending with the final state', async () => {
