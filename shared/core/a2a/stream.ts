@@ -135,8 +135,14 @@ export async function* withDeltas(
   type Next =
     | { from: 'states'; r: IteratorResult<StreamResponse> }
     | { from: 'deltas'; r: IteratorResult<Delta> };
+  // Deltas are a preview: a source that fails ends them, never the stream (the states carry the answer).
+  const nextDelta = (): Promise<Next> =>
+    chunks.next().then(
+      (r) => ({ from: 'deltas', r }),
+      () => ({ from: 'deltas', r: { done: true, value: undefined } }),
+    );
   let stateNext: Promise<Next> | undefined = states.next().then((r) => ({ from: 'states', r }));
-  let deltaNext: Promise<Next> | undefined = chunks.next().then((r) => ({ from: 'deltas', r }));
+  let deltaNext: Promise<Next> | undefined = nextDelta();
   try {
     while (stateNext !== undefined) {
       const got: Next = await Promise.race(deltaNext ? [stateNext, deltaNext] : [stateNext]);
@@ -150,11 +156,12 @@ export async function* withDeltas(
         const id = got.r.value.artifactId ?? `${first.id}-stream`;
         yield deltaEvent(first, got.r.value, started.has(id));
         started.add(id);
-        deltaNext = chunks.next().then((r) => ({ from: 'deltas', r }));
+        deltaNext = nextDelta();
       }
     }
   } finally {
-    await chunks.return?.();
+    // Not awaited: a source waiting for its next chunk would hold the stream's end until it came.
+    void chunks.return?.()?.catch(() => undefined);
     await states.return();
   }
 }

@@ -368,7 +368,7 @@ describe('A2A tasks', () => {
     expect(seen).toEqual(['task', 'statusUpdate']);
   });
 
-  it('merges model output from the deltas hook as appended chunks of a streaming artifact', async () => {
+  it('merges model output from the deltas hook as appended chunks of a streaming artifact, cut off at the final state', async () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => {
       release = r;
@@ -377,6 +377,8 @@ describe('A2A tasks', () => {
       yield { text: 'Hel' };
       yield { text: 'lo' };
       release();
+      // A source that waits for more after the answer does not hold the stream's end.
+      await new Promise(() => undefined);
     };
     const { client, answer } = await setup(deltas);
     const c = await client(ann);
