@@ -6,8 +6,8 @@
  * A task is the `agent.request.v1` an API user would write (its id is the task's id, `created_by` the caller); its
  * state and artifacts are read from the table (`task.ts`): working, input-required while it waits on a person (an
  * approval, a run's human step), completed / failed / canceled from the answer. The message's text parts are the
- * request's `message`, a data part its `input`; the `contextId` is the conversation (`conversation_id`). A message
- * on an input-required task is the person's answer (`human-answer.ts`).
+ * request's `message`, a data part its `input` (less `mode` and `orchestrate`, the request's options); the
+ * `contextId` is the conversation. A message on an input-required task is the person's answer (`human-answer.ts`).
  *
  * `SendMessage` waits for the answer at most 25 s (API Gateway ends a request at 30 s) unless the client asks to
  * return at once; `SendStreamingMessage` / `SubscribeToTask` send the task's states as they change (`stream.ts`).

@@ -1,8 +1,8 @@
 /**
  * An A2A task read from the table: the `agent.request.v1` (the task), its answer, and — until there is an answer —
  * what its work waits on a person for: a tool-call approval in the request's thread (`human.request.v1`, kind
- * `tool-approval`, listed by the approvals API) or, for an orchestrated request, its run (`run-<request id>`)
- * waiting at a human step. An approval or step already answered (its response written, not yet applied) waits on
+ * `tool-approval`, tagged with the thread) or, for an orchestrated request, its run (`run-<request id>`) waiting
+ * at a human step. An approval or step a person already answered (the response written, not yet applied) waits on
  * nobody. State: answer → completed / failed / canceled (a cancelled run's answer); waiting → input-required; a
  * cancelled run → canceled; else working. Artifacts: the answer, and the plan and deliverable it names.
  *
