@@ -2,7 +2,8 @@
  * crumbs agents as A2A v1.0 agents, end to end on the shared local stack, with the official SDK's client (JSON-RPC
  * binding): the card needs the token unless the definition opts into a public one; `SendMessage` writes the
  * agent.request.v1 an API user would write and answers with the completed task (its answer as an artifact), or a
- * working task when asked to return at once, which `GetTask` then reads; tasks cannot be cancelled; another
+ * working task when asked to return at once, which `GetTask` then reads; a plain request's task cannot be cancelled
+ * (nor an ended one: "has ended"); `message/send` (A2A 0.3's name) is served by the SDK's compat handler; another
  * caller's task is not found; `a2a: false` hides an agent. And crumbs' own external agent, in another workspace,
  * calls an agent served this way with a scoped token from its secrets.
  */
@@ -77,7 +78,7 @@ describe('A2A server', () => {
 
     const client = await a2aClient(ws, 'helper');
     const card = await client.getAgentCard();
-    expect(card).toMatchObject({ name: 'helper', description: 'Helps.', capabilities: { streaming: false } });
+    expect(card).toMatchObject({ name: 'helper', description: 'Helps.', capabilities: { streaming: true } });
     expect(card.supportedInterfaces[0]?.url).toBe(`${localStack().api}/a2a/workspaces/${ws}/agents/helper`);
 
     const sent = await client.sendMessage({
@@ -123,8 +124,30 @@ describe('A2A server', () => {
     }, 30_000);
 
     await expect(client.cancelTask({ tenant: '', id: task.id, metadata: undefined })).rejects.toThrow(
-      /cannot be cancelled/,
+      /cannot be cancelled: it has ended \(completed\)/,
     );
+    const legacy = await fetch(`${localStack().api}/a2a/workspaces/${ws}/agents/helper`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${localStack().token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'm-legacy',
+            role: 'user',
+            parts: [{ kind: 'text', text: 'Hi' }],
+          },
+        },
+      }),
+    });
+    expect(await legacy.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      result: { kind: 'task', status: { state: 'completed' } },
+    });
     await expect(client.getTask({ tenant: '', id: 'NO-SUCH-TASK', historyLength: 0 })).rejects.toThrow(
       /no task/,
     );

@@ -1,8 +1,8 @@
 /**
  * A crumbs agent's A2A agent card, from its definition: name and description, the JSON-RPC interface at
  * `/a2a/workspaces/{ws}/agents/{agent_id}`, one skill per mode it answers in (converse always; plan and build when
- * its definition names them), and the API's bearer token (a JWT on AWS) as its security scheme. No streaming or
- * push notifications are offered (the SDK refuses those calls for us).
+ * its definition names them), and the API's bearer token (a JWT on AWS) as its security scheme. Streaming is
+ * offered (the task's states as server-sent events); push notifications are not (the SDK refuses those calls).
  */
 import type { AgentCard, AgentSkill } from '@a2a-js/sdk';
 
@@ -48,7 +48,7 @@ export function agentCardOf(
     ],
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming: false, pushNotifications: false, extensions: [] },
+    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
     securitySchemes: {
       bearer: {
         scheme: {

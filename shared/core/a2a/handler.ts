@@ -4,18 +4,17 @@
  * token reaches and nothing else.
  *
  * A task is the `agent.request.v1` an API user would write (its id is the task's id, `created_by` the caller); its
- * state comes from the answer: none yet → working, `agent.response.v1` → completed (the answer as an artifact and
- * the status message), an error answer → failed. The message's text parts are the request's `message`, a data part
- * its `input`; the `contextId` is the conversation (`conversation_id`), so follow-ups share one.
+ * state and artifacts are read from the table (`task.ts`): working, input-required while it waits on a person (an
+ * approval, a run's human step), completed / failed / canceled from the answer. The message's text parts are the
+ * request's `message`, a data part its `input` (less `mode` and `orchestrate`, the request's options); the
+ * `contextId` is the conversation. A message on an input-required task is the person's answer (`human-answer.ts`).
  *
  * `SendMessage` waits for the answer at most 25 s (API Gateway ends a request at 30 s) unless the client asks to
- * return at once; a task still working is answered as such, and `GetTask` reads it later. Tasks cannot be
- * cancelled (an agent request has no cancel); push notifications are not offered; streaming comes with the
- * delta channel (the card says `streaming: false` until then).
+ * return at once; `SendStreamingMessage` / `SubscribeToTask` send the task's states as they change (`stream.ts`).
+ * `CancelTask` cancels an orchestrated request's run (`cancelRequest`). Push notifications are not offered.
  */
 import type {
   AgentCard,
-  Artifact,
   CancelTaskRequest,
   GetTaskRequest,
   ListTasksRequest,
@@ -24,6 +23,7 @@ import type {
   Part,
   SendMessageRequest,
   StreamResponse,
+  SubscribeToTaskRequest,
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
@@ -36,29 +36,39 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Caller, HttpRequest, HttpResult } from '#shared/core/api/http.ts';
-import {
-  type AnswerRecord,
-  findAnswer,
-  isOk,
-  problemText,
-  type WorkspaceApi,
-  waitForAnswer,
-  workspaceApi,
-} from '#shared/core/api/in-process.ts';
-import { AGENT_ERROR_SCHEMA, AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA } from '#shared/domain/protocol.ts';
+import { isOk, problemText, type WorkspaceApi, workspaceApi } from '#shared/core/api/in-process.ts';
+import { AGENT_MODES, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import { humanAnswerOf, sendHumanAnswer } from './human-answer.ts';
+import { type DeltaSource, taskStates, withDeltas } from './stream.ts';
+import { isTerminal, type Record_, readTask, runIdOf, STATE, taskOf } from './task.ts';
 
 /** API Gateway's integration limit is 30 s and not adjustable; this leaves room to answer. */
 export const ANSWER_WITHIN_MS = 25_000;
-const STATE = { working: 2, completed: 3, failed: 4 } as const;
-const ANSWER_SCHEMAS = [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA];
-const ROLE_USER = 1;
-const ROLE_AGENT = 2;
+/** Time kept out of the function's remaining time to end a wait or a stream and answer. */
+const MARGIN_MS = 2_500;
+const STATE_NAMES: Record<number, string> = {
+  [STATE.working]: 'working',
+  [STATE.completed]: 'completed',
+  [STATE.failed]: 'failed',
+  [STATE.canceled]: 'canceled',
+  [STATE.inputRequired]: 'input-required',
+};
 
 export interface A2aDeps {
   /** The crumbs API, called in process with the caller's identity. */
   readonly api: (request: HttpRequest) => Promise<HttpResult>;
   readonly answerWithinMs?: number;
   readonly pollMs?: { first: number; max: number };
+  /**
+   * How long a stream (`SendStreamingMessage`, `SubscribeToTask`) may last, less the function's remaining time and
+   * a margin: 25 s by default (API Gateway's HTTP API ends a request at 30 s); a server that holds streams open
+   * may allow longer.
+   */
+  readonly streamWithinMs?: number;
+  /** How often a stream reads the task's state again (500 ms by default). */
+  readonly streamPollMs?: number;
+  /** Model output of a task as it is produced, merged into its stream (`stream.ts`); none by default. */
+  readonly deltas?: DeltaSource;
 }
 
 export interface A2aCall {
@@ -67,10 +77,9 @@ export interface A2aCall {
   readonly caller: Caller;
   readonly card: AgentCard;
   readonly remainingMs?: () => number;
+  /** Aborted when the client of a stream goes away: the stream stops reading. */
+  readonly signal?: AbortSignal;
 }
-
-/** A request or answer as read from the API (the full record). */
-type Record_ = AnswerRecord & { created_by: string; created_at: string; updated_at: string };
 
 export class CrumbsA2aHandler implements A2ARequestHandler {
   private readonly api: WorkspaceApi;
@@ -91,64 +100,61 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
   }
 
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
-    const message = params.message;
-    if (message === undefined) throw new RequestMalformedError('message is required');
-    if (message.taskId) {
-      // A task ends when its answer is stored; nothing waits for more input on one (runs waiting on a person are
-      // answered through their own human step).
-      throw new UnsupportedOperationError(`task ${message.taskId} takes no further messages; send a new one`);
-    }
-    const { text, data } = contentOf(message.parts);
-    if (text === '' && data === undefined) {
-      throw new RequestMalformedError('the message has no text or data part');
-    }
-    const written = await this.api('POST', 'breadcrumbs', {
-      body: {
-        schema_name: AGENT_REQUEST_SCHEMA,
-        title: `A2A message to ${this.call.agent}`,
-        tags: ['agent:request', `agent:${this.call.agent}`],
-        context: {
-          agent: this.call.agent,
-          ...(text !== '' ? { message: text } : {}),
-          ...(data !== undefined ? { input: data } : {}),
-          ...(message.contextId ? { conversation_id: message.contextId } : {}),
-        },
-      },
-    });
-    if (!isOk(written)) throw new RequestMalformedError(problemText(written));
-    const request = written.body as Record_;
-    const answer = params.configuration?.returnImmediately
-      ? undefined
-      : ((await waitForAnswer(this.api, request.id, ANSWER_SCHEMAS, {
-          withinMs: this.deps.answerWithinMs ?? ANSWER_WITHIN_MS,
-          remainingMs: this.call.remainingMs,
-          poll: this.deps.pollMs ?? { first: 50, max: 1000 },
-        })) as Record_ | undefined);
-    return taskOf(request, answer, message);
+    const { request, sent } = await this.start(params);
+    if (params.configuration?.returnImmediately) return taskOf(await readTask(this.api, request), sent);
+    return this.settled(request, sent, (state) => state !== STATE.working);
   }
 
-  // biome-ignore lint/correctness/useYield: streaming is not offered (the card says so); the SDK asks anyway.
-  async *sendMessageStream(): AsyncGenerator<StreamResponse, void, undefined> {
-    throw new UnsupportedOperationError('streaming is not offered by this agent yet');
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const { request, sent } = await this.start(params);
+    yield* this.stream(request, taskOf(await readTask(this.api, request), sent));
   }
 
-  // biome-ignore lint/correctness/useYield: as above.
-  async *resubscribe(): AsyncGenerator<StreamResponse, void, undefined> {
-    throw new UnsupportedOperationError('streaming is not offered by this agent yet');
+  async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const request = await this.ownRequest(params.id);
+    const task = taskOf(await readTask(this.api, request));
+    if (isTerminal(task.status?.state)) {
+      throw new UnsupportedOperationError(
+        `task ${request.id} has ended (${STATE_NAMES[task.status?.state ?? 0]}); read it with GetTask`,
+      );
+    }
+    yield* this.stream(request, task);
   }
 
   async getTask(params: GetTaskRequest): Promise<Task> {
     const request = await this.ownRequest(params.id);
-    return taskOf(
-      request,
-      (await findAnswer(this.api, request.id, ANSWER_SCHEMAS)) as Record_ | undefined,
-      undefined,
-    );
+    return taskOf(await readTask(this.api, request));
   }
 
   async cancelTask(params: CancelTaskRequest): Promise<Task> {
-    await this.ownRequest(params.id);
-    throw new TaskNotCancelableError(`task ${params.id} cannot be cancelled: an agent request has no cancel`);
+    const request = await this.ownRequest(params.id);
+    const task = taskOf(await readTask(this.api, request));
+    const state = task.status?.state;
+    if (isTerminal(state)) {
+      throw new TaskNotCancelableError(
+        `task ${request.id} cannot be cancelled: it has ended (${STATE_NAMES[state ?? 0]})`,
+      );
+    }
+    if ((await this.cancelRequest(request)) === undefined) {
+      throw new TaskNotCancelableError(
+        `task ${request.id} cannot be cancelled: only an orchestrated request (orchestrate: true) has a run to cancel`,
+      );
+    }
+    // The run's executor applies the cancel; answer with the task once it has (or as it is when the wait is spent).
+    return this.settled(request, undefined, isTerminal);
+  }
+
+  /**
+   * Stops the work of a request, or says it cannot be stopped (undefined): an orchestrated request's run is
+   * cancelled through the runs API (its refusal — the run ended, or has not started — is the client's error).
+   * A plain agent request has no cancel yet.
+   */
+  protected async cancelRequest(request: Record_): Promise<{ cancelled: true } | undefined> {
+    const runId = runIdOf(request);
+    if (runId === undefined) return undefined;
+    const sent = await this.api('POST', `runs/${encodeURIComponent(runId)}/cancel`);
+    if (!isOk(sent)) throw new TaskNotCancelableError(`task ${request.id}: ${problemText(sent)}`);
+    return { cancelled: true };
   }
 
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
@@ -169,11 +175,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
         r.created_by === this.call.caller.principal &&
         (!params.contextId || r.context.conversation_id === params.contextId),
     );
-    const tasks = await Promise.all(
-      mine.map(async (r) =>
-        taskOf(r, (await findAnswer(this.api, r.id, ANSWER_SCHEMAS)) as Record_ | undefined, undefined),
-      ),
-    );
+    const tasks = await Promise.all(mine.map(async (r) => taskOf(await readTask(this.api, r))));
     return { tasks, nextPageToken: body.next_cursor ?? '', pageSize: size, totalSize: tasks.length };
   }
 
@@ -193,6 +195,82 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     throw new PushNotificationNotSupportedError('push notifications are not offered');
   }
 
+  /**
+   * A new message writes the request; a message on an input-required task (`taskId`) is the person's answer to
+   * what it waits on; on any other task it is refused.
+   */
+  private async start(params: SendMessageRequest): Promise<{ request: Record_; sent?: Message }> {
+    const message = params.message;
+    if (message === undefined) throw new RequestMalformedError('message is required');
+    if (message.taskId) {
+      const request = await this.ownRequest(message.taskId);
+      const view = await readTask(this.api, request);
+      const state = taskOf(view).status?.state;
+      if (state !== STATE.inputRequired) {
+        throw new UnsupportedOperationError(
+          isTerminal(state)
+            ? `task ${request.id} has ended (${STATE_NAMES[state ?? 0]}) and takes no further messages; send a new one`
+            : `task ${request.id} is working and waits for no input; a message on a task answers it only while it is input-required`,
+        );
+      }
+      await sendHumanAnswer(this.api, view.waiting, humanAnswerOf(message.parts));
+      return { request };
+    }
+    const { text, data } = contentOf(message.parts);
+    if (text === '' && data === undefined) {
+      throw new RequestMalformedError('the message has no text or data part');
+    }
+    const { input, options } = requestOptionsOf(data, message.metadata);
+    const written = await this.api('POST', 'breadcrumbs', {
+      body: {
+        schema_name: AGENT_REQUEST_SCHEMA,
+        title: `A2A message to ${this.call.agent}`,
+        tags: ['agent:request', `agent:${this.call.agent}`],
+        context: {
+          agent: this.call.agent,
+          ...(text !== '' ? { message: text } : {}),
+          ...(input !== undefined ? { input } : {}),
+          ...options,
+          ...(message.contextId ? { conversation_id: message.contextId } : {}),
+        },
+      },
+    });
+    if (!isOk(written)) throw new RequestMalformedError(problemText(written));
+    return { request: written.body as Record_, sent: message };
+  }
+
+  /** Time left for a wait or a stream: `within`, less the function's remaining time and a margin. */
+  private deadline(withinMs: number): number {
+    const remaining = this.call.remainingMs?.() ?? Number.POSITIVE_INFINITY;
+    return Date.now() + Math.max(0, Math.min(withinMs, remaining - MARGIN_MS));
+  }
+
+  /** The task once `done(state)` holds, read again after pauses that grow; as it is when the wait is spent. */
+  private async settled(
+    request: Record_,
+    sent: Message | undefined,
+    done: (state: number | undefined) => boolean,
+  ): Promise<Task> {
+    const deadline = this.deadline(this.deps.answerWithinMs ?? ANSWER_WITHIN_MS);
+    const poll = this.deps.pollMs ?? { first: 50, max: 1000 };
+    let pause = poll.first;
+    for (;;) {
+      const task = taskOf(await readTask(this.api, request), sent);
+      if (done(task.status?.state) || Date.now() + pause > deadline) return task;
+      await new Promise((r) => setTimeout(r, pause));
+      pause = Math.min(poll.max, Math.ceil(pause * 1.5));
+    }
+  }
+
+  private stream(request: Record_, first: Task): AsyncGenerator<StreamResponse, void, undefined> {
+    const states = taskStates(first, async () => taskOf(await readTask(this.api, request)), {
+      pollMs: this.deps.streamPollMs ?? 500,
+      deadline: this.deadline(this.deps.streamWithinMs ?? ANSWER_WITHIN_MS),
+      signal: this.call.signal,
+    });
+    return withDeltas(first, states, this.deps.deltas);
+  }
+
   /** A request this caller sent this agent (a task of theirs); not found otherwise, whatever it is. */
   private async ownRequest(id: string): Promise<Record_> {
     const read = await this.api('GET', `breadcrumbs/${encodeURIComponent(id)}/full`);
@@ -208,6 +286,39 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     return r;
   }
 }
+/**
+ * The request's options in a message: `mode` (converse, plan, build) and `orchestrate` (true) in its data part or
+ * its metadata; the data part's other fields are the request's `input` (a data part that is not an object is the
+ * input whole).
+ */
+function requestOptionsOf(
+  data: unknown,
+  metadata: Record<string, unknown> | undefined,
+): { input: unknown; options: { mode?: string; orchestrate?: boolean } } {
+  const options: { mode?: string; orchestrate?: boolean } = {};
+  let input = data;
+  const take = (from: Record<string, unknown>, where: string) => {
+    if (from.mode !== undefined) {
+      if (!(AGENT_MODES as readonly unknown[]).includes(from.mode)) {
+        throw new RequestMalformedError(`${where}.mode: expected one of ${AGENT_MODES.join(', ')}`);
+      }
+      options.mode = from.mode as string;
+    }
+    if (from.orchestrate !== undefined) {
+      if (typeof from.orchestrate !== 'boolean') {
+        throw new RequestMalformedError(`${where}.orchestrate: expected true or false`);
+      }
+      options.orchestrate = from.orchestrate;
+    }
+  };
+  if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
+    const { mode, orchestrate, ...rest } = data as Record<string, unknown>;
+    take({ mode, orchestrate }, 'data');
+    input = Object.keys(rest).length > 0 ? rest : undefined;
+  }
+  if (metadata !== undefined && metadata !== null && typeof metadata === 'object') take(metadata, 'metadata');
+  return { input, options };
+}
 
 /** The text parts joined, and the data part (the last one, when several). */
 function contentOf(parts: readonly Part[]): { text: string; data: unknown } {
@@ -218,100 +329,4 @@ function contentOf(parts: readonly Part[]): { text: string; data: unknown } {
     else if (part.content?.$case === 'data') data = part.content.value;
   }
   return { text: texts.join('\n'), data };
-}
-
-function textPart(text: string): Part {
-  return {
-    content: { $case: 'text', value: text },
-    metadata: undefined,
-    filename: '',
-    mediaType: 'text/plain',
-  };
-}
-
-function dataPart(value: unknown): Part {
-  return {
-    content: { $case: 'data', value },
-    metadata: undefined,
-    filename: '',
-    mediaType: 'application/json',
-  };
-}
-
-/** The A2A task of a request and, once there is one, its answer. */
-function taskOf(request: Record_, answer: Record_ | undefined, sent: Message | undefined): Task {
-  const contextId = String(request.context.conversation_id ?? request.id);
-  const agentMessage = (text: string): Message => ({
-    messageId: `${answer?.id ?? request.id}-status`,
-    contextId,
-    taskId: request.id,
-    role: ROLE_AGENT,
-    parts: [textPart(text)],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  });
-  const history: Message[] = [
-    sent ?? {
-      messageId: request.id,
-      contextId,
-      taskId: request.id,
-      role: ROLE_USER,
-      parts: [
-        ...(typeof request.context.message === 'string' ? [textPart(request.context.message)] : []),
-        ...(request.context.input !== undefined ? [dataPart(request.context.input)] : []),
-      ],
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    },
-  ];
-  if (answer === undefined) {
-    return {
-      id: request.id,
-      contextId,
-      status: { state: STATE.working, message: undefined, timestamp: request.updated_at },
-      artifacts: [],
-      history,
-      metadata: undefined,
-    };
-  }
-  const c = answer.context;
-  const failed = c.status === 'error' || answer.schema_name === AGENT_ERROR_SCHEMA;
-  if (failed) {
-    return {
-      id: request.id,
-      contextId,
-      status: {
-        state: STATE.failed,
-        message: agentMessage(String(c.error ?? 'the agent failed')),
-        timestamp: answer.updated_at,
-      },
-      artifacts: [],
-      history,
-      metadata: undefined,
-    };
-  }
-  const text =
-    typeof c.text === 'string'
-      ? c.text
-      : typeof c.message === 'string'
-        ? c.message
-        : JSON.stringify(c.output ?? '');
-  const artifact: Artifact = {
-    artifactId: answer.id,
-    name: 'answer',
-    description: `${request.context.agent}'s answer`,
-    parts: [textPart(text), ...(c.output !== undefined && c.output !== null ? [dataPart(c.output)] : [])],
-    metadata: undefined,
-    extensions: [],
-  };
-  return {
-    id: request.id,
-    contextId,
-    status: { state: STATE.completed, message: agentMessage(text), timestamp: answer.updated_at },
-    artifacts: [artifact],
-    history: [...history, agentMessage(text)],
-    metadata: undefined,
-  };
 }

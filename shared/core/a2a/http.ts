@@ -1,7 +1,8 @@
 /**
  * Every active agent of a workspace as an A2A v1.0 agent over the JSON-RPC binding:
- * - `POST /a2a/workspaces/{ws}/agents/{agent_id}`: `SendMessage`, `GetTask`, `CancelTask`, `ListTasks`, … through
- *   the SDK's `JsonRpcTransportHandler` on `CrumbsA2aHandler` (`handler.ts`);
+ * - `POST /a2a/workspaces/{ws}/agents/{agent_id}`: `SendMessage`, `SendStreamingMessage` and `SubscribeToTask`
+ *   (server-sent events), `GetTask`, `CancelTask`, `ListTasks` through the SDK's `JsonRpcTransportHandler` on
+ *   `CrumbsA2aHandler` (`handler.ts`); A2A 0.3's names (`message/send`, …) through the SDK's compat handler;
  * - `GET /a2a/workspaces/{ws}/agents/{agent_id}/.well-known/agent-card.json`: its card (`card.ts`).
  *
  * Authorization is the API's token and workspace check (the authorizer in front on AWS). The card needs the token
@@ -14,6 +15,8 @@
  * Nothing a client sends makes a 5xx: malformed JSON-RPC gets a JSON-RPC error from the SDK's handler.
  */
 import { AgentCard } from '@a2a-js/sdk';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { A2AError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { DefinitionSummary } from '#shared/core/api/activity-routes.ts';
 import {
@@ -35,6 +38,7 @@ import {
 } from '#shared/domain/errors.ts';
 import { agentCardOf } from './card.ts';
 import { type A2aDeps, CrumbsA2aHandler } from './handler.ts';
+import { SSE_HEADERS, sseBody } from './stream.ts';
 
 const AGENT_PATH =
   /^\/a2a\/(?<public>public\/)?workspaces\/(?<ws>[^/]+)\/agents\/(?<agent>[^/]+)(?<card>\/\.well-known\/agent-card\.json)?$/;
@@ -83,30 +87,27 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
       if ((request.body?.length ?? 0) > MAX_A2A_BODY_BYTES) {
         return json(413, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'request too large' } });
       }
-      const transport = new JsonRpcTransportHandler(
-        new CrumbsA2aHandler(deps, {
-          workspace: ws,
-          agent,
-          caller,
-          card,
-          ...(request.remainingMs ? { remainingMs: request.remainingMs } : {}),
-        }),
-      );
-      const answer = await transport.handle(request.body ?? '', new ServerCallContext());
+      // Aborted when a stream's client goes away (the local server calls `return()` on the body): stops reading.
+      const abort = new AbortController();
+      const handler = new CrumbsA2aHandler(deps, {
+        workspace: ws,
+        agent,
+        caller,
+        card,
+        signal: abort.signal,
+        ...(request.remainingMs ? { remainingMs: request.remainingMs } : {}),
+      });
+      const body = request.body ?? '';
+      // A2A 0.3's method names (`message/send`, `tasks/get`, …) through the SDK's compat handler on the same
+      // handler; 1.0's names have no "/".
+      const transport = isLegacyMethod(body)
+        ? new LegacyJsonRpcTransportHandler(handler)
+        : new JsonRpcTransportHandler(handler);
+      const answer = await transport.handle(body, new ServerCallContext());
       if (typeof (answer as AsyncGenerator)[Symbol.asyncIterator] === 'function') {
-        // Streaming is not offered (the card says so): the stream's first step is the SDK's refusal, answered here
-        // as the JSON-RPC error it is; the function cannot hold a stream open anyway (API Gateway buffers).
-        try {
-          const first = await (answer as AsyncGenerator).next();
-          await (answer as AsyncGenerator).return(undefined);
-          return json(200, first.value ?? { jsonrpc: '2.0', id: requestIdOf(request.body), result: null });
-        } catch (error) {
-          return json(200, {
-            jsonrpc: '2.0',
-            id: requestIdOf(request.body),
-            error: JsonRpcTransportHandler.mapToJSONRPCError(error),
-          });
-        }
+        return streamResult(answer as AsyncGenerator<unknown, void, undefined>, request, abort, (error) =>
+          deps.onUnexpectedError?.(error, request),
+        );
       }
       return json(200, answer);
     } catch (error) {
@@ -143,6 +144,55 @@ async function activeAgent(
   const publicCard =
     a2a !== null && typeof a2a === 'object' && (a2a as { public_card?: unknown }).public_card === true;
   return { context: record.context, publicCard };
+}
+
+/**
+ * A stream's JSON-RPC responses as server-sent events, as the SDK's express handler answers: its first step read
+ * before answering, so a refusal (an unknown task, a malformed message) is a plain JSON-RPC error response; then
+ * `text/event-stream`, each event written as it comes (the local server) or all at the end (API Gateway buffers).
+ */
+async function streamResult(
+  stream: AsyncGenerator<unknown, void, undefined>,
+  request: HttpRequest,
+  abort: AbortController,
+  onUnexpectedError: (error: unknown) => void,
+): Promise<HttpResult> {
+  const id = requestIdOf(request.body);
+  let first: IteratorResult<unknown, void>;
+  try {
+    first = await stream.next();
+  } catch (error) {
+    if (!(error instanceof A2AError)) onUnexpectedError(error);
+    return json(200, {
+      jsonrpc: '2.0',
+      id,
+      error:
+        error instanceof A2AError
+          ? JsonRpcTransportHandler.mapToJSONRPCError(error)
+          : { code: -32603, message: 'Internal error' },
+    });
+  }
+  if (first.done) return json(200, { jsonrpc: '2.0', id, result: null });
+  const events = sseBody(first.value, stream, id, onUnexpectedError);
+  const bodyStream: AsyncIterable<string> = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => events.next(),
+      return: async () => {
+        abort.abort();
+        return events.return(undefined);
+      },
+    }),
+  };
+  return { statusCode: 200, headers: { ...SSE_HEADERS }, bodyStream };
+}
+
+function isLegacyMethod(body: string): boolean {
+  try {
+    const method = (JSON.parse(body) as { method?: unknown }).method;
+    return typeof method === 'string' && method.includes('/');
+  } catch {
+    return false;
+  }
 }
 
 /** The JSON-RPC id of a request body, or null when there is none to read. */
