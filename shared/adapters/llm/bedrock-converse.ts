@@ -215,7 +215,7 @@ async function converseStream(
     }
     let failure: BrokenStream;
     try {
-      return await collectStream(events, model, (text) => {
+      return await collectStream(events, model, signal, (text) => {
         streamed = true;
         onDelta({ type: 'text', text });
       });
@@ -237,10 +237,14 @@ async function converseStream(
   }
 }
 
-/** Reads one stream to its end; `BrokenStream` when it broke off, and whatever `onText` throws. */
+/**
+ * Reads one stream to its end; `BrokenStream` when it broke off or `signal` fired (checked between events, so a
+ * cancel stops the call however the transport reacts), and whatever `onText` throws.
+ */
 async function collectStream(
   events: AsyncIterable<ConverseStreamOutput> | undefined,
   model: string,
+  signal: AbortSignal | undefined,
   onText: (text: string) => void,
 ): Promise<ConverseCommandOutput> {
   if (events === undefined) throw new BrokenStream('the answer has no stream');
@@ -248,46 +252,56 @@ async function collectStream(
   let stopReason: ConverseCommandOutput['stopReason'];
   let usage: ConverseCommandOutput['usage'];
   const iterator = events[Symbol.asyncIterator]();
-  for (;;) {
-    let next: IteratorResult<ConverseStreamOutput>;
-    try {
-      next = await iterator.next();
-    } catch (error) {
-      throw new BrokenStream(describe(error), { cause: error, retriable: retriableMidStream(error) });
-    }
-    if (next.done) break;
-    const event = next.value;
-    const exception = streamException(event);
-    if (exception !== undefined) {
-      throw new BrokenStream(describe(exception), {
-        cause: exception,
-        retriable: retriableMidStream(exception),
-      });
-    }
-    if (event.contentBlockStart?.start?.toolUse !== undefined) {
-      const { toolUseId, name } = event.contentBlockStart.start.toolUse;
-      blocks[event.contentBlockStart.contentBlockIndex ?? blocks.length] = {
-        toolUse: { ...(toolUseId ? { toolUseId } : {}), ...(name ? { name } : {}), input: '' },
-      };
-    }
-    const delta = event.contentBlockDelta;
-    if (delta !== undefined) {
-      const index = delta.contentBlockIndex ?? 0;
-      if (delta.delta?.text !== undefined && delta.delta.text !== '') {
-        blocks[index] ??= { text: '' };
-        const block = blocks[index];
-        block.text = (block.text ?? '') + delta.delta.text;
-        onText(delta.delta.text);
+  let finished = false;
+  try {
+    for (;;) {
+      if (signal?.aborted) throw new BrokenStream('aborted', { cause: signal.reason });
+      let next: IteratorResult<ConverseStreamOutput>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        throw new BrokenStream(describe(error), { cause: error, retriable: retriableMidStream(error) });
       }
-      if (delta.delta?.toolUse?.input !== undefined) {
-        blocks[index] ??= { toolUse: { input: '' } };
-        const block = blocks[index];
-        block.toolUse ??= { input: '' };
-        block.toolUse.input += delta.delta.toolUse.input;
+      if (next.done) {
+        finished = true;
+        break;
       }
+      const event = next.value;
+      const exception = streamException(event);
+      if (exception !== undefined) {
+        throw new BrokenStream(describe(exception), {
+          cause: exception,
+          retriable: retriableMidStream(exception),
+        });
+      }
+      if (event.contentBlockStart?.start?.toolUse !== undefined) {
+        const { toolUseId, name } = event.contentBlockStart.start.toolUse;
+        blocks[event.contentBlockStart.contentBlockIndex ?? blocks.length] = {
+          toolUse: { ...(toolUseId ? { toolUseId } : {}), ...(name ? { name } : {}), input: '' },
+        };
+      }
+      const delta = event.contentBlockDelta;
+      if (delta !== undefined) {
+        const index = delta.contentBlockIndex ?? 0;
+        if (delta.delta?.text !== undefined && delta.delta.text !== '') {
+          blocks[index] ??= { text: '' };
+          const block = blocks[index];
+          block.text = (block.text ?? '') + delta.delta.text;
+          onText(delta.delta.text);
+        }
+        if (delta.delta?.toolUse?.input !== undefined) {
+          blocks[index] ??= { toolUse: { input: '' } };
+          const block = blocks[index];
+          block.toolUse ??= { input: '' };
+          block.toolUse.input += delta.delta.toolUse.input;
+        }
+      }
+      if (event.messageStop !== undefined) stopReason = event.messageStop.stopReason;
+      if (event.metadata?.usage !== undefined) usage = event.metadata.usage;
     }
-    if (event.messageStop !== undefined) stopReason = event.messageStop.stopReason;
-    if (event.metadata?.usage !== undefined) usage = event.metadata.usage;
+  } finally {
+    // Stops reading what is left after a failure or a cancel, which frees the connection.
+    if (!finished) iterator.return?.()?.catch(() => undefined);
   }
   if (stopReason === undefined) throw new BrokenStream('the stream ended before the answer did');
   const content: ContentBlock[] = [];

@@ -63,12 +63,13 @@ export function isEventStream(response: Response): boolean {
 
 /**
  * Reads the events of `response` until `[DONE]`, calling `onText` with each piece of the answer's text. Throws
- * `BrokenStream` when the answer broke off, a NonRetriableError when it is not a chat-completion stream, and
+ * `BrokenStream` when the answer broke off or `signal` fired, a NonRetriableError when it is not a chat-completion stream, and
  * whatever `onText` throws.
  */
 export async function readChatStream(
   response: Response,
   model: string,
+  signal: AbortSignal | undefined,
   onText: (text: string) => void,
 ): Promise<ChatCompletion> {
   if (response.body === null) throw new BrokenStream('the answer has no body');
@@ -138,6 +139,8 @@ export async function readChatStream(
 
   try {
     while (!done && stop === undefined) {
+      // Checked between reads as well as by fetch: a cancel stops the call even with events already buffered.
+      if (signal?.aborted) throw new BrokenStream('aborted', { cause: signal.reason });
       let part: Awaited<ReturnType<typeof reader.read>>;
       try {
         part = await reader.read();

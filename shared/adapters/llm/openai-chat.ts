@@ -104,7 +104,7 @@ export async function openAiChat(target: OpenAiChatTarget, request: LlmRequest):
         streamed = true;
         onDelta({ type: 'text', text });
       };
-      if (isEventStream(response)) return readChatStream(response, model, onText);
+      if (isEventStream(response)) return readChatStream(response, model, request.signal, onText);
       // A server that does not stream sends the whole completion: its text is then one piece.
       const whole = parseCompletion(await bodyText(response), model, response.status);
       const text = contentText(whole.choices?.[0]?.message?.content);
