@@ -57,8 +57,10 @@ function percentile(values: number[], p: number): number {
 }
 
 function report(name: string, samples: Sample[]): void {
-  const row = (label: string, pick: (s: Sample) => number) =>
-    `${label.padEnd(16)} p50 ${percentile(samples.map(pick), 50).toFixed(1).padStart(8)}   p90 ${percentile(samples.map(pick), 90).toFixed(1).padStart(8)}`;
+  const row = (label: string, pick: (s: Sample) => number) => {
+    const [p50, p90] = [50, 90].map((p) => percentile(samples.map(pick), p).toFixed(1).padStart(8));
+    return `${label.padEnd(16)} p50 ${p50}   p90 ${p90}`;
+  };
   console.log(`\n${name} (${samples.length} requests)`);
   console.log(row('first delta ms', (s) => s.firstMs));
   console.log(row('whole answer ms', (s) => s.totalMs));

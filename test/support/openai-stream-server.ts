@@ -25,7 +25,7 @@ export interface ScriptedToolCall {
 export interface ScriptedOpenAiOptions {
   /**
    * The answer's text in the pieces it is streamed as (joined for a plain answer); a function gets the attempt
-   * (0 for the first request) so a retry can answer differently. @default ['Hello', ' from', ' the', ' scripted', ' server.']
+   * (0 for the first request) so a retry can answer differently. @default `DEFAULT_CHUNKS`
    */
   chunks?: string[] | ((attempt: number) => string[]);
   /** Tool calls after the text; the answer then finishes with `tool_calls`. @default none */

@@ -1,6 +1,7 @@
 /**
- * How an aborted or broken-off model call is reported, shared by the providers. Whether a failed call is retriable is decided
- * by `isRetriable` / `isRetriableStatus` in `#shared/domain/errors.ts`, like every other failure.
+ * How an aborted or broken-off model call is reported, shared by the providers. Whether a failed call is
+ * retriable is decided by `isRetriable` / `isRetriableStatus` in `#shared/domain/errors.ts`, like every other
+ * failure.
  */
 import { RetriableError } from '#shared/domain/errors.ts';
 

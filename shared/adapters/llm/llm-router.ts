@@ -13,7 +13,7 @@
  * (`CRUMBS_DEFAULT_LLM_PROVIDER`); an unknown prefix is an error, never a fallback (`#shared/domain/llm-model.ts`).
  * Tool calls come back as data, never executed here; tool names are encoded for providers that accept only
  * `[a-zA-Z0-9_-]` (`context.build` → `context__build`) and decoded on the way back (tool-wire.ts).
- * Keys: api-keys.ts.
+ * Keys: api-keys.ts. A request with `onDelta` streams on every provider and still answers the whole response.
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NonRetriableError } from '#shared/domain/errors.ts';

@@ -63,8 +63,8 @@ export function isEventStream(response: Response): boolean {
 
 /**
  * Reads the events of `response` until `[DONE]`, calling `onText` with each piece of the answer's text. Throws
- * `BrokenStream` when the answer broke off or `signal` fired, a NonRetriableError when it is not a chat-completion stream, and
- * whatever `onText` throws.
+ * `BrokenStream` when the answer broke off or `signal` fired, a NonRetriableError when it is not a
+ * chat-completion stream, and whatever `onText` throws.
  */
 export async function readChatStream(
   response: Response,

@@ -92,7 +92,7 @@ describe('LlmRouter streaming from an OpenAI-compatible server', () => {
     expect(streamed).toEqual(plain);
   });
 
-  it('puts tool calls together from many pieces, as the plain call returns them, and streams only the text', async () => {
+  it('puts tool calls together from many pieces as the plain call returns them, streaming only text', async () => {
     const options: ScriptedOpenAiOptions = {
       chunks: ['Let me', ' look.'],
       toolCalls: [
