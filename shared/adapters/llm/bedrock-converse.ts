@@ -188,6 +188,8 @@ function toResponse(
 
 /** No wait between the attempts of a broken stream is longer than this inside the function. */
 const MAX_WAIT_MS = 10_000;
+/** Content blocks are kept in an array by their index: one far off is refused, not allocated. */
+const MAX_BLOCK_INDEX = 255;
 
 /**
  * A ConverseStream read into the output a Converse call would have returned: text deltas handed on as they come,
@@ -276,13 +278,13 @@ async function collectStream(
       }
       if (event.contentBlockStart?.start?.toolUse !== undefined) {
         const { toolUseId, name } = event.contentBlockStart.start.toolUse;
-        blocks[event.contentBlockStart.contentBlockIndex ?? blocks.length] = {
+        blocks[blockIndex(event.contentBlockStart.contentBlockIndex ?? blocks.length, model)] = {
           toolUse: { ...(toolUseId ? { toolUseId } : {}), ...(name ? { name } : {}), input: '' },
         };
       }
       const delta = event.contentBlockDelta;
       if (delta !== undefined) {
-        const index = delta.contentBlockIndex ?? 0;
+        const index = blockIndex(delta.contentBlockIndex ?? 0, model);
         if (delta.delta?.text !== undefined && delta.delta.text !== '') {
           blocks[index] ??= { text: '' };
           const block = blocks[index];
@@ -316,6 +318,11 @@ async function collectStream(
     metrics: undefined,
     $metadata: {},
   };
+}
+
+function blockIndex(index: number, model: string): number {
+  if (Number.isInteger(index) && index >= 0 && index <= MAX_BLOCK_INDEX) return index;
+  throw new NonRetriableError(`${model} streamed a content block with index ${index}`);
 }
 
 function toolUseOf(block: { toolUseId?: string; name?: string; input: string }, model: string): ToolUseBlock {

@@ -47,6 +47,8 @@ interface ChatChunk {
 
 /** One event larger than this is not a chat chunk (a chunk carries a few tokens): the answer is refused. */
 const MAX_EVENT_CHARS = 1024 * 1024;
+/** Tool calls are kept in an array by the `index` the server gives them: one far off is refused, not allocated. */
+const MAX_TOOL_CALL_INDEX = 255;
 
 export function contentText(content: ChatContent): string {
   if (typeof content === 'string') return content;
@@ -91,14 +93,18 @@ export async function readChatStream(
     // Only the first choice is read, as in a plain answer (crumbs never asks for n > 1).
     const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
     if (choice === undefined) return;
-    (choice.delta?.tool_calls ?? []).forEach((call, position) => {
-      const index = typeof call.index === 'number' ? call.index : position;
+    for (const [position, call] of (choice.delta?.tool_calls ?? []).entries()) {
+      const index = call.index ?? position;
+      if (!Number.isInteger(index) || index < 0 || index > MAX_TOOL_CALL_INDEX) {
+        stop = new NonRetriableError(`${model} streamed a tool call with index ${index}`);
+        return;
+      }
       calls[index] ??= { args: '' };
       const slot = calls[index];
       if (call.id && slot.id === undefined) slot.id = call.id;
       if (call.function?.name && slot.name === undefined) slot.name = call.function.name;
       if (typeof call.function?.arguments === 'string') slot.args += call.function.arguments;
-    });
+    }
     if (choice.finish_reason === 'error') {
       stop = new BrokenStream('the server ended the answer with an error');
       return;

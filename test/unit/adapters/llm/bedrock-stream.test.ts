@@ -183,6 +183,13 @@ describe('LlmRouter streaming from Bedrock (ConverseStream)', () => {
     await expect(call).rejects.toThrow(/called tool calculator with input that is not JSON/);
   });
 
+  it('refuses a content block with an index far off rather than allocating for it', async () => {
+    streams(() => events([text('x', 1_000_000_000), stop('end_turn')]));
+    const call = router().generate(ask({ onDelta: () => undefined }));
+    await expect(call).rejects.toBeInstanceOf(NonRetriableError);
+    await expect(call).rejects.toThrow(/content block with index 1000000000/);
+  });
+
   const breaks: [string, () => AsyncIterable<ConverseStreamOutput>][] = [
     [
       'a lost connection',

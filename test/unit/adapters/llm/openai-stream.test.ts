@@ -238,3 +238,61 @@ describe('LlmRouter streaming from an OpenAI-compatible server', () => {
     expect(out.usage.inputTokens).toBe(DEFAULT_USAGE.prompt_tokens);
   });
 });
+
+/** A fetch answering with an event stream cut into `pieces` exactly as given (splits, CRLF, comments). */
+function streamingFetch(pieces: (string | Uint8Array)[]): typeof globalThis.fetch {
+  return async () =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const piece of pieces) {
+            controller.enqueue(typeof piece === 'string' ? new TextEncoder().encode(piece) : piece);
+          }
+          controller.close();
+        },
+      }),
+      { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' } },
+    );
+}
+
+describe('LlmRouter reading an OpenAI-compatible stream as it comes off the wire', () => {
+  const llm = (pieces: (string | Uint8Array)[]) =>
+    new LlmRouter({
+      env: { OPENAI_COMPATIBLE_BASE_URL: 'http://x.invalid/v1' },
+      fetch: streamingFetch(pieces),
+    });
+
+  it('reads events split anywhere across reads, with CRLF line ends, comments and multi-byte characters', async () => {
+    const chunk = (content: string) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}`;
+    const wire =
+      `: keep-alive\r\n\r\n${chunk('Grüß')}\r\n\r\n${chunk(' dich 👋')}\r\n\r\n` +
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\r\n\r\n` +
+      `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } })}\r\n\r\ndata: [DONE]\r\n\r\n`;
+    // Cut into 7-byte pieces, so events, lines and characters are split between reads.
+    const bytes = new TextEncoder().encode(wire);
+    const pieces: Uint8Array[] = [];
+    for (let at = 0; at < bytes.length; at += 7) pieces.push(bytes.subarray(at, at + 7));
+    const router = llm(pieces);
+    const deltas: LlmDelta[] = [];
+    const out = await router.generate(ask({ onDelta: (d) => deltas.push(d) }));
+    expect(out.text).toBe('Grüß dich 👋');
+    expect(shown(deltas)).toBe(out.text);
+    expect(out.usage).toEqual({ inputTokens: 3, outputTokens: 2 });
+    expect(out.finishReason).toBe('stop');
+  });
+
+  it('refuses a tool call with an index far off rather than allocating for it', async () => {
+    const call = { index: 1_000_000_000, id: 'c', function: { name: 'calculator', arguments: '{}' } };
+    const wire = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] } }] })}\n\n`;
+    const out = llm([wire]).generate(ask({ onDelta: () => undefined }));
+    await expect(out).rejects.toBeInstanceOf(NonRetriableError);
+    await expect(out).rejects.toThrow(/tool call with index 1000000000/);
+  });
+
+  it('refuses an event that is not JSON without retrying', async () => {
+    const out = llm(['data: {"choices": [\n\n']).generate(ask({ onDelta: () => undefined }));
+    await expect(out).rejects.toBeInstanceOf(NonRetriableError);
+    await expect(out).rejects.toThrow(/streamed an event that is not JSON/);
+  });
+});
