@@ -4,6 +4,7 @@
  * the pause between words as an operator setting.
  */
 import { describe, expect, it } from 'vitest';
+import { llmFromEnv } from '#functions/wiring/llm-from-env.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
 import { RetriableError, ValidationError } from '#shared/domain/errors.ts';
@@ -137,5 +138,23 @@ describe('the offline model, streaming', () => {
     expect(() => parseEnv(LlmEnvSchema, { ...env, [ENV.offlineStreamDelayMs]: '-1' })).toThrow(
       /CRUMBS_OFFLINE_STREAM_DELAY_MS/,
     );
+  });
+
+  it('streams through the client a function builds from its environment (aliases, pricing, the pause)', async () => {
+    const llm = llmFromEnv({
+      [ENV.defaultLlmProvider]: 'offline',
+      [ENV.modelAliases]: JSON.stringify({ fast: 'offline/crumbs' }),
+      [ENV.offlineStreamDelayMs]: '0',
+    });
+    const deltas: LlmDelta[] = [];
+    const out = await llm.generate({
+      model: 'fast',
+      system: 's',
+      messages: [{ role: 'user', content: 'stream this please' }],
+      onDelta: (d) => deltas.push(d),
+    });
+    expect(out.model).toBe('offline/crumbs');
+    expect(deltas.length).toBeGreaterThan(3);
+    expect(deltas.map((d) => (d.type === 'text' ? d.text : '')).join('')).toBe(out.text);
   });
 });

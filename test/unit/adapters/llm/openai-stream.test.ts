@@ -295,4 +295,28 @@ describe('LlmRouter reading an OpenAI-compatible stream as it comes off the wire
     await expect(out).rejects.toBeInstanceOf(NonRetriableError);
     await expect(out).rejects.toThrow(/streamed an event that is not JSON/);
   });
+
+  it('retries a throttled request before its stream begins, with nothing to reset', async () => {
+    const bodies: unknown[] = [];
+    const stream = streamingFetch([
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'after the wait' }, finish_reason: 'stop' }] })}\n\n`,
+    ]);
+    const fetch: typeof globalThis.fetch = async (url, init) => {
+      bodies.push(JSON.parse(String(init?.body)));
+      if (bodies.length === 1) {
+        return new Response(JSON.stringify({ error: { message: 'slow down' } }), {
+          status: 429,
+          headers: { 'retry-after-ms': '10' },
+        });
+      }
+      return stream(url, init);
+    };
+    const router = new LlmRouter({ env: { OPENAI_COMPATIBLE_BASE_URL: 'http://x.invalid/v1' }, fetch });
+    const deltas: LlmDelta[] = [];
+    const out = await router.generate(ask({ onDelta: (d) => deltas.push(d) }));
+    expect(out.text).toBe('after the wait');
+    expect(deltas).toEqual([{ type: 'text', text: 'after the wait' }]);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]).toMatchObject({ stream: true });
+  });
 });
