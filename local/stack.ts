@@ -239,6 +239,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     [ENV.modelAliases]: modelAliases,
     [ENV.llmPrices]: llmPrices,
     [ENV.dailyBudgets]: dailyBudgets,
+    [ENV.offlineStreamDelayMs]: process.env[ENV.offlineStreamDelayMs],
   });
   const token = options.token ?? process.env[ENV.localToken] ?? randomBytes(24).toString('base64url');
   // Checked before anything starts: a bad CRUMBS_TOKENS is a startup error, not a stack without scoped tokens.

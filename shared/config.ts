@@ -229,6 +229,13 @@ export const LlmEnvSchema = z.object({
   [ENV.modelAliases]: modelAliases,
   [ENV.llmPrices]: llmPrices,
   [ENV.dailyBudgets]: dailyBudgets,
+  // The default is the offline model's own (DEFAULT_OFFLINE_STREAM_DELAY_MS in shared/adapters/llm/offline-model.ts).
+  [ENV.offlineStreamDelayMs]: z._default(
+    z.coerce
+      .number({ error: 'expected a number of milliseconds' })
+      .check(z.int('expected a whole number'), z.minimum(0, 'at least 0'), z.maximum(1000, 'at most 1000')),
+    25,
+  ),
 });
 
 /** A per-workspace quota: a whole number from 1 (0 would make every definition invalid). */

@@ -661,6 +661,11 @@ export const ENV = {
    */
   dailyBudgets: 'CRUMBS_DAILY_BUDGETS',
   /**
+   * The offline model's pause between the words of a streamed answer, in ms (0 to 1000, default 25: the demo visibly
+   * streams). Read by functions with `uses.llm`; `crumbs dev` takes it from the environment it starts in.
+   */
+  offlineStreamDelayMs: 'CRUMBS_OFFLINE_STREAM_DELAY_MS',
+  /**
    * Rule manager: how many definitions (every definition schema, schedules too) one workspace may have compiled;
    * past it a new definition is `invalid`, naming this setting. Default `workspaceQuotaDefaults`.
    */

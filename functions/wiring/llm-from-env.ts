@@ -31,7 +31,11 @@ export function llmFromEnv(env: NodeJS.ProcessEnv = process.env): LlmClient {
   const settings = parseEnv(LlmEnvSchema, env);
   const defaultProvider = settings[ENV.defaultLlmProvider];
   return pricedLlm(
-    withModelAliases(new LlmRouter({ defaultProvider }), defaultProvider, settings[ENV.modelAliases]),
+    withModelAliases(
+      new LlmRouter({ defaultProvider, offlineStreamDelayMs: settings[ENV.offlineStreamDelayMs] }),
+      defaultProvider,
+      settings[ENV.modelAliases],
+    ),
     settings[ENV.llmPrices],
   );
 }

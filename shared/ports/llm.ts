@@ -65,13 +65,19 @@ export interface LlmRequest {
   maxOutputTokens?: number;
   signal?: AbortSignal;
   /**
-   * Stream the answer: called with the answer's text as the model writes it. Only then does an adapter stream;
-   * `generate` still resolves to the whole response.
+   * Stream the answer: given, the adapter asks its provider for a stream and calls this with the answer's text as
+   * it arrives (never tool-call arguments); `generate` still resolves to the whole response, assembled from the
+   * stream. Absent, the call is the plain request it always was. Called synchronously between reads of the
+   * stream: a slow consumer slows the call, and one that throws fails it (not retried).
    */
   onDelta?: (delta: LlmDelta) => void;
 }
 
-/** A piece of the answer's text, or `reset`: drop the text so far (a broken stream is being tried again). */
+/**
+ * A piece of a streamed answer. `text` pieces concatenate to the answer's text (with a response schema, the final
+ * text is the JSON taken out of what was streamed). `reset`: drop the text streamed so far — the stream broke and
+ * the call is being retried, so that partial text never becomes the answer; the retry streams the answer anew.
+ */
 export type LlmDelta = { type: 'text'; text: string } | { type: 'reset'; reason: string };
 
 export interface ResponseFormat {

@@ -8,20 +8,31 @@
  * a ValidationException for the rest; and agents offer their real tools beside a response schema, where a forced
  * tool would leave the model no way to call them. The prompt works on every model, with or without tools; the
  * caller validates the answer against the schema, so a model that ignores the instruction is reported, not missed.
+ *
+ * With `onDelta` the call is a ConverseStream, read into the output a Converse call returns (`converseStream`).
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type BedrockRuntimeClient,
   type ContentBlock,
   ConverseCommand,
   type ConverseCommandInput,
   type ConverseCommandOutput,
+  ConverseStreamCommand,
+  type ConverseStreamOutput,
   type Message,
   type Tool,
   type ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
-import { asCrumbsError } from '#shared/domain/errors.ts';
+import {
+  asCrumbsError,
+  isRetriableStatus,
+  NonRetriableError,
+  RetriableError,
+} from '#shared/domain/errors.ts';
 import type {
+  LlmDelta,
   LlmFinishReason,
   LlmMessage,
   LlmRequest,
@@ -29,7 +40,7 @@ import type {
   LlmToolCall,
   LlmUsage,
 } from '#shared/ports/llm.ts';
-import { abortedError, isAbort } from './call-errors.ts';
+import { abortedError, BrokenStream, backoffMs, describe, isAbort } from './call-errors.ts';
 import { jsonText, withSchemaInstruction } from './structured-output.ts';
 import { ToolNames, toolResultText } from './tool-wire.ts';
 
@@ -45,10 +56,15 @@ const STOP_REASONS: Record<string, LlmFinishReason> = {
   guardrail_intervened: 'content-filter',
 };
 
+/**
+ * `maxRetries`: how often a stream that breaks off mid-way is started again (the client's own `maxAttempts` covers
+ * the request up to its first event, as it covers a plain call).
+ */
 export async function bedrockConverse(
   client: BedrockRuntimeClient,
   modelId: string,
   request: LlmRequest,
+  maxRetries = 0,
 ): Promise<LlmResponse> {
   const model = `bedrock/${modelId}`;
   const names = new ToolNames();
@@ -78,6 +94,10 @@ export async function bedrockConverse(
         }
       : {}),
   };
+  if (request.onDelta !== undefined) {
+    const out = await converseStream(client, input, model, request.onDelta, request.signal, maxRetries);
+    return toResponse(out, model, names, schema !== undefined);
+  }
   let out: ConverseCommandOutput;
   try {
     out = await client.send(
@@ -164,6 +184,188 @@ function toResponse(
     usage: bedrockUsage(out.usage),
     model,
   };
+}
+
+/** No wait between the attempts of a broken stream is longer than this inside the function. */
+const MAX_WAIT_MS = 10_000;
+/** Content blocks are kept in an array by their index: one far off is refused, not allocated. */
+const MAX_BLOCK_INDEX = 255;
+
+/**
+ * A ConverseStream read into the output a Converse call would have returned: text deltas handed on as they come,
+ * tool-use blocks put together from their start (id, name) and input pieces (JSON text), the stop reason and usage
+ * kept. A stream that breaks off (an error while reading it, an exception event, an end before `messageStop`) is
+ * started again up to `maxRetries` times, after a `reset` delta when text was handed on, unless the error says the
+ * request itself is bad.
+ */
+async function converseStream(
+  client: BedrockRuntimeClient,
+  input: ConverseCommandInput,
+  model: string,
+  onDelta: (delta: LlmDelta) => void,
+  signal: AbortSignal | undefined,
+  maxRetries: number,
+): Promise<ConverseCommandOutput> {
+  for (let attempt = 0; ; attempt++) {
+    let streamed = false;
+    let events: AsyncIterable<ConverseStreamOutput> | undefined;
+    try {
+      const out = await client.send(new ConverseStreamCommand(input), signal ? { abortSignal: signal } : {});
+      events = out.stream;
+    } catch (error) {
+      throw classify(error, model, signal);
+    }
+    let failure: BrokenStream;
+    try {
+      return await collectStream(events, model, signal, (text) => {
+        streamed = true;
+        onDelta({ type: 'text', text });
+      });
+    } catch (error) {
+      if (!(error instanceof BrokenStream)) throw error;
+      failure = error;
+    }
+    const cause = failure.cause ?? failure;
+    if (isAbort(cause, signal)) throw abortedError(model, cause);
+    const message = `${model}: the stream broke off: ${failure.message}`;
+    if (!failure.retriable) throw new NonRetriableError(message, { cause });
+    if (attempt >= maxRetries) throw new RetriableError(message, { cause });
+    if (streamed) onDelta({ type: 'reset', reason: message });
+    try {
+      await delay(Math.min(backoffMs(attempt), MAX_WAIT_MS), undefined, signal ? { signal } : undefined);
+    } catch (error) {
+      throw abortedError(model, error);
+    }
+  }
+}
+
+/**
+ * Reads one stream to its end; `BrokenStream` when it broke off or `signal` fired (checked between events, so a
+ * cancel stops the call however the transport reacts), and whatever `onText` throws.
+ */
+async function collectStream(
+  events: AsyncIterable<ConverseStreamOutput> | undefined,
+  model: string,
+  signal: AbortSignal | undefined,
+  onText: (text: string) => void,
+): Promise<ConverseCommandOutput> {
+  if (events === undefined) throw new BrokenStream('the answer has no stream');
+  const blocks: { text?: string; toolUse?: { toolUseId?: string; name?: string; input: string } }[] = [];
+  let stopReason: ConverseCommandOutput['stopReason'];
+  let usage: ConverseCommandOutput['usage'];
+  const iterator = events[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    for (;;) {
+      if (signal?.aborted) throw new BrokenStream('aborted', { cause: signal.reason });
+      let next: IteratorResult<ConverseStreamOutput>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        throw new BrokenStream(describe(error), { cause: error, retriable: retriableMidStream(error) });
+      }
+      if (next.done) {
+        finished = true;
+        break;
+      }
+      const event = next.value;
+      const exception = streamException(event);
+      if (exception !== undefined) {
+        throw new BrokenStream(describe(exception), {
+          cause: exception,
+          retriable: retriableMidStream(exception),
+        });
+      }
+      if (event.contentBlockStart?.start?.toolUse !== undefined) {
+        const { toolUseId, name } = event.contentBlockStart.start.toolUse;
+        blocks[blockIndex(event.contentBlockStart.contentBlockIndex ?? blocks.length, model)] = {
+          toolUse: { ...(toolUseId ? { toolUseId } : {}), ...(name ? { name } : {}), input: '' },
+        };
+      }
+      const delta = event.contentBlockDelta;
+      if (delta !== undefined) {
+        const index = blockIndex(delta.contentBlockIndex ?? 0, model);
+        if (delta.delta?.text !== undefined && delta.delta.text !== '') {
+          blocks[index] ??= { text: '' };
+          const block = blocks[index];
+          block.text = (block.text ?? '') + delta.delta.text;
+          onText(delta.delta.text);
+        }
+        if (delta.delta?.toolUse?.input !== undefined) {
+          blocks[index] ??= { toolUse: { input: '' } };
+          const block = blocks[index];
+          block.toolUse ??= { input: '' };
+          block.toolUse.input += delta.delta.toolUse.input;
+        }
+      }
+      if (event.messageStop !== undefined) stopReason = event.messageStop.stopReason;
+      if (event.metadata?.usage !== undefined) usage = event.metadata.usage;
+    }
+  } finally {
+    // Stops reading what is left after a failure or a cancel, which frees the connection.
+    if (!finished) iterator.return?.()?.catch(() => undefined);
+  }
+  if (stopReason === undefined) throw new BrokenStream('the stream ended before the answer did');
+  const content: ContentBlock[] = [];
+  for (const block of blocks) {
+    if (block?.text !== undefined) content.push({ text: block.text });
+    if (block?.toolUse !== undefined) content.push({ toolUse: toolUseOf(block.toolUse, model) });
+  }
+  return {
+    output: { message: { role: 'assistant', content } },
+    stopReason,
+    usage,
+    metrics: undefined,
+    $metadata: {},
+  };
+}
+
+function blockIndex(index: number, model: string): number {
+  if (Number.isInteger(index) && index >= 0 && index <= MAX_BLOCK_INDEX) return index;
+  throw new NonRetriableError(`${model} streamed a content block with index ${index}`);
+}
+
+function toolUseOf(block: { toolUseId?: string; name?: string; input: string }, model: string): ToolUseBlock {
+  let input: Document = {};
+  if (block.input.trim() !== '') {
+    try {
+      input = JSON.parse(block.input) as Document;
+    } catch (error) {
+      throw new NonRetriableError(
+        `${model} called tool ${block.name ?? '(no name)'} with input that is not JSON: ${block.input.slice(0, 200)}`,
+        { cause: error },
+      );
+    }
+  }
+  return { toolUseId: block.toolUseId, name: block.name, input };
+}
+
+/** An exception sent as an event of the stream, as the Error the SDK would have thrown. */
+function streamException(event: ConverseStreamOutput): Error | undefined {
+  const exceptions = {
+    internalServerException: event.internalServerException,
+    modelStreamErrorException: event.modelStreamErrorException,
+    serviceUnavailableException: event.serviceUnavailableException,
+    throttlingException: event.throttlingException,
+    validationException: event.validationException,
+  };
+  for (const [key, value] of Object.entries(exceptions)) {
+    if (value === undefined) continue;
+    const name = key[0]?.toUpperCase() + key.slice(1);
+    return Object.assign(new Error(value.message ?? name), { name });
+  }
+  return undefined;
+}
+
+/**
+ * Whether a stream that broke off with `error` is worth starting again: a lost connection or a failure of the
+ * model or service is (ModelStreamErrorException says so itself); a request the service refuses is not.
+ */
+function retriableMidStream(error: unknown): boolean {
+  const e = (error ?? {}) as { name?: string; $metadata?: { httpStatusCode?: number } };
+  if (e.name === 'ValidationException' || e.name === 'AccessDeniedException') return false;
+  const status = e.$metadata?.httpStatusCode;
+  return status === undefined || isRetriableStatus(status);
 }
 
 /** By the SDK error's HTTP status and name: throttling, 5xx, timeouts retry via SQS; the rest will not pass. */

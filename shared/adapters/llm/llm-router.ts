@@ -13,7 +13,7 @@
  * (`CRUMBS_DEFAULT_LLM_PROVIDER`); an unknown prefix is an error, never a fallback (`#shared/domain/llm-model.ts`).
  * Tool calls come back as data, never executed here; tool names are encoded for providers that accept only
  * `[a-zA-Z0-9_-]` (`context.build` → `context__build`) and decoded on the way back (tool-wire.ts).
- * Keys: api-keys.ts.
+ * Keys: api-keys.ts. A request with `onDelta` streams on every provider and still answers the whole response.
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NonRetriableError } from '#shared/domain/errors.ts';
@@ -27,7 +27,13 @@ import type { LlmClient, LlmRequest, LlmResponse } from '#shared/ports/llm.ts';
 import { ENV } from '#shared/topology.ts';
 import { type ApiKeySource, apiKeysFromEnv } from './api-keys.ts';
 import { bedrockConverse } from './bedrock-converse.ts';
-import { generateOffline, OFFLINE_PROVIDER } from './offline-model.ts';
+import { abortedError } from './call-errors.ts';
+import {
+  DEFAULT_OFFLINE_STREAM_DELAY_MS,
+  generateOffline,
+  OFFLINE_PROVIDER,
+  streamOffline,
+} from './offline-model.ts';
 import { openAiChat } from './openai-chat.ts';
 
 const BASE_URLS: Record<
@@ -65,9 +71,12 @@ export interface LlmRouterOptions {
   /**
    * Retries inside the call for throttling, 5xx and network errors before the error goes back to SQS: by our
    * fetch loop for the OpenAI-compatible providers, by the default Bedrock client's `maxAttempts` for Bedrock.
+   * A stream (`onDelta`) that breaks off mid-way is started again as often, on every provider.
    * @default 1
    */
   maxRetries?: number;
+  /** The offline model's pause between streamed words (`CRUMBS_OFFLINE_STREAM_DELAY_MS`). @default 25 */
+  offlineStreamDelayMs?: number;
 }
 
 /** Default Bedrock clients, one per region and attempt count, created once per container. */
@@ -90,10 +99,17 @@ export class LlmRouter implements LlmClient {
     const defaultProvider = this.options.defaultProvider ?? defaultProviderFromEnv(this.env);
     const { provider, model: modelId } = resolveModel(request.model, defaultProvider);
     switch (provider) {
-      case OFFLINE_PROVIDER:
-        return generateOffline(request, modelId);
+      case OFFLINE_PROVIDER: {
+        const response = generateOffline(request, modelId);
+        if (request.onDelta === undefined) return response;
+        return streamOffline(response, request.onDelta, {
+          delayMs: this.options.offlineStreamDelayMs ?? DEFAULT_OFFLINE_STREAM_DELAY_MS,
+          signal: request.signal,
+          onAbort: (reason) => abortedError(response.model, reason),
+        });
+      }
       case 'bedrock':
-        return bedrockConverse(this.bedrockClient(), modelId, request);
+        return bedrockConverse(this.bedrockClient(), modelId, request, this.maxRetries);
       default: {
         const base = BASE_URLS[provider];
         const baseURL = this.env[base.env]?.trim() || base.default;

@@ -12,9 +12,12 @@
  *    the system prompt) it received.
  * With a response schema the answer is an instance of it with the reply in its most answer-like string
  * (`fillSchema`; an orchestration plan calls every agent once); a `responseFormat` gives it that shape (`shaped`).
+ * Asked to stream, it streams that same answer word by word, a pause between words (`streamOffline`).
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { LinearRegExp } from '#shared/domain/lang/linear-regex.ts';
 import {
+  type LlmDelta,
   type LlmMessage,
   type LlmRequest,
   type LlmResponse,
@@ -23,6 +26,9 @@ import {
 } from '#shared/ports/llm.ts';
 
 export const OFFLINE_PROVIDER = 'offline';
+
+/** The pause between streamed words (`CRUMBS_OFFLINE_STREAM_DELAY_MS`): long enough to see the demo stream. */
+export const DEFAULT_OFFLINE_STREAM_DELAY_MS = 25;
 
 /**
  * Arithmetic: numbers joined by at least one operator, parentheses allowed. On the linear-time engine, as are the
@@ -85,6 +91,32 @@ export function generateOffline(request: LlmRequest, modelId = 'crumbs'): LlmRes
     usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) },
     model,
   };
+}
+
+/**
+ * The offline answer to `request` (`generateOffline`), streamed to `onDelta` a word at a time with its following
+ * whitespace, so the pieces concatenate to the answer's text exactly; `delayMs` between words. Aborted by `signal`
+ * between words: rejects with `onAbort(reason)`, the error the other providers report an aborted call with.
+ */
+export async function streamOffline(
+  response: LlmResponse,
+  onDelta: (delta: LlmDelta) => void,
+  options: { delayMs: number; signal?: AbortSignal | undefined; onAbort: (reason: unknown) => Error },
+): Promise<LlmResponse> {
+  const { signal } = options;
+  const words = response.text.match(/\s+|\S+\s*/g) ?? [];
+  if (signal?.aborted) throw options.onAbort(signal.reason);
+  for (const [i, word] of words.entries()) {
+    if (i > 0 && options.delayMs > 0) {
+      try {
+        await delay(options.delayMs, undefined, signal ? { signal } : undefined);
+      } catch (error) {
+        throw options.onAbort(error);
+      }
+    }
+    onDelta({ type: 'text', text: word });
+  }
+  return response;
 }
 
 function lastUserText(messages: LlmMessage[]): string {

@@ -1,19 +1,21 @@
 /**
  * One call to an OpenAI-compatible chat-completions API (OpenAI, OpenRouter, Ollama, vLLM, LM Studio, ...) over
- * fetch, non-streaming: `POST {baseURL}/chat/completions`. Only the common subset of the API is used, so the
- * same request works on every server: system + user/assistant/tool messages, function tools, temperature, a
- * token limit and a response format.
+ * fetch: `POST {baseURL}/chat/completions`. Only the common subset of the API is used, so the same request works
+ * on every server: system + user/assistant/tool messages, function tools, temperature, a token limit and a
+ * response format. With `onDelta` the request asks for a stream (server-sent events, openai-chat-stream.ts).
  *
  * 429, 5xx and network failures are retried `maxRetries` times after a short backoff (or the server's
  * Retry-After when it is short); a longer wait is left to the SQS redelivery rather than paid for in a Lambda:
  * the RetriableError then carries the server's Retry-After, and the executor makes the message visible again
- * after that long (shared/adapters/sqs/sqs-batch.ts).
+ * after that long (shared/adapters/sqs/sqs-batch.ts). A stream that breaks mid-way is a network failure too: the
+ * consumer is told to drop what it was streamed (`reset`) and the call starts again.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isRetriableStatus, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import type { LlmFinishReason, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '#shared/ports/llm.ts';
-import { abortedError, isAbort } from './call-errors.ts';
+import { abortedError, BrokenStream, backoffMs, describe, isAbort } from './call-errors.ts';
+import { type ChatCompletion, contentText, isEventStream, readChatStream } from './openai-chat-stream.ts';
 import { fitsStrictMode, jsonText, withSchemaInstruction } from './structured-output.ts';
 import { ToolNames, toolResultText } from './tool-wire.ts';
 
@@ -34,8 +36,7 @@ export interface OpenAiChatTarget {
   maxRetries: number;
 }
 
-/** Backoff before retry n (0-based) is BASE * 2^n, and no wait (server's or ours) is longer than MAX_WAIT. */
-const BASE_DELAY_MS = 500;
+/** No wait (the server's Retry-After or our backoff) is longer than this inside the function. */
 const MAX_WAIT_MS = 10_000;
 
 interface WireToolCall {
@@ -48,24 +49,6 @@ type ChatMessage =
   | { role: 'system' | 'user'; content: string }
   | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
-
-/** Message content: a string, or (some servers) an array of typed parts. */
-type ChatContent = string | null | { type?: string; text?: string }[] | undefined;
-
-interface ChatCompletion {
-  choices?: {
-    message?: {
-      content?: ChatContent;
-      tool_calls?: { id?: string; function?: { name?: string; arguments?: unknown } }[];
-    };
-    finish_reason?: string | null;
-  }[];
-  usage?: {
-    prompt_tokens?: number;
-    completion_tokens?: number;
-    prompt_tokens_details?: { cached_tokens?: number } | null;
-  };
-}
 
 const FINISH_REASONS: Record<string, LlmFinishReason> = {
   stop: 'stop',
@@ -102,7 +85,38 @@ export async function openAiChat(target: OpenAiChatTarget, request: LlmRequest):
       : {}),
     ...(schema !== undefined ? { response_format: responseFormat(schema, target.jsonSchemaFormat) } : {}),
   };
-  const completion = await post(target, model, body, request.signal);
+  const onDelta = request.onDelta;
+  if (onDelta === undefined) {
+    const completion = await post(target, model, body, request.signal, async (response) =>
+      parseCompletion(await bodyText(response), model, response.status),
+    );
+    return toResponse(completion, model, names, schema !== undefined);
+  }
+  // Whether the consumer holds text of the current attempt, which a retry must tell it to drop.
+  let streamed = false;
+  const completion = await post(
+    target,
+    model,
+    { ...body, stream: true, stream_options: { include_usage: true } },
+    request.signal,
+    async (response) => {
+      const onText = (text: string): void => {
+        streamed = true;
+        onDelta({ type: 'text', text });
+      };
+      if (isEventStream(response)) return readChatStream(response, model, request.signal, onText);
+      // A server that does not stream sends the whole completion: its text is then one piece.
+      const whole = parseCompletion(await bodyText(response), model, response.status);
+      const text = contentText(whole.choices?.[0]?.message?.content);
+      if (text !== '') onText(text);
+      return whole;
+    },
+    (reason) => {
+      if (!streamed) return;
+      streamed = false;
+      onDelta({ type: 'reset', reason });
+    },
+  );
   return toResponse(completion, model, names, schema !== undefined);
 }
 
@@ -139,11 +153,18 @@ function toChatMessages(messages: LlmMessage[], names: ToolNames): ChatMessage[]
   });
 }
 
+/**
+ * The request with its retry loop. `read` turns a 2xx answer into the completion; it throws `BrokenStream` when the
+ * answer broke off (retried like a failed connection) and anything else when the answer is bad (not retried).
+ * `beforeRetry` runs once a failure is known to be retried, before the wait.
+ */
 async function post(
   target: OpenAiChatTarget,
   model: string,
   body: Record<string, unknown>,
   signal: AbortSignal | undefined,
+  read: (response: Response) => Promise<ChatCompletion>,
+  beforeRetry?: (reason: string) => void,
 ): Promise<ChatCompletion> {
   const url = `${target.baseURL.replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -151,7 +172,7 @@ async function post(
   const payload = JSON.stringify(body);
   const init: RequestInit = { method: 'POST', headers, body: payload, ...(signal ? { signal } : {}) };
   for (let attempt = 0; ; attempt++) {
-    const outcome = await send(target.fetch, url, init);
+    const outcome = await send(target.fetch, url, init, read);
     let failure: { message: string; retriable: boolean; retryAfterMs?: number; cause?: unknown };
     if ('error' in outcome) {
       if (isAbort(outcome.error, signal)) throw abortedError(model, outcome.error);
@@ -161,8 +182,16 @@ async function post(
         retriable: true,
         cause: outcome.error,
       };
+    } else if ('broken' in outcome) {
+      const broken = outcome.broken;
+      if (isAbort(broken.cause, signal)) throw abortedError(model, broken.cause ?? broken);
+      failure = {
+        message: `${model}: the answer from ${url} broke off: ${broken.message}`,
+        retriable: broken.retriable,
+        ...(broken.cause !== undefined ? { cause: broken.cause } : {}),
+      };
     } else if (outcome.ok) {
-      return parseCompletion(outcome.text, model, outcome.status);
+      return outcome.completion;
     } else {
       failure = {
         message: `${model} answered ${outcome.status}: ${providerMessage(outcome.text)}`,
@@ -178,6 +207,7 @@ async function post(
         failure.retryAfterMs !== undefined ? Math.ceil(failure.retryAfterMs / 1000) : undefined;
       throw new RetriableError(failure.message, { ...options, retryAfterSeconds });
     }
+    beforeRetry?.(failure.message);
     try {
       await delay(wait, undefined, signal ? { signal } : undefined);
     } catch (error) {
@@ -186,18 +216,48 @@ async function post(
   }
 }
 
-/** One HTTP exchange; a transport failure (refused, reset, aborted) comes back as `error`, not thrown. */
+/**
+ * One HTTP exchange; a transport failure (refused, reset, aborted) comes back as `error` and an answer that broke
+ * off as `broken`, not thrown. A 2xx answer is read by `read`, any other is read as text for its error message.
+ */
 async function send(
   fetchImpl: typeof globalThis.fetch,
   url: string,
   init: RequestInit,
-): Promise<{ ok: boolean; status: number; headers: Headers; text: string } | { error: unknown }> {
+  read: (response: Response) => Promise<ChatCompletion>,
+): Promise<
+  | { ok: true; completion: ChatCompletion }
+  | { ok: false; status: number; headers: Headers; text: string }
+  | { error: unknown }
+  | { broken: BrokenStream }
+> {
+  let response: Response;
   try {
-    const response = await fetchImpl(url, init);
-    const text = await response.text();
-    return { ok: response.ok, status: response.status, headers: response.headers, text };
+    response = await fetchImpl(url, init);
   } catch (error) {
     return { error };
+  }
+  if (!response.ok) {
+    try {
+      return { ok: false, status: response.status, headers: response.headers, text: await response.text() };
+    } catch (error) {
+      return { error };
+    }
+  }
+  try {
+    return { ok: true, completion: await read(response) };
+  } catch (error) {
+    if (error instanceof BrokenStream) return { broken: error };
+    throw error;
+  }
+}
+
+/** The whole body of a plain answer; a connection lost while reading it is a broken answer. */
+async function bodyText(response: Response): Promise<string> {
+  try {
+    return await response.text();
+  } catch (error) {
+    throw new BrokenStream(describe(error), { cause: error });
   }
 }
 
@@ -245,14 +305,7 @@ export function retryAfterMs(headers: Headers): number | undefined {
 /** undefined: do not wait here (the server asks for longer than is worth paying for in a Lambda). */
 function retryDelay(attempt: number, retryAfter: number | undefined): number | undefined {
   if (retryAfter !== undefined) return retryAfter <= MAX_WAIT_MS ? retryAfter : undefined;
-  return Math.min(BASE_DELAY_MS * 2 ** attempt, MAX_WAIT_MS);
-}
-
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  // Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, ...) is on the cause.
-  const code = (error.cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+  return Math.min(backoffMs(attempt), MAX_WAIT_MS);
 }
 
 function toResponse(
@@ -286,14 +339,6 @@ function toResponse(
     },
     model,
   };
-}
-
-function contentText(content: ChatContent): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
-    .join('');
 }
 
 function toToolCall(
