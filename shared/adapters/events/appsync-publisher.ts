@@ -29,7 +29,8 @@ export class DeltaPublishError extends Error {
   }
 }
 
-class NodeSha256 {
+/** SHA-256 and HMAC for the SigV4 signer, from node:crypto. */
+export class NodeSha256 {
   private hash: Hash | Hmac;
   constructor(private readonly secret?: string | ArrayBuffer | ArrayBufferView) {
     this.hash = this.make();
@@ -68,7 +69,11 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): AwsCre
   if (!accessKeyId || !secretAccessKey) {
     throw new DeltaPublishError('no AWS credentials in the environment to sign the publish with', undefined);
   }
-  return { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) };
+  return {
+    accessKeyId,
+    secretAccessKey,
+    ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+  };
 }
 
 export interface AppSyncEventsPublisherOptions {
@@ -120,13 +125,20 @@ export class AppSyncEventsPublisher implements DeltaChannel {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 5000),
       });
     } catch (error) {
-      throw new DeltaPublishError(`publish to ${this.url.host} failed: ${(error as Error).message}`, undefined, {
-        cause: error,
-      });
+      throw new DeltaPublishError(
+        `publish to ${this.url.host} failed: ${(error as Error).message}`,
+        undefined,
+        {
+          cause: error,
+        },
+      );
     }
     const text = await response.text();
     if (!response.ok) {
-      throw new DeltaPublishError(`publish refused (${response.status}): ${text.slice(0, 300)}`, response.status);
+      throw new DeltaPublishError(
+        `publish refused (${response.status}): ${text.slice(0, 300)}`,
+        response.status,
+      );
     }
     let failed: unknown[] = [];
     try {
@@ -148,7 +160,9 @@ export class AppSyncEventsPublisher implements DeltaChannel {
  * The publisher of this function's delta channel, or undefined when none is configured (the function then streams
  * nothing: a caller skips DeltaStream). Reads `ENV.eventsHttpUrl` and `AWS_REGION` once.
  */
-export function deltaChannelFromEnv(env: NodeJS.ProcessEnv = process.env): AppSyncEventsPublisher | undefined {
+export function deltaChannelFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): AppSyncEventsPublisher | undefined {
   const parsed = parseEnv(DeltaChannelEnvSchema, env);
   const httpUrl = parsed[ENV.eventsHttpUrl];
   if (httpUrl === undefined) return undefined;

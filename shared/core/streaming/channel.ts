@@ -39,7 +39,10 @@ export function workspaceSegments(workspace: string): string[] {
 export async function channelFor(workspace: string, requestId: string): Promise<string> {
   if (!WORKSPACE_PATTERN.test(workspace)) {
     throw new ValidationError([
-      { path: 'workspace', message: 'expected 1-64 letters, digits, "_" or "-", starting with a letter or digit' },
+      {
+        path: 'workspace',
+        message: 'expected 1-64 letters, digits, "_" or "-", starting with a letter or digit',
+      },
     ]);
   }
   if (!BREADCRUMB_ID_PATTERN.test(requestId)) {

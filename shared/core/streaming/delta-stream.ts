@@ -115,7 +115,12 @@ export class DeltaStream {
       if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
       this.timer = undefined;
       this.takePending(true);
-      this.enqueue({ type: 'final', seq: 0, status, ...(answerId !== undefined ? { answer_id: answerId } : {}) });
+      this.enqueue({
+        type: 'final',
+        seq: 0,
+        status,
+        ...(answerId !== undefined ? { answer_id: answerId } : {}),
+      });
       this.kick();
     }
     while (this.sending) await this.sending;

@@ -51,7 +51,10 @@ describe('channelFor', () => {
   });
 
   it('refuses names that are not a workspace or a breadcrumb id with a 422 naming the field', async () => {
-    await expect(channelFor('a/b', 'r1')).rejects.toMatchObject({ status: 422, issues: [{ path: 'workspace' }] });
+    await expect(channelFor('a/b', 'r1')).rejects.toMatchObject({
+      status: 422,
+      issues: [{ path: 'workspace' }],
+    });
     await expect(channelFor('a', 'x y')).rejects.toMatchObject({ issues: [{ path: 'request_id' }] });
   });
 });

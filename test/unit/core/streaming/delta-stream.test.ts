@@ -89,7 +89,12 @@ describe('DeltaStream', () => {
     const stats = await stream.final('completed', 'ans-1');
     const at = channel.requests.map((r) => r.at);
     expect(at.slice(0, 4)).toEqual([0, 250, 750, 1750]);
-    expect(channel.events.at(-1)).toEqual({ type: 'final', seq: channel.events.length, status: 'completed', answer_id: 'ans-1' });
+    expect(channel.events.at(-1)).toEqual({
+      type: 'final',
+      seq: channel.events.length,
+      status: 'completed',
+      answer_id: 'ans-1',
+    });
     expect(channel.events.map((e) => e.seq)).toEqual(channel.events.map((_, i) => i + 1));
     expect(shown(channel.events)).toBe(`Hel${'x'.repeat(100)}`);
     expect(stats).toMatchObject({ events: channel.events.length, failures: 0, capped: false });
