@@ -10,14 +10,20 @@
 import { channelFor } from '#shared/core/streaming/channel.ts';
 import { type DeltaEvent, parseDeltaEvent } from '#shared/core/streaming/events.ts';
 
+/**
+ * A handler property taking `E` or any richer event (a method type, so the browser's and `ws`'s own event types,
+ * which carry more, are accepted).
+ */
+type Handler<E> = { handle(event: E): void }['handle'] | null;
+
 /** What this needs of a WebSocket: the browser's API, which `ws` implements too. */
 export interface WebSocketLike {
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  onopen: ((event: unknown) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number; reason: string }) => void) | null;
-  onerror: ((event: unknown) => void) | null;
+  onopen: Handler<unknown>;
+  onmessage: Handler<{ data: unknown }>;
+  onclose: Handler<{ code: number; reason: string }>;
+  onerror: Handler<unknown>;
 }
 export type WebSocketConstructor = new (url: string, protocols: string[]) => WebSocketLike;
 
