@@ -1,7 +1,7 @@
 /**
  * One streamed answer's deltas, coalesced (`docs/streaming.md` has the figures): every publish is billed, so text is
  * gathered and sent as one `delta` event at most once per interval — the first as soon as there is text (time to
- * first token stays the model's), then after 250 ms, the interval doubling up to 1.5 s — and at most `maxEvents`
+ * first token stays the model's), then after 250 ms, the interval doubling up to 2 s — and at most `maxEvents`
  * events before the final; past the cap text is held and goes out with the final, which is always sent. Events
  * go out one publish request at a time (at most 5 events each), in `seq` order. Publishing never throws into the
  * model call: a failed publish is logged and counted, and the next publish starts with a `reset` and the whole
@@ -31,8 +31,8 @@ export interface DeltaStreamLimits {
 export const DEFAULT_DELTA_LIMITS: DeltaStreamLimits = {
   firstIntervalMs: 250,
   growth: 2,
-  maxIntervalMs: 1500,
-  maxEvents: 16,
+  maxIntervalMs: 2000,
+  maxEvents: 12,
   maxEventChars: 32_768,
 };
 
