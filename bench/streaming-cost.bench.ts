@@ -8,7 +8,11 @@
  *   node bin/run-ts.js bench/streaming-cost.bench.ts [--subscribers 1] [--rate 50]
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_DELTA_LIMITS, DeltaStream, type DeltaStreamLimits } from '#shared/core/streaming/delta-stream.ts';
+import {
+  DEFAULT_DELTA_LIMITS,
+  DeltaStream,
+  type DeltaStreamLimits,
+} from '#shared/core/streaming/delta-stream.ts';
 import type { DeltaChannel, TimerClock } from '#shared/ports/delta-channel.ts';
 import { PRICES } from './support/prices.ts';
 
@@ -76,7 +80,14 @@ async function streamAnswer(tokens: number, limits: Partial<DeltaStreamLimits>) 
   const connectionMinutes = SUBSCRIBERS * Math.max(1, Math.ceil((seconds + 1) / 60));
   const dollars =
     operations * PRICES.appsyncEvents.operation + connectionMinutes * PRICES.appsyncEvents.connectionMinute;
-  return { events: stats.events, requests: channel.requests, capped: stats.capped, seconds, operations, dollars };
+  return {
+    events: stats.events,
+    requests: channel.requests,
+    capped: stats.capped,
+    seconds,
+    operations,
+    dollars,
+  };
 }
 
 /** The agent turn's cost per million as `bench:cost` last printed it (the issue's target: at most $60). */
@@ -91,7 +102,9 @@ console.log(
     `${TOKENS_PER_SECOND} tokens/s, ${SUBSCRIBERS} subscriber(s)`,
 );
 console.log('');
-console.log('answer        seconds  events  requests  capped  operations  $ per 1,000 answers  every 50 ms: events, $/1,000');
+console.log(
+  'answer        seconds  events  requests  capped  operations  $ per 1,000 answers  every 50 ms: events, $/1,000',
+);
 for (const tokens of [50, 300, 1000]) {
   const coalesced = await streamAnswer(tokens, {});
   const naive = await streamAnswer(tokens, {

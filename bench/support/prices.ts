@@ -34,7 +34,8 @@ export const PRICES = {
     request: 0.4 / 1e6,
   },
   appsyncEvents: {
-    source: 'https://aws.amazon.com/appsync/pricing/ (AWS Price List, AWSAppSync: "$1 per million Event API operations")',
+    source:
+      'https://aws.amazon.com/appsync/pricing/ (AWS Price List, AWSAppSync: "$1 per million Event API operations")',
     /**
      * Per Event API operation: each event published (inbound) and each event delivered to a subscriber
      * (outbound) is one, metered in 5 KB increments; a connect and a subscribe are one each.

@@ -3,7 +3,7 @@
  * stack's access key and service `appsync`, the date is within 15 minutes, and the signature recomputed with the
  * local secret over the headers the request says it signed and its body matches.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { NodeSha256 } from '#shared/adapters/events/appsync-publisher.ts';
 
@@ -32,6 +32,11 @@ export async function sigv4Problem(
     const value = request.headers[name];
     if (value === undefined) return `the signed header ${name} is missing`;
     headers[name] = value;
+  }
+  // The signer takes a given payload hash as it is: the body must be the one it names.
+  const payloadHash = headers['x-amz-content-sha256'];
+  if (payloadHash !== undefined && payloadHash !== createHash('sha256').update(request.body).digest('hex')) {
+    return 'the body does not match x-amz-content-sha256';
   }
   const url = new URL(`http://${headers.host ?? 'localhost'}${request.path}`);
   const signer = new SignatureV4({
