@@ -26,6 +26,8 @@ export interface DeltaStreamLimits {
   readonly maxEvents: number;
   /** Text per event: AppSync takes events up to 240 KB; 32,768 UTF-16 units stay under it even fully escaped. */
   readonly maxEventChars: number;
+  /** How long `final` waits for the answer's publishes before it returns (the model call's end is not held longer). */
+  readonly finalWaitMs: number;
 }
 
 export const DEFAULT_DELTA_LIMITS: DeltaStreamLimits = {
@@ -34,6 +36,7 @@ export const DEFAULT_DELTA_LIMITS: DeltaStreamLimits = {
   maxIntervalMs: 2000,
   maxEvents: 12,
   maxEventChars: 32_768,
+  finalWaitMs: 5000,
 };
 
 export interface DeltaStreamStats {
@@ -123,7 +126,20 @@ export class DeltaStream {
       });
       this.kick();
     }
-    while (this.sending) await this.sending;
+    let timer: unknown;
+    const waited = new Promise<'late'>((resolve) => {
+      timer = this.clock.setTimeout(() => resolve('late'), this.limits.finalWaitMs);
+    });
+    while (this.sending) {
+      if ((await Promise.race([this.sending.then(() => 'sent' as const), waited])) === 'late') {
+        this.log.warn('delta publishes still under way at the end of the answer', {
+          channel: this.options.channel,
+          queued: this.queue.length,
+        });
+        break;
+      }
+    }
+    this.clock.clearTimeout(timer);
     return this.stats();
   }
 

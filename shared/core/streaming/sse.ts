@@ -56,8 +56,11 @@ export async function sseFromChannel(subscribe: SseSubscribe, options: SseOption
     options.maxDurationMs === undefined
       ? undefined
       : setTimeout(() => push(undefined), options.maxDurationMs);
+  let stopped = false;
   const stop = () => {
     ended = true;
+    if (stopped) return;
+    stopped = true;
     clearInterval(heartbeat);
     if (deadline) clearTimeout(deadline);
     source.close();

@@ -168,3 +168,20 @@ describe('DeltaStream', () => {
     expect(shown(channel.events)).toBe('abcdefghijkl');
   });
 });
+
+describe('DeltaStream.final', () => {
+  it('returns after finalWaitMs when a publish hangs, so the answer is not held', async () => {
+    const clock = new FakeClock();
+    const hanging: DeltaChannel = { publish: () => new Promise(() => undefined) };
+    const stream = new DeltaStream({
+      channel: '/crumbs/wa/x',
+      publisher: hanging,
+      clock,
+      limits: { finalWaitMs: 100 },
+    });
+    stream.write('text');
+    const final = stream.final('completed', 'a');
+    await clock.advance(100);
+    expect(await final).toMatchObject({ events: 0, requests: 1 });
+  });
+});
