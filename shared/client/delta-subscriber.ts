@@ -91,11 +91,12 @@ export class SeqOrder {
     this.drain();
     return this.held.size > 0;
   }
-  /** Gives up on the missing events before the earliest held one. */
-  skipGap(): void {
-    if (this.held.size === 0) return;
+  /** Gives up on the missing events before the earliest held one; returns whether another gap remains. */
+  skipGap(): boolean {
+    if (this.held.size === 0) return false;
     this.next = Math.min(...this.held.keys());
     this.drain();
+    return this.held.size > 0;
   }
   private drain(): void {
     for (let e = this.held.get(this.next); e !== undefined; e = this.held.get(this.next)) {
@@ -224,13 +225,18 @@ export async function subscribeToRequest(options: SubscribeOptions): Promise<Del
           const delta = parseDeltaEvent(message.event);
           if (delta === undefined) return;
           const waiting = order.push(delta);
-          if (gapTimer) clearTimeout(gapTimer);
-          gapTimer = waiting
-            ? setTimeout(() => {
-                gapTimer = undefined;
-                order.skipGap();
-              }, options.gapTimeoutMs ?? 3000)
-            : undefined;
+          // The clock starts when a gap opens and is not restarted by later events: a lost event costs at most
+          // gapTimeoutMs however fast the rest arrive.
+          if (!waiting && gapTimer) {
+            clearTimeout(gapTimer);
+            gapTimer = undefined;
+          } else if (waiting && !gapTimer) {
+            const skip = () => {
+              gapTimer = undefined;
+              if (order.skipGap()) gapTimer = setTimeout(skip, options.gapTimeoutMs ?? 3000);
+            };
+            gapTimer = setTimeout(skip, options.gapTimeoutMs ?? 3000);
+          }
           return;
         }
         default:

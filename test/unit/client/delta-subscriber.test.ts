@@ -32,7 +32,8 @@ class ScriptedSocket implements WebSocketLike {
   send(data: string): void {
     const message = JSON.parse(data) as Record<string, unknown>;
     this.sent.push(message);
-    if (message.type === 'connection_init') this.receive({ type: 'connection_ack', connectionTimeoutMs: 300000 });
+    if (message.type === 'connection_init')
+      this.receive({ type: 'connection_ack', connectionTimeoutMs: 300000 });
     if (message.type === 'subscribe') this.receive(ScriptedSocket.answerSubscribe(message));
   }
   close(code = 1000, reason = ''): void {
@@ -165,5 +166,22 @@ describe('sseFromChannel', () => {
     await iterator.return?.();
     expect(closed).toBe(1);
     expect(await pending).toEqual({ value: undefined, done: true });
+  });
+});
+
+describe('subscribeToRequest gaps', () => {
+  it('skips a gap after gapTimeoutMs even while later events keep arriving', async () => {
+    const events: DeltaEvent[] = [];
+    const sub = await subscribed(events, 30);
+    const socket = ScriptedSocket.last as ScriptedSocket;
+    socket.data({ type: 'delta', seq: 1, text: 'a' });
+    for (let seq = 3; seq <= 8; seq += 1) {
+      socket.data({ type: 'delta', seq, text: String(seq) });
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(events.map((e) => e.seq)).toEqual([1, 3, 4, 5, 6, 7, 8].slice(0, events.length));
+    expect(events.length).toBeGreaterThan(1);
+    socket.data({ type: 'final', seq: 9, status: 'completed' });
+    expect((await sub.done)?.seq).toBe(9);
   });
 });
