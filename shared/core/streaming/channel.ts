@@ -9,8 +9,14 @@
  * and no wildcard does, so a subscription names exactly one request of exactly one workspace.
  * Web Crypto (not node:crypto) so the dashboard's bundle computes the same channel.
  */
-import { BREADCRUMB_ID_PATTERN, WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
+
+/**
+ * `WORKSPACE_PATTERN` and `BREADCRUMB_ID_PATTERN` of `shared/domain/breadcrumb.ts`, which loads node:crypto and so
+ * cannot be in the dashboard's bundle; `test/unit/core/streaming/channel.test.ts` holds them equal.
+ */
+export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /** The channel namespace every delta channel lives in (`ChannelNamespace` in infra, the local events server). */
 export const DELTA_NAMESPACE = 'crumbs';
@@ -45,7 +51,7 @@ export async function channelFor(workspace: string, requestId: string): Promise<
       },
     ]);
   }
-  if (!BREADCRUMB_ID_PATTERN.test(requestId)) {
+  if (!REQUEST_ID_PATTERN.test(requestId)) {
     throw new ValidationError([
       { path: 'request_id', message: 'expected 1-128 characters: letters, digits, ".", "_", ":" or "-"' },
     ]);

@@ -1,12 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { callerFromClaims } from '#shared/core/api/http.ts';
-import { channelFor, workspaceOfChannel, workspaceSegments } from '#shared/core/streaming/channel.ts';
+import {
+  channelFor,
+  REQUEST_ID_PATTERN,
+  WORKSPACE_PATTERN,
+  workspaceOfChannel,
+  workspaceSegments,
+} from '#shared/core/streaming/channel.ts';
 import {
   loadOnSubscribe,
   onSubscribeCode,
   SubscribeUnauthorizedError,
 } from '#shared/core/streaming/on-subscribe.ts';
+import { BREADCRUMB_ID_PATTERN, WORKSPACE_PATTERN as DOMAIN_WORKSPACE } from '#shared/domain/breadcrumb.ts';
 
 const CLAIM = 'crumbs:workspaces';
 const handler = loadOnSubscribe(CLAIM);
@@ -20,6 +27,11 @@ const requestId = fc
   .map(([first, rest]) => first + rest.join(''));
 
 describe('channelFor', () => {
+  it('checks names with the domain’s own patterns (copied so the dashboard can bundle this module)', () => {
+    expect(WORKSPACE_PATTERN.source).toBe(DOMAIN_WORKSPACE.source);
+    expect(REQUEST_ID_PATTERN.source).toBe(BREADCRUMB_ID_PATTERN.source);
+  });
+
   it('round-trips every workspace through the TS and the APPSYNC_JS decoder, within AppSync segment limits', async () => {
     await fc.assert(
       fc.asyncProperty(workspace, requestId, async (ws, id) => {
