@@ -46,6 +46,7 @@ import { type InvocationObserver, invoke, type LambdaHandler } from './event-sou
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { DEFAULT_QUOTAS } from './eventbridge/state.ts';
+import { startLocalEventsServer } from './events/server.ts';
 import { checkPortFree } from './process.ts';
 import {
   ensureBusAndSystemRules,
@@ -75,6 +76,11 @@ export interface LocalStackOptions {
   eventbridgePort?: number;
   /** EventBridge Scheduler (timers and schedules); 0 picks a free port. */
   schedulerPort?: number;
+  /**
+   * The events server (delta channels, AppSync Events' protocol; `CRUMBS_EVENTS_PORT`); 0 picks a free port. It
+   * listens where the API does: clients subscribe to it with their API token.
+   */
+  eventsPort?: number;
   /**
    * Buses in the pool definitions' rules are spread over (`topology.bus.pool`; `crumbs dev --buses`, env
    * `CRUMBS_BUSES`); default `topology.bus.pool.defaultSize`.
@@ -154,7 +160,16 @@ export interface LocalStackOptions {
 }
 
 export interface LocalStack {
-  readonly endpoints: { api: string; dynamodb: string; sqs: string; eventbridge: string; scheduler: string };
+  readonly endpoints: {
+    api: string;
+    dynamodb: string;
+    sqs: string;
+    eventbridge: string;
+    scheduler: string;
+    /** Delta channels: publish (`POST /event`) and subscribe (`/event/realtime`) endpoints. */
+    events: string;
+    eventsRealtime: string;
+  };
   /** The dashboard, logged in on workspace `demo` (the token rides in the fragment, which no server sees). */
   readonly dashboard: string;
   readonly token: string;
@@ -176,6 +191,7 @@ export const DEFAULT_PORTS = {
   sqs: 4712,
   eventbridge: 4713,
   scheduler: 4714,
+  events: 4715,
 } as const;
 
 /**
@@ -280,6 +296,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     'EventBridge Scheduler',
     `--scheduler-port or ${ENV.localSchedulerPort}`,
   );
+  const eventsPort = await portToBind(
+    // A stack whose API picks a free port (tests, benchmarks) picks one for its events server too.
+    options.eventsPort ?? envCount(ENV.localEventsPort) ?? (options.apiPort === 0 ? 0 : DEFAULT_PORTS.events),
+    host,
+    'events server (delta channels)',
+    ENV.localEventsPort,
+  );
 
   const cleanups: (() => Promise<void>)[] = [];
   const stop = async () => {
@@ -332,18 +355,32 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log,
     });
     cleanups.push(() => scheduler.stop());
+    const events = await startLocalEventsServer({
+      port: eventsPort,
+      host,
+      tokens,
+      workspacesClaim: 'crumbs:workspaces',
+      credentials: LOCAL_CREDENTIALS,
+      log,
+    });
+    cleanups.push(() => events.stop());
+    log(`events (delta channels) ready on ${events.realtimeUrl}`);
 
     const endpoints = {
       dynamodb: ddb.endpoint,
       sqs: sqsEndpoint,
       eventbridge: eventbridge.endpoint,
       scheduler: scheduler.endpoint,
+      events: events.httpUrl,
+      eventsRealtime: events.realtimeUrl,
     };
     const used = {
       dynamodb: await interpose('dynamodb', endpoints.dynamodb),
       sqs: usedSqs,
       eventbridge: await interpose('eventbridge', endpoints.eventbridge),
       scheduler: endpoints.scheduler,
+      events: endpoints.events,
+      eventsRealtime: endpoints.eventsRealtime,
     };
     configureEnvironment(used, busPool);
     process.env[ENV.maxDefinitionsPerWorkspace] = String(quotas.definitions);
@@ -629,6 +666,8 @@ function configureEnvironment(
     sqs: string;
     eventbridge: string;
     scheduler: string;
+    events: string;
+    eventsRealtime: string;
   },
   busPool: readonly string[],
 ): void {
@@ -650,6 +689,9 @@ function configureEnvironment(
   env[ENV.busPlacementCacheMs] ??= '500';
   env[ENV.ruleNamePrefix] = topology.bus.ruleNamePrefix;
   env[ENV.localEndpoints] = JSON.stringify(endpoints);
+  // The delta channel: the executors publish to the events server, the API names it to clients.
+  env[ENV.eventsHttpUrl] = endpoints.events;
+  env[ENV.eventsRealtimeUrl] = endpoints.eventsRealtime;
   // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.
   env[ENV.changesSettleMs] ??= '300';
   env[ENV.changesPollMs] ??= '150';

@@ -82,6 +82,22 @@ export const ApiEnvSchema = z.extend(TableEnvSchema, {
   [ENV.changesPollMs]: z._default(z.coerce.number().check(z.int(), z.minimum(50), z.maximum(5000)), 500),
 });
 
+/**
+ * The delta channel (`shared/core/streaming/`): both URLs or neither (nothing streams). `AWS_REGION` signs the
+ * publishes (the Lambda runtime and the local stack set it).
+ */
+export const DeltaChannelEnvSchema = z
+  .object({
+    [ENV.eventsHttpUrl]: z.optional(z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })),
+    [ENV.eventsRealtimeUrl]: z.optional(z.url({ protocol: /^wss?$/, error: 'expected a ws(s) URL' })),
+    AWS_REGION: z.optional(z.string().check(z.minLength(1))),
+  })
+  .check(
+    z.refine((env) => (env[ENV.eventsHttpUrl] === undefined) === (env[ENV.eventsRealtimeUrl] === undefined), {
+      error: `${ENV.eventsHttpUrl} and ${ENV.eventsRealtimeUrl} are set together`,
+    }),
+  );
+
 export const McpEnvSchema = z.extend(ApiEnvSchema, {
   [ENV.jwtIssuer]: z.optional(z.url()),
 });

@@ -628,6 +628,14 @@ export const ENV = {
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
   /** The issuer of the tokens the HTTP API accepts, named in the MCP endpoint's protected resource metadata. */
   jwtIssuer: 'CRUMBS_JWT_ISSUER',
+  /**
+   * The delta channel's publish endpoint, `https://<http domain>` of the AppSync Events API (the local events server
+   * in `crumbs dev`): set by the CDK app on the functions that publish deltas and on the api function
+   * (`shared/core/streaming/`). Absent: nothing streams.
+   */
+  eventsHttpUrl: 'CRUMBS_EVENTS_HTTP_URL',
+  /** The delta channel's subscribe endpoint, `wss://<realtime domain>/event/realtime`; set beside the above. */
+  eventsRealtimeUrl: 'CRUMBS_EVENTS_REALTIME_URL',
   /** Change stream (shared/core/stream/changes.ts): how old a change must be before it is handed out, in ms. */
   changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
   /** Change stream: how often a waiting request reads the change log, in ms. */
@@ -737,6 +745,8 @@ export const ENV = {
   localSqsPort: 'CRUMBS_SQS_PORT',
   localEventbridgePort: 'CRUMBS_EVENTBRIDGE_PORT',
   localSchedulerPort: 'CRUMBS_SCHEDULER_PORT',
+  /** `crumbs dev`: the port of the local events server (delta channels, AppSync Events' protocol). */
+  localEventsPort: 'CRUMBS_EVENTS_PORT',
   /** `crumbs dev`: buses of the pool (`--buses`, at most `topology.bus.pool.maxSize`). */
   localBuses: 'CRUMBS_BUSES',
   /** `crumbs dev`: rules each emulated bus holds (`--rules-per-bus`). */

@@ -33,6 +33,19 @@ export const PRICES = {
     /** Standard queue requests, per 64 KB chunk of a request's payload (Send, Receive, Delete, …). */
     request: 0.4 / 1e6,
   },
+  appsyncEvents: {
+    source:
+      'https://aws.amazon.com/appsync/pricing/ (AWS Price List, AWSAppSync: "$1 per million Event API operations")',
+    /**
+     * Per Event API operation: each event published (inbound) and each event delivered to a subscriber
+     * (outbound) is one, metered in 5 KB increments; a connect and a subscribe are one each.
+     */
+    operation: 1.0 / 1e6,
+    /** Per minute a client stays connected. */
+    connectionMinute: 0.08 / 1e6,
+    /** The size an operation is metered in. */
+    meteredBytes: 5 * 1024,
+  },
   lambda: {
     source: 'https://aws.amazon.com/lambda/pricing/',
     /** Per request (invocation). */

@@ -18,6 +18,7 @@ import { type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/t
 import type { TenantLimits } from '../config.ts';
 import { type CrumbsFunction, ruleArnPattern } from '../constructs/crumbs-function.ts';
 import { DeadLetterHandling, ParkedDeadLetters } from '../constructs/dead-letters.ts';
+import { DeltaChannels } from '../constructs/delta-channels.ts';
 import { Executors } from '../constructs/executors.ts';
 import { CrumbsHttpApi } from '../constructs/http-api.ts';
 import { Indexing } from '../constructs/indexing.ts';
@@ -112,6 +113,11 @@ export class StatelessStack extends Stack {
   public readonly ruleManagerRule: Rule;
   public readonly httpApi: HttpApi;
   public readonly httpStage: HttpStage;
+  /**
+   * Streamed answers' delta channels (AppSync Events): the agent executor publishes, the API and the A2A server
+   * name the endpoints; `deltaChannels.grantPublish(fn)` lets another function publish.
+   */
+  public readonly deltaChannels: DeltaChannels;
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
   public readonly alarms: readonly Alarm[];
 
@@ -204,6 +210,17 @@ export class StatelessStack extends Stack {
     this.ui = http.dashboard.function;
     this.httpApi = http.httpApi;
     this.httpStage = http.httpStage;
+
+    this.deltaChannels = new DeltaChannels(this, {
+      stage,
+      jwtIssuer: props.jwtIssuer,
+      jwtAudience: props.jwtAudience,
+      workspacesClaim: props.workspacesClaim,
+    });
+    // Context agents make the model calls whose answers stream; the API and the A2A server tell clients where.
+    this.deltaChannels.grantPublish(this.executors.agent);
+    this.deltaChannels.bindEndpoints(this.api);
+    this.deltaChannels.bindEndpoints(http.a2a);
 
     this.alarms = [
       parked.alarm,

@@ -19,6 +19,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/routing'],
   ['shared/tools'],
   ['shared/core/stream'],
+  ['shared/core/streaming'],
   ['shared/core/executor'],
   ['shared/core/context-builder', 'shared/core/tools'],
   ['shared/core/orchestration'],

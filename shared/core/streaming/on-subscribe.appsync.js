@@ -1,0 +1,153 @@
+/**
+ * The `crumbs` channel namespace's onSubscribe handler (APPSYNC_JS): a subscription is allowed only to a delta
+ * channel (`channel.ts`) whose workspace the caller's token grants, read from the workspaces claim exactly as the
+ * API reads it (`callerFromClaims` in shared/core/api/http.ts: a JSON array, its text, a space- or comma-separated
+ * list, API Gateway's `[a b]`, `*`). The CDK app inlines this file (claim name filled in by `onSubscribeCode`),
+ * and the local events server runs the same text for every subscribe, so the check is one. Written in the
+ * runtime's subset: no regular expressions, try, throw, while or classic for loops; a claim that breaks JSON.parse
+ * ends the handler with an error, which refuses the subscription as the API refuses such a claim.
+ */
+import { util } from '@aws-appsync/utils';
+
+const WORKSPACES_CLAIM = 'crumbs:workspaces';
+const NAMESPACE = 'crumbs';
+const MAX_CLAIMED_WORKSPACES = 100;
+const MAX_CLAIM_CHARS = 7200;
+const PIECE_CHARS = 49;
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const HEX = '0123456789abcdef';
+// What JavaScript's \s and String.prototype.trim treat as white space.
+const SPACE =
+  ' \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
+
+function onlyOf(text, allowed) {
+  for (const c of text.split('')) {
+    if (allowed.indexOf(c) < 0) return false;
+  }
+  return true;
+}
+
+function isWorkspace(name) {
+  return (
+    typeof name === 'string' &&
+    name.length >= 1 &&
+    name.length <= 64 &&
+    ALNUM.indexOf(name.charAt(0)) >= 0 &&
+    onlyOf(name, `${ALNUM}_-`)
+  );
+}
+
+function workspaceSegments(workspace) {
+  const segments = [];
+  let piece = '';
+  for (const c of workspace.split('')) {
+    const unit = c === '-' ? '-d' : c === '_' ? '-u' : c;
+    if (piece.length + unit.length > PIECE_CHARS) {
+      segments.push(`w${piece}`);
+      piece = '';
+    }
+    piece = piece + unit;
+  }
+  segments.push(`w${piece}`);
+  return segments;
+}
+
+/** The workspace of a delta channel's canonical path, or null. */
+export function workspaceOfChannel(path) {
+  if (typeof path !== 'string') return null;
+  const segments = (path.charAt(0) === '/' ? path.slice(1) : path).split('/');
+  if (segments.length < 3 || segments.length > 5 || segments[0] !== NAMESPACE) return null;
+  const request = segments[segments.length - 1];
+  if (request.length !== 32 || !onlyOf(request, HEX)) return null;
+  const own = segments.slice(1, segments.length - 1);
+  let escaped = '';
+  for (const s of own) {
+    if (s.length < 2 || s.length > 50 || s.charAt(0) !== 'w' || !onlyOf(s, `${ALNUM}-`)) return null;
+    escaped = escaped + s.slice(1);
+  }
+  let workspace = '';
+  let pending = false;
+  for (const c of escaped.split('')) {
+    if (pending) {
+      if (c === 'd') workspace = `${workspace}-`;
+      else if (c === 'u') workspace = `${workspace}_`;
+      else return null;
+      pending = false;
+    } else if (c === '-') pending = true;
+    else workspace = workspace + c;
+  }
+  if (pending || !isWorkspace(workspace)) return null;
+  const canonical = workspaceSegments(workspace);
+  if (canonical.length !== own.length) return null;
+  for (const i of Object.keys(own)) {
+    if (canonical[i] !== own[i]) return null;
+  }
+  return workspace;
+}
+
+function trimmed(text) {
+  const chars = text.split('');
+  let start = 0;
+  let end = chars.length;
+  for (const c of chars) {
+    if (SPACE.indexOf(c) < 0) break;
+    start = start + 1;
+  }
+  for (const c of chars.slice(start).reverse()) {
+    if (SPACE.indexOf(c) < 0) break;
+    end = end - 1;
+  }
+  return text.slice(start, end);
+}
+
+function splitList(text) {
+  const names = [];
+  let current = '';
+  for (const c of text.split('')) {
+    if (c === ',' || SPACE.indexOf(c) >= 0) {
+      if (current !== '') names.push(current);
+      current = '';
+    } else current = current + c;
+  }
+  if (current !== '') names.push(current);
+  return names;
+}
+
+/** The workspaces a claim grants: a list of names, or ['*'] for all; null when it grants none. */
+export function grantedWorkspaces(raw) {
+  let names = null;
+  if (raw === undefined || raw === null) return null;
+  if (Array.isArray(raw)) names = raw;
+  else if (typeof raw === 'string') {
+    let text = trimmed(raw);
+    if (text.length > MAX_CLAIM_CHARS) return null;
+    if (text.charAt(0) === '[' && text.indexOf('"') >= 0) {
+      const value = JSON.parse(text);
+      if (!Array.isArray(value)) return null;
+      names = value;
+    } else {
+      if (text.charAt(0) === '[') text = text.slice(1);
+      if (text.charAt(text.length - 1) === ']') text = text.slice(0, text.length - 1);
+      names = splitList(text);
+    }
+  } else return null;
+  if (names.length === 0 || names.length > MAX_CLAIMED_WORKSPACES) return null;
+  for (const name of names) {
+    if (name !== '*' && !isWorkspace(name)) return null;
+  }
+  return names;
+}
+
+/** Whether a caller with these token claims may read the channel at `path`. */
+export function subscriberMayRead(claims, path) {
+  const workspace = workspaceOfChannel(path);
+  if (workspace === null || claims === null || typeof claims !== 'object') return false;
+  const granted = grantedWorkspaces(claims[WORKSPACES_CLAIM]);
+  if (granted === null) return false;
+  return granted.indexOf('*') >= 0 || granted.indexOf(workspace) >= 0;
+}
+
+export function onSubscribe(ctx) {
+  const claims = ctx.identity ? ctx.identity.claims : null;
+  if (!subscriberMayRead(claims ?? null, ctx.info.channel.path)) util.unauthorized();
+}

@@ -1,0 +1,104 @@
+/**
+ * A request's deltas as server-sent events, for any HTTP client of the local stack (on AWS the HTTP API buffers a
+ * response, so clients there use the channel itself): `id: <seq>`, `event: delta|reset|final`, `data: <json>`,
+ * a comment line every 15 s so proxies keep the connection, and the end after the final event. The result's
+ * `bodyStream` is what `HttpResult.bodyStream` takes (the API mounts it); the subscription is made before the
+ * response starts (a refused one is the caller's 403) and closed when the client leaves.
+ */
+import type { DeltaEvent } from './events.ts';
+
+export interface SseSource {
+  /** Ends the subscription (the client left). */
+  close(): void;
+  /** Settles when the subscription ends (after the final event, or without one). */
+  readonly done: Promise<unknown>;
+}
+
+/** Subscribes, delivering events in seq order to `onEvent` (e.g. `subscribeToRequest` with the caller's token). */
+export type SseSubscribe = (onEvent: (event: DeltaEvent) => void) => Promise<SseSource>;
+
+/** The parts of `HttpResult` (shared/core/api/http.ts) an SSE answer sets. */
+export interface SseResult {
+  statusCode: number;
+  headers: Record<string, string>;
+  bodyStream: AsyncIterable<string>;
+}
+
+export interface SseOptions {
+  readonly heartbeatMs?: number;
+  /** Ends the stream without a final event after this long (the API's own time limit). Default none. */
+  readonly maxDurationMs?: number;
+}
+
+/** The SSE frame of one event. */
+export function sseFrame(event: DeltaEvent): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export async function sseFromChannel(subscribe: SseSubscribe, options: SseOptions = {}): Promise<SseResult> {
+  const chunks: string[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const push = (chunk: string | undefined) => {
+    if (ended) return;
+    if (chunk === undefined) ended = true;
+    else chunks.push(chunk);
+    wake?.();
+    wake = undefined;
+  };
+  const source = await subscribe((event) => {
+    push(sseFrame(event));
+    if (event.type === 'final') push(undefined);
+  });
+  void source.done.then(() => push(undefined));
+  const heartbeat = setInterval(() => push(': keep-alive\n\n'), options.heartbeatMs ?? 15_000);
+  const deadline =
+    options.maxDurationMs === undefined
+      ? undefined
+      : setTimeout(() => push(undefined), options.maxDurationMs);
+  let stopped = false;
+  const stop = () => {
+    ended = true;
+    if (stopped) return;
+    stopped = true;
+    clearInterval(heartbeat);
+    if (deadline) clearTimeout(deadline);
+    source.close();
+    wake?.();
+    wake = undefined;
+  };
+
+  // A plain iterator, not a generator: `return()` must end a pending wait at once when the client leaves.
+  const iterator: AsyncIterator<string> & AsyncIterable<string> = {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next(): Promise<IteratorResult<string>> {
+      for (;;) {
+        const chunk = chunks.shift();
+        if (chunk !== undefined) return { value: chunk, done: false };
+        if (ended) {
+          stop();
+          return { value: undefined, done: true };
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+      }
+    },
+    async return(): Promise<IteratorResult<string>> {
+      chunks.length = 0;
+      stop();
+      return { value: undefined, done: true };
+    },
+  };
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    },
+    bodyStream: iterator,
+  };
+}

@@ -1,0 +1,119 @@
+import { App } from 'aws-cdk-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '#infra/config.ts';
+import { audiencePattern } from '#infra/constructs/delta-channels.ts';
+import { buildCrumbs } from '#infra/crumbs-app.ts';
+import { ENV, EXECUTOR_RUNNERS } from '#shared/topology.ts';
+
+const STAGE = 'test';
+const ISSUER = 'https://issuer.example.com/pool';
+
+type Json = Record<string, unknown>;
+interface Resource {
+  Type: string;
+  Properties: Json;
+}
+
+let resources: Record<string, Resource>;
+let outputs: Record<string, { Value: unknown }>;
+
+beforeAll(() => {
+  const app = new App({
+    context: {
+      'crumbs:stage': STAGE,
+      'crumbs:jwtIssuer': ISSUER,
+      'crumbs:jwtAudience': 'crumbs-api',
+      'crumbs:workspacesClaim': 'custom:workspaces',
+      'aws:cdk:bundling-stacks': [],
+    },
+  });
+  const stacks = buildCrumbs(app, readConfig(app.node));
+  const template = app.synth().getStackByName(stacks.stateless.stackName).template as {
+    Resources: Record<string, Resource>;
+    Outputs: Record<string, { Value: unknown }>;
+  };
+  resources = template.Resources;
+  outputs = template.Outputs;
+});
+
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+function refId(value: unknown): string | undefined {
+  const v = value as Json | undefined;
+  const getAtt = v?.['Fn::GetAtt'];
+  if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
+  return typeof v?.Ref === 'string' ? v.Ref : undefined;
+}
+
+function functionByName(name: string): [string, Resource] {
+  const found = ofType('AWS::Lambda::Function').find(
+    ([, r]) => r.Properties.FunctionName === `crumbs-${STAGE}-${name}`,
+  );
+  if (!found) throw new Error(`no function ${name}`);
+  return found;
+}
+
+describe('the delta channels (AppSync Events)', () => {
+  it('is one Event API: OIDC of the HTTP API’s issuer to connect and subscribe, IAM to publish, errors logged', () => {
+    const apis = ofType('AWS::AppSync::Api');
+    expect(apis).toHaveLength(1);
+    const config = apis[0]?.[1].Properties.EventConfig as Json;
+    expect(config.AuthProviders).toEqual([
+      { AuthType: 'OPENID_CONNECT', OpenIDConnectConfig: { Issuer: ISSUER, ClientId: 'crumbs-api' } },
+      { AuthType: 'AWS_IAM' },
+    ]);
+    expect(config.ConnectionAuthModes).toEqual([{ AuthType: 'OPENID_CONNECT' }]);
+    expect(config.DefaultSubscribeAuthModes).toEqual([{ AuthType: 'OPENID_CONNECT' }]);
+    expect(config.DefaultPublishAuthModes).toEqual([{ AuthType: 'AWS_IAM' }]);
+    expect(config.LogConfig).toMatchObject({ LogLevel: 'ERROR' });
+  });
+
+  it('has the namespace crumbs with the onSubscribe handler reading the operator’s claim; tokens cannot publish', () => {
+    const namespaces = ofType('AWS::AppSync::ChannelNamespace');
+    expect(namespaces).toHaveLength(1);
+    const ns = namespaces[0]?.[1].Properties as Json;
+    expect(ns.Name).toBe('crumbs');
+    expect(ns.PublishAuthModes).toEqual([{ AuthType: 'AWS_IAM' }]);
+    expect(ns.SubscribeAuthModes).toEqual([{ AuthType: 'OPENID_CONNECT' }]);
+    const code = String(ns.CodeHandlers);
+    expect(code).toContain('export function onSubscribe(ctx)');
+    expect(code).toContain('const WORKSPACES_CLAIM = "custom:workspaces";');
+    expect(code).toContain('util.unauthorized()');
+  });
+
+  it('grants appsync:EventPublish on the namespace to the agent executor’s role only', () => {
+    const publishing = ofType('AWS::IAM::Policy').filter(([, p]) =>
+      (p.Properties.PolicyDocument as { Statement: Json[] }).Statement.some((s) =>
+        ([] as unknown[]).concat(s.Action).includes('appsync:EventPublish'),
+      ),
+    );
+    const roles = publishing.flatMap(([, p]) => (p.Properties.Roles as unknown[]).map(refId));
+    const [, agent] = functionByName('executor-agent');
+    expect(roles).toEqual([refId(agent.Properties.Role)]);
+    const statement = publishing
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement)
+      .find((s) => ([] as unknown[]).concat(s.Action).includes('appsync:EventPublish'));
+    expect(JSON.stringify(statement?.Resource)).toContain('channelNamespace/crumbs');
+  });
+
+  it('tells the agent executor, the API and the A2A server where the channels are, and outputs the realtime URL', () => {
+    const env = (name: string) =>
+      ((functionByName(name)[1].Properties.Environment as Json | undefined)?.Variables ?? {}) as Json;
+    for (const name of ['executor-agent', 'api', 'a2a']) {
+      expect(env(name)[ENV.eventsHttpUrl], name).toBeDefined();
+      expect(JSON.stringify(env(name)[ENV.eventsRealtimeUrl]), name).toContain('/event/realtime');
+    }
+    for (const runner of EXECUTOR_RUNNERS.filter((r) => r !== 'agent')) {
+      expect(env(`executor-${runner}`)[ENV.eventsHttpUrl], runner).toBeUndefined();
+    }
+    const output = Object.entries(outputs).find(([id]) => id.startsWith('DeltaChannelRealtimeUrl'));
+    expect(JSON.stringify(output?.[1].Value)).toContain('/event/realtime');
+  });
+});
+
+describe('audiencePattern', () => {
+  it('names one audience as it is and several as one anchored pattern', () => {
+    expect(audiencePattern(['crumbs-api'])).toBe('crumbs-api');
+    expect(audiencePattern(['a.b', 'c'])).toBe('^(?:a\\.b|c)$');
+  });
+});

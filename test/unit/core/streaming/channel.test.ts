@@ -1,0 +1,157 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { callerFromClaims } from '#shared/core/api/http.ts';
+import {
+  channelFor,
+  REQUEST_ID_PATTERN,
+  WORKSPACE_PATTERN,
+  workspaceOfChannel,
+  workspaceSegments,
+} from '#shared/core/streaming/channel.ts';
+import {
+  loadOnSubscribe,
+  onSubscribeCode,
+  SubscribeUnauthorizedError,
+} from '#shared/core/streaming/on-subscribe.ts';
+import { BREADCRUMB_ID_PATTERN, WORKSPACE_PATTERN as DOMAIN_WORKSPACE } from '#shared/domain/breadcrumb.ts';
+
+const CLAIM = 'crumbs:workspaces';
+const handler = loadOnSubscribe(CLAIM);
+
+const wsChar = fc.constantFrom(...'abcXYZ019_-'.split(''));
+const workspace = fc
+  .tuple(fc.constantFrom(...'aZ7'.split('')), fc.array(wsChar, { maxLength: 63 }))
+  .map(([first, rest]) => first + rest.join(''));
+const requestId = fc
+  .tuple(fc.constantFrom('a', '0'), fc.array(fc.constantFrom(...'aZ09._:-'.split('')), { maxLength: 127 }))
+  .map(([first, rest]) => first + rest.join(''));
+
+describe('channelFor', () => {
+  it('checks names with the domain’s own patterns (copied so the dashboard can bundle this module)', () => {
+    expect(WORKSPACE_PATTERN.source).toBe(DOMAIN_WORKSPACE.source);
+    expect(REQUEST_ID_PATTERN.source).toBe(BREADCRUMB_ID_PATTERN.source);
+  });
+
+  it('round-trips every workspace through the TS and the APPSYNC_JS decoder, within AppSync segment limits', async () => {
+    await fc.assert(
+      fc.asyncProperty(workspace, requestId, async (ws, id) => {
+        const path = await channelFor(ws, id);
+        const segments = path.slice(1).split('/');
+        expect(segments.length).toBeLessThanOrEqual(5);
+        for (const s of segments) expect(s).toMatch(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$/);
+        expect(workspaceOfChannel(path)).toBe(ws);
+        expect(handler.workspaceOfChannel(path)).toBe(ws);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('gives each workspace and request its own channel (no two workspaces share one)', async () => {
+    await fc.assert(
+      fc.asyncProperty(workspace, workspace, requestId, async (a, b, id) => {
+        fc.pre(a !== b);
+        expect(await channelFor(a, id)).not.toBe(await channelFor(b, id));
+        expect(workspaceSegments(a)).not.toEqual(workspaceSegments(b));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('uses 3 workspace segments for the longest escaped name and 1 for a short one', async () => {
+    expect(workspaceSegments('-'.padStart(64, '_'))).toHaveLength(3);
+    expect(await channelFor('team-a', 'r1')).toMatch(/^\/crumbs\/wteam-da\/[0-9a-f]{32}$/);
+  });
+
+  it('refuses names that are not a workspace or a breadcrumb id with a 422 naming the field', async () => {
+    await expect(channelFor('a/b', 'r1')).rejects.toMatchObject({
+      status: 422,
+      issues: [{ path: 'workspace' }],
+    });
+    await expect(channelFor('a', 'x y')).rejects.toMatchObject({ issues: [{ path: 'request_id' }] });
+  });
+});
+
+describe('workspaceOfChannel', () => {
+  const hex = '0123456789abcdef0123456789abcdef';
+  it.each([
+    ['wildcard', '/crumbs/wteam/*'],
+    ['wildcard request', `/crumbs/*/${hex}`],
+    ['other namespace', `/default/wteam/${hex}`],
+    ['non-canonical split', `/crumbs/wte/wam/${hex}`],
+    ['bad escape', `/crumbs/wte-xam/${hex}`],
+    ['no workspace', `/crumbs/${hex}`],
+    ['short request', '/crumbs/wteam/abc'],
+    ['upper-case hex', `/crumbs/wteam/${hex.toUpperCase()}`],
+    ['too many segments', `/crumbs/wa/wb/wc/wd/${hex}`],
+  ])('decodes nothing from a %s', (_why, path) => {
+    expect(workspaceOfChannel(path)).toBeUndefined();
+    expect(handler.workspaceOfChannel(path)).toBeNull();
+  });
+
+  it('agrees with the APPSYNC_JS decoder on arbitrary paths', () => {
+    const seg = fc.stringMatching(/^[A-Za-z0-9*-]{0,52}$/);
+    fc.assert(
+      fc.property(fc.array(seg, { minLength: 1, maxLength: 6 }), (segs) => {
+        const path = `/${['crumbs', ...segs].join('/')}`;
+        expect(handler.workspaceOfChannel(path)).toBe(workspaceOfChannel(path) ?? null);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('the onSubscribe handler', () => {
+  const nameOrJunk = fc.oneof(
+    workspace,
+    fc.constant('*'),
+    fc.constantFrom('a b', 'bad/name', '', '-x', 'x'.repeat(65), '"q"'),
+  );
+  const claimValue = fc.oneof(
+    fc.constant(undefined),
+    fc.array(nameOrJunk, { maxLength: 4 }),
+    fc.array(nameOrJunk, { maxLength: 4 }).map((n) => JSON.stringify(n)),
+    fc.array(nameOrJunk, { maxLength: 4 }).map((n) => n.join(' ')),
+    fc.array(nameOrJunk, { maxLength: 4 }).map((n) => ` ${n.join(', ')}\t`),
+    fc.array(nameOrJunk, { maxLength: 4 }).map((n) => `[${n.join(' ')}]`),
+    fc.constantFrom('*', '[*]', '["a",', '{"a":1}', 'a,,b', '[ ]', '\u00a0a\u3000b'),
+    fc.integer(),
+  );
+
+  it('allows exactly what callerFromClaims grants, for every claim form', async () => {
+    await fc.assert(
+      fc.asyncProperty(workspace, requestId, claimValue, async (ws, id, raw) => {
+        const claims = raw === undefined ? { sub: 'u' } : { sub: 'u', [CLAIM]: raw };
+        const caller = callerFromClaims(claims as never, CLAIM);
+        const expected = caller.workspaces === '*' || caller.workspaces.includes(ws);
+        const path = await channelFor(ws, id);
+        let allowed: boolean;
+        try {
+          allowed = handler.subscriberMayRead(claims, path);
+        } catch {
+          allowed = false; // a runtime error in the handler refuses the subscription
+        }
+        expect(allowed).toBe(expected);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('allows the own workspace and calls util.unauthorized() for another one', async () => {
+    const path = await channelFor('team-a', 'req-1');
+    const ctx = (claims: Record<string, unknown>) => ({
+      identity: { sub: 'u', claims },
+      info: { channel: { path, segments: path.slice(1).split('/') }, channelNamespace: { name: 'crumbs' } },
+    });
+    expect(() => handler.onSubscribe(ctx({ [CLAIM]: ['team-a'] }))).not.toThrow();
+    expect(() => handler.onSubscribe(ctx({ [CLAIM]: '[team-b]' }))).toThrow(SubscribeUnauthorizedError);
+    expect(() => handler.onSubscribe(ctx({}))).toThrow(SubscribeUnauthorizedError);
+  });
+
+  it('reads the claim the operator names and fits the namespace code limit', () => {
+    const other = loadOnSubscribe('custom/ws');
+    const path = '/crumbs/wa/0123456789abcdef0123456789abcdef';
+    expect(other.subscriberMayRead({ 'custom/ws': 'a' }, path)).toBe(true);
+    expect(other.subscriberMayRead({ [CLAIM]: 'a' }, path)).toBe(false);
+    expect(onSubscribeCode(CLAIM).length).toBeLessThanOrEqual(32768);
+  });
+});
