@@ -636,6 +636,12 @@ export const ENV = {
   eventsHttpUrl: 'CRUMBS_EVENTS_HTTP_URL',
   /** The delta channel's subscribe endpoint, `wss://<realtime domain>/event/realtime`; set beside the above. */
   eventsRealtimeUrl: 'CRUMBS_EVENTS_REALTIME_URL',
+  /**
+   * `1` where the server in front of the HTTP handlers sends a streamed body as it is produced (`crumbs dev`): the
+   * API then serves server-sent events of delta channels and the protocol servers stream. Unset on AWS, whose HTTP
+   * API buffers a Lambda's response (the handlers return it whole).
+   */
+  streamResponses: 'CRUMBS_STREAM_RESPONSES',
   /** Change stream (shared/core/stream/changes.ts): how old a change must be before it is handed out, in ms. */
   changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
   /** Change stream: how often a waiting request reads the change log, in ms. */

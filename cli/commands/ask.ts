@@ -19,7 +19,13 @@ import { ENV } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient, RunView } from '../api-client.ts';
 import { ApiProblemError } from '../api-client.ts';
 import { type Command, type CommandContext, optInt, optString, printJson, UsageError } from '../args.ts';
-import { openLiveAnswer, STREAM_OPTIONS, streamedAnswer, streamUsage, streamModeOf } from '../stream-answer.ts';
+import {
+  openLiveAnswer,
+  STREAM_OPTIONS,
+  streamedAnswer,
+  streamModeOf,
+  streamUsage,
+} from '../stream-answer.ts';
 import { CHAT_DEFAULT_WORKSPACE } from './chat.ts';
 
 const MODES = ['converse', 'plan', 'build'] as const;

@@ -16,7 +16,13 @@ import {
 import { ENV } from '#shared/topology.ts';
 import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
 import { type CliIo, type Command, optInt, optString, printJson, UsageError } from '../args.ts';
-import { openLiveAnswer, STREAM_OPTIONS, streamedAnswer, streamUsage, streamModeOf } from '../stream-answer.ts';
+import {
+  openLiveAnswer,
+  STREAM_OPTIONS,
+  streamedAnswer,
+  streamModeOf,
+  streamUsage,
+} from '../stream-answer.ts';
 
 export const CHAT_DEFAULT_WORKSPACE = 'demo';
 const DEFAULT_TIMEOUT_SECONDS = 60;

@@ -14,6 +14,7 @@ import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { bufferedResult, type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
+import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
@@ -25,9 +26,11 @@ const localEndpoints = env[ENV.localEndpoints];
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const threads = new DynamoThreadIndex({ tableName: env[ENV.tableName] });
 const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
+const streaming = apiStreamingFromEnv();
 const api = createApi({
   store,
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
+  ...(streaming !== undefined ? { streaming } : {}),
   activity: {
     store,
     threads,
@@ -51,10 +54,14 @@ const api = createApi({
     logger.error('unexpected error', { error, method: request.method, path: request.path }),
 });
 
+const streamsResponses = process.env[ENV.streamResponses] === '1';
+
 export const handler = instrumented(
   middy(async (event: HttpEvent, context: Context): Promise<HttpResult> => {
-    // API Gateway's HTTP API buffers a Lambda's response: a streamed body (server-sent events) is returned whole.
-    const result = await bufferedResult(await api(toHttpRequest(event, env[ENV.workspacesClaim], context)));
+    // API Gateway's HTTP API buffers a Lambda's response: a streamed body (server-sent events) is returned whole,
+    // unless the server in front sends it as it comes (`crumbs dev`).
+    const answered = await api(toHttpRequest(event, env[ENV.workspacesClaim], context));
+    const result = streamsResponses ? answered : await bufferedResult(answered);
     // API Gateway counts 4xx/5xx per route too; these say which the handler itself answered.
     metrics.addMetric('ClientErrors', 'Count', result.statusCode >= 400 && result.statusCode < 500 ? 1 : 0);
     metrics.addMetric('ServerErrors', 'Count', result.statusCode >= 500 ? 1 : 0);

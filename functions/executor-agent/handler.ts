@@ -6,11 +6,13 @@
  * tables load on first need, from the package installed beside the bundle); calls the model (Bedrock, OpenRouter,
  * OpenAI, Ollama, OpenAI-compatible, or the offline model; keys from Secrets Manager; a bare model id runs on
  * CRUMBS_DEFAULT_LLM_PROVIDER); writes tool.request.v1, agent.conversation.v1 and agent.response.v1 (or
- * agent.error.v1) breadcrumbs, and human.request.v1 approvals of tool calls that need one, whose expiry is a
+ * agent.error.v1) breadcrumbs — streaming the answer to the request's delta channel (AppSync Events) when the
+ * request has a stream_id —, and human.request.v1 approvals of tool calls that need one, whose expiry is a
  * one-time schedule (EventBridge Scheduler). Agents of the other types run in executor-agent-remote and
  * executor-agent-sandbox.
  */
 import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
+import { deltaChannelFromEnv } from '#shared/adapters/events/appsync-publisher.ts';
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
 import { LlmEnvSchema, parseEnv, TableEnvSchema, TimersEnvSchema } from '#shared/config.ts';
@@ -18,6 +20,8 @@ import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { dailyBudget } from '#shared/core/agents/context/daily-budget.ts';
 import { metered } from '#shared/core/executor/usage-record.ts';
+import { channelFor } from '#shared/core/streaming/channel.ts';
+import { DeltaStream } from '#shared/core/streaming/delta-stream.ts';
 import { resolveModel } from '#shared/domain/llm-model.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { ENV } from '#shared/topology.ts';
@@ -29,6 +33,8 @@ const tokenizers = new TiktokenTokenizers();
 const settings = parseEnv(LlmEnvSchema);
 const tableName = parseEnv(TableEnvSchema)[ENV.tableName];
 const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
+// The delta channel streamed answers go to (AppSync Events; the local events server in `crumbs dev`).
+const deltaChannel = deltaChannelFromEnv();
 
 export const handler = createExecutorHandler('agent', {
   // `metered`: the invocation's model calls ride in one of its outputs (`llm_usage`).
@@ -60,6 +66,16 @@ export const handler = createExecutorHandler('agent', {
       priceModel,
       timers,
       ...(daily !== undefined ? { daily } : {}),
+      ...(deltaChannel !== undefined
+        ? {
+            streams: async (workspace: string, streamId: string) =>
+              new DeltaStream({
+                channel: await channelFor(workspace, streamId),
+                publisher: deltaChannel,
+                log,
+              }),
+          }
+        : {}),
     });
     return metered(
       createAgentKind({

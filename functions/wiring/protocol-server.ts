@@ -57,9 +57,12 @@ export function protocolServerHandler(
   });
   return instrumented(
     middy(
-      // API Gateway's HTTP API buffers a Lambda's response: a streamed body is returned whole.
-      async (event: HttpEvent, context: Context): Promise<HttpResult> =>
-        bufferedResult(await http(toHttpRequest(event, env[ENV.workspacesClaim], context))),
+      // API Gateway's HTTP API buffers a Lambda's response: a streamed body is returned whole, unless the server
+      // in front sends it as it comes (`crumbs dev`).
+      async (event: HttpEvent, context: Context): Promise<HttpResult> => {
+        const answered = await http(toHttpRequest(event, env[ENV.workspacesClaim], context));
+        return process.env[ENV.streamResponses] === '1' ? answered : bufferedResult(answered);
+      },
     ),
     pt,
   );

@@ -80,18 +80,32 @@ function errorsOf(message: Record<string, unknown>): { text: string; types: stri
   };
 }
 
-/** Orders events by `seq`: drops what was delivered, holds early ones, skips a gap when told to. */
+/**
+ * Orders events by (`segment`, `seq`): drops what was delivered and what belongs to an older segment, holds early
+ * ones, skips a gap when told to. A newer segment starts over: it is delivered as a `reset` first (the part it
+ * follows or replaces is done), then its events from `seq` 1.
+ */
 export class SeqOrder {
+  private segment = -1;
   private next = 1;
   private readonly held = new Map<number, DeltaEvent>();
   constructor(private readonly deliver: (event: DeltaEvent) => void) {}
   /** Takes an event; returns whether some are held waiting for a missing one. */
   push(event: DeltaEvent): boolean {
+    if (event.segment < this.segment) return this.held.size > 0;
+    if (event.segment > this.segment) {
+      if (this.segment >= 0) {
+        this.deliver({ type: 'reset', segment: event.segment, seq: 0, reason: 'the answer goes on' });
+      }
+      this.segment = event.segment;
+      this.next = 1;
+      this.held.clear();
+    }
     if (event.seq >= this.next && !this.held.has(event.seq)) this.held.set(event.seq, event);
     this.drain();
     return this.held.size > 0;
   }
-  /** Gives up on the missing events before the earliest held one; returns whether another gap remains. */
+  /** Gives up on the missing events before the earliest held one; returns whether some are still held. */
   skipGap(): boolean {
     if (this.held.size === 0) return false;
     this.next = Math.min(...this.held.keys());

@@ -114,16 +114,16 @@ describe('the delta channel on the local stack', () => {
     const seenB: DeltaEvent[] = [];
     const subB = await subscribe(crumbs.token, 'iso-b', 'same-id', seenB);
     await publisher().publish(await channelFor('iso-b', 'same-id'), [
-      JSON.stringify({ type: 'delta', seq: 1, text: 'for b only' }),
-      JSON.stringify({ type: 'final', seq: 2, status: 'completed', answer_id: 'b' }),
+      JSON.stringify({ type: 'delta', segment: 1, seq: 1, text: 'for b only' }),
+      JSON.stringify({ type: 'final', segment: 1, seq: 2, status: 'completed', answer_id: 'b' }),
     ]);
     await subB.done;
     expect(seenB.map((e) => e.type)).toEqual(['delta', 'final']);
     await publisher().publish(await channelFor('iso-a', 'same-id'), [
-      JSON.stringify({ type: 'final', seq: 1, status: 'cancelled' }),
+      JSON.stringify({ type: 'final', segment: 1, seq: 1, status: 'cancelled' }),
     ]);
     await subA.done;
-    expect(seenA).toEqual([{ type: 'final', seq: 1, status: 'cancelled' }]);
+    expect(seenA).toEqual([{ type: 'final', segment: 1, seq: 1, status: 'cancelled' }]);
   });
 
   it('refuses a bad token at connect', async () => {
@@ -192,8 +192,8 @@ describe('the delta channel on the local stack', () => {
       return sub;
     });
     await publisher().publish(await channelFor('sse-ws', 'r1'), [
-      JSON.stringify({ type: 'delta', seq: 1, text: 'Hi' }),
-      JSON.stringify({ type: 'final', seq: 2, status: 'completed', answer_id: 'a1' }),
+      JSON.stringify({ type: 'delta', segment: 1, seq: 1, text: 'Hi' }),
+      JSON.stringify({ type: 'final', segment: 1, seq: 2, status: 'completed', answer_id: 'a1' }),
     ]);
     let body = '';
     for await (const chunk of result.bodyStream) body += chunk;

@@ -36,7 +36,6 @@ import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
-import { requestRoutes } from './request-routes.ts';
 import {
   type Caller,
   empty,
@@ -46,6 +45,7 @@ import {
   json,
   problem,
 } from './http.ts';
+import { requestRoutes, type StreamingDeps } from './request-routes.ts';
 import { runRoutes } from './run-routes.ts';
 import { createSearchHandler, SEARCH_ROUTE } from './search.ts';
 import { usageRoutes } from './usage-routes.ts';
@@ -61,6 +61,8 @@ export interface ApiDependencies {
   workspaces?: WorkspaceDeps;
   /** Serves `GET …/usage` (usage-routes.ts); the route answers 404 without it. */
   usage?: UsageTotals;
+  /** Where answers stream (request-routes.ts); `GET …/streams/{id}` answers 404 without it. */
+  streaming?: StreamingDeps;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -268,7 +270,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...(deps.usage ? usageRoutes(deps.usage, store) : []),
     ...runRoutes({ store }, { parseJsonBody, optionalJsonBody, pageLimit }),
     ...approvalRoutes(store, { parseJsonBody }),
-    ...requestRoutes(store, { optionalJsonBody }),
+    ...requestRoutes(store, { optionalJsonBody }, deps.streaming),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
   ];
 

@@ -9,11 +9,11 @@
  * `shared/core/agents/context/answer-stream.ts`), aborts the call and answers `cancelled`. Only a request that
  * streams (`stream_id`) has a call that looks, so another is a 409 saying so (an orchestrated request's run has its
  * own cancel: `POST …/runs/{id}/cancel`). A request already answered is a 409 naming the answer; the cancel's id is
- * derived from the request's, so a second ask replays the first and writes nothing.
+ * derived from its stream's, so a second ask replays the first and writes nothing.
  */
 import { parseOrThrow, toFieldIssues, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '#shared/domain/errors.ts';
-import { AGENT_ERROR_SCHEMA, AGENT_RESPONSE_SCHEMA, requestTag } from '#shared/domain/protocol.ts';
+import { AGENT_ERROR_SCHEMA, AGENT_RESPONSE_SCHEMA, requestTag, threadTag } from '#shared/domain/protocol.ts';
 import { cancelIdOf, REQUEST_CANCEL_SCHEMA, STREAM_ID_PATTERN } from '#shared/domain/streaming.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -53,7 +53,7 @@ export interface StreamingDeps {
    * The stream as server-sent events, where the API can hold a response open (`crumbs dev`; on AWS the HTTP API
    * buffers responses, so clients there subscribe to the channel).
    */
-  readonly events?: (workspace: string, streamId: string) => Promise<HttpResult>;
+  readonly events?: (workspace: string, streamId: string, authorization: string) => Promise<HttpResult>;
 }
 
 export function requestRoutes(
@@ -98,7 +98,7 @@ export function requestRoutes(
       template: '/v1/workspaces/{ws}/streams/{stream_id}/events',
       pattern: /^\/v1\/workspaces\/(?<ws>[^/]+)\/streams\/(?<sid>[^/]+)\/events$/,
       methods: {
-        GET: async (_req: HttpRequest, p: Record<string, string>): Promise<HttpResult> => {
+        GET: async (req: HttpRequest, p: Record<string, string>): Promise<HttpResult> => {
           const { workspace, streamId, streaming: s } = streamOf(p);
           if (s.events === undefined) {
             throw new NotFoundError(
@@ -106,7 +106,8 @@ export function requestRoutes(
                 'responses: subscribe to the channel (GET …/streams/{stream_id} says where)',
             );
           }
-          return s.events(workspace, streamId);
+          // Subscribed with the caller's own token: the channel's subscribe check applies to it as to any client.
+          return s.events(workspace, streamId, req.headers.authorization ?? '');
         },
       },
     },
@@ -136,7 +137,7 @@ export function requestRoutes(
           if (answer !== undefined) {
             throw new ConflictError(`request ${id} is already answered (${answer.schema_name} ${answer.id})`);
           }
-          const cancelId = cancelIdOf(workspace, id);
+          const cancelId = cancelIdOf(workspace, context.stream_id);
           const { breadcrumb, replayed } = await store.create(
             workspace,
             {
@@ -163,10 +164,13 @@ export function requestRoutes(
   ];
 }
 
+/** The request's answer: tagged with the request, or (a chat message answered through a context) in its thread. */
 async function answerOf(store: BreadcrumbStore, workspace: string, requestId: string) {
-  for (const schema of [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA]) {
-    const page = await store.list({ workspace, schema_name: schema, tag: requestTag(requestId), limit: 1 });
-    if (page.items[0] !== undefined) return page.items[0];
+  for (const tag of [requestTag(requestId), threadTag(requestId)]) {
+    for (const schema of [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA]) {
+      const page = await store.list({ workspace, schema_name: schema, tag, limit: 1 });
+      if (page.items[0] !== undefined) return page.items[0];
+    }
   }
   return undefined;
 }

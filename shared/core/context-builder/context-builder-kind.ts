@@ -18,6 +18,7 @@ import { type Breadcrumb, type ContextView, jsonBytes } from '#shared/domain/bre
 import { type ContextConfig, ContextSourceSchema, sourceToSelector } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { AGENT_CONTEXT_SCHEMA } from '#shared/domain/protocol.ts';
+import { STREAM_ID_PATTERN } from '#shared/domain/streaming.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
@@ -61,6 +62,11 @@ export function buildContextOutput(input: ExecutionInput<ContextConfig>): Output
   const maxTokens = def.formatting?.max_tokens ?? DEFAULT_MAX_TOKENS;
   const formatted = formatContext(sources, maxTokens * CHARS_PER_TOKEN);
   const userMessage = messageOf(triggerContext);
+  // A chat message that streams its answer (`stream_id`) passes the key on to the agent that answers it.
+  const streamId =
+    typeof triggerContext.stream_id === 'string' && STREAM_ID_PATTERN.test(triggerContext.stream_id)
+      ? triggerContext.stream_id
+      : undefined;
   const tags = [...def.output.tags];
   const consumerTag = `consumer:${def.consumer_id}`;
   if (!tags.includes(consumerTag)) tags.push(consumerTag);
@@ -78,6 +84,7 @@ export function buildContextOutput(input: ExecutionInput<ContextConfig>): Output
       trigger_schema: trigger.schema_name,
       ...(session !== undefined ? { session } : {}),
       user_message: userMessage ?? null,
+      ...(streamId !== undefined ? { stream_id: streamId } : {}),
       sources: fitSources(sources),
       formatted_context: formatted,
       token_estimate: Math.ceil(formatted.length / CHARS_PER_TOKEN),

@@ -51,6 +51,8 @@ export interface DeltaStreamStats {
 
 export interface DeltaStreamOptions {
   readonly channel: string;
+  /** This part of the answer's segment (`events.ts`). @default the clock's now */
+  readonly segment?: number;
   readonly publisher: DeltaChannel;
   readonly clock?: TimerClock;
   readonly limits?: Partial<DeltaStreamLimits>;
@@ -84,7 +86,10 @@ export class DeltaStream {
     this.clock = options.clock ?? systemTimerClock;
     this.log = options.log ?? silentLog;
     this.interval = this.limits.firstIntervalMs;
+    this.segment = options.segment ?? this.clock.now();
   }
+
+  private readonly segment: number;
 
   /** Appends model output; published coalesced. */
   write(text: string): void {
@@ -104,7 +109,7 @@ export class DeltaStream {
       this.lost = true;
       return;
     }
-    this.enqueue({ type: 'reset', seq: 0, reason });
+    this.enqueue({ type: 'reset', segment: 0, seq: 0, reason });
     this.kick();
   }
 
@@ -113,17 +118,32 @@ export class DeltaStream {
    * subscriber that missed the end reads the answer breadcrumb.
    */
   async final(status: FinalStatus, answerId?: string): Promise<DeltaStreamStats> {
+    return this.end({ status, answerId });
+  }
+
+  /**
+   * Ends this part of the answer without a final event (an invocation that ends in a tool round: the next part is
+   * the next invocation's segment): sends what is held and waits for the publishes, as `final` does.
+   */
+  async close(): Promise<DeltaStreamStats> {
+    return this.end(undefined);
+  }
+
+  private async end(last: { status: FinalStatus; answerId: string | undefined } | undefined) {
     if (!this.finished) {
       this.finished = true;
       if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
       this.timer = undefined;
       this.takePending(true);
-      this.enqueue({
-        type: 'final',
-        seq: 0,
-        status,
-        ...(answerId !== undefined ? { answer_id: answerId } : {}),
-      });
+      if (last !== undefined) {
+        this.enqueue({
+          type: 'final',
+          segment: 0,
+          seq: 0,
+          status: last.status,
+          ...(last.answerId !== undefined ? { answer_id: last.answerId } : {}),
+        });
+      }
       this.kick();
     }
     let timer: unknown;
@@ -185,7 +205,7 @@ export class DeltaStream {
     if (this.lost && (final || this.eventsBeforeFinal < this.limits.maxEvents)) {
       // A publish failed: start subscribers over with everything written since the last reset.
       this.lost = false;
-      this.enqueue({ type: 'reset', seq: 0, reason: 'resent: the text so far follows' });
+      this.enqueue({ type: 'reset', segment: 0, seq: 0, reason: 'resent: the text so far follows' });
       this.pending = this.text;
     }
     let rest = this.pending;
@@ -195,14 +215,14 @@ export class DeltaStream {
       // Never split a surrogate pair between two events.
       const code = rest.charCodeAt(cut - 1);
       if (cut < rest.length && code >= 0xd800 && code <= 0xdbff) cut -= 1;
-      this.enqueue({ type: 'delta', seq: 0, text: rest.slice(0, cut) });
+      this.enqueue({ type: 'delta', segment: 0, seq: 0, text: rest.slice(0, cut) });
       rest = rest.slice(cut);
     }
   }
 
   private enqueue(event: DeltaEvent): void {
     this.seq += 1;
-    this.queue.push({ ...event, seq: this.seq });
+    this.queue.push({ ...event, segment: this.segment, seq: this.seq });
     if (event.type !== 'final') this.eventsBeforeFinal += 1;
   }
 

@@ -90,12 +90,18 @@ describe('subscribeToRequest', () => {
     const events: DeltaEvent[] = [];
     const sub = await subscribed(events);
     const socket = ScriptedSocket.last as ScriptedSocket;
-    socket.data({ type: 'delta', seq: 2, text: 'b' });
-    socket.data({ type: 'delta', seq: 1, text: 'a' });
-    socket.data({ type: 'delta', seq: 1, text: 'a' });
-    socket.data({ type: 'final', seq: 4, status: 'completed', answer_id: 'x' });
-    socket.data({ type: 'reset', seq: 3, reason: 'retry' });
-    expect(await sub.done).toEqual({ type: 'final', seq: 4, status: 'completed', answer_id: 'x' });
+    socket.data({ type: 'delta', segment: 1, seq: 2, text: 'b' });
+    socket.data({ type: 'delta', segment: 1, seq: 1, text: 'a' });
+    socket.data({ type: 'delta', segment: 1, seq: 1, text: 'a' });
+    socket.data({ type: 'final', segment: 1, seq: 4, status: 'completed', answer_id: 'x' });
+    socket.data({ type: 'reset', segment: 1, seq: 3, reason: 'retry' });
+    expect(await sub.done).toEqual({
+      type: 'final',
+      segment: 1,
+      seq: 4,
+      status: 'completed',
+      answer_id: 'x',
+    });
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(socket.closed).toBe(true);
   });
@@ -104,9 +110,9 @@ describe('subscribeToRequest', () => {
     const events: DeltaEvent[] = [];
     const sub = await subscribed(events, 20);
     const socket = ScriptedSocket.last as ScriptedSocket;
-    socket.data({ type: 'delta', seq: 1, text: 'a' });
-    socket.data({ type: 'reset', seq: 3, reason: 'resent' });
-    socket.data({ type: 'final', seq: 4, status: 'completed' });
+    socket.data({ type: 'delta', segment: 1, seq: 1, text: 'a' });
+    socket.data({ type: 'reset', segment: 1, seq: 3, reason: 'resent' });
+    socket.data({ type: 'final', segment: 1, seq: 4, status: 'completed' });
     expect((await sub.done)?.seq).toBe(4);
     expect(events.map((e) => e.seq)).toEqual([1, 3, 4]);
   });
@@ -128,9 +134,9 @@ describe('SeqOrder', () => {
   it('holds early events until the missing one comes', () => {
     const out: number[] = [];
     const order = new SeqOrder((e) => out.push(e.seq));
-    expect(order.push({ type: 'delta', seq: 3, text: '' })).toBe(true);
-    expect(order.push({ type: 'delta', seq: 2, text: '' })).toBe(true);
-    expect(order.push({ type: 'delta', seq: 1, text: '' })).toBe(false);
+    expect(order.push({ type: 'delta', segment: 1, seq: 3, text: '' })).toBe(true);
+    expect(order.push({ type: 'delta', segment: 1, seq: 2, text: '' })).toBe(true);
+    expect(order.push({ type: 'delta', segment: 1, seq: 1, text: '' })).toBe(false);
     expect(out).toEqual([1, 2, 3]);
   });
 });
@@ -147,8 +153,8 @@ describe('sseFromChannel', () => {
     );
     const iterator = result.bodyStream[Symbol.asyncIterator]();
     expect((await iterator.next()).value).toBe(': keep-alive\n\n');
-    deliver({ type: 'delta', seq: 1, text: 'Hi' });
-    deliver({ type: 'final', seq: 2, status: 'completed', answer_id: 'a' });
+    deliver({ type: 'delta', segment: 1, seq: 1, text: 'Hi' });
+    deliver({ type: 'final', segment: 1, seq: 2, status: 'completed', answer_id: 'a' });
     const rest: string[] = [];
     for (let n = await iterator.next(); !n.done; n = await iterator.next()) rest.push(n.value);
     expect(rest.filter((c) => !c.startsWith(':'))).toEqual([
@@ -174,14 +180,14 @@ describe('subscribeToRequest gaps', () => {
     const events: DeltaEvent[] = [];
     const sub = await subscribed(events, 30);
     const socket = ScriptedSocket.last as ScriptedSocket;
-    socket.data({ type: 'delta', seq: 1, text: 'a' });
+    socket.data({ type: 'delta', segment: 1, seq: 1, text: 'a' });
     for (let seq = 3; seq <= 8; seq += 1) {
-      socket.data({ type: 'delta', seq, text: String(seq) });
+      socket.data({ type: 'delta', segment: 1, seq, text: String(seq) });
       await new Promise((r) => setTimeout(r, 10));
     }
     expect(events.map((e) => e.seq)).toEqual([1, 3, 4, 5, 6, 7, 8].slice(0, events.length));
     expect(events.length).toBeGreaterThan(1);
-    socket.data({ type: 'final', seq: 9, status: 'completed' });
+    socket.data({ type: 'final', segment: 1, seq: 9, status: 'completed' });
     expect((await sub.done)?.seq).toBe(9);
   });
 });

@@ -4,18 +4,19 @@
  * (`shared/core/streaming/`), and after the answer is written the stream's last event names it (`afterWrite`).
  *
  * Cancel: between deltas, at most once per `CANCEL_CHECK_MS`, one read of the request's `request.cancel.v1` (its
- * id is derived from the request's, `cancelIdOf`); once there, the call is aborted and the turn answers
+ * id is derived from the stream's, `cancelIdOf`); once there, the call is aborted and the turn answers
  * `cancelled`. A request that does not stream pays nothing: no sink, no read. A cancel written before the first
  * delta is seen at the first delta.
  */
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { AGENT_RESPONSE_SCHEMA, requestTag, threadTag } from '#shared/domain/protocol.ts';
-import { cancelIdOf, type StreamStatus } from '#shared/domain/streaming.ts';
+import { cancelIdOf } from '#shared/domain/streaming.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmDelta } from '#shared/ports/llm.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
+import type { FinalStatus } from '../../streaming/events.ts';
 import { type AgentConversation, conversationOutput } from './tool-rounds.ts';
 
 /** How often a streaming call looks for a cancel: one small read a second of streaming. */
@@ -26,11 +27,13 @@ export interface StreamSink {
   write(text: string): void;
   reset(reason: string): void;
   /** The last event: the stored answer's id and how the request ended. Publishes what is still held first. */
-  final(status: StreamStatus, answerId: string): Promise<void>;
+  final(status: FinalStatus, answerId: string): Promise<unknown>;
+  /** Ends this invocation's part without a final event (a tool round: the next invocation goes on). */
+  close(): Promise<unknown>;
 }
 
-/** Opens the sink of one invocation's part of a request's stream. */
-export type OpenStream = (workspace: string, streamId: string) => StreamSink;
+/** Opens the sink of one invocation's part of a request's stream (`DeltaStream` on the request's channel). */
+export type OpenStream = (workspace: string, streamId: string) => Promise<StreamSink>;
 
 export interface Cancellation {
   readonly by: string;
@@ -60,16 +63,15 @@ export interface AnswerStreamDeps {
  * The stream of this invocation's model calls, or undefined when the request does not stream (or the function has
  * no channel). Registers the final event with the pipeline.
  */
-export function openAnswerStream(
+export async function openAnswerStream(
   input: ExecutionInput<AgentDefinition>,
   conversation: AgentConversation,
   deps: AnswerStreamDeps | undefined,
-): AnswerStream | undefined {
+): Promise<AnswerStream | undefined> {
   const streamId = conversation.stream_id;
   if (streamId === undefined || deps === undefined) return undefined;
   const workspace = input.trigger.workspace;
-  const requestId = conversation.request_id ?? conversation.trigger_id;
-  const sink = deps.open(workspace, streamId);
+  const sink = await deps.open(workspace, streamId);
   const now = deps.now ?? Date.now;
   const abort = new AbortController();
   const signal = AbortSignal.any([input.signal, abort.signal]);
@@ -82,7 +84,7 @@ export function openAnswerStream(
     checking = true;
     lastCheck = now();
     deps.store
-      .get(workspace, cancelIdOf(workspace, requestId))
+      .get(workspace, cancelIdOf(workspace, streamId))
       .then((cancel) => {
         const c = cancel.context as { reason?: unknown };
         cancellation = {
@@ -106,8 +108,11 @@ export function openAnswerStream(
   let answered = false;
   input.afterWrite?.(async ({ outputIds, failure }) => {
     const answerId = outputIds[0];
-    if (answerId === undefined || (!answered && failure === undefined)) return;
-    const status: StreamStatus =
+    if (answerId === undefined || (!answered && failure === undefined)) {
+      await sink.close();
+      return;
+    }
+    const status: FinalStatus =
       cancellation !== undefined ? 'cancelled' : failure !== undefined ? 'failed' : 'completed';
     await sink.final(status, answerId);
   });

@@ -157,7 +157,7 @@ async function step(
   const offerTools = mayCallTools || asked.round > 0 ? tools : [];
   // A call that would cross a budget is not made: the turn answers why (`turn-budget.ts`).
   const budget = await beforeCall(asked, offerTools, input.trigger.workspace, deps);
-  const stream = answerStreamOf(input, asked, deps);
+  const stream = await answerStreamOf(input, asked, deps);
   if ('stop' in budget) {
     stream?.answered();
     return { outputs: budgetStopOutputs(input, asked, budget.stop) };
@@ -206,14 +206,15 @@ async function step(
 }
 
 /** One stream per invocation, however many model calls its rounds make (`answer-stream.ts`). */
-const invocationStreams = new WeakMap<object, AnswerStream | undefined>();
+const invocationStreams = new WeakMap<object, Promise<AnswerStream | undefined>>();
 
 function answerStreamOf(
   input: ExecutionInput<AgentDefinition>,
   conversation: AgentConversation,
   deps: ContextAgentDeps,
-): AnswerStream | undefined {
-  if (invocationStreams.has(input)) return invocationStreams.get(input);
+): Promise<AnswerStream | undefined> {
+  const opened = invocationStreams.get(input);
+  if (opened !== undefined) return opened;
   const stream = openAnswerStream(
     input,
     conversation,

@@ -105,9 +105,12 @@ function wordsModel(words: string[], gapMs = 0): LlmClient & { requests: LlmRequ
 function recordingSink() {
   const events: unknown[][] = [];
   const opened: string[] = [];
-  const open = (workspace: string, streamId: string): StreamSink => {
+  const open = async (workspace: string, streamId: string): Promise<StreamSink> => {
     opened.push(`${workspace}/${streamId}`);
     return {
+      close: async () => {
+        events.push(['close']);
+      },
       write: (text) => events.push(['delta', text]),
       reset: (reason) => events.push(['reset', reason]),
       final: async (status, answerId) => {
@@ -137,7 +140,7 @@ describe('a streaming turn', () => {
     await afterWrites[0]?.({ outputIds: ['resp-1', 'agconv-1'] });
     expect(sink.events.at(-1)).toEqual(['final', 'completed', 'resp-1']);
     // The one cancel lookup, at the first delta; none again within the second.
-    expect(reads).toEqual([cancelIdOf(WS, 'req-1')]);
+    expect(reads).toEqual([cancelIdOf(WS, 'stream-abc-123')]);
   });
 
   it('a failed execution still ends the stream, naming the error answer', async () => {
@@ -152,7 +155,7 @@ describe('a streaming turn', () => {
   it('a cancel written while the model writes aborts the call and answers cancelled', async () => {
     const reads: string[] = [];
     const cancel = record({
-      id: cancelIdOf(WS, 'req-1'),
+      id: cancelIdOf(WS, 'stream-abc-123'),
       schema_name: 'request.cancel.v1',
       context: { request_id: 'req-1', reason: 'enough' },
       created_by: 'user:alice',
