@@ -7,8 +7,13 @@
  */
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createA2aHttp } from '#shared/core/a2a/http.ts';
+import { channelSubscriberFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { protocolServerHandler } from '../wiring/protocol-server.ts';
 
+// The delta channel (AppSync Events; the local events server in `crumbs dev`): SendStreamingMessage carries the
+// model's output, subscribed with the caller's token.
+const subscribe = channelSubscriberFromEnv();
+
 export const handler = protocolServerHandler('crumbs-a2a', parseEnv(ApiEnvSchema), (deps) =>
-  createA2aHttp(deps),
+  createA2aHttp({ ...deps, ...(subscribe !== undefined ? { subscribe } : {}) }),
 );

@@ -13,6 +13,8 @@
  * return at once; `SendStreamingMessage` / `SubscribeToTask` send the task's states as they change (`stream.ts`).
  * `CancelTask` cancels an orchestrated request's run (`cancelRequest`). Push notifications are not offered.
  */
+
+import { randomUUID } from 'node:crypto';
 import type {
   AgentCard,
   CancelTaskRequest,
@@ -38,6 +40,7 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Caller, HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import { isOk, problemText, type WorkspaceApi, workspaceApi } from '#shared/core/api/in-process.ts';
 import { AGENT_MODES, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import { type LiveDeltas, liveDeltas, type SubscribeDeltas } from './deltas.ts';
 import { humanAnswerOf, sendHumanAnswer } from './human-answer.ts';
 import { type DeltaSource, taskStates, withDeltas } from './stream.ts';
 import { isTerminal, type Record_, readTask, runIdOf, STATE, taskOf } from './task.ts';
@@ -77,6 +80,8 @@ export interface A2aCall {
   readonly caller: Caller;
   readonly card: AgentCard;
   readonly remainingMs?: () => number;
+  /** Subscribes to a stream's model output with the caller's token, where the stack has a delta channel. */
+  readonly subscribeDeltas?: SubscribeDeltas;
   /** Aborted when the client of a stream goes away: the stream stops reading. */
   readonly signal?: AbortSignal;
 }
@@ -106,8 +111,17 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const { request, sent } = await this.start(params);
-    yield* this.stream(request, taskOf(await readTask(this.api, request), sent));
+    // A new request streams its model output: subscribed before the request is written, so nothing is missed.
+    const live =
+      this.call.subscribeDeltas !== undefined && !params.message?.taskId
+        ? await liveDeltas(this.call.subscribeDeltas, randomUUID()).catch(() => undefined)
+        : undefined;
+    try {
+      const { request, sent } = await this.start(params, live?.streamId);
+      yield* this.stream(request, taskOf(await readTask(this.api, request), sent), live);
+    } finally {
+      live?.close();
+    }
   }
 
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
@@ -137,7 +151,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     }
     if ((await this.cancelRequest(request)) === undefined) {
       throw new TaskNotCancelableError(
-        `task ${request.id} cannot be cancelled: only an orchestrated request (orchestrate: true) has a run to cancel`,
+        `task ${request.id} cannot be cancelled: only an orchestrated request (orchestrate: true) or a streaming one (SendStreamingMessage) can be stopped`,
       );
     }
     // The run's executor applies the cancel; answer with the task once it has (or as it is when the wait is spent).
@@ -146,10 +160,18 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
 
   /**
    * Stops the work of a request, or says it cannot be stopped (undefined): an orchestrated request's run is
-   * cancelled through the runs API (its refusal — the run ended, or has not started — is the client's error).
-   * A plain agent request has no cancel yet.
+   * cancelled through the runs API (its refusal — the run ended, or has not started — is the client's error); a
+   * streaming request (`stream_id`, as `SendStreamingMessage` writes) through the requests API, which the model
+   * call looks for between its deltas. A plain request that does not stream has nothing watching for a cancel.
    */
   protected async cancelRequest(request: Record_): Promise<{ cancelled: true } | undefined> {
+    if (typeof request.context.stream_id === 'string' && request.context.orchestrate !== true) {
+      const sent = await this.api('POST', `requests/${encodeURIComponent(String(request.id))}/cancel`, {
+        body: { reason: 'CancelTask' },
+      });
+      if (!isOk(sent)) throw new TaskNotCancelableError(`task ${request.id}: ${problemText(sent)}`);
+      return { cancelled: true };
+    }
     const runId = runIdOf(request);
     if (runId === undefined) return undefined;
     const sent = await this.api('POST', `runs/${encodeURIComponent(runId)}/cancel`);
@@ -199,7 +221,10 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
    * A new message writes the request; a message on an input-required task (`taskId`) is the person's answer to
    * what it waits on; on any other task it is refused.
    */
-  private async start(params: SendMessageRequest): Promise<{ request: Record_; sent?: Message }> {
+  private async start(
+    params: SendMessageRequest,
+    streamId?: string,
+  ): Promise<{ request: Record_; sent?: Message }> {
     const message = params.message;
     if (message === undefined) throw new RequestMalformedError('message is required');
     if (message.taskId) {
@@ -232,6 +257,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
           ...(input !== undefined ? { input } : {}),
           ...options,
           ...(message.contextId ? { conversation_id: message.contextId } : {}),
+          ...(streamId !== undefined ? { stream_id: streamId } : {}),
         },
       },
     });
@@ -262,13 +288,17 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     }
   }
 
-  private stream(request: Record_, first: Task): AsyncGenerator<StreamResponse, void, undefined> {
+  private stream(
+    request: Record_,
+    first: Task,
+    live?: LiveDeltas,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const states = taskStates(first, async () => taskOf(await readTask(this.api, request)), {
       pollMs: this.deps.streamPollMs ?? 500,
       deadline: this.deadline(this.deps.streamWithinMs ?? ANSWER_WITHIN_MS),
       signal: this.call.signal,
     });
-    return withDeltas(first, states, this.deps.deltas);
+    return withDeltas(first, states, live !== undefined ? () => live.chunks : this.deps.deltas);
   }
 
   /** A request this caller sent this agent (a task of theirs); not found otherwise, whatever it is. */

@@ -28,6 +28,7 @@ import {
   publicBaseUrl,
 } from '#shared/core/api/http.ts';
 import { isOk, listFull, workspaceApi } from '#shared/core/api/in-process.ts';
+import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
   ForbiddenError,
@@ -49,6 +50,8 @@ export const MAX_A2A_BODY_BYTES = 1024 * 1024;
 
 export interface A2aHttpDeps extends A2aDeps {
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
+  /** The stack's delta channel, subscribed as the caller: `SendStreamingMessage` then carries model output. */
+  readonly subscribe?: ChannelSubscribe;
 }
 
 export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Promise<HttpResult> {
@@ -89,6 +92,7 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
       }
       // Aborted when a stream's client goes away (the local server calls `return()` on the body): stops reading.
       const abort = new AbortController();
+      const subscribe = deps.subscribe;
       const handler = new CrumbsA2aHandler(deps, {
         workspace: ws,
         agent,
@@ -96,6 +100,12 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
         card,
         signal: abort.signal,
         ...(request.remainingMs ? { remainingMs: request.remainingMs } : {}),
+        ...(subscribe !== undefined
+          ? {
+              subscribeDeltas: (streamId: string, onEvent: Parameters<ChannelSubscribe>[3]) =>
+                subscribe(ws, streamId, request.headers.authorization ?? '', onEvent),
+            }
+          : {}),
       });
       const body = request.body ?? '';
       // A2A 0.3's method names (`message/send`, `tasks/get`, …) through the SDK's compat handler on the same

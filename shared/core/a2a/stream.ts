@@ -18,6 +18,8 @@ export interface Delta {
   text: string;
   /** The streaming artifact the chunk belongs to (one per task by default). */
   artifactId?: string;
+  /** The chunk replaces the artifact's text so far (the model started over) instead of being appended. */
+  replace?: boolean;
 }
 export type DeltaSource = (taskId: string) => AsyncIterable<Delta>;
 
@@ -154,7 +156,7 @@ export async function* withDeltas(
         deltaNext = undefined;
       } else {
         const id = got.r.value.artifactId ?? `${first.id}-stream`;
-        yield deltaEvent(first, got.r.value, started.has(id));
+        yield deltaEvent(first, got.r.value, started.has(id) && got.r.value.replace !== true);
         started.add(id);
         deltaNext = nextDelta();
       }

@@ -3,7 +3,7 @@
  * what its work waits on a person for: a tool-call approval in the request's thread (`human.request.v1`, kind
  * `tool-approval`, tagged with the thread) or, for an orchestrated request, its run (`run-<request id>`) waiting
  * at a human step. An approval or step a person already answered (the response written, not yet applied) waits on
- * nobody. State: answer → completed / failed / canceled (a cancelled run's answer); waiting → input-required; a
+ * nobody. State: answer → completed / failed / canceled (a cancelled run's answer, or a cancelled stream's); waiting → input-required; a
  * cancelled run → canceled; else working. Artifacts: the answer, and the plan and deliverable it names.
  *
  * Everything goes through the API as the caller (`WorkspaceApi`), so a task shows only what its caller may read.
@@ -298,6 +298,13 @@ export function taskOf(view: TaskView, sent?: Message): Task {
     return task(
       STATE.canceled,
       agentMessage(answer.id, [textPart(`run ${String(c.run_id)} was cancelled`)]),
+      answer.updated_at,
+    );
+  }
+  if (c.status === 'cancelled') {
+    return task(
+      STATE.canceled,
+      agentMessage(answer.id, [textPart(String(c.message ?? 'cancelled'))]),
       answer.updated_at,
     );
   }

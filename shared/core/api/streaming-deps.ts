@@ -1,44 +1,63 @@
 /**
- * The API's part in streamed answers, from the environment: where the channel is (`GET …/streams/{id}`), and —
- * where the server in front of the handler sends a body as it is produced (`crumbs dev`) — the stream as
- * server-sent events, subscribed to the channel with the caller's own token so its subscribe check applies.
+ * The HTTP side of streamed answers, from the environment: where the channel is (`GET …/streams/{id}`), a
+ * subscriber that subscribes as the caller (the caller's own token, so the channel's subscribe check applies to
+ * it as to any client: the API's SSE route, A2A's `SendStreamingMessage`), and — where the server in front of the
+ * handler sends a body as it is produced (`crumbs dev`) — the API's server-sent events.
  */
 import { ENV } from '#shared/topology.ts';
 import { channelFor } from '../streaming/channel.ts';
-import { streamingEndpoints } from '../streaming/endpoints.ts';
+import { type StreamingEndpoints, streamingEndpoints } from '../streaming/endpoints.ts';
+import type { DeltaEvent } from '../streaming/events.ts';
 import { sseFromChannel } from '../streaming/sse.ts';
 import type { StreamingDeps } from './request-routes.ts';
 
 /** How long one SSE response may last: past it the client reads the stored answer. */
 const SSE_MAX_MS = 10 * 60_000;
 
+/** Subscribes to a stream as the caller whose `Authorization` header is given; resolves once subscribed. */
+export type ChannelSubscribe = (
+  workspace: string,
+  streamId: string,
+  authorization: string,
+  onEvent: (event: DeltaEvent) => void,
+) => Promise<{ close(): void; readonly done: Promise<unknown> }>;
+
+/** The subscriber of this stack's channel; undefined when it has none. */
+export function channelSubscriberFromEnv(env: NodeJS.ProcessEnv = process.env): ChannelSubscribe | undefined {
+  const endpoints = streamingEndpoints(env);
+  return endpoints === undefined ? undefined : channelSubscriber(endpoints);
+}
+
+function channelSubscriber(endpoints: StreamingEndpoints): ChannelSubscribe {
+  return async (workspace, streamId, authorization, onEvent) => {
+    // Loaded on first use: a function that never subscribes never loads the WebSocket client.
+    const [{ subscribeToRequest }, { WebSocket }] = await Promise.all([
+      import('#shared/client/delta-subscriber.ts'),
+      import('ws'),
+    ]);
+    return subscribeToRequest({
+      realtimeUrl: endpoints.realtime_url,
+      httpHost: endpoints.http_host,
+      token: authorization.replace(/^Bearer\s+/i, ''),
+      workspace,
+      requestId: streamId,
+      onEvent,
+      webSocket: WebSocket as never,
+    });
+  };
+}
+
 export function apiStreamingFromEnv(env: NodeJS.ProcessEnv = process.env): StreamingDeps | undefined {
   const endpoints = streamingEndpoints(env);
   if (endpoints === undefined) return undefined;
   if (env[ENV.streamResponses] !== '1') return { endpoints, channelFor };
+  const subscribe = channelSubscriber(endpoints);
   return {
     endpoints,
     channelFor,
-    events: async (workspace, streamId, authorization) => {
-      // Loaded only where responses stream (`crumbs dev`): the api function on AWS never subscribes.
-      const [{ subscribeToRequest }, { WebSocket }] = await Promise.all([
-        import('#shared/client/delta-subscriber.ts'),
-        import('ws'),
-      ]);
-      const result = await sseFromChannel(
-        (onEvent) =>
-          subscribeToRequest({
-            realtimeUrl: endpoints.realtime_url,
-            httpHost: endpoints.http_host,
-            token: authorization.replace(/^Bearer\s+/i, ''),
-            workspace,
-            requestId: streamId,
-            onEvent,
-            webSocket: WebSocket as never,
-          }),
-        { maxDurationMs: SSE_MAX_MS },
-      );
-      return result;
-    },
+    events: (workspace, streamId, authorization) =>
+      sseFromChannel((onEvent) => subscribe(workspace, streamId, authorization, onEvent), {
+        maxDurationMs: SSE_MAX_MS,
+      }),
   };
 }

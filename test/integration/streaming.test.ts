@@ -1,0 +1,264 @@
+/**
+ * Streamed answers end to end on the shared local stack, against the scripted OpenAI-compatible server streaming
+ * slowly (`slow<ms>` model ids, test/support/fake-openai.ts) through the real adapter, the agent executor, the
+ * delta channel (the local AppSync Events twin) and the clients a user touches: `crumbs ask --stream` and
+ * `crumbs chat --stream` print the first words well before the answer is stored, in order and complete, and what
+ * they streamed is the stored answer; a stream broken mid-way starts over and the partial text never becomes the
+ * answer; a cancel stops the call and the answer says `cancelled`; the API's SSE route carries the same events; an
+ * A2A streaming client gets the text as artifact chunks before the task completes; another workspace's token sees
+ * none of it.
+ */
+import { randomUUID } from 'node:crypto';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { CrumbsClient } from '#cli/api-client.ts';
+import { main } from '#cli/main.ts';
+import type { WebSocketConstructor } from '#shared/client/delta-subscriber.ts';
+import type { DeltaEvent } from '#shared/core/streaming/events.ts';
+import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
+import { SCOPED_TOKEN } from '../support/shared-stack.ts';
+
+const ANSWER = 'The quick brown fox jumps over the lazy dog, then naps under a tall oak tree until dusk.';
+
+function client(workspace: string, token = localStack().token): CrumbsClient {
+  return new CrumbsClient({ endpoint: localStack().api, token, workspace });
+}
+
+async function slowAgent(c: CrumbsClient, agent: string, model: string) {
+  const id = `agent-${agent}`;
+  const written = await c.put(id, {
+    schema_name: 'agent.def.v1',
+    title: id,
+    tags: [],
+    context: {
+      agent_id: agent,
+      system_prompt: `Answer. <answer>${ANSWER}</answer>`,
+      model,
+      max_tool_rounds: 0,
+    },
+  });
+  await eventually(async () => {
+    const d = (await c.definitions()).items.find((x) => x.id === id);
+    return d && d.version === written.version && d.state === 'active' ? d : undefined;
+  }, 30_000);
+}
+
+/** Runs the CLI in process, recording each stdout write with the time it came. */
+async function cli(args: string[]) {
+  const { api, token } = localStack();
+  const writes: { at: number; text: string }[] = [];
+  let err = '';
+  const code = await main([...args, '--endpoint', api, '--token', token], {
+    stdout: (s) => {
+      writes.push({ at: Date.now(), text: s });
+    },
+    stderr: (s) => {
+      err += s;
+    },
+    env: {},
+  });
+  return { code, writes, out: writes.map((w) => w.text).join(''), err };
+}
+
+async function answerOf(c: CrumbsClient, requestId: string) {
+  return eventually(
+    async () =>
+      (
+        await c.list({
+          schema_name: 'agent.response.v1',
+          tag: `request:${requestId}`,
+          limit: 1,
+          view: 'full',
+        })
+      ).items[0],
+    30_000,
+  );
+}
+
+describe('streamed answers', () => {
+  it('crumbs ask --stream prints the words as they come; what it streamed is the stored answer', async () => {
+    const ws = uniqueWorkspace('stream-ask');
+    const c = client(ws);
+    await slowAgent(c, 'slow', `openai-compatible/answer-from-prompt-slow120-${ws}`);
+    const { code, writes, out, err } = await cli(['ask', 'slow', 'tell me', '--stream', '--workspace', ws]);
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(out).toBe(`${ANSWER}\n`);
+    const request = (await c.list({ schema_name: 'agent.request.v1', limit: 1, view: 'full' })).items[0];
+    const answer = await answerOf(c, String(request?.id));
+    expect(answer.context.message).toBe(ANSWER);
+    // The first words were printed well before the answer was stored (~20 words, 120 ms apart).
+    const firstAt = writes.find((w) => w.text.trim() !== '')?.at ?? Number.POSITIVE_INFINITY;
+    expect(Date.parse(answer.created_at) - firstAt).toBeGreaterThan(1_000);
+    expect(writes.filter((w) => w.text.trim() !== '').length).toBeGreaterThan(2);
+  });
+
+  it('crumbs chat --stream streams a chat answer that reaches its agent through a context builder', async () => {
+    const { code, writes, out } = await cli(['chat', 'hello there', '--stream', '--workspace', 'demo']);
+    expect(code).toBe(0);
+    expect(out).toMatch(/^\(offline model\) You said: "hello there"/);
+    expect(writes.length).toBeGreaterThan(2);
+  });
+
+  it('a stream broken mid-way starts over: the partial text never becomes the answer', async () => {
+    const ws = uniqueWorkspace('stream-break');
+    const c = client(ws);
+    await slowAgent(c, 'flaky', `openai-compatible/answer-from-prompt-slow40-breaks-once-${ws}`);
+    const streamId = randomUUID();
+    const info = await c.streamInfo(streamId);
+    if (info === undefined) throw new Error('the local stack has no delta channel');
+    const events: DeltaEvent[] = [];
+    const sub = await c.subscribeToStream(info, {
+      onEvent: (e) => events.push(e),
+      webSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    const request = await c.create({
+      schema_name: 'agent.request.v1',
+      context: { agent: 'flaky', message: 'go', stream_id: streamId },
+    });
+    const final = await sub.done;
+    expect(final).toMatchObject({ type: 'final', status: 'completed' });
+    const resetAt = events.findIndex((e) => e.type === 'reset');
+    expect(resetAt).toBeGreaterThan(0);
+    const after = events.slice(resetAt + 1).flatMap((e) => (e.type === 'delta' ? [e.text] : []));
+    expect(after.join('')).toBe(ANSWER);
+    const answer = await answerOf(c, request.id);
+    expect(answer.id).toBe(final?.answer_id);
+    expect(answer.context.message).toBe(ANSWER);
+  });
+
+  it('a cancel stops the model call; the answer says who cancelled; a second cancel is refused', async () => {
+    const ws = uniqueWorkspace('stream-cancel');
+    const c = client(ws);
+    await slowAgent(c, 'long', `openai-compatible/answer-from-prompt-slow400-${ws}`);
+    const streamId = randomUUID();
+    const info = await c.streamInfo(streamId);
+    if (info === undefined) throw new Error('the local stack has no delta channel');
+    const events: DeltaEvent[] = [];
+    let firstDelta: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => {
+      firstDelta = resolve;
+    });
+    const sub = await c.subscribeToStream(info, {
+      onEvent: (e) => {
+        events.push(e);
+        if (e.type === 'delta') firstDelta();
+      },
+      webSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    const request = await c.create({
+      schema_name: 'agent.request.v1',
+      context: { agent: 'long', message: 'go', stream_id: streamId },
+    });
+    await started;
+    const cancel = await c.cancelRequest(request.id, 'enough');
+    expect(cancel).toMatchObject({ request_id: request.id, replayed: false });
+    const final = await sub.done;
+    expect(final).toMatchObject({ status: 'cancelled' });
+    const answer = await answerOf(c, request.id);
+    expect(answer.context).toMatchObject({ status: 'cancelled', cancel_reason: 'enough' });
+    const streamed = events.flatMap((e) => (e.type === 'delta' ? [e.text] : [])).join('');
+    expect(streamed.length).toBeLessThan(ANSWER.length);
+    await expect(c.cancelRequest(request.id)).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('a request that does not stream cannot be cancelled (409), and a bad stream id is a 400', async () => {
+    const ws = uniqueWorkspace('stream-refuse');
+    const c = client(ws);
+    const plain = await c.create({
+      schema_name: 'agent.request.v1',
+      context: { agent: 'nobody', message: 'hi' },
+    });
+    await expect(c.cancelRequest(plain.id)).rejects.toMatchObject({ status: 409 });
+    await expect(c.streamInfo('no!')).rejects.toMatchObject({ status: 400 });
+  });
+
+  it("the SSE route carries the same events, and another workspace's token gets a 403", async () => {
+    const ws = uniqueWorkspace('stream-sse');
+    const c = client(ws);
+    await slowAgent(c, 'sse', `openai-compatible/answer-from-prompt-slow30-${ws}`);
+    const streamId = randomUUID();
+    const info = await c.streamInfo(streamId);
+    expect(info?.events_url).toBe(`/v1/workspaces/${ws}/streams/${streamId}/events`);
+    const headers = { authorization: `Bearer ${localStack().token}` };
+    const scoped = await fetch(`${localStack().api}${info?.events_url}`, {
+      headers: { authorization: `Bearer ${SCOPED_TOKEN}` },
+    });
+    expect(scoped.status).toBe(403);
+    const response = await fetch(`${localStack().api}${info?.events_url}`, { headers });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const request = await c.create({
+      schema_name: 'agent.request.v1',
+      context: { agent: 'sse', message: 'go', stream_id: streamId },
+    });
+    const body = await response.text();
+    const events = body
+      .split('\n\n')
+      .flatMap((frame) => frame.split('\n').filter((l) => l.startsWith('data: ')))
+      .map((l) => JSON.parse(l.slice(6)) as DeltaEvent);
+    expect(events.flatMap((e) => (e.type === 'delta' ? [e.text] : [])).join('')).toBe(ANSWER);
+    const final = events.at(-1);
+    expect(final).toMatchObject({ type: 'final', status: 'completed' });
+    expect((await answerOf(c, request.id)).id).toBe(final?.type === 'final' ? final.answer_id : '');
+  });
+
+  it('an A2A streaming client gets the answer as artifact chunks before the task completes', async () => {
+    const ws = uniqueWorkspace('stream-a2a');
+    const c = client(ws);
+    await slowAgent(c, 'teller', `openai-compatible/answer-from-prompt-slow100-${ws}`);
+    const fetchImpl: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.set('authorization', `Bearer ${localStack().token}`);
+      return fetch(input, { ...init, headers });
+    };
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+    });
+    const a2a = await factory.createFromUrl(
+      `${localStack().api}/a2a/workspaces/${ws}/agents/teller/.well-known/agent-card.json`,
+      '',
+    );
+    const chunks: { at: number; text: string }[] = [];
+    let completedAt = 0;
+    for await (const event of a2a.sendMessageStream({
+      message: {
+        messageId: `m-${randomUUID()}`,
+        contextId: '',
+        taskId: '',
+        role: 1,
+        parts: [
+          {
+            content: { $case: 'text', value: 'tell me' },
+            metadata: undefined,
+            filename: '',
+            mediaType: 'text/plain',
+          },
+        ],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+      configuration: undefined,
+      metadata: undefined,
+      tenant: '',
+    } as never)) {
+      const payload = (event as { payload?: { $case: string; value: Record<string, unknown> } }).payload;
+      if (payload?.$case === 'artifactUpdate') {
+        const artifact = payload.value.artifact as { name: string; parts: { content: { value: string } }[] };
+        if (artifact.name === 'answer (streaming)') {
+          chunks.push({ at: Date.now(), text: artifact.parts.map((p) => p.content.value).join('') });
+        }
+      }
+      if (payload?.$case === 'statusUpdate') {
+        const state = (payload.value.status as { state: number }).state;
+        if (state === 3) completedAt = Date.now();
+      }
+    }
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.map((ch) => ch.text).join('')).toBe(ANSWER);
+    expect(completedAt).toBeGreaterThan(0);
+    expect(completedAt - (chunks[0]?.at ?? 0)).toBeGreaterThan(500);
+  });
+});
