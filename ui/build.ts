@@ -67,6 +67,9 @@ function sourceHash(): string {
     }
   };
   walk(join(UI_ROOT, 'src'));
+  // What the dashboard bundles from shared/: the stream subscriber, the channel's events and their schemas.
+  for (const shared of ['shared/client', 'shared/core/streaming', 'shared/domain'])
+    walk(join(UI_ROOT, '..', shared));
   hash.update(readFileSync(join(UI_ROOT, 'index.html')));
   hash.update(readFileSync(join(UI_ROOT, '..', 'package-lock.json')));
   return hash.digest('hex');

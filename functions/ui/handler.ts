@@ -12,7 +12,10 @@ import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const pt = powertools('crumbs-ui', []);
-const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/', import.meta.url)));
+const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/', import.meta.url)), {
+  // The Chat view streams answers from the delta channel (AppSync Events' realtime endpoint).
+  realtimeUrl: process.env[ENV.eventsRealtimeUrl] || undefined,
+});
 
 export const handler = instrumented(
   middy(

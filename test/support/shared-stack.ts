@@ -5,6 +5,7 @@
  */
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
 import { parseScopedTokens } from '#local/tokens.ts';
+import { ENV } from '#shared/topology.ts';
 
 export const TEST_TOKEN = 'integration-test-token';
 /** A token that may use only `SCOPED_WORKSPACE` (CRUMBS_TOKENS): every other workspace answers 403. */
@@ -44,6 +45,9 @@ const shared = globalThis as typeof globalThis & {
 };
 
 export function acquireStack(): Promise<LocalStack> {
+  // The offline model streams a word every 80 ms: a streamed chat answer lasts long enough to be seen (and
+  // stopped) in the browser tests.
+  process.env[ENV.offlineStreamDelayMs] ??= '80';
   shared.__crumbsTestStack ??= {
     users: 0,
     stack: startLocalStack({

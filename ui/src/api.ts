@@ -12,10 +12,13 @@ import type {
   DefinitionSummary,
   Explanation,
   FailureSummary,
+  StreamInfo,
   ThreadView,
   UsageReport,
 } from '#shared/client/api-types.ts';
+import { type DeltaSubscription, subscribeToRequest } from '#shared/client/delta-subscriber.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
+import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -115,6 +118,35 @@ export class Api {
   /** Model calls, tokens and cost per day, agent, run or thread over the last 30 days (`GET …/usage`). */
   usage(by: 'day' | 'agent' | 'run' | 'thread', limit = 10): Promise<UsageReport> {
     return this.json(`${this.path('usage')}?by=${by}${by === 'day' ? '' : `&limit=${limit}`}`);
+  }
+
+  /** Where a request's answer streams (`GET …/streams/{id}`); undefined when the stack streams nothing. */
+  async streamInfo(streamId: string): Promise<StreamInfo | undefined> {
+    try {
+      return await this.json<StreamInfo>(this.path('streams', streamId));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+  /** Subscribes to a stream with the session's token, before the request is written (nothing is missed). */
+  subscribe(info: StreamInfo, onEvent: (event: DeltaEvent) => void): Promise<DeltaSubscription> {
+    return subscribeToRequest({
+      realtimeUrl: info.realtime_url,
+      httpHost: info.http_host,
+      token: this.session.token,
+      workspace: this.session.workspace,
+      requestId: info.stream_id,
+      onEvent,
+    });
+  }
+  /** Asks a streaming request to stop (`POST …/requests/{id}/cancel`). */
+  cancelRequest(requestId: string): Promise<unknown> {
+    return this.json(this.path('requests', requestId, 'cancel'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'stopped in the dashboard' }),
+    });
   }
 
   /** Pending approvals of agents' tool calls (`GET …/approvals`), of one run when `run` is given. */

@@ -3,7 +3,7 @@
  * start) from a folder; the page is public, and every data call it makes carries the user's token to the API.
  *
  * Headers: a Content-Security-Policy that allows only this origin (the app talks to the API on the same origin and
- * loads nothing else), no caching of index.html (it names the current build), and long caching of the assets,
+ * loads nothing else) and, for connections, the delta channel's realtime endpoint, no caching of index.html (it names the current build), and long caching of the assets,
  * whose URLs carry the build's hash.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -17,12 +17,14 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
 };
 
-const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
+/** The page's headers; `connect` adds origins the app may connect to besides its own (the delta channel's). */
+function securityHeaders(connect: readonly string[]): Record<string, string> {
+  return {
+    'content-security-policy': `default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src ${["'self'", ...connect].join(' ')}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  };
+}
 
 export const UI_PREFIX = '/ui';
 
@@ -30,8 +32,15 @@ export interface StaticSite {
   serve(method: string, path: string): HttpResult;
 }
 
-/** The files of `dir` (flat: the build writes no subfolders). A missing folder serves a clear 503 page. */
-export function staticSite(dir: string): StaticSite {
+/**
+ * The files of `dir` (flat: the build writes no subfolders). A missing folder serves a clear 503 page.
+ * `options.realtimeUrl`: the delta channel's WebSocket URL, whose origin the page may connect to (the Chat view
+ * streams answers from it).
+ */
+export function staticSite(dir: string, options: { realtimeUrl?: string | undefined } = {}): StaticSite {
+  const headers = securityHeaders(
+    options.realtimeUrl !== undefined ? [new URL(options.realtimeUrl).origin] : [],
+  );
   const files = new Map<string, { body: string; type: string }>();
   if (existsSync(dir)) {
     for (const name of readdirSync(dir)) {
@@ -58,7 +67,7 @@ export function staticSite(dir: string): StaticSite {
         headers: {
           'content-type': file.type,
           'cache-control': name === 'index.html' ? 'no-cache' : 'public, max-age=31536000, immutable',
-          ...SECURITY_HEADERS,
+          ...headers,
         },
         body: method === 'HEAD' ? '' : file.body,
       };

@@ -1,18 +1,28 @@
 /**
  * Chat: writes a `user.message.v1` (what the demo agent's context builder listens for) and follows its thread on
- * the change stream: every hop appears as it happens, and the agent's answer (or its error) ends the turn.
+ * the change stream: every hop appears as it happens, and the agent's answer (or its error) ends the turn. The
+ * answer streams in as the model writes it: the view subscribes to the message's delta channel before writing it
+ * (`stream_id`), shows the text as it comes with a Stop button (the request's cancel), and puts the stored answer
+ * in its place once it is written.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ChangeEvent } from '#shared/client/api-types.ts';
+import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import type { Api } from '../api.ts';
 import { OutcomeBadge } from '../components.tsx';
 import { time } from '../format.ts';
 import { href } from '../session.ts';
 
 interface Turn {
+  /** The message's id once written; the stream id until then. */
   id: string;
   message: string;
   steps: ChangeEvent[];
+  /** The answer's text as streamed so far (a preview: the stored answer replaces it). */
+  streaming?: string;
+  /** Why the streamed text started over (a tool round, a retried call). */
+  streamNote?: string;
+  stopping?: boolean;
   answer?: string;
   failed?: string;
 }
@@ -34,39 +44,67 @@ export function ChatView({ api }: { api: Api }) {
   const send = async (message: string) => {
     setError(undefined);
     const session = 'ui';
-    let sent: { id: string };
+    const streamId = crypto.randomUUID();
+    let sent: { id: string } | undefined;
+    const update = (change: (turn: Turn) => Turn) =>
+      setTurns((all) =>
+        all.map((turn) => (turn.id === streamId || turn.id === sent?.id ? change(turn) : turn)),
+      );
+    setTurns((t) => [...t, { id: streamId, message, steps: [] }]);
+    // Subscribed before the message is written, so no word is missed; without a channel the answer just arrives.
+    const live = await api
+      .streamInfo(streamId)
+      .then((info) =>
+        info === undefined
+          ? undefined
+          : api.subscribe(info, (event: DeltaEvent) =>
+              update((turn) =>
+                event.type === 'delta'
+                  ? { ...turn, streaming: (turn.streaming ?? '') + event.text, streamNote: undefined }
+                  : event.type === 'reset'
+                    ? { ...turn, streaming: '', streamNote: event.reason }
+                    : turn,
+              ),
+            ),
+      )
+      .catch(() => undefined);
     try {
       sent = await api.create({
         schema_name: 'user.message.v1',
         title: message.length > 80 ? `${message.slice(0, 79)}…` : message,
         tags: ['user:message', `session:${session}`],
-        context: { message, session },
+        context: { message, session, ...(live !== undefined ? { stream_id: streamId } : {}) },
       });
     } catch (err) {
+      live?.close();
+      setTurns((all) => all.filter((turn) => turn.id !== streamId));
       setError((err as Error).message);
       return;
     }
-    setTurns((t) => [...t, { id: sent.id, message, steps: [] }]);
+    const written = sent;
+    setTurns((all) => all.map((turn) => (turn.id === streamId ? { ...turn, id: written.id } : turn)));
+    void live?.done.finally(() => live.close());
     const controller = new AbortController();
     controllers.current.push(controller);
     void api.follow(
-      { thread: sent.id, view: 'full', backlog: '100', wait: '20' },
+      { thread: written.id, view: 'full', backlog: '100', wait: '20' },
       (events) =>
         setTurns((all) =>
           all.map((turn) => {
-            if (turn.id !== sent.id) return turn;
+            if (turn.id !== written.id) return turn;
             const known = new Set(turn.steps.map((s) => `${s.id}@${s.version}`));
             const steps = [
               ...turn.steps,
-              ...events.filter((e) => !known.has(`${e.id}@${e.version}`) && e.id !== sent.id),
+              ...events.filter((e) => !known.has(`${e.id}@${e.version}`) && e.id !== written.id),
             ];
             const final = steps.find((s) => FINAL.includes(s.schema_name));
             if (!final) return { ...turn, steps };
             controller.abort();
+            live?.close();
             const c = (final.record?.context ?? {}) as Record<string, unknown>;
-            return final.schema_name === 'agent.response.v1'
+            return final.schema_name === 'agent.response.v1' && c.status !== 'cancelled'
               ? { ...turn, steps, answer: String(c.message ?? c.text ?? JSON.stringify(c)) }
-              : { ...turn, steps, failed: String(c.error ?? c.reason ?? final.schema_name) };
+              : { ...turn, steps, failed: String(c.error ?? c.reason ?? c.message ?? final.schema_name) };
           }),
         ),
       controller.signal,
@@ -101,8 +139,29 @@ export function ChatView({ api }: { api: Api }) {
               </div>
             )}
             {turn.failed !== undefined && <div class="bubble agent error">{turn.failed}</div>}
+            {turn.answer === undefined && turn.failed === undefined && turn.streaming !== undefined && (
+              <div class="bubble agent streaming" data-streaming>
+                {turn.streaming}
+                {turn.streamNote !== undefined && <div class="muted">… {turn.streamNote}</div>}
+              </div>
+            )}
             {turn.answer === undefined && turn.failed === undefined && (
-              <div class="muted typing">waiting for the agent…</div>
+              <div class="muted typing">
+                {turn.streaming === undefined ? 'waiting for the agent…' : 'the agent is writing…'}
+                {turn.streaming !== undefined && (
+                  <button
+                    type="button"
+                    class="stop"
+                    disabled={turn.stopping === true}
+                    onClick={() => {
+                      setTurns((all) => all.map((t) => (t.id === turn.id ? { ...t, stopping: true } : t)));
+                      api.cancelRequest(turn.id).catch((e: Error) => setError(e.message));
+                    }}
+                  >
+                    {turn.stopping === true ? 'Stopping…' : 'Stop'}
+                  </button>
+                )}
+              </div>
             )}
             <a class="thread-link" href={href({ view: 'thread', id: turn.id })}>
               open thread
