@@ -5,11 +5,18 @@
  * breadcrumb it reads or writes goes through the API's checks; it has the API's table access and no more.
  */
 import { McpEnvSchema, parseEnv } from '#shared/config.ts';
+import { channelSubscriberFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
 import { ENV } from '#shared/topology.ts';
 import { protocolServerHandler } from '../wiring/protocol-server.ts';
 
 const env = parseEnv(McpEnvSchema);
+// Where the stack has a delta channel, an agent's answer streams to a caller that asks for progress.
+const subscribe = channelSubscriberFromEnv();
 export const handler = protocolServerHandler('crumbs-mcp', env, (deps) =>
-  createMcpHttp({ ...deps, ...(env[ENV.jwtIssuer] ? { issuer: env[ENV.jwtIssuer] } : {}) }),
+  createMcpHttp({
+    ...deps,
+    ...(env[ENV.jwtIssuer] ? { issuer: env[ENV.jwtIssuer] } : {}),
+    ...(subscribe !== undefined ? { subscribe } : {}),
+  }),
 );

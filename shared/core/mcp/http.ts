@@ -21,6 +21,7 @@ import {
   problem,
   publicBaseUrl,
 } from '#shared/core/api/http.ts';
+import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
   ForbiddenError,
@@ -40,6 +41,8 @@ export const MAX_MCP_BODY_BYTES = 1024 * 1024;
 export interface McpHttpDeps extends McpDeps {
   /** The issuer of the tokens the endpoint accepts (the JWT authorizer's), for the resource metadata. */
   readonly issuer?: string;
+  /** The stack's delta channel, subscribed as the caller: an agent's answer then streams as MCP progress. */
+  readonly subscribe?: ChannelSubscribe;
   /** Called with unexpected errors before they are answered as a JSON-RPC internal error. */
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
 }
@@ -85,19 +88,30 @@ async function handle(
   ws: string,
   caller: Caller,
 ): Promise<HttpResult> {
+  const subscribe = deps.subscribe;
+  const streams = subscribe !== undefined && asksForProgress(request.body);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    enableJsonResponse: !streams,
     maxRequestBodySize: MAX_MCP_BODY_BYTES,
   });
+  const abort = new AbortController();
   const server = mcpServer(deps, {
     workspace: ws,
     caller,
     ...(request.remainingMs ? { remainingMs: request.remainingMs } : {}),
+    ...(streams
+      ? {
+          subscribeDeltas: (streamId, onEvent) =>
+            subscribe(ws, streamId, request.headers.authorization ?? '', onEvent),
+          signal: abort.signal,
+        }
+      : {}),
   });
   // No server.onerror: what reaches it is a client's malformed message (answered with a JSON-RPC error) or a
   // handler's failure (answered as an internal error; the API in process logs its own).
   await server.connect(transport);
+  let closesLater = false;
   try {
     const headers = new Headers();
     for (const [k, v] of Object.entries(request.headers)) headers.set(k, v);
@@ -112,9 +126,66 @@ async function handle(
     response.headers.forEach((value, key) => {
       out[key] = value;
     });
+    if (streams && response.body !== null && out['content-type']?.startsWith('text/event-stream')) {
+      closesLater = true;
+      return {
+        statusCode: response.status,
+        headers: out,
+        bodyStream: sseBody(response.body, async () => {
+          abort.abort();
+          await server.close();
+        }),
+      };
+    }
     return { statusCode: response.status, headers: out, body: await response.text() };
   } finally {
-    await server.close();
+    if (!closesLater) await server.close();
+  }
+}
+
+/**
+ * Whether the message is one `tools/call` of an agent (`ask_…`) with a progress token: the only request answered
+ * with server-sent events (progress notifications, then the result), which the MCP transport allows for any POST
+ * and clients must accept. On AWS the HTTP API returns that body whole, still a valid event stream; in `crumbs dev`
+ * it goes out as it is written. Everything else keeps JSON responses.
+ */
+function asksForProgress(body: string | undefined): boolean {
+  if (body === undefined) return false;
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return false;
+  const m = message as { method?: unknown; id?: unknown; params?: unknown };
+  if (m.method !== 'tools/call' || m.id === undefined || m.params === null || typeof m.params !== 'object') {
+    return false;
+  }
+  const params = m.params as { name?: unknown; task?: unknown; _meta?: { progressToken?: unknown } };
+  const token = params._meta?.progressToken;
+  return (
+    typeof params.name === 'string' &&
+    params.name.startsWith('ask_') &&
+    params.task === undefined &&
+    (typeof token === 'string' || typeof token === 'number')
+  );
+}
+
+/** The transport's event stream as text chunks; `done` runs when it ends or its reader goes away. */
+async function* sseBody(body: ReadableStream<Uint8Array>, done: () => Promise<void>): AsyncGenerator<string> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { value, done: end } = await reader.read();
+      if (end) break;
+      const text = decoder.decode(value, { stream: true });
+      if (text !== '') yield text;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+    await done();
   }
 }
 
