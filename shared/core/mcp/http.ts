@@ -9,6 +9,10 @@
  * in `WWW-Authenticate`, served per endpoint path at `/.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp`
  * with the issuer the operator configured: MCP clients compare its `resource` with the URL they called.
  *
+ * DNS rebinding: a request whose `Origin` is neither this endpoint's own origin nor, when it came over loopback
+ * (`crumbs dev`), a loopback origin is refused with a 403, and a request over loopback must name a loopback Host
+ * (`originRefusal`). Clients that are not browsers send no Origin and pass.
+ *
  * Nothing a client sends makes a 5xx: the transport answers malformed JSON-RPC with JSON-RPC errors, and an
  * unexpected failure inside a handler becomes a JSON-RPC internal error (logged).
  */
@@ -41,6 +45,11 @@ export const MAX_MCP_BODY_BYTES = 1024 * 1024;
 export interface McpHttpDeps extends McpDeps {
   /** The issuer of the tokens the endpoint accepts (the JWT authorizer's), for the resource metadata. */
   readonly issuer?: string;
+  /**
+   * Whether the request reached the server over loopback (its peer address is a loopback one: the local stack).
+   * Absent, no request did (AWS, behind API Gateway).
+   */
+  readonly viaLoopback?: (request: HttpRequest) => boolean;
   /** The stack's delta channel, subscribed as the caller: an agent's answer then streams as MCP progress. */
   readonly subscribe?: ChannelSubscribe;
   /** Called with unexpected errors before they are answered as a JSON-RPC internal error. */
@@ -55,6 +64,14 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
       const m = MCP_PATH.exec(request.path);
       if (!m) throw new NotFoundError(`no route for ${request.path}`);
       const ws = workspaceOf(m.groups?.ws);
+      const refusal = originRefusal(request, deps.viaLoopback?.(request) === true);
+      if (refusal !== undefined) {
+        return json(403, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32000, message: `Forbidden: ${refusal}` },
+        });
+      }
       const caller = request.caller;
       if (!caller) {
         const result = problem(new UnauthorizedError('missing or invalid bearer token'));
@@ -186,6 +203,52 @@ async function* sseBody(body: ReadableStream<Uint8Array>, done: () => Promise<vo
   } finally {
     await reader.cancel().catch(() => undefined);
     await done();
+  }
+}
+
+const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Why a request could come from a page a browser was tricked into sending it from (the MCP transport spec: servers
+ * MUST validate Origin), or undefined when it may pass. A present Origin must be the endpoint's own
+ * (`publicBaseUrl`) or, for a request over loopback, a loopback origin on any port (the MCP Inspector and other
+ * local tools). Over loopback the Host must name loopback too: a rebound name (evil.example resolving to
+ * 127.0.0.1) makes the page's Origin equal the Host-derived base URL, so only the Host gives it away. On AWS API
+ * Gateway serves only its own domain names, so the Host is the endpoint's.
+ * Written here rather than the SDK transport's `allowedOrigins` / `allowedHosts`: those compare exact strings, so
+ * they cannot say "loopback, any port", and they would run only after the token check.
+ */
+export function originRefusal(request: HttpRequest, viaLoopback: boolean): string | undefined {
+  if (viaLoopback) {
+    const host = hostnameOf(`http://${request.headers.host ?? ''}`);
+    if (host === undefined || !LOOPBACK_HOSTNAMES.has(host)) {
+      return `Host ${JSON.stringify((request.headers.host ?? '').slice(0, 100))} is not a loopback name; call this local server as localhost or 127.0.0.1`;
+    }
+  }
+  const origin = request.headers.origin;
+  if (origin === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
+  }
+  if (url.origin === new URL(publicBaseUrl(request)).origin) return undefined;
+  if (
+    viaLoopback &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    LOOPBACK_HOSTNAMES.has(url.hostname)
+  ) {
+    return undefined;
+  }
+  return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
+}
+
+function hostnameOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
   }
 }
 
