@@ -63,7 +63,8 @@ describe("crumbs dev's MCP endpoint against DNS rebinding", () => {
 
   it("serves clients without an Origin, the endpoint's own origin and local tools' loopback origins", async () => {
     const own = new URL(localStack().api).origin;
-    for (const headers of [{}, { origin: own }, { origin: 'http://localhost:6274' }]) {
+    const cases: Record<string, string>[] = [{}, { origin: own }, { origin: 'http://localhost:6274' }];
+    for (const headers of cases) {
       const answer = await post(headers);
       expect(answer.status).toBe(200);
       expect(JSON.parse(answer.body)).toEqual({ jsonrpc: '2.0', id: 1, result: {} });

@@ -120,9 +120,13 @@ describe('MCP streaming of agent answers', () => {
     const requestId = (result.structuredContent as { request_id: string }).request_id;
     expect((await c.getFull(requestId)).context.stream_id).toBeUndefined();
     // Tools other than agents answer with JSON even with a progress token.
-    const listed = await mcp.callTool({ name: 'crumbs_list', arguments: { schema_name: 'agent.def.v1', limit: 1 } }, undefined, {
-      onprogress: () => undefined,
-    });
+    const listed = await mcp.callTool(
+      { name: 'crumbs_list', arguments: { schema_name: 'agent.def.v1', limit: 1 } },
+      undefined,
+      {
+        onprogress: () => undefined,
+      },
+    );
     expect(listed.isError).toBeFalsy();
     expect(contentTypes.at(-1)).toMatch(/^application\/json/);
   });

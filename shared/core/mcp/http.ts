@@ -1,8 +1,9 @@
 /**
  * The MCP endpoint over HTTP: `POST /v1/workspaces/{ws}/mcp`, Streamable HTTP in the SDK's stateless mode with JSON
  * responses — a fresh transport and server per request, nothing held in the process, so it runs in a Lambda behind
- * the HTTP API (which cannot stream a response). `GET` (a server-sent event stream) and `DELETE` (a session's end)
- * are 405: a stateless server has neither.
+ * the HTTP API (which cannot stream a response). An agent's call with a progress token alone is answered with
+ * server-sent events (`asksForProgress`). `GET` (a standalone event stream) and `DELETE` (a session's end) are 405:
+ * a stateless server has neither.
  *
  * Authorization is the API's: the same bearer token / JWT (the authorizer in front on AWS, the local server's check
  * locally) and the same workspace check, 401 / 403 otherwise. A 401 names the protected resource metadata (RFC 9728)

@@ -15,6 +15,10 @@
  * any instance answers for any task. Tasks cannot be cancelled (a tool or agent request has no cancel) and live as
  * long as their request (`ttl: null`).
  *
+ * Streaming: an agent's call with a progress token, where the stack has a delta channel, writes its request with a
+ * `stream_id` after subscribing to that stream as the caller, and sends the answer's chunks as progress
+ * notifications before the result (`progressOf`).
+ *
  * Errors: a tool's failure (its error answer, a 4xx of the API) is a tool result with `isError`; an unknown tool or
  * resource is a JSON-RPC error; nothing a client sends makes a 5xx (`http.ts`).
  */
