@@ -186,9 +186,15 @@ function asksForProgress(body: string | undefined): boolean {
     typeof params.name === 'string' &&
     params.name.startsWith('ask_') &&
     params.task === undefined &&
-    (typeof token === 'string' || typeof token === 'number')
+    (typeof token === 'number' || (typeof token === 'string' && token.length <= MAX_PROGRESS_TOKEN_CHARS))
   );
 }
+
+/**
+ * Every notification repeats the progress token: a longer one is not honoured (the spec lets a server send no
+ * progress), so a client cannot make each chunk of an answer carry a megabyte.
+ */
+const MAX_PROGRESS_TOKEN_CHARS = 256;
 
 /** The transport's event stream as text chunks; `done` runs when it ends or its reader goes away. */
 async function* sseBody(body: ReadableStream<Uint8Array>, done: () => Promise<void>): AsyncGenerator<string> {

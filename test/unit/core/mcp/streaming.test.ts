@@ -10,7 +10,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApi } from '#shared/core/api/api.ts';
 import type { Caller, HttpResult } from '#shared/core/api/http.ts';
@@ -197,6 +197,24 @@ describe('MCP streaming of an agent answer', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'Hello world' }]);
     expect(log).toEqual([`subscribe ${WS} Bearer ann-token`, 'request written, stream_id none']);
     expect(progress).toEqual([]);
+  });
+
+  it('does not stream to a progress token long enough to bloat every notification', async () => {
+    const { client, log, contentTypes } = await setup();
+    const result = await client.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'ask_teller',
+          arguments: { message: 'hi' },
+          _meta: { progressToken: 'x'.repeat(10_000) },
+        },
+      },
+      CallToolResultSchema,
+    );
+    expect(result.content).toEqual([{ type: 'text', text: 'Hello world' }]);
+    expect(contentTypes.at(-1)).toBe('application/json');
+    expect(log).toEqual(['request written, stream_id none']);
   });
 
   it('answers a call without a progress token with JSON and writes no stream id', async () => {
