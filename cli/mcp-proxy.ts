@@ -5,6 +5,9 @@
  * JSON-RPC message is one POST, its JSON answer goes back on stdout; the protocol version the endpoint agreed at
  * `initialize` rides on the later requests (`MCP-Protocol-Version`), as the transport spec asks.
  *
+ * An answer that comes as server-sent events (an agent's call with a progress token: its answer as progress
+ * notifications, then the result) is relayed event by event as it arrives, so the stdio client sees the progress.
+ *
  * Only JSON-RPC goes to stdout. A request the endpoint refuses (401, 403, a 5xx, unreachable) is answered with a
  * JSON-RPC error naming the status and the endpoint's reason, so the client shows why; notifications get nothing.
  */
@@ -12,6 +15,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 
 export interface McpRelayOptions {
   /** `{endpoint}/v1/workspaces/{ws}/mcp` */
@@ -61,6 +65,14 @@ export async function relayMcp(options: McpRelayOptions): Promise<void> {
       if (id !== undefined) await fail(id, `cannot reach ${options.url}: ${(error as Error).message}`);
       return;
     }
+    if (
+      response.ok &&
+      response.body &&
+      response.headers.get('content-type')?.startsWith('text/event-stream')
+    ) {
+      await relayEvents(message, response.body);
+      return;
+    }
     const text = await response.text();
     if (response.status === 202 || text === '') return;
     let body: unknown;
@@ -90,6 +102,31 @@ export async function relayMcp(options: McpRelayOptions): Promise<void> {
         `${options.url} answered ${response.status}: ${p.detail ?? p.title ?? p.message ?? ''}`.trim(),
       );
     }
+  }
+
+  /** Each event's JSON-RPC message to stdout as it comes; a request whose answer never came gets an error. */
+  async function relayEvents(message: JSONRPCMessage, body: ReadableStream<Uint8Array>): Promise<void> {
+    const id = 'id' in message && 'method' in message ? message.id : undefined;
+    let answered = false;
+    try {
+      const events = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+      for await (const event of events as unknown as AsyncIterable<{ event?: string; data: string }>) {
+        if ((event.event ?? 'message') !== 'message' || event.data === '') continue;
+        let m: JSONRPCMessage;
+        try {
+          m = JSON.parse(event.data) as JSONRPCMessage;
+        } catch {
+          options.log?.(`mcp serve: skipped an event that is not JSON: ${event.data.slice(0, 200)}`);
+          continue;
+        }
+        if (id !== undefined && 'id' in m && m.id === id && ('result' in m || 'error' in m)) answered = true;
+        await transport.send(m);
+      }
+    } catch (error) {
+      options.log?.(`mcp serve: the event stream from ${options.url} broke: ${(error as Error).message}`);
+    }
+    if (id !== undefined && !answered)
+      await fail(id, `${options.url} ended its event stream without an answer`);
   }
 
   async function fail(id: string | number, message: string): Promise<void> {

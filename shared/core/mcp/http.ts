@@ -1,13 +1,18 @@
 /**
  * The MCP endpoint over HTTP: `POST /v1/workspaces/{ws}/mcp`, Streamable HTTP in the SDK's stateless mode with JSON
  * responses — a fresh transport and server per request, nothing held in the process, so it runs in a Lambda behind
- * the HTTP API (which cannot stream a response). `GET` (a server-sent event stream) and `DELETE` (a session's end)
- * are 405: a stateless server has neither.
+ * the HTTP API (which cannot stream a response). An agent's call with a progress token alone is answered with
+ * server-sent events (`asksForProgress`). `GET` (a standalone event stream) and `DELETE` (a session's end) are 405:
+ * a stateless server has neither.
  *
  * Authorization is the API's: the same bearer token / JWT (the authorizer in front on AWS, the local server's check
  * locally) and the same workspace check, 401 / 403 otherwise. A 401 names the protected resource metadata (RFC 9728)
  * in `WWW-Authenticate`, served per endpoint path at `/.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp`
  * with the issuer the operator configured: MCP clients compare its `resource` with the URL they called.
+ *
+ * DNS rebinding: a request whose `Origin` is neither this endpoint's own origin nor, when it came over loopback
+ * (`crumbs dev`), a loopback origin is refused with a 403, and a request over loopback must name a loopback Host
+ * (`originRefusal`). Clients that are not browsers send no Origin and pass.
  *
  * Nothing a client sends makes a 5xx: the transport answers malformed JSON-RPC with JSON-RPC errors, and an
  * unexpected failure inside a handler becomes a JSON-RPC internal error (logged).
@@ -21,6 +26,7 @@ import {
   problem,
   publicBaseUrl,
 } from '#shared/core/api/http.ts';
+import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
   ForbiddenError,
@@ -40,6 +46,13 @@ export const MAX_MCP_BODY_BYTES = 1024 * 1024;
 export interface McpHttpDeps extends McpDeps {
   /** The issuer of the tokens the endpoint accepts (the JWT authorizer's), for the resource metadata. */
   readonly issuer?: string;
+  /**
+   * Whether the request reached the server over loopback (its peer address is a loopback one: the local stack).
+   * Absent, no request did (AWS, behind API Gateway).
+   */
+  readonly viaLoopback?: (request: HttpRequest) => boolean;
+  /** The stack's delta channel, subscribed as the caller: an agent's answer then streams as MCP progress. */
+  readonly subscribe?: ChannelSubscribe;
   /** Called with unexpected errors before they are answered as a JSON-RPC internal error. */
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
 }
@@ -52,6 +65,14 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
       const m = MCP_PATH.exec(request.path);
       if (!m) throw new NotFoundError(`no route for ${request.path}`);
       const ws = workspaceOf(m.groups?.ws);
+      const refusal = originRefusal(request, deps.viaLoopback?.(request) === true);
+      if (refusal !== undefined) {
+        return json(403, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32000, message: `Forbidden: ${refusal}` },
+        });
+      }
       const caller = request.caller;
       if (!caller) {
         const result = problem(new UnauthorizedError('missing or invalid bearer token'));
@@ -85,19 +106,30 @@ async function handle(
   ws: string,
   caller: Caller,
 ): Promise<HttpResult> {
+  const subscribe = deps.subscribe;
+  const streams = subscribe !== undefined && asksForProgress(request.body);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    enableJsonResponse: !streams,
     maxRequestBodySize: MAX_MCP_BODY_BYTES,
   });
+  const abort = new AbortController();
   const server = mcpServer(deps, {
     workspace: ws,
     caller,
     ...(request.remainingMs ? { remainingMs: request.remainingMs } : {}),
+    ...(streams
+      ? {
+          subscribeDeltas: (streamId, onEvent) =>
+            subscribe(ws, streamId, request.headers.authorization ?? '', onEvent),
+          signal: abort.signal,
+        }
+      : {}),
   });
   // No server.onerror: what reaches it is a client's malformed message (answered with a JSON-RPC error) or a
   // handler's failure (answered as an internal error; the API in process logs its own).
   await server.connect(transport);
+  let closesLater = false;
   try {
     const headers = new Headers();
     for (const [k, v] of Object.entries(request.headers)) headers.set(k, v);
@@ -112,9 +144,118 @@ async function handle(
     response.headers.forEach((value, key) => {
       out[key] = value;
     });
+    if (streams && response.body !== null && out['content-type']?.startsWith('text/event-stream')) {
+      closesLater = true;
+      return {
+        statusCode: response.status,
+        headers: out,
+        bodyStream: sseBody(response.body, async () => {
+          abort.abort();
+          await server.close();
+        }),
+      };
+    }
     return { statusCode: response.status, headers: out, body: await response.text() };
   } finally {
-    await server.close();
+    if (!closesLater) await server.close();
+  }
+}
+
+/**
+ * Whether the message is one `tools/call` of an agent (`ask_…`) with a progress token: the only request answered
+ * with server-sent events (progress notifications, then the result), which the MCP transport allows for any POST
+ * and clients must accept. On AWS the HTTP API returns that body whole, still a valid event stream; in `crumbs dev`
+ * it goes out as it is written. Everything else keeps JSON responses.
+ */
+function asksForProgress(body: string | undefined): boolean {
+  if (body === undefined) return false;
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return false;
+  const m = message as { method?: unknown; id?: unknown; params?: unknown };
+  if (m.method !== 'tools/call' || m.id === undefined || m.params === null || typeof m.params !== 'object') {
+    return false;
+  }
+  const params = m.params as { name?: unknown; task?: unknown; _meta?: { progressToken?: unknown } };
+  const token = params._meta?.progressToken;
+  return (
+    typeof params.name === 'string' &&
+    params.name.startsWith('ask_') &&
+    params.task === undefined &&
+    (typeof token === 'number' || (typeof token === 'string' && token.length <= MAX_PROGRESS_TOKEN_CHARS))
+  );
+}
+
+/**
+ * Every notification repeats the progress token: a longer one is not honoured (the spec lets a server send no
+ * progress), so a client cannot make each chunk of an answer carry a megabyte.
+ */
+const MAX_PROGRESS_TOKEN_CHARS = 256;
+
+/** The transport's event stream as text chunks; `done` runs when it ends or its reader goes away. */
+async function* sseBody(body: ReadableStream<Uint8Array>, done: () => Promise<void>): AsyncGenerator<string> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { value, done: end } = await reader.read();
+      if (end) break;
+      const text = decoder.decode(value, { stream: true });
+      if (text !== '') yield text;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+    await done();
+  }
+}
+
+const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Why a request could come from a page a browser was tricked into sending it from (the MCP transport spec: servers
+ * MUST validate Origin), or undefined when it may pass. A present Origin must be the endpoint's own
+ * (`publicBaseUrl`) or, for a request over loopback, a loopback origin on any port (the MCP Inspector and other
+ * local tools). Over loopback the Host must name loopback too: a rebound name (evil.example resolving to
+ * 127.0.0.1) makes the page's Origin equal the Host-derived base URL, so only the Host gives it away. On AWS API
+ * Gateway serves only its own domain names, so the Host is the endpoint's.
+ * Written here rather than the SDK transport's `allowedOrigins` / `allowedHosts`: those compare exact strings, so
+ * they cannot say "loopback, any port", and they would run only after the token check.
+ */
+export function originRefusal(request: HttpRequest, viaLoopback: boolean): string | undefined {
+  if (viaLoopback) {
+    const host = hostnameOf(`http://${request.headers.host ?? ''}`);
+    if (host === undefined || !LOOPBACK_HOSTNAMES.has(host)) {
+      return `Host ${JSON.stringify((request.headers.host ?? '').slice(0, 100))} is not a loopback name; call this local server as localhost or 127.0.0.1`;
+    }
+  }
+  const origin = request.headers.origin;
+  if (origin === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
+  }
+  if (url.origin === new URL(publicBaseUrl(request)).origin) return undefined;
+  if (
+    viaLoopback &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    LOOPBACK_HOSTNAMES.has(url.hostname)
+  ) {
+    return undefined;
+  }
+  return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
+}
+
+function hostnameOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
   }
 }
 

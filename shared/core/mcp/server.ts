@@ -15,9 +15,14 @@
  * any instance answers for any task. Tasks cannot be cancelled (a tool or agent request has no cancel) and live as
  * long as their request (`ttl: null`).
  *
+ * Streaming: an agent's call with a progress token, where the stack has a delta channel, writes its request with a
+ * `stream_id` after subscribing to that stream as the caller, and sends the answer's chunks as progress
+ * notifications before the result (`progressOf`).
+ *
  * Errors: a tool's failure (its error answer, a 4xx of the API) is a tool result with `isError`; an unknown tool or
  * resource is a JSON-RPC error; nothing a client sends makes a 5xx (`http.ts`).
  */
+import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -31,6 +36,8 @@ import {
   ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  type ProgressNotification,
+  type ProgressToken,
   RELATED_TASK_META_KEY,
   ReadResourceRequestSchema,
   type Task,
@@ -49,6 +56,7 @@ import {
   waitForAnswer,
   workspaceApi,
 } from '#shared/core/api/in-process.ts';
+import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import {
   AGENT_ERROR_SCHEMA,
   AGENT_REQUEST_SCHEMA,
@@ -76,7 +84,19 @@ export interface McpCall {
   readonly workspace: string;
   readonly caller: Caller;
   readonly remainingMs?: () => number;
+  /**
+   * Subscribes to a request's delta channel with the caller's own token; resolves once subscribed. Given only
+   * where the stack has a channel and the response can carry notifications (an SSE response, `http.ts`).
+   */
+  readonly subscribeDeltas?: SubscribeDeltas;
+  /** Aborted when the client of a streamed response goes away: the call stops waiting (the request goes on). */
+  readonly signal?: AbortSignal;
 }
+
+export type SubscribeDeltas = (
+  streamId: string,
+  onEvent: (event: DeltaEvent) => void,
+) => Promise<{ close(): void; readonly done: Promise<unknown> }>;
 
 /** How long a call waits for its answer: `answerWithinMs` and the function's remaining time. */
 function waitOf(deps: McpDeps, call: McpCall) {
@@ -117,7 +137,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
 
   server.setRequestHandler(
     CallToolRequestSchema,
-    async (request): Promise<CallToolResult | CreateTaskResult> => {
+    async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
       const tool = (await tools()).find((t) => t.name === request.params.name);
       if (tool === undefined) {
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 128)}`);
@@ -129,18 +149,42 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
         }
         return builtin(api, tool.target.op, args);
       }
-      const outcome = await startRequest(api, call, tool.target, args, request.params.task !== undefined);
-      if (!outcome.ok) return outcome.refused;
-      const started = outcome.request;
-      if (request.params.task) return { task: taskOf(started, undefined) };
-      const answer = await waitForAnswer(
-        api,
-        started.id,
-        answerSchemas(started.schema_name),
-        waitOf(deps, call),
-      );
-      if (answer === undefined) return stillRunning(call.workspace, started.id);
-      return resultOf(started, answer);
+      const progressToken = request.params._meta?.progressToken;
+      // An agent's answer streams to a caller that asked for progress: subscribed before the request is written
+      // (it carries the stream's id), so nothing is missed. Without a channel, the call answers as any other.
+      const progress =
+        tool.target.kind === 'agent' &&
+        progressToken !== undefined &&
+        !request.params.task &&
+        call.subscribeDeltas !== undefined
+          ? await progressOf(call.subscribeDeltas, progressToken, (n) => extra.sendNotification(n)).catch(
+              () => undefined,
+            )
+          : undefined;
+      try {
+        const outcome = await startRequest(
+          api,
+          call,
+          tool.target,
+          args,
+          request.params.task !== undefined,
+          progress?.streamId,
+        );
+        if (!outcome.ok) return outcome.refused;
+        const started = outcome.request;
+        if (request.params.task) return { task: taskOf(started, undefined) };
+        const answer = await untilAborted(
+          waitForAnswer(api, started.id, answerSchemas(started.schema_name), waitOf(deps, call)),
+          call.signal,
+        );
+        if (answer === undefined) return stillRunning(call.workspace, started.id);
+        // Every chunk goes out before the result that ends the response; the last ones may still be on their
+        // way when the stored answer is found.
+        await progress?.flush();
+        return resultOf(started, answer);
+      } finally {
+        progress?.close();
+      }
     },
   );
 
@@ -277,6 +321,7 @@ async function startRequest(
   target: { kind: 'tool'; tool: string } | { kind: 'agent'; agent: string },
   args: Record<string, unknown>,
   asTask: boolean,
+  streamId?: string,
 ): Promise<{ ok: true; request: RequestRecord } | { ok: false; refused: CallToolResult }> {
   let body: Record<string, unknown>;
   if (target.kind === 'tool') {
@@ -291,6 +336,7 @@ async function startRequest(
     for (const field of ['message', 'input', 'mode', 'conversation_id']) {
       if (args[field] !== undefined) context[field] = args[field];
     }
+    if (streamId !== undefined) context.stream_id = streamId;
     body = {
       schema_name: AGENT_REQUEST_SCHEMA,
       title: `MCP call: ask ${target.agent}`,
@@ -307,6 +353,77 @@ function answerSchemas(requestSchema: string): readonly string[] {
   return requestSchema === TOOL_REQUEST_SCHEMA
     ? [TOOL_RESPONSE_SCHEMA]
     : [AGENT_RESPONSE_SCHEMA, AGENT_ERROR_SCHEMA];
+}
+
+/** The metadata key of a progress notification that says the streamed answer starts over (drop the text so far). */
+export const RESET_META_KEY = 'crumbs/reset';
+
+/**
+ * An agent's answer as MCP progress notifications on the call's progress token. The spec's `progress` must grow
+ * with every notification and `message` is text for a person about the progress: so `progress` counts the
+ * notifications and `message` is the answer's next chunk, verbatim — joined, the messages are the answer. A
+ * `reset` (a model call started over, a tool round) is a notification whose `_meta` carries `crumbs/reset: true`
+ * and whose message says so: a client drops what it joined so far. Notifications are sent one after another, in
+ * the channel's order.
+ */
+async function progressOf(
+  subscribe: SubscribeDeltas,
+  progressToken: ProgressToken,
+  send: (notification: ProgressNotification) => Promise<void>,
+): Promise<{ streamId: string; flush(): Promise<void>; close(): void }> {
+  const streamId = randomUUID();
+  let count = 0;
+  let sent: Promise<void> = Promise.resolve();
+  const notify = (message: string, meta?: Record<string, unknown>) => {
+    count += 1;
+    const params = { progressToken, progress: count, message, ...(meta ? { _meta: meta } : {}) };
+    // A notification that cannot be sent (the client went away) ends nothing: the result still comes.
+    sent = sent.then(() => send({ method: 'notifications/progress', params }).catch(() => undefined));
+  };
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const end = () => {
+    ended = true;
+    wake?.();
+  };
+  const subscription = await subscribe(streamId, (event) => {
+    if (event.type === 'final') end();
+    else if (event.type === 'delta') {
+      if (event.text !== '') notify(event.text);
+    } else if (event.type === 'reset') {
+      notify('(the answer starts over)', { [RESET_META_KEY]: true });
+    }
+  });
+  void subscription.done.then(end, end);
+  return {
+    streamId,
+    async flush() {
+      if (!ended) {
+        const timer = new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, FINAL_GRACE_MS).unref();
+        });
+        await timer;
+      }
+      await sent;
+    },
+    close: () => subscription.close(),
+  };
+}
+
+/** How long a found answer waits for its stream's final event, so the chunks still on their way go out first. */
+const FINAL_GRACE_MS = 2000;
+
+/** The wait, or undefined at once when the client went away (the request goes on; its answer is stored). */
+function untilAborted<T>(wait: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (signal === undefined) return wait;
+  if (signal.aborted) return Promise.resolve(undefined);
+  return Promise.race([
+    wait,
+    new Promise<undefined>((resolve) =>
+      signal.addEventListener('abort', () => resolve(undefined), { once: true }),
+    ),
+  ]);
 }
 
 /** The tool result of an answer: a tool's output (structured when it is an object), or an agent's reply. */
