@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { CrumbsClient } from '#cli/api-client.ts';
-import type { WebSocketConstructor } from '#shared/client/delta-subscriber.ts';
+import type { WebSocketConstructor } from '#shared/core/streaming/subscriber.ts';
 import { startScriptedOpenAiServer } from '../test/support/openai-stream-server.ts';
 import { percentile } from './support/counting-proxy.ts';
 import { startBenchStack } from './support/stack.ts';

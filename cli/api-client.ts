@@ -33,12 +33,12 @@ import type {
   UsageReport,
   UsageReportAmounts,
 } from '#shared/client/api-types.ts';
+import { parseEventStream } from '#shared/client/sse.ts';
 import {
   type DeltaSubscription,
   type SubscribeOptions,
   subscribeToRequest,
-} from '#shared/client/delta-subscriber.ts';
-import { parseEventStream } from '#shared/client/sse.ts';
+} from '#shared/core/streaming/subscriber.ts';
 
 export type {
   ApprovalAnswer,

@@ -1,6 +1,6 @@
 /**
  * `crumbs chat` and `crumbs ask` print an answer as the model writes it: before the request is written they
- * subscribe to its delta channel (`GET …/streams/{id}` says where; `shared/client/delta-subscriber.ts` speaks
+ * subscribe to its delta channel (`GET …/streams/{id}` says where; `shared/core/streaming/subscriber.ts` speaks
  * AppSync Events' protocol, the same against AWS and `crumbs dev`), then print deltas as they arrive and, once the
  * final event names the stored answer, the answer itself where it differs from what was streamed (a delta lost
  * on the way, text held past the stream's cap). The stored answer is the truth; the stream is a preview.
@@ -12,8 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import type { WebSocketConstructor } from '#shared/client/delta-subscriber.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
+import type { WebSocketConstructor } from '#shared/core/streaming/subscriber.ts';
 import type { Breadcrumb, CrumbsClient } from './api-client.ts';
 import type { CliIo, OptionValues } from './args.ts';
 import { UsageError } from './args.ts';

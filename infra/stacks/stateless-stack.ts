@@ -221,6 +221,7 @@ export class StatelessStack extends Stack {
     this.deltaChannels.grantPublish(this.executors.agent);
     this.deltaChannels.bindEndpoints(this.api);
     this.deltaChannels.bindEndpoints(http.a2a);
+    this.deltaChannels.bindEndpoints(http.mcp);
     this.deltaChannels.bindEndpoints(this.ui);
 
     this.alarms = [

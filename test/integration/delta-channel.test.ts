@@ -9,11 +9,11 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { startLocalEventsServer } from '#local/events/server.ts';
 import { parseScopedTokens } from '#local/tokens.ts';
 import { AppSyncEventsPublisher } from '#shared/adapters/events/appsync-publisher.ts';
-import { type DeltaSubscription, subscribeToRequest } from '#shared/client/delta-subscriber.ts';
 import { channelFor } from '#shared/core/streaming/channel.ts';
 import { DeltaStream } from '#shared/core/streaming/delta-stream.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import { sseFromChannel } from '#shared/core/streaming/sse.ts';
+import { type DeltaSubscription, subscribeToRequest } from '#shared/core/streaming/subscriber.ts';
 
 const crumbs = inject('crumbs');
 let httpUrl: string;

@@ -14,8 +14,8 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CrumbsClient } from '#cli/api-client.ts';
 import { main } from '#cli/main.ts';
-import type { WebSocketConstructor } from '#shared/client/delta-subscriber.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
+import type { WebSocketConstructor } from '#shared/core/streaming/subscriber.ts';
 import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
 import { SCOPED_TOKEN } from '../support/shared-stack.ts';
 

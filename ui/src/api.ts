@@ -16,9 +16,9 @@ import type {
   ThreadView,
   UsageReport,
 } from '#shared/client/api-types.ts';
-import { type DeltaSubscription, subscribeToRequest } from '#shared/client/delta-subscriber.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
+import { type DeltaSubscription, subscribeToRequest } from '#shared/core/streaming/subscriber.ts';
 
 export class ApiError extends Error {
   constructor(

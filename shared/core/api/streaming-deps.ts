@@ -32,7 +32,7 @@ function channelSubscriber(endpoints: StreamingEndpoints): ChannelSubscribe {
   return async (workspace, streamId, authorization, onEvent) => {
     // Loaded on first use: a function that never subscribes never loads the WebSocket client.
     const [{ subscribeToRequest }, { WebSocket }] = await Promise.all([
-      import('#shared/client/delta-subscriber.ts'),
+      import('#shared/core/streaming/subscriber.ts'),
       import('ws'),
     ]);
     return subscribeToRequest({

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { channelFor } from '#shared/core/streaming/channel.ts';
+import type { DeltaEvent } from '#shared/core/streaming/events.ts';
+import { type SseSource, sseFromChannel } from '#shared/core/streaming/sse.ts';
 import {
   type DeltaSubscription,
   SeqOrder,
   subscribeToRequest,
   type WebSocketLike,
-} from '#shared/client/delta-subscriber.ts';
-import { channelFor } from '#shared/core/streaming/channel.ts';
-import type { DeltaEvent } from '#shared/core/streaming/events.ts';
-import { type SseSource, sseFromChannel } from '#shared/core/streaming/sse.ts';
+} from '#shared/core/streaming/subscriber.ts';
 
 /** A socket that plays AppSync's side from a script: what it answers to each message the client sends. */
 class ScriptedSocket implements WebSocketLike {
