@@ -17,7 +17,7 @@ import { main } from '#cli/main.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import type { WebSocketConstructor } from '#shared/core/streaming/subscriber.ts';
 import { eventually, localStack, uniqueWorkspace } from '../support/local.ts';
-import { SCOPED_TOKEN } from '../support/shared-stack.ts';
+import { SCOPED_TOKEN, SCOPED_WORKSPACE } from '../support/shared-stack.ts';
 
 const ANSWER = 'The quick brown fox jumps over the lazy dog, then naps under a tall oak tree until dusk.';
 
@@ -201,6 +201,46 @@ describe('streamed answers', () => {
     const final = events.at(-1);
     expect(final).toMatchObject({ type: 'final', status: 'completed' });
     expect((await answerOf(c, request.id)).id).toBe(final?.type === 'final' ? final.answer_id : '');
+  });
+
+  it('another workspace never sees the deltas: not its channel, not the same stream id in its own', async () => {
+    const ws = uniqueWorkspace('stream-owner');
+    const c = client(ws);
+    await slowAgent(c, 'owner', `openai-compatible/answer-from-prompt-slow30-${ws}`);
+    const streamId = randomUUID();
+    const info = await c.streamInfo(streamId);
+    if (info === undefined) throw new Error('the local stack has no delta channel');
+    // The scoped token may use only its own workspace: the owner's stream is refused at the API and the channel.
+    const outsider = client(SCOPED_WORKSPACE, SCOPED_TOKEN);
+    await expect(client(ws, SCOPED_TOKEN).streamInfo(streamId)).rejects.toMatchObject({ status: 403 });
+    await expect(
+      client(ws, SCOPED_TOKEN).subscribeToStream(info, {
+        onEvent: () => undefined,
+        webSocket: WebSocket as unknown as WebSocketConstructor,
+      }),
+    ).rejects.toThrow(/Unauthorized|refused|denied/i);
+    // The same stream id in the outsider's own workspace is another channel: nothing arrives there.
+    const ownInfo = await outsider.streamInfo(streamId);
+    if (ownInfo === undefined) throw new Error('the local stack has no delta channel');
+    expect(ownInfo.channel).not.toBe(info.channel);
+    const seen: DeltaEvent[] = [];
+    const spy = await outsider.subscribeToStream(ownInfo, {
+      onEvent: (e) => seen.push(e),
+      webSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    const mine: DeltaEvent[] = [];
+    const sub = await c.subscribeToStream(info, {
+      onEvent: (e) => mine.push(e),
+      webSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    await c.create({
+      schema_name: 'agent.request.v1',
+      context: { agent: 'owner', message: 'go', stream_id: streamId },
+    });
+    expect(await sub.done).toMatchObject({ status: 'completed' });
+    spy.close();
+    expect(mine.filter((e) => e.type === 'delta').length).toBeGreaterThan(0);
+    expect(seen).toEqual([]);
   });
 
   it('an A2A streaming client gets the answer as artifact chunks before the task completes', async () => {
