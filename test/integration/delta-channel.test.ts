@@ -199,8 +199,8 @@ describe('the delta channel on the local stack', () => {
     for await (const chunk of result.bodyStream) body += chunk;
     expect(result.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(body).toBe(
-      'id: 1\nevent: delta\ndata: {"type":"delta","seq":1,"text":"Hi"}\n\n' +
-        'id: 2\nevent: final\ndata: {"type":"final","seq":2,"status":"completed","answer_id":"a1"}\n\n',
+      'id: 1-1\nevent: delta\ndata: {"type":"delta","segment":1,"seq":1,"text":"Hi"}\n\n' +
+        'id: 1-2\nevent: final\ndata: {"type":"final","segment":1,"seq":2,"status":"completed","answer_id":"a1"}\n\n',
     );
   });
 });

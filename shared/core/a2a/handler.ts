@@ -42,7 +42,7 @@ import { isOk, problemText, type WorkspaceApi, workspaceApi } from '#shared/core
 import { AGENT_MODES, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
 import { type LiveDeltas, liveDeltas, type SubscribeDeltas } from './deltas.ts';
 import { humanAnswerOf, sendHumanAnswer } from './human-answer.ts';
-import { type DeltaSource, taskStates, withDeltas } from './stream.ts';
+import { type DeltaSource, statusKey, taskStates, withDeltas } from './stream.ts';
 import { isTerminal, type Record_, readTask, runIdOf, STATE, taskOf } from './task.ts';
 
 /** API Gateway's integration limit is 30 s and not adjustable; this leaves room to answer. */
@@ -105,9 +105,15 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
   }
 
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
-    const { request, sent } = await this.start(params);
+    const { request, sent, answered } = await this.start(params);
     if (params.configuration?.returnImmediately) return taskOf(await readTask(this.api, request), sent);
-    return this.settled(request, sent, (state) => state !== STATE.working);
+    // After a person's answer the task still reads as waiting on it until the run or the agent applies it: that
+    // question is not what the caller waits for (a new one is).
+    return this.settled(
+      request,
+      sent,
+      (state, task) => state !== STATE.working && (answered === undefined || statusKey(task) !== answered),
+    );
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
@@ -224,7 +230,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
   private async start(
     params: SendMessageRequest,
     streamId?: string,
-  ): Promise<{ request: Record_; sent?: Message }> {
+  ): Promise<{ request: Record_; sent?: Message; answered?: string }> {
     const message = params.message;
     if (message === undefined) throw new RequestMalformedError('message is required');
     if (message.taskId) {
@@ -239,7 +245,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
         );
       }
       await sendHumanAnswer(this.api, view.waiting, humanAnswerOf(message.parts));
-      return { request };
+      return { request, answered: statusKey(taskOf(view)) };
     }
     const { text, data } = contentOf(message.parts);
     if (text === '' && data === undefined) {
@@ -275,14 +281,14 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
   private async settled(
     request: Record_,
     sent: Message | undefined,
-    done: (state: number | undefined) => boolean,
+    done: (state: number | undefined, task: Task) => boolean,
   ): Promise<Task> {
     const deadline = this.deadline(this.deps.answerWithinMs ?? ANSWER_WITHIN_MS);
     const poll = this.deps.pollMs ?? { first: 50, max: 1000 };
     let pause = poll.first;
     for (;;) {
       const task = taskOf(await readTask(this.api, request), sent);
-      if (done(task.status?.state) || Date.now() + pause > deadline) return task;
+      if (done(task.status?.state, task) || Date.now() + pause > deadline) return task;
       await new Promise((r) => setTimeout(r, pause));
       pause = Math.min(poll.max, Math.ceil(pause * 1.5));
     }

@@ -43,7 +43,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /** What an input-required status asks, to tell one question from the next. */
-function statusKey(task: Task): string {
+export function statusKey(task: Task): string {
   const s = task.status;
   if (s?.state !== STATE.inputRequired) return String(s?.state);
   const part = s.message?.parts[0]?.content;

@@ -353,7 +353,7 @@ describe('A2A tasks', () => {
       metadata: undefined,
     })) as { id: string };
     await expect(c.cancelTask({ tenant: '', id: sent.id, metadata: undefined })).rejects.toThrow(
-      /cannot be cancelled: only an orchestrated request \(orchestrate: true\) has a run to cancel/,
+      /cannot be cancelled: only an orchestrated request \(orchestrate: true\) or a streaming one/,
     );
     const seen: string[] = [];
     for await (const event of c.resubscribeTask({ tenant: '', id: sent.id })) {

@@ -81,7 +81,7 @@ describe('DeltaStream', () => {
     const { clock, channel, stream } = setup();
     stream.write('Hel');
     await flushPromises();
-    expect(channel.events).toEqual([{ type: 'delta', segment: 1, seq: 1, text: 'Hel' }]);
+    expect(channel.events).toEqual([{ type: 'delta', segment: 0, seq: 1, text: 'Hel' }]);
     for (let t = 0; t < 100; t += 1) {
       stream.write('x');
       await clock.advance(20); // 50 tokens a second for 2 s
@@ -91,7 +91,7 @@ describe('DeltaStream', () => {
     expect(at.slice(0, 4)).toEqual([0, 250, 750, 1750]);
     expect(channel.events.at(-1)).toEqual({
       type: 'final',
-      segment: 1,
+      segment: 0,
       seq: channel.events.length,
       status: 'completed',
       answer_id: 'ans-1',
@@ -139,7 +139,7 @@ describe('DeltaStream', () => {
     const stats = await stream.final('completed', 'a');
     expect(stats.failures).toBe(1);
     const events = channel.events;
-    expect(events[0]).toMatchObject({ type: 'reset', segment: 1, seq: 2 });
+    expect(events[0]).toMatchObject({ type: 'reset', segment: 0, seq: 2 });
     expect(shown(events)).toBe('one two three');
     expect(events.at(-1)).toMatchObject({ type: 'final' });
   });

@@ -158,8 +158,8 @@ describe('sseFromChannel', () => {
     const rest: string[] = [];
     for (let n = await iterator.next(); !n.done; n = await iterator.next()) rest.push(n.value);
     expect(rest.filter((c) => !c.startsWith(':'))).toEqual([
-      'id: 1\nevent: delta\ndata: {"type":"delta","seq":1,"text":"Hi"}\n\n',
-      'id: 2\nevent: final\ndata: {"type":"final","seq":2,"status":"completed","answer_id":"a"}\n\n',
+      'id: 1-1\nevent: delta\ndata: {"type":"delta","segment":1,"seq":1,"text":"Hi"}\n\n',
+      'id: 1-2\nevent: final\ndata: {"type":"final","segment":1,"seq":2,"status":"completed","answer_id":"a"}\n\n',
     ]);
   });
 
