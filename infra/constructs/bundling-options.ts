@@ -77,6 +77,17 @@ export const CRUMBS_BUNDLING: Readonly<
   bundleAwsSDK: true,
 };
 
+/**
+ * Packages replaced in every bundle: `ws` (the delta channel's subscriber, in the api and protocol servers)
+ * requires these optional native add-ons inside a try/catch, which esbuild would leave as imports; the module
+ * throws as a missing package does, and `ws` uses its JavaScript code.
+ */
+const WS_NATIVE_ABSENT = 'shared/adapters/events/ws-native-absent.ts';
+const ALWAYS_ALIASED: Readonly<Record<string, string>> = {
+  bufferutil: WS_NATIVE_ABSENT,
+  'utf-8-validate': WS_NATIVE_ABSENT,
+};
+
 /** A folder copied beside the bundle as `<bundle>/<name>` (the dashboard's files). */
 export interface ExtraFiles {
   readonly from: string;
@@ -97,7 +108,7 @@ export function bundlingOptionsFor(
   const packages = extra?.nodeModules ?? [];
   const files = extra?.copyFiles ?? [];
   const hooks = packages.length > 0 || files.length > 0 || extraFiles !== undefined;
-  const aliases = Object.entries(extra?.alias ?? {});
+  const aliases = Object.entries({ ...ALWAYS_ALIASED, ...(extra?.alias ?? {}) });
   return {
     ...CRUMBS_BUNDLING,
     externalModules: [...CRUMBS_BUNDLING.externalModules, ...(extra?.externalModules ?? [])],
