@@ -86,6 +86,10 @@ describe('the Approvals view', () => {
     await card.locator('textarea[name=arguments]').fill('{"expression": "2+3"}');
     await page.screenshot({ path: screenshotPath('approvals') });
     await card.locator('[data-approve]').click();
+    // Answered: the card says so at once (before any refresh of the list can take it away).
+    await page
+      .locator(`[data-approval-answered="${id}"]`, { hasText: 'approved with edited arguments' })
+      .waitFor();
 
     await eventually(async () =>
       (await call('GET', `/runs/${runId}`)).body.status === 'succeeded' ? true : undefined,
@@ -94,10 +98,7 @@ describe('the Approvals view', () => {
     // The tool ran with the edited expression (5, not 391); the offline model quotes the call it made.
     expect(JSON.stringify(run.output)).toContain('= 5 (offline model)');
     expect((await call('GET', `/approvals/${id}`)).body).toMatchObject({ status: 'approved', edited: true });
-    // Answered: the card says so at once, is gone once the agent decided, and the navigation counts none.
-    await page
-      .locator(`[data-approval-answered="${id}"]`, { hasText: 'approved with edited arguments' })
-      .waitFor();
+    // The card is gone once the agent decided, and the navigation counts none.
     await page.locator('[data-approvals-view] button.link', { hasText: 'refresh' }).click();
     await card.waitFor({ state: 'detached' });
     await page.locator('[data-approvals-view]', { hasText: 'No tool call waits for approval' }).waitFor();
