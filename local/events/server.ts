@@ -331,7 +331,10 @@ export async function startLocalEventsServer(options: {
     stop: async () => {
       for (const client of wss.clients) client.terminate();
       wss.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Publishers keep their connections alive between publishes: close those too, or the close waits them out.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
     },
   };
 }
