@@ -91,7 +91,8 @@ export async function openLiveAnswer(
     } else if (event.type === 'reset') {
       if (mode === 'append' && text !== '') io.stdout('\n');
       text = '';
-      status = event.reason;
+      // A new part of the answer says no reason: the last one (a tool round) still holds.
+      status = event.reason || status;
     } else return;
     draw();
   };

@@ -95,7 +95,8 @@ export class SeqOrder {
     if (event.segment < this.segment) return this.held.size > 0;
     if (event.segment > this.segment) {
       if (this.segment >= 0) {
-        this.deliver({ type: 'reset', segment: event.segment, seq: 0, reason: 'the answer goes on' });
+        // No reason of its own: the part before said why it ended (a tool round), or nothing needs saying.
+        this.deliver({ type: 'reset', segment: event.segment, seq: 0, reason: '' });
       }
       this.segment = event.segment;
       this.next = 1;

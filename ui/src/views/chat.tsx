@@ -62,7 +62,7 @@ export function ChatView({ api }: { api: Api }) {
                 event.type === 'delta'
                   ? { ...turn, streaming: (turn.streaming ?? '') + event.text, streamNote: undefined }
                   : event.type === 'reset'
-                    ? { ...turn, streaming: '', streamNote: event.reason }
+                    ? { ...turn, streaming: '', streamNote: event.reason || turn.streamNote }
                     : turn,
               ),
             ),
