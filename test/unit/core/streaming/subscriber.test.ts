@@ -191,3 +191,26 @@ describe('subscribeToRequest gaps', () => {
     expect((await sub.done)?.seq).toBe(9);
   });
 });
+
+describe('SeqOrder across segments (one per invocation that streams a part of the answer)', () => {
+  it('starts over at a newer segment with a reset, drops an older one, and orders within a segment', () => {
+    const got: DeltaEvent[] = [];
+    const order = new SeqOrder((e) => got.push(e));
+    order.push({ type: 'delta', segment: 100, seq: 1, text: 'Let me check. ' });
+    order.push({ type: 'reset', segment: 100, seq: 2, reason: 'calling calculator' });
+    // The next invocation's part: its second event first, then its first.
+    expect(order.push({ type: 'delta', segment: 200, seq: 2, text: ' = 391' })).toBe(true);
+    order.push({ type: 'delta', segment: 200, seq: 1, text: '17*23' });
+    // A late event of the part before changes nothing.
+    order.push({ type: 'delta', segment: 100, seq: 3, text: 'stale' });
+    order.push({ type: 'final', segment: 200, seq: 3, status: 'completed', answer_id: 'a' });
+    expect(got.map((e) => [e.type, e.segment, e.type === 'delta' ? e.text : ''])).toEqual([
+      ['delta', 100, 'Let me check. '],
+      ['reset', 100, ''],
+      ['reset', 200, ''],
+      ['delta', 200, '17*23'],
+      ['delta', 200, ' = 391'],
+      ['final', 200, ''],
+    ]);
+  });
+});
