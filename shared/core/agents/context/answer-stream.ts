@@ -10,14 +10,14 @@
  */
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
-import { AGENT_RESPONSE_SCHEMA, requestTag, threadTag } from '#shared/domain/protocol.ts';
+import { AGENT_RESPONSE_SCHEMA } from '#shared/domain/protocol.ts';
 import { cancelIdOf } from '#shared/domain/streaming.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmDelta } from '#shared/ports/llm.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
 import type { FinalStatus } from '../../streaming/events.ts';
-import { type AgentConversation, conversationOutput } from './tool-rounds.ts';
+import { type AgentConversation, conversationOutput, turnAnswerTags } from './tool-rounds.ts';
 
 /** How often a streaming call looks for a cancel: one small read a second of streaming. */
 export const CANCEL_CHECK_MS = 1_000;
@@ -145,13 +145,7 @@ export function cancelledOutputs(
     {
       schema_name: AGENT_RESPONSE_SCHEMA,
       title: `${def.agent_id}: ${message.slice(0, 80)}`,
-      tags: [
-        'agent:response',
-        `agent:${def.agent_id}`,
-        threadTag(conversation.thread),
-        requestTag(requestId),
-        ...(conversation.answer_tags ?? []),
-      ],
+      tags: turnAnswerTags(def.agent_id, conversation),
       context: {
         agent_id: def.agent_id,
         request_id: requestId,

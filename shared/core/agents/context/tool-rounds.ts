@@ -97,6 +97,17 @@ export interface AgentConversation {
   stream_id?: string | undefined;
 }
 
+/** The tags of the answer that ends a turn, whatever it says: the agent, the thread, the request and its own. */
+export function turnAnswerTags(agentId: string, conversation: AgentConversation): string[] {
+  return [
+    'agent:response',
+    `agent:${agentId}`,
+    threadTag(conversation.thread),
+    requestTag(conversation.request_id ?? conversation.trigger_id),
+    ...(conversation.answer_tags ?? []),
+  ];
+}
+
 export function conversationId(agentId: string, thread: string): string {
   return `agconv-${sha(`${agentId}\u0000${thread}`).slice(0, 32)}`;
 }

@@ -26,18 +26,13 @@ import {
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import { callRecord, type PriceTable, priceTable } from '#shared/domain/llm-usage.ts';
-import {
-  AGENT_REQUEST_SCHEMA,
-  AGENT_RESPONSE_SCHEMA,
-  requestTag,
-  threadTag,
-} from '#shared/domain/protocol.ts';
+import { AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA } from '#shared/domain/protocol.ts';
 import type { LlmClient, LlmResponse, LlmToolSpec } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
 import type { DailyBudget } from './daily-budget.ts';
 import { asObject } from './fields.ts';
-import { type AgentConversation, conversationOutput } from './tool-rounds.ts';
+import { type AgentConversation, conversationOutput, turnAnswerTags } from './tool-rounds.ts';
 
 export interface TurnBudget {
   limits: BudgetLimits;
@@ -126,13 +121,7 @@ export function budgetStopOutputs(
     {
       schema_name: AGENT_RESPONSE_SCHEMA,
       title: `${def.agent_id}: ${error.slice(0, 80)}`,
-      tags: [
-        'agent:response',
-        `agent:${def.agent_id}`,
-        threadTag(conversation.thread),
-        requestTag(requestId),
-        ...(conversation.answer_tags ?? []),
-      ],
+      tags: turnAnswerTags(def.agent_id, conversation),
       context: {
         agent_id: def.agent_id,
         request_id: requestId,

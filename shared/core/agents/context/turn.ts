@@ -20,9 +20,7 @@ import type { PriceTable } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_RESPONSE_SCHEMA,
   HUMAN_RESPONSE_SCHEMA,
-  requestTag,
   TOOL_RESPONSE_SCHEMA,
-  threadTag,
 } from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -52,6 +50,7 @@ import {
   ownToolRequest,
   toolRound,
   toolSpecs,
+  turnAnswerTags,
 } from './tool-rounds.ts';
 import { afterCall, beforeCall, budgetStopOutputs, turnBudgetOf } from './turn-budget.ts';
 
@@ -303,13 +302,7 @@ function finalOutputs(
     {
       schema_name: AGENT_RESPONSE_SCHEMA,
       title: `${def.agent_id}: ${message.slice(0, 80)}`,
-      tags: [
-        'agent:response',
-        `agent:${def.agent_id}`,
-        threadTag(conversation.thread),
-        requestTag(conversation.request_id ?? conversation.trigger_id),
-        ...(conversation.answer_tags ?? []),
-      ],
+      tags: turnAnswerTags(def.agent_id, conversation),
       context: {
         message,
         agent_id: def.agent_id,
