@@ -29,6 +29,8 @@ const PORTS = [
   { flag: 'sqs-port', env: ENV.localSqsPort, option: 'sqsPort', fallback: 4712 },
   { flag: 'eventbridge-port', env: ENV.localEventbridgePort, option: 'eventbridgePort', fallback: 4713 },
   { flag: 'scheduler-port', env: ENV.localSchedulerPort, option: 'schedulerPort', fallback: 4714 },
+  // Unset: the stack picks 4715, or a free port when the API's is 0 (tests running several stacks).
+  { flag: 'events-port', env: ENV.localEventsPort, option: 'eventsPort', fallback: undefined },
 ] as const;
 
 // The maximum of buses is `topology.bus.pool.maxSize` (not imported, for the reason above).
@@ -53,7 +55,7 @@ export const devCommand: Command = {
   name: 'dev',
   summary: 'run the local stack (DynamoDB Local, SQS, EventBridge, Scheduler, HTTP API) until Ctrl-C',
   usage: `Usage: crumbs dev [--port N] [--dynamodb-port N] [--sqs-port N] [--eventbridge-port N]
-                  [--scheduler-port N] [--data-dir DIR] [--host H] [--allow-private-network]
+                  [--scheduler-port N] [--events-port N] [--data-dir DIR] [--host H] [--allow-private-network]
                   [--buses N] [--rules-per-bus N] [--max-definitions-per-workspace N]
                   [--max-rules-per-workspace N] [--secrets FILE]
 
@@ -66,6 +68,7 @@ Flags:
   --sqs-port N           SQS port (env ${ENV.localSqsPort}, default 4712)
   --eventbridge-port N   EventBridge port (env ${ENV.localEventbridgePort}, default 4713)
   --scheduler-port N     EventBridge Scheduler port (env ${ENV.localSchedulerPort}, default 4714)
+  --events-port N        delta channels (AppSync Events' protocol) port (env ${ENV.localEventsPort}, default 4715)
   --data-dir DIR         keep DynamoDB data in DIR (default: in memory)
   --buses N              event buses that definitions' rules are spread over (env ${ENV.localBuses}, default 1; at
                          most 20), as the CDK context value crumbs:buses on AWS
@@ -107,6 +110,7 @@ Environment:
     'sqs-port': { type: 'string' },
     'eventbridge-port': { type: 'string' },
     'scheduler-port': { type: 'string' },
+    'events-port': { type: 'string' },
     'data-dir': { type: 'string' },
     buses: { type: 'string' },
     'rules-per-bus': { type: 'string' },
@@ -128,7 +132,7 @@ Environment:
       // 0 asks the system for a free port.
       if (flag !== undefined) options[port.option] = toInt(flag, `--${port.flag}`, { min: 0, max: 65535 });
       else if (fromEnv) options[port.option] = toInt(fromEnv, port.env, { min: 0, max: 65535 });
-      else options[port.option] = port.fallback;
+      else if (port.fallback !== undefined) options[port.option] = port.fallback;
     }
     const host = optString(ctx.values, 'host');
     if (host !== undefined) {
