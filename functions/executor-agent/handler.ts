@@ -55,6 +55,12 @@ export const handler = createExecutorHandler('agent', {
         return model;
       }
     };
+    // A streaming request's channel (`stream_id`): the words of a conversation, the final event of any answer.
+    const streams =
+      deltaChannel === undefined
+        ? undefined
+        : async (workspace: string, streamId: string) =>
+            new DeltaStream({ channel: await channelFor(workspace, streamId), publisher: deltaChannel, log });
     const daily = dailyBudget(settings[ENV.dailyBudgets], new DynamoUsageTotals(tableName), clock);
     const context = createContextAgent({
       store,
@@ -66,16 +72,7 @@ export const handler = createExecutorHandler('agent', {
       priceModel,
       timers,
       ...(daily !== undefined ? { daily } : {}),
-      ...(deltaChannel !== undefined
-        ? {
-            streams: async (workspace: string, streamId: string) =>
-              new DeltaStream({
-                channel: await channelFor(workspace, streamId),
-                publisher: deltaChannel,
-                log,
-              }),
-          }
-        : {}),
+      ...(streams !== undefined ? { streams } : {}),
     });
     return metered(
       createAgentKind({
@@ -87,6 +84,7 @@ export const handler = createExecutorHandler('agent', {
         parseYaml,
         log,
         budget: { prices, priceModel, ...(daily !== undefined ? { daily } : {}) },
+        ...(streams !== undefined ? { streams } : {}),
       }),
     );
   },

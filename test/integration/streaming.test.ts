@@ -163,6 +163,43 @@ describe('streamed answers', () => {
     await expect(c.cancelRequest(request.id)).rejects.toMatchObject({ status: 409 });
   });
 
+  it('a plan streams no words but its final event names the stored plan answer at once', async () => {
+    const ws = uniqueWorkspace('stream-plan');
+    const c = client(ws);
+    const written = await c.put('agent-planner', {
+      schema_name: 'agent.def.v1',
+      title: 'planner',
+      tags: [],
+      context: {
+        agent_id: 'planner',
+        system_prompt: 'Plan.',
+        model: 'offline/crumbs',
+        modes: ['converse', 'plan'],
+      },
+    });
+    await eventually(async () => {
+      const d = (await c.definitions()).items.find((x) => x.id === 'agent-planner');
+      return d && d.version === written.version && d.state === 'active' ? d : undefined;
+    }, 30_000);
+    const streamId = randomUUID();
+    const info = await c.streamInfo(streamId);
+    if (info === undefined) throw new Error('the local stack has no delta channel');
+    const events: DeltaEvent[] = [];
+    const sub = await c.subscribeToStream(info, {
+      onEvent: (e) => events.push(e),
+      webSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    const request = await c.create({
+      schema_name: 'agent.request.v1',
+      context: { agent: 'planner', message: 'plan the launch', mode: 'plan', stream_id: streamId },
+    });
+    const final = await sub.done;
+    const answer = await answerOf(c, request.id);
+    expect(final).toMatchObject({ type: 'final', status: 'completed', answer_id: answer.id });
+    expect(typeof answer.context.plan_id).toBe('string');
+    expect(events.map((e) => e.type)).toEqual(['final']);
+  });
+
   it('a request that does not stream cannot be cancelled (409), and a bad stream id is a 400', async () => {
     const ws = uniqueWorkspace('stream-refuse');
     const c = client(ws);

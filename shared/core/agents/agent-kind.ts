@@ -32,6 +32,7 @@ import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { ERROR_ANSWERS, threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
 import { outputId } from '../executor/outputs.ts';
+import type { OpenStream } from './context/answer-stream.ts';
 import { isApprovalAnswer } from './context/approvals.ts';
 import { ownToolRequest } from './context/tool-rounds.ts';
 import { budgetedLlm, invocationLimits, type TurnBudgetDeps } from './context/turn-budget.ts';
@@ -63,6 +64,12 @@ export interface AgentKindDeps {
    * (`budgetedLlm`); the tool-round turn checks its own. Absent: the default prices, no daily budget.
    */
   readonly budget?: TurnBudgetDeps;
+  /**
+   * Opens a streaming request's channel (`context/answer-stream.ts`): a context agent's conversation streams its
+   * words; every other answer (a plan, a build, another type's) sends the final event alone, so a client waiting on
+   * the stream learns at once that the answer is stored.
+   */
+  readonly streams?: OpenStream;
 }
 
 export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation<AgentDefinition> {
@@ -150,6 +157,10 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
     if (task.orchestration !== undefined) {
       return (await orchestration()).orchestrate(run, type, mode, { ...modeDeps, clock: deps.clock, log });
     }
+    // A context agent's conversation streams its own words and final event (`context/answer-stream.ts`).
+    if (task.streamId !== undefined && !(spec.type === 'context' && mode === 'converse')) {
+      finalOnly(input, task.streamId, deps);
+    }
     outcome = await runMode(run, type, mode, modeDeps);
   }
   if (outcome.kind === 'outputs') return { outputs: [...outcome.outputs] };
@@ -167,6 +178,20 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
       { ...answerOutput(input, task, spec.type, outcome.answer, outcome.details), id: idAt(0) },
     ],
   };
+}
+
+/**
+ * The stream of an answer no model writes word by word here: only its final event, once the answer (the first
+ * output id: `idAt(0)`, or the error answer that takes it) is written.
+ */
+function finalOnly(input: ExecutionInput<AgentDefinition>, streamId: string, deps: AgentKindDeps): void {
+  const open = deps.streams;
+  if (open === undefined) return;
+  const answerId = outputId('agent', input.definitionRef.id, input.trigger.id, input.trigger.version, 0);
+  input.afterWrite?.(async ({ failure }) => {
+    const sink = await open(input.trigger.workspace, streamId);
+    await sink.final(failure !== undefined ? 'failed' : 'completed', answerId);
+  });
 }
 
 /** The `agent.response.v1` for an answer (see the header). */
