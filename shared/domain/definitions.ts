@@ -519,6 +519,16 @@ export function agentContinuationTrigger(agentId: string): Selector {
   } satisfies SelectorInput);
 }
 
+/**
+ * Seed 002's `agent.definition.v1` context in the agent shape (`agent_name` becomes `agent_id`), for readers that
+ * take an agent's fields from its stored context (the MCP catalog, A2A cards); `{}` when it does not parse (its
+ * definition is then not active anyway).
+ */
+export function legacyAgentContext(context: unknown): Record<string, unknown> {
+  const parsed = LegacyAgentDefinitionSchema.safeParse(context);
+  return parsed.success ? { ...parsed.data } : {};
+}
+
 /** Every agent is triggered by the `agent.request.v1` breadcrumbs naming it, whatever its subscriptions say. */
 export function agentRequestTrigger(agentId: string): Selector {
   return parseWith(SelectorSchema, {

@@ -30,6 +30,7 @@ import {
 import { isOk, listFull, workspaceApi } from '#shared/core/api/in-process.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
+import { legacyAgentContext } from '#shared/domain/definitions.ts';
 import {
   ForbiddenError,
   isCrumbsError,
@@ -37,6 +38,7 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from '#shared/domain/errors.ts';
+import { AGENT_DEF_SCHEMA, LEGACY_AGENT_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { agentCardOf } from './card.ts';
 import { type A2aDeps, CrumbsA2aHandler } from './handler.ts';
 import { SSE_HEADERS, sseBody } from './stream.ts';
@@ -142,12 +144,22 @@ async function activeAgent(
 ): Promise<FoundAgent | undefined> {
   const api = workspaceApi(deps.api, { workspace: ws, caller });
   const [defs, summaries] = await Promise.all([
-    listFull(api, 'agent.def.v1', DEFINITION_PAGES),
+    listFull(api, AGENT_DEF_SCHEMA, DEFINITION_PAGES),
     api('GET', 'definitions'),
   ]);
-  const record = defs.find((d) => d.context.agent_id === agent);
-  if (record === undefined || !isOk(summaries)) return undefined;
-  const summary = (summaries.body as { items: DefinitionSummary[] }).items.find((s) => s.id === record.id);
+  if (!isOk(summaries)) return undefined;
+  const items = (summaries.body as { items: DefinitionSummary[] }).items;
+  let record = defs.find((d) => d.context.agent_id === agent);
+  // Seed 002's agent shape, read only where the workspace has one (its `agent_name` is the agent's id).
+  if (record === undefined && items.some((s) => s.schema_name === LEGACY_AGENT_DEF_SCHEMA)) {
+    const legacy = (await listFull(api, LEGACY_AGENT_DEF_SCHEMA, DEFINITION_PAGES))
+      .map((d) => ({ ...d, context: legacyAgentContext(d.context) }))
+      .find((d) => d.context.agent_id === agent);
+    record = legacy;
+  }
+  if (record === undefined) return undefined;
+  const found = record;
+  const summary = items.find((s) => s.id === found.id);
   if (summary?.state !== 'active' || summary.version !== record.version) return undefined;
   const a2a = record.context.a2a;
   if (a2a === false) return undefined;

@@ -10,6 +10,8 @@
  * would answer to a name its author never wrote.
  */
 import type { DefinitionSummary } from '#shared/core/api/activity-routes.ts';
+import { legacyAgentContext } from '#shared/domain/definitions.ts';
+import { AGENT_DEF_SCHEMA, LEGACY_AGENT_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 
 export const AGENT_TOOL_PREFIX = 'ask_';
 export const BUILTIN_PREFIX = 'crumbs_';
@@ -109,9 +111,11 @@ export function catalogOf(definitions: readonly CatalogDefinition[]): CatalogToo
     const tool =
       summary.schema_name === 'tool.def.v1'
         ? toolOf(summary, context)
-        : summary.schema_name === 'agent.def.v1'
+        : summary.schema_name === AGENT_DEF_SCHEMA
           ? agentOf(summary, context)
-          : undefined;
+          : summary.schema_name === LEGACY_AGENT_DEF_SCHEMA
+            ? agentOf(summary, legacyAgentContext(context))
+            : undefined;
     if (tool === undefined || taken.has(tool.name)) continue;
     taken.add(tool.name);
     tools.push(tool);

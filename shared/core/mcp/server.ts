@@ -61,6 +61,7 @@ import {
   AGENT_ERROR_SCHEMA,
   AGENT_REQUEST_SCHEMA,
   AGENT_RESPONSE_SCHEMA,
+  LEGACY_AGENT_DEF_SCHEMA,
   TOOL_REQUEST_SCHEMA,
   TOOL_RESPONSE_SCHEMA,
 } from '#shared/domain/protocol.ts';
@@ -285,9 +286,14 @@ async function readCatalog(api: WorkspaceApi): Promise<CatalogTool[]> {
     listFull<FullRecord>(api, 'agent.def.v1', DEFINITION_PAGES),
   ]);
   if (!isOk(summaries)) throw new McpError(ErrorCode.InternalError, 'could not read the definitions');
+  const items = (summaries.body as { items: DefinitionSummary[] }).items;
+  // Seed 002's agent shape is read only where the workspace has one: no listing more for everyone else.
+  if (items.some((s) => s.schema_name === LEGACY_AGENT_DEF_SCHEMA)) {
+    full.push(await listFull<FullRecord>(api, LEGACY_AGENT_DEF_SCHEMA, DEFINITION_PAGES));
+  }
   const byId = new Map(full.flat().map((b) => [b.id, b] as const));
   const definitions: CatalogDefinition[] = [];
-  for (const summary of (summaries.body as { items: DefinitionSummary[] }).items) {
+  for (const summary of items) {
     const record = byId.get(summary.id);
     if (record === undefined || record.version !== summary.version) continue;
     definitions.push({ summary, context: record.context });
