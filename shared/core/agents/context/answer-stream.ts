@@ -8,10 +8,12 @@
  * `cancelled`. A request that does not stream pays nothing: no sink, no read. A cancel written before the first
  * delta is seen at the first delta.
  */
+
+import { isPerson } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { AGENT_RESPONSE_SCHEMA } from '#shared/domain/protocol.ts';
-import { cancelIdOf } from '#shared/domain/streaming.ts';
+import { cancelIdOf, REQUEST_CANCEL_SCHEMA } from '#shared/domain/streaming.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmDelta } from '#shared/ports/llm.ts';
 import type { Log } from '#shared/ports/log.ts';
@@ -86,6 +88,9 @@ export async function openAnswerStream(
     deps.store
       .get(workspace, cancelIdOf(workspace, streamId))
       .then((cancel) => {
+        // Only a person stops an answer (the API's cancel route writes as the caller): a breadcrumb of that id an
+        // agent, a tool or a plain put wrote stops nothing.
+        if (cancel.schema_name !== REQUEST_CANCEL_SCHEMA || !isPerson(cancel.created_by)) return;
         const c = cancel.context as { reason?: unknown };
         cancellation = {
           by: cancel.created_by,

@@ -179,6 +179,25 @@ describe('a streaming turn', () => {
     expect(sink.events.at(-1)).toEqual(['final', 'cancelled', 'resp-1']);
   });
 
+  it('a cancel an agent or a plain put wrote under that id stops nothing: only a person cancels', async () => {
+    for (const writer of ['agent:meddler', 'tool:echo', 'user:plain-put']) {
+      const forged = record({
+        id: cancelIdOf(WS, 'stream-abc-123'),
+        schema_name: 'request.cancel.v1',
+        context: { request_id: 'req-1' },
+        created_by: writer,
+      });
+      const sink = recordingSink();
+      const kind = createContextAgentKind({
+        store: store([forged], []),
+        llm: wordsModel(['a ', 'b ', 'c'], 2),
+        streams: sink.open,
+      });
+      const { outputs } = await kind.execute(requestInput('stream-abc-123').input);
+      expect(outputs[0]?.context).toMatchObject({ status: 'success', message: 'a b c' });
+    }
+  });
+
   it('a request without stream_id opens no sink, passes no onDelta and reads nothing for a cancel', async () => {
     const reads: string[] = [];
     const sink = recordingSink();
