@@ -64,7 +64,7 @@ export interface LiveAnswer {
 
 /**
  * Subscribes to a new stream for a request about to be written; undefined when streaming is off, the stack has no
- * channel, or the subscription failed (said on stderr): the caller then waits for the answer as before.
+ * channel, or the subscription failed (said on stderr): the caller then waits for the whole answer.
  */
 export async function openLiveAnswer(
   client: CrumbsClient,

@@ -5,7 +5,7 @@
  * - the endpoint subscribes to the request's stream with the caller's token before it writes the request, which
  *   carries that stream's id; each delta is a progress notification whose message is the chunk, a reset one that
  *   says the answer starts over (`crumbs/reset`), `progress` grows; then the tool result;
- * - a channel that cannot be subscribed to changes nothing but the notifications: the call answers as before;
+ * - a channel that cannot be subscribed to changes nothing but the notifications: the call answers with JSON, unstreamed;
  * - without a progress token the call gets JSON and the request no stream id.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -186,7 +186,7 @@ describe('MCP streaming of an agent answer', () => {
     ]);
   });
 
-  it('answers as before when the channel cannot be subscribed to', async () => {
+  it('answers with JSON, unstreamed, when the channel cannot be subscribed to', async () => {
     const { client, log } = await setup({ subscribeFails: true });
     const progress: Notified[] = [];
     const result = await client.callTool({ name: 'ask_teller', arguments: { message: 'hi' } }, undefined, {
