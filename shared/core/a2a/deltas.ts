@@ -5,6 +5,7 @@
  * the request is written, so nothing is missed and the channel's subscribe check applies to the caller.
  */
 import type { DeltaEvent } from '../streaming/events.ts';
+import { pushQueue } from '../streaming/push-queue.ts';
 import type { Delta } from './stream.ts';
 
 /** Subscribes to a stream with the caller's token (`subscribeToRequest`); resolves once subscribed. */
@@ -20,50 +21,16 @@ export interface LiveDeltas {
 }
 
 export async function liveDeltas(subscribe: SubscribeDeltas, streamId: string): Promise<LiveDeltas> {
-  const queue: Delta[] = [];
-  let ended = false;
+  let subscription: Awaited<ReturnType<SubscribeDeltas>> | undefined;
+  const queue = pushQueue<Delta>(() => subscription?.close());
   let replace = false;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    wake?.();
-    wake = undefined;
-  };
-  const subscription = await subscribe(streamId, (event) => {
+  subscription = await subscribe(streamId, (event) => {
     if (event.type === 'delta') {
       queue.push({ text: event.text, ...(replace ? { replace: true } : {}) });
       replace = false;
     } else if (event.type === 'reset') replace = true;
-    else ended = true;
-    notify();
+    else queue.end();
   });
-  void subscription.done.then(() => {
-    ended = true;
-    notify();
-  });
-  const close = () => {
-    ended = true;
-    subscription.close();
-    notify();
-  };
-  // A plain iterator: `return()` must end a pending wait at once when the stream ends.
-  const chunks: AsyncIterator<Delta> & AsyncIterable<Delta> = {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    async next() {
-      for (;;) {
-        const next = queue.shift();
-        if (next !== undefined) return { value: next, done: false };
-        if (ended) return { value: undefined, done: true };
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-      }
-    },
-    async return() {
-      close();
-      return { value: undefined, done: true };
-    },
-  };
-  return { streamId, chunks, close };
+  void subscription.done.then(() => queue.end());
+  return { streamId, chunks: queue.values, close: () => void queue.values.return?.() };
 }

@@ -152,7 +152,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
       }
       const progressToken = request.params._meta?.progressToken;
       // An agent's answer streams to a caller that asked for progress: subscribed before the request is written
-      // (it carries the stream's id), so nothing is missed. Without a channel, the call answers as any other.
+      // (it carries the stream's id), so nothing is missed. Without a channel, the call answers with JSON, unstreamed.
       const progress =
         tool.target.kind === 'agent' &&
         progressToken !== undefined &&

@@ -6,6 +6,7 @@
  * response starts (a refused one is the caller's 403) and closed when the client leaves.
  */
 import type { DeltaEvent } from './events.ts';
+import { pushQueue } from './push-queue.ts';
 
 export interface SseSource {
   /** Ends the subscription (the client left). */
@@ -36,62 +37,21 @@ export function sseFrame(event: DeltaEvent): string {
 }
 
 export async function sseFromChannel(subscribe: SseSubscribe, options: SseOptions = {}): Promise<SseResult> {
-  const chunks: string[] = [];
-  let ended = false;
-  let wake: (() => void) | undefined;
-  const push = (chunk: string | undefined) => {
-    if (ended) return;
-    if (chunk === undefined) ended = true;
-    else chunks.push(chunk);
-    wake?.();
-    wake = undefined;
-  };
-  const source = await subscribe((event) => {
-    push(sseFrame(event));
-    if (event.type === 'final') push(undefined);
-  });
-  void source.done.then(() => push(undefined));
-  const heartbeat = setInterval(() => push(': keep-alive\n\n'), options.heartbeatMs ?? 15_000);
-  const deadline =
-    options.maxDurationMs === undefined
-      ? undefined
-      : setTimeout(() => push(undefined), options.maxDurationMs);
-  let stopped = false;
-  const stop = () => {
-    ended = true;
-    if (stopped) return;
-    stopped = true;
+  let source: SseSource | undefined;
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const queue = pushQueue<string>(() => {
     clearInterval(heartbeat);
     if (deadline) clearTimeout(deadline);
-    source.close();
-    wake?.();
-    wake = undefined;
-  };
-
-  // A plain iterator, not a generator: `return()` must end a pending wait at once when the client leaves.
-  const iterator: AsyncIterator<string> & AsyncIterable<string> = {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    async next(): Promise<IteratorResult<string>> {
-      for (;;) {
-        const chunk = chunks.shift();
-        if (chunk !== undefined) return { value: chunk, done: false };
-        if (ended) {
-          stop();
-          return { value: undefined, done: true };
-        }
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-      }
-    },
-    async return(): Promise<IteratorResult<string>> {
-      chunks.length = 0;
-      stop();
-      return { value: undefined, done: true };
-    },
-  };
+    source?.close();
+  });
+  source = await subscribe((event) => {
+    queue.push(sseFrame(event));
+    if (event.type === 'final') queue.end();
+  });
+  void source.done.then(() => queue.end());
+  heartbeat = setInterval(() => queue.push(': keep-alive\n\n'), options.heartbeatMs ?? 15_000);
+  if (options.maxDurationMs !== undefined) deadline = setTimeout(() => queue.end(), options.maxDurationMs);
   return {
     statusCode: 200,
     headers: {
@@ -99,6 +59,6 @@ export async function sseFromChannel(subscribe: SseSubscribe, options: SseOption
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     },
-    bodyStream: iterator,
+    bodyStream: queue.values,
   };
 }
