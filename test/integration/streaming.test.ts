@@ -25,23 +25,44 @@ function client(workspace: string, token = localStack().token): CrumbsClient {
   return new CrumbsClient({ endpoint: localStack().api, token, workspace });
 }
 
-async function slowAgent(c: CrumbsClient, agent: string, model: string) {
+/** Defines an agent in `c`'s workspace and waits until its rule is active. */
+async function defineAgent(c: CrumbsClient, agent: string, context: Record<string, unknown>) {
   const id = `agent-${agent}`;
   const written = await c.put(id, {
     schema_name: 'agent.def.v1',
     title: id,
     tags: [],
-    context: {
-      agent_id: agent,
-      system_prompt: `Answer. <answer>${ANSWER}</answer>`,
-      model,
-      max_tool_rounds: 0,
-    },
+    context: { agent_id: agent, ...context },
   });
   await eventually(async () => {
     const d = (await c.definitions()).items.find((x) => x.id === id);
     return d && d.version === written.version && d.state === 'active' ? d : undefined;
   }, 30_000);
+}
+
+/** An agent whose (scripted) model answers `ANSWER`. */
+function slowAgent(c: CrumbsClient, agent: string, model: string) {
+  return defineAgent(c, agent, {
+    system_prompt: `Answer. <answer>${ANSWER}</answer>`,
+    model,
+    max_tool_rounds: 0,
+  });
+}
+
+/** A new stream in `c`'s workspace, subscribed before anything is written: its id, the events so far, the subscription. */
+async function listen(c: CrumbsClient, onEvent: (event: DeltaEvent) => void = () => undefined) {
+  const streamId = randomUUID();
+  const info = await c.streamInfo(streamId);
+  if (info === undefined) throw new Error('the local stack has no delta channel');
+  const events: DeltaEvent[] = [];
+  const sub = await c.subscribeToStream(info, {
+    onEvent: (e) => {
+      events.push(e);
+      onEvent(e);
+    },
+    webSocket: WebSocket as unknown as WebSocketConstructor,
+  });
+  return { streamId, info, events, sub };
 }
 
 /** Runs the CLI in process, recording each stdout write with the time it came. */
@@ -105,14 +126,7 @@ describe('streamed answers', () => {
     const ws = uniqueWorkspace('stream-break');
     const c = client(ws);
     await slowAgent(c, 'flaky', `openai-compatible/answer-from-prompt-slow40-breaks-once-${ws}`);
-    const streamId = randomUUID();
-    const info = await c.streamInfo(streamId);
-    if (info === undefined) throw new Error('the local stack has no delta channel');
-    const events: DeltaEvent[] = [];
-    const sub = await c.subscribeToStream(info, {
-      onEvent: (e) => events.push(e),
-      webSocket: WebSocket as unknown as WebSocketConstructor,
-    });
+    const { streamId, events, sub } = await listen(c);
     const request = await c.create({
       schema_name: 'agent.request.v1',
       context: { agent: 'flaky', message: 'go', stream_id: streamId },
@@ -132,20 +146,12 @@ describe('streamed answers', () => {
     const ws = uniqueWorkspace('stream-cancel');
     const c = client(ws);
     await slowAgent(c, 'long', `openai-compatible/answer-from-prompt-slow400-${ws}`);
-    const streamId = randomUUID();
-    const info = await c.streamInfo(streamId);
-    if (info === undefined) throw new Error('the local stack has no delta channel');
-    const events: DeltaEvent[] = [];
     let firstDelta: () => void = () => undefined;
     const started = new Promise<void>((resolve) => {
       firstDelta = resolve;
     });
-    const sub = await c.subscribeToStream(info, {
-      onEvent: (e) => {
-        events.push(e);
-        if (e.type === 'delta') firstDelta();
-      },
-      webSocket: WebSocket as unknown as WebSocketConstructor,
+    const { streamId, events, sub } = await listen(c, (e) => {
+      if (e.type === 'delta') firstDelta();
     });
     const request = await c.create({
       schema_name: 'agent.request.v1',
@@ -166,29 +172,12 @@ describe('streamed answers', () => {
   it('a plan streams no words but its final event names the stored plan answer at once', async () => {
     const ws = uniqueWorkspace('stream-plan');
     const c = client(ws);
-    const written = await c.put('agent-planner', {
-      schema_name: 'agent.def.v1',
-      title: 'planner',
-      tags: [],
-      context: {
-        agent_id: 'planner',
-        system_prompt: 'Plan.',
-        model: 'offline/crumbs',
-        modes: ['converse', 'plan'],
-      },
+    await defineAgent(c, 'planner', {
+      system_prompt: 'Plan.',
+      model: 'offline/crumbs',
+      modes: ['converse', 'plan'],
     });
-    await eventually(async () => {
-      const d = (await c.definitions()).items.find((x) => x.id === 'agent-planner');
-      return d && d.version === written.version && d.state === 'active' ? d : undefined;
-    }, 30_000);
-    const streamId = randomUUID();
-    const info = await c.streamInfo(streamId);
-    if (info === undefined) throw new Error('the local stack has no delta channel');
-    const events: DeltaEvent[] = [];
-    const sub = await c.subscribeToStream(info, {
-      onEvent: (e) => events.push(e),
-      webSocket: WebSocket as unknown as WebSocketConstructor,
-    });
+    const { streamId, events, sub } = await listen(c);
     const request = await c.create({
       schema_name: 'agent.request.v1',
       context: { agent: 'planner', message: 'plan the launch', mode: 'plan', stream_id: streamId },
@@ -244,9 +233,7 @@ describe('streamed answers', () => {
     const ws = uniqueWorkspace('stream-owner');
     const c = client(ws);
     await slowAgent(c, 'owner', `openai-compatible/answer-from-prompt-slow30-${ws}`);
-    const streamId = randomUUID();
-    const info = await c.streamInfo(streamId);
-    if (info === undefined) throw new Error('the local stack has no delta channel');
+    const { streamId, info, events: mine, sub } = await listen(c);
     // The scoped token may use only its own workspace: the owner's stream is refused at the API and the channel.
     const outsider = client(SCOPED_WORKSPACE, SCOPED_TOKEN);
     await expect(client(ws, SCOPED_TOKEN).streamInfo(streamId)).rejects.toMatchObject({ status: 403 });
@@ -263,11 +250,6 @@ describe('streamed answers', () => {
     const seen: DeltaEvent[] = [];
     const spy = await outsider.subscribeToStream(ownInfo, {
       onEvent: (e) => seen.push(e),
-      webSocket: WebSocket as unknown as WebSocketConstructor,
-    });
-    const mine: DeltaEvent[] = [];
-    const sub = await c.subscribeToStream(info, {
-      onEvent: (e) => mine.push(e),
       webSocket: WebSocket as unknown as WebSocketConstructor,
     });
     await c.create({
