@@ -10,34 +10,15 @@ import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from
 import { describe, expect, it } from 'vitest';
 import { createA2aHttp } from '#shared/core/a2a/http.ts';
 import type { DeltaSource } from '#shared/core/a2a/stream.ts';
-import { createApi } from '#shared/core/api/api.ts';
 import type { Caller } from '#shared/core/api/http.ts';
-import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
-import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
+import { activeDefinition, inMemoryApi } from '../../../support/memory/api.ts';
 
 const WS = 'ws';
 const ann: Caller = { principal: 'user:ann', workspaces: [WS] };
 const bot: Caller = { principal: 'service:bot', workspaces: [WS] };
 
 async function setup(deltas?: DeltaSource) {
-  const store = new InMemoryBreadcrumbStore();
-  const unused = async () => {
-    throw new Error('not used');
-  };
-  const api = createApi({
-    store,
-    activity: {
-      store,
-      threads: { versions: unused } as unknown as ThreadIndex,
-      changes: {
-        read: unused,
-        latest: unused,
-        cursorAt: () => '',
-        checkCursor: (c: string) => c,
-      } as ChangeLog,
-      stream: { maxWaitMs: 0, settleMs: 0, pollMs: 50 },
-    },
-  });
+  const { store, api } = inMemoryApi();
   const a2a = createA2aHttp({
     api,
     answerWithinMs: 200,
@@ -46,26 +27,10 @@ async function setup(deltas?: DeltaSource) {
     streamWithinMs: 5_000,
     ...(deltas ? { deltas } : {}),
   });
-  await store.create(
-    WS,
-    {
-      schema_name: 'agent.def.v1',
-      title: 'helper',
-      tags: [],
-      context: { agent_id: 'helper', model: 'offline/echo' },
-    },
-    { principal: 'user:ann', id: 'agent-helper' },
-  );
-  await store.create(
-    WS,
-    {
-      schema_name: 'definition.status.v1',
-      title: 'status',
-      tags: ['definition-status', 'definition:agent-helper'],
-      context: { definition_id: 'agent-helper', definition_version: 1, state: 'active' },
-    },
-    { principal: 'system:rule-manager' },
-  );
+  await activeDefinition(store, WS, 'agent-helper', 'agent.def.v1', {
+    agent_id: 'helper',
+    model: 'offline/echo',
+  });
   const client = async (caller: Caller) => {
     const fetchImpl: typeof fetch = async (input, init) => {
       const url = new URL(String(input instanceof Request ? input.url : input));

@@ -10,11 +10,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApi } from '#shared/core/api/api.ts';
 import type { Caller } from '#shared/core/api/http.ts';
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
-import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
-import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
+import { activeDefinition, inMemoryApi } from '../../../support/memory/api.ts';
 
 const WS = 'ws';
 const ann: Caller = { principal: 'user:ann', workspaces: [WS] };
@@ -25,46 +23,10 @@ afterEach(async () => {
 });
 
 async function setup() {
-  const store = new InMemoryBreadcrumbStore();
-  const unused = async () => {
-    throw new Error('not used');
-  };
-  const api = createApi({
-    store,
-    activity: {
-      store,
-      threads: { versions: unused } as unknown as ThreadIndex,
-      changes: {
-        read: unused,
-        latest: unused,
-        cursorAt: () => '',
-        checkCursor: (c: string) => c,
-      } as ChangeLog,
-      stream: { maxWaitMs: 0, settleMs: 0, pollMs: 50 },
-    },
-  });
+  const { store, api } = inMemoryApi();
   const mcp = createMcpHttp({ api, answerWithinMs: 300, pollMs: { first: 20, max: 50 } });
   // The tool, active: its definition and the rule manager's status for it.
-  await store.create(
-    WS,
-    {
-      schema_name: 'tool.def.v1',
-      title: 'slow',
-      tags: [],
-      context: { name: 'slow', implementation: 'echo' },
-    },
-    { principal: 'user:ann', id: 'tool-slow' },
-  );
-  await store.create(
-    WS,
-    {
-      schema_name: 'definition.status.v1',
-      title: 'status',
-      tags: ['definition-status', 'definition:tool-slow'],
-      context: { definition_id: 'tool-slow', definition_version: 1, state: 'active' },
-    },
-    { principal: 'system:rule-manager' },
-  );
+  await activeDefinition(store, WS, 'tool-slow', 'tool.def.v1', { name: 'slow', implementation: 'echo' });
   const connect = async (caller: Caller) => {
     const client = new Client({ name: 'long-work', version: '1' });
     const transport = new StreamableHTTPClientTransport(new URL(`http://mcp.test/v1/workspaces/${WS}/mcp`), {

@@ -12,13 +12,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApi } from '#shared/core/api/api.ts';
 import type { Caller, HttpResult } from '#shared/core/api/http.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
-import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
-import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
+import { activeDefinition, inMemoryApi } from '../../../support/memory/api.ts';
 
 const WS = 'ws';
 const ann: Caller = { principal: 'user:ann', workspaces: [WS] };
@@ -30,24 +28,7 @@ afterEach(async () => {
 type Script = (emit: (event: DeltaEvent) => void) => Promise<void>;
 
 async function setup(options: { script?: Script; subscribeFails?: boolean } = {}) {
-  const store = new InMemoryBreadcrumbStore();
-  const unused = async () => {
-    throw new Error('not used');
-  };
-  const api = createApi({
-    store,
-    activity: {
-      store,
-      threads: { versions: unused } as unknown as ThreadIndex,
-      changes: {
-        read: unused,
-        latest: unused,
-        cursorAt: () => '',
-        checkCursor: (c: string) => c,
-      } as ChangeLog,
-      stream: { maxWaitMs: 0, settleMs: 0, pollMs: 50 },
-    },
-  });
+  const { store, api } = inMemoryApi();
   const log: string[] = [];
   const listeners = new Map<string, (event: DeltaEvent) => void>();
   const subscribe: ChannelSubscribe = async (workspace, streamId, authorization, onEvent) => {
@@ -89,26 +70,11 @@ async function setup(options: { script?: Script; subscribeFails?: boolean } = {}
     subscribe,
     pollMs: { first: 10, max: 20 },
   });
-  await store.create(
-    WS,
-    {
-      schema_name: 'agent.def.v1',
-      title: 'teller',
-      tags: [],
-      context: { agent_id: 'teller', system_prompt: 'Tell.', model: 'offline/echo' },
-    },
-    { principal: 'user:ann', id: 'agent-teller' },
-  );
-  await store.create(
-    WS,
-    {
-      schema_name: 'definition.status.v1',
-      title: 'status',
-      tags: ['definition-status', 'definition:agent-teller'],
-      context: { definition_id: 'agent-teller', definition_version: 1, state: 'active' },
-    },
-    { principal: 'system:rule-manager' },
-  );
+  await activeDefinition(store, WS, 'agent-teller', 'agent.def.v1', {
+    agent_id: 'teller',
+    system_prompt: 'Tell.',
+    model: 'offline/echo',
+  });
   const contentTypes: string[] = [];
   const client = new Client({ name: 'streaming', version: '1' });
   const transport = new StreamableHTTPClientTransport(new URL(`http://mcp.test/v1/workspaces/${WS}/mcp`), {
