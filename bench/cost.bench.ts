@@ -15,13 +15,13 @@
  * `--list` prints every DynamoDB request of one extra, unmetered unit per scenario (operation, key, schema, units),
  * to tell what each read and write is for.
  */
+
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { InvocationRecord } from '#local/event-sources/lambda-context.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
+import { crumbsDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { topology } from '#shared/topology.ts';
 import { CapacityCalculator, itemSize } from './support/capacity.ts';
@@ -247,9 +247,8 @@ const stack = await startBenchStack({
 });
 
 const client = (endpoint: string | undefined) =>
-  DynamoDBDocumentClient.from(
+  crumbsDocumentClient(
     new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-    translateConfig(),
   );
 try {
   // The writer of each unit's first breadcrumb (what an agent, the API or a person writes) is metered; the bench's

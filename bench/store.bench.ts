@@ -7,14 +7,14 @@
  * Numbers are DynamoDB Local on this machine (a Java process on the same 2 cores): they compare code paths, not
  * what DynamoDB itself would do.
  */
+
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { ensureTable } from '#local/provision.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
+import { crumbsDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import type { HttpRequest } from '#shared/core/api/http.ts';
 import { topology } from '#shared/topology.ts';
@@ -34,7 +34,7 @@ try {
   });
   await ensureTable(raw);
   const requests: string[] = [];
-  const client = DynamoDBDocumentClient.from(raw, translateConfig());
+  const client = crumbsDocumentClient(raw);
   client.middlewareStack.add(
     (next, context) => async (args) => {
       requests.push(String(context.commandName));

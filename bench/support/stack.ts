@@ -3,12 +3,12 @@
  * reach it: a store that talks to DynamoDB Local directly (the bench's own reads and writes, never counted), and
  * a stack whose DynamoDB, SQS and EventBridge requests pass counting proxies.
  */
+
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
+import { crumbsDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import { topology } from '#shared/topology.ts';
 import { type CountingProxy, startCountingProxy } from './counting-proxy.ts';
 
@@ -31,9 +31,8 @@ export function startBenchStack(options: LocalStackOptions = {}): Promise<LocalS
 export function directStore(endpoint: string): DynamoBreadcrumbStore {
   return new DynamoBreadcrumbStore({
     tableName: topology.table.name,
-    client: DynamoDBDocumentClient.from(
+    client: crumbsDocumentClient(
       new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-      translateConfig(),
     ),
   });
 }

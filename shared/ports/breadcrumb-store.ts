@@ -16,7 +16,27 @@ export interface Page<T> {
   items: T[];
   /** Opaque; pass back as `cursor` for the next page. `null` on the last page. */
   next_cursor: string | null;
+  /**
+   * Listings only: present when the listing stopped at its read bound (`LIST_READ_BOUND` index entries read in
+   * this call) before it filled the page. The page is then short (even empty) while `next_cursor` goes on from where
+   * it stopped. Without it, a listing's page is short only at the listing's end.
+   */
+  read_bound?: ReadBoundHit;
 }
+
+/** What a listing that stopped at its read bound says: how many index entries it read, and the bound. */
+export interface ReadBoundHit {
+  entries_read: number;
+  bound: number;
+}
+
+/**
+ * Index entries a listing reads at most in one call. A listing skips entries it cannot hand out (expired heads
+ * that TTL has not removed yet, entries of another schema in a schema × tag listing, a head listed twice) and goes
+ * on reading until the page is full, the listing ends, or this many entries were read; in the last case it answers
+ * a short page with `read_bound` and a cursor. 500 entries are at most a few hundred KB of index reads.
+ */
+export const LIST_READ_BOUND = 500;
 
 export interface CreateOptions {
   /** Who writes: `user:<id>`, `agent:<id>`, `tool:<name>`, `system:<name>`. */
@@ -116,6 +136,10 @@ export interface BreadcrumbStore {
     id: string,
     options?: { expectedVersion?: number; principal?: string },
   ): Promise<void>;
+  /**
+   * Newest first, by schema, tag or both. A page holds `limit` live breadcrumbs unless the listing ends first or
+   * stops at its read bound (`Page.read_bound`); either way `next_cursor` is null only at the end.
+   */
   list(query: ListQuery): Promise<Page<Breadcrumb>>;
 }
 

@@ -1,7 +1,7 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
 import { topology } from '#shared/topology.ts';
@@ -232,6 +232,39 @@ describe('DynamoBreadcrumbStore on DynamoDB Local', () => {
       [2, 'kept'],
       [1, breadcrumb.title],
     ]);
+  });
+
+  it('stops at its read bound with a short page that says so, and goes on from its cursor to what lies past it', async () => {
+    const ws = uniqueWorkspace();
+    const base = localStore();
+    const { breadcrumb: live } = await base.create(ws, input(0, ['busy']), { principal: 'user:test' });
+    await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 60; i += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          base.create(ws, { ...input(i + j, ['busy']), expires_at: 1_000_000 }, { principal: 'user:test' }),
+        ),
+      );
+    }
+    const store = new DynamoBreadcrumbStore({
+      tableName: topology.table.name,
+      client: DynamoDBDocumentClient.from(localDynamoClient(), translateConfig()),
+      listReadBound: 25,
+    });
+    for (const query of [{ schema_name: 'note.text.v1' }, { tag: 'busy' }]) {
+      const first = await store.list({ workspace: ws, ...query, limit: 1 });
+      expect(first.items).toEqual([]);
+      expect(first.read_bound).toEqual({ entries_read: 25, bound: 25 });
+      expect(first.next_cursor).not.toBeNull();
+      let page = first;
+      let calls = 1;
+      while (page.items.length === 0 && page.next_cursor !== null && calls < 10) {
+        page = await store.list({ workspace: ws, ...query, limit: 1, cursor: page.next_cursor });
+        calls++;
+      }
+      expect(page.items.map((b) => b.id)).toEqual([live.id]);
+      expect(calls).toBe(3);
+    }
   });
 
   it('lists a routing tag through the threads of its carriers, reading a bounded amount however they are spread', async () => {

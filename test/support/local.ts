@@ -7,6 +7,7 @@ import { main } from '#cli/main.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#local/stack.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { crumbsDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import { translateConfig } from '#shared/adapters/dynamodb/items.ts';
 import { topology } from '#shared/topology.ts';
 
@@ -71,7 +72,7 @@ export async function settledItems(
 }
 
 export function localStore(
-  client: DynamoDBDocumentClient = DynamoDBDocumentClient.from(localDynamoClient(), translateConfig()),
+  client: DynamoDBDocumentClient = crumbsDocumentClient(localDynamoClient()),
 ): DynamoBreadcrumbStore {
   return new DynamoBreadcrumbStore({ tableName: topology.table.name, client });
 }
@@ -135,13 +136,12 @@ export async function startStackWithoutExecutors(extra: LocalStackOptions = {}):
     seedDemo: false,
     ...extra,
   });
-  const documentClient = DynamoDBDocumentClient.from(
+  const documentClient = crumbsDocumentClient(
     new DynamoDBClient({
       endpoint: stack.endpoints.dynamodb,
       region: LOCAL_REGION,
       credentials: LOCAL_CREDENTIALS,
     }),
-    translateConfig(),
   );
   return { stack, documentClient };
 }

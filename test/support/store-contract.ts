@@ -220,6 +220,52 @@ export function describeStoreContract(
       });
     });
 
+    describe('list past what it cannot hand out', () => {
+      /** Writes `n` breadcrumbs at once (25 at a time), each newer than whatever was written before the call. */
+      const many = async (
+        store: ExecutorStore,
+        workspace: string,
+        n: number,
+        make: (i: number) => ReturnType<typeof note>,
+      ) => {
+        for (let i = 0; i < n; i += 25) {
+          await Promise.all(
+            Array.from({ length: Math.min(25, n - i) }, (_, j) => store.create(workspace, make(i + j), P)),
+          );
+        }
+      };
+      const expired = (i: number, tags: string[], schema = 'note.text.v1') =>
+        input({ schema_name: schema, title: `x${i}`, tags, context: { i }, expires_at: 1_000_000 });
+
+      it('finds the one live breadcrumb under 200 newer expired ones: by schema, by tag', async () => {
+        const { store, workspace } = await subject();
+        const { breadcrumb: live } = await store.create(workspace, note(1, ['busy']), P);
+        await new Promise((r) => setTimeout(r, 5));
+        await many(store, workspace, 200, (i) => expired(i, ['busy']));
+        const bySchema = await store.list({ workspace, schema_name: 'note.text.v1', limit: 1 });
+        expect(bySchema.items.map((b) => b.id)).toEqual([live.id]);
+        expect(bySchema.read_bound).toBeUndefined();
+        const byTag = await store.list({ workspace, tag: 'busy', limit: 1 });
+        expect(byTag.items.map((b) => b.id)).toEqual([live.id]);
+        expect(byTag.read_bound).toBeUndefined();
+      });
+
+      it('finds it in a schema × tag merge under 200 newer breadcrumbs of another schema and 200 expired ones', async () => {
+        const { store, workspace } = await subject();
+        const { breadcrumb: live } = await store.create(workspace, note(1, ['first', 'busy']), P);
+        await new Promise((r) => setTimeout(r, 5));
+        await many(store, workspace, 200, (i) => note(i, ['first', 'busy'], 'other.thing.v1'));
+        await many(store, workspace, 200, (i) => expired(i, ['first', 'busy']));
+        // `busy` is a further tag: its entries are tag items, which may trail the write (the stream's delay).
+        const page = await settled(
+          () => store.list({ workspace, schema_name: 'note.text.v1', tag: 'busy', limit: 1 }),
+          (p) => p.items.length === 1,
+        );
+        expect(page.items.map((b) => b.id)).toEqual([live.id]);
+        expect(page.read_bound).toBeUndefined();
+      });
+    });
+
     describe('context views', () => {
       it('applies instance hints over schema defaults from schema.def.v1; the full view stays stored', async () => {
         const { store, workspace } = await subject();

@@ -23,7 +23,7 @@ import type {
   ChangeLog,
   ThreadIndex,
 } from '#shared/ports/activity.ts';
-import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
+import { defaultDocumentClient, translate } from './client.ts';
 import { CHANGE_LOG_SHARDS, gsi, KIND, keys, toRecord } from './items.ts';
 
 type Item = Record<string, unknown>;

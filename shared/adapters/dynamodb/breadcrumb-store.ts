@@ -10,25 +10,18 @@
  * (this store's own schema.def writes take effect at once).
  */
 import { createHash } from 'node:crypto';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
-  ConditionalCheckFailedException,
-  DynamoDBClient,
-  TransactionCanceledException,
-} from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
   BatchWriteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { monotonicFactory } from 'ulidx';
 import {
-  BREADCRUMB_ID_PATTERN,
   type Breadcrumb,
   type ContextView,
   type CreateBreadcrumb,
@@ -38,10 +31,7 @@ import {
   type UpdateBreadcrumb,
 } from '#shared/domain/breadcrumb.ts';
 import {
-  BadRequestError,
   IdempotencyKeyReuseError,
-  isCrumbsError,
-  isRetriable,
   NotFoundError,
   RetriableError,
   ValidationError,
@@ -50,31 +40,23 @@ import {
 import { type LlmHints, LlmHintsSchema, mergeHints } from '#shared/domain/llm-hints.ts';
 import type { PlainPut } from '#shared/domain/plain-put.ts';
 import {
-  isRoutingTag,
-  REQUEST_TAG_PREFIX,
-  RUN_TAG_PREFIX,
-  SCHEMA_TAGS,
-  THREAD_TAG_PREFIX,
-} from '#shared/domain/protocol.ts';
-import type {
-  BreadcrumbStore,
-  Clock,
-  CreateOptions,
-  CreateResult,
-  ListQuery,
-  Page,
-  UpdateOptions,
-  UpsertOptions,
-  UpsertResult,
+  type BreadcrumbStore,
+  type Clock,
+  type CreateOptions,
+  type CreateResult,
+  LIST_READ_BOUND,
+  type ListQuery,
+  type Page,
+  systemClock,
+  type UpdateOptions,
+  type UpsertOptions,
+  type UpsertResult,
 } from '#shared/ports/breadcrumb-store.ts';
-import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import {
   applyPatch,
   assertExpectedVersion,
   buildRecord,
-  decodeCursorJson,
   definedSchemas,
-  encodeCursor,
   firstVersion,
   historyPage,
   liveOrGone,
@@ -84,48 +66,39 @@ import {
   toContextView,
 } from '../../domain/record-rules.ts';
 import { upsertVia } from '../store-upsert.ts';
+import { defaultDocumentClient, translate } from './client.ts';
 import {
   deletionItem,
-  gsi,
   headItem,
   inheritedOf,
   inheritedTags,
   type Key,
   KIND,
   keys,
-  listedAt,
   storable,
   tombstoneItem,
   toRecord,
-  translateConfig,
   versionItem,
 } from './items.ts';
+import { listBySchema } from './schema-listing.ts';
+import { type Item, keyString, sleep, TableReads } from './table-reads.ts';
+import { listByTag } from './tag-listing/list-by-tag.ts';
 
-type Item = Record<string, unknown>;
+export { defaultDocumentClient, translate };
+
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const MAX_WRITE_ATTEMPTS = 12;
-/** Listing by schema and tag: tag entries read per query, and at most per page, before a short page is returned. */
-const LIST_FILTER_PAGE = 50;
-const LIST_FILTER_READS = 500;
-/** A routing tag's listing: breadcrumbs listed under it read for their threads, and threads read at most. */
-const INHERITED_ANCHORS = 100;
-const INHERITED_THREADS = 20;
 /** How long a store trusts the schema settings it read, for writes (see the header). */
 export const SCHEMA_SETTINGS_CACHE_MS = 30_000;
-
-let defaultClient: DynamoDBDocumentClient | undefined;
-/** Module-scope client, created once per cold start. Endpoint and region come from the standard AWS env. */
-export function defaultDocumentClient(): DynamoDBDocumentClient {
-  defaultClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), translateConfig());
-  return defaultClient;
-}
 
 export interface DynamoBreadcrumbStoreOptions {
   tableName: string;
   client?: DynamoDBDocumentClient;
   clock?: Clock;
+  /** Index entries a listing reads at most per call. @default LIST_READ_BOUND */
+  listReadBound?: number;
 }
 
 /** What a write commits: the new record and what it replaces. */
@@ -143,6 +116,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   readonly tableName: string;
   private readonly client: DynamoDBDocumentClient;
   private readonly clock: Clock;
+  private readonly reads: TableReads;
+  private readonly listReadBound: number;
   private readonly ulid = monotonicFactory();
   private readonly settingsCache = new Map<string, { settings: SchemaSettings; readAt: number }>();
 
@@ -150,6 +125,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     this.tableName = options.tableName;
     this.client = options.client ?? defaultDocumentClient();
     this.clock = options.clock ?? systemClock;
+    this.reads = new TableReads(this.client, this.tableName);
+    this.listReadBound = options.listReadBound ?? LIST_READ_BOUND;
   }
 
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
@@ -389,245 +366,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   async list(query: ListQuery): Promise<Page<Breadcrumb>> {
-    const { workspace, schema_name: schema, tag, limit } = query;
+    const { schema_name: schema, tag } = query;
     if (schema === undefined && tag === undefined) refuseUnscopedListing();
-    if (tag !== undefined) return this.listByTag({ ...query, tag });
-    const pk = gsi.bySchema(workspace, schema!);
-    const start = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, pk);
-    // By schema: the heads are the index entries (gsi1 projects everything), one Query a page.
-    let result: { Items?: Item[]; LastEvaluatedKey?: Record<string, unknown> };
-    try {
-      result = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': 'gsi1pk' },
-          ExpressionAttributeValues: { ':pk': pk },
-          ScanIndexForward: false,
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-    } catch (error) {
-      throw translate(error);
-    }
-    const nowMs = this.clock.now().getTime();
-    const items = (result.Items ?? [])
-      .filter((h) => h.kind === KIND.breadcrumb)
-      .map(toRecord)
-      .filter((r) => !isExpired(r, nowMs) && r.schema_name === schema);
-    return {
-      items,
-      next_cursor: result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null,
-    };
-  }
-
-  /**
-   * Listing by tag (and schema): a merge, newest first, of the places a tag's breadcrumbs are listed
-   * (`tagSources`): heads whose first listed tag it is (gsi2); tag items (gsi1: a head's further tags, and every tag
-   * of heads of the earlier layout); for `thread:<t>` the thread index and the root; for a schema's own tag that
-   * schema's listing; for a routing tag the threads of the breadcrumbs listed under it, from when each was created
-   * (what inherited the tag from them). Sources are read in pages and merged lazily (a k-way merge: a source is read
-   * again only when the merge needs its next entry), entries without the tag dropped, duplicates dropped by
-   * breadcrumb id. After LIST_FILTER_READS entries read a page comes back short, with a cursor to go on from; the
-   * cursor holds each source's position. The heads are then read consistently and checked against the tag.
-   */
-  private async listByTag(query: ListQuery & { tag: string }): Promise<Page<Breadcrumb>> {
-    const { workspace, schema_name: schema, tag, limit } = query;
-    const sources = tagSources(workspace, tag);
-    if (isRoutingTag(tag)) sources.push(...(await this.inheritedSources(workspace, tag)));
-    const positions =
-      query.cursor === undefined ? new Map<string, SourcePosition>() : decodeTagCursor(query.cursor, tag);
-    const pageSize = schema !== undefined ? Math.max(limit, LIST_FILTER_PAGE) : limit;
-    const states = sources.map((source) => ({
-      source,
-      position: positions.get(source.name) ?? ('start' as SourcePosition),
-      buffer: [] as ListEntry[],
-      /** Where the next read of this source starts; undefined once nothing follows the buffer. */
-      next: undefined as Record<string, unknown> | undefined,
-      exhausted: positions.get(source.name) === 'done',
-    }));
-    for (const state of states) {
-      if (!state.exhausted && Array.isArray(state.position))
-        state.next = startKey(workspace, state.source, state.position);
-    }
-    let read = 0;
-    const refill = async (state: (typeof states)[number]) => {
-      while (!state.exhausted && state.buffer.length === 0 && read < LIST_FILTER_READS) {
-        const page = await this.readSource(workspace, tag, state.source, state.next, pageSize);
-        read += page.scanned;
-        state.buffer = page.entries;
-        state.next = page.next;
-        if (page.next === undefined) state.exhausted = true;
-        // Entries without the tag were skipped: the position moves past them.
-        if (page.entries.length === 0 && page.next !== undefined)
-          state.position = page.lastPosition ?? state.position;
-      }
-      if (state.exhausted && state.buffer.length === 0) state.position = 'done';
-    };
-
-    const picked: string[] = [];
-    const seen = new Set<string>();
-    while (picked.length < limit && read < LIST_FILTER_READS) {
-      await Promise.all(states.map(refill));
-      // A source the read budget left unread may hold newer entries than the others: stop here (a short page).
-      if (states.some((state) => !state.exhausted && state.buffer.length === 0)) break;
-      let best: (typeof states)[number] | undefined;
-      for (const state of states) {
-        const head = state.buffer[0];
-        if (head && (!best || compareEntries(head, best.buffer[0]!) > 0)) best = state;
-      }
-      if (!best) break;
-      const entry = best.buffer.shift()!;
-      best.position = best.exhausted && best.buffer.length === 0 ? 'done' : [entry.key, entry.sk];
-      if (seen.has(entry.ref)) continue;
-      seen.add(entry.ref);
-      // Entries that do not say their schema (tag items of the earliest layout) are checked on their heads.
-      if (schema !== undefined && entry.schema_name !== undefined && entry.schema_name !== schema) continue;
-      picked.push(entry.ref);
-    }
-
-    const nowMs = this.clock.now().getTime();
-    const heads = await this.batchGet(picked.map((ref) => keys.head(workspace, ref)));
-    const items = heads
-      .filter((h): h is Item => h !== undefined && h.kind === KIND.breadcrumb)
-      .map(toRecord)
-      .filter((r) => !isExpired(r, nowMs))
-      .filter((r) => r.tags.includes(tag) && (schema === undefined || r.schema_name === schema));
-    const done = states.every((state) => state.position === 'done');
-    return {
-      items,
-      next_cursor: done
-        ? null
-        : encodeCursor({ tag, p: Object.fromEntries(states.map((s) => [s.source.name, s.position])) }),
-    };
-  }
-
-  /**
-   * The threads a routing tag's inheritors are in: the breadcrumbs listed under the tag (each the first of a chain
-   * that passed the tag on; for `request:<id>` also breadcrumb <id>, whose answers name it), their threads, each
-   * from the earliest creation among them (what inherited the tag was written after its cause). At most
-   * INHERITED_ANCHORS breadcrumbs (the newest) and INHERITED_THREADS threads (those written to last).
-   */
-  private async inheritedSources(workspace: string, tag: string): Promise<TagSource[]> {
-    const anchors: string[] = [];
-    for (const index of ['gsi2', 'gsi1'] as const) {
-      const page = await this.readSource(
-        workspace,
-        tag,
-        { name: index, kind: 'index', index, pk: gsi.byTag(workspace, tag) },
-        undefined,
-        INHERITED_ANCHORS,
-      );
-      anchors.push(...page.entries.map((e) => e.ref));
-    }
-    // `request:<id>`: answers to breadcrumb <id> are found through its thread; `run:<id>`: what the run wrote,
-    // through the run's thread.
-    for (const prefix of [REQUEST_TAG_PREFIX, RUN_TAG_PREFIX]) {
-      const named = tag.startsWith(prefix) ? tag.slice(prefix.length) : '';
-      if (BREADCRUMB_ID_PATTERN.test(named)) anchors.unshift(named);
-    }
-    // Per thread: from the first carrier's creation on; the threads whose carriers were written last come first.
-    const threads = new Map<string, { from: string; last: string }>();
-    // `request:<t>`: the thread <t> starts holds what names its first request (`answeredElsewhere`), from its start.
-    const started = tag.startsWith(REQUEST_TAG_PREFIX) ? tag.slice(REQUEST_TAG_PREFIX.length) : '';
-    if (BREADCRUMB_ID_PATTERN.test(started)) threads.set(started, { from: '', last: '\uffff' });
-    const read = [...new Set(anchors)].slice(0, INHERITED_ANCHORS);
-    for (const head of await this.batchGet(read.map((ref) => keys.head(workspace, ref)))) {
-      if (!head || head.kind !== KIND.breadcrumb) continue;
-      const record = toRecord(head);
-      const thread = record.causation?.thread ?? record.id;
-      const seen = threads.get(thread);
-      threads.set(thread, {
-        from: seen === undefined || record.created_at < seen.from ? record.created_at : seen.from,
-        last: seen === undefined || record.updated_at > seen.last ? record.updated_at : seen.last,
-      });
-    }
-    return [...threads.entries()]
-      .sort((a, b) => (a[1].last < b[1].last ? 1 : a[1].last > b[1].last ? -1 : 0))
-      .slice(0, INHERITED_THREADS)
-      .map(([thread, { from }]) => ({
-        name: `th:${thread}`,
-        kind: 'index' as const,
-        index: 'gsi3' as const,
-        pk: gsi.byThread(workspace, thread),
-        ...(from !== '' ? { since: from } : {}),
-        filter: true,
-      }));
-  }
-
-  /** One page of a tag listing's source, newest first, without entries that do not carry the tag. */
-  private async readSource(
-    workspace: string,
-    tag: string,
-    source: TagSource,
-    start: Record<string, unknown> | undefined,
-    limit: number,
-  ): Promise<{
-    entries: ListEntry[];
-    next?: Record<string, unknown>;
-    scanned: number;
-    lastPosition?: SourcePosition;
-  }> {
-    if (source.kind === 'root' || source.kind === 'self') {
-      // Read by id, once: a thread's root (no causation, so the thread index does not hold it), or the breadcrumb
-      // a tag names as itself (a run's `run:<its id>`).
-      if (start !== undefined) return { entries: [], scanned: 0 };
-      const head = await this.getItem(keys.head(workspace, source.pk));
-      if (!head || head.kind !== KIND.breadcrumb || (source.kind === 'root' && head.causation))
-        return { entries: [], scanned: 1 };
-      const record = toRecord(head);
-      if (!record.tags.includes(tag)) return { entries: [], scanned: 1 };
-      const sk = gsi.sort(listedAt(record), record.id);
-      return {
-        entries: [{ key: record.id, sk, ref: record.id, schema_name: record.schema_name }],
-        scanned: 1,
-      };
-    }
-    const skName = `${source.index}sk`;
-    let result: { Items?: Item[]; LastEvaluatedKey?: Record<string, unknown> };
-    try {
-      result = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: source.index,
-          KeyConditionExpression: source.since !== undefined ? '#pk = :pk AND #sk >= :since' : '#pk = :pk',
-          ExpressionAttributeNames: {
-            '#pk': `${source.index}pk`,
-            ...(source.since !== undefined ? { '#sk': skName } : {}),
-          },
-          ExpressionAttributeValues: {
-            ':pk': source.pk,
-            ...(source.since !== undefined ? { ':since': source.since } : {}),
-          },
-          ScanIndexForward: false,
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-    } catch (error) {
-      throw translate(error);
-    }
-    const items = result.Items ?? [];
-    const carries = (item: Item) => {
-      if (!source.filter) return true;
-      const tags = item.tags instanceof Set ? [...item.tags] : Array.isArray(item.tags) ? item.tags : [];
-      return tags.includes(tag);
-    };
-    const entries = items.filter(carries).map((item) => ({
-      key: String(item.id),
-      sk: String(item[skName]),
-      ref: String(item.kind === KIND.tag ? item.ref : item.id),
-      ...(typeof item.schema_name === 'string' ? { schema_name: item.schema_name } : {}),
-    }));
-    const last = items.at(-1);
-    return {
-      entries,
-      scanned: items.length,
-      ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}),
-      ...(last ? { lastPosition: [String(last.id), String(last[skName])] as [string, string] } : {}),
-    };
+    const options = { nowMs: this.clock.now().getTime(), bound: this.listReadBound };
+    if (tag !== undefined) return listByTag(this.reads, { ...query, tag }, options);
+    return listBySchema(this.reads, { ...query, schema_name: schema! }, options);
   }
 
   /**
@@ -752,6 +495,27 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           ConditionExpression: condition.expression,
           ExpressionAttributeNames: condition.names,
           ExpressionAttributeValues: { ...condition.values, ':errors': errors, ':hash': hash },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw translate(error);
+    }
+  }
+
+  /** Removes a plain put that cannot be adopted (its workspace is deleted), unless it changed since it was seen. */
+  async discardPlainPut(seen: Item): Promise<void> {
+    const condition = sameItemCondition(seen);
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { id: seen.id, workspace: seen.workspace },
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: condition.names,
+          ...(Object.keys(condition.values ?? {}).length > 0
+            ? { ExpressionAttributeValues: condition.values }
+            : {}),
         }),
       );
     } catch (error) {
@@ -915,39 +679,12 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     }
   }
 
-  private async getItem(key: Key, consistent = true): Promise<Item | undefined> {
-    try {
-      const out = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }),
-      );
-      return out.Item;
-    } catch (error) {
-      throw translate(error);
-    }
+  private getItem(key: Key, consistent = true): Promise<Item | undefined> {
+    return this.reads.getItem(key, consistent);
   }
 
-  /** BatchGetItem of ≤ 100 keys, answered in the order asked (undefined where missing). */
-  private async batchGet(wanted: Key[]): Promise<(Item | undefined)[]> {
-    if (wanted.length === 0) return [];
-    const found = new Map<string, Item>();
-    let pending: Key[] = wanted;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await sleep(Math.min(1000, 20 * 2 ** attempt));
-      try {
-        const out = await this.client.send(
-          new BatchGetCommand({
-            RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } },
-          }),
-        );
-        for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyString(item as Key), item);
-        pending = (out.UnprocessedKeys?.[this.tableName]?.Keys as Key[] | undefined) ?? [];
-      } catch (error) {
-        throw translate(error);
-      }
-      if (attempt > 8 && pending.length > 0)
-        throw new RetriableError('DynamoDB left keys unprocessed repeatedly');
-    }
-    return wanted.map((k) => found.get(keyString(k)));
+  private batchGet(wanted: Key[]): Promise<(Item | undefined)[]> {
+    return this.reads.batchGet(wanted);
   }
 
   private liveRecord(item: Item | undefined, workspace: string, id: string): Breadcrumb {
@@ -1037,143 +774,8 @@ function sameItemCondition(seen: Item): VersionWrite['condition'] {
   return { expression: parts.join(' AND '), names, values };
 }
 
-function keyString(key: Key): string {
-  return `${key.id}\u0000${key.workspace}`;
-}
-
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Where a tag's breadcrumbs are listed (`listByTag`). */
-interface TagSource {
-  /** Its name in the cursor. */
-  name: string;
-  /** An index's entries, a thread's root read by id, or a breadcrumb read by id (`pk` is the id). */
-  kind: 'index' | 'root' | 'self';
-  index: 'gsi1' | 'gsi2' | 'gsi3';
-  pk: string;
-  /** Only entries from this sort key on (a routing tag's inheritors: written after what they inherited it from). */
-  since?: string;
-  /** Entries are heads that may not carry the tag: keep those that do. */
-  filter?: boolean;
-}
-
-/** An index entry of a tag listing: its table key id, its sort key, the breadcrumb it lists. */
-interface ListEntry {
-  key: string;
-  sk: string;
-  ref: string;
-  schema_name?: string;
-}
-
-/** A source's position in a cursor: not read yet, after an entry (table id, sort key), or read to the end. */
-type SourcePosition = 'start' | 'done' | [string, string];
-
-function tagSources(workspace: string, tag: string): TagSource[] {
-  const sources: TagSource[] = [
-    { name: 'h', kind: 'index', index: 'gsi2', pk: gsi.byTag(workspace, tag) },
-    { name: 't', kind: 'index', index: 'gsi1', pk: gsi.byTag(workspace, tag) },
-  ];
-  if (tag.startsWith(THREAD_TAG_PREFIX) && tag.length > THREAD_TAG_PREFIX.length) {
-    const thread = tag.slice(THREAD_TAG_PREFIX.length);
-    sources.push(
-      { name: 'th', kind: 'index', index: 'gsi3', pk: gsi.byThread(workspace, thread), filter: true },
-      { name: 'r', kind: 'root', index: 'gsi3', pk: thread },
-    );
-  }
-  // `run:<id>` names the run itself, which is not listed under it (`answeredElsewhere`).
-  const run = tag.startsWith(RUN_TAG_PREFIX) ? tag.slice(RUN_TAG_PREFIX.length) : '';
-  if (BREADCRUMB_ID_PATTERN.test(run)) sources.push({ name: 'rs', kind: 'self', index: 'gsi3', pk: run });
-  const schema = Object.hasOwn(SCHEMA_TAGS, tag) ? SCHEMA_TAGS[tag] : undefined;
-  if (schema !== undefined) {
-    sources.push({
-      name: 's',
-      kind: 'index',
-      index: 'gsi1',
-      pk: gsi.bySchema(workspace, schema),
-      filter: true,
-    });
-  }
-  return sources;
-}
-
-/** Newer first: by sort key (`<updated_at>#<id>`), then by breadcrumb id. */
-function compareEntries(a: ListEntry, b: ListEntry): number {
-  if (a.sk !== b.sk) return a.sk > b.sk ? 1 : -1;
-  return a.ref === b.ref ? 0 : a.ref > b.ref ? 1 : -1;
-}
-
-function startKey(
-  workspace: string,
-  source: TagSource,
-  [key, sk]: [string, string],
-): Record<string, unknown> | undefined {
-  if (source.kind !== 'index') return { id: key, workspace };
-  return { id: key, workspace, [`${source.index}pk`]: source.pk, [`${source.index}sk`]: sk };
-}
-
-/**
- * A tag listing's cursor: each source's position. Sources a later page does not have (a routing tag's threads
- * change as breadcrumbs are written) are dropped; new ones start from the top.
- */
-function decodeTagCursor(cursor: string, tag: string): Map<string, SourcePosition> {
-  const value = decodeCursorJson(cursor) as { tag?: unknown; p?: unknown } | null;
-  const refuse = () =>
-    new BadRequestError('cursor does not belong to this listing', [
-      { path: 'cursor', message: 'use the next_cursor of the same schema_name/tag listing' },
-    ]);
-  if (value === null || typeof value !== 'object' || value.tag !== tag) throw refuse();
-  const p = value.p;
-  if (p === null || typeof p !== 'object' || Array.isArray(p)) throw refuse();
-  const entries = Object.entries(p as Record<string, unknown>);
-  if (entries.length > 8 + INHERITED_THREADS) throw refuse();
-  const positions = new Map<string, SourcePosition>();
-  for (const [name, position] of entries) {
-    if (name.length > 1100) throw refuse();
-    if (position === 'start' || position === 'done') positions.set(name, position);
-    else if (
-      Array.isArray(position) &&
-      position.length === 2 &&
-      position.every(
-        (v) =>
-          typeof v === 'string' && v.length > 0 && Buffer.byteLength(v, 'utf8') <= 1024 && !/\p{Cs}/u.test(v),
-      )
-    )
-      positions.set(name, position as [string, string]);
-    else throw refuse();
-  }
-  return positions;
-}
-
-/** A position in gsi1 (every listing reads it), as DynamoDB gives it in LastEvaluatedKey: table and index keys. */
-const LIST_CURSOR_KEYS = ['id', 'workspace', 'gsi1pk', 'gsi1sk'] as const;
-
-function decodeListCursor(cursor: string, pk: string): Record<string, unknown> {
-  const value = decodeCursorJson(cursor);
-  const wanted = [...LIST_CURSOR_KEYS].sort();
-  // Exactly the keys DynamoDB gave as LastEvaluatedKey, all short strings: anything else would reach DynamoDB as
-  // an invalid ExclusiveStartKey (a 5xx), not a 400.
-  if (
-    value === null ||
-    typeof value !== 'object' ||
-    Array.isArray(value) ||
-    (value as Record<string, unknown>).gsi1pk !== pk ||
-    Object.keys(value).sort().join('\u0000') !== wanted.join('\u0000') ||
-    !Object.values(value).every(
-      (v) =>
-        typeof v === 'string' && v.length > 0 && Buffer.byteLength(v, 'utf8') <= 1024 && !/\p{Cs}/u.test(v),
-    )
-  ) {
-    throw new BadRequestError('cursor does not belong to this listing', [
-      { path: 'cursor', message: 'use the next_cursor of the same schema_name/tag listing' },
-    ]);
-  }
-  return value as Record<string, unknown>;
 }
 
 /**
@@ -1189,17 +791,6 @@ function refusedOrTranslated(error: unknown): unknown {
     );
   }
   return translate(error);
-}
-
-/**
- * SDK errors → domain errors: what `isRetriable` calls retriable (throttling, service faults, timeouts) becomes a
- * RetriableError; the rest propagate unchanged.
- */
-export function translate(error: unknown): unknown {
-  if (!isCrumbsError(error) && isRetriable(error)) {
-    return new RetriableError(`DynamoDB: ${(error as Error).message}`, { cause: error });
-  }
-  return error;
 }
 
 function cacheKey(workspace: string, schemaName: string): string {

@@ -6,7 +6,7 @@
  */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
-import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
+import { defaultDocumentClient, translate } from './client.ts';
 import { KIND } from './items.ts';
 
 export class DynamoBudgetCounters implements BudgetCounters {

@@ -7,7 +7,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { CircuitState, CircuitStore, StoredCircuit } from '#shared/ports/circuit-store.ts';
-import { defaultDocumentClient } from './breadcrumb-store.ts';
+import { defaultDocumentClient } from './client.ts';
 import { KIND } from './items.ts';
 
 const TTL_SECONDS = 7 * 24 * 60 * 60;

@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { ClaimKey, ClaimOutcome, Claims } from '#shared/ports/claims.ts';
-import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
+import { defaultDocumentClient, translate } from './client.ts';
 import { claimCompletion, KIND, keys } from './items.ts';
 
 /** Claims are kept a week: long past any SQS retention, so a late redelivery still finds `done`. */

@@ -30,7 +30,7 @@ import {
   type UsageTotals,
   zeroAmounts,
 } from '#shared/ports/usage-totals.ts';
-import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
+import { defaultDocumentClient, translate } from './client.ts';
 
 /** The item kind of a usage counter (not a breadcrumb: no event, no listing by schema or tag). */
 const USAGE_KIND = 'usage';

@@ -25,7 +25,7 @@ import {
   WaitIndexFullError,
   type WaitKey,
 } from '#shared/ports/wait-index.ts';
-import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
+import { defaultDocumentClient, translate } from './client.ts';
 import { KIND } from './items.ts';
 
 export function waitItemId(key: WaitKey): string {

@@ -11,7 +11,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { RetriableError } from '#shared/domain/errors.ts';
 import type { QuotaName, WorkspaceQuotas } from '#shared/ports/workspace-quotas.ts';
-import { defaultDocumentClient } from './breadcrumb-store.ts';
+import { defaultDocumentClient } from './client.ts';
 import { KIND } from './items.ts';
 
 const MAX_ATTEMPTS = 8;

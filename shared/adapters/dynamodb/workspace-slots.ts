@@ -8,7 +8,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { WorkspaceSlots } from '#shared/ports/workspace-slots.ts';
-import { defaultDocumentClient, translate } from './breadcrumb-store.ts';
+import { defaultDocumentClient, translate } from './client.ts';
 import { KIND } from './items.ts';
 
 /** Slot items outlive their last lease by a day (a workspace that stops calling needs none). */

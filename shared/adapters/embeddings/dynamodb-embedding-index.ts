@@ -22,7 +22,7 @@ import {
   PutCommand,
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { defaultDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import type { EmbeddingIndex, StoredEmbedding } from '#shared/ports/embeddings.ts';
 
 export const EMBEDDING_KIND = 'embedding';

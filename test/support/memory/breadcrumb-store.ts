@@ -10,8 +10,8 @@
  * - creates are idempotent per Idempotency-Key (24 h, same request hash) and per caller-chosen id (a repeat is a
  *   replay of version 1, nothing written);
  * - updates and deletes with `expectedVersion` are If-Match; without it, last writer wins;
- * - listings by schema, tag or both, newest write first (`updated_at`, then id, descending), `limit` per page,
- *   and a next cursor whenever a page came back full (as DynamoDB's LastEvaluatedKey does);
+ * - listings by schema, tag or both, newest write first (`updated_at`, then id, descending), `limit` live records
+ *   per page: expired ones are read past, up to the read bound (`Page.read_bound`), and a cursor while more remain;
  * - expired records (`expires_at`) read as gone at once;
  * - `schema.def.v1` breadcrumbs tagged `defines:<schema>` give that schema's llm_hints defaults to context views.
  *
@@ -34,6 +34,7 @@ import {
   type Clock,
   type CreateOptions,
   type CreateResult,
+  LIST_READ_BOUND,
   type ListQuery,
   type Page,
   systemClock,
@@ -73,9 +74,12 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
   private readonly hints = new Map<string, LlmHints>();
   private readonly clock: Clock;
   private readonly ulid = monotonicFactory();
+  /** Entries a listing reads at most per call (`LIST_READ_BOUND`; smaller in tests of what hitting it does). */
+  private readonly readBound: number;
 
-  constructor(options: { clock?: Clock } = {}) {
+  constructor(options: { clock?: Clock; readBound?: number } = {}) {
     this.clock = options.clock ?? systemClock;
+    this.readBound = options.readBound ?? LIST_READ_BOUND;
   }
 
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
@@ -193,13 +197,22 @@ export class InMemoryBreadcrumbStore implements ExecutorStore {
       )
       .map((r) => ({ record: r, sort: `${r.updated_at}#${r.id}` }))
       .filter((e) => after === undefined || e.sort < after)
-      .sort((a, b) => (a.sort < b.sort ? 1 : a.sort > b.sort ? -1 : 0))
-      .slice(0, limit);
-    const last = entries[entries.length - 1];
+      .sort((a, b) => (a.sort < b.sort ? 1 : a.sort > b.sort ? -1 : 0));
+    // As the DynamoDB adapter does: expired heads are read past, counted against the read bound.
     const nowMs = this.clock.now().getTime();
+    const items: Breadcrumb[] = [];
+    let read = 0;
+    for (const entry of entries) {
+      if (items.length === limit || read === this.readBound) break;
+      read++;
+      if (!isExpired(entry.record, nowMs)) items.push(entry.record);
+    }
+    const last = entries[read - 1];
+    const more = read < entries.length && last !== undefined;
     return {
-      items: entries.map((e) => e.record).filter((r) => !isExpired(r, nowMs)),
-      next_cursor: entries.length === limit && last ? encodeCursor({ listing, after: last.sort }) : null,
+      items,
+      next_cursor: more ? encodeCursor({ listing, after: last.sort }) : null,
+      ...(more && items.length < limit ? { read_bound: { entries_read: read, bound: this.readBound } } : {}),
     };
   }
 
