@@ -141,7 +141,15 @@ export interface Problem {
 export interface Page<T> {
   readonly items: T[];
   readonly next_cursor: string | null;
+  /**
+   * Listings: the listing stopped at its read bound (index entries read in one call) before it filled the page;
+   * the page is short and `next_cursor` goes on.
+   */
+  readonly read_bound?: { readonly entries_read: number; readonly bound: number };
 }
+
+/** Calls `listFirst` makes at most: each reads at most the listing's read bound. */
+export const LIST_FIRST_MAX_CALLS = 4;
 
 export interface ListQuery {
   readonly schema_name?: string;
@@ -391,6 +399,33 @@ export class CrumbsClient {
   list(query?: ListQuery, options?: RequestOptions): Promise<Page<ContextView>>;
   list(query: ListQuery = {}, options: RequestOptions = {}): Promise<Page<ContextView | Breadcrumb>> {
     return this.#json<Page<ContextView | Breadcrumb>>('GET', this.#crumbs() + queryString(query), options);
+  }
+
+  /**
+   * The first `wanted` breadcrumbs of a listing (`query.limit` defaults to `wanted`): a page that stopped at its
+   * read bound is followed by the next, up to LIST_FIRST_MAX_CALLS calls; the answer keeps the last cursor and, when
+   * the calls ran out short of `wanted`, the last `read_bound`.
+   */
+  async listFirst(query: FullListQuery, wanted: number, options?: RequestOptions): Promise<Page<Breadcrumb>>;
+  async listFirst(query: ListQuery, wanted: number, options?: RequestOptions): Promise<Page<ContextView>>;
+  async listFirst(
+    query: ListQuery,
+    wanted: number,
+    options: RequestOptions = {},
+  ): Promise<Page<ContextView | Breadcrumb>> {
+    const items: (ContextView | Breadcrumb)[] = [];
+    let page: Page<ContextView | Breadcrumb> | undefined;
+    for (let call = 0; call < LIST_FIRST_MAX_CALLS; call++) {
+      const cursor: string | undefined = page ? (page.next_cursor ?? undefined) : query.cursor;
+      page = await this.list({ limit: wanted, ...query, ...(cursor ? { cursor } : {}) }, options);
+      items.push(...page.items);
+      if (items.length >= wanted || !page.next_cursor) break;
+    }
+    return {
+      items: items.slice(0, wanted),
+      next_cursor: page?.next_cursor ?? null,
+      ...(page?.read_bound !== undefined && items.length < wanted ? { read_bound: page.read_bound } : {}),
+    };
   }
 
   /** Every page, following `next_cursor`; `query.limit` is the page size. */

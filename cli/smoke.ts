@@ -166,7 +166,7 @@ export class SmokeContext {
 
   /** The newest breadcrumb of `schema` tagged `tag`, as stored. */
   async findTagged(schema: string, tag: string): Promise<Breadcrumb | undefined> {
-    const page = await this.client.list({ schema_name: schema, tag, limit: 5, view: 'full' });
+    const page = await this.client.listFirst({ schema_name: schema, tag, view: 'full' }, 1);
     return page.items[0];
   }
 }

@@ -132,12 +132,10 @@ export async function statusOf(
 ): Promise<StatusRow> {
   const deadline = Date.now() + waitSeconds * 1000;
   for (;;) {
-    const page = await client.list({
-      view: 'full',
-      schema_name: STATUS_SCHEMA,
-      tag: `definition:${definition.id}`,
-      limit: 1,
-    });
+    const page = await client.listFirst(
+      { view: 'full', schema_name: STATUS_SCHEMA, tag: `definition:${definition.id}` },
+      1,
+    );
     const status = page.items[0]?.context as
       | {
           definition_version?: number;

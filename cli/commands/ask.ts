@@ -169,12 +169,10 @@ function sleep(ms: number): Promise<void> {
 }
 
 async function findAnswer(client: CrumbsClient, requestId: string): Promise<Breadcrumb | undefined> {
-  const page = await client.list({
-    schema_name: AGENT_RESPONSE_SCHEMA,
-    tag: requestTag(requestId),
-    limit: 5,
-    view: 'full',
-  });
+  const page = await client.listFirst(
+    { schema_name: AGENT_RESPONSE_SCHEMA, tag: requestTag(requestId), view: 'full' },
+    1,
+  );
   return page.items[0];
 }
 

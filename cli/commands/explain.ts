@@ -31,8 +31,11 @@ change event. Prints the selector that matched, or for each selector the first f
     ]);
     const { kind, definition: parsed } = validated(definitionId, definition.schema_name, definition.context);
     // Its rule, as the rule manager recorded it: the name and the bus of the pool that holds it.
-    const statuses = await client.list({ tag: `definition:${definitionId}`, limit: 10, view: 'full' });
-    const status = statuses.items.find((b) => b.schema_name === STATUS_SCHEMA)?.context;
+    const statuses = await client.listFirst(
+      { schema_name: STATUS_SCHEMA, tag: `definition:${definitionId}`, view: 'full' },
+      1,
+    );
+    const status = statuses.items[0]?.context;
     const rule =
       typeof status?.rule_name === 'string'
         ? {

@@ -1,5 +1,5 @@
 /** `crumbs ls`: list breadcrumbs newest first, by schema, tag, or both; one page or, with `--all`, every page. */
-import type { ContextView, ListQuery } from '../api-client.ts';
+import type { ContextView, ListQuery, Page } from '../api-client.ts';
 import { type Command, noPositionals, optInt, optString, printJson } from '../args.ts';
 import { breadcrumbTable } from './views.ts';
 
@@ -8,7 +8,9 @@ export const lsCommand: Command = {
   summary: 'list breadcrumbs (newest first)',
   usage: `Usage: crumbs ls [--schema S] [--tag T] [--limit N] [--cursor C] [--all] [--full]
 
-Lists breadcrumbs newest first: id, schema, title, tags, version, updated.
+Lists breadcrumbs newest first: id, schema, title, tags, version, updated. A page is full unless the listing
+ends, or stops at its read bound (500 index entries, say of expired breadcrumbs): then it says so, and the
+"more:" line goes on from where it stopped.
 Give --schema, --tag, or both (the API lists by schema and/or tag, never a whole workspace).
 With --json each item is the context view (llm_hints applied), as \`crumbs get\` shows; --full lists the stored
 records (every field, the context as stored), as \`crumbs get --full\` does.
@@ -40,6 +42,7 @@ Flags:
     const client = ctx.client();
     let items: ContextView[];
     let nextCursor: string | null;
+    let readBound: Page<ContextView>['read_bound'];
     if (ctx.values.all === true) {
       items = [];
       for await (const page of client.listAll(query)) items.push(...page);
@@ -48,14 +51,26 @@ Flags:
       const page = await client.list(query);
       items = page.items;
       nextCursor = page.next_cursor;
+      readBound = page.read_bound;
     }
 
     if (ctx.global.json) {
-      printJson(ctx.io, { items, next_cursor: nextCursor });
+      printJson(ctx.io, {
+        items,
+        next_cursor: nextCursor,
+        ...(readBound !== undefined ? { read_bound: readBound } : {}),
+      });
       return 0;
     }
-    if (items.length === 0) ctx.io.stdout('no breadcrumbs\n');
+    if (items.length === 0) ctx.io.stdout(nextCursor ? 'no breadcrumbs on this page\n' : 'no breadcrumbs\n');
     else ctx.io.stdout(`${breadcrumbTable(items)}\n`);
+    if (readBound !== undefined) {
+      // The page is short because the listing stopped reading, not because nothing more matches.
+      ctx.io.stdout(
+        `\nthe listing stopped after reading ${readBound.entries_read} index entries (its read bound) before the page ` +
+          'was full: expired or non-matching entries were skipped; older ones may follow\n',
+      );
+    }
     if (nextCursor) {
       ctx.io.stdout(
         `\nmore: crumbs ls ${nextPageArgs(ctx.values, nextCursor)}   (or --all for every page)\n`,

@@ -103,7 +103,7 @@ async function sync(
   });
   const deadline = Date.now() + waitSeconds * 1000;
   for (;;) {
-    const page = await client.list({ tag: `sync:${request.id}`, limit: 1, view: 'full' });
+    const page = await client.listFirst({ tag: `sync:${request.id}`, view: 'full' }, 1);
     const result = page.items[0];
     if (result) {
       if (ctx.global.json) printJson(ctx.io, result.context);

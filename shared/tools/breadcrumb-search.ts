@@ -5,6 +5,7 @@
  */
 import type { ContextView } from '#shared/domain/breadcrumb.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import type { ReadBoundHit } from '#shared/ports/breadcrumb-store.ts';
 import type { Tool } from './tool.ts';
 
 export interface BreadcrumbSearchInput {
@@ -15,6 +16,8 @@ export interface BreadcrumbSearchInput {
 
 export interface BreadcrumbSearchOutput {
   items: ContextView[];
+  /** The listing stopped at its read bound before it found `limit` (older ones may exist). */
+  read_bound?: ReadBoundHit;
 }
 
 export const breadcrumbSearchTool: Tool<BreadcrumbSearchInput, BreadcrumbSearchOutput> = {
@@ -42,6 +45,9 @@ export const breadcrumbSearchTool: Tool<BreadcrumbSearchInput, BreadcrumbSearchO
       ...(input.schema_name !== undefined ? { schema_name: input.schema_name } : {}),
       ...(input.tag !== undefined ? { tag: input.tag } : {}),
     });
-    return { items: await ctx.store.contextViews(ctx.workspace, page.items) };
+    return {
+      items: await ctx.store.contextViews(ctx.workspace, page.items),
+      ...(page.read_bound !== undefined ? { read_bound: page.read_bound } : {}),
+    };
   },
 };

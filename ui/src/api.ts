@@ -30,6 +30,13 @@ export class ApiError extends Error {
   }
 }
 
+/** A listing page (`GET …/breadcrumbs`); `read_bound` when it stopped at its read bound before it was full. */
+interface ListPage {
+  items: Breadcrumb[];
+  next_cursor: string | null;
+  read_bound?: { entries_read: number; bound: number };
+}
+
 export interface Session {
   token: string;
   workspace: string;
@@ -85,12 +92,28 @@ export class Api {
       body: JSON.stringify(body),
     });
   }
-  /** The newest breadcrumbs of a schema (up to 100), as the listing route returns them. */
-  async listBySchema(schema: string): Promise<Breadcrumb[]> {
-    const page = await this.json<{ items: Breadcrumb[] }>(
-      `${this.path('breadcrumbs')}?schema_name=${encodeURIComponent(schema)}&limit=100`,
-    );
-    return page.items;
+  /**
+   * The newest breadcrumbs of a schema (up to 100), as the listing route returns them. A page that stopped at the
+   * listing's read bound (expired breadcrumbs read past) is followed by the next, up to 4 calls; `stoppedAfter`
+   * says how many index entries the last one read when the calls ran out before 100 were found.
+   */
+  async listBySchema(schema: string): Promise<{ items: Breadcrumb[]; stoppedAfter?: number }> {
+    const items: Breadcrumb[] = [];
+    let cursor: string | null = null;
+    let stoppedAfter: number | undefined;
+    for (let call = 0; call < 4 && items.length < 100; call++) {
+      const page: ListPage = await this.json<ListPage>(
+        `${this.path('breadcrumbs')}?schema_name=${encodeURIComponent(schema)}&limit=${100 - items.length}${
+          cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''
+        }`,
+      );
+      items.push(...page.items);
+      cursor = page.next_cursor;
+      if (cursor === null) return { items };
+      stoppedAfter =
+        page.read_bound !== undefined && items.length < 100 ? page.read_bound.entries_read : undefined;
+    }
+    return { items, ...(stoppedAfter !== undefined ? { stoppedAfter } : {}) };
   }
   /** The run as the run API shows it (with `retry_steps`, the top-level steps retry accepts). */
   run(runId: string): Promise<{ retry_steps?: string[] }> {

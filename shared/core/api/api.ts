@@ -32,7 +32,7 @@ import {
 } from '#shared/domain/errors.ts';
 import { definitionWarnings, warningHeader } from '#shared/domain/unknown-fields.ts';
 import type * as z from '#shared/domain/zod.ts';
-import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { BreadcrumbStore, ReadBoundHit } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
@@ -378,14 +378,21 @@ function ifMatch(req: HttpRequest): number | undefined {
 }
 
 /** A page of records as the caller asked for it: stored (`?view=full`) or, by default, as context views. */
-async function pageIn<P extends { items: Breadcrumb[]; next_cursor?: string | null | undefined }>(
+async function pageIn<
+  P extends { items: Breadcrumb[]; next_cursor?: string | null | undefined; read_bound?: ReadBoundHit },
+>(
   view: (typeof VIEWS)[number],
   store: BreadcrumbStore,
   ws: string,
   page: P,
-): Promise<P | { items: ContextView[]; next_cursor: P['next_cursor'] }> {
+): Promise<P | { items: ContextView[]; next_cursor: P['next_cursor']; read_bound?: ReadBoundHit }> {
   if (view === 'full') return page;
-  return { items: await store.contextViews(ws, page.items), next_cursor: page.next_cursor };
+  return {
+    items: await store.contextViews(ws, page.items),
+    next_cursor: page.next_cursor,
+    // A listing that stopped at its read bound says so, whatever the view.
+    ...(page.read_bound !== undefined ? { read_bound: page.read_bound } : {}),
+  };
 }
 
 function listView(raw: string | undefined): (typeof VIEWS)[number] {

@@ -85,6 +85,9 @@ export async function listFull<T = { id: string; version: number; context: Recor
   return out;
 }
 
+/** Listing calls `findAnswer` makes per schema at most (each reads at most the listing's read bound). */
+const FIND_MAX_CALLS = 4;
+
 /** A stored answer as the servers read it (the full record). */
 export interface AnswerRecord {
   id: string;
@@ -103,12 +106,24 @@ export async function findAnswer(
   schemas: readonly string[],
 ): Promise<AnswerRecord | undefined> {
   for (const schema of schemas) {
-    const page = await api('GET', 'breadcrumbs', {
-      query: { schema_name: schema, tag: requestTag(id), limit: '1', view: 'full' },
-    });
-    if (!isOk(page)) continue;
-    const item = (page.body as { items: AnswerRecord[] }).items[0];
-    if (item !== undefined) return item;
+    let cursor: string | undefined;
+    // A page comes back empty with a cursor only where the listing stopped at its read bound: go on from there.
+    for (let call = 0; call < FIND_MAX_CALLS; call++) {
+      const page = await api('GET', 'breadcrumbs', {
+        query: {
+          schema_name: schema,
+          tag: requestTag(id),
+          limit: '1',
+          view: 'full',
+          ...(cursor !== undefined ? { cursor } : {}),
+        },
+      });
+      if (!isOk(page)) break;
+      const body = page.body as { items: AnswerRecord[]; next_cursor: string | null };
+      if (body.items[0] !== undefined) return body.items[0];
+      if (!body.next_cursor) break;
+      cursor = body.next_cursor;
+    }
   }
   return undefined;
 }

@@ -10,16 +10,24 @@
  *
  * A source that fails appears as `{ error: "…" }` under its key; it is never silently dropped, so an executor (or
  * a model) can tell "nothing there" from "could not look".
+ *
+ * `latest` and `recent` read listing pages until they have what they want or the listing ends, within a bound:
+ * MAX_PAGES calls of the store, each reading at most its own read bound of index entries. A store page comes back
+ * short only at its read bound (expired heads TTL has not removed yet, a busy tag's entries of other schemas), and
+ * selectors with filters the listing cannot apply (more tags, `context_match`) drop matches here. When the bound
+ * stops the search before it found what it wanted, that is said: a `latest` that found nothing answers `{ error }`
+ * naming the bound instead of `null`, and every such stop is logged.
  */
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { contextKey, type Selector } from '#shared/domain/selector.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
+import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { matchesSelector, type SelectorSubject } from '#shared/routing/compiler.ts';
 
 export const DEFAULT_RECENT_LIMIT = 5;
 export const DEFAULT_NN = 5;
-/** Index pages read at most to find matches for a selector with filters the listing cannot apply. */
+/** Listing pages read at most to find a selector's matches (each bounded by the store's read bound). */
 const MAX_PAGES = 4;
 const FILTERED_PAGE_SIZE = 50;
 
@@ -33,6 +41,8 @@ export interface AssembleInput {
 export interface AssembleDeps {
   store: ExecutorStore;
   vectorSearch?: VectorSearch | undefined;
+  /** Where a search stopped at its bound is logged. @default silent */
+  log?: Log;
 }
 
 /** `{ trigger, <key>: value | { error } … }` for the given context selectors. */
@@ -60,17 +70,23 @@ async function fetchSource(selector: Selector, input: AssembleInput, deps: Assem
     case 'event_data':
       return input.triggerView.context;
     case 'latest': {
-      const [first] = await listMatching(selector, input.workspace, 1, deps.store);
-      if (!first) return null;
+      const { found, stopped } = await listMatching(selector, input.workspace, 1, deps);
+      const first = found[0];
+      if (!first) {
+        if (stopped === undefined) return null;
+        throw new Error(
+          `no match among the ${stopped} newest entries read (the read bound); older ones were not read`,
+        );
+      }
       const [view] = await deps.store.contextViews(input.workspace, [first]);
       return view?.context ?? null;
     }
     case 'recent': {
-      const found = await listMatching(
+      const { found } = await listMatching(
         selector,
         input.workspace,
         selector.fetch?.limit ?? DEFAULT_RECENT_LIMIT,
-        deps.store,
+        deps,
       );
       return (await deps.store.contextViews(input.workspace, found)).map((v) => v.context);
     }
@@ -94,13 +110,16 @@ async function fetchSource(selector: Selector, input: AssembleInput, deps: Assem
   }
 }
 
-/** Newest-first matches of a selector, listing by schema and/or one tag and filtering the rest here. */
+/**
+ * Newest-first matches of a selector, listing by schema and/or one tag and filtering the rest here; `stopped` is
+ * the number of index entries read when the bound ended the search short of `wanted` with more left to read.
+ */
 async function listMatching(
   selector: Selector,
   workspace: string,
   wanted: number,
-  store: ExecutorStore,
-): Promise<Breadcrumb[]> {
+  deps: AssembleDeps,
+): Promise<{ found: Breadcrumb[]; stopped?: number }> {
   // all_tags: every match carries the first one; any_tags with one tag: the same. Several any_tags: list by
   // schema and filter (a tag listing would miss the others).
   const tag = selector.all_tags?.[0] ?? (selector.any_tags?.length === 1 ? selector.any_tags[0] : undefined);
@@ -110,19 +129,29 @@ async function listMatching(
   const filtered = hasFilters(selector, tag);
   const found: Breadcrumb[] = [];
   let cursor: string | undefined;
-  for (let page = 0; page < (filtered ? MAX_PAGES : 1); page++) {
-    const result = await store.list({
+  let read = 0;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const result = await deps.store.list({
       workspace,
-      limit: filtered ? Math.max(wanted, FILTERED_PAGE_SIZE) : wanted,
+      limit: filtered ? Math.max(wanted, FILTERED_PAGE_SIZE) : wanted - found.length,
       ...(selector.schema_name !== undefined ? { schema_name: selector.schema_name } : {}),
       ...(tag !== undefined ? { tag } : {}),
       ...(cursor !== undefined ? { cursor } : {}),
     });
+    read += result.read_bound?.entries_read ?? result.items.length;
     for (const b of result.items) if (matchesSelector(selector, asDetail(b))) found.push(b);
-    if (found.length >= wanted || result.next_cursor === null) break;
+    if (found.length >= wanted || result.next_cursor === null) return { found: found.slice(0, wanted) };
     cursor = result.next_cursor;
   }
-  return found.slice(0, wanted);
+  (deps.log ?? silentLog).warn('context fetch stopped at its read bound', {
+    workspace,
+    schema_name: selector.schema_name,
+    tag,
+    wanted,
+    found: found.length,
+    entries_read: read,
+  });
+  return { found, stopped: read };
 }
 
 /** True when matching needs more than the listing key (tags beyond the one listed by, or context_match). */

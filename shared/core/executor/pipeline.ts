@@ -209,7 +209,7 @@ async function processTrigger(
         triggerView,
         selectors: parts.context,
       },
-      { store: deps.store, vectorSearch: deps.vectorSearch },
+      { store: deps.store, vectorSearch: deps.vectorSearch, ...(deps.log ? { log: deps.log } : {}) },
     );
     const executionTrigger: ExecutionInput<unknown>['trigger'] = {
       ...triggerView,

@@ -67,7 +67,7 @@ export const BUILTIN_TOOLS: readonly CatalogTool[] = [
     name: `${BUILTIN_PREFIX}list`,
     title: 'List breadcrumbs',
     description:
-      "Lists breadcrumbs of this workspace by schema and/or tag, newest first, as context views; pass the answer's next_cursor as cursor for more.",
+      "Lists breadcrumbs of this workspace by schema and/or tag, newest first, as context views; pass the answer's next_cursor as cursor for more. A page is full unless the listing ends, or stops at its read bound (the answer then says read_bound): next_cursor goes on.",
     inputSchema: {
       type: 'object',
       properties: {

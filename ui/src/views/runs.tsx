@@ -85,7 +85,7 @@ export function RunsView({ api }: { api: Api }) {
   }, [api]);
   if (loaded.error) return <ErrorLine error={loaded.error} />;
   if (!loaded.value) return <p class="muted">Loading…</p>;
-  const runs = loaded.value.map((b) => ({
+  const runs = loaded.value.items.map((b) => ({
     id: b.id,
     updated_at: b.updated_at,
     run: b.context as unknown as RunState,
@@ -117,6 +117,11 @@ export function RunsView({ api }: { api: Api }) {
         ))}
       </div>
       {shown.length === 0 && <p class="muted">No runs{filter ? ` ${filter}` : ''}.</p>}
+      {loaded.value.stoppedAfter !== undefined && (
+        <p class="muted" data-read-bound>
+          Older runs may exist: the listing stopped after reading {loaded.value.stoppedAfter} index entries.
+        </p>
+      )}
       <table class="list">
         <thead>
           <tr>

@@ -5,6 +5,7 @@ import { type Selector, type SelectorInput, SelectorSchema } from '#shared/domai
 import type { ListQuery } from '#shared/ports/breadcrumb-store.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
+import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
 
 function crumb(id: string, schema: string, tags: string[], context: Record<string, unknown>): Breadcrumb {
   return {
@@ -146,5 +147,59 @@ describe('assembleContext', () => {
       { workspace: 'ws', schemaName: 'memory.v1', text: 'hello there', nn: 3, excludeIds: ['t1'] },
     ]);
     expect(ctx.memory_v1).toEqual([{ text: 'one', viewed: true }]);
+  });
+
+  describe('past what a listing cannot hand out', () => {
+    const P = { principal: 'user:a' };
+    /** One live note, then `expired` newer notes that TTL has not removed yet. */
+    async function buried(expired: number, readBound?: number) {
+      const store = new InMemoryBreadcrumbStore(readBound !== undefined ? { readBound } : {});
+      const { breadcrumb: live } = await store.create(
+        'ws',
+        { schema_name: 'note.v1', title: 'live', tags: ['busy'], context: { live: true } },
+        P,
+      );
+      await new Promise((r) => setTimeout(r, 2));
+      for (let i = 0; i < expired; i++) {
+        await store.create(
+          'ws',
+          { schema_name: 'note.v1', title: `x${i}`, tags: ['busy'], context: { i }, expires_at: 1_000_000 },
+          P,
+        );
+      }
+      return { store, live };
+    }
+
+    it('finds the live breadcrumb under 200 newer expired ones, by schema and by schema × tag', async () => {
+      const { store } = await buried(200);
+      const ctx = await assemble(
+        [
+          { schema_name: 'note.v1', fetch: 'latest', key: 'bySchema' },
+          { schema_name: 'note.v1', all_tags: ['busy'], fetch: 'latest', key: 'byTag' },
+          {
+            schema_name: 'note.v1',
+            all_tags: ['busy'],
+            fetch: { method: 'recent', limit: 3 },
+            key: 'recent',
+          },
+        ],
+        store,
+      );
+      expect(ctx.bySchema).toEqual({ live: true });
+      expect(ctx.byTag).toEqual({ live: true });
+      expect(ctx.recent).toEqual([{ live: true }]);
+    });
+
+    it('goes on from a page that stopped at the read bound, and says so when its own bound stops it', async () => {
+      // Each listing call reads 30 entries at most: the live note lies past three calls, within the four allowed.
+      const within = await buried(100, 30);
+      expect(await assemble([{ schema_name: 'note.v1', fetch: 'latest' }], within.store)).toMatchObject({
+        note_v1: { live: true },
+      });
+      // Past four calls: not `null` (nothing there) but an error naming the bound.
+      const past = await buried(200, 30);
+      const ctx = await assemble([{ schema_name: 'note.v1', fetch: 'latest' }], past.store);
+      expect(ctx.note_v1).toEqual({ error: expect.stringContaining('read bound') });
+    });
   });
 });
