@@ -8,6 +8,7 @@
  *
  * Costs are whole nano-dollars, as `llm_usage` keeps them (`llm-usage.ts`), so a cost budget compares integers.
  */
+import { NonRetriableError } from './errors.ts';
 import { type ModelPrice, type PriceTable, priceOf } from './llm-usage.ts';
 import * as z from './zod.ts';
 
@@ -260,6 +261,14 @@ export function budgetMessage(stop: BudgetStop): string {
   const used = stop.unit === 'calls' ? calls : `${figure(stop.unit, stop.used)} used over ${calls}`;
   const next = stop.next !== undefined ? ` (at least ${figure(stop.unit, stop.next)})` : '';
   return `budget ${stop.budget} (${figure(stop.unit, stop.limit)}) reached: ${used}; the next call${next} was not made`;
+}
+
+/** A call refused by a budget before it was made; its message names the budget and the figures. */
+export class BudgetExceededError extends NonRetriableError {
+  override readonly name = 'BudgetExceededError';
+  constructor(readonly stop: BudgetStop) {
+    super(budgetMessage(stop));
+  }
 }
 
 export const BudgetStopSchema = z.object({

@@ -31,7 +31,7 @@ export interface BreadthLimits {
 }
 
 export interface BreadthBudgetDeps {
-  counters: BudgetCounters;
+  counters: Pick<BudgetCounters, 'add'>;
   store: Pick<BreadcrumbStore, 'create'>;
   limits: BreadthLimits;
   log?: Log | undefined;
