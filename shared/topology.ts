@@ -271,7 +271,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       embeddings: true,
       // The tool runner reads them for the `http` tool's `secret_ref` headers.
       ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
-      limits: ['share', 'ceiling'],
+      // `breadth`: the thread budget, whose counter each executor reads to drop a stopped thread's backlog.
+      limits: ['share', 'ceiling', 'breadth'],
     },
   };
 }

@@ -81,7 +81,7 @@ describe('a storm of breadcrumbs', () => {
       60_000,
     );
     expect(settled).toBeGreaterThanOrEqual(BUDGET);
-    expect(settled).toBeLessThanOrEqual(3 * (BUDGET + 3) + 2);
+    expect(settled, `settled at ${settled}`).toBeLessThanOrEqual(0);
     const stops = (await inThread()).filter((i) => i.schema_name === 'system.loop_stopped.v1');
     expect(stops).toHaveLength(1);
   });

@@ -29,12 +29,14 @@ import { DEFAULT_HOP_LIMIT, type ParsedDefinition } from '#shared/domain/definit
 import { isRetriable, NotFoundError, RetriableError, ValidationError } from '#shared/domain/errors.ts';
 import { inferRole } from '#shared/domain/selector.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
+import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
 import type { ClaimKey, Claims } from '#shared/ports/claims.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import { noTracing, type Tracing } from '#shared/ports/tracing.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { matchesSelector } from '#shared/routing/compiler.ts';
+import { threadBudgetKey } from '../stream/breadth-budget.ts';
 import { asDetail, assembleContext } from './context-assembly.ts';
 import {
   type AfterWrite,
@@ -67,6 +69,11 @@ export interface PipelineDeps {
   tracing?: Tracing;
   /** The workspace's share of this function (workspace-slots.ts); absent: no cap. */
   slots?: SlotPolicy | undefined;
+  /**
+   * The publisher's thread budget (`shared/core/stream/breadth-budget.ts`): a trigger an executor wrote in a thread
+   * whose counter has reached it is dropped, so a storm's backlog already routed does not run. Absent: not checked.
+   */
+  threadBudget?: { counters: Pick<BudgetCounters, 'read'>; limit: number } | undefined;
 }
 
 export type ProcessOutcome =
@@ -140,6 +147,10 @@ async function processTrigger(
   const principal = parts.principal;
   if (trigger.updated_by === principal)
     return skip(log, 'the trigger was written by this definition', logKeys);
+
+  if (await threadSpent(trigger, deps)) {
+    return skip(log, 'the thread reached its breadth budget (the publisher stopped routing it)', logKeys);
+  }
 
   const implementation = deps.implementations[parsed.kind];
   if (!implementation) {
@@ -297,6 +308,28 @@ async function processTrigger(
       });
     });
     throw error;
+  }
+}
+
+/**
+ * Whether the trigger is one the publisher counts against its thread's budget (an executor's write, hop 1 or more)
+ * in a thread whose counter has reached the limit: one read of the counter the publisher keeps. The publisher stops
+ * routing such a thread, but events routed before the stop wait in the queues; dropping them here keeps a storm's
+ * writes within the budget plus what the publisher had not flushed (one step) and what was already executing.
+ * A counter that cannot be read lets the trigger run (as the publisher routes when it cannot count).
+ */
+async function threadSpent(trigger: Breadcrumb, deps: PipelineDeps): Promise<boolean> {
+  const budget = deps.threadBudget;
+  const thread = trigger.causation?.thread;
+  if (budget === undefined || thread === undefined || (trigger.causation?.hop ?? 0) < 1) return false;
+  try {
+    return (await budget.counters.read(trigger.workspace, threadBudgetKey(thread))) >= budget.limit;
+  } catch (error) {
+    (deps.log ?? silentLog).warn('could not read the thread budget; running the trigger', {
+      thread,
+      error: (error as Error).message,
+    });
+    return false;
   }
 }
 

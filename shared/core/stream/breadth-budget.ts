@@ -64,6 +64,11 @@ interface Tally {
   recorded: boolean;
 }
 
+/** The counter key of a thread's budget (executors read it: `shared/core/executor/pipeline.ts`). */
+export function threadBudgetKey(thread: string): string {
+  return `thread#${thread}`;
+}
+
 function budgetId(budget: Budget): string {
   return `${budget.workspace}\u0000${budget.key}`;
 }
@@ -148,7 +153,7 @@ export class BreadthBudget {
     const thread = detail.causation?.thread;
     if (typeof thread === 'string' && Number(detail.causation?.hop ?? 0) >= 1) {
       budgets.push({
-        key: `thread#${thread}`,
+        key: threadBudgetKey(thread),
         workspace,
         limit: limits.threadBudget,
         kind: 'thread',

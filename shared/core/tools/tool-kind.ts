@@ -21,6 +21,7 @@ import type { ToolCatalog } from '#shared/tools/catalog.ts';
 import type { ToolContext } from '#shared/tools/tool.ts';
 import { ERROR_ANSWERS, readToolRequest, toolResponse } from '../executor/answers.ts';
 import type { ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
+import { effectKey } from '../executor/outputs.ts';
 
 /** When the definition sets no `timeout_ms`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -73,6 +74,7 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
         context: options.context,
         ...(options.definition !== undefined ? { definition: options.definition } : {}),
         ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+        ...(options.effectKey !== undefined ? { effectKey: options.effectKey } : {}),
       }),
       aborted,
     ]);
@@ -138,6 +140,8 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
           context: execution.context,
           definition,
           ...(deps.secrets !== undefined ? { secrets: deps.secrets } : {}),
+          effectKey: (callIndex) =>
+            effectKey(ref.id, execution.trigger.id, execution.trigger.version, callIndex),
         });
         if (definition.output_schema) {
           const issues = compileJsonSchema(

@@ -228,6 +228,47 @@ describe('executor pipeline (in memory)', () => {
     expect(await h.list('tool.response.v1')).toEqual([]);
   });
 
+  it('drops a trigger an executor wrote in a thread whose breadth budget is spent, reading the counter once', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const reads: string[] = [];
+    let total = 60;
+    const threadBudget = {
+      limit: 60,
+      counters: {
+        read: async (workspace: string, key: string) => {
+          reads.push(`${workspace}/${key}`);
+          return total;
+        },
+      },
+    };
+    const inStorm = await h.request('echo', {}, 'r-storm', { caused_by: 'x@1', thread: 'th', hop: 4 });
+    expect(await h.process(def, inStorm, h.deps({ threadBudget }))).toEqual({
+      status: 'skipped',
+      reason: 'the thread reached its breadth budget (the publisher stopped routing it)',
+    });
+    expect(reads).toEqual(['ws/thread#th']);
+    expect(await h.list('tool.response.v1')).toEqual([]);
+    // Below the budget it runs; so does a person's write (hop 0), which the publisher never counts.
+    total = 59;
+    expect((await h.process(def, inStorm, h.deps({ threadBudget }))).status).toBe('responded');
+    total = 1000;
+    const person = await h.request('echo', {}, 'r-person');
+    expect((await h.process(def, person, h.deps({ threadBudget }))).status).toBe('responded');
+    expect(reads).toHaveLength(2);
+    // A counter that cannot be read lets the trigger run, as the publisher routes when it cannot count.
+    const broken = {
+      limit: 60,
+      counters: {
+        read: async () => {
+          throw new Error('throttled');
+        },
+      },
+    };
+    const other = await h.request('echo', {}, 'r-other', { caused_by: 'y@1', thread: 'th2', hop: 1 });
+    expect((await h.process(def, other, h.deps({ threadBudget: broken }))).status).toBe('responded');
+  });
+
   describe('continuations (ownRequestOf)', () => {
     /** A kind that asks a question and continues on the answer, as an agent does with its tools. */
     async function setup(h: Harness) {
