@@ -3,8 +3,9 @@
  * and the run write anyway, and a call is made only when its worst case fits what remains (`callRefusal`): the
  * prompt's estimate (at least the previous call's input plus output: a conversation only grows) plus the output
  * cap, which the call is given as its `maxOutputTokens`. A call that would not fit is not made; the answer is an
- * error naming the budget and the figures (`budgetMessage`). The workspace's daily budget is checked from batched
- * totals and may overshoot by one batch window (`shared/core/agents/context/daily-budget.ts`).
+ * error naming the budget and the figures (`budgetMessage`). The workspace's daily budget reserves each call's worst
+ * case before it and settles after (`shared/core/model-calls/daily-budget.ts`); all three are checked on the one
+ * path every model call takes (`shared/core/model-calls/governed-llm.ts`).
  *
  * Costs are whole nano-dollars, as `llm_usage` keeps them (`llm-usage.ts`), so a cost budget compares integers.
  */
