@@ -62,7 +62,7 @@ describe('daily budgets under attack', () => {
     );
     for (const p of posted) expect(p.status, JSON.stringify(p.body)).toBe(201);
     const answers = await Promise.all(
-      ids.map((id) => eventually(() => answerTo(b, id), `the answer to ${id}`, 300_000)),
+      ids.map((id) => eventually(() => answerTo(b, id), `the answer to ${id}`, 360_000)),
     );
 
     const made = answers.filter((a) => a.status === 'success');
@@ -101,7 +101,8 @@ describe('daily budgets under attack', () => {
       status: 'success',
       text: 'calm',
     });
-  });
+    // Requests refused while calls in flight held the day come back from the queue: minutes on a loaded machine.
+  }, 420_000);
 
   it('refuses the llm tool once its workspace’s day is spent, without calling the model', async () => {
     const b = teamBIn('team-b-llm-tool');

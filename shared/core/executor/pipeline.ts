@@ -148,7 +148,8 @@ async function processTrigger(
   if (trigger.updated_by === principal)
     return skip(log, 'the trigger was written by this definition', logKeys);
 
-  if (await threadSpent(trigger, deps)) {
+  const thread = await threadBudgetOf(trigger, deps);
+  if (thread === 'spent') {
     return skip(log, 'the thread reached its breadth budget (the publisher stopped routing it)', logKeys);
   }
 
@@ -268,6 +269,12 @@ async function processTrigger(
     // running, and the redelivery after its lease re-executes and replays the answer (its id is derived from the
     // trigger, so nothing is written twice) before marking it done. A kind that answers once needs no such write:
     // its answer, under the derived id, is the completion (checked when a worker takes the claim over).
+    // A thread near its budget when this began may have reached it while this ran (a storm's executions run side
+    // by side): read its counter again, and write nothing into a stopped thread.
+    if (thread === 'near' && (await threadBudgetOf(trigger, deps)) === 'spent') {
+      await claims.complete(claimKey, claim.token);
+      return skip(log, 'the thread reached its breadth budget while this ran; nothing written', logKeys);
+    }
     let outputIds: string[];
     try {
       ({ ids: outputIds } = await writeOutputs(outputs, writeCtx));
@@ -312,26 +319,34 @@ async function processTrigger(
 }
 
 /**
- * Whether the trigger is one the publisher counts against its thread's budget (an executor's write, hop 1 or more)
- * in a thread whose counter has reached the limit: one read of the counter the publisher keeps. The publisher stops
- * routing such a thread, but events routed before the stop wait in the queues; dropping them here keeps a storm's
- * writes within the budget plus what the publisher had not flushed (one step) and what was already executing.
- * A counter that cannot be read lets the trigger run (as the publisher routes when it cannot count).
+ * Where the trigger's thread stands against the publisher's thread budget, when the trigger is one the publisher
+ * counts (an executor's write, hop 1 or more): one read of the counter the publisher keeps. The publisher stops
+ * routing a thread at its budget, but events routed before the stop wait in the queues: a trigger of a `spent`
+ * thread is dropped before it runs, and one of a thread `near` its budget (past `NEAR_THREAD_BUDGET` of it) is read
+ * again before its outputs are written, so the executions already running when the budget is reached write nothing
+ * either. A storm's writes then stay within the budget plus what the publisher had not flushed (one step) and what
+ * was being written at that moment. A counter that cannot be read lets the trigger run (as the publisher routes
+ * when it cannot count).
  */
-async function threadSpent(trigger: Breadcrumb, deps: PipelineDeps): Promise<boolean> {
+async function threadBudgetOf(trigger: Breadcrumb, deps: PipelineDeps): Promise<'spent' | 'near' | 'room'> {
   const budget = deps.threadBudget;
   const thread = trigger.causation?.thread;
-  if (budget === undefined || thread === undefined || (trigger.causation?.hop ?? 0) < 1) return false;
+  if (budget === undefined || thread === undefined || (trigger.causation?.hop ?? 0) < 1) return 'room';
   try {
-    return (await budget.counters.read(trigger.workspace, threadBudgetKey(thread))) >= budget.limit;
+    const count = await budget.counters.read(trigger.workspace, threadBudgetKey(thread));
+    if (count >= budget.limit) return 'spent';
+    return count >= budget.limit * NEAR_THREAD_BUDGET ? 'near' : 'room';
   } catch (error) {
     (deps.log ?? silentLog).warn('could not read the thread budget; running the trigger', {
       thread,
       error: (error as Error).message,
     });
-    return false;
+    return 'room';
   }
 }
+
+/** Past this share of its thread budget, a trigger's thread is read again before its outputs are written. */
+export const NEAR_THREAD_BUDGET = 0.8;
 
 /** The implementation's after-write callbacks: what they do is a courtesy (a stream's last event), never a write. */
 async function runAfterWrites(
