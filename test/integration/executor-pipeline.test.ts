@@ -681,6 +681,11 @@ async function idempotentPartner(answer: (n: number) => number = () => 200) {
     const key = req.headers['idempotency-key'];
     const status = answer(server.requests.length);
     res.setHeader('content-type', 'application/json');
+    // A read changes nothing.
+    if (req.method === 'GET') {
+      res.end(JSON.stringify({ charges: effects }));
+      return;
+    }
     if (typeof key === 'string' && applied.has(key)) {
       res.end(applied.get(key));
       return;
