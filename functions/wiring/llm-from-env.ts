@@ -43,11 +43,16 @@ export interface LlmWiring {
 export function llmFromEnv(env: NodeJS.ProcessEnv = process.env, wiring: LlmWiring = {}): LlmClient {
   const settings = parseEnv(LlmEnvSchema, env);
   const defaultProvider = settings[ENV.defaultLlmProvider];
-  const daily = dailyBudget(settings[ENV.dailyBudgets], {
-    counters: new DynamoBudgetCounters(parseEnv(TableEnvSchema, env)[ENV.tableName]),
-    clock: systemClock,
-    log: wiring.log,
-  });
+  // The day's counters live in the table; without a daily budget nothing is read or written.
+  const budgets = settings[ENV.dailyBudgets];
+  const daily =
+    budgets.default === undefined && Object.keys(budgets.workspaces ?? {}).length === 0
+      ? undefined
+      : dailyBudget(budgets, {
+          counters: new DynamoBudgetCounters(parseEnv(TableEnvSchema, env)[ENV.tableName]),
+          clock: systemClock,
+          log: wiring.log,
+        });
   return withModelAliases(
     governedLlm(
       new LlmRouter({ defaultProvider, offlineStreamDelayMs: settings[ENV.offlineStreamDelayMs] }),

@@ -31,6 +31,7 @@ import { NonRetriableError } from '#shared/domain/errors.ts';
 import { callRecord, type LlmCallRecord, type PriceTable, priceOf } from '#shared/domain/llm-usage.ts';
 import type { LlmClient, LlmRequest } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
+import { ENV } from '#shared/topology.ts';
 import { DAILY_OUTPUT_RESERVE_TOKENS, type DailyBudget, type Reservation } from './daily-budget.ts';
 import { promptTokenBound, promptTokens } from './prompt-estimate.ts';
 
@@ -88,7 +89,7 @@ export function governedLlm(llm: LlmClient, deps: GovernedLlmDeps): LlmClient {
         const price = priceOf(request.model, deps.prices);
         if (price === undefined) {
           throw new NonRetriableError(
-            `${request.model} has no price (CRUMBS_LLM_PRICES): workspace ${account.workspace} has a daily ` +
+            `${request.model} has no price (${ENV.llmPrices}): workspace ${account.workspace} has a daily ` +
               'budget, which cannot count the calls of a model without one',
           );
         }
