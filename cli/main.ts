@@ -38,6 +38,7 @@ import { rollbackCommand } from './commands/rollback.ts';
 import { rulesCommand } from './commands/rules.ts';
 import { runsCommand } from './commands/runs.ts';
 import { smokeCommand } from './commands/smoke.ts';
+import { tableCommand } from './commands/table.ts';
 import { tailCommand } from './commands/tail.ts';
 import { traceCommand } from './commands/trace.ts';
 import { updateCommand } from './commands/update.ts';
@@ -70,6 +71,7 @@ export const COMMANDS: readonly Command[] = [
   traceCommand,
   smokeCommand,
   workspaceCommand,
+  tableCommand,
 ];
 
 const defaultIo: CliIo = {

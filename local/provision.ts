@@ -26,6 +26,12 @@ import {
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { crumbsDocumentClient } from '#shared/adapters/dynamodb/client.ts';
+import {
+  backfillWorkspaceIndex,
+  markWorkspaceIndexComplete,
+  workspaceIndexComplete,
+} from '#shared/adapters/dynamodb/workspace-index.ts';
 import { embeddedSchemas } from '#shared/core/stream/vector-search.ts';
 import {
   type GsiDeclaration,
@@ -46,14 +52,11 @@ export async function ensureTable(
       new CreateTableCommand({
         TableName: table.name,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: table.partitionKey, AttributeType: 'S' },
-          { AttributeName: table.sortKey, AttributeType: 'S' },
-          ...table.gsis.flatMap((g) => [
-            { AttributeName: g.partitionKey, AttributeType: 'S' as const },
-            { AttributeName: g.sortKey, AttributeType: 'S' as const },
-          ]),
-        ],
+        AttributeDefinitions: attributeDefinitions([
+          table.partitionKey,
+          table.sortKey,
+          ...table.gsis.flatMap((g) => [g.partitionKey, g.sortKey]),
+        ]),
         KeySchema: [
           { AttributeName: table.partitionKey, KeyType: 'HASH' },
           { AttributeName: table.sortKey, KeyType: 'RANGE' },
@@ -89,10 +92,7 @@ export async function ensureTable(
     await client.send(
       new UpdateTableCommand({
         TableName: table.name,
-        AttributeDefinitions: [
-          { AttributeName: g.partitionKey, AttributeType: 'S' },
-          { AttributeName: g.sortKey, AttributeType: 'S' },
-        ],
+        AttributeDefinitions: attributeDefinitions([g.partitionKey, g.sortKey]),
         GlobalSecondaryIndexUpdates: [
           {
             Create: {
@@ -111,10 +111,40 @@ export async function ensureTable(
   return { streamArn, created };
 }
 
+/** Every key attribute is a string; an index may key on a table key (the workspace index sorts by `id`). */
+function attributeDefinitions(names: readonly string[]): { AttributeName: string; AttributeType: 'S' }[] {
+  return [...new Set(names)].map((name) => ({ AttributeName: name, AttributeType: 'S' }));
+}
+
 function projection(g: GsiDeclaration): Projection {
   return g.include
     ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...g.include] }
     : { ProjectionType: 'ALL' };
+}
+
+/**
+ * The workspace index of the table `ensureTable` made or found complete: a new table holds nothing written before the
+ * index, so it is marked complete at once; a table kept in a data directory by an older crumbs gets its items the
+ * index key first (the backfill, one Scan — a local table is small).
+ */
+export async function ensureWorkspaceIndex(
+  client: DynamoDBClient,
+  created: boolean,
+  tableName: string = topology.table.name,
+): Promise<{ backfilled: number }> {
+  const documents = crumbsDocumentClient(client);
+  if (!created && (await workspaceIndexComplete(documents, tableName))) return { backfilled: 0 };
+  let backfilled = 0;
+  let cursor: string | undefined;
+  if (!created) {
+    do {
+      const page = await backfillWorkspaceIndex(documents, tableName, cursor !== undefined ? { cursor } : {});
+      backfilled += page.stamped;
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+  }
+  await markWorkspaceIndexComplete(documents, tableName, new Date());
+  return { backfilled };
 }
 
 export interface ProvisionedQueue {

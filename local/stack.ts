@@ -55,6 +55,7 @@ import {
   ensureQueue,
   ensureScheduleGroup,
   ensureTable,
+  ensureWorkspaceIndex,
   type ProvisionedQueue,
 } from './provision.ts';
 import { startLocalScheduler } from './scheduler/server.ts';
@@ -405,7 +406,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
 
     const dynamodb = new DynamoDBClient({});
-    const { streamArn } = await ensureTable(dynamodb);
+    const { streamArn, created } = await ensureTable(dynamodb);
+    const { backfilled } = await ensureWorkspaceIndex(dynamodb, created);
+    if (backfilled > 0) log(`workspace index: ${backfilled} items written by an older crumbs indexed`);
     dynamodb.destroy();
 
     // Queues (each with its DLQ and redrive policy) for every SQS-triggered function, then the bus and the rule

@@ -176,9 +176,10 @@ export interface FunctionDeclaration {
     /**
      * Creates and deletes EventBridge Scheduler schedules in `topology.timers.scheduleGroup` (one-time timers,
      * recurring schedules) that target the timers queue: gets the group, queue, DLQ and scheduler role env vars,
-     * scheduler permissions on that group and `iam:PassRole` on that role only.
+     * scheduler permissions on that group and `iam:PassRole` on that role only. `cancel`: only lists and deletes
+     * schedules of that group (a workspace's deletion cancels its timers): gets the group's name, no role to pass.
      */
-    readonly timers?: boolean;
+    readonly timers?: boolean | 'cancel';
     /**
      * Credentials that definitions reference (`secret_ref`): Secrets Manager secrets under
      * `crumbs/agents/<workspace>/` on AWS (`CRUMBS_SECRET_SOURCE`), the local per-workspace mapping locally.
@@ -308,6 +309,9 @@ export const topology = {
       { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', include: ACTIVITY_PROJECTION },
       // The change log's entry of each head's current version (superseded versions are version items in gsi3).
       { name: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', include: ACTIVITY_PROJECTION },
+      // The workspace index: every item of every kind under `<ws>#w#<shard>` (the item layer's rule), so deleting a
+      // workspace reads what it holds, not the table (shared/adapters/dynamodb/workspace-index.ts).
+      { name: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'id', include: ['kind'] },
     ],
   } satisfies TableDeclaration,
 
@@ -386,7 +390,8 @@ export const topology = {
       timeoutSeconds: 28,
       memoryMb: 512,
       trigger: { kind: 'http' },
-      uses: { table: 'read-write', embeddings: true, agentSecrets: 'erase' },
+      // timers: 'cancel': a workspace's deletion cancels the workspace's timers and schedules.
+      uses: { table: 'read-write', embeddings: true, agentSecrets: 'erase', timers: 'cancel' },
     },
     /** The dashboard's files (ui/, built at `cdk synth` and by `crumbs dev`). Public: its data calls need the JWT. */
     ui: {

@@ -60,6 +60,28 @@ export class ConflictError extends CrumbsError {
   readonly code = 'conflict';
 }
 
+/**
+ * A write for a workspace that is being deleted, or was deleted less than its tombstone's lifetime ago: refused,
+ * whoever sends it (a person, an executor still running, a timer that fired late). Not retriable: the answer stays
+ * the same until the tombstone ends (`until`), after which the name is free again.
+ */
+export class WorkspaceDeletedError extends CrumbsError {
+  readonly status = 410;
+  readonly code = 'workspace-deleted';
+
+  constructor(
+    readonly workspace: string,
+    readonly deletedAt: string,
+    readonly until: string | undefined,
+  ) {
+    super(
+      until === undefined
+        ? `workspace ${workspace} is being deleted (since ${deletedAt}): nothing more is written to it`
+        : `workspace ${workspace} was deleted at ${deletedAt}: nothing is written to it before ${until}, when its name is free again`,
+    );
+  }
+}
+
 /** The expected version (If-Match) is not the stored one. */
 export class VersionConflictError extends CrumbsError {
   readonly status = 412;

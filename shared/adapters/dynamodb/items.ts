@@ -159,6 +159,7 @@ const INTERNAL = new Set([
   'gsi3sk',
   'gsi4pk',
   'gsi4sk',
+  'gsi5pk',
   'ctx_status',
   'layout',
   'inherited',

@@ -149,6 +149,8 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
+  409: 'Conflict',
+  410: 'Gone',
   412: 'Precondition failed',
   413: 'Payload too large',
   415: 'Unsupported media type',
