@@ -768,6 +768,10 @@ export interface WorkspaceDeletionStep {
   phase: string;
   deleted: number;
   resumed: boolean;
+  /** Timers and schedules of the workspace cancelled so far. */
+  timers_cancelled?: number;
+  /** Once done: until when the workspace refuses every write (410); its name is free after. */
+  tombstone_until?: string;
   waiting?: string;
   warnings?: string[];
 }

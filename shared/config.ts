@@ -340,6 +340,11 @@ export const TimersEnvSchema = z.object({
   [ENV.schedulerRoleArn]: z.string().check(z.minLength(1)),
 });
 
+/** The API (`uses.timers: 'cancel'`): the schedule group whose schedules a workspace's deletion cancels. */
+export const TimerCancelEnvSchema = z.object({
+  [ENV.scheduleGroup]: z.optional(z.string().check(z.minLength(1))),
+});
+
 /**
  * Where `secret_ref`s are read (`shared/adapters/secrets/secret-source.ts`): Secrets Manager under the prefix on
  * AWS; locally the per-workspace mapping of `CRUMBS_SECRETS` and the file `CRUMBS_SECRETS_FILE`.

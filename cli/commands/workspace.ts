@@ -84,7 +84,14 @@ delete  Deletes the workspace's breadcrumbs with their history, index entries, e
         }
       }
       if (ctx.global.json) printJson(ctx.io, step);
-      else ctx.io.stdout(`deleted workspace ${step.workspace} (${step.deleted} items)\n`);
+      else {
+        ctx.io.stdout(
+          `deleted workspace ${step.workspace} (${step.deleted} items, ${step.timers_cancelled ?? 0} timers and schedules)` +
+            (step.tombstone_until !== undefined
+              ? `; it refuses writes until ${step.tombstone_until}, when its name is free again\n`
+              : '\n'),
+        );
+      }
       return 0;
     }
     throw new UsageError(

@@ -10,8 +10,9 @@ import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/ac
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
+import { SchedulerWorkspaceTimers } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
-import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
+import { ApiEnvSchema, parseEnv, TimerCancelEnvSchema } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { bufferedResult, type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
@@ -27,6 +28,8 @@ const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const threads = new DynamoThreadIndex({ tableName: env[ENV.tableName] });
 const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
 const streaming = apiStreamingFromEnv();
+// A workspace's deletion cancels its timers and schedules in the stack's schedule group.
+const scheduleGroup = parseEnv(TimerCancelEnvSchema)[ENV.scheduleGroup];
 const api = createApi({
   store,
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
@@ -47,6 +50,7 @@ const api = createApi({
     changes,
     sweeper: new DynamoWorkspaceSweeper(env[ENV.tableName]),
     secrets: secretEraserFromEnv(),
+    ...(scheduleGroup !== undefined ? { timers: new SchedulerWorkspaceTimers(scheduleGroup) } : {}),
   },
   usage: new DynamoUsageTotals(env[ENV.tableName]),
   health: () => (localEndpoints ? { local: localEndpoints } : {}),

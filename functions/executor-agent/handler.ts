@@ -11,10 +11,12 @@
  * one-time schedule (EventBridge Scheduler). Agents of the other types run in executor-agent-remote and
  * executor-agent-sandbox.
  */
+import { defaultDocumentClient } from '#shared/adapters/dynamodb/client.ts';
+import { sealGuard } from '#shared/adapters/dynamodb/workspace-seal.ts';
 import { deltaChannelFromEnv } from '#shared/adapters/events/appsync-publisher.ts';
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
-import { LlmEnvSchema, parseEnv, TimersEnvSchema } from '#shared/config.ts';
+import { LlmEnvSchema, parseEnv, TableEnvSchema, TimersEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
 import { metered } from '#shared/core/executor/usage-record.ts';
@@ -28,7 +30,9 @@ import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
 const tokenizers = new TiktokenTokenizers();
 const settings = parseEnv(LlmEnvSchema);
-const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
+const tableName = parseEnv(TableEnvSchema)[ENV.tableName];
+// No approval expiry is set for a workspace its deletion has sealed.
+const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema), sealGuard(defaultDocumentClient(), tableName));
 // The delta channel streamed answers go to (AppSync Events; the local events server in `crumbs dev`).
 const deltaChannel = deltaChannelFromEnv();
 

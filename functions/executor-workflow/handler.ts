@@ -7,15 +7,19 @@
  * `human.request.v1`) and its result (`workflow.result.v1` / `workflow.error.v1`); creates and deletes the run's
  * timers (EventBridge Scheduler one-time schedules) and its wait_for steps' wait index entries (table items).
  */
+import { defaultDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import { DynamoWaitIndex } from '#shared/adapters/dynamodb/wait-index.ts';
+import { sealGuard } from '#shared/adapters/dynamodb/workspace-seal.ts';
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { parseEnv, TableEnvSchema, TimersEnvSchema } from '#shared/config.ts';
 import { createWorkflowKind } from '#shared/core/orchestration/workflow-kind.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 
-const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
-const waits = new DynamoWaitIndex(parseEnv(TableEnvSchema)[ENV.tableName]);
+const tableName = parseEnv(TableEnvSchema)[ENV.tableName];
+// No timer is set for a workspace its deletion has sealed.
+const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema), sealGuard(defaultDocumentClient(), tableName));
+const waits = new DynamoWaitIndex(tableName);
 
 export const handler = createExecutorHandler('workflow', {
   implementation: ({ store, log, clock }) => createWorkflowKind({ store, log, clock, timers, waits }),

@@ -11,6 +11,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoBudgetCounters } from '#shared/adapters/dynamodb/budget-counters.ts';
 import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
+import { sealedWorkspaces } from '#shared/adapters/dynamodb/workspace-seal.ts';
 import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
 import { busPoolOf, PublisherEnvSchema, parseEnv } from '#shared/config.ts';
 import { BreadthBudget } from '#shared/core/stream/breadth-budget.ts';
@@ -38,6 +39,8 @@ const budget = new BreadthBudget({
 
 // The model usage the new writes record, summed into the workspace's counters once per batch.
 const usage = new DynamoUsageTotals(env[ENV.tableName]);
+// Workspaces a deletion has sealed: their records are passed over (the table refuses their writes anyway).
+const seals = sealedWorkspaces(defaultDocumentClient(), env[ENV.tableName]);
 
 export const handler = instrumented(
   middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
@@ -48,6 +51,7 @@ export const handler = instrumented(
       tagItems: store,
       budget,
       usage,
+      seals,
       log: logger,
     });
     metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);

@@ -414,6 +414,48 @@ export class CrumbsFunction extends Construct {
   }
 
   /**
+   * Cancelling timers (`uses.timers: 'cancel'`: a workspace's deletion): the schedule group's name, and
+   * scheduler:ListSchedules (which takes no resource: `*`) and scheduler:DeleteSchedule on schedules of that group
+   * only. No role to pass, so this function can create nothing.
+   */
+  bindTimerCancellation(timers: { scheduleGroupName: string; scheduleArnPattern(): string }): this {
+    this.function.addEnvironment(ENV.scheduleGroup, timers.scheduleGroupName);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'DeleteTimerSchedules',
+        actions: ['scheduler:DeleteSchedule'],
+        resources: [timers.scheduleArnPattern()],
+      }),
+    );
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'ListTimerSchedules',
+        actions: ['scheduler:ListSchedules'],
+        resources: ['*'],
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            "A workspace's deletion finds its timers by name prefix: scheduler:ListSchedules supports no resource " +
+            'type (`*` is the only resource it takes); deletes are limited to the crumbs schedule group.',
+          appliesTo: [
+            'Resource::*',
+            {
+              regex: `/^Resource::arn:.+:scheduler:.*:schedule\\/${escapeRegex(timers.scheduleGroupName)}\\/\\*$/g`,
+            },
+          ],
+        },
+      ],
+      true,
+    );
+    return this;
+  }
+
+  /**
    * Read access to one family of secrets, named `<prefix>*` (see `llmProviderKeys` and `agentCredentials`): the
    * environment variables that tell the function where they are, the actions it needs on names with that prefix
    * only, and the cdk-nag reason for the prefix wildcard.

@@ -129,7 +129,8 @@ export class TopologyFunctions {
     }
     if (uses.agentSecrets) fn.bindSecrets(agentCredentials(uses.agentSecrets));
     if (uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
-    if (uses.timers) fn.bindTimers(this.props.timers);
+    if (uses.timers === 'cancel') fn.bindTimerCancellation(this.props.timers);
+    else if (uses.timers) fn.bindTimers(this.props.timers);
     const limits = this.props.tenantLimits;
     const env = (name: string, value: number) => fn.addEnvironment(name, String(value));
     if (uses.limits?.includes('breadth')) {

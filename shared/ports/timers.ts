@@ -36,3 +36,9 @@ export interface Schedules {
   /** Removes it; a missing schedule is fine. */
   delete(workspace: string, definitionId: string): Promise<void>;
 }
+
+/** Every timer and schedule of one workspace, cancelled a bounded page at a time (a workspace's deletion). */
+export interface WorkspaceTimers {
+  /** Cancels one page from `cursor`; says how many it cancelled and where to go on (undefined: none left). */
+  cancelAll(workspace: string, cursor: string | undefined): Promise<{ cancelled: number; cursor?: string }>;
+}

@@ -21,7 +21,11 @@ const doc = () =>
   DynamoDBDocumentClient.from(localDynamoClient(), { marshallOptions: { removeUndefinedValues: true } });
 const totals = new DynamoUsageTotals(topology.table.name, doc());
 const bus: EventBus = { put: async (entries) => ({ results: entries.map(() => ({ eventId: 'e' })) }) };
-const adopter = { adopt: vi.fn(async () => undefined), rejectPlainPut: vi.fn(async () => undefined) };
+const adopter = {
+  adopt: vi.fn(async () => undefined),
+  rejectPlainPut: vi.fn(async () => undefined),
+  discardPlainPut: vi.fn(async () => undefined),
+};
 const publish = (records: DynamoDBRecord[]) => publishStreamBatch(records, { bus, adopter, usage: totals });
 
 const DAY = '2026-11-20';

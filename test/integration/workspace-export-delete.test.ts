@@ -11,14 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventBridgeClient, ListRulesCommand } from '@aws-sdk/client-eventbridge';
 import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { CrumbsClient } from '#cli/api-client.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
-import { DELETION_JOB_ID } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
+import { crumbsDocumentClient } from '#shared/adapters/dynamodb/client.ts';
+import { deletionRecordKey } from '#shared/adapters/dynamodb/workspace-seal.ts';
 import { topology } from '#shared/topology.ts';
 import {
   crumbs,
   eventually,
+  localDynamoClient,
   localStack,
   localStore,
   settledItems,
@@ -180,7 +183,11 @@ describe('crumbs workspace delete', () => {
     const second = await deleteCall(ws, '?steps=1');
     expect(second.status).toBe(202);
     expect(second.body).toMatchObject({ done: false, resumed: true });
-    expect((await workspaceItems(ws)).some((i) => i.id === DELETION_JOB_ID)).toBe(true);
+    // The job's progress is kept beside the workspace, in the table's own partition.
+    const record = await crumbsDocumentClient(localDynamoClient()).send(
+      new GetCommand({ TableName: topology.table.name, Key: deletionRecordKey(ws), ConsistentRead: true }),
+    );
+    expect(record.Item).toMatchObject({ kind: 'workspace-deletion', phase: expect.any(String) });
 
     const res = await crumbs(ws, 'workspace', 'delete', '--yes', '--json');
     expect(res.code).toBe(0);

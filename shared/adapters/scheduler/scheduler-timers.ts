@@ -5,7 +5,13 @@
  * (`local/scheduler/`), through `AWS_ENDPOINT_URL_SCHEDULER`.
  *
  * - Schedule names are derived from the workspace and the timer id (or definition id) by hash: Scheduler names
- *   are at most 64 characters of `[0-9a-zA-Z-_.]`, timer ids are longer and use `:`.
+ *   are at most 64 characters of `[0-9a-zA-Z-_.]`, timer ids are longer and use `:`. A name starts with its kind and
+ *   a hash of its workspace alone (`crumbs-t-<ws hash>-…`), so every timer and schedule of a workspace is found by
+ *   name prefix (ListSchedules' NamePrefix): deleting a workspace cancels them all (`cancelWorkspace`). Names of
+ *   the earlier form (`crumbs-t-<hash of both>`) are removed too wherever a timer or schedule is cancelled or
+ *   replaced by id; a timer set in that form before and never cancelled is not found by prefix, and fires into a
+ *   deleted workspace's tombstone (refused).
+ * - A timer is not set for a workspace whose deletion has sealed it (`seals`): it would fire into nothing.
  * - One-time timers are `at(...)` in UTC with ActionAfterCompletion DELETE, so a fired timer costs nothing after.
  *   Scheduler does not fire an at() whose time has passed, so a timer due sooner than MIN_LEAD_MS is set for then:
  *   a late timer is better than a lost one.
@@ -17,13 +23,20 @@ import {
   CreateScheduleCommand,
   type CreateScheduleCommandInput,
   DeleteScheduleCommand,
+  ListSchedulesCommand,
   ResourceNotFoundException,
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
 import { isRetriable, RetriableError } from '#shared/domain/errors.ts';
 import type { TimerMessage } from '#shared/domain/timer-message.ts';
-import type { OneTimeTimer, RecurringSchedule, Schedules, Timers } from '#shared/ports/timers.ts';
+import type {
+  OneTimeTimer,
+  RecurringSchedule,
+  Schedules,
+  Timers,
+  WorkspaceTimers,
+} from '#shared/ports/timers.ts';
 import { ENV } from '#shared/topology.ts';
 
 export const MIN_LEAD_MS = 2000;
@@ -39,6 +52,8 @@ export interface SchedulerTimersConfig {
   readonly deadLetterArn?: string | undefined;
   /** The least time ahead a timer is set for; @default MIN_LEAD_MS */
   readonly minLeadMs?: number;
+  /** Throws WorkspaceDeletedError for a workspace its deletion has sealed; absent: every timer is set. */
+  readonly seals?: { refuseSealed(workspace: string): Promise<void> } | undefined;
 }
 
 let defaultClient: SchedulerClient | undefined;
@@ -60,8 +75,23 @@ function classify(error: unknown): unknown {
   return error;
 }
 
-function nameFor(kind: 't' | 's', workspace: string, id: string): string {
-  return `crumbs-${kind}-${createHash('sha256').update(`${workspace}\u0000${id}`).digest('hex').slice(0, 48)}`;
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** Where every name of a workspace's timers (`t`) or schedules (`s`) starts: 64 bits of the workspace's hash. */
+export function workspaceSchedulePrefix(kind: 't' | 's', workspace: string): string {
+  return `crumbs-${kind}-${sha256(workspace).slice(0, 16)}-`;
+}
+
+/** A timer's or schedule's name: its workspace's prefix, then 128 bits of the hash of workspace and id (58 chars). */
+export function scheduleNameFor(kind: 't' | 's', workspace: string, id: string): string {
+  return `${workspaceSchedulePrefix(kind, workspace)}${sha256(`${workspace}\u0000${id}`).slice(0, 32)}`;
+}
+
+/** The earlier form of a name, which no prefix finds: removed too wherever a name is cancelled or replaced. */
+function legacyNameFor(kind: 't' | 's', workspace: string, id: string): string {
+  return `crumbs-${kind}-${sha256(`${workspace}\u0000${id}`).slice(0, 48)}`;
 }
 
 /** `at(yyyy-mm-ddThh:mm:ss)` in UTC, rounded up to the second. */
@@ -89,11 +119,12 @@ export class SchedulerTimers implements Timers, Schedules {
   }
 
   async set(timer: OneTimeTimer): Promise<void> {
+    await this.config.seals?.refuseSealed(timer.workspace);
     const at = new Date(Math.max(timer.at.getTime(), this.now() + (this.config.minLeadMs ?? MIN_LEAD_MS)));
     try {
       await this.client.send(
         new CreateScheduleCommand({
-          Name: nameFor('t', timer.workspace, timer.id),
+          Name: scheduleNameFor('t', timer.workspace, timer.id),
           GroupName: this.config.group,
           ScheduleExpression: atExpression(at),
           ScheduleExpressionTimezone: 'UTC',
@@ -110,12 +141,13 @@ export class SchedulerTimers implements Timers, Schedules {
   }
 
   async cancel(workspace: string, id: string): Promise<void> {
-    await this.remove(nameFor('t', workspace, id));
+    await this.remove(scheduleNameFor('t', workspace, id));
+    await this.remove(legacyNameFor('t', workspace, id));
   }
 
   async put(schedule: RecurringSchedule): Promise<void> {
     const input = {
-      Name: nameFor('s', schedule.workspace, schedule.definitionId),
+      Name: scheduleNameFor('s', schedule.workspace, schedule.definitionId),
       GroupName: this.config.group,
       ScheduleExpression: schedule.expression,
       ...(schedule.timezone !== undefined ? { ScheduleExpressionTimezone: schedule.timezone } : {}),
@@ -141,11 +173,14 @@ export class SchedulerTimers implements Timers, Schedules {
           throw classify(e);
         });
       }
+      // Created under this name: the same schedule under the earlier form of its name would fire too.
+      await this.remove(legacyNameFor('s', schedule.workspace, schedule.definitionId));
     }
   }
 
   async delete(workspace: string, definitionId: string): Promise<void> {
-    await this.remove(nameFor('s', workspace, definitionId));
+    await this.remove(scheduleNameFor('s', workspace, definitionId));
+    await this.remove(legacyNameFor('s', workspace, definitionId));
   }
 
   private async remove(name: string): Promise<void> {
@@ -158,17 +193,73 @@ export class SchedulerTimers implements Timers, Schedules {
   }
 }
 
-/** The adapter as a function with `uses.timers` configures it from its environment (TimersEnvSchema). */
-export function schedulerTimersFrom(env: {
-  readonly [ENV.scheduleGroup]: string;
-  readonly [ENV.timersQueueArn]: string;
-  readonly [ENV.timersDlqArn]?: string | undefined;
-  readonly [ENV.schedulerRoleArn]: string;
-}): SchedulerTimers {
+/**
+ * Cancels every timer and schedule of one workspace, found by the prefix of their names (ListSchedules, 100 a
+ * page; the timers first, then the schedules), one page a call from `cursor`; says how many it removed and where to
+ * go on (undefined: none left). A deletion does this before it sweeps the table, so nothing fires into it later.
+ */
+export class SchedulerWorkspaceTimers implements WorkspaceTimers {
+  constructor(
+    private readonly group: string,
+    private readonly client: SchedulerClient = defaultSchedulerClient(),
+  ) {}
+
+  async cancelAll(
+    workspace: string,
+    cursor: string | undefined,
+  ): Promise<{ cancelled: number; cursor?: string }> {
+    const kind = parseCancelCursor(cursor);
+    let out: { Schedules?: { Name?: string }[]; NextToken?: string };
+    try {
+      out = await this.client.send(
+        new ListSchedulesCommand({
+          GroupName: this.group,
+          NamePrefix: workspaceSchedulePrefix(kind, workspace),
+          MaxResults: 100,
+        }),
+      );
+    } catch (error) {
+      throw classify(error);
+    }
+    const names = (out.Schedules ?? []).flatMap((s) => (s.Name ? [s.Name] : []));
+    for (const name of names) {
+      try {
+        await this.client.send(new DeleteScheduleCommand({ Name: name, GroupName: this.group }));
+      } catch (error) {
+        if (!(error instanceof ResourceNotFoundException)) throw classify(error);
+      }
+    }
+    // The page's names are gone, so the listing goes on from its start (a NextToken would skip what followed them).
+    const next = out.NextToken !== undefined ? kind : kind === 't' ? 's' : undefined;
+    return { cancelled: names.length, ...(next !== undefined ? { cursor: next } : {}) };
+  }
+}
+
+/** Which names a cancellation is at: the timers (`t`, first), then the schedules (`s`). */
+function parseCancelCursor(cursor: string | undefined): 't' | 's' {
+  if (cursor === undefined || cursor === 't') return 't';
+  if (cursor === 's') return 's';
+  throw new Error('not a timer cancellation position');
+}
+
+/**
+ * The adapter as a function with `uses.timers` configures it from its environment (TimersEnvSchema); `seals` keeps
+ * it from setting timers of deleted workspaces.
+ */
+export function schedulerTimersFrom(
+  env: {
+    readonly [ENV.scheduleGroup]: string;
+    readonly [ENV.timersQueueArn]: string;
+    readonly [ENV.timersDlqArn]?: string | undefined;
+    readonly [ENV.schedulerRoleArn]: string;
+  },
+  seals?: SchedulerTimersConfig['seals'],
+): SchedulerTimers {
   return new SchedulerTimers({
     group: env[ENV.scheduleGroup],
     queueArn: env[ENV.timersQueueArn],
     roleArn: env[ENV.schedulerRoleArn],
     deadLetterArn: env[ENV.timersDlqArn],
+    seals,
   });
 }

@@ -10,11 +10,13 @@
  * - none after the last receive the redrive policy allows: the next receive moves the message to its DLQ, whose
  *   handler answers it. Every delivery still counts as a receive, so the redrive policy still ends a message that
  *   keeps failing: with 5 receives, the back-offs add up to at most 30 s before the DLQ.
+ * A message whose handling wrote into a deleted workspace, and was refused for it (WorkspaceDeletedError: the item
+ * layer refuses every such write), is done, not failed: delivering it again would be refused again. It is logged.
  * A processor is created per batch because it holds the batch's state.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import { retryAfterSecondsOf } from '#shared/domain/errors.ts';
+import { retryAfterSecondsOf, WorkspaceDeletedError } from '#shared/domain/errors.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
 
@@ -73,6 +75,14 @@ export async function processSqsBatch<R>(
         outcomes.set(record.messageId, { ok: true, value });
         return value;
       } catch (error) {
+        if (error instanceof WorkspaceDeletedError) {
+          options.log.info('message dropped: its workspace was deleted', {
+            messageId: record.messageId,
+            workspace: error.workspace,
+          });
+          outcomes.set(record.messageId, { ok: false, error });
+          return undefined;
+        }
         outcomes.set(record.messageId, { ok: false, error });
         throw error;
       }
@@ -81,7 +91,10 @@ export async function processSqsBatch<R>(
     { throwOnFullBatchFailure: false },
   );
 
-  const failed = records.filter((r) => outcomes.get(r.messageId)?.ok === false);
+  const failed = records.filter((r) => {
+    const outcome = outcomes.get(r.messageId);
+    return outcome?.ok === false && !(outcome.error instanceof WorkspaceDeletedError);
+  });
   for (const record of failed) {
     const outcome = outcomes.get(record.messageId);
     const error = outcome && !outcome.ok ? outcome.error : undefined;

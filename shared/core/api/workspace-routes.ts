@@ -6,12 +6,24 @@
  *          Read from the change log (gsi3/gsi4 `<ws>#c#<shard>`), a page at a time; the first page fixes the end.
  *   DELETE /v1/workspaces/{ws}?force=true&steps=N     → 202 { done: false, phase, … } while more remains, 200 done.
  *
- * A deletion is a job whose progress lives in the workspace's `#deletion-job` item; each call advances it by
- * bounded units for at most `CALL_BUDGET_MS` and says whether more remains, so a client loops and an interrupted
- * deletion resumes where it stopped. Phases: check (refuse while runs are active, unless forced), definitions
- * (deleted through the store, so the rule manager removes their rules and schedules), rules (wait until the rule
- * manager has done so: it deletes each definition's status breadcrumb after its rule and schedule, bounded by
- * `RULES_WAIT_MS`), secrets (the workspace's credentials), sweep (every remaining item, `workspace-sweeper.ts`).
+ * A deletion is a job whose progress lives in the workspace's deletion record (`workspace-seal.ts`, in the table's
+ * own partition); each call advances it by bounded units for at most `CALL_BUDGET_MS` and says whether more remains,
+ * so a client loops and an interrupted deletion resumes where it stopped. Phases:
+ *   check        refuse while runs are active, unless forced;
+ *   definitions  deleted through the store, so the rule manager removes their rules and schedules;
+ *   rules        wait until the rule manager has done so (it deletes each definition's status breadcrumb after its
+ *                rule and schedule), bounded by `RULES_WAIT_MS`;
+ *   seal         from here on every write to the workspace is refused, whoever sends it (410), and no timer is set
+ *                for it: an executor still running, a timer firing late, a person;
+ *   timers       every timer and schedule of the workspace cancelled (step waits, human-step timeouts, approval
+ *                expiries, recurring schedules: `WorkspaceTimers`);
+ *   secrets      the workspace's credentials;
+ *   sweep        every remaining item (`workspace-sweeper.ts`: the workspace index, so it reads what the
+ *                workspace holds) — wait entries, claims, counters and leases included.
+ * Then timers and sweep once more, once every writer has learnt of the seal (`SEAL_WINDOW_MS`, twice, for requests
+ * in flight) and the stream has settled: what was set or written before the seal reached it. The record then stays
+ * as the workspace's tombstone for `WORKSPACE_TOMBSTONE_SECONDS` (two days: `workspace-deletion.ts` says why),
+ * refusing writes that were already on their way; after it the name is free again.
  * Only people delete a workspace.
  */
 import { type Breadcrumb, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
@@ -20,7 +32,14 @@ import { RUN_SCHEMA, STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import { decodeCursorJson, encodeCursor } from '#shared/domain/record-rules.ts';
 import type { ChangeLog, ThreadIndex } from '#shared/ports/activity.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import type { DeletionJob, SecretEraser, WorkspaceSweeper } from '#shared/ports/workspace-deletion.ts';
+import type { WorkspaceTimers } from '#shared/ports/timers.ts';
+import {
+  type DeletionJob,
+  SEAL_WINDOW_MS,
+  type SecretEraser,
+  WORKSPACE_TOMBSTONE_SECONDS,
+  type WorkspaceSweeper,
+} from '#shared/ports/workspace-deletion.ts';
 import { DEFINITION_SCHEMAS, SCHEDULE_DEFINITION_SCHEMA } from '#shared/topology.ts';
 import { isPerson } from '../orchestration/authority.ts';
 import type { Caller, HttpRequest, HttpResult } from './http.ts';
@@ -38,6 +57,10 @@ export interface WorkspaceDeps {
   streamSettleMs?: number;
   /** How long the rules phase waits for the rule manager before going on without its confirmation. */
   rulesWaitMs?: number;
+  /** Cancels the workspace's timers and schedules; without it none are cancelled (a stack without Scheduler). */
+  timers?: WorkspaceTimers;
+  /** How long after the seal a write may still land (writers' seal cache): @default SEAL_WINDOW_MS */
+  sealWindowMs?: number;
 }
 
 type Params = Record<string, string>;
@@ -58,6 +81,9 @@ const EXPORT_MAX_BYTES = 4_500_000;
 const LIST_PAGE = 100;
 const ACTIVE_RUN_STATUSES = new Set(['running', 'waiting', 'paused']);
 const DEFINITION_LIST = [...Object.keys(DEFINITION_SCHEMAS), SCHEDULE_DEFINITION_SCHEMA];
+const SCAN_WARNING =
+  "this table's workspace index is not complete (items written before it existed), so the deletion scans the " +
+  'whole table; `crumbs table backfill-index` completes it, and deletions then read only the workspace';
 
 /** A deleted breadcrumb's line in an export. */
 export interface ExportDeletion {
@@ -71,8 +97,11 @@ export interface ExportDeletion {
 
 export function workspaceRoutes(deps: WorkspaceDeps): WorkspaceRoute[] {
   const now = deps.now ?? Date.now;
-  const rulesWaitMs = deps.rulesWaitMs ?? RULES_WAIT_MS;
-  const streamSettleMs = deps.streamSettleMs ?? STREAM_SETTLE_MS;
+  const waits = {
+    rulesWaitMs: deps.rulesWaitMs ?? RULES_WAIT_MS,
+    streamSettleMs: deps.streamSettleMs ?? STREAM_SETTLE_MS,
+    sealWindowMs: deps.sealWindowMs ?? SEAL_WINDOW_MS,
+  };
   return [
     {
       template: '/v1/workspaces/{ws}/export',
@@ -84,7 +113,7 @@ export function workspaceRoutes(deps: WorkspaceDeps): WorkspaceRoute[] {
       pattern: /^\/v1\/workspaces\/(?<ws>[^/]+)$/,
       methods: {
         DELETE: async (req, p, caller) => {
-          const result = await deleteStep(deps, workspace(p), caller, req, now, rulesWaitMs, streamSettleMs);
+          const result = await deleteStep(deps, workspace(p), caller, req, now, waits);
           return json(result.done ? 200 : 202, result);
         },
       },
@@ -169,6 +198,10 @@ export interface DeletionResult {
   deleted: number;
   /** True when this call found a deletion already under way and went on with it. */
   resumed: boolean;
+  /** Timers and schedules of the workspace cancelled so far. */
+  timers_cancelled?: number;
+  /** Once done: until when the workspace refuses every write (its tombstone); its name is free after. */
+  tombstone_until?: string;
   /** What the deletion waits for, when it waits. */
   waiting?: string;
   warnings?: string[];
@@ -180,8 +213,7 @@ async function deleteStep(
   caller: Caller,
   req: HttpRequest,
   now: () => number,
-  rulesWaitMs: number,
-  streamSettleMs: number,
+  waits: { rulesWaitMs: number; streamSettleMs: number; sealWindowMs: number },
 ): Promise<DeletionResult> {
   // The same rule as approvals: a token's subject is a person; crumbs' own writers and plain puts are not.
   if (!isPerson(caller.principal)) {
@@ -201,7 +233,7 @@ async function deleteStep(
     force,
     deleted: 0,
   };
-  if (force && !job.force) job = { ...job, force: true };
+  if (force && !job.force && job.done_at === undefined) job = { ...job, force: true };
   let expected = stored?.step;
   const warnings: string[] = [];
   let waiting: string | undefined;
@@ -211,9 +243,13 @@ async function deleteStep(
     phase: done ? 'done' : job.phase,
     deleted: job.deleted,
     resumed: stored !== undefined,
+    ...(job.timers_cancelled !== undefined ? { timers_cancelled: job.timers_cancelled } : {}),
+    ...(job.done_at !== undefined ? { tombstone_until: tombstoneEnd(job.done_at) } : {}),
     ...(waiting !== undefined ? { waiting } : {}),
     ...(warnings.length > 0 ? { warnings } : {}),
   });
+  // Done already: the record is the workspace's tombstone; nothing is left to do.
+  if (job.done_at !== undefined) return result(true);
   const enter = (phase: DeletionJob['phase']): DeletionJob => {
     const { cursor: _, ...rest } = job;
     return { ...rest, phase, phase_started_at: new Date(now()).toISOString() };
@@ -278,21 +314,54 @@ async function deleteStep(
         const statuses = await deps.store.list({ workspace: ws, schema_name: STATUS_SCHEMA, limit: 10 });
         if (statuses.items.length > 0) {
           const waited = now() - Date.parse(job.phase_started_at);
-          if (waited < rulesWaitMs) {
+          if (waited < waits.rulesWaitMs) {
             waiting = `the rule manager to remove the rules and schedules of ${statuses.items
               .map((s) => String(s.context.definition_id ?? s.id))
               .join(', ')}${statuses.next_cursor ? ', …' : ''}`;
             return result(false);
           }
           warnings.push(
-            `the rule manager did not confirm within ${Math.round(rulesWaitMs / 1000)} s that the rules of ${statuses.items
+            `the rule manager did not confirm within ${Math.round(waits.rulesWaitMs / 1000)} s that the rules of ${statuses.items
               .map((s) => String(s.context.definition_id ?? s.id))
               .join(
                 ', ',
               )} are gone; run \`crumbs rules sync\` in a workspace of the same name to remove orphan rules`,
           );
         }
-        next = enter(deps.secrets ? 'secrets' : 'sweep');
+        next = enter('seal');
+        break;
+      }
+      case 'seal': {
+        // From this write on, every write to the workspace is refused (the item layer reads this record), and no
+        // timer is set for it: what is cancelled and swept next stays gone.
+        next = { ...enter('timers'), sealed_at: new Date(now()).toISOString() };
+        break;
+      }
+      case 'timers': {
+        const pass = job.pass ?? 1;
+        if (pass === 2 && job.cursor === undefined) {
+          // The second pass starts once every writer has learnt of the seal (and what it sent meanwhile has
+          // landed), and the stream has handed on the first pass's deletes.
+          const sealed = Date.parse(job.sealed_at ?? job.phase_started_at) + 2 * waits.sealWindowMs;
+          const settled = Date.parse(job.swept_at ?? job.phase_started_at) + waits.streamSettleMs;
+          if (now() < Math.max(sealed, settled)) {
+            waiting =
+              'every writer to learn of the seal, and the change stream to settle, before the second pass';
+            return result(false);
+          }
+        }
+        const page = deps.timers
+          ? await deps.timers.cancelAll(ws, job.cursor)
+          : { cancelled: 0, cursor: undefined };
+        const cancelled = (job.timers_cancelled ?? 0) + page.cancelled;
+        if (page.cursor !== undefined) {
+          next = { ...job, timers_cancelled: cancelled, cursor: page.cursor };
+          break;
+        }
+        next = {
+          ...enter(pass === 1 && deps.secrets ? 'secrets' : 'sweep'),
+          timers_cancelled: cancelled,
+        };
         break;
       }
       case 'secrets': {
@@ -311,29 +380,31 @@ async function deleteStep(
       }
       case 'sweep': {
         const pass = job.pass ?? 1;
-        if (pass === 2 && job.cursor === undefined && job.swept_at !== undefined) {
-          const settled = Date.parse(job.swept_at) + streamSettleMs;
-          if (now() < settled) {
-            waiting = 'the change stream to settle before the second pass';
-            return result(false);
-          }
-        }
         const page = await deps.sweeper.sweep(ws, job.cursor);
-        const heads = (job.heads ?? 0) + page.heads;
+        if (page.scanned === true && !warnings.includes(SCAN_WARNING)) warnings.push(SCAN_WARNING);
         const deleted = job.deleted + page.deleted;
         if (page.cursor !== undefined) {
-          next = { ...job, deleted, heads, cursor: page.cursor };
+          next = { ...job, deleted, cursor: page.cursor };
           break;
         }
-        if (pass === 1 && heads > 0) {
-          // The heads' Deleted events count against the workspace's breadth budget, whose counters and loop stop
-          // land in the workspace while (and just after) this pass runs: a second pass removes them.
-          const { cursor: _, ...rest } = job;
-          next = { ...rest, deleted, heads: 0, pass: 2, swept_at: new Date(now()).toISOString() };
+        if (pass === 1) {
+          // Once more, the timers and then the items: what a writer that had not yet learnt of the seal set or
+          // wrote meanwhile.
+          next = { ...enter('timers'), deleted, pass: 2, swept_at: new Date(now()).toISOString() };
           break;
         }
-        await deps.sweeper.deleteJob(ws);
-        job = { ...job, deleted };
+        const done: DeletionJob = {
+          ...job,
+          deleted,
+          step: job.step + 1,
+          done_at: new Date(now()).toISOString(),
+        };
+        const until = new Date(now() + WORKSPACE_TOMBSTONE_SECONDS * 1000);
+        if (!(await deps.sweeper.finishJob(ws, done, job.step, until))) {
+          job = (await deps.sweeper.readJob(ws)) ?? job;
+          return result(job.done_at !== undefined);
+        }
+        job = done;
         return result(true);
       }
     }
@@ -347,6 +418,11 @@ async function deleteStep(
     expected = next.step;
   }
   return result(false);
+}
+
+/** When a tombstone written at `doneAt` ends. */
+function tombstoneEnd(doneAt: string): string {
+  return new Date(Date.parse(doneAt) + WORKSPACE_TOMBSTONE_SECONDS * 1000).toISOString();
 }
 
 function definitionsCursor(raw: string | undefined): { s: number; c?: string } {

@@ -17,6 +17,10 @@
  *
  * Usage totals: the model usage the batch's new writes record is added to the workspace's counters last, once per
  * counter per batch, for the records before any failure (`usage-totals.ts`; exactly once under redelivery).
+ *
+ * A workspace sealed by its deletion (`seals`) is passed over: its records route nothing, write no tag items,
+ * counters or usage (the table would refuse them), and a plain put into it is removed, not adopted — the deletion's
+ * sweep deletes its heads, and none of that reaches an executor.
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { tagItemChanges, toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
@@ -25,6 +29,7 @@ import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
+import type { SealedWorkspaces } from '#shared/ports/workspace-deletion.ts';
 import type { BusRoutes } from '../../routing/bus-placement.ts';
 import type { BreadthBudget } from './breadth-budget.ts';
 import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
@@ -45,6 +50,8 @@ export interface PlainPutAdopter {
     errors: readonly { path: string; message: string }[],
     hash: string,
   ): Promise<void>;
+  /** Removes a plain put that cannot be adopted at all (its workspace is deleted), unless it changed since. */
+  discardPlainPut(seen: Item): Promise<void>;
 }
 
 /** Writes the tag items heads' changes need (`tagItemChanges`); the table's adapter. */
@@ -64,6 +71,8 @@ export interface PublisherDependencies {
   budget?: BreadthBudget | undefined;
   /** Keeps the model usage totals; absent: usage records are not summed. */
   usage?: UsageTotals | undefined;
+  /** Which workspaces a deletion has sealed; absent: none. */
+  seals?: SealedWorkspaces | undefined;
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
@@ -94,6 +103,11 @@ export async function publishStreamBatch(
     const newImage = image(record.dynamodb?.NewImage);
     const oldImage = image(record.dynamodb?.OldImage);
     try {
+      const workspace = newImage?.workspace ?? oldImage?.workspace;
+      if (deps.seals && typeof workspace === 'string' && (await deps.seals.isSealed(workspace))) {
+        if (newImage !== undefined && !('kind' in newImage)) await deps.adopter.discardPlainPut(newImage);
+        continue;
+      }
       // A head removed (TTL) or turned into a tombstone (a delete): its tag items go, and Deleted is published.
       if (record.eventName === 'REMOVE' || newImage?.kind === 'tombstone') {
         if (oldImage?.kind === 'breadcrumb') {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createApi } from '#shared/core/api/api.ts';
 import type { Caller, HttpRequest } from '#shared/core/api/http.ts';
 import type { ChangeLog } from '#shared/ports/activity.ts';
+import type { WorkspaceTimers } from '#shared/ports/timers.ts';
 import type { DeletionJob, SecretEraser, WorkspaceSweeper } from '#shared/ports/workspace-deletion.ts';
 import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
 
@@ -16,8 +17,8 @@ class FakeSweeper implements WorkspaceSweeper {
   job: DeletionJob | undefined;
   items: string[] = ['i1', 'i2', 'i3', 'i4', 'i5'];
   failNext = false;
-  /** Whether the items are heads (their deletes are events the stream hands on). */
-  heads = false;
+  /** The tombstone's end, once the deletion is done. */
+  until: Date | undefined;
   sweeps: (string | undefined)[] = [];
 
   async readJob() {
@@ -26,6 +27,12 @@ class FakeSweeper implements WorkspaceSweeper {
   async writeJob(_ws: string, job: DeletionJob, expected: number | undefined) {
     if (this.job?.step !== expected) return false;
     this.job = job;
+    return true;
+  }
+  async finishJob(_ws: string, job: DeletionJob, expected: number, until: Date) {
+    if (this.job?.step !== expected) return false;
+    this.job = job;
+    this.until = until;
     return true;
   }
   async deleteJob() {
@@ -40,15 +47,13 @@ class FakeSweeper implements WorkspaceSweeper {
     const from = cursor === undefined ? 0 : Number(cursor);
     const page = this.items.slice(from, from + 2);
     const next = from + 2 < this.items.length ? String(from + 2) : undefined;
-    return {
-      deleted: page.length,
-      heads: this.heads ? page.length : 0,
-      ...(next !== undefined ? { cursor: next } : {}),
-    };
+    // The first pass deletes every item; the second finds none.
+    if (next === undefined) this.items = [];
+    return { deleted: page.length, ...(next !== undefined ? { cursor: next } : {}) };
   }
 }
 
-function setup(secrets?: SecretEraser, now?: () => number) {
+function setup(secrets?: SecretEraser, now?: () => number, timers?: WorkspaceTimers) {
   const store = new InMemoryBreadcrumbStore();
   const sweeper = new FakeSweeper();
   const unused = async () => {
@@ -69,7 +74,8 @@ function setup(secrets?: SecretEraser, now?: () => number) {
       sweeper,
       rulesWaitMs: 60_000,
       ...(secrets ? { secrets } : {}),
-      ...(now ? { now, streamSettleMs: 1000 } : {}),
+      ...(timers ? { timers } : {}),
+      ...(now ? { now, streamSettleMs: 1000, sealWindowMs: 500 } : { streamSettleMs: 0, sealWindowMs: 0 }),
     },
   });
   const call = async (query = '', caller: Caller = { principal: 'user:ann', workspaces: ['ws'] }) => {
@@ -123,8 +129,10 @@ describe('DELETE /v1/workspaces/{ws}', () => {
 
     // The rule manager removed the rule and the status: the sweep starts; its second page dies.
     await store.delete('ws', 'status-tool-echo');
-    const oneStep = await call('steps=2');
+    // rules → seal → timers → the sweep's first page.
+    const oneStep = await call('steps=4');
     expect(oneStep.body).toMatchObject({ done: false, phase: 'sweep' });
+    expect(sweeper.job?.sealed_at).toEqual(expect.any(String));
     expect(sweeper.job?.cursor).toBe('2');
     sweeper.failNext = true;
     expect((await call()).status).toBe(500);
@@ -133,8 +141,9 @@ describe('DELETE /v1/workspaces/{ws}', () => {
     const done = await call();
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ done: true, resumed: true, deleted: 1 + 5 });
-    expect(sweeper.sweeps).toEqual([undefined, '2', '2', '4']);
-    expect(sweeper.job).toBeUndefined();
+    // The second pass reads the workspace once more and finds it empty.
+    expect(sweeper.sweeps).toEqual([undefined, '2', '2', '4', undefined]);
+    expect(sweeper.job?.done_at).toEqual(expect.any(String));
   });
 
   it('refuses while a run is active, naming it, and leaves no job; force goes on', async () => {
@@ -169,18 +178,39 @@ describe('DELETE /v1/workspaces/{ws}', () => {
     expect(sweeper.sweeps[0]).toBeUndefined();
   });
 
-  it('sweeps a second time, once the stream has settled, when the first pass deleted heads', async () => {
+  it('seals, cancels the timers, then after the seal window and the stream cancels and sweeps once more; the record stays as the tombstone', async () => {
     let t = Date.parse('2026-01-01T00:00:00Z');
-    const { sweeper, call } = setup(undefined, () => t);
-    sweeper.heads = true;
+    const cancels: (string | undefined)[] = [];
+    const timers: WorkspaceTimers = {
+      cancelAll: async (_ws, cursor) => {
+        cancels.push(cursor);
+        return cursor === undefined ? { cancelled: 100, cursor: 't' } : { cancelled: 3 };
+      },
+    };
+    const { sweeper, call } = setup(undefined, () => t, timers);
     const first = await call();
-    expect(first.body).toMatchObject({ done: false, phase: 'sweep' });
-    expect(first.body.waiting).toContain('settle');
-    expect(sweeper.job?.pass).toBe(2);
+    expect(first.body).toMatchObject({ done: false, phase: 'timers', timers_cancelled: 103 });
+    expect(first.body.waiting).toContain('seal');
+    expect(sweeper.job).toMatchObject({ pass: 2, sealed_at: '2026-01-01T00:00:00.000Z' });
     expect(sweeper.sweeps).toEqual([undefined, '2', '4']);
-    t += 1000;
+    expect(cancels).toEqual([undefined, 't']);
+    // The stream has settled (1 s) but writers may not all know of the seal yet (twice 500 ms).
+    t += 999;
+    expect((await call()).body.waiting).toContain('seal');
+    t += 1;
     const done = await call();
-    expect(done.body).toMatchObject({ done: true, deleted: 10 });
-    expect(sweeper.sweeps).toEqual([undefined, '2', '4', undefined, '2', '4']);
+    expect(done.body).toMatchObject({
+      done: true,
+      deleted: 5,
+      timers_cancelled: 206,
+      tombstone_until: '2026-01-03T00:00:01.000Z',
+    });
+    expect(cancels).toEqual([undefined, 't', undefined, 't']);
+    expect(sweeper.sweeps).toEqual([undefined, '2', '4', undefined]);
+    expect(sweeper.until?.toISOString()).toBe('2026-01-03T00:00:01.000Z');
+    // Called again: done, nothing more read or deleted.
+    const again = await call();
+    expect(again.body).toMatchObject({ done: true, resumed: true, deleted: 5 });
+    expect(sweeper.sweeps).toHaveLength(4);
   });
 });

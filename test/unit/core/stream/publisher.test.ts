@@ -76,6 +76,7 @@ function recordingBus(refuse: (entry: BusEntry, call: number) => boolean = () =>
 const adopter: PlainPutAdopter = {
   adopt: vi.fn(async () => undefined),
   rejectPlainPut: vi.fn(async () => undefined),
+  discardPlainPut: vi.fn(async () => undefined),
 };
 const noSleep = async () => undefined;
 
