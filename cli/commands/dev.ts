@@ -207,8 +207,19 @@ Environment:
   },
 };
 
+/** The workspace a dashboard link opens on (`#token=…&workspace=…`); undefined when it names none. */
+export function dashboardWorkspace(dashboard: string): string | undefined {
+  try {
+    return new URLSearchParams(new URL(dashboard).hash.slice(1)).get('workspace') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
   const { endpoints, token, dashboard, warnings } = stack;
+  // The CLI in the other terminal works in the workspace the dashboard opens on: one workspace for the quick start.
+  const workspace = dashboardWorkspace(dashboard);
   if (json) {
     io.stdout(`${JSON.stringify({ endpoints, token, dashboard, warnings })}\n`);
     return;
@@ -227,7 +238,7 @@ function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
       `Dashboard: ${dashboard}`,
       '',
       'In another terminal:',
-      `  export ${ENV.endpoint}=${endpoints.api} ${ENV.localToken}=${token}`,
+      `  export ${ENV.endpoint}=${endpoints.api} ${ENV.localToken}=${token}${workspace ? ` ${ENV.workspace}=${workspace}` : ''}`,
       '',
       'Press Ctrl-C to stop.',
       '',

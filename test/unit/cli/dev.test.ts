@@ -74,7 +74,10 @@ describe('crumbs dev', () => {
     expect(h.out.stdout).toMatch(/^ {2}sqs\s+http:\/\/127\.0\.0\.1:4712$/m);
     expect(h.out.stdout).toMatch(/^ {2}eventbridge\s+http:\/\/127\.0\.0\.1:4713$/m);
     expect(h.out.stdout).toMatch(/^ {2}token\s+secret-token$/m);
-    expect(h.out.stdout).toContain('export CRUMBS_ENDPOINT=http://127.0.0.1:4710 CRUMBS_TOKEN=secret-token');
+    // The CLI's export line names the workspace the dashboard opens on.
+    expect(h.out.stdout).toContain(
+      'export CRUMBS_ENDPOINT=http://127.0.0.1:4710 CRUMBS_TOKEN=secret-token CRUMBS_WORKSPACE=demo',
+    );
     expect(h.out.stdout).toContain('Dashboard: http://127.0.0.1:4710/ui/#token=secret-token&workspace=demo');
     expect(h.out.stderr).toContain('dynamodb local started');
     expect(stack.stop).not.toHaveBeenCalled();
