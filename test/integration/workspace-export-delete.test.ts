@@ -5,7 +5,6 @@
  * midway, refuses while a run is active, and leaves another workspace with the same ids as it was.
  */
 
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { CrumbsClient } from '#cli/api-client.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { crumbsDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import { deletionRecordKey } from '#shared/adapters/dynamodb/workspace-seal.ts';
+import { scheduleNameFor } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { topology } from '#shared/topology.ts';
 import {
   crumbs,
@@ -75,7 +75,7 @@ async function hasSchedule(workspace: string, id: string): Promise<boolean> {
     region: LOCAL_REGION,
     credentials: LOCAL_CREDENTIALS,
   });
-  const name = `crumbs-s-${createHash('sha256').update(`${workspace}\u0000${id}`).digest('hex').slice(0, 48)}`;
+  const name = scheduleNameFor('s', workspace, id);
   try {
     await scheduler.send(new GetScheduleCommand({ Name: name, GroupName: topology.timers.scheduleGroup }));
     return true;
