@@ -12,8 +12,13 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalScheduler, startLocalScheduler } from '#local/scheduler/server.ts';
-import { atExpression, SchedulerTimers } from '#shared/adapters/scheduler/scheduler-timers.ts';
-import { RetriableError } from '#shared/domain/errors.ts';
+import {
+  atExpression,
+  SchedulerTimers,
+  SchedulerWorkspaceTimers,
+  workspaceSchedulePrefix,
+} from '#shared/adapters/scheduler/scheduler-timers.ts';
+import { RetriableError, WorkspaceDeletedError } from '#shared/domain/errors.ts';
 import { TimerMessageSchema } from '#shared/domain/timer-message.ts';
 import { startHttpServer } from '../../../support/http-server.ts';
 
@@ -131,6 +136,72 @@ describe('SchedulerTimers', () => {
     expect(
       (await client.send(new ListSchedulesCommand({ GroupName: 'crumbs', NamePrefix: 'crumbs-s-' })))
         .Schedules,
+    ).toEqual([]);
+  });
+
+  it("cancels every timer and schedule of one workspace a page at a time, and no other workspace's", async () => {
+    const far = new Date(Date.now() + 3_600_000);
+    // More timers than one ListSchedules page (100), a recurring schedule, and the same ids in another workspace.
+    await Promise.all(
+      Array.from({ length: 105 }, (_, i) =>
+        timers.set({ workspace: 'gone', id: `t${i}`, at: far, breadcrumb }),
+      ),
+    );
+    await timers.put({ workspace: 'gone', definitionId: 'daily', expression: 'rate(1 hour)' });
+    await timers.set({ workspace: 'kept', id: 't0', at: far, breadcrumb });
+    await timers.put({ workspace: 'kept', definitionId: 'daily', expression: 'rate(1 hour)' });
+    const names = async (kind: 't' | 's', ws: string) =>
+      (
+        await client.send(
+          new ListSchedulesCommand({ GroupName: 'crumbs', NamePrefix: workspaceSchedulePrefix(kind, ws) }),
+        )
+      ).Schedules?.length ?? 0;
+    expect(await names('t', 'gone')).toBe(100);
+
+    const cancelling = new SchedulerWorkspaceTimers('crumbs', client);
+    const pages: { cancelled: number; cursor?: string }[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await cancelling.cancelAll('gone', cursor);
+      pages.push(page);
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+    expect(pages.reduce((n, p) => n + p.cancelled, 0)).toBe(106);
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    expect([await names('t', 'gone'), await names('s', 'gone')]).toEqual([0, 0]);
+    expect([await names('t', 'kept'), await names('s', 'kept')]).toEqual([1, 1]);
+    await timers.cancel('kept', 't0');
+    await timers.delete('kept', 'daily');
+  }, 60_000);
+
+  it('sets no timer for a workspace its deletion has sealed', async () => {
+    const sealed = new SchedulerTimers(
+      {
+        group: 'crumbs',
+        queueArn: 'arn:aws:sqs:us-east-1:000000000000:crumbs-timers',
+        roleArn: 'arn:aws:iam::000000000000:role/crumbs-scheduler',
+        seals: {
+          refuseSealed: async (workspace) => {
+            if (workspace === 'sealed')
+              throw new WorkspaceDeletedError(workspace, '2026-01-01T00:00:00Z', undefined);
+          },
+        },
+      },
+      client,
+    );
+    const at = new Date(Date.now() + 3_600_000);
+    await expect(sealed.set({ workspace: 'sealed', id: 'late', at, breadcrumb })).rejects.toBeInstanceOf(
+      WorkspaceDeletedError,
+    );
+    expect(
+      (
+        await client.send(
+          new ListSchedulesCommand({
+            GroupName: 'crumbs',
+            NamePrefix: workspaceSchedulePrefix('t', 'sealed'),
+          }),
+        )
+      ).Schedules,
     ).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { processSqsBatch, redeliveryDelaySeconds } from '#shared/adapters/sqs/sqs-batch.ts';
-import { RetriableError } from '#shared/domain/errors.ts';
+import { RetriableError, WorkspaceDeletedError } from '#shared/domain/errors.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import type { MessageVisibility } from '#shared/ports/message-visibility.ts';
 
@@ -63,6 +63,27 @@ describe('processSqsBatch', () => {
     expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['also-bad', 'bad']);
     expect(asked.sort()).toEqual(['rh-also-bad', 'rh-bad']);
     expect(result.results[0]).toEqual({ ok: true, value: 2 });
+  });
+
+  it('drops a message whose write its deleted workspace refused: not retried, not delayed, the others as usual', async () => {
+    const asked: string[] = [];
+    const visibility: MessageVisibility = {
+      async delay(messages) {
+        asked.push(...messages.map((m) => m.message.receiptHandle));
+      },
+    };
+    const result = await processSqsBatch(
+      [record('late-timer'), record('bad'), record('ok')],
+      async (r) => {
+        if (r.body === 'late-timer')
+          throw new WorkspaceDeletedError('gone', '2026-01-01T00:00:00Z', undefined);
+        if (r.body === 'bad') throw new Error('bad failed');
+        return r.body.length;
+      },
+      { log: silentLog, redelivery: { visibility, ...queue } },
+    );
+    expect(result.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['bad']);
+    expect(asked).toEqual(['rh-bad']);
   });
 
   it('reports every record of a batch that failed entirely instead of throwing', async () => {
