@@ -225,6 +225,10 @@ describe('crumbs workspace delete', () => {
     await eventually(async () =>
       (await client(ws).list({ schema_name: 'workflow.run.v1' })).items.length === 1 ? true : undefined,
     );
+    // note.v1 is embedded: the indexer writes the three live notes' embeddings behind the writes.
+    await eventually(async () =>
+      (await workspaceItems(ws)).filter((i) => i.kind === 'embedding').length === 3 ? true : undefined,
+    );
     const before = await settledItems(ws);
 
     const refused = await deleteCall(ws);

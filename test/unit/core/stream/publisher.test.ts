@@ -107,6 +107,31 @@ describe('publishStreamBatch', () => {
     });
   });
 
+  it("passes over a sealed workspace's records: routes nothing, and removes a plain put into it instead of adopting it", async () => {
+    const { bus, calls } = recordingBus();
+    const discarded: unknown[] = [];
+    const adopting: PlainPutAdopter = {
+      adopt: vi.fn(async () => undefined),
+      rejectPlainPut: vi.fn(async () => undefined),
+      discardPlainPut: async (seen) => {
+        discarded.push(seen);
+      },
+    };
+    const plain = { id: 'p1', workspace: 'gone', schema_name: 'note.text.v1', context: { text: 'late' } };
+    const out = await publishStreamBatch(
+      [
+        streamRecord('INSERT', { newImage: headItem(record({ workspace: 'gone' }), 'w1') }),
+        streamRecord('INSERT', { newImage: plain }),
+        streamRecord('INSERT', { newImage: headItem(record({ id: 'b2' }), 'w1') }),
+      ],
+      { bus, adopter: adopting, sleep: noSleep, seals: { isSealed: async (ws) => ws === 'gone' } },
+    );
+    expect(out.batchItemFailures).toEqual([]);
+    expect(calls.flat().map((e) => [e.detail.workspace, e.detail.id])).toEqual([['ws', 'b2']]);
+    expect(discarded).toEqual([plain]);
+    expect(adopting.adopt).not.toHaveBeenCalled();
+  });
+
   it('publishes nothing for history, tag, idempotency items or a write that did not change the head', async () => {
     const { bus, calls } = recordingBus();
     const v1 = record();
