@@ -5,11 +5,22 @@
  * empty — nothing fired back into it — and a write to it is refused (410) while its tombstone lasts.
  */
 import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
+import { crumbsDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import { workspaceSchedulePrefix } from '#shared/adapters/scheduler/scheduler-timers.ts';
+import { WorkspaceDeletedError } from '#shared/domain/errors.ts';
 import { topology } from '#shared/topology.ts';
-import { api, crumbs, eventually, localStack, uniqueWorkspace, workspaceItems } from '../support/local.ts';
+import {
+  api,
+  crumbs,
+  eventually,
+  localDynamoClient,
+  localStack,
+  uniqueWorkspace,
+  workspaceItems,
+} from '../support/local.ts';
 
 const TIMEOUT_SECONDS = 12;
 
@@ -94,6 +105,17 @@ describe('a deleted workspace', () => {
     const write = await call('POST', '', { schema_name: 'note.v1', context: { text: 'back?' } });
     expect(write.status).toBe(410);
     expect(JSON.stringify(write.body)).toContain('workspace-deleted');
+    // So is a write that comes through no API — an executor's counter, a kind of item added later — since the
+    // item layer refuses it for whoever sends it through crumbs' client.
+    const counter = crumbsDocumentClient(localDynamoClient()).send(
+      new UpdateCommand({
+        TableName: topology.table.name,
+        Key: { id: '#rate#late', workspace: ws },
+        UpdateExpression: 'SET kind = :k ADD n :one',
+        ExpressionAttributeValues: { ':k': 'rate-limit', ':one': 1 },
+      }),
+    );
+    await expect(counter).rejects.toBeInstanceOf(WorkspaceDeletedError);
     expect(await workspaceItems(ws)).toEqual([]);
   });
 });
