@@ -618,6 +618,20 @@ describe('cdk-nag AwsSolutions', () => {
         expect(pass, f.name).toEqual([]);
         continue;
       }
+      if (f.uses.timers === 'cancel') {
+        // A workspace's deletion (the API): lists and deletes schedules of the group, creates none, passes no role.
+        expect(scheduler.flatMap((s) => asList(s.Action)).sort(), f.name).toEqual([
+          'scheduler:DeleteSchedule',
+          'scheduler:ListSchedules',
+        ]);
+        const deletes = scheduler.filter((s) => asList(s.Action).includes('scheduler:DeleteSchedule'));
+        expect(JSON.stringify(deletes.map((s) => s.Resource)), f.name).toContain(
+          `schedule/${topology.timers.scheduleGroup}-${STAGE}/*`,
+        );
+        expect(pass, f.name).toEqual([]);
+        expect(functionEnv(f.name)[ENV.timersQueueArn], f.name).toBeUndefined();
+        continue;
+      }
       expect(JSON.stringify(scheduler.map((s) => s.Resource)), f.name).toContain(
         `schedule/${topology.timers.scheduleGroup}-${STAGE}/*`,
       );
