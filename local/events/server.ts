@@ -1,5 +1,6 @@
 /**
- * The local twin of the AppSync Events API that carries delta channels, speaking its protocol so one client works
+ * The local twin of the AppSync Events API that carries delta channels (namespace `crumbs`) and change channels
+ * (namespace `changes`), speaking its protocol so one client works
  * against both: `POST /event` publishes (SigV4-signed with the local stack's credentials, as only the executor's
  * IAM role may publish on AWS), and `GET /event/realtime` upgrades to a WebSocket (subprotocols
  * `aws-appsync-event-ws` and `header-<base64url {host, Authorization}>`) with `connection_init`/`connection_ack`,
@@ -12,7 +13,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { DELTA_NAMESPACE } from '#shared/core/streaming/channel.ts';
+import { CHANNEL_NAMESPACES } from '#shared/core/streaming/channel.ts';
 import { loadOnSubscribe } from '#shared/core/streaming/on-subscribe.ts';
 import { MAX_EVENTS_PER_PUBLISH } from '#shared/ports/delta-channel.ts';
 import { type LocalToken, workspacesClaimValue } from '../tokens.ts';
@@ -254,8 +255,8 @@ export async function startLocalEventsServer(options: {
           const channel = message.channel;
           if (typeof channel !== 'string' || channel.length > 512)
             return fail(error('BadRequestException', 'channel: expected a channel path'));
-          const namespace = channel.replace(/^\//, '').split('/')[0];
-          if (namespace !== DELTA_NAMESPACE)
+          const namespace = channel.replace(/^\//, '').split('/')[0] ?? '';
+          if (!CHANNEL_NAMESPACES.includes(namespace))
             return fail(error('BadRequestException', `channel: no namespace ${JSON.stringify(namespace)}`));
           const claims = claimsOf((message.authorization as Json | undefined)?.Authorization);
           if (claims === undefined)
@@ -265,7 +266,7 @@ export async function startLocalEventsServer(options: {
               identity: { sub: claims.sub, issuer: 'crumbs-local', claims },
               info: {
                 channel: { path: channel, segments: channel.replace(/^\//, '').split('/') },
-                channelNamespace: { name: DELTA_NAMESPACE },
+                channelNamespace: { name: namespace },
               },
             });
           } catch {
@@ -340,8 +341,9 @@ export async function startLocalEventsServer(options: {
 }
 
 function publishProblem(channel: unknown, events: unknown, maxEventBytes: number): string | undefined {
-  if (typeof channel !== 'string' || !channel.startsWith(`/${DELTA_NAMESPACE}/`) || channel.includes('*')) {
-    return `channel: expected a channel path in namespace ${DELTA_NAMESPACE}, without wildcards`;
+  const inNamespace = (c: string) => CHANNEL_NAMESPACES.some((ns) => c.startsWith(`/${ns}/`));
+  if (typeof channel !== 'string' || !inNamespace(channel) || channel.includes('*')) {
+    return `channel: expected a channel path in namespace ${CHANNEL_NAMESPACES.join(' or ')}, without wildcards`;
   }
   const segments = channel.slice(1).split('/');
   if (segments.length > 5 || !segments.every((s) => /^[A-Za-z0-9-]{1,50}$/.test(s))) {

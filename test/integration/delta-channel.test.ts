@@ -105,7 +105,7 @@ describe('the delta channel on the local stack', () => {
   it('two workspaces never see each other’s deltas: another workspace’s channel is refused', async () => {
     // The scoped token may use only its own workspace: the same request id elsewhere is another channel, refused.
     await expect(subscribe(crumbs.scopedToken, 'someone-else', 'req-in-order')).rejects.toMatchObject({
-      name: 'DeltaSubscribeError',
+      name: 'ChannelSubscribeError',
       errorTypes: ['UnauthorizedException'],
     });
     // A subscriber of workspace a sees nothing published to workspace b's request of the same id.
