@@ -15,6 +15,7 @@ import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { bufferedResult, type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
+import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
@@ -40,6 +41,8 @@ const api = createApi({
       settleMs: env[ENV.changesSettleMs],
       pollMs: env[ENV.changesPollMs],
     },
+    // The publisher sends every change to the same channels API (its `changes` namespace).
+    channels: streamingEndpoints(),
   },
   workspaces: {
     store,

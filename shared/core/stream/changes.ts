@@ -17,9 +17,9 @@ import { BadRequestError } from '#shared/domain/errors.ts';
 import { outcomeOf } from '#shared/domain/outcome.ts';
 import type { ChangeCursor, ChangeEntry, ChangeLog } from '#shared/ports/activity.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
-import { changeMatches } from './feed-events.ts';
+import { changeMatches, MAX_CHANGES_PER_ANSWER } from './feed-events.ts';
 
-export const MAX_CHANGES_PER_ANSWER = 200;
+export { MAX_CHANGES_PER_ANSWER };
 export const MAX_BACKLOG = 100;
 
 export interface ChangeFilters {
@@ -49,6 +49,8 @@ export interface ChangeStreamOptions {
   /** Full records at the changed version (one BatchGet per answer); otherwise the summary only. */
   full?: (workspace: string, entries: readonly ChangeEntry[]) => Promise<Map<string, Breadcrumb>>;
   clock?: Clock;
+  /** Waits between polls (a benchmark's fake clock moves on instead). Default: a timer, cut short by `signal`. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -100,7 +102,7 @@ export async function readChanges(log: ChangeLog, options: ChangeStreamOptions):
     if (events.length > 0 || clock.now().getTime() + options.pollMs > deadline || options.signal?.aborted) {
       return finish(options, events, cursor);
     }
-    await sleep(options.pollMs, options.signal);
+    await (options.sleep ?? sleep)(options.pollMs, options.signal);
   }
 }
 

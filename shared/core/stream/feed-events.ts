@@ -19,6 +19,20 @@ export interface FeedChange {
   readonly event: ChangeEvent;
 }
 
+/** The most changes one answer of `GET …/changes` holds: a full answer means more follow at once. */
+export const MAX_CHANGES_PER_ANSWER = 200;
+
+/**
+ * What orders positions (`cursor`s as `/changes` hands them out): a cursor is the base64url text of the change
+ * log's sort key (`<updated_at>#<id>#<version>`, or `<time>~` for "everything up to then"), and sort keys order
+ * changes as strings. A follower drops a pushed change at or before the position it has read `/changes` up to.
+ */
+export function positionKey(cursor: string): string {
+  const base64 = cursor.replace(/-/g, '+').replace(/_/g, '/');
+  const binary = atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='));
+  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+}
+
 /** The size an AppSync Events operation is metered in: an event up to this size costs one operation. */
 export const FEED_EVENT_TARGET_BYTES = 5 * 1024;
 
