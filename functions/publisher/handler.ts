@@ -16,14 +16,13 @@ import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/event
 import { deltaChannelFromEnv } from '#shared/adapters/events/appsync-publisher.ts';
 import { busPoolOf, PublisherEnvSchema, parseEnv } from '#shared/config.ts';
 import { BreadthBudget } from '#shared/core/stream/breadth-budget.ts';
-import { ChannelChangeFeed } from '#shared/core/stream/change-feed.ts';
 import { publishStreamBatch } from '#shared/core/stream/publisher.ts';
+import { ChannelChangeFeed } from '#shared/core/streaming/change-channels.ts';
 import { PlacementRoutes } from '#shared/routing/bus-placement.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(PublisherEnvSchema);
-const CHANGE_PUBLISH_TIMEOUT_MS = 1000;
 const pt = powertools('crumbs-publisher', [defaultDocumentClient(), defaultEventBridgeClient()]);
 const { logger, metrics } = pt;
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
@@ -44,7 +43,7 @@ const budget = new BreadthBudget({
 const usage = new DynamoUsageTotals(env[ENV.tableName]);
 
 // Live views' change channels: a publish outlasting this holds the batch's end no longer (routing never waits).
-const changeChannel = deltaChannelFromEnv(process.env, { timeoutMs: CHANGE_PUBLISH_TIMEOUT_MS });
+const changeChannel = deltaChannelFromEnv(process.env, { timeoutMs: env[ENV.changePublishTimeoutMs] });
 const changeFeed = changeChannel ? new ChannelChangeFeed(changeChannel, logger) : undefined;
 
 export const handler = instrumented(

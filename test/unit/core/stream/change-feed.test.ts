@@ -3,7 +3,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { gsi, headItem, tombstoneItem, versionItem } from '#shared/adapters/dynamodb/items.ts';
 import type { BreadthBudget } from '#shared/core/stream/breadth-budget.ts';
-import { ChannelChangeFeed, type WorkspaceChange } from '#shared/core/stream/change-feed.ts';
+import type { WorkspaceChange } from '#shared/core/stream/change-feed.ts';
 import type { ChangeEvent } from '#shared/core/stream/changes.ts';
 import { encodeCursor } from '#shared/core/stream/changes.ts';
 import {
@@ -15,6 +15,7 @@ import {
   parseFeedEvent,
 } from '#shared/core/stream/feed-events.ts';
 import { publishStreamBatch } from '#shared/core/stream/publisher.ts';
+import { ChannelChangeFeed } from '#shared/core/streaming/change-channels.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { DeltaChannel } from '#shared/ports/delta-channel.ts';
 import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
