@@ -18,6 +18,7 @@ import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
+import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
 const env = parseEnv(ApiEnvSchema);
 const pt = powertools('crumbs-api', [defaultDocumentClient()]);
@@ -27,7 +28,8 @@ const localEndpoints = env[ENV.localEndpoints];
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const threads = new DynamoThreadIndex({ tableName: env[ENV.tableName] });
 const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
-const streaming = apiStreamingFromEnv();
+// Server-sent events of a stream hold a channel subscription for the caller, under a lease of the workspace's share.
+const streaming = apiStreamingFromEnv(streamLeasesFor(env[ENV.tableName], logger));
 const api = createApi({
   store,
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
