@@ -9,11 +9,14 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { startLocalEventsServer } from '#local/events/server.ts';
 import { parseScopedTokens } from '#local/tokens.ts';
 import { AppSyncEventsPublisher } from '#shared/adapters/events/appsync-publisher.ts';
+import { channelSubscriber } from '#shared/core/api/streaming-deps.ts';
 import { channelFor } from '#shared/core/streaming/channel.ts';
 import { DeltaStream } from '#shared/core/streaming/delta-stream.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import { sseFromChannel } from '#shared/core/streaming/sse.ts';
+import { StreamLeases } from '#shared/core/streaming/stream-leases.ts';
 import { type DeltaSubscription, subscribeToRequest } from '#shared/core/streaming/subscriber.ts';
+import { TooManyRequestsError } from '#shared/domain/errors.ts';
 
 const crumbs = inject('crumbs');
 let httpUrl: string;
@@ -406,6 +409,47 @@ describe('the local events server’s shares per workspace and per token', () =>
       );
     } finally {
       for (const ws of sockets) ws.close();
+      await server.stop();
+    }
+  });
+});
+
+describe('a stream crumbs holds for a caller, refused by the events server', () => {
+  /** Leases that never refuse (the events server's own shares are under test here). */
+  const openLeases = new StreamLeases({ take: async () => true, give: async () => undefined });
+
+  it('is the caller’s 429 with Retry-After over a share, 403 for a channel the token may not read, never a 500', async () => {
+    const tokens = parseScopedTokens(JSON.stringify({ 'hog-token-1': ['h1'], 'calm-token-1': ['c1'] }));
+    const server = await startLocalEventsServer({
+      port: 0,
+      host: '127.0.0.1',
+      tokens,
+      workspacesClaim: 'crumbs:workspaces',
+      credentials: LOCAL_CREDENTIALS,
+      limits: { maxConnectionsPerToken: 1, retryAfterSeconds: 7 },
+    });
+    const subscribe = channelSubscriber(
+      { realtime_url: server.realtimeUrl, http_host: new URL(server.httpUrl).host },
+      openLeases,
+    );
+    try {
+      const held = await subscribe('h1', 'r1', 'Bearer hog-token-1', () => undefined);
+      // The token's one connection is taken: the events server refuses the upgrade with 429.
+      const refused = await subscribe('h1', 'r2', 'Bearer hog-token-1', () => undefined).catch(
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(TooManyRequestsError);
+      expect(refused).toMatchObject({ status: 429, retryAfterSeconds: 10 });
+      // Another workspace's channel with a token that does not grant it: 403.
+      const forbidden = await subscribe('h1', 'r3', 'Bearer calm-token-1', () => undefined).catch(
+        (e: unknown) => e,
+      );
+      expect(forbidden).toMatchObject({ status: 403 });
+      // The neighbour still subscribes.
+      const calm = await subscribe('c1', 'r1', 'Bearer calm-token-1', () => undefined);
+      calm.close();
+      held.close();
+    } finally {
       await server.stop();
     }
   });
