@@ -5,9 +5,10 @@
  * its share of streams (20), the workspace at most its share (40), the events server refuses a token's or a
  * workspace's connection over its share — every refusal a 429 with `Retry-After`, never a 500 — and while the
  * attack holds everything it was given, team-a's SSE route and its CLI's subscription carry its streamed answer to
- * the end. When team-b lets go, its streams open again (the leases were given back).
+ * the end, and its A2A client gets the answer as streamed chunks before the task completes. When team-b lets go, its streams open again (the leases were given back).
  */
 import { randomUUID } from 'node:crypto';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CrumbsClient } from '#cli/api-client.ts';
@@ -48,6 +49,57 @@ function connect(
   });
 }
 
+/** Sends a message to `agent` over A2A streaming as `token`: how many answer chunks came before the task completed. */
+async function a2aStream(workspace: string, token: string, agent: string) {
+  const fetchImpl: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    return fetch(input, { ...init, headers });
+  };
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+  });
+  const client = await factory.createFromUrl(
+    `${adversary().api}/a2a/workspaces/${workspace}/agents/${agent}/.well-known/agent-card.json`,
+    '',
+  );
+  let beforeCompleted = 0;
+  let completed = false;
+  for await (const event of client.sendMessageStream({
+    message: {
+      messageId: `m-${randomUUID()}`,
+      contextId: '',
+      taskId: '',
+      role: 1,
+      parts: [
+        {
+          content: { $case: 'text', value: 'go' },
+          metadata: undefined,
+          filename: '',
+          mediaType: 'text/plain',
+        },
+      ],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    },
+    configuration: undefined,
+    metadata: undefined,
+    tenant: '',
+  } as never)) {
+    const payload = (event as { payload?: { $case: string; value: Record<string, unknown> } }).payload;
+    if (payload?.$case === 'artifactUpdate' && !completed) {
+      const artifact = payload.value.artifact as { name: string };
+      if (artifact.name === 'answer (streaming)') beforeCompleted += 1;
+    }
+    if (payload?.$case === 'statusUpdate' && (payload.value.status as { state: number }).state === 3) {
+      completed = true;
+    }
+  }
+  return { beforeCompleted, completed };
+}
+
 /** The data events of an SSE body. */
 function sseEvents(body: string): DeltaEvent[] {
   return body
@@ -60,7 +112,7 @@ const words = (events: readonly DeltaEvent[]) =>
   events.flatMap((e) => (e.type === 'delta' ? [e.text] : [])).join('');
 
 describe('one workspace cannot take every stream', () => {
-  it("refuses team-b's streams over its shares with 429 and Retry-After while team-a's SSE and CLI streams carry its answer", async () => {
+  it("refuses team-b's streams over its shares with 429 and Retry-After while team-a's SSE, CLI and A2A streams carry its answer", async () => {
     const { api, teamA: a, teamB } = adversary();
     const agent = `streamer-${randomUUID().slice(0, 6)}`;
     await defineActive(teamA(), `agent-${agent}`, 'agent.def.v1', {
@@ -132,6 +184,11 @@ describe('one workspace cannot take every stream', () => {
       sub.close();
       expect(words(heard)).toBe(ANSWER);
       expect(await answerTo(teamA(), requestId)).toMatchObject({ status: 'success' });
+
+      // And team-a's A2A client streams too: chunks of the answer before the task completes.
+      const chunks = await a2aStream(a.workspace, a.token, agent);
+      expect(chunks.beforeCompleted).toBeGreaterThan(0);
+      expect(chunks.completed).toBe(true);
     } finally {
       for (const s of streams) s.abort.abort();
       for (const ws of sockets) ws.close();
