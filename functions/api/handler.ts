@@ -16,8 +16,10 @@ import { ApiEnvSchema, parseEnv, TimerCancelEnvSchema } from '#shared/config.ts'
 import { createApi } from '#shared/core/api/api.ts';
 import { bufferedResult, type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
+import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
+import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
 const env = parseEnv(ApiEnvSchema);
 const pt = powertools('crumbs-api', [defaultDocumentClient()]);
@@ -27,7 +29,8 @@ const localEndpoints = env[ENV.localEndpoints];
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const threads = new DynamoThreadIndex({ tableName: env[ENV.tableName] });
 const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
-const streaming = apiStreamingFromEnv();
+// Server-sent events of a stream hold a channel subscription for the caller, under a lease of the workspace's share.
+const streaming = apiStreamingFromEnv(streamLeasesFor(env[ENV.tableName], logger));
 // A workspace's deletion cancels its timers and schedules in the stack's schedule group.
 const scheduleGroup = parseEnv(TimerCancelEnvSchema)[ENV.scheduleGroup];
 const api = createApi({
@@ -43,6 +46,8 @@ const api = createApi({
       settleMs: env[ENV.changesSettleMs],
       pollMs: env[ENV.changesPollMs],
     },
+    // The publisher sends every change to the same channels API (its `changes` namespace).
+    channels: streamingEndpoints(),
   },
   workspaces: {
     store,

@@ -21,8 +21,13 @@
  * A workspace sealed by its deletion (`seals`) is passed over: its records route nothing, write no tag items,
  * counters or usage (the table would refuse them), and a plain put into it is removed, not adopted — the deletion's
  * sweep deletes its heads, and none of that reaches an executor.
+ *
+ * Live views: each change's summary (the `/changes` item) also goes to its workspace's change channel
+ * (`change-feed.ts`), started before routing and awaited last; it never fails the batch or holds routing back. A
+ * batch Lambda retries publishes its changes again (subscribers drop what they have seen, by position).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { changeEntryOfStreamImages } from '#shared/adapters/dynamodb/activity-index.ts';
 import { tagItemChanges, toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
@@ -32,6 +37,8 @@ import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import type { SealedWorkspaces } from '#shared/ports/workspace-deletion.ts';
 import type { BusRoutes } from '../../routing/bus-placement.ts';
 import type { BreadthBudget } from './breadth-budget.ts';
+import type { ChangeFeed, FeedOutcome, WorkspaceChange } from './change-feed.ts';
+import { changeEventOf, encodeCursor } from './changes.ts';
 import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
 import { recordUsage } from './usage-totals.ts';
 
@@ -73,6 +80,8 @@ export interface PublisherDependencies {
   usage?: UsageTotals | undefined;
   /** Which workspaces a deletion has sealed; absent: none. */
   seals?: SealedWorkspaces | undefined;
+  /** Sends each change's summary to its workspace's change channel; absent: live views long-poll `/changes`. */
+  changeFeed?: ChangeFeed | undefined;
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
@@ -85,6 +94,8 @@ export interface PublishOutcome extends DynamoDBBatchResponse {
   shed: number;
   adopted: number;
   rejected: number;
+  /** What went to the change channels (absent without a feed or changes). */
+  feed?: FeedOutcome;
 }
 
 export async function publishStreamBatch(
@@ -94,6 +105,7 @@ export async function publishStreamBatch(
   const pending: { entry: BusEntry; sequence: string }[] = [];
   const tagChanges: { change: TagItemChange; sequence: string }[] = [];
   const writes: { record: Breadcrumb; sequence: string }[] = [];
+  const feed: WorkspaceChange[] = [];
   let adopted = 0;
   let rejected = 0;
   let firstFailure: string | undefined;
@@ -114,11 +126,13 @@ export async function publishStreamBatch(
           const change = tagItemChanges(undefined, oldImage);
           if (change) tagChanges.push({ change, sequence });
           pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
+          if (deps.changeFeed) feedChange(feed, newImage, oldImage, false);
         }
         continue;
       }
       if (!newImage) continue;
       if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
+        if (deps.changeFeed) feedChange(feed, newImage, oldImage, true);
         const change = tagItemChanges(newImage, oldImage);
         if (change) tagChanges.push({ change, sequence });
         const current = toRecord(newImage);
@@ -159,6 +173,9 @@ export async function publishStreamBatch(
     }
   }
 
+  // Live views hear of the changes while they are routed; awaited last (it never rejects).
+  const fed = deps.changeFeed && feed.length > 0 ? deps.changeFeed.publish(feed) : undefined;
+
   // The tag items a change needs are written before it is routed, so an executor it triggers lists it by any of
   // its tags. If they cannot be written, nothing from the first change that needed them on is routed (retried).
   const before = (p: { sequence: string }) =>
@@ -188,13 +205,31 @@ export async function publishStreamBatch(
     const usageFailed = await recordUsage(counted, deps.usage, deps.log);
     if (usageFailed !== undefined) failedAt = usageFailed;
   }
+  const feedOutcome = await fed;
   return {
     batchItemFailures: failedAt === undefined ? [] : [{ itemIdentifier: failedAt }],
     published: published.count,
     shed: budgeted.shed,
     adopted,
     rejected,
+    ...(feedOutcome ? { feed: feedOutcome } : {}),
   };
+}
+
+/** Adds the change a stream record stands for (a write or a delete; nothing for a TTL removal) to `feed`. */
+function feedChange(
+  feed: WorkspaceChange[],
+  newImage: Item | undefined,
+  oldImage: Item | undefined,
+  written: boolean,
+) {
+  const entry = changeEntryOfStreamImages(newImage, oldImage, written);
+  if (entry) {
+    feed.push({
+      workspace: entry.workspace,
+      change: { cursor: encodeCursor(entry.cursor), event: changeEventOf(entry) },
+    });
+  }
 }
 
 /**
