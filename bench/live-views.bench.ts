@@ -233,7 +233,11 @@ async function pushedTab(
   const bus = {
     put: async (entries: readonly unknown[]) => ({ results: entries.map(() => ({ eventId: 'e' })) }),
   };
-  const adopter = { adopt: async () => undefined, rejectPlainPut: async () => undefined };
+  const adopter = {
+    adopt: async () => undefined,
+    rejectPlainPut: async () => undefined,
+    discardPlainPut: async () => undefined,
+  };
   let next = 0;
   let sequence = 0;
   for (let poll = ASSUME.shardPollMs; poll <= HOUR_MS + ASSUME.shardPollMs; poll += ASSUME.shardPollMs) {

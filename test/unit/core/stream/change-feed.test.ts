@@ -200,7 +200,7 @@ describe('publishStreamBatch and the change channel', () => {
       ],
       {
         bus: bus([]),
-        adopter: { adopt: vi.fn(), rejectPlainPut: vi.fn() },
+        adopter: { adopt: vi.fn(), rejectPlainPut: vi.fn(), discardPlainPut: vi.fn() },
         changeFeed: new ChannelChangeFeed(channel),
         sleep: async () => undefined,
       },
@@ -241,7 +241,7 @@ describe('publishStreamBatch and the change channel', () => {
       };
       const done = publishStreamBatch([streamRecord('INSERT', { newImage: headItem(record(), 'w1') })], {
         bus: bus(log),
-        adopter: { adopt: vi.fn(), rejectPlainPut: vi.fn() },
+        adopter: { adopt: vi.fn(), rejectPlainPut: vi.fn(), discardPlainPut: vi.fn() },
         changeFeed: new ChannelChangeFeed(channel),
         sleep: async () => undefined,
       });
@@ -261,7 +261,7 @@ describe('publishStreamBatch and the change channel', () => {
     const log: string[] = [];
     const out = await publishStreamBatch([streamRecord('INSERT', { newImage: headItem(record(), 'w1') })], {
       bus: bus(log),
-      adopter: { adopt: vi.fn(), rejectPlainPut: vi.fn() },
+      adopter: { adopt: vi.fn(), rejectPlainPut: vi.fn(), discardPlainPut: vi.fn() },
       budget: shedAll,
       changeFeed: new ChannelChangeFeed(channel),
     });
