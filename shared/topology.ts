@@ -530,6 +530,17 @@ export const topology = {
       },
       uses: { table: 'read-write' },
     },
+    /**
+     * Removes the rule manager's rules from a bus before CloudFormation deletes it (a custom resource of the stateful
+     * stack per bus: `shared/core/rules/bus-sweeper.ts`), so `cdk destroy` and a shrinking pool can delete buses.
+     */
+    busSweeper: {
+      name: 'bus-sweeper',
+      entry: 'functions/bus-sweeper/handler.ts',
+      timeoutSeconds: 300,
+      memoryMb: 256,
+      uses: {},
+    },
     dlqHandler: {
       name: 'dlq-handler',
       entry: 'functions/dlq-handler/handler.ts',

@@ -359,6 +359,47 @@ export class CrumbsFunction extends Construct {
   }
 
   /**
+   * What the bus sweeper needs (`shared/core/rules/bus-sweeper.ts`): to list, untarget and delete rules named
+   * `<prefix>*` on the buses of the pool, and nothing else; `events:ListRules` on `*` as for the rule manager.
+   */
+  bindRuleSweep(busNames: readonly string[], prefix: string): this {
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'SweepOwnRules',
+        actions: ['events:ListTargetsByRule', 'events:RemoveTargets', 'events:DeleteRule'],
+        resources: busNames.map((name) =>
+          Stack.of(this).formatArn({
+            service: 'events',
+            resource: 'rule',
+            resourceName: `${name}/${prefix}*`,
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
+        ),
+      }),
+    );
+    this.function.addToRolePolicy(
+      new PolicyStatement({ sid: 'ListRules', actions: ['events:ListRules'], resources: ['*'] }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            "The sweeper removes the rule manager's rules, rule/<crumbs bus>/<rule name prefix>*, from the buses of " +
+            'the pool before CloudFormation deletes them; events:ListRules supports no resource-level permissions.',
+          appliesTo: [
+            { regex: `/^Resource::arn:.+:events:.*:rule\\/.+\\/${escapeRegex(prefix)}\\*$/g` },
+            'Resource::*',
+          ],
+        },
+      ],
+      true,
+    );
+    return this;
+  }
+
+  /**
    * Timers and schedules (`uses.timers`): the env vars naming the schedule group, the timers queue, its DLQ and the
    * scheduler role; scheduler:Create/Update/Delete/GetSchedule on schedules of that group only; and iam:PassRole on
    * that one role, passed to Scheduler only, so every schedule this function makes can only reach the timers queue.

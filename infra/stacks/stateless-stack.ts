@@ -9,7 +9,7 @@ import { Stack, type StackProps } from 'aws-cdk-lib';
 import type { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { IEventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { EventBus, type IEventBus, type Rule } from 'aws-cdk-lib/aws-events';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
@@ -34,14 +34,13 @@ export interface StatelessStackProps extends StackProps {
   readonly stage: string;
   /** The breadcrumbs table (from the stateful stack); it must have a stream. */
   readonly table: ITable;
-  /** The first crumbs event bus (from the stateful stack): the system rules are on it. */
-  readonly bus: IEventBus;
   /**
-   * Every bus of the pool, `bus` first (from the stateful stack): the publisher puts events and the rule manager
-   * places rules on these.
-   * @default [bus]
+   * The names of every bus of the pool, the first first (the stateful stack's, by `poolBusNames`): the system rules
+   * are on the first; the publisher puts events and the rule manager places rules on all. Referred to by name, not
+   * by the stateful stack's exports: an export still imported here would stop the stateful stack from deleting a
+   * bus when the pool shrinks (CloudFormation refuses to remove an export in use).
    */
-  readonly buses?: readonly IEventBus[];
+  readonly busNames: readonly string[];
   /** Issuer URL of the JWTs the HTTP API accepts (for example a Cognito user pool or an OIDC provider). */
   readonly jwtIssuer: string;
   /** Accepted `aud` (or `client_id`) values of those JWTs. */
@@ -121,12 +120,16 @@ export class StatelessStack extends Stack {
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
   public readonly alarms: readonly Alarm[];
 
-  private readonly props: StatelessStackProps;
+  private readonly pool: readonly IEventBus[];
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
-    this.props = props;
-    const { stage, table, bus } = props;
+    const { stage, table } = props;
+    this.pool = props.busNames.map((name, i) =>
+      EventBus.fromEventBusName(this, i === 0 ? 'PoolBus' : `PoolBus${i + 1}`, name),
+    );
+    const bus = this.pool[0];
+    if (bus === undefined) throw new Error('the bus pool is empty');
 
     // Dead letters the DLQ handler fails on are parked, not retried until they expire.
     const parked = new ParkedDeadLetters(this, { stage });
@@ -238,7 +241,7 @@ export class StatelessStack extends Stack {
 
   /** The bus pool, the first bus first. */
   buses(): readonly IEventBus[] {
-    return this.props.buses ?? [this.props.bus];
+    return this.pool;
   }
 
   /** Every function of the stack. */
