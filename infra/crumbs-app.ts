@@ -46,6 +46,10 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     workspaceQuotas: config.workspaceQuotas,
     ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
     tenantLimits: config.tenantLimits,
+    apiThrottle: config.apiThrottle,
+    ...(config.apiReservedConcurrency !== undefined
+      ? { apiReservedConcurrency: config.apiReservedConcurrency }
+      : {}),
     entryOverrides: options.entryOverrides,
   });
   stateless.addStackDependency(stateful);

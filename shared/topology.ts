@@ -188,9 +188,10 @@ export interface FunctionDeclaration {
     readonly agentSecrets?: 'read' | 'describe' | 'erase';
     /**
      * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
-     * workspace's in-flight cap), `ceiling` (the timeout ceiling). CDK sets their env vars from `crumbs:tenantLimits`.
+     * workspace's in-flight cap), `ceiling` (the timeout ceiling), `requests` (the per-workspace request rate, and
+     * single workspaces' own rates from `crumbs:workspaceQuotas`). CDK sets their env vars from `crumbs:tenantLimits`.
      */
-    readonly limits?: readonly ('breadth' | 'share' | 'ceiling')[];
+    readonly limits?: readonly ('breadth' | 'share' | 'ceiling' | 'requests')[];
   };
 }
 
@@ -385,7 +386,7 @@ export const topology = {
       timeoutSeconds: 28,
       memoryMb: 512,
       trigger: { kind: 'http' },
-      uses: { table: 'read-write', embeddings: true, agentSecrets: 'erase' },
+      uses: { table: 'read-write', embeddings: true, agentSecrets: 'erase', limits: ['requests'] },
     },
     /** The dashboard's files (ui/, built at `cdk synth` and by `crumbs dev`). Public: its data calls need the JWT. */
     ui: {
@@ -416,7 +417,7 @@ export const topology = {
         ],
         publicRoutes: ['GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp'],
       },
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', limits: ['requests'] },
     },
     /**
      * The A2A server (`shared/core/a2a/`): its own function so the A2A SDK's server loads nowhere else. Calls the
@@ -435,7 +436,7 @@ export const topology = {
         ],
         publicRoutes: ['GET /a2a/public/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json'],
       },
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', limits: ['requests'] },
     },
     publisher: {
       name: 'publisher',
@@ -561,7 +562,9 @@ export const topology = {
  * the grace is long enough that ordinary work on a busy machine, or a quick model call, never needs a slot). `timeoutCeilingMs`: the longest `timeout_ms`
  * a tool or a function agent may ask for. `threadBudget`: breadcrumbs executors may write in one thread;
  * `workspaceEventRate` per `workspaceEventWindowSeconds`: events the publisher routes for one workspace
- * (`shared/core/stream/breadth-budget.ts`).
+ * (`shared/core/stream/breadth-budget.ts`). `workspaceRequestRate` (per second, 0 = off) with bursts of
+ * `workspaceRequestBurst`: requests one workspace may make of the API, MCP and A2A servers, across every instance
+ * (`shared/core/api/request-rate.ts`).
  */
 export const TENANT_LIMITS = {
   inFlightPerWorkspace: 4,
@@ -570,6 +573,8 @@ export const TENANT_LIMITS = {
   threadBudget: 1_000,
   workspaceEventRate: 10_000,
   workspaceEventWindowSeconds: 60,
+  workspaceRequestRate: 50,
+  workspaceRequestBurst: 100,
 } as const;
 
 export type Topology = typeof topology;
@@ -733,6 +738,10 @@ export const ENV = {
   workspaceEventRate: 'CRUMBS_WORKSPACE_EVENT_RATE',
   /** Publisher: `TENANT_LIMITS.workspaceEventWindowSeconds`. */
   workspaceEventWindowSeconds: 'CRUMBS_WORKSPACE_EVENT_WINDOW_SECONDS',
+  /** API, MCP and A2A servers: `TENANT_LIMITS.workspaceRequestRate` (requests per second per workspace; 0 = off). */
+  workspaceRequestRate: 'CRUMBS_WORKSPACE_REQUEST_RATE',
+  /** API, MCP and A2A servers: `TENANT_LIMITS.workspaceRequestBurst`. */
+  workspaceRequestBurst: 'CRUMBS_WORKSPACE_REQUEST_BURST',
   /**
    * Functions with `uses.secrets`: Secrets Manager name prefix of the LLM provider keys (`<prefix><provider>`), set
    * by the CDK app; absent locally, where the keys come from the `*ApiKey` variables below.

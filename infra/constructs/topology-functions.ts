@@ -15,6 +15,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
+import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
 import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import {
   ENV,
@@ -54,6 +55,8 @@ export interface TopologyFunctionsProps {
   readonly dailyBudgets?: string;
   /** What one workspace may take; set on functions according to their `uses.limits`. */
   readonly tenantLimits: TenantLimits;
+  /** Single workspaces' own quotas and request rates (`crumbs:workspaceQuotas`), set on functions with `requests`. */
+  readonly workspaceQuotas?: WorkspaceQuotaOverrides;
   /** Timers and schedules, bound to functions with `uses.timers`. */
   readonly timers: Timers;
   /**
@@ -142,6 +145,13 @@ export class TopologyFunctions {
       env(ENV.workspaceInFlightGraceMs, limits.inFlightGraceMs);
     }
     if (uses.limits?.includes('ceiling')) env(ENV.timeoutCeilingMs, limits.timeoutCeilingMs);
+    if (uses.limits?.includes('requests')) {
+      env(ENV.workspaceRequestRate, limits.workspaceRequestRate);
+      env(ENV.workspaceRequestBurst, limits.workspaceRequestBurst);
+      const own = this.props.workspaceQuotas;
+      if (own !== undefined && Object.keys(own).length > 0)
+        fn.addEnvironment(ENV.workspaceQuotas, JSON.stringify(own));
+    }
     return fn;
   }
 

@@ -25,6 +25,7 @@ import { Indexing } from '../constructs/indexing.ts';
 import { Publishing } from '../constructs/publishing.ts';
 import { RuleManagement } from '../constructs/rule-management.ts';
 import type { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
+import { reserveConcurrency, type StageThrottle, throttleHttpStage } from '../constructs/throttling.ts';
 import { Timers } from '../constructs/timers.ts';
 import { sqsTrigger, TopologyFunctions } from '../constructs/topology-functions.ts';
 import type { WorkQueue } from '../constructs/work-queue.ts';
@@ -75,6 +76,10 @@ export interface StatelessStackProps extends StackProps {
    * @default - unset: the guard's 5 MiB
    */
   readonly maxResponseBytes?: number;
+  /** The stage-wide throttle of the front door (`crumbs:apiRateLimit`, `crumbs:apiBurstLimit`). */
+  readonly apiThrottle: StageThrottle;
+  /** Concurrency reserved for the api function (`crumbs:apiReservedConcurrency`). @default none */
+  readonly apiReservedConcurrency?: number;
   /**
    * Handler paths by function name, replacing the topology's entries. Only for local experiments while a
    * handler does not exist yet; the deployed app never sets it.
@@ -152,6 +157,9 @@ export class StatelessStack extends Stack {
       ...(props.llmPrices !== undefined ? { llmPrices: props.llmPrices } : {}),
       ...(props.dailyBudgets !== undefined ? { dailyBudgets: props.dailyBudgets } : {}),
       tenantLimits: props.tenantLimits,
+      ...(props.workspaceQuotas?.workspaces !== undefined
+        ? { workspaceQuotas: props.workspaceQuotas.workspaces }
+        : {}),
       timers: this.timers,
       ...(props.maxResponseBytes !== undefined ? { maxResponseBytes: props.maxResponseBytes } : {}),
       ...(props.entryOverrides !== undefined ? { entryOverrides: props.entryOverrides } : {}),
@@ -213,6 +221,8 @@ export class StatelessStack extends Stack {
     this.ui = http.dashboard.function;
     this.httpApi = http.httpApi;
     this.httpStage = http.httpStage;
+    throttleHttpStage(this.httpStage, props.apiThrottle);
+    reserveConcurrency(this.api, props.apiReservedConcurrency);
 
     this.deltaChannels = new DeltaChannels(this, {
       stage,

@@ -117,6 +117,32 @@ export class UnsupportedMediaTypeError extends CrumbsError {
   readonly code = 'unsupported-media-type';
 }
 
+/**
+ * A caller over a rate limit (`shared/core/api/request-rate.ts`): 429 with `Retry-After`, naming the limit so the
+ * caller knows what it ran into and the operator which setting raises it.
+ */
+export class TooManyRequestsError extends CrumbsError {
+  readonly status = 429;
+  readonly code = 'rate-limited';
+  override readonly retriable = true;
+
+  constructor(
+    message: string,
+    /** Whole seconds until a request of the same cost fits (at least 1). */
+    readonly retryAfterSeconds: number,
+    /** The limit, as the problem's `limit` member shows it. */
+    readonly limit: {
+      readonly name: string;
+      readonly scope: string;
+      readonly requests_per_second: number;
+      readonly burst: number;
+      readonly setting: string;
+    },
+  ) {
+    super(message);
+  }
+}
+
 /** Throttling, timeouts, transient service faults: try again later. */
 export class RetriableError extends CrumbsError {
   readonly status = 503;
