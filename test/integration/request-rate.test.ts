@@ -5,14 +5,14 @@
  * servers, a workspace over its rate gets 429 with Retry-After and a problem naming the limit while another
  * workspace is served.
  */
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoRateCells } from '#shared/adapters/dynamodb/rate-cells.ts';
 import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { TooManyRequestsError } from '#shared/domain/errors.ts';
 import type { RateCells } from '#shared/ports/rate-cells.ts';
 import { topology } from '#shared/topology.ts';
-import { localDynamoClient, localStack, uniqueWorkspace, workspaceItems } from '../support/local.ts';
+import { localDynamoClient, localStack, uniqueWorkspace } from '../support/local.ts';
 import { RATE_LIMITED_WORKSPACE, RATE_LIMITS } from '../support/shared-stack.ts';
 
 const doc = () =>
@@ -55,8 +55,11 @@ describe('DynamoRateCells on DynamoDB Local, shared by instances', () => {
     expect(await admitted(limiters, ws, 60)).toBe(15);
     // Another workspace has an allowance of its own.
     expect(await admitted(limiters, uniqueWorkspace('rate'), 30)).toBe(20);
-    const [cell] = (await workspaceItems(ws)).filter((i) => String(i.id).startsWith('#rate#'));
-    expect(cell).toMatchObject({ id: '#rate#requests', kind: 'rate' });
+    const cell = await doc().send(
+      new GetCommand({ TableName: topology.table.name, Key: { id: '#rate#requests', workspace: ws } }),
+    );
+    // 20 at the start and 15 more 1.5 s later: the TAT is 35 intervals (3.5 s) past the start.
+    expect(cell.Item).toMatchObject({ kind: 'rate', tat: now - 1_500 + 3_500 });
   });
 
   it('says when to come back, and refuses without a write once an instance has seen the cell full', async () => {
