@@ -47,6 +47,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
     tenantLimits: config.tenantLimits,
     apiThrottle: config.apiThrottle,
+    embeddings: config.embeddings,
     ...(config.apiReservedConcurrency !== undefined
       ? { apiReservedConcurrency: config.apiReservedConcurrency }
       : {}),

@@ -747,8 +747,16 @@ export const ENV = {
    * by the CDK app; absent locally, where the keys come from the `*ApiKey` variables below.
    */
   secretPrefix: 'CRUMBS_SECRET_PREFIX',
-  /** `bedrock`: embeddings by Titan v2 on Bedrock (set by the CDK app); otherwise the local hashed embedder. */
+  /**
+   * Which model computes embeddings (`shared/domain/embeddings-setting.ts`): `none`, `local` (the hashed embedder,
+   * the default off AWS), `bedrock[/<model id>]` (set by the CDK app from `crumbs:embeddings`), or
+   * `openai-compatible/<model>` with the two below.
+   */
   embeddings: 'CRUMBS_EMBEDDINGS',
+  /** The base URL of an OpenAI-compatible embeddings endpoint (`…/v1`; `POST <base>/embeddings`). */
+  embeddingsBaseUrl: 'CRUMBS_EMBEDDINGS_BASE_URL',
+  /** The bearer key of that endpoint, if it needs one. */
+  embeddingsApiKey: 'CRUMBS_EMBEDDINGS_API_KEY',
   /** Which schemas get embeddings: comma-separated names, `*` for all; absent: `DEFAULT_EMBEDDED_SCHEMAS`. */
   embedSchemas: 'CRUMBS_EMBED_SCHEMAS',
   /** Local LLM provider keys (on AWS: Secrets Manager, `secretPrefix`), by provider. */

@@ -18,6 +18,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { DEFAULT_AGENT_SECRET_PREFIX } from '#shared/config.ts';
+import { type EmbeddingsSetting, embeddingsSettingText } from '#shared/domain/embeddings-setting.ts';
 import {
   ENV,
   type ExecutorRunner,
@@ -516,11 +517,16 @@ export class CrumbsFunction extends Construct {
   }
 
   /**
-   * `CRUMBS_EMBEDDINGS=bedrock` and `bedrock:InvokeModel` on that one embedding model: every function that indexes
-   * or searches vectors must use the same model, so they all get this binding or none does.
+   * `CRUMBS_EMBEDDINGS` as the operator set it (`crumbs:embeddings`), and for a Bedrock model `bedrock:InvokeModel`
+   * on that one model: every function that indexes or searches vectors must use the same model, so they all get
+   * this binding or none does. Off (`none`), nothing is granted; an OpenAI-compatible endpoint gets its base URL.
    */
-  bindEmbeddings(modelId: string): this {
-    this.function.addEnvironment(ENV.embeddings, 'bedrock');
+  bindEmbeddings(setting: EmbeddingsSetting): this {
+    this.function.addEnvironment(ENV.embeddings, embeddingsSettingText(setting));
+    if (setting.kind === 'openai-compatible') {
+      this.function.addEnvironment(ENV.embeddingsBaseUrl, setting.baseUrl);
+    }
+    if (setting.kind !== 'bedrock') return this;
     this.function.addToRolePolicy(
       new PolicyStatement({
         sid: 'InvokeEmbeddingModel',
@@ -530,7 +536,7 @@ export class CrumbsFunction extends Construct {
             service: 'bedrock',
             account: '',
             resource: 'foundation-model',
-            resourceName: modelId,
+            resourceName: setting.model,
             arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
           }),
         ],

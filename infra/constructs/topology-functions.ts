@@ -14,8 +14,8 @@ import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
+import type { EmbeddingsSetting } from '#shared/domain/embeddings-setting.ts';
 import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import {
   ENV,
@@ -57,6 +57,8 @@ export interface TopologyFunctionsProps {
   readonly tenantLimits: TenantLimits;
   /** Single workspaces' own quotas and request rates (`crumbs:workspaceQuotas`), set on functions with `requests`. */
   readonly workspaceQuotas?: WorkspaceQuotaOverrides;
+  /** The embedding model (`crumbs:embeddings`), bound to functions with `uses.embeddings`. */
+  readonly embeddings: EmbeddingsSetting;
   /** Timers and schedules, bound to functions with `uses.timers`. */
   readonly timers: Timers;
   /**
@@ -131,7 +133,7 @@ export class TopologyFunctions {
       fn.addEnvironment(ENV.maxResponseBytes, String(this.props.maxResponseBytes));
     }
     if (uses.agentSecrets) fn.bindSecrets(agentCredentials(uses.agentSecrets));
-    if (uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
+    if (uses.embeddings) fn.bindEmbeddings(this.props.embeddings);
     if (uses.timers) fn.bindTimers(this.props.timers);
     const limits = this.props.tenantLimits;
     const env = (name: string, value: number) => fn.addEnvironment(name, String(value));

@@ -13,6 +13,7 @@ import { EventBus, type IEventBus, type Rule } from 'aws-cdk-lib/aws-events';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
+import type { EmbeddingsSetting } from '#shared/domain/embeddings-setting.ts';
 import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import { type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 import type { TenantLimits } from '../config.ts';
@@ -76,6 +77,8 @@ export interface StatelessStackProps extends StackProps {
    * @default - unset: the guard's 5 MiB
    */
   readonly maxResponseBytes?: number;
+  /** The embedding model (`crumbs:embeddings`): none, a Bedrock model or an OpenAI-compatible endpoint. */
+  readonly embeddings: EmbeddingsSetting;
   /** The stage-wide throttle of the front door (`crumbs:apiRateLimit`, `crumbs:apiBurstLimit`). */
   readonly apiThrottle: StageThrottle;
   /** Concurrency reserved for the api function (`crumbs:apiReservedConcurrency`). @default none */
@@ -99,8 +102,8 @@ export class StatelessStack extends Stack {
   /** Keeps embeddings in step with breadcrumbs, from change events (never on the publishing path). */
   public readonly indexer: CrumbsFunction;
   public readonly indexerQueue: WorkQueue;
-  /** The indexer's static rule: changes of embedded schemas → indexer queue. */
-  public readonly indexerRule: Rule;
+  /** The indexer's static rule: changes of embedded schemas → indexer queue (none when embeddings are off). */
+  public readonly indexerRule: Rule | undefined;
   public readonly ruleManagerQueue: WorkQueue;
   /** Timers and schedules: the Scheduler group, the timers queue (DLQ, alarm) and the scheduler role. */
   public readonly timers: Timers;
@@ -157,6 +160,7 @@ export class StatelessStack extends Stack {
       ...(props.llmPrices !== undefined ? { llmPrices: props.llmPrices } : {}),
       ...(props.dailyBudgets !== undefined ? { dailyBudgets: props.dailyBudgets } : {}),
       tenantLimits: props.tenantLimits,
+      embeddings: props.embeddings,
       ...(props.workspaceQuotas?.workspaces !== undefined
         ? { workspaceQuotas: props.workspaceQuotas.workspaces }
         : {}),
@@ -201,7 +205,7 @@ export class StatelessStack extends Stack {
     this.ruleManagerRule = rules.rule;
     this.ruleManager = rules.function;
 
-    const indexing = new Indexing(this, { stage, functions, bus });
+    const indexing = new Indexing(this, { stage, functions, bus, embeds: props.embeddings.kind !== 'none' });
     this.indexerQueue = indexing.queue;
     this.indexerRule = indexing.rule;
     this.indexer = indexing.function;

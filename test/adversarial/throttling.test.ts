@@ -23,7 +23,8 @@ describe('one workspace floods the API', () => {
       (await workspaceItems(a.workspace)).filter((i) => !String(i.id).startsWith('#rate#'));
     const before = await data();
 
-    const flood = Array.from({ length: 150 }, (_, i) =>
+    const started = Date.now();
+    const flood = Array.from({ length: 60 }, (_, i) =>
       i % 3 === 0
         ? flooder.call('POST', '/breadcrumbs', {
             schema_name: 'note.v1',
@@ -46,15 +47,21 @@ describe('one workspace floods the API', () => {
       ),
     );
     const answers = await Promise.all(flood);
-    expect(
-      served.map((r) => (r.status === 200 ? 200 : `${r.status} ${JSON.stringify(r.body)}`)),
-    ).toEqual(Array(10).fill(200));
+    expect(served.map((r) => (r.status === 200 ? 200 : `${r.status} ${JSON.stringify(r.body)}`))).toEqual(
+      Array(10).fill(200),
+    );
 
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    const seconds = (Date.now() - started) / 1000;
     const refused = answers.filter((r) => r.status === 429);
-    // At most the burst and what the rate adds while the flood is served were let through.
-    expect(refused.length).toBeGreaterThan(answers.length / 2);
+    // At most the burst and what the rate adds while the flood is being served were let through (an MCP batch of
+    // two counts twice): however slowly this machine serves it, the rest was refused.
+    const admittedCost = answers
+      .map((r, i) => (r.status === 429 ? 0 : i % 3 === 2 ? 2 : 1))
+      .reduce((a: number, b) => a + b, 0);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(admittedCost).toBeLessThanOrEqual(FLOOD_RATE.requestBurst + FLOOD_RATE.requestRate * seconds + 2);
     for (const r of refused) {
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(r.body).toMatchObject({
@@ -70,7 +77,7 @@ describe('one workspace floods the API', () => {
     // After the flood, team-a is still served and its data is as it was.
     expect((await a.call('GET', `/breadcrumbs/${String(seed.body.id)}`)).status).toBe(200);
     expect(await workspaceItems(a.workspace)).toEqual(before);
-  });
+  }, 240_000);
 
   it("cannot spend team-a's allowance: requests naming team-a's workspace with team-b's token are 403, not counted", async () => {
     const intruder = client(teamA().workspace, adversary().teamB.token);

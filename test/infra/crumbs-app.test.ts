@@ -231,7 +231,7 @@ describe('StatelessStack', () => {
   it('uses one Bedrock embedding model in every function that indexes or searches vectors', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
       const embeds = 'embeddings' in f.uses && f.uses.embeddings === true;
-      expect(functionEnv(f.name)[ENV.embeddings], f.name).toBe(embeds ? 'bedrock' : undefined);
+      expect(functionEnv(f.name)[ENV.embeddings], f.name).toBe(embeds ? 'bedrock/amazon.titan-embed-text-v2:0' : undefined);
       const invoke = statementsOfFunction(f.name).filter((s) =>
         asList(s.Action).includes('bedrock:InvokeModel'),
       );
@@ -464,7 +464,7 @@ describe('StatelessStack', () => {
       asList(st.Action).some((a) => String(a).startsWith('bedrock:')),
     );
     expect(publisherInvokes).toBe(false);
-    expect(functionEnv('indexer')[ENV.embeddings]).toBe('bedrock');
+    expect(functionEnv('indexer')[ENV.embeddings]).toBe('bedrock/amazon.titan-embed-text-v2:0');
   });
 
   it("requires a JWT on every HTTP API route except GET /health, the dashboard files, the MCP endpoints' metadata and opted-in A2A cards", () => {

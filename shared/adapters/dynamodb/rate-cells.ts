@@ -48,7 +48,9 @@ export class DynamoRateCells implements RateCells {
       else if (seen <= maxTat) busyFirst = true;
       else return { admitted: false, tat: seen };
     }
-    return { admitted: false, tat: maxTat + 1 };
+    // Other instances moved the cell between every attempt: it is busy, not shown full. Admit (the limit fails open,
+    // as when the table cannot be reached) rather than refuse on no evidence.
+    return { admitted: true, tat: Math.max(request.hintTat ?? now, now) };
   }
 
   private async busy(
