@@ -231,7 +231,9 @@ describe('StatelessStack', () => {
   it('uses one Bedrock embedding model in every function that indexes or searches vectors', () => {
     for (const f of [...allFunctions(), topology.functions.dlqHandler]) {
       const embeds = 'embeddings' in f.uses && f.uses.embeddings === true;
-      expect(functionEnv(f.name)[ENV.embeddings], f.name).toBe(embeds ? 'bedrock/amazon.titan-embed-text-v2:0' : undefined);
+      expect(functionEnv(f.name)[ENV.embeddings], f.name).toBe(
+        embeds ? 'bedrock/amazon.titan-embed-text-v2:0' : undefined,
+      );
       const invoke = statementsOfFunction(f.name).filter((s) =>
         asList(s.Action).includes('bedrock:InvokeModel'),
       );
