@@ -160,8 +160,7 @@ async function startOn(
         // Answered; by this JVM, unless /proc says another process holds the port (then this JVM fails to bind).
         return child.pid === undefined || holdsListeningSocket(child.pid, port) !== false;
       },
-      // A JVM starting on a machine whose cores are busy (a CI run beside other work) takes well over 30 s.
-      { timeoutMs: 120_000, intervalMs: 100, what: `DynamoDB Local on ${endpoint}` },
+      { timeoutMs: 180_000, intervalMs: 100, what: `DynamoDB Local on ${endpoint}` },
     );
   } catch (error) {
     dismissWatchdog();
