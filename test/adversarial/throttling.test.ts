@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FLOOD_RATE, TEAM_B_FLOOD_WORKSPACE } from './global-setup.ts';
-import { adversary, client, teamA, workspaceItems } from './support.ts';
+import { adversary, client, eventually, teamA, workspaceItems } from './support.ts';
 
 describe('one workspace floods the API', () => {
   it("answers team-b's flood with 429s and Retry-After, and serves team-a meanwhile", async () => {
@@ -18,7 +18,8 @@ describe('one workspace floods the API', () => {
       context: { text: 'team-a' },
     });
     expect(seed.status).toBe(201);
-    // The seed's stream record is published after the write (tag items): compare once its writes have settled.
+    // The seed's stream record is published after the write (tag items) and the indexer embeds it later still (its
+    // own queue; note.v1 is embedded on this stack): compare once its embedding is there and its writes have settled.
     const settled = async () => {
       for (let last = JSON.stringify(await workspaceItems(a.workspace)); ; ) {
         await new Promise((r) => setTimeout(r, 500));
@@ -27,6 +28,10 @@ describe('one workspace floods the API', () => {
         last = now;
       }
     };
+    await eventually(async () => {
+      const items = await workspaceItems(a.workspace);
+      return items.some((item) => item.id === `${String(seed.body.id)}#e`) ? true : undefined;
+    }, "the seed's embedding");
     const before = await settled();
 
     const started = Date.now();
