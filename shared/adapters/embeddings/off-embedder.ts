@@ -6,9 +6,9 @@
  */
 import { BadRequestError } from '#shared/domain/errors.ts';
 import type { Embedder } from '#shared/ports/embeddings.ts';
+import { ENV } from '#shared/topology.ts';
 
-export const EMBEDDINGS_OFF_MESSAGE =
-  'embeddings are off on this stack (CRUMBS_EMBEDDINGS=none; on AWS the CDK context crumbs:embeddings=none): vector search and vector context sources need an embedding model';
+export const EMBEDDINGS_OFF_MESSAGE = `embeddings are off on this stack (${ENV.embeddings}=none; on AWS the CDK context crumbs:embeddings=none): vector search and vector context sources need an embedding model`;
 
 export class OffEmbedder implements Embedder {
   readonly model = 'none';

@@ -24,6 +24,7 @@
 import { PayloadTooLargeError, TooManyRequestsError } from '#shared/domain/errors.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RateCells } from '#shared/ports/rate-cells.ts';
+import { ENV } from '#shared/topology.ts';
 
 export interface RequestRateLimit {
   /** Sustained requests per second; 0 turns the limit off. */
@@ -53,8 +54,7 @@ export const REQUEST_CELL = 'requests';
 /** How many workspaces' last seen TATs an instance keeps (the oldest are forgotten first). */
 const MAX_REMEMBERED = 10_000;
 
-export const DEFAULT_RATE_SETTING =
-  'CRUMBS_WORKSPACE_REQUEST_RATE and CRUMBS_WORKSPACE_REQUEST_BURST (CDK context crumbs:tenantLimits workspaceRequestRate, workspaceRequestBurst; one workspace: crumbs:workspaceQuotas)';
+export const DEFAULT_RATE_SETTING = `${ENV.workspaceRequestRate} and ${ENV.workspaceRequestBurst} (CDK context crumbs:tenantLimits workspaceRequestRate, workspaceRequestBurst; one workspace: crumbs:workspaceQuotas)`;
 
 export class RequestRate {
   private readonly seen = new Map<string, number>();
