@@ -1,3 +1,4 @@
+import { apiKeysFromEnv } from '#shared/adapters/llm/api-keys.ts';
 import type { VectorSearchDeps } from '#shared/core/stream/vector-search.ts';
 import { parseEmbeddingsSetting } from '#shared/domain/embeddings-setting.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -12,7 +13,7 @@ import { TitanEmbedder } from '../../shared/adapters/embeddings/titan-embedder.t
 /**
  * The embedder `CRUMBS_EMBEDDINGS` names (`shared/domain/embeddings-setting.ts`): none, the local hashed embedder
  * (the default off AWS, what `crumbs dev` uses), a Bedrock model (Titan v2 when `bedrock` alone; the CDK app sets
- * it), or an OpenAI-compatible endpoint at `CRUMBS_EMBEDDINGS_BASE_URL` (its key in `CRUMBS_EMBEDDINGS_API_KEY`).
+ * it), or an OpenAI-compatible endpoint at `CRUMBS_EMBEDDINGS_BASE_URL` (its key the secret `<secret prefix>embeddings` on AWS, `CRUMBS_EMBEDDINGS_API_KEY` locally).
  * Indexing and search must use the same one; the stored model name is checked so vectors of different models are
  * never compared.
  */
@@ -29,7 +30,7 @@ export function embedderFromEnv(env: NodeJS.ProcessEnv = process.env): Embedder 
       return new OpenAiCompatibleEmbedder({
         baseUrl: setting.baseUrl,
         model: setting.model,
-        apiKey: env[ENV.embeddingsApiKey],
+        keys: apiKeysFromEnv(env),
       });
   }
 }

@@ -2,7 +2,8 @@
  * Which model computes embeddings, as the operator sets it (`CRUMBS_EMBEDDINGS`; the CDK context value
  * `crumbs:embeddings` on AWS): `none` (nothing is embedded: no embedding call, no indexer rule, vector search and
  * vector context sources say embeddings are off), `local` (the deterministic hashed embedder, what `crumbs dev`
- * uses), `bedrock/<model id>` (Titan Text Embeddings v2 by default), or `openai-compatible/<model>`, an `/embeddings`
+ * uses), `bedrock/amazon.titan-embed-text-v2:0` (Titan Text Embeddings v2, the one Bedrock model whose request shape the
+ * Titan embedder speaks; any other model is refused when the setting is read, not when the first write dead-letters), or `openai-compatible/<model>`, an `/embeddings`
  * endpoint of the OpenAI API's shape at a base URL the operator names. The text `bedrock` alone means the default
  * Bedrock model, as it did before the setting had a model.
  */
@@ -15,6 +16,8 @@ export type EmbeddingsSetting =
   | { readonly kind: 'openai-compatible'; readonly model: string; readonly baseUrl: string };
 
 const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,199}$/;
+/** The Bedrock models the Titan embedder speaks to: Titan Text Embeddings v2, any version of it. */
+const TITAN_V2 = /^amazon\.titan-embed-text-v2(?::\d+)?$/;
 
 /**
  * The setting from its text (absent: `absentMeans`) and, for `openai-compatible`, the endpoint's base URL. Throws
@@ -35,7 +38,14 @@ export function parseEmbeddingsSetting(
   if ((provider === 'bedrock' || provider === 'openai-compatible') && !MODEL.test(model)) {
     throw new Error(`"${value}" names no model: write ${provider}/<model id>`);
   }
-  if (provider === 'bedrock') return { kind: 'bedrock', model };
+  if (provider === 'bedrock') {
+    if (!TITAN_V2.test(model)) {
+      throw new Error(
+        `"${value}": on Bedrock crumbs embeds with Titan Text Embeddings v2 (its request shape: inputText, dimensions, normalize), so write bedrock/${DEFAULT_BEDROCK_EMBEDDING_MODEL}; for another model, serve it at an endpoint of the OpenAI API's shape and write openai-compatible/<model>`,
+      );
+    }
+    return { kind: 'bedrock', model };
+  }
   if (provider === 'openai-compatible') {
     if (baseUrl === undefined || !/^https?:\/\/[^\s]+$/.test(baseUrl.trim())) {
       throw new Error(

@@ -2,9 +2,12 @@
  * Embeddings from an endpoint of the OpenAI API's shape (`POST <base URL>/embeddings` with `{ model, input: [...] }`,
  * answering `{ data: [{ index, embedding }] }`): a self-hosted model server, or any provider that speaks it. The
  * operator names the endpoint (`CRUMBS_EMBEDDINGS=openai-compatible/<model>`, `CRUMBS_EMBEDDINGS_BASE_URL`), never
- * a definition, so it is not behind the network guard (as the LLM providers are not). Vectors are L2-normalized
+ * a definition, so it is not behind the network guard (as the LLM providers are not). Its key, when it needs one, is
+ * read as the LLM providers' keys are: the secret `<secret prefix>embeddings` on AWS, `CRUMBS_EMBEDDINGS_API_KEY`
+ * locally. Vectors are L2-normalized
  * here, so cosine scores compare the same way as Titan's. One request per batch of texts.
  */
+import { type ApiKeySource, EMBEDDINGS_KEY_NAME } from '#shared/adapters/llm/api-keys.ts';
 import { asCrumbsError, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { Embedder } from '#shared/ports/embeddings.ts';
@@ -21,7 +24,8 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     private readonly options: {
       readonly baseUrl: string;
       readonly model: string;
-      readonly apiKey?: string | undefined;
+      /** Where its key is (`<secret prefix>embeddings` on AWS, `CRUMBS_EMBEDDINGS_API_KEY` locally); none: no key sent. */
+      readonly keys?: ApiKeySource;
       readonly fetch?: typeof fetch;
     },
   ) {
@@ -31,11 +35,12 @@ export class OpenAiCompatibleEmbedder implements Embedder {
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<number[][]> {
     const fetchFn = this.options.fetch ?? globalThis.fetch;
     try {
+      const apiKey = await this.options.keys?.apiKey(EMBEDDINGS_KEY_NAME);
       const res = await fetchFn(`${this.options.baseUrl}/embeddings`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
         },
         body: JSON.stringify({ model: this.options.model, input: texts.map((t) => t || ' ') }),
         ...(signal ? { signal } : {}),
