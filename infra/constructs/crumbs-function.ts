@@ -122,6 +122,23 @@ export function llmProviderKeys(prefix: string): SecretsBinding {
 }
 
 /**
+ * The OpenAI-compatible embeddings endpoint's key (`crumbs:embeddings=openai-compatible/<model>`):
+ * `CRUMBS_SECRET_PREFIX` and `secretsmanager:GetSecretValue` on the one secret `<prefix>embeddings`, read by name
+ * at run time as the LLM providers' keys are (`shared/adapters/llm/api-keys.ts`).
+ */
+export function embeddingsKey(prefix: string): SecretsBinding {
+  return {
+    environment: { [ENV.secretPrefix]: prefix },
+    prefix: `${prefix}embeddings`,
+    sid: 'ReadEmbeddingsKey',
+    actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+    wildcardReason:
+      "The embeddings endpoint's key is the one secret <secret prefix>embeddings; the trailing * matches only the " +
+      'random suffix Secrets Manager appends to its ARN.',
+  };
+}
+
+/**
  * Agent credentials: `CRUMBS_SECRET_SOURCE=secretsmanager`, `CRUMBS_AGENT_SECRET_PREFIX`, and on secrets named
  * `crumbs/agents/*` only `secretsmanager:GetSecretValue` (`read`: executors that send credentials) or
  * `secretsmanager:DescribeSecret` (`describe`: the rule manager, which checks that a `secret_ref` names a secret of

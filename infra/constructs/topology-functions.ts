@@ -32,6 +32,7 @@ import {
   agentCredentials,
   CrumbsFunction,
   type CrumbsFunctionDeclaration,
+  embeddingsKey,
   llmProviderKeys,
 } from './crumbs-function.ts';
 import type { Timers } from './timers.ts';
@@ -133,7 +134,11 @@ export class TopologyFunctions {
       fn.addEnvironment(ENV.maxResponseBytes, String(this.props.maxResponseBytes));
     }
     if (uses.agentSecrets) fn.bindSecrets(agentCredentials(uses.agentSecrets));
-    if (uses.embeddings) fn.bindEmbeddings(this.props.embeddings);
+    if (uses.embeddings) {
+      fn.bindEmbeddings(this.props.embeddings);
+      if (this.props.embeddings.kind === 'openai-compatible')
+        fn.bindSecrets(embeddingsKey(this.props.llmSecretPrefix));
+    }
     if (uses.timers) fn.bindTimers(this.props.timers);
     const limits = this.props.tenantLimits;
     const env = (name: string, value: number) => fn.addEnvironment(name, String(value));

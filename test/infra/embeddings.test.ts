@@ -1,7 +1,7 @@
 /**
  * Bedrock optional: the embedding model is a deploy setting (`crumbs:embeddings`). Off, no function may invoke an
- * embedding model and no rule feeds the indexer; a Bedrock model is granted by its id alone; an OpenAI-compatible
- * endpoint gets its URL and no Bedrock grant. The default agent model is a setting too (`crumbs:defaultModel`).
+ * embedding model and no rule feeds the indexer; the Bedrock model is granted by its id alone; an OpenAI-compatible
+ * endpoint gets its URL, its key's secret and no Bedrock grant. The default agent model is a setting too (`crumbs:defaultModel`).
  */
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +44,12 @@ const embeddingGrants = (resources: Resource[]) =>
     .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement)
     .filter((s) => s.Sid === 'InvokeEmbeddingModel');
 
+const resources = (all: Resource[], sid: string) =>
+  all
+    .filter((r) => r.Type === 'AWS::IAM::Policy')
+    .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement)
+    .filter((s) => s.Sid === sid);
+
 const indexerRules = (resources: Resource[]) =>
   resources.filter(
     (r) => r.Type === 'AWS::Events::Rule' && r.Properties.Name === topology.bus.indexerRuleName,
@@ -69,10 +75,10 @@ describe('the embedding model setting', () => {
     }
   });
 
-  it('another Bedrock model is granted by its id; an OpenAI-compatible endpoint gets its URL and no Bedrock grant', () => {
-    const cohere = stateless({ 'crumbs:embeddings': 'bedrock/cohere.embed-english-v3' });
-    for (const g of embeddingGrants(cohere))
-      expect(JSON.stringify(g.Resource)).toContain('cohere.embed-english-v3');
+  it('refuses a Bedrock model the Titan embedder cannot speak to; an OpenAI-compatible endpoint gets its URL, its key and no Bedrock grant', () => {
+    expect(() => stateless({ 'crumbs:embeddings': 'bedrock/cohere.embed-english-v3' })).toThrow(
+      /crumbs:embeddings.*Titan Text Embeddings v2/,
+    );
     const compatible = stateless({
       'crumbs:embeddings': 'openai-compatible/nomic-embed-text',
       'crumbs:embeddingsBaseUrl': 'https://embeddings.example.com/v1',
@@ -82,6 +88,12 @@ describe('the embedding model setting', () => {
       [ENV.embeddings]: 'openai-compatible/nomic-embed-text',
       [ENV.embeddingsBaseUrl]: 'https://embeddings.example.com/v1',
     });
+    // Its key: the one secret <LLM secret prefix>embeddings, to the functions that embed (and no other function).
+    const keyGrants = resources(compatible, 'ReadEmbeddingsKey');
+    expect(keyGrants.length).toBeGreaterThan(0);
+    for (const g of keyGrants) expect(JSON.stringify(g.Resource)).toContain(':secret:crumbs/llm/embeddings*');
+    expect(envOf(compatible, 'indexer')[ENV.secretPrefix]).toBe('crumbs/llm/');
+    expect(resources(stateless(), 'ReadEmbeddingsKey')).toEqual([]);
     expect(() => stateless({ 'crumbs:embeddings': 'openai-compatible/x' })).toThrow(/base URL/);
     expect(() => stateless({ 'crumbs:embeddings': 'titan' })).toThrow(/crumbs:embeddings/);
   });
