@@ -35,6 +35,10 @@ const CONFIGURATIONS: Record<string, Json> = {
     'crumbs:retainData': true,
   },
   'embeddings off': { 'crumbs:embeddings': 'none' },
+  'embeddings from an OpenAI-compatible endpoint': {
+    'crumbs:embeddings': 'openai-compatible/nomic-embed-text',
+    'crumbs:embeddingsBaseUrl': 'https://embeddings.example.com/v1',
+  },
 };
 
 const templates: { name: string; template: Json }[] = [];
