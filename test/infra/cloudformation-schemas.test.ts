@@ -43,8 +43,11 @@ const CONFIGURATIONS: Record<string, Json> = {
 
 const templates: { name: string; template: Json }[] = [];
 
-beforeAll(() => {
+beforeAll(async () => {
   for (const [name, context] of Object.entries(CONFIGURATIONS)) {
+    // Each synth blocks the worker for seconds (a minute on a loaded machine): yield between them, so vitest's
+    // worker RPC (60 s timeout) is answered and the run does not end in "Timeout calling onTaskUpdate".
+    await new Promise((resolve) => setTimeout(resolve, 0));
     const app = new App({ context: { ...BASE, ...context } });
     buildCrumbs(app, readConfig(app.node));
     const assembly = app.synth();
