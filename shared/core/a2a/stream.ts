@@ -179,7 +179,9 @@ export async function* withDeltas(
             const left = until - Date.now();
             const timer = new AbortController();
             const next: Next | undefined =
-              left <= 0 ? undefined : await Promise.race([deltaNext, sleep(left, timer.signal).then(() => undefined)]);
+              left <= 0
+                ? undefined
+                : await Promise.race([deltaNext, sleep(left, timer.signal).then(() => undefined)]);
             timer.abort();
             if (next === undefined || next.from !== 'deltas' || next.r.done) {
               deltaNext = undefined;
