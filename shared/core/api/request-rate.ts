@@ -21,7 +21,7 @@
  * The cost (`npm run bench:throttle`): one UpdateItem per admitted request (1 WRU), none per refusal after the
  * first of a burst per instance.
  */
-import { PayloadTooLargeError, TooManyRequestsError } from '#shared/domain/errors.ts';
+import { PayloadTooLargeError, TooManyRequestsError, WorkspaceDeletedError } from '#shared/domain/errors.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { RateCells } from '#shared/ports/rate-cells.ts';
 import { ENV } from '#shared/topology.ts';
@@ -103,6 +103,9 @@ export class RequestRate {
         ...(hint !== undefined ? { hintTat: hint } : {}),
       });
     } catch (error) {
+      // A workspace its deletion has sealed takes no writes, its cell included: the request is admitted to be
+      // answered as the workspace's state says (the deletion's own calls go on; a write gets its 410).
+      if (error instanceof WorkspaceDeletedError) return;
       this.deps.log?.warn('the request rate could not be checked; the request is admitted', {
         workspace,
         error,

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createApi } from '#shared/core/api/api.ts';
 import type { Caller, HttpRequest } from '#shared/core/api/http.ts';
 import { jsonRpcCost, RequestRate } from '#shared/core/api/request-rate.ts';
-import { PayloadTooLargeError, TooManyRequestsError } from '#shared/domain/errors.ts';
+import { PayloadTooLargeError, TooManyRequestsError, WorkspaceDeletedError } from '#shared/domain/errors.ts';
+import type { Log } from '#shared/ports/log.ts';
 import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
 import { InMemoryRateCells } from '../../../support/memory/rate-cells.ts';
 
@@ -52,6 +53,22 @@ describe('RequestRate (GCRA over shared cells)', () => {
     const before = cells.takes;
     for (let i = 0; i < 20; i++) await rate.admit('free');
     expect(cells.takes).toBe(before);
+  });
+
+  it("admits a deleted workspace's requests without a warning: its cell's write is refused, as every write to it", async () => {
+    const warnings: string[] = [];
+    const log = { warn: (message: string) => warnings.push(message) } as unknown as Log;
+    const rate = new RequestRate({
+      cells: {
+        take: async () => {
+          throw new WorkspaceDeletedError('gone', '2026-01-01T00:00:00Z', undefined);
+        },
+      },
+      limits: { requestsPerSecond: 4, burst: 8 },
+      log,
+    });
+    await rate.admit('gone');
+    expect(warnings).toEqual([]);
   });
 
   it('refuses a request that costs more than the burst as too large, not as "later"', async () => {
