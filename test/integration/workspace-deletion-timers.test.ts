@@ -110,9 +110,9 @@ describe('a deleted workspace', () => {
     const counter = crumbsDocumentClient(localDynamoClient()).send(
       new UpdateCommand({
         TableName: topology.table.name,
-        Key: { id: '#rate#late', workspace: ws },
+        Key: { id: '#future#late', workspace: ws },
         UpdateExpression: 'SET kind = :k ADD n :one',
-        ExpressionAttributeValues: { ':k': 'rate-limit', ':one': 1 },
+        ExpressionAttributeValues: { ':k': 'future-counter', ':one': 1 },
       }),
     );
     await expect(counter).rejects.toBeInstanceOf(WorkspaceDeletedError);

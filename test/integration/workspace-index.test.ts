@@ -139,9 +139,9 @@ describe('the workspace index', () => {
       await writer.send(
         new UpdateCommand({
           TableName: topology.table.name,
-          Key: { id: `#rate#${i}`, workspace: ws },
+          Key: { id: `#future#${i}`, workspace: ws },
           UpdateExpression: 'SET kind = :k ADD n :one',
-          ExpressionAttributeValues: { ':k': 'rate-limit', ':one': 1 },
+          ExpressionAttributeValues: { ':k': 'future-counter', ':one': 1 },
         }),
       );
     }
