@@ -6,7 +6,7 @@ import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { conversationId } from '#shared/core/agents/context/tool-rounds.ts';
+import { turnOf, turnRecordId } from '#shared/core/agents/context/tool-rounds.ts';
 import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
@@ -406,7 +406,7 @@ describe('executor pipeline on DynamoDB Local', () => {
     const [answer, ...more] = await answers();
     expect(more).toEqual([]);
     expect(answer?.context).toMatchObject({ message: '17*23 = 391 (offline model)', tool_rounds: 1 });
-    const conversation = await store.get(ws, conversationId('helper', message.id));
+    const conversation = await store.get(ws, turnRecordId('helper', turnOf(message)));
     expect(conversation.context).toMatchObject({ status: 'answered', round: 1 });
     expect(conversation.version).toBe(1);
     expect((await processExecutorMessage(continuation, healthy)).status).toBe('skipped');

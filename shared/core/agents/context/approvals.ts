@@ -51,7 +51,7 @@ export function isApprovalAnswer(trigger: { schema_name: string; context: unknow
 
 /**
  * What deciding an approval does: the outputs to write, and for a rejection (or expiry) the call's result as the
- * trigger of the round's continuation (`continuedConversation`), already written.
+ * trigger of the round's continuation (`continuedConversation`, `turn-state.ts`), already written.
  */
 export interface ApprovalOutcome {
   outputs: OutputBreadcrumb[];
@@ -246,6 +246,7 @@ export function decisionOutputs(agentId: string, approval: ToolApproval): Output
         approval.tool_request_id,
         approval.thread,
         approval.round,
+        approval.turn,
       ),
     ];
   }
@@ -268,6 +269,7 @@ export function decisionOutputs(agentId: string, approval: ToolApproval): Output
         ...(approval.decision_reason !== undefined ? { reason: approval.decision_reason } : {}),
         requestedBy: agentId,
         thread: approval.thread,
+        ...(approval.turn !== undefined ? { turn: approval.turn } : {}),
         duration_ms: 0,
       },
     },
