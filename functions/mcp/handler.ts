@@ -10,6 +10,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'aws-lambda';
 import ipaddr from 'ipaddr.js';
+import { DynamoCallIndex } from '#shared/adapters/dynamodb/call-index.ts';
 import { McpEnvSchema, parseEnv } from '#shared/config.ts';
 import type { HttpEvent } from '#shared/core/api/http.ts';
 import { channelSubscriberFromEnv } from '#shared/core/api/streaming-deps.ts';
@@ -25,6 +26,8 @@ const served = protocolServerHandler('crumbs-mcp', env, (deps) =>
   createMcpHttp({
     ...deps,
     viaLoopback: () => isLoopback(peer.getStore()),
+    // A streamed call's cancel, a POST of its own on any instance, finds its request here.
+    calls: new DynamoCallIndex(env[ENV.tableName]),
     ...(env[ENV.jwtIssuer] ? { issuer: env[ENV.jwtIssuer] } : {}),
     ...(subscribe !== undefined ? { subscribe } : {}),
   }),

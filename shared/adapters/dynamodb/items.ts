@@ -72,6 +72,7 @@ export const KIND = {
   budget: 'budget',
   slots: 'slots',
   waitIndex: 'wait-index',
+  mcpCall: 'mcp-call',
 } as const;
 
 export type Key = { id: string; workspace: string };

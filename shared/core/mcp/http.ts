@@ -35,7 +35,7 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from '#shared/domain/errors.ts';
-import { type McpDeps, mcpServer } from './server.ts';
+import { type McpDeps, mcpServer, settled } from './server.ts';
 
 export const MCP_PATH = /^\/v1\/workspaces\/(?<ws>[^/]+)\/mcp$/;
 const METADATA_PREFIX = '/.well-known/oauth-protected-resource';
@@ -140,6 +140,8 @@ async function handle(
         ...(request.body !== undefined ? { body: request.body } : {}),
       }),
     );
+    // A POST of notifications is answered at once (202): what they asked for is done first.
+    await settled(server);
     const out: Record<string, string> = {};
     response.headers.forEach((value, key) => {
       out[key] = value;
