@@ -2,10 +2,14 @@
  * What the protocol servers' functions (MCP `functions/mcp`, A2A `functions/a2a`) share: the crumbs API built in
  * process on the table — breadcrumbs and the definitions listing, nothing that deletes a workspace, sends a model
  * call or holds a change stream open — which they call as the caller, and the Lambda handler around their HTTP
- * handler.
+ * handler. The peer address of each request (API Gateway's `sourceIp`, the local server's socket) tells a server
+ * whether it came over loopback, for its DNS rebinding check (`originRefusal`); it rides along in an
+ * AsyncLocalStorage because the request the shared wiring builds carries headers only.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import ipaddr from 'ipaddr.js';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import type { ApiEnvSchema } from '#shared/config.ts';
@@ -30,8 +34,10 @@ export function protocolServerHandler(
   serve: (deps: {
     api: (request: HttpRequest) => Promise<HttpResult>;
     onUnexpectedError: (error: unknown, request: HttpRequest) => void;
+    viaLoopback: (request: HttpRequest) => boolean;
   }) => (request: HttpRequest) => Promise<HttpResult>,
 ) {
+  const peer = new AsyncLocalStorage<string>();
   const pt = powertools(service, [defaultDocumentClient()]);
   const { logger } = pt;
   const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
@@ -54,8 +60,9 @@ export function protocolServerHandler(
     api,
     onUnexpectedError: (error, request) =>
       logger.error('unexpected error', { error, method: request.method, path: request.path }),
+    viaLoopback: () => isLoopback(peer.getStore()),
   });
-  return instrumented(
+  const handler = instrumented(
     middy(
       // API Gateway's HTTP API buffers a Lambda's response: a streamed body is returned whole, unless the server
       // in front sends it as it comes (`crumbs dev`).
@@ -66,4 +73,11 @@ export function protocolServerHandler(
     ),
     pt,
   );
+  return (event: HttpEvent, context: Context) =>
+    peer.run(event.requestContext.http.sourceIp, () => handler(event, context));
+}
+
+function isLoopback(address: string | undefined): boolean {
+  if (address === undefined || !ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'loopback';
 }

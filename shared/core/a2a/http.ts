@@ -5,6 +5,10 @@
  *   `CrumbsA2aHandler` (`handler.ts`); A2A 0.3's names (`message/send`, …) through the SDK's compat handler;
  * - `GET /a2a/workspaces/{ws}/agents/{agent_id}/.well-known/agent-card.json`: its card (`card.ts`).
  *
+ * DNS rebinding: the MCP endpoint's rule (`originRefusal`) — a present `Origin` must be the endpoint's own, or a
+ * loopback origin for a request over loopback (`crumbs dev`), whose Host must name loopback — refused with a 403 and
+ * a JSON-RPC error before the token check; only the opted-in public cards, readable by anyone, skip it.
+ *
  * Authorization is the API's token and workspace check (the authorizer in front on AWS). The card needs the token
  * too — a public card would list a workspace's agents to anyone. A definition may opt into a public card
  * (`a2a: { public_card: true }`): it is then also served, without a token, at
@@ -28,6 +32,7 @@ import {
   publicBaseUrl,
 } from '#shared/core/api/http.ts';
 import { isOk, listFull, workspaceApi } from '#shared/core/api/in-process.ts';
+import { originRefusal } from '#shared/core/api/origin.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import { legacyAgentContext } from '#shared/domain/definitions.ts';
@@ -52,6 +57,11 @@ export const MAX_A2A_BODY_BYTES = 1024 * 1024;
 
 export interface A2aHttpDeps extends A2aDeps {
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
+  /**
+   * Whether the request reached the server over loopback (its peer address is a loopback one: the local stack).
+   * Absent, no request did (AWS, behind API Gateway).
+   */
+  readonly viaLoopback?: (request: HttpRequest) => boolean;
   /** The stack's delta channel, subscribed as the caller: `SendStreamingMessage` then carries model output. */
   readonly subscribe?: ChannelSubscribe;
 }
@@ -76,6 +86,14 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
         const found = await activeAgent(deps, ws, agent, { principal: 'system:a2a', workspaces: [ws] });
         if (!found?.publicCard) throw new NotFoundError(`no public A2A card for ${agent} in workspace ${ws}`);
         return cardResult(agentCardOf(found.context, publicBaseUrl(request), ws));
+      }
+      const refusal = originRefusal(request, deps.viaLoopback?.(request) === true);
+      if (refusal !== undefined) {
+        return json(403, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32000, message: `Forbidden: ${refusal}` },
+        });
       }
       const caller = request.caller;
       if (!caller) throw new UnauthorizedError('missing or invalid bearer token');
