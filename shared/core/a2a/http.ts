@@ -16,7 +16,8 @@
  * handler serves only opted-in cards there, and 404s the rest alike). An agent whose definition says `a2a: false`,
  * or that is not active, is not found.
  *
- * Nothing a client sends makes a 5xx: malformed JSON-RPC gets a JSON-RPC error from the SDK's handler.
+ * Nothing a client sends makes a 5xx: a message nested deeper than `MAX_MESSAGE_DEPTH` is a 400 with a JSON-RPC
+ * Invalid Request naming the limit, malformed JSON-RPC gets a JSON-RPC error from the SDK's handler.
  */
 import { AgentCard } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
@@ -32,6 +33,7 @@ import {
   publicBaseUrl,
 } from '#shared/core/api/http.ts';
 import { isOk, listFull, workspaceApi } from '#shared/core/api/in-process.ts';
+import { depthProblem } from '#shared/core/api/json-depth.ts';
 import { originRefusal } from '#shared/core/api/origin.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
@@ -109,6 +111,15 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
       if (isCard) return cardResult(card);
       if ((request.body?.length ?? 0) > MAX_A2A_BODY_BYTES) {
         return json(413, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'request too large' } });
+      }
+      // Refused before the SDK's checks walk it: they recurse once per level.
+      const tooDeep = depthProblem(request.body);
+      if (tooDeep !== undefined) {
+        return json(400, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: `Invalid Request: ${tooDeep}` },
+        });
       }
       // Aborted when a stream's client goes away (the local server calls `return()` on the body): stops reading.
       const abort = new AbortController();

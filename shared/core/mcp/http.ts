@@ -14,8 +14,9 @@
  * (`crumbs dev`), a loopback origin is refused with a 403, and a request over loopback must name a loopback Host
  * (`originRefusal`, the A2A endpoint's rule too). Clients that are not browsers send no Origin and pass.
  *
- * Nothing a client sends makes a 5xx: the transport answers malformed JSON-RPC with JSON-RPC errors, and an
- * unexpected failure inside a handler becomes a JSON-RPC internal error (logged).
+ * Nothing a client sends makes a 5xx: a message nested deeper than `MAX_MESSAGE_DEPTH` is a 400 with a JSON-RPC
+ * Invalid Request naming the limit before anything walks it, the transport answers malformed JSON-RPC with JSON-RPC
+ * errors, and an unexpected failure inside a handler becomes a JSON-RPC internal error (logged).
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -26,6 +27,7 @@ import {
   problem,
   publicBaseUrl,
 } from '#shared/core/api/http.ts';
+import { depthProblem } from '#shared/core/api/json-depth.ts';
 import { originRefusal } from '#shared/core/api/origin.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
@@ -94,6 +96,8 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
           ['POST'],
         );
       }
+      const tooDeep = depthProblem(request.body);
+      if (tooDeep !== undefined) return invalidRequest(tooDeep);
       return await handle(deps, request, ws, caller);
     } catch (error) {
       if (isCrumbsError(error)) return problem(error);
@@ -233,6 +237,15 @@ function resourceMetadata(deps: McpHttpDeps, request: HttpRequest, ws: string): 
     },
     { 'cache-control': 'max-age=300' },
   );
+}
+
+/** A 400 with a JSON-RPC Invalid Request: a message refused before it is read. */
+function invalidRequest(message: string): HttpResult {
+  return json(400, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32600, message: `Invalid Request: ${message}` },
+  });
 }
 
 function workspaceOf(raw: string | undefined): string {
