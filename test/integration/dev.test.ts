@@ -1,7 +1,8 @@
 /**
  * `crumbs dev` as a user runs it: a child process that starts the whole local stack, answers /health, and on
- * Ctrl-C (SIGINT) or SIGTERM stops everything — no DynamoDB Local java process is left behind — and refuses a port
- * that is already taken with a message that names it.
+ * Ctrl-C (SIGINT) or SIGTERM stops everything — no DynamoDB Local java process is left behind — also after a
+ * function agent ran (its sandbox's idle worker holds nothing open: the process exits by itself, no second Ctrl-C,
+ * no child left), and refuses a port that is already taken with a message that names it.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -59,6 +60,30 @@ function exited(child: ChildProcess): Promise<number | null> {
   });
 }
 
+/** The process ids of `pid`'s children (and theirs), as `pgrep -P` sees them now. */
+function descendants(pid: number): number[] {
+  let children: number[];
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)])
+      .toString()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map(Number);
+  } catch {
+    children = [];
+  }
+  return children.flatMap((child) => [child, ...descendants(child)]);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function javaOnPort(port: string): string {
   try {
     return execFileSync('pgrep', ['-f', `DynamoDBLocal.jar.*-port ${port}`])
@@ -94,6 +119,62 @@ describe('crumbs dev', () => {
     },
     180_000,
   );
+
+  it('stops on the first Ctrl-C after a function agent ran: it exits by itself and leaves no child', async () => {
+    const { child, output } = startDev();
+    const { endpoints, token } = await ready(output);
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${endpoints.api}/v1/workspaces/fn-stop${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      return (await res.json()) as Record<string, unknown>;
+    };
+    await api('PUT', '/breadcrumbs/agent-adder', {
+      schema_name: 'agent.def.v1',
+      title: 'adder',
+      context: {
+        agent_id: 'adder',
+        type: 'function',
+        function_code: 'async function handler(input) { return { sum: input.a + input.b }; }',
+        transport: { kind: 'function', function: { timeout_ms: 2000, memory_mb: 16 } },
+      },
+    });
+    const deadline = Date.now() + 90_000;
+    let answer: Record<string, unknown> | undefined;
+    let asked: string | undefined;
+    while (answer === undefined && Date.now() < deadline) {
+      // Asked again until the rule is active (a request written before that is not routed).
+      const request = await api('POST', '/breadcrumbs', {
+        schema_name: 'agent.request.v1',
+        tags: [],
+        context: { agent: 'adder', input: { a: 2, b: 3 } },
+      });
+      asked = String(request.id);
+      for (let look = 0; look < 20 && answer === undefined; look++) {
+        await new Promise((r) => setTimeout(r, 250));
+        const page = await api(
+          'GET',
+          `/breadcrumbs?schema_name=agent.response.v1&tag=request:${asked}&view=full`,
+        );
+        answer = (page.items as Record<string, unknown>[] | undefined)?.[0];
+      }
+    }
+    expect(answer?.context, output()).toMatchObject({ status: 'success', output: { sum: 5 } });
+    const children = descendants(child.pid ?? 0);
+    expect(children.length).toBeGreaterThan(0); // DynamoDB Local's java, at least
+
+    child.kill('SIGINT');
+    // One Ctrl-C: the process ends by itself (a hang fails the test by its timeout).
+    expect(await exited(child)).toBe(0);
+    expect(output()).toContain('stopped');
+    expect(output()).not.toContain('again: exiting without waiting');
+    expect(children.filter(alive)).toEqual([]);
+  }, 240_000);
 
   it('refuses a port that is in use, saying which and how to choose another', async () => {
     const blocker = createServer();
