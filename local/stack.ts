@@ -316,7 +316,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
 
   try {
-    const [ddb, sqs] = await Promise.all([
+    const [ddbStart, sqsStart] = await Promise.allSettled([
       startDynamoDbLocal({
         port: dynamodbPort,
         host: LOOPBACK,
@@ -325,6 +325,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }),
       startLocalSqs({ port: sqsPort, host: LOOPBACK }),
     ]);
+    if (ddbStart.status === 'rejected' || sqsStart.status === 'rejected') {
+      // The one that did start is stopped too: a listening SQS emulator left behind kept `crumbs dev` running after
+      // it had reported DynamoDB Local's failure.
+      if (ddbStart.status === 'fulfilled') await ddbStart.value.stop();
+      if (sqsStart.status === 'fulfilled') await sqsStart.value.stop();
+      throw ddbStart.status === 'rejected' ? ddbStart.reason : (sqsStart as PromiseRejectedResult).reason;
+    }
+    const ddb = ddbStart.value;
+    const sqs = sqsStart.value;
     // If this process dies without stop(), do not leave java behind.
     const killJava = () => ddb.process.kill('SIGKILL');
     process.once('exit', killJava);

@@ -2,11 +2,24 @@
  * `crumbs dev` as a user runs it: a child process that starts the whole local stack, answers /health, and on
  * Ctrl-C (SIGINT) or SIGTERM stops everything — no DynamoDB Local java process is left behind — also after a
  * function agent ran (its sandbox's idle worker holds nothing open: the process exits by itself, no second Ctrl-C,
- * no child left), and refuses a port that is already taken with a message that names it.
+ * no child left), refuses a port that is already taken with a message that names it, and ends by itself when a
+ * service fails to start (what it started meanwhile is stopped).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+
+/** Every `crumbs dev` a test started: one a failed test leaves running is stopped after it. */
+const started: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of started.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
 
 function startDev(args: string[] = []): { child: ChildProcess; output: () => string } {
   let output = '';
@@ -28,6 +41,7 @@ function startDev(args: string[] = []): { child: ChildProcess; output: () => str
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  started.push(child);
   child.stdout?.on('data', (d: Buffer) => {
     output += d.toString();
   });
@@ -189,4 +203,29 @@ describe('crumbs dev', () => {
       blocker.close();
     }
   });
+
+  it('ends by itself when DynamoDB Local cannot start, the SQS emulator it started meanwhile stopped', async () => {
+    // DynamoDB Local keeps its data in <data-dir>/dynamodb: a file there makes it fail after SQS is up.
+    const dataDir = mkdtempSync(join(tmpdir(), 'crumbs-dev-fail-'));
+    writeFileSync(join(dataDir, 'dynamodb'), 'not a folder');
+    const sqs = createServer();
+    await new Promise<void>((resolve) => sqs.listen(0, '127.0.0.1', resolve));
+    const sqsPort = String((sqs.address() as { port: number }).port);
+    await new Promise<void>((resolve) => sqs.close(() => resolve()));
+    try {
+      const { child, output } = startDev(['--data-dir', dataDir, '--sqs-port', sqsPort]);
+      // No signal: the process reports the failure and exits (a hang fails the test by its timeout).
+      expect(await exited(child)).toBe(1);
+      expect(output()).toMatch(/crumbs dev: .*dynamodb/i);
+      // The emulator's port is free again: binding it succeeds.
+      const again = createServer();
+      await new Promise<void>((resolve, reject) => {
+        again.once('error', reject);
+        again.listen(Number(sqsPort), '127.0.0.1', resolve);
+      });
+      again.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
