@@ -6,8 +6,8 @@
  * arrive — never a duration), in order and complete, and what
  * they streamed is the stored answer; a stream broken mid-way starts over and the partial text never becomes the
  * answer; a cancel stops the call and the answer says `cancelled`; the API's SSE route carries the same events; an
- * A2A streaming client gets the text as artifact chunks before the task completes; another workspace's token sees
- * none of it.
+ * A2A streaming client gets the text as artifact chunks before the task completes, and its CancelTask mid-stream
+ * ends the stream `canceled` with the answer cut short; another workspace's token sees none of it.
  */
 import { randomUUID } from 'node:crypto';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
@@ -107,6 +107,51 @@ async function answerOf(c: CrumbsClient, requestId: string) {
     30_000,
   );
 }
+
+/** An A2A client of `agent` in `ws`, as a user's SDK makes one from the agent's card. */
+async function a2aClient(ws: string, agent: string) {
+  const fetchImpl: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${localStack().token}`);
+    return fetch(input, { ...init, headers });
+  };
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+  });
+  return factory.createFromUrl(
+    `${localStack().api}/a2a/workspaces/${ws}/agents/${agent}/.well-known/agent-card.json`,
+    '',
+  );
+}
+
+/** A2A's SendMessage parameters for one text message starting a new task. */
+function a2aMessage(text: string) {
+  return {
+    message: {
+      messageId: `m-${randomUUID()}`,
+      contextId: '',
+      taskId: '',
+      role: 1,
+      parts: [
+        {
+          content: { $case: 'text', value: text },
+          metadata: undefined,
+          filename: '',
+          mediaType: 'text/plain',
+        },
+      ],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    },
+    configuration: undefined,
+    metadata: undefined,
+    tenant: '',
+  } as never;
+}
+
+type A2aPayload = { $case: string; value: Record<string, unknown> } | undefined;
 
 describe('streamed answers', () => {
   it('crumbs ask --stream prints the words as they come; what it streamed is the stored answer', async () => {
@@ -282,44 +327,11 @@ describe('streamed answers', () => {
     const ws = uniqueWorkspace('stream-a2a');
     const c = client(ws);
     await slowAgent(c, 'teller', `openai-compatible/answer-from-prompt-slow100-${ws}`);
-    const fetchImpl: typeof fetch = (input, init) => {
-      const headers = new Headers(init?.headers);
-      headers.set('authorization', `Bearer ${localStack().token}`);
-      return fetch(input, { ...init, headers });
-    };
-    const factory = new ClientFactory({
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-    });
-    const a2a = await factory.createFromUrl(
-      `${localStack().api}/a2a/workspaces/${ws}/agents/teller/.well-known/agent-card.json`,
-      '',
-    );
+    const a2a = await a2aClient(ws, 'teller');
     const seen: string[] = [];
     const chunks: string[] = [];
     let storedAtFirstChunk: Promise<boolean> | undefined;
-    for await (const event of a2a.sendMessageStream({
-      message: {
-        messageId: `m-${randomUUID()}`,
-        contextId: '',
-        taskId: '',
-        role: 1,
-        parts: [
-          {
-            content: { $case: 'text', value: 'tell me' },
-            metadata: undefined,
-            filename: '',
-            mediaType: 'text/plain',
-          },
-        ],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      },
-      configuration: undefined,
-      metadata: undefined,
-      tenant: '',
-    } as never)) {
+    for await (const event of a2a.sendMessageStream(a2aMessage('tell me'))) {
       const payload = (event as { payload?: { $case: string; value: Record<string, unknown> } }).payload;
       if (payload?.$case === 'artifactUpdate') {
         const artifact = payload.value.artifact as { name: string; parts: { content: { value: string } }[] };
@@ -339,5 +351,51 @@ describe('streamed answers', () => {
     expect(seen.indexOf('chunk')).toBeLessThan(seen.indexOf('status:3'));
     expect(seen.lastIndexOf('chunk')).toBeLessThan(seen.indexOf('status:3'));
     expect(await storedAtFirstChunk).toBe(false);
+  });
+  it('A2A CancelTask stops a streaming task mid-answer: the stream ends canceled, the answer says cancelled', async () => {
+    const ws = uniqueWorkspace('stream-a2a-cancel');
+    const c = client(ws);
+    await slowAgent(c, 'rambler', `openai-compatible/answer-from-prompt-slow400-${ws}`);
+    const a2a = await a2aClient(ws, 'rambler');
+    let taskId: string | undefined;
+    let cancelled: Promise<{ status?: { state: number } }> | undefined;
+    const chunks: string[] = [];
+    const seen: string[] = [];
+    for await (const event of a2a.sendMessageStream(a2aMessage('go on'))) {
+      const payload = (event as { payload?: A2aPayload }).payload;
+      if (payload?.$case === 'task') taskId ??= String(payload.value.id);
+      if (payload?.$case === 'statusUpdate') {
+        taskId ??= String(payload.value.taskId);
+        seen.push(`status:${(payload.value.status as { state: number }).state}`);
+      }
+      if (payload?.$case === 'artifactUpdate') {
+        taskId ??= String(payload.value.taskId);
+        const artifact = payload.value.artifact as { name: string; parts: { content: { value: string } }[] };
+        if (artifact.name !== 'answer (streaming)') continue;
+        chunks.push(artifact.parts.map((p) => p.content.value).join(''));
+        seen.push('chunk');
+        // The first words are out: the client cancels the task while the model still writes.
+        if (taskId !== undefined) {
+          cancelled ??= a2a.cancelTask({ tenant: '', id: taskId, metadata: undefined } as never) as Promise<{
+            status?: { state: number };
+          }>;
+        }
+      }
+    }
+    expect(cancelled).toBeDefined();
+    expect((await cancelled)?.status?.state).toBe(5);
+    // The stream ended canceled, never completed, with only part of the answer sent.
+    expect(seen.at(-1)).toBe('status:5');
+    expect(seen).not.toContain('status:3');
+    expect(chunks.join('').length).toBeLessThan(ANSWER.length);
+    const answer = await answerOf(c, String(taskId));
+    expect(answer.context).toMatchObject({ status: 'cancelled' });
+    const task = (await a2a.getTask({ tenant: '', id: String(taskId), historyLength: 0 } as never)) as {
+      status?: { state: number };
+    };
+    expect(task.status?.state).toBe(5);
+    await expect(
+      a2a.cancelTask({ tenant: '', id: String(taskId), metadata: undefined } as never),
+    ).rejects.toThrow(/has ended \(canceled\)/);
   });
 });
