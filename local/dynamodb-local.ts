@@ -160,9 +160,7 @@ async function startOn(
         // Answered; by this JVM, unless /proc says another process holds the port (then this JVM fails to bind).
         return child.pid === undefined || holdsListeningSocket(child.pid, port) !== false;
       },
-      // A JVM starting on a loaded machine (several stacks on two cores) took over 30 s; a failure to start still
-      // ends the wait at once (`exited` above).
-      { timeoutMs: 90_000, intervalMs: 100, what: `DynamoDB Local on ${endpoint}` },
+      { timeoutMs: 180_000, intervalMs: 100, what: `DynamoDB Local on ${endpoint}` },
     );
   } catch (error) {
     dismissWatchdog();
