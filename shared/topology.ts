@@ -638,6 +638,11 @@ export const ENV = {
   /** The delta channel's subscribe endpoint, `wss://<realtime domain>/event/realtime`; set beside the above. */
   eventsRealtimeUrl: 'CRUMBS_EVENTS_REALTIME_URL',
   /**
+   * How long the stream publisher waits for one publish of change summaries (default 1000 ms): past it the
+   * changes reach live views on their next catch-up. `crumbs dev` waits longer (its events server shares a laptop).
+   */
+  changePublishTimeoutMs: 'CRUMBS_CHANGE_PUBLISH_TIMEOUT_MS',
+  /**
    * `1` where the server in front of the HTTP handlers sends a streamed body as it is produced (`crumbs dev`): the
    * API then serves server-sent events of delta channels and the protocol servers stream. Unset on AWS, whose HTTP
    * API buffers a Lambda's response (the handlers return it whole).
