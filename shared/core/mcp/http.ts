@@ -29,6 +29,7 @@ import {
 } from '#shared/core/api/http.ts';
 import { depthProblem } from '#shared/core/api/json-depth.ts';
 import { originRefusal } from '#shared/core/api/origin.ts';
+import { jsonRpcCost, type RequestRate } from '#shared/core/api/request-rate.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
@@ -60,6 +61,8 @@ export interface McpHttpDeps extends McpDeps {
   readonly subscribe?: ChannelSubscribe;
   /** Called with unexpected errors before they are answered as a JSON-RPC internal error. */
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
+  /** The workspace's request rate, the API's: each JSON-RPC message of a request takes one (a batch, as many). */
+  readonly requestRate?: RequestRate;
 }
 
 export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Promise<HttpResult> {
@@ -96,6 +99,7 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
           ['POST'],
         );
       }
+      await deps.requestRate?.admit(ws, jsonRpcCost(request.body));
       const tooDeep = depthProblem(request.body);
       if (tooDeep !== undefined) return invalidRequest(tooDeep);
       return await handle(deps, request, ws, caller);
