@@ -37,15 +37,19 @@ export interface ViewItem {
   readonly hints: LlmHints | undefined;
 }
 
+/**
+ * Each check may take the caller's abort signal: a check that waits for a worker leaves the queue when its caller
+ * has gone (it is answered with an error nobody reads).
+ */
 export interface DataChecks {
   /**
    * Every way the value breaks the schema (empty when it conforms). Throws InvalidJsonSchemaError for a schema that
    * cannot be used, JsonSchemaWorkLimitError past JSON_SCHEMA_LIMITS.maxWork, and a RetriableError when the
    * workspace has too many checks waiting.
    */
-  validate(workspace: string, check: SchemaCheck): Promise<FieldIssue[]>;
+  validate(workspace: string, check: SchemaCheck, signal?: AbortSignal): Promise<FieldIssue[]>;
   /** The expression's value; NonRetriableError when it fails or runs out of time (naming the expression). */
-  evaluate(workspace: string, check: ExpressionCheck): Promise<unknown>;
+  evaluate(workspace: string, check: ExpressionCheck, signal?: AbortSignal): Promise<unknown>;
   /** The context views of one read's records, its templates within TEMPLATE_LIMITS.maxStepsPerRead together. */
   views(workspace: string, items: readonly ViewItem[]): Promise<ContextView[]>;
 }

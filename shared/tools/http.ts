@@ -221,10 +221,14 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
           body: parseBody(bytes, response.headers.get('content-type')),
         };
         if (input.response_mapping === undefined) return result;
-        return await (ctx.checks ?? dataChecks()).evaluate(ctx.workspace, {
-          expression: input.response_mapping,
-          data: result,
-        });
+        return await (ctx.checks ?? dataChecks()).evaluate(
+          ctx.workspace,
+          {
+            expression: input.response_mapping,
+            data: result,
+          },
+          ctx.signal,
+        );
       } catch (error) {
         if (signal.aborted && !ctx.signal.aborted) {
           throw new NonRetriableError(`the request to ${url.host} timed out after ${config.timeoutMs} ms`, {

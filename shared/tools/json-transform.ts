@@ -21,10 +21,14 @@ export const jsonTransformTool: Tool<JsonTransformInput, { result: unknown }> = 
   async run(input, ctx) {
     const checks = ctx.checks ?? dataChecks();
     return {
-      result: await checks.evaluate(ctx.workspace, {
-        expression: input.expression,
-        data: input.data ?? null,
-      }),
+      result: await checks.evaluate(
+        ctx.workspace,
+        {
+          expression: input.expression,
+          data: input.data ?? null,
+        },
+        ctx.signal,
+      ),
     };
   },
 };

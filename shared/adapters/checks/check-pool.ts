@@ -79,8 +79,12 @@ export class CheckPool {
     this.workerUrl = options.workerUrl ?? new URL('./check-worker.mjs', import.meta.url);
   }
 
-  /** Runs `task` in full in a worker, when it is `workspace`'s turn. Throws ChecksBusyError past the queue cap. */
-  run(workspace: string, task: CheckTask): Promise<CheckOutcome> {
+  /**
+   * Runs `task` in full in a worker, when it is `workspace`'s turn. Throws ChecksBusyError past the queue cap. A
+   * check whose `signal` aborts while it waits leaves the queue (its caller has gone: an executor's message stopped
+   * at its slot or timeout); one already running finishes, its budget being short.
+   */
+  run(workspace: string, task: CheckTask, signal?: AbortSignal): Promise<CheckOutcome> {
     if (this.closed) throw new Error('the check pool is closed');
     const queue = this.waiting.get(workspace) ?? [];
     if (queue.length >= this.queueCap) {
@@ -90,14 +94,38 @@ export class CheckPool {
         { retryAfterSeconds: 1 },
       );
     }
+    if (signal?.aborted) return Promise.resolve(abandoned());
     return new Promise<CheckOutcome>((resolve) => {
-      queue.push({ workspace, task, resolve });
+      const onAbort = () => this.abandon(job);
+      const job: Job = {
+        workspace,
+        task,
+        resolve: (outcome) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(outcome);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.push(job);
       if (queue.length === 1) {
         this.waiting.set(workspace, queue);
         this.turn.push(workspace);
       }
       this.dispatch();
     });
+  }
+
+  /** Takes a waiting job out of its queue (a running one is left to finish). */
+  private abandon(job: Job): void {
+    const queue = this.waiting.get(job.workspace);
+    const at = queue?.indexOf(job) ?? -1;
+    if (queue === undefined || at < 0) return;
+    queue.splice(at, 1);
+    if (queue.length === 0) {
+      this.waiting.delete(job.workspace);
+      this.turn.splice(this.turn.indexOf(job.workspace), 1);
+    }
+    job.resolve(abandoned());
   }
 
   /** Terminates every worker; checks still waiting or running fail. */
@@ -211,6 +239,14 @@ export class CheckPool {
     this.slots.push(slot);
     return slot;
   }
+}
+
+/** Retriable: the check was never run, so nothing was decided about the value (an SQS message comes back). */
+function abandoned(): CheckOutcome {
+  return {
+    ok: false,
+    error: { type: 'retriable', message: 'the check was abandoned by its caller before a worker took it' },
+  };
 }
 
 function failure(message: string): CheckOutcome {

@@ -18,17 +18,17 @@ export { ChecksBusyError } from './check-pool.ts';
 
 /** Checks with this pool behind them; none: every check in full on the caller's thread. */
 export function pooledChecks(pool: CheckPool | undefined): DataChecks {
-  const run = async (workspace: string, task: CheckTask): Promise<unknown> => {
+  const run = async (workspace: string, task: CheckTask, signal?: AbortSignal): Promise<unknown> => {
     let outcome: CheckOutcome = await runCheck(task, pool === undefined ? 'full' : 'slice');
-    if (!outcome.ok && 'slice' in outcome) outcome = await (pool as CheckPool).run(workspace, task);
+    if (!outcome.ok && 'slice' in outcome) outcome = await (pool as CheckPool).run(workspace, task, signal);
     if (outcome.ok) return outcome.value;
     if ('slice' in outcome) throw new Error('a check in full answered as a slice');
     throw rebuilt(outcome.error);
   };
   return {
-    validate: async (workspace, check) =>
-      (await run(workspace, { kind: 'schema', ...check })) as FieldIssue[],
-    evaluate: (workspace, check) => run(workspace, { kind: 'jsonata', ...check }),
+    validate: async (workspace, check, signal) =>
+      (await run(workspace, { kind: 'schema', ...check }, signal)) as FieldIssue[],
+    evaluate: (workspace, check, signal) => run(workspace, { kind: 'jsonata', ...check }, signal),
     views: async (workspace, items) => (await run(workspace, { kind: 'views', items })) as ContextView[],
   };
 }

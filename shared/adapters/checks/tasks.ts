@@ -15,6 +15,7 @@ import {
   InvalidJsonSchemaError,
   JsonSchemaWorkLimitError,
   NonRetriableError,
+  RetriableError,
 } from '#shared/domain/errors.ts';
 import {
   compileJsonSchema,
@@ -58,7 +59,9 @@ export type CheckTask = SchemaTask | JsonataTask | ViewsTask;
 export type CarriedError =
   | { readonly type: 'invalid-schema'; readonly what: string; readonly problem: string }
   | { readonly type: 'schema-work'; readonly what: string; readonly limit: number }
-  | { readonly type: 'non-retriable'; readonly message: string };
+  | { readonly type: 'non-retriable'; readonly message: string }
+  /** The check was not run (its caller left while it waited): worth asking again. */
+  | { readonly type: 'retriable'; readonly message: string };
 
 export type CheckOutcome =
   | { readonly ok: true; readonly value: unknown }
@@ -260,5 +263,7 @@ export function rebuilt(error: CarriedError): Error {
       return new InvalidJsonSchemaError(error.what, error.problem);
     case 'non-retriable':
       return new NonRetriableError(error.message);
+    case 'retriable':
+      return new RetriableError(error.message);
   }
 }

@@ -47,13 +47,17 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
   const tool = options.tools.get(options.implementation);
   if (!tool)
     throw new NonRetriableError(`no built-in tool named "${options.implementation}" in this executor`);
-  const issues = await (options.checks ?? dataChecks()).validate(options.workspace, {
-    cacheKey: `builtin:${tool.name}`,
-    schema: tool.inputSchema,
-    what: `the ${tool.name} tool's input schema`,
-    value: options.input,
-    root: 'input',
-  });
+  const issues = await (options.checks ?? dataChecks()).validate(
+    options.workspace,
+    {
+      cacheKey: `builtin:${tool.name}`,
+      schema: tool.inputSchema,
+      what: `the ${tool.name} tool's input schema`,
+      value: options.input,
+      root: 'input',
+    },
+    options.signal,
+  );
   if (issues.length > 0) {
     throw new NonRetriableError(`invalid input for ${tool.name}: ${formatIssues(issues)}`);
   }
@@ -129,13 +133,17 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
       const cacheKey = `${ref.workspace}/${ref.id}@${ref.version}`;
       try {
         if (definition.input_schema) {
-          const issues = await checks.validate(ref.workspace, {
-            cacheKey: `${cacheKey}:input`,
-            schema: definition.input_schema,
-            what: `${definition.name}'s input_schema`,
-            value: request.input,
-            root: 'input',
-          });
+          const issues = await checks.validate(
+            ref.workspace,
+            {
+              cacheKey: `${cacheKey}:input`,
+              schema: definition.input_schema,
+              what: `${definition.name}'s input_schema`,
+              value: request.input,
+              root: 'input',
+            },
+            execution.signal,
+          );
           if (issues.length > 0) {
             return answer({ status: 'error', error: `invalid input: ${formatIssues(issues)}` });
           }
@@ -158,13 +166,17 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
           ...(deps.secrets !== undefined ? { secrets: deps.secrets } : {}),
         });
         if (definition.output_schema) {
-          const issues = await checks.validate(ref.workspace, {
-            cacheKey: `${cacheKey}:output`,
-            schema: definition.output_schema,
-            what: `${definition.name}'s output_schema`,
-            value: output,
-            root: 'output',
-          });
+          const issues = await checks.validate(
+            ref.workspace,
+            {
+              cacheKey: `${cacheKey}:output`,
+              schema: definition.output_schema,
+              what: `${definition.name}'s output_schema`,
+              value: output,
+              root: 'output',
+            },
+            execution.signal,
+          );
           if (issues.length > 0) {
             return answer({ status: 'error', error: `invalid output: ${formatIssues(issues)}` });
           }

@@ -11,6 +11,7 @@ import {
   InvalidJsonSchemaError,
   JsonSchemaWorkLimitError,
   NonRetriableError,
+  RetriableError,
 } from '#shared/domain/errors.ts';
 
 const pools: CheckPool[] = [];
@@ -119,6 +120,35 @@ describe('data checks', () => {
     await Promise.all([...running, other]);
     expect(await other).toEqual({ ok: true, value: 1 });
   });
+
+  it(
+    'takes a waiting check out of the queue when its caller leaves, answering it as retriable',
+    GUARD,
+    async () => {
+      const pool = poolOf({ workers: 1 });
+      const order: string[] = [];
+      const run = (tag: string, signal?: AbortSignal) =>
+        pool.run('b', { kind: 'jsonata', ...slowExpression(tag) }, signal).then((outcome) => {
+          order.push(outcome.ok ? String(outcome.value) : `${tag}: ${JSON.stringify(outcome)}`);
+        });
+      const caller = new AbortController();
+      const runs = [run('first'), run('left', caller.signal), run('after')];
+      caller.abort();
+      await Promise.all(runs);
+      // The abandoned check never ran: the one behind it took its place.
+      expect(order).toEqual([
+        'left: {"ok":false,"error":{"type":"retriable","message":"the check was abandoned by its caller before a worker took it"}}',
+        'first',
+        'after',
+      ]);
+      // Through the data checks, as a RetriableError (an SQS message comes back); a signal already aborted is
+      // never queued.
+      const checks = pooledChecks(pool);
+      await expect(checks.evaluate('b', slowExpression('gone'), AbortSignal.abort())).rejects.toBeInstanceOf(
+        RetriableError,
+      );
+    },
+  );
 
   it('stops a check at its deadline, replaces the worker and answers the next', GUARD, async () => {
     const checks = pooledChecks(poolOf({ workers: 1, deadlineMs: 300 }));
