@@ -37,6 +37,11 @@ export interface ToolContext {
   secrets?: SecretSource;
   /** Where expressions and schemas from data run (`shared/ports/checks.ts`); default this process's. */
   checks?: DataChecks;
+  /**
+   * The `Idempotency-Key` of the tool's outgoing call `callIndex` (`shared/domain/idempotency-key.ts`): the same on
+   * every attempt of this request, so a server that honours it applies the call's effect once.
+   */
+  effectKey?: (callIndex: number) => string;
 }
 
 export interface Tool<I = unknown, O = unknown> {

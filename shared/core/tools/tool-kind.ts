@@ -13,15 +13,18 @@
  * The tools it can run are the catalog its handler passes in (`functions/executor-tool/handler.ts`).
  */
 import { dataChecks } from '#shared/adapters/checks/checks.ts';
+import { RequestBudgetSchema, requestLimits, tighter } from '#shared/domain/budget.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { llmToolConfig, llmToolLimits } from '#shared/domain/llm-tool.ts';
 import type { DataChecks } from '#shared/ports/checks.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
 import type { ToolCatalog } from '#shared/tools/catalog.ts';
 import type { ToolContext } from '#shared/tools/tool.ts';
 import { ERROR_ANSWERS, readToolRequest, toolResponse } from '../executor/answers.ts';
 import type { ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
+import { effectKey } from '../executor/outputs.ts';
 
 /** When the definition sets no `timeout_ms`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -83,6 +86,7 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
         ...(options.definition !== undefined ? { definition: options.definition } : {}),
         ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
         ...(options.checks !== undefined ? { checks: options.checks } : {}),
+        ...(options.effectKey !== undefined ? { effectKey: options.effectKey } : {}),
       }),
       aborted,
     ]);
@@ -164,6 +168,8 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
           definition,
           ...(deps.checks !== undefined ? { checks: deps.checks } : {}),
           ...(deps.secrets !== undefined ? { secrets: deps.secrets } : {}),
+          effectKey: (callIndex) =>
+            effectKey(ref.id, execution.trigger.id, execution.trigger.version, callIndex),
         });
         if (definition.output_schema) {
           const issues = await checks.validate(
@@ -190,6 +196,18 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
     },
 
     answersOnce: true,
+    // The `llm` tool's call answers to its `config.budget`, tightened by a share its request carries (`budget`).
+    modelBudget: ({ definition, trigger }) => {
+      const carried = RequestBudgetSchema.safeParse(asRecord(trigger.context).budget);
+      const own = definition.implementation === 'llm' ? llmToolLimits(llmToolConfig(definition.config)) : {};
+      return carried.success ? tighter(own, requestLimits(carried.data)) : own;
+    },
     errorOutput: ERROR_ANSWERS.tool,
   };
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }
