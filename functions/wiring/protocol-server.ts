@@ -19,6 +19,7 @@ import {
 } from '#shared/core/api/http.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
+import { measureHttpAnswer } from './metrics.ts';
 import { instrumented, powertools } from './powertools.ts';
 
 type ApiEnv = z.output<typeof ApiEnvSchema>;
@@ -61,6 +62,7 @@ export function protocolServerHandler(
       // in front sends it as it comes (`crumbs dev`).
       async (event: HttpEvent, context: Context): Promise<HttpResult> => {
         const answered = await http(toHttpRequest(event, env[ENV.workspacesClaim], context));
+        measureHttpAnswer(pt.metrics, answered.statusCode);
         return process.env[ENV.streamResponses] === '1' ? answered : bufferedResult(answered);
       },
     ),
