@@ -133,7 +133,8 @@ describe('handler metrics (EMF)', () => {
       measure: measureExecutorBatch,
     });
     const records = Object.keys(outcomes).map(
-      (body, i) => ({ messageId: `m${i}`, body, attributes: {}, messageAttributes: {} }) as unknown as SQSRecord,
+      (body, i) =>
+        ({ messageId: `m${i}`, body, attributes: {}, messageAttributes: {} }) as unknown as SQSRecord,
     );
     expect(await handler({ Records: records } as SQSEvent, context)).toEqual({ batchItemFailures: [] });
     const [doc] = emf();
