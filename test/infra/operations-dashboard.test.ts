@@ -100,7 +100,7 @@ function workQueueIds(): Set<string> {
       .filter((m) => resources[refId(m.FunctionName)]?.Properties.FunctionName !== dlqHandler)
       .map((m) => m.EventSourceArn)
       // The publisher's mapping reads the table's stream (imported from the stateful stack): not a queue.
-      .filter((arn) => arn !== undefined && !(typeof arn === 'object' && 'Fn::ImportValue' in arn))
+      .filter((arn) => arn != null && !(typeof arn === 'object' && 'Fn::ImportValue' in arn))
       .map(refId)
       .filter((id) => resources[id]?.Type === 'AWS::SQS::Queue' && !dlqs.has(id)),
   );
