@@ -19,8 +19,8 @@
 import { readCappedBody } from '#shared/adapters/network/capped-body.ts';
 import type { Transform } from '#shared/domain/agent-types.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
-import type { DataChecks } from '#shared/ports/checks.ts';
 import { withIdempotencyKey } from '#shared/domain/idempotency-key.ts';
+import type { DataChecks } from '#shared/ports/checks.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
 import { resolveHeaders } from '#shared/tools/credentials.ts';
 import { effectKey } from '../executor/outputs.ts';
