@@ -43,7 +43,10 @@ export function functionTool(deps: FunctionToolDeps): Tool {
       ctx.signal.throwIfAborted();
       if (!result.ok) {
         if (result.logs.length > 0) ctx.log.info('function tool logs', { tool: name, logs: result.logs });
-        throw new NonRetriableError(`${name}: ${result.error}`);
+        // The sandbox names a function agent's fields (`transport.function.*`); a tool's are `function.*`.
+        throw new NonRetriableError(
+          `${name}: ${result.error.replaceAll('transport.function.', 'function.')}`,
+        );
       }
       if (result.logs.length > 0) ctx.log.debug('function tool logs', { tool: name, logs: result.logs });
       return result.value;
