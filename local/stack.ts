@@ -16,6 +16,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { closeDataChecks } from '#shared/adapters/checks/checks.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
@@ -306,7 +307,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ENV.localEventsPort,
   );
 
-  const cleanups: (() => Promise<void>)[] = [];
+  // The check pool's workers (shared/adapters/checks/) end with the stack, so nothing keeps the process alive.
+  const cleanups: (() => Promise<void>)[] = [closeDataChecks];
   const stop = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) {
       try {

@@ -25,6 +25,7 @@ import {
 import { RequestRate } from '#shared/core/api/request-rate.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
+import { measureHttpAnswer } from './metrics.ts';
 import { instrumented, powertools } from './powertools.ts';
 
 type ApiEnv = z.output<typeof ApiEnvSchema>;
@@ -79,6 +80,7 @@ export function protocolServerHandler(
       // in front sends it as it comes (`crumbs dev`).
       async (event: HttpEvent, context: Context): Promise<HttpResult> => {
         const answered = await http(toHttpRequest(event, env[ENV.workspacesClaim], context));
+        measureHttpAnswer(pt.metrics, answered.statusCode);
         return process.env[ENV.streamResponses] === '1' ? answered : bufferedResult(answered);
       },
     ),

@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { LocalStack } from '#local/stack.ts';
+import { pooledChecks } from '#shared/adapters/checks/checks.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
@@ -22,7 +23,6 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
-import { evaluateJsonata } from '#shared/domain/lang/jsonata.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
@@ -804,7 +804,7 @@ describe('Idempotency-Key on outgoing requests, on DynamoDB Local', () => {
                 fetchFor: (allowedHosts, maxResponseBytes) =>
                   guarded.within({ allowedHosts, maxResponseBytes }),
                 secrets: { get: async () => undefined } as never,
-                evaluate: evaluateJsonata,
+                checks: pooledChecks(undefined),
               }),
             },
             store,

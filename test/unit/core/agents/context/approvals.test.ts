@@ -288,9 +288,9 @@ describe('decide', () => {
     status: 'pending',
   } satisfies ToolApproval;
   const now = new Date();
-  it('takes edited arguments that fit the schema, and refuses those that do not', () => {
+  it('takes edited arguments that fit the schema, and refuses those that do not', async () => {
     expect(
-      decide(
+      await decide(
         approval,
         { approvalId: 'a', decision: 'approve', arguments: { amount: 5 } },
         false,
@@ -300,7 +300,7 @@ describe('decide', () => {
       ),
     ).toMatchObject({ status: 'approved', arguments: { amount: 5 }, edited: true });
     expect(
-      decide(
+      await decide(
         approval,
         { approvalId: 'a', decision: 'approve', arguments: { amount: 'x' } },
         false,
