@@ -52,6 +52,7 @@ import {
   type UpsertOptions,
   type UpsertResult,
 } from '#shared/ports/breadcrumb-store.ts';
+import type { DataChecks, ViewItem } from '#shared/ports/checks.ts';
 import {
   applyPatch,
   assertExpectedVersion,
@@ -63,8 +64,8 @@ import {
   refuseUnscopedListing,
   type SchemaSettings,
   schemaDefSettings,
-  toContextView,
 } from '../../domain/record-rules.ts';
+import { dataChecks } from '../checks/checks.ts';
 import { upsertVia } from '../store-upsert.ts';
 import { defaultDocumentClient, translate } from './client.ts';
 import {
@@ -99,6 +100,8 @@ export interface DynamoBreadcrumbStoreOptions {
   clock?: Clock;
   /** Index entries a listing reads at most per call. @default LIST_READ_BOUND */
   listReadBound?: number;
+  /** Where context views apply llm_hints (templates, JSONPath); default this process's (`dataChecks()`). */
+  checks?: DataChecks;
 }
 
 /** What a write commits: the new record and what it replaces. */
@@ -118,6 +121,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   private readonly clock: Clock;
   private readonly reads: TableReads;
   private readonly listReadBound: number;
+  private readonly checks: DataChecks | undefined;
   private readonly ulid = monotonicFactory();
   private readonly settingsCache = new Map<string, { settings: SchemaSettings; readAt: number }>();
 
@@ -127,6 +131,15 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     this.clock = options.clock ?? systemClock;
     this.reads = new TableReads(this.client, this.tableName);
     this.listReadBound = options.listReadBound ?? LIST_READ_BOUND;
+    this.checks = options.checks;
+  }
+
+  /**
+   * Context views, through the data checks: a template or JSONPath rule from data can take long, so past a slice
+   * the views are made in a worker, within one budget of template steps per read.
+   */
+  private views(workspace: string, items: ViewItem[]): Promise<ContextView[]> {
+    return (this.checks ?? dataChecks()).views(workspace, items);
   }
 
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
@@ -202,7 +215,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   async getContextView(workspace: string, id: string): Promise<ContextView> {
     const record = await this.get(workspace, id);
     const defaults = await this.schemaHints(workspace, record.schema_name);
-    return toContextView(record, mergeHints(defaults, record.llm_hints));
+    const [view] = await this.views(workspace, [{ record, hints: mergeHints(defaults, record.llm_hints) }]);
+    return view as ContextView;
   }
 
   /** Context views of many records at once, with one schema-defaults lookup per schema. */
@@ -211,7 +225,13 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const defaults = new Map(
       await Promise.all(schemas.map(async (s) => [s, await this.schemaHints(workspace, s)] as const)),
     );
-    return records.map((r) => toContextView(r, mergeHints(defaults.get(r.schema_name), r.llm_hints)));
+    return this.views(
+      workspace,
+      records.map((record) => ({
+        record,
+        hints: mergeHints(defaults.get(record.schema_name), record.llm_hints),
+      })),
+    );
   }
 
   /**
@@ -235,7 +255,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       return { record, view: view! };
     }
     const settings = this.rememberSettings(workspace, schemaName, settingsItem);
-    return { record, view: toContextView(record, mergeHints(settings.hints, record.llm_hints)) };
+    const [view] = await this.views(workspace, [
+      { record, hints: mergeHints(settings.hints, record.llm_hints) },
+    ]);
+    return { record, view: view as ContextView };
   }
 
   async getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb> {
@@ -727,7 +750,13 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           : await this.schemaSettings(workspace, schema);
       hints.set(schema, settings.hints);
     }
-    return records.map((r) => toContextView(r, mergeHints(hints.get(r.schema_name), r.llm_hints)));
+    return this.views(
+      workspace,
+      records.map((record) => ({
+        record,
+        hints: mergeHints(hints.get(record.schema_name), record.llm_hints),
+      })),
+    );
   }
 }
 
