@@ -25,6 +25,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     env,
     stage: config.stage,
     buses: config.buses,
+    userPool: config.userPool !== undefined,
     description: 'crumbs: breadcrumbs table and event buses (stateful)',
   });
   const stateless = new StatelessStack(app, `crumbs-${config.stage}-stateless`, {
@@ -34,8 +35,22 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     table: stateful.table,
     bus: stateful.bus,
     buses: stateful.buses,
-    jwtIssuer: config.jwtIssuer,
-    jwtAudience: config.jwtAudience,
+    ...(config.jwtIssuer !== undefined
+      ? {
+          jwtIssuer: config.jwtIssuer,
+          jwtAudience: config.jwtAudience,
+          ...(config.signInClientId !== undefined ? { signInClientId: config.signInClientId } : {}),
+        }
+      : {}),
+    ...(config.userPool !== undefined && stateful.userPool !== undefined
+      ? {
+          userPool: {
+            pool: stateful.userPool.pool,
+            domainBaseUrl: stateful.userPool.domain.baseUrl(),
+            tokenValidityMinutes: config.userPool.tokenValidityMinutes,
+          },
+        }
+      : {}),
     workspacesClaim: config.workspacesClaim,
     llmSecretPrefix: config.llmSecretPrefix,
     defaultLlmProvider: config.defaultLlmProvider,

@@ -27,7 +27,9 @@ export class SubscribeUnauthorizedError extends Error {
 export function onSubscribeCode(workspacesClaim: string, audiences: readonly string[] | null = null): string {
   const source = readFileSync(SOURCE_URL, 'utf8');
   if (!source.includes(CLAIM_LINE) || !source.includes(AUDIENCES_LINE) || !source.includes(IMPORT_LINE)) {
-    throw new Error(`${SOURCE_URL.pathname}: the claim, audiences or import line this loader fills in is missing`);
+    throw new Error(
+      `${SOURCE_URL.pathname}: the claim, audiences or import line this loader fills in is missing`,
+    );
   }
   if (audiences !== null && audiences.length === 0) {
     throw new Error('onSubscribeCode: audiences must name at least one audience (or be null)');

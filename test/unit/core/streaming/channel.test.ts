@@ -178,9 +178,9 @@ describe('the onSubscribe handler', () => {
     it('takes an ID token (aud = the app client) and an access token (client_id, no aud)', async () => {
       const path = await channelFor('team-a', 'req-1');
       expect(withAudiences.subscriberMayRead({ ...grants, token_use: 'id', aud: CLIENT }, path)).toBe(true);
-      expect(withAudiences.subscriberMayRead({ ...grants, token_use: 'access', client_id: CLIENT }, path)).toBe(
-        true,
-      );
+      expect(
+        withAudiences.subscriberMayRead({ ...grants, token_use: 'access', client_id: CLIENT }, path),
+      ).toBe(true);
       expect(withAudiences.subscriberMayRead({ ...grants, aud: ['other', 'crumbs-api'] }, path)).toBe(true);
     });
 
@@ -190,9 +190,9 @@ describe('the onSubscribe handler', () => {
       expect(withAudiences.subscriberMayRead({ ...grants, client_id: 'another-app' }, path)).toBe(false);
       expect(withAudiences.subscriberMayRead(grants, path)).toBe(false);
       // API Gateway's rule: with an aud, client_id is not read.
-      expect(withAudiences.subscriberMayRead({ ...grants, aud: 'another-app', client_id: CLIENT }, path)).toBe(
-        false,
-      );
+      expect(
+        withAudiences.subscriberMayRead({ ...grants, aud: 'another-app', client_id: CLIENT }, path),
+      ).toBe(false);
       const ctx = {
         identity: { sub: 'u', claims: { ...grants, client_id: 'another-app' } },
         info: { channel: { path, segments: path.slice(1).split('/') }, channelNamespace: { name: 'crumbs' } },
