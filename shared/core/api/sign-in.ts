@@ -90,7 +90,12 @@ async function resolveSignIn(
   env: NodeJS.ProcessEnv,
   fetchImpl: FetchLike,
 ): Promise<{ config: SignInConfig; resolved: boolean }> {
-  const parsed = parseEnv(SignInEnvSchema, env);
+  let parsed: ReturnType<typeof parseEnv<typeof SignInEnvSchema>>;
+  try {
+    parsed = parseEnv(SignInEnvSchema, env);
+  } catch (error) {
+    return unavailable(`the sign-in settings are not usable: ${(error as Error).message}`);
+  }
   const issuer = parsed[ENV.jwtIssuer];
   const clientId = parsed[ENV.signInClientId];
   if (issuer === undefined) {
