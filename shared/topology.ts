@@ -774,6 +774,14 @@ export const ENV = {
   endpoint: 'CRUMBS_ENDPOINT',
   /** CLI: the workspace (`--workspace`). */
   workspace: 'CRUMBS_WORKSPACE',
+  /**
+   * CLI: where `crumbs login` keeps its sessions (`credentials.json`, mode 0600); default the user's config
+   * directory (`$XDG_CONFIG_HOME/crumbs`, `~/.config/crumbs`, macOS `~/Library/Application Support/crumbs`, Windows
+   * `%APPDATA%\crumbs`).
+   */
+  configDir: 'CRUMBS_CONFIG_DIR',
+  /** CLI: the Cognito user pool `crumbs users` manages (`--user-pool-id`); default the endpoint's own pool. */
+  userPoolId: 'CRUMBS_USER_POOL_ID',
   /** `crumbs dev`: the ports of the HTTP API and the emulated services (`--port`, `--dynamodb-port`, …). */
   localPort: 'CRUMBS_PORT',
   localDynamodbPort: 'CRUMBS_DYNAMODB_PORT',

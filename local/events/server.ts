@@ -15,7 +15,8 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { DELTA_NAMESPACE } from '#shared/core/streaming/channel.ts';
 import { loadOnSubscribe } from '#shared/core/streaming/on-subscribe.ts';
 import { MAX_EVENTS_PER_PUBLISH } from '#shared/ports/delta-channel.ts';
-import { type LocalToken, workspacesClaimValue } from '../tokens.ts';
+import type { JwtAuthorizer } from '../jwt-authorizer.ts';
+import { LOCAL_TOKEN_CLIENT, type LocalToken, workspacesClaimValue } from '../tokens.ts';
 import { sigv4Problem } from './sigv4.ts';
 
 export const EVENTS_SUBPROTOCOL = 'aws-appsync-event-ws';
@@ -72,6 +73,8 @@ export async function startLocalEventsServer(options: {
   port: number;
   host: string;
   tokens: readonly LocalToken[];
+  /** JWTs of an OIDC issuer, besides the local tokens (`crumbs dev --oidc-issuer`). */
+  jwt?: JwtAuthorizer;
   workspacesClaim: string;
   /** The only credentials whose signed publishes are taken (the local stack's). */
   credentials: { accessKeyId: string; secretAccessKey: string };
@@ -80,21 +83,34 @@ export async function startLocalEventsServer(options: {
 }): Promise<LocalEventsServer> {
   const limits = { ...DEFAULT_EVENTS_LIMITS, ...options.limits };
   const log = options.log ?? (() => undefined);
-  const handler = loadOnSubscribe(options.workspacesClaim);
+  // With an issuer, the handler checks the audience as on AWS; the local tokens name a client of their own.
+  const handler = loadOnSubscribe(
+    options.workspacesClaim,
+    options.jwt ? [...options.jwt.audiences, LOCAL_TOKEN_CLIENT] : null,
+  );
   const accepted = options.tokens.map((t) => ({ ...t, raw: Buffer.from(t.token) }));
   let publishedCount = 0;
 
-  /** The token's claims as the local API passes them (`tokens.ts`), compared in constant time per token. */
-  const claimsOf = (authorization: unknown): Record<string, string> | undefined => {
+  /**
+   * The token's claims as the local API passes them (`tokens.ts`), compared in constant time per token; else, with
+   * an issuer, the JWT's claims when it is one of that issuer's.
+   */
+  const claimsOf = (authorization: unknown): Record<string, unknown> | undefined => {
     if (typeof authorization !== 'string') return undefined;
-    const given = Buffer.from(authorization.replace(/^Bearer\s+/i, ''));
+    const bearer = authorization.replace(/^Bearer\s+/i, '');
+    const given = Buffer.from(bearer);
     let found: LocalToken | undefined;
     for (const t of accepted) {
       if (given.length === t.raw.length && timingSafeEqual(given, t.raw)) found ??= t;
     }
-    return found
-      ? { sub: found.sub, [options.workspacesClaim]: workspacesClaimValue(found.workspaces) }
-      : undefined;
+    if (found) {
+      return {
+        sub: found.sub,
+        client_id: LOCAL_TOKEN_CLIENT,
+        [options.workspacesClaim]: workspacesClaimValue(found.workspaces),
+      };
+    }
+    return options.jwt?.payloadOfSync(bearer);
   };
 
   /** channel → its subscriptions. */
@@ -262,7 +278,11 @@ export async function startLocalEventsServer(options: {
             return fail(error('UnauthorizedException', 'the authorization is not valid'));
           try {
             handler.onSubscribe({
-              identity: { sub: claims.sub, issuer: 'crumbs-local', claims },
+              identity: {
+                sub: String(claims.sub),
+                issuer: typeof claims.iss === 'string' ? claims.iss : 'crumbs-local',
+                claims,
+              },
               info: {
                 channel: { path: channel, segments: channel.replace(/^\//, '').split('/') },
                 channelNamespace: { name: DELTA_NAMESPACE },

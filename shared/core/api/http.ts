@@ -98,6 +98,9 @@ const MAX_CLAIM_CHARS = MAX_CLAIMED_WORKSPACES * 72;
  */
 export const COGNITO_GROUPS_CLAIM = 'cognito:groups';
 
+/** The workspaces claim of an operator's issuer unless the operator names another (`crumbs:workspacesClaim`). */
+export const DEFAULT_WORKSPACES_CLAIM = 'crumbs:workspaces';
+
 /**
  * Which workspaces the token grants, from every form an issuer sends its list claim in: a JSON array, a JSON
  * array's text, a space- or comma-separated string, one name — and as API Gateway renders a list claim for the

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { callerFromClaims } from '#shared/core/api/http.ts';
+import { audienceAccepted } from '#shared/core/api/token-checks.ts';
 import {
   channelFor,
   REQUEST_ID_PATTERN,
@@ -198,6 +199,29 @@ describe('the onSubscribe handler', () => {
         info: { channel: { path, segments: path.slice(1).split('/') }, channelNamespace: { name: 'crumbs' } },
       };
       expect(() => withAudiences.onSubscribe(ctx)).toThrow(SubscribeUnauthorizedError);
+    });
+
+    it('judges the audience exactly as the shared rule (token-checks.ts) on any claims', () => {
+      const value = fc.oneof(
+        fc.constantFrom(CLIENT, 'crumbs-api', 'other', ''),
+        fc.array(fc.constantFrom(CLIENT, 'crumbs-api', 'other', 7), { maxLength: 3 }),
+        fc.constantFrom(null, 5, true),
+      );
+      fc.assert(
+        fc.property(
+          fc.option(value, { nil: undefined }),
+          fc.option(value, { nil: undefined }),
+          (aud, clientId) => {
+            const claims: Record<string, unknown> = {};
+            if (aud !== undefined) claims.aud = aud;
+            if (clientId !== undefined) claims.client_id = clientId;
+            expect(withAudiences.audienceAccepted(claims)).toBe(
+              audienceAccepted(claims, [CLIENT, 'crumbs-api']),
+            );
+          },
+        ),
+        { numRuns: 2000 },
+      );
     });
 
     it('fills the audiences into the inlined code, and refuses an empty list', () => {
