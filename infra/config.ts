@@ -11,7 +11,7 @@ import {
   type WorkspaceQuotaOverrides,
   WorkspaceQuotasEnvSchema,
 } from '#shared/config.ts';
-import { COGNITO_GROUPS_CLAIM } from '#shared/core/api/http.ts';
+import { COGNITO_GROUPS_CLAIM, DEFAULT_WORKSPACES_CLAIM } from '#shared/core/api/http.ts';
 import { LLM_PROVIDERS, type LlmProvider, type ModelAliases } from '#shared/domain/llm-model.ts';
 import { ENV, TENANT_LIMITS, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 
@@ -241,9 +241,6 @@ type AuthConfig = Pick<
   CrumbsConfig,
   'jwtIssuer' | 'jwtAudience' | 'workspacesClaim' | 'signInClientId' | 'userPool'
 >;
-
-/** The workspaces claim of an operator's issuer unless `crumbs:workspacesClaim` names another. */
-export const DEFAULT_WORKSPACES_CLAIM = 'crumbs:workspaces';
 
 /**
  * Who may call: an issuer with its audiences, or (no issuer) the stack's own user pool. Settings that belong to the

@@ -114,6 +114,16 @@ describe('the delta channels (AppSync Events)', () => {
   });
 });
 
+describe('with an operator’s issuer', () => {
+  it('creates no user pool or client, and the dashboard reads the issuer (sign-in needs crumbs:signInClientId)', () => {
+    expect(Object.values(resources).filter((r) => r.Type.startsWith('AWS::Cognito::'))).toEqual([]);
+    const ui = (functionByName('ui')[1].Properties.Environment as Json).Variables as Json;
+    expect(ui[ENV.jwtIssuer]).toBe(ISSUER);
+    expect(ui[ENV.workspacesClaim]).toBe('custom:workspaces');
+    expect(ui[ENV.signInClientId]).toBeUndefined();
+  });
+});
+
 describe('clientIdPattern', () => {
   it('matches exactly the client ids, as one anchored pattern', () => {
     const pattern = new RegExp(clientIdPattern(['3n4b5urk1ft4fl3mg5e62d9ado', 'a.b']));
