@@ -33,7 +33,7 @@ interface SignedIn {
 
 /** This page's address without query or fragment: the redirect URI registered for the dashboard. */
 export function pageUrl(): string {
-  return `${location.origin}${location.pathname}`;
+  return `${location.origin}${location.pathname.replace(/index\.html$/, '')}`;
 }
 
 /** How this stack signs people in (`/ui/sign-in.json`). */
