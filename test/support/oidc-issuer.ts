@@ -33,7 +33,16 @@ export interface OidcIssuer {
   stop(): Promise<void>;
 }
 
-export async function startOidcIssuer(): Promise<OidcIssuer> {
+export interface OidcIssuerOptions {
+  /** The claim the accounts' workspaces go in (`cognito:groups` to play a Cognito user pool). */
+  readonly workspacesClaim?: string;
+  /** Login name → workspaces. @default OIDC_ACCOUNTS */
+  readonly accounts?: Readonly<Record<string, readonly string[]>>;
+}
+
+export async function startOidcIssuer(options: OidcIssuerOptions = {}): Promise<OidcIssuer> {
+  const claim = options.workspacesClaim ?? 'crumbs:workspaces';
+  const accounts = options.accounts ?? OIDC_ACCOUNTS;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const privateJwk = { ...privateKey.export({ format: 'jwk' }), kid: OIDC_KEY_ID, alg: 'RS256', use: 'sig' };
   let callback: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
@@ -63,11 +72,11 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
           claims: async () => ({
             sub: id,
             email: `${id}@example.test`,
-            'crumbs:workspaces': [...(OIDC_ACCOUNTS[id] ?? [])],
+            [claim]: [...(accounts[id] ?? [])],
           }),
         };
       },
-      claims: { openid: ['sub', 'crumbs:workspaces'], email: ['email'], profile: [] },
+      claims: { openid: ['sub', claim], email: ['email'], profile: [] },
       // The workspaces claim rides in the ID token (what the API is sent when access tokens are opaque).
       conformIdTokenClaims: false,
       features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
