@@ -679,7 +679,6 @@ async function loadHandler<E, R>(specifier: string): Promise<LambdaHandler<E, R>
   return module.handler as LambdaHandler<E, R>;
 }
 
-/** Points the AWS SDK (in every handler) at the local endpoints, through the SDK's own environment variables. */
 /**
  * What the handlers read about sign-in, as the CDK app sets it on AWS: the workspaces claim (api, protocol servers),
  * the issuer (MCP's resource metadata, the dashboard's sign-in settings) and the client people sign in with.
@@ -699,6 +698,7 @@ function configureSignIn(oidc: LocalStackOptions['oidc'], workspacesClaim: strin
   else delete env[ENV.signInClientId];
 }
 
+/** Points the AWS SDK (in every handler) at the local endpoints, through the SDK's own environment variables. */
 function configureEnvironment(
   endpoints: {
     dynamodb: string;
