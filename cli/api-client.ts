@@ -613,6 +613,8 @@ export class CrumbsClient {
       const token = await this.token();
       if (token) headers.authorization = `Bearer ${token}`;
     }
+    // A caller who cancelled while the token was read (a signed-in session may refresh it) gets the abort as is.
+    options.signal?.throwIfAborted();
     let body: string | undefined;
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';
