@@ -134,6 +134,11 @@ describe('signing in to the dashboard', () => {
     await page.waitForSelector('text=you may not use workspace sign-in-a');
     // The browser logs each refused request; those are the point here, and nothing else may be logged.
     expect(problems.filter((p) => !p.includes('status of 403 (Forbidden)'))).toEqual([]);
+    // Back to the workspace it grants: the refused workspace's polls (the approvals badge) would go on logging 403s.
+    await page.fill('input[name=workspace]', ws);
+    await page.click('button:has-text("Switch")');
+    await page.click('[data-nav=live]');
+    await page.waitForSelector('text=written for the signed-in reader');
     problems.length = 0;
   });
 
