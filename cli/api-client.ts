@@ -19,6 +19,7 @@ import type {
   ApprovalList,
   Breadcrumb,
   BreadcrumbVersion,
+  ChangeChannelInfo,
   ChangeEvent,
   ContextView,
   CreateBreadcrumbInput,
@@ -33,7 +34,14 @@ import type {
   UsageReport,
   UsageReportAmounts,
 } from '#shared/client/api-types.ts';
+import {
+  type ChangeChannel,
+  ChangeFeed,
+  type ChangeFeedOptions,
+  type ChangesAnswer,
+} from '#shared/client/change-feed.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
+import type { ChangeFilters } from '#shared/core/stream/changes.ts';
 import {
   type DeltaSubscription,
   type SubscribeOptions,
@@ -467,6 +475,65 @@ export class CrumbsClient {
     return { events, lastEventId: parsed.lastEventId ?? lastEventId };
   }
 
+  /** Where the workspace's changes are pushed (`GET …/changes/channel`); undefined when the stack pushes none. */
+  async changeChannel(options: RequestOptions = {}): Promise<ChangeChannelInfo | undefined> {
+    try {
+      return await this.#json<ChangeChannelInfo>('GET', this.#workspacePath('changes', 'channel'), options);
+    } catch (error) {
+      if (error instanceof ApiProblemError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * One answer of `GET …/changes?wait=0` (answered at once): the changes after `after` (or the newest `backlog`),
+   * each with its position, and the position read up to. What a change feed catches up with.
+   */
+  async readChanges(
+    query: { after?: string; backlog?: number; filters?: ChangeFilters },
+    options: RequestOptions = {},
+  ): Promise<ChangesAnswer> {
+    const f = query.filters ?? {};
+    const params = {
+      wait: 0,
+      ...(f.schema_name ? { schema_name: f.schema_name.join(',') } : {}),
+      ...(f.tag ? { tag: f.tag } : {}),
+      ...(f.thread ? { thread: f.thread } : {}),
+      ...(f.writer ? { writer: f.writer } : {}),
+      ...(query.backlog ? { backlog: query.backlog } : {}),
+    };
+    const response = await this.#request('GET', this.#workspacePath('changes') + queryString(params), {
+      ...options,
+      headers: { accept: 'text/event-stream', ...(query.after ? { 'last-event-id': query.after } : {}) },
+    });
+    const parsed = parseEventStream(await response.text());
+    const changes: ChangesAnswer['changes'] = [];
+    for (const m of parsed.messages) {
+      try {
+        changes.push({ cursor: m.id ?? '', event: JSON.parse(m.data) as ChangeEvent });
+      } catch (cause) {
+        throw new ApiResponseError('the change stream sent an event that is not JSON', { cause });
+      }
+    }
+    return { changes, cursor: parsed.lastEventId };
+  }
+
+  /**
+   * A feed of the workspace's pushed changes with this client's token (`shared/client/change-feed.ts`), catching
+   * up through `readChanges`; `webSocket`: the `ws` package's class on Node.
+   */
+  changeFeed(
+    channel: ChangeChannel,
+    options: Pick<ChangeFeedOptions, 'webSocket' | 'reconcileMs' | 'timers'> = {},
+  ): ChangeFeed {
+    return new ChangeFeed({
+      ...options,
+      channel,
+      token: () => this.token(),
+      read: (query) => this.readChanges(query),
+    });
+  }
+
   /** Every definition with its rule state. */
   definitions(options: RequestOptions = {}): Promise<{ items: DefinitionSummary[] }> {
     return this.#json('GET', this.#workspacePath('definitions'), options);
@@ -623,18 +690,44 @@ export class CrumbsClient {
     const timeout = AbortSignal.timeout(Math.max(this.#timeoutMs, options.timeoutMs ?? 0));
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
 
-    let response: Response;
-    try {
-      response = await this.#fetch(url, { method, headers, ...(body !== undefined ? { body } : {}), signal });
-    } catch (error) {
-      if (options.signal?.aborted) throw error; // the caller cancelled: not a connection problem
-      throw new ApiConnectionError(this.endpoint, timeout.aborted ? 'TIMEOUT' : systemErrorCode(error), {
-        cause: error,
-      });
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.#fetch(url, {
+          method,
+          headers,
+          ...(body !== undefined ? { body } : {}),
+          signal,
+        });
+      } catch (error) {
+        if (options.signal?.aborted) throw error; // the caller cancelled: not a connection problem
+        throw new ApiConnectionError(this.endpoint, timeout.aborted ? 'TIMEOUT' : systemErrorCode(error), {
+          cause: error,
+        });
+      }
+      // A 429 (the workspace's request rate, or the stage's throttle) is refused before anything is read or
+      // written, so any request may be sent again: after the Retry-After it names, a few times, within the timeout.
+      const wait = response.status === 429 ? retryAfterMs(response.headers.get('retry-after')) : undefined;
+      if (wait !== undefined && attempt < MAX_RATE_RETRIES && wait <= MAX_RATE_WAIT_MS) {
+        await response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        if (signal.aborted) throw new ApiConnectionError(this.endpoint, 'TIMEOUT');
+        continue;
+      }
+      if (!response.ok) throw new ApiProblemError(await readProblem(response), { method, url });
+      return response;
     }
-    if (!response.ok) throw new ApiProblemError(await readProblem(response), { method, url });
-    return response;
   }
+}
+
+/** How often, and how long at most each time, a request over a rate limit is sent again after its Retry-After. */
+const MAX_RATE_RETRIES = 3;
+const MAX_RATE_WAIT_MS = 10_000;
+
+/** `Retry-After` in whole seconds (what crumbs and API Gateway send) as ms; a date or nothing: 1 s. */
+function retryAfterMs(header: string | null): number {
+  const seconds = header !== null && /^\d{1,6}$/.test(header.trim()) ? Number(header.trim()) : 1;
+  return Math.max(1, seconds) * 1000;
 }
 
 interface InternalOptions extends RequestOptions {

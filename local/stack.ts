@@ -103,7 +103,9 @@ export interface LocalStackOptions {
    * Single workspaces' own quotas over the two above, `{ "<workspace>": { definitions?, rules? } }` (env
    * `CRUMBS_WORKSPACE_QUOTAS`, the same JSON).
    */
-  workspaceQuotas?: Readonly<Record<string, { definitions?: number; rules?: number }>>;
+  workspaceQuotas?: Readonly<
+    Record<string, { definitions?: number; rules?: number; requestRate?: number; requestBurst?: number }>
+  >;
   /**
    * Each workspace's secrets, `{ "<workspace>": { "<name>": "<value>" } }`: what a definition's `secret_ref`
    * names. Beside them, `CRUMBS_SECRETS` (the same JSON) when this is absent, and the file `secretsFile`.
@@ -731,6 +733,8 @@ function configureEnvironment(
   // The delta channel: the executors publish to the events server, the API names it to clients.
   env[ENV.eventsHttpUrl] = endpoints.events;
   env[ENV.eventsRealtimeUrl] = endpoints.eventsRealtime;
+  // Change summaries: the events server shares this machine with everything else, so a publish may take longer.
+  env[ENV.changePublishTimeoutMs] ??= '5000';
   // The local API server writes a streamed body as it comes (server-sent events), unlike API Gateway.
   env[ENV.streamResponses] = '1';
   // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.

@@ -1,22 +1,27 @@
 /**
  * HTTP API. Triggered by API Gateway HTTP API (payload 2.0, JWT authorizer) — and locally by the local stack's
- * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else, but for a
- * workspace's deletion, which also deletes that workspace's agent credentials (`secret-eraser.ts`).
+ * server, which plays API Gateway's part. Reads and writes the breadcrumbs table (and each workspace's request rate
+ * cell in it, `request-rate.ts`). Writes nothing else, but for a workspace's deletion, which also deletes that
+ * workspace's agent credentials (`secret-eraser.ts`).
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoRateCells } from '#shared/adapters/dynamodb/rate-cells.ts';
 import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
 import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
-import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
+import { ApiEnvSchema, parseEnv, requestRateLimitsOf } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { bufferedResult, type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
+import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
+import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
+import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
 const env = parseEnv(ApiEnvSchema);
 const pt = powertools('crumbs-api', [defaultDocumentClient()]);
@@ -26,9 +31,15 @@ const localEndpoints = env[ENV.localEndpoints];
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const threads = new DynamoThreadIndex({ tableName: env[ENV.tableName] });
 const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
-const streaming = apiStreamingFromEnv();
+// Server-sent events of a stream hold a channel subscription for the caller, under a lease of the workspace's share.
+const streaming = apiStreamingFromEnv(streamLeasesFor(env[ENV.tableName], logger));
 const api = createApi({
   store,
+  requestRate: new RequestRate({
+    cells: new DynamoRateCells(env[ENV.tableName]),
+    limits: requestRateLimitsOf(),
+    log: logger,
+  }),
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
   ...(streaming !== undefined ? { streaming } : {}),
   activity: {
@@ -40,6 +51,8 @@ const api = createApi({
       settleMs: env[ENV.changesSettleMs],
       pollMs: env[ENV.changesPollMs],
     },
+    // The publisher sends every change to the same channels API (its `changes` namespace).
+    channels: streamingEndpoints(),
   },
   workspaces: {
     store,

@@ -67,6 +67,10 @@ export class DeltaChannels {
   /** `wss://<realtime domain>/event/realtime`: where clients subscribe (`ENV.eventsRealtimeUrl`). */
   public readonly realtimeUrl: string;
   public readonly logGroup: LogGroup;
+  /** The onSubscribe handler, for every namespace of the API (the change channels' too). */
+  public readonly subscribeCode: Code;
+  /** How people subscribe (the stack's own user pool, or the operator's issuer): for every namespace of the API. */
+  public readonly subscribeAuthMode: AppSyncAuthorizationType;
 
   constructor(scope: Construct, props: DeltaChannelsProps) {
     const people: AppSyncAuthProvider = props.userPool
@@ -78,6 +82,7 @@ export class DeltaChannels {
           authorizationType: AppSyncAuthorizationType.OIDC,
           openIdConnectConfig: { oidcProvider: props.jwtIssuer },
         };
+    this.subscribeAuthMode = people.authorizationType;
     this.api = new EventApi(scope, 'DeltaChannelApi', {
       apiName: `crumbs-${props.stage}-deltas`,
       authorizationConfig: {
@@ -87,10 +92,11 @@ export class DeltaChannels {
         defaultPublishAuthModeTypes: [AppSyncAuthorizationType.IAM],
       },
     });
+    this.subscribeCode = Code.fromInline(onSubscribeCode(props.workspacesClaim, props.jwtAudience));
     this.namespace = new ChannelNamespace(scope, 'DeltaChannelNamespace', {
       api: this.api,
       channelNamespaceName: DELTA_NAMESPACE,
-      code: Code.fromInline(onSubscribeCode(props.workspacesClaim, props.jwtAudience)),
+      code: this.subscribeCode,
       authorizationConfig: {
         publishAuthModeTypes: [AppSyncAuthorizationType.IAM],
         subscribeAuthModeTypes: [people.authorizationType],

@@ -55,6 +55,12 @@ export function domainPrefix(stage: string): string {
 
 export interface CrumbsUserPoolProps {
   readonly stage: string;
+  /**
+   * Whether `cdk destroy` keeps the pool (`crumbs:retainData`), as it keeps the table: retained with deletion
+   * protection; otherwise deleted with the stack, so a destroyed stage leaves no pool behind.
+   * @default false
+   */
+  readonly retainData?: boolean;
 }
 
 /** The user pool and its managed login domain (stateful stack). */
@@ -89,9 +95,9 @@ export class CrumbsUserPool {
           'You have been added to crumbs. Sign in with `crumbs login` or on the dashboard as {username} with the ' +
           'temporary password {####}; you will choose your own password then.',
       },
-      // People are data: kept like the table when the stack goes, never deleted by a template change.
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // People are data: kept like the table when crumbs:retainData says so, and deleted with the stack otherwise.
+      deletionProtection: props.retainData === true,
+      removalPolicy: props.retainData === true ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     this.domain = new UserPoolDomain(scope, 'UserPoolDomain', {
       userPool: this.pool,

@@ -5,9 +5,11 @@
  * JWT authorizer, the AppSync Events API and its onSubscribe handler — taking that client's tokens in both shapes.
  */
 import { readFileSync } from 'node:fs';
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '#infra/config.ts';
+import { CrumbsUserPool } from '#infra/constructs/user-pool.ts';
 import { buildCrumbs } from '#infra/crumbs-app.ts';
 import { ENV, topology } from '#shared/topology.ts';
 
@@ -55,17 +57,28 @@ function functionEnv(name: string): Json {
 const text = (value: unknown) => JSON.stringify(value);
 
 describe('the user pool of a stack with no issuer', () => {
-  it('lives in the stateful stack, retained, and takes no sign-ups: administrators add people', () => {
+  it('lives in the stateful stack and takes no sign-ups: administrators add people', () => {
     const [, pool] = only(stateful, 'AWS::Cognito::UserPool');
-    expect(pool.DeletionPolicy).toBe('Retain');
     expect(pool.Properties).toMatchObject({
       AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
       UsernameAttributes: ['email'],
-      DeletionProtection: 'ACTIVE',
       UserPoolTier: 'ESSENTIALS',
       MfaConfiguration: 'OPTIONAL',
     });
     expect(Object.values(stateless.Resources).some((r) => r.Type === 'AWS::Cognito::UserPool')).toBe(false);
+  });
+
+  it('goes with the stack unless crumbs:retainData keeps it, as the table', () => {
+    const [, pool] = only(stateful, 'AWS::Cognito::UserPool');
+    expect(pool.DeletionPolicy).toBe('Delete');
+    expect(pool.Properties.DeletionProtection).toBe('INACTIVE');
+    const retained = new Stack(new App(), 'Retained');
+    new CrumbsUserPool(retained, { stage: 'first', retainData: true });
+    const [, kept] = Object.entries(
+      (CdkTemplate.fromStack(retained).toJSON() as { Resources: Record<string, Resource> }).Resources,
+    ).find(([, r]) => r.Type === 'AWS::Cognito::UserPool') as [string, Resource];
+    expect(kept.DeletionPolicy).toBe('Retain');
+    expect(kept.Properties.DeletionProtection).toBe('ACTIVE');
   });
 
   it("has a managed login domain whose prefix carries the stack's UUID, so no other stage, account or redeploy collides", () => {
@@ -141,17 +154,22 @@ describe('every place a token is checked takes the client’s tokens in both sha
     expect(config.DefaultSubscribeAuthModes).toEqual([{ AuthType: 'AMAZON_COGNITO_USER_POOLS' }]);
   });
 
-  it('the onSubscribe handler reads cognito:groups and takes only the client (aud, else client_id)', () => {
+  it('the onSubscribe handler of every namespace (deltas, changes) reads cognito:groups and takes only the client (aud, else client_id)', () => {
     const [clientId] = only(stateless, 'AWS::Cognito::UserPoolClient');
-    const [, ns] = only(stateless, 'AWS::AppSync::ChannelNamespace');
-    expect(ns.Properties.SubscribeAuthModes).toEqual([{ AuthType: 'AMAZON_COGNITO_USER_POOLS' }]);
-    // The client id is filled in at deploy: the code is joined around a reference to it.
-    const parts = (ns.Properties.CodeHandlers as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
-    const at = parts.findIndex((p) => text(p) === text({ Ref: clientId }));
-    expect(String(parts[at - 1])).toMatch(
-      /const WORKSPACES_CLAIM = "cognito:groups";\nconst AUDIENCES = \["$/,
+    const namespaces = Object.values(stateless.Resources).filter(
+      (r) => r.Type === 'AWS::AppSync::ChannelNamespace',
     );
-    expect(String(parts[at + 1])).toMatch(/^"\];\n/);
+    expect(namespaces.map((ns) => ns.Properties.Name).sort()).toEqual(['changes', 'crumbs']);
+    for (const ns of namespaces) {
+      expect(ns.Properties.SubscribeAuthModes).toEqual([{ AuthType: 'AMAZON_COGNITO_USER_POOLS' }]);
+      // The client id is filled in at deploy: the code is joined around a reference to it.
+      const parts = (ns.Properties.CodeHandlers as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+      const at = parts.findIndex((p) => text(p) === text({ Ref: clientId }));
+      expect(String(parts[at - 1])).toMatch(
+        /const WORKSPACES_CLAIM = "cognito:groups";\nconst AUDIENCES = \["$/,
+      );
+      expect(String(parts[at + 1])).toMatch(/^"\];\n/);
+    }
   });
 
   it('the api and protocol functions read the workspaces from cognito:groups', () => {

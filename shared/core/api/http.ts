@@ -10,6 +10,7 @@ import {
   isCrumbsError,
   MethodNotAllowedError,
   RetriableError,
+  TooManyRequestsError,
 } from '#shared/domain/errors.ts';
 
 export type HttpEvent = Omit<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'> & {
@@ -173,6 +174,7 @@ const TITLES: Record<number, string> = {
   413: 'Payload too large',
   415: 'Unsupported media type',
   422: 'Unprocessable content',
+  429: 'Too many requests',
   500: 'Internal error',
   503: 'Service unavailable',
 };
@@ -205,6 +207,7 @@ export function problem(error: CrumbsError): HttpResult {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
   if (error instanceof RetriableError) headers['retry-after'] = '1';
+  if (error instanceof TooManyRequestsError) headers['retry-after'] = String(error.retryAfterSeconds);
   return {
     statusCode: error.status,
     headers,
@@ -214,6 +217,12 @@ export function problem(error: CrumbsError): HttpResult {
       status: error.status,
       detail: error.message,
       ...(issues.length > 0 ? { errors: issues } : {}),
+      ...(error instanceof TooManyRequestsError
+        ? {
+            ...(error.limit !== undefined ? { limit: error.limit } : {}),
+            retry_after_seconds: error.retryAfterSeconds,
+          }
+        : {}),
     }),
   };
 }

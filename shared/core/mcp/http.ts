@@ -26,6 +26,7 @@ import {
   problem,
   publicBaseUrl,
 } from '#shared/core/api/http.ts';
+import { jsonRpcCost, type RequestRate } from '#shared/core/api/request-rate.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
@@ -55,6 +56,8 @@ export interface McpHttpDeps extends McpDeps {
   readonly subscribe?: ChannelSubscribe;
   /** Called with unexpected errors before they are answered as a JSON-RPC internal error. */
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
+  /** The workspace's request rate, the API's: each JSON-RPC message of a request takes one (a batch, as many). */
+  readonly requestRate?: RequestRate;
 }
 
 export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Promise<HttpResult> {
@@ -91,6 +94,7 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
           ['POST'],
         );
       }
+      await deps.requestRate?.admit(ws, jsonRpcCost(request.body));
       return await handle(deps, request, ws, caller);
     } catch (error) {
       if (isCrumbsError(error)) return problem(error);
