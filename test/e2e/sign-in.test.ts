@@ -102,6 +102,36 @@ describe('signing in to the dashboard', () => {
     await page.screenshot({ path: screenshotPath('signed-in') });
   });
 
+  it('follows the Live view over the change channel with the signed-in token', async () => {
+    const frames: string[] = [];
+    const sentFrames: string[] = [];
+    page.on('websocket', (socket) => {
+      socket.on('framereceived', (f) => frames.push(String(f.payload)));
+      socket.on('framesent', (f) => sentFrames.push(String(f.payload)));
+    });
+    await page.goto(`${api}/ui/#/live`);
+    // A new page: its feed opens its socket now, where the listeners see it.
+    await page.reload();
+    await page.locator('section h2', { hasText: 'Live' }).waitFor();
+    await expect
+      .poll(() => frames.some((f) => f.includes('subscribe_success')), { timeout: 30_000 })
+      .toBe(true);
+    expect(frames.filter((f) => f.includes('error'))).toEqual([]);
+    // The subscription carried the session's ID token (the feed once sent a signed-in page's empty token).
+    const subscribe = sentFrames.find((f) => f.includes('"subscribe"')) ?? '';
+    const bearer = /"Authorization":"(?:Bearer )?([^"]+)"/.exec(subscribe)?.[1] ?? '';
+    expect(tokenClaims(bearer)).toMatchObject({ aud: OIDC_CLIENT_ID, sub: 'bob' });
+    const written = await new CrumbsClient({ endpoint: api, token, workspace: ws }).create({
+      schema_name: 'note.text.v1',
+      title: 'pushed to the signed-in reader',
+      context: { text: 'hello again' },
+    });
+    await page
+      .locator('table.live tr', { hasText: 'pushed to the signed-in reader' })
+      .waitFor({ timeout: 30_000 });
+    expect(frames.some((f) => f.includes('"type":"data"') && f.includes(written.id))).toBe(true);
+  });
+
   it('refreshes the token when it is about to expire and goes on reading', async () => {
     const before = await page.evaluate<string | null>("localStorage.getItem('crumbs.signin')");
     // The page's own storage, as the dashboard keeps it: the stored tokens now say they have expired.
