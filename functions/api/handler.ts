@@ -20,6 +20,7 @@ import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
+import { measureHttpAnswer } from '../wiring/metrics.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
@@ -75,9 +76,7 @@ export const handler = instrumented(
     // unless the server in front sends it as it comes (`crumbs dev`).
     const answered = await api(toHttpRequest(event, env[ENV.workspacesClaim], context));
     const result = streamsResponses ? answered : await bufferedResult(answered);
-    // API Gateway counts 4xx/5xx per route too; these say which the handler itself answered.
-    metrics.addMetric('ClientErrors', 'Count', result.statusCode >= 400 && result.statusCode < 500 ? 1 : 0);
-    metrics.addMetric('ServerErrors', 'Count', result.statusCode >= 500 ? 1 : 0);
+    measureHttpAnswer(metrics, result.statusCode);
     return result;
   }),
   pt,

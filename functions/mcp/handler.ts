@@ -3,15 +3,10 @@
  * behind the same JWT authorizer as the API, and publicly on the endpoint's protected resource metadata; locally by
  * the local stack's server the same way. Calls the API's own handler code in process as the caller, so every
  * breadcrumb it reads or writes goes through the API's checks; it has the API's table access and no more.
- * The peer address of each request (API Gateway's `sourceIp`, the local server's socket) tells the endpoint whether
- * it came over loopback, for its DNS rebinding check; it rides along in an AsyncLocalStorage because the request the
- * shared wiring builds carries headers only.
+ * Whether a request came over loopback, for its DNS rebinding check, comes from the shared wiring.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Context } from 'aws-lambda';
-import ipaddr from 'ipaddr.js';
+import { DynamoCallIndex } from '#shared/adapters/dynamodb/call-index.ts';
 import { McpEnvSchema, parseEnv } from '#shared/config.ts';
-import type { HttpEvent } from '#shared/core/api/http.ts';
 import { channelSubscriberFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
 import { ENV } from '#shared/topology.ts';
@@ -22,20 +17,12 @@ const env = parseEnv(McpEnvSchema);
 // Where the stack has a delta channel, an agent's answer streams to a caller that asks for progress (under a lease
 // of the workspace's share of streams).
 const subscribe = channelSubscriberFromEnv(streamLeasesFor(env[ENV.tableName]));
-const peer = new AsyncLocalStorage<string>();
-const served = protocolServerHandler('crumbs-mcp', env, (deps) =>
+export const handler = protocolServerHandler('crumbs-mcp', env, (deps) =>
   createMcpHttp({
     ...deps,
-    viaLoopback: () => isLoopback(peer.getStore()),
+    // A streamed call's cancel, a POST of its own on any instance, finds its request here.
+    calls: new DynamoCallIndex(env[ENV.tableName]),
     ...(env[ENV.jwtIssuer] ? { issuer: env[ENV.jwtIssuer] } : {}),
     ...(subscribe !== undefined ? { subscribe } : {}),
   }),
 );
-
-export const handler = (event: HttpEvent, context: Context) =>
-  peer.run(event.requestContext.http.sourceIp, () => served(event, context));
-
-function isLoopback(address: string | undefined): boolean {
-  if (address === undefined || !ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'loopback';
-}

@@ -11,6 +11,7 @@ import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import { signInSettings } from '#shared/core/api/sign-in.ts';
 import { staticSite } from '#shared/core/api/static-site.ts';
 import { ENV } from '#shared/topology.ts';
+import { measureHttpAnswer } from '../wiring/metrics.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const pt = powertools('crumbs-ui', []);
@@ -22,9 +23,10 @@ const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/',
 const signIn = signInSettings();
 
 export const handler = instrumented(
-  middy(
-    async (event: HttpEvent): Promise<HttpResult> =>
-      site.serve(event.requestContext.http.method, event.rawPath, await signIn()),
-  ),
+  middy(async (event: HttpEvent): Promise<HttpResult> => {
+    const answered = site.serve(event.requestContext.http.method, event.rawPath, await signIn());
+    measureHttpAnswer(pt.metrics, answered.statusCode);
+    return answered;
+  }),
   pt,
 );
