@@ -2,11 +2,14 @@
  * Serves the API Lambda handler on a local port, playing API Gateway HTTP API's part: it turns requests into
  * payload-2.0 events, checks the bearer token as the JWT authorizer would (every route but /health), and passes the
  * caller's claims in `requestContext.authorizer.jwt.claims` — `sub` and the workspaces claim rendered as API
- * Gateway renders a JWT list claim (`tokens.ts`), so workspace scoping runs in the handler exactly as on AWS.
+ * Gateway renders a JWT list claim (`tokens.ts`), so workspace scoping runs in the handler exactly as on AWS. With
+ * `crumbs dev --oidc-issuer`, a token that is none of the local ones is checked as a JWT of that issuer
+ * (`jwt-authorizer.ts`) and its own claims are passed on.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
+import type { JwtAuthorizer } from './jwt-authorizer.ts';
 import { type LocalToken, workspacesClaimValue } from './tokens.ts';
 
 /** API Gateway's own payload limit; the handler enforces crumbs' smaller limit with a 413 of its own. */
@@ -23,6 +26,8 @@ export async function startLocalApiServer(options: {
   host: string;
   /** Every accepted token with the workspaces it may use (`localTokens` in tokens.ts). */
   tokens: readonly LocalToken[];
+  /** JWTs of an OIDC issuer, besides the local tokens (`crumbs dev --oidc-issuer`). */
+  jwt?: JwtAuthorizer;
   workspacesClaim: string;
   handler: (event: HttpEvent) => Promise<HttpResult>;
   /**
@@ -92,14 +97,18 @@ export async function startLocalApiServer(options: {
     let claims: Record<string, string> | undefined;
     if (url.pathname !== '/health' && !publicRoute) {
       const caller = tokenFor(headers.authorization);
-      if (!caller) {
+      if (caller) {
+        claims = { sub: caller.sub, [options.workspacesClaim]: workspacesClaimValue(caller.workspaces) };
+      } else if (options.jwt && headers.authorization) {
+        claims = await options.jwt.claimsOf(headers.authorization.replace(/^Bearer\s+/i, ''));
+      }
+      if (!claims) {
         send(
           res,
           problem(401, 'Unauthorized', 'missing or invalid bearer token (Authorization: Bearer <token>)'),
         );
         return;
       }
-      claims = { sub: caller.sub, [options.workspacesClaim]: workspacesClaimValue(caller.workspaces) };
     }
 
     const query: Record<string, string> = {};

@@ -20,7 +20,7 @@ import { closeDataChecks } from '#shared/adapters/checks/checks.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
-import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
+import { DEFAULT_WORKSPACES_CLAIM, type HttpEvent, type HttpResult } from '#shared/core/api/http.ts';
 import type { DailyBudgetSettings } from '#shared/core/model-calls/daily-budget.ts';
 import type { ModelAliases } from '#shared/domain/llm-model.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
@@ -48,6 +48,7 @@ import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { DEFAULT_QUOTAS } from './eventbridge/state.ts';
 import { startLocalEventsServer } from './events/server.ts';
+import { createJwtAuthorizer } from './jwt-authorizer.ts';
 import { checkPortFree } from './process.ts';
 import {
   ensureBusAndSystemRules,
@@ -141,6 +142,19 @@ export interface LocalStackOptions {
    * `tokens.ts`.
    */
   scopedTokens?: readonly LocalToken[];
+  /**
+   * Sign-in with an OpenID Connect issuer (`crumbs dev --oidc-issuer`): the API and the events server also take that
+   * issuer's JWTs (signature, `iss`, `exp`, and `aud` — else `client_id` — one of `audiences`), as API Gateway does
+   * on AWS, and the dashboard and `crumbs login` sign in with `clientId` (a public client of the issuer with
+   * `http://localhost:4790/callback` and `<api>/ui/` as redirect URIs). `workspacesClaim`: the claim listing the
+   * workspaces (default `crumbs:workspaces`; `cognito:groups` for a Cognito user pool).
+   */
+  oidc?: {
+    readonly issuer: string;
+    readonly audiences: readonly string[];
+    readonly clientId?: string;
+    readonly workspacesClaim?: string;
+  };
   /**
    * Poll the executor queues with the executor handlers (default true). Off, messages stay in the queues: tests
    * and benchmarks of routing read them directly.
@@ -267,6 +281,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     token,
     options.scopedTokens ?? parseScopedTokens(process.env[ENV.localScopedTokens]),
   );
+  // The issuer is read before anything starts: an unreachable one is a startup error naming it.
+  const jwt = options.oidc ? await createJwtAuthorizer(options.oidc) : undefined;
+  const workspacesClaim = options.oidc?.workspacesClaim ?? DEFAULT_WORKSPACES_CLAIM;
 
   const apiPort = await portToBind(
     options.apiPort ?? DEFAULT_PORTS.api,
@@ -373,7 +390,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       port: eventsPort,
       host,
       tokens,
-      workspacesClaim: 'crumbs:workspaces',
+      ...(jwt ? { jwt } : {}),
+      workspacesClaim,
       credentials: LOCAL_CREDENTIALS,
       log,
     });
@@ -397,6 +415,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventsRealtime: endpoints.eventsRealtime,
     };
     configureEnvironment(used, busPool);
+    configureSignIn(options.oidc, workspacesClaim);
     process.env[ENV.maxDefinitionsPerWorkspace] = String(quotas.definitions);
     process.env[ENV.maxRulesPerWorkspace] = String(quotas.rules);
     if (options.workspaceQuotas !== undefined) {
@@ -599,7 +618,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       port: apiPort,
       host,
       tokens,
-      workspacesClaim: 'crumbs:workspaces',
+      ...(jwt ? { jwt } : {}),
+      workspacesClaim,
       handler: (event) => invoke(apiHandler, event, topology.functions.api),
       publicHandlers: [
         { prefix: '/ui', handler: (event) => invoke(uiHandler, event, topology.functions.ui) },
@@ -673,6 +693,25 @@ async function loadHandler<E, R>(specifier: string): Promise<LambdaHandler<E, R>
   if (typeof module.handler !== 'function')
     throw new Error(`${specifier} does not export a handler function`);
   return module.handler as LambdaHandler<E, R>;
+}
+
+/**
+ * What the handlers read about sign-in, as the CDK app sets it on AWS: the workspaces claim (api, protocol servers),
+ * the issuer (MCP's resource metadata, the dashboard's sign-in settings) and the client people sign in with.
+ * Cleared without an issuer, so nothing of an earlier stack in this process lingers.
+ */
+function configureSignIn(oidc: LocalStackOptions['oidc'], workspacesClaim: string): void {
+  const env = process.env;
+  env[ENV.workspacesClaim] = workspacesClaim;
+  delete env[ENV.signInEndpoints];
+  if (oidc === undefined) {
+    delete env[ENV.jwtIssuer];
+    delete env[ENV.signInClientId];
+    return;
+  }
+  env[ENV.jwtIssuer] = oidc.issuer;
+  if (oidc.clientId !== undefined) env[ENV.signInClientId] = oidc.clientId;
+  else delete env[ENV.signInClientId];
 }
 
 /** Points the AWS SDK (in every handler) at the local endpoints, through the SDK's own environment variables. */

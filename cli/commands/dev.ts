@@ -16,6 +16,7 @@ import {
   type Command,
   listenToProcessSignals,
   noPositionals,
+  type OptionValues,
   optString,
   toInt,
   UsageError,
@@ -58,6 +59,7 @@ export const devCommand: Command = {
                   [--scheduler-port N] [--events-port N] [--data-dir DIR] [--host H] [--allow-private-network]
                   [--buses N] [--rules-per-bus N] [--max-definitions-per-workspace N]
                   [--max-rules-per-workspace N] [--secrets FILE]
+                  [--oidc-issuer URL --oidc-client-id ID [--oidc-audience A,B] [--workspaces-claim C]]
 
 Runs crumbs on this machine (no Docker, no AWS account) and prints the API endpoint and token.
 Ctrl-C stops everything; a second Ctrl-C exits at once.
@@ -87,6 +89,14 @@ Flags:
   --host H               interface the HTTP API and dashboard listen on (default 127.0.0.1); DynamoDB Local,
                          SQS, EventBridge and Scheduler always listen on 127.0.0.1 only
   --token TOKEN          use this API token, good for every workspace (env ${ENV.localToken}; default: generated)
+  --oidc-issuer URL      also take JWTs of this OpenID Connect issuer, checked as API Gateway checks them on AWS
+                         (signature against its keys, iss, exp, aud or else client_id), so \`crumbs login\` and the
+                         dashboard's Sign in work locally; without it crumbs dev signs nobody in (use its token)
+  --oidc-client-id ID    the issuer's public client people sign in with (redirect URIs
+                         http://localhost:4790/callback and <api>/ui/); an accepted audience
+  --oidc-audience A,B    further accepted audiences (aud, else client_id)
+  --workspaces-claim C   the claim listing a person's workspaces (default crumbs:workspaces; cognito:groups for a
+                         Cognito user pool)
   --allow-private-network
                          let tools and agents reach private and loopback addresses (env
                          ${ENV.allowPrivateNetwork}=1): MCP servers, APIs and A2A partners of agents, and the
@@ -120,6 +130,10 @@ Environment:
     secrets: { type: 'string' },
     host: { type: 'string' },
     'allow-private-network': { type: 'boolean' },
+    'oidc-issuer': { type: 'string' },
+    'oidc-client-id': { type: 'string' },
+    'oidc-audience': { type: 'string' },
+    'workspaces-claim': { type: 'string' },
   },
   async run(ctx) {
     noPositionals(ctx);
@@ -166,6 +180,8 @@ Environment:
       if (error instanceof ScopedTokensError) throw new UsageError(error.message);
       throw error;
     }
+    const oidc = oidcOptions(ctx.values);
+    if (oidc !== undefined) options.oidc = oidc;
     if (ctx.values['allow-private-network'] === true || io.env[ENV.allowPrivateNetwork] === '1') {
       options.allowPrivateNetwork = true;
     }
@@ -190,7 +206,7 @@ Environment:
         io.stderr(`crumbs dev: ${error instanceof Error ? error.message : String(error)}\n`);
         return 1;
       }
-      printReady(io, stack, ctx.global.json);
+      printReady(io, stack, ctx.global.json, oidc);
       await signals.first;
       io.stderr('stopping…\n');
       try {
@@ -216,7 +232,47 @@ export function dashboardWorkspace(dashboard: string): string | undefined {
   }
 }
 
-function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
+/** `--oidc-issuer` and its companions, checked; undefined when no issuer is given. */
+function oidcOptions(values: OptionValues): LocalStackOptions['oidc'] {
+  const issuer = optString(values, 'oidc-issuer');
+  const clientId = optString(values, 'oidc-client-id');
+  const audiences = (optString(values, 'oidc-audience') ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  const claim = optString(values, 'workspaces-claim');
+  if (issuer === undefined) {
+    const stray =
+      clientId !== undefined
+        ? '--oidc-client-id'
+        : audiences.length > 0
+          ? '--oidc-audience'
+          : claim !== undefined
+            ? '--workspaces-claim'
+            : undefined;
+    if (stray !== undefined) throw new UsageError(`${stray} needs --oidc-issuer`);
+    return undefined;
+  }
+  try {
+    const url = new URL(issuer);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw new UsageError(`--oidc-issuer: expected the issuer's http(s) URL, got ${JSON.stringify(issuer)}`);
+  }
+  if (clientId === undefined && audiences.length === 0) {
+    throw new UsageError(
+      '--oidc-issuer needs --oidc-client-id (the client people sign in with) or --oidc-audience (what tokens are issued to)',
+    );
+  }
+  return {
+    issuer,
+    audiences: [...new Set([...(clientId !== undefined ? [clientId] : []), ...audiences])],
+    ...(clientId !== undefined ? { clientId } : {}),
+    ...(claim !== undefined ? { workspacesClaim: claim } : {}),
+  };
+}
+
+function printReady(io: CliIo, stack: LocalStack, json: boolean, oidc: LocalStackOptions['oidc']): void {
   const { endpoints, token, dashboard, warnings } = stack;
   // The CLI in the other terminal works in the workspace the dashboard opens on: one workspace for the quick start.
   const workspace = dashboardWorkspace(dashboard);
@@ -234,6 +290,11 @@ function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
       `  eventbridge  ${endpoints.eventbridge}`,
       `  scheduler    ${endpoints.scheduler}`,
       `  token        ${token}`,
+      ...(oidc !== undefined
+        ? [
+            `  sign-in      ${oidc.issuer}${oidc.clientId !== undefined ? ` (client ${oidc.clientId}): crumbs login, or Sign in on the dashboard` : ' (its JWTs are taken)'}`,
+          ]
+        : []),
       '',
       `Dashboard: ${dashboard}`,
       '',

@@ -1,12 +1,14 @@
 /**
  * Dashboard files. Triggered by API Gateway HTTP API (`GET /ui`, `GET /ui/{proxy+}`, no authorizer: the page is
  * public, its data calls are not) — and locally by the local stack's server. Reads the built dashboard from
- * `CRUMBS_UI_DIR` (the folder `cdk synth` bundles beside this handler, or the one `crumbs dev` builds). Writes
- * nothing.
+ * `CRUMBS_UI_DIR` (the folder `cdk synth` bundles beside this handler, or the one `crumbs dev` builds), and
+ * answers `/ui/sign-in.json` from the sign-in settings (the issuer's discovery document, once, when the stack does
+ * not give the endpoints). Writes nothing.
  */
 import { fileURLToPath } from 'node:url';
 import middy from '@middy/core';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
+import { signInSettings } from '#shared/core/api/sign-in.ts';
 import { staticSite } from '#shared/core/api/static-site.ts';
 import { ENV } from '#shared/topology.ts';
 import { measureHttpAnswer } from '../wiring/metrics.ts';
@@ -18,9 +20,11 @@ const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/',
   realtimeUrl: process.env[ENV.eventsRealtimeUrl] || undefined,
 });
 
+const signIn = signInSettings();
+
 export const handler = instrumented(
   middy(async (event: HttpEvent): Promise<HttpResult> => {
-    const answered = site.serve(event.requestContext.http.method, event.rawPath);
+    const answered = site.serve(event.requestContext.http.method, event.rawPath, await signIn());
     measureHttpAnswer(pt.metrics, answered.statusCode);
     return answered;
   }),

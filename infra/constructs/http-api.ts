@@ -40,6 +40,8 @@ export class CrumbsHttpApi {
   public readonly a2a: CrumbsFunction;
   public readonly httpApi: HttpApi;
   public readonly httpStage: HttpStage;
+  /** The dashboard's address, `<ApiUrl>ui/`: where sign-in returns to. */
+  public readonly dashboardUrl: string;
 
   constructor(scope: Construct, props: CrumbsHttpApiProps) {
     this.api = props.functions.create(topology.functions.api);
@@ -96,10 +98,11 @@ export class CrumbsHttpApi {
       value: this.httpStage.url,
       description: 'Base URL of the crumbs HTTP API',
     });
+    this.dashboardUrl = `${this.httpStage.url}ui/`;
     new CfnOutput(scope, 'DashboardUrl', {
-      value: `${this.httpStage.url}ui/`,
+      value: this.dashboardUrl,
       description:
-        'The crumbs dashboard (asks for a JWT once; append #token=<jwt>&workspace=<ws> to log in directly)',
+        "The crumbs dashboard (signs in with the stack's issuer, or takes a pasted JWT; #token=<jwt>&workspace=<ws> logs in directly)",
     });
   }
 

@@ -131,6 +131,54 @@ describe('crumbs dev', () => {
     );
   });
 
+  it('takes an OIDC issuer to sign in with (--oidc-issuer, its client an audience), and prints it', async () => {
+    const h = harness();
+    const running = main(
+      [
+        'dev',
+        '--oidc-issuer',
+        'https://login.example.com/',
+        '--oidc-client-id',
+        'crumbs-cli',
+        '--oidc-audience',
+        'crumbs-api, crumbs-cli',
+        '--workspaces-claim',
+        'cognito:groups',
+      ],
+      h.io,
+    );
+    await ready(h.out);
+    expect(h.out.stdout).toContain(
+      'sign-in      https://login.example.com/ (client crumbs-cli): crumbs login, or Sign in on the dashboard',
+    );
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({
+        oidc: {
+          issuer: 'https://login.example.com/',
+          audiences: ['crumbs-cli', 'crumbs-api'],
+          clientId: 'crumbs-cli',
+          workspacesClaim: 'cognito:groups',
+        },
+      }),
+    );
+  });
+
+  it.each([
+    [['--oidc-client-id', 'c'], '--oidc-client-id needs --oidc-issuer'],
+    [['--oidc-issuer', 'https://login.example.com'], '--oidc-issuer needs --oidc-client-id'],
+    [
+      ['--oidc-issuer', 'login.example.com', '--oidc-client-id', 'c'],
+      "--oidc-issuer: expected the issuer's http(s) URL",
+    ],
+  ])('refuses %j as a usage error before starting anything', async (args, message) => {
+    const h = harness();
+    expect(await main(['dev', ...args], h.io)).toBe(2);
+    expect(h.out.stderr).toContain(message);
+    expect(stack.startLocalStack).not.toHaveBeenCalled();
+  });
+
   it('prints the start failure and exits 1 when the stack cannot start', async () => {
     stack.startLocalStack.mockRejectedValueOnce(
       new Error(

@@ -152,6 +152,24 @@ describe('the JWT workspaces claim', () => {
     },
   );
 
+  it("reads a Cognito user pool's cognito:groups (as API Gateway renders it): each group that is a workspace", () => {
+    const groups = 'cognito:groups';
+    expect(callerFromClaims({ sub: 'ann', [groups]: '[team-a Admins-Only! team-b]' }, groups)).toEqual({
+      principal: 'user:ann',
+      workspaces: ['team-a', 'team-b'],
+    });
+    expect(callerFromClaims({ sub: 'ann', [groups]: ['*'] }, groups).workspaces).toBe('*');
+    expect(callerFromClaims({ sub: 'ann', [groups]: '[Admins!]' }, groups)).toMatchObject({
+      workspaces: [],
+      claimProblem: "the token's cognito:groups claim names no group that is a workspace",
+    });
+    expect(callerFromClaims({ sub: 'ann' }, groups).claimProblem).toBe(
+      "the token's cognito:groups claim is missing",
+    );
+    // The strict reading stays for a claim made for crumbs: one bad name voids it.
+    expect(callerFromClaims({ sub: 'ann', [CLAIM]: '[team-a Admins!]' }, CLAIM).workspaces).toEqual([]);
+  });
+
   it('writes nothing for a refused token, and a token the authorizer refuses never reaches the API', async () => {
     const before = (await store.list({ workspace: 'team-x', schema_name: 'note.v1', limit: 10 })).items
       .length;
