@@ -2,7 +2,7 @@
  * Function tools (`tool.def.v1` with `implementation: "function"`) on the shared local stack: the definition is
  * checked when written, the rule manager routes its requests to the runner that loads the sandbox
  * (executor-agent-sandbox), and the code's answer is held to the tool's schemas — called as an API user writes a
- * tool.request.v1, from a workflow step, and over MCP (the official SDK's client). Code written to escape or to
+ * tool.request.v1, from an agent's model, from a workflow step, and over MCP (the official SDK's client). Code written to escape or to
  * run forever is answered with an error naming the limit, and the tool answers the next request as before.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -210,6 +210,62 @@ describe('function tools', () => {
       return last.status === 'succeeded' || last.status === 'failed' ? last : undefined;
     }, 45_000).catch(() => last);
     expect(run).toMatchObject({ status: 'succeeded', output: { total: 42 } });
+  });
+
+  it("is called by an agent's model, its answer the tool result the model continues from", async () => {
+    await define('tool-shout', {
+      name: 'shout',
+      description: 'Says the text louder.',
+      implementation: 'function',
+      function: {
+        code: 'async function handler(input) { return { loud: input.text.toUpperCase() + "!" }; }',
+      },
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      output_schema: { type: 'object', properties: { loud: { type: 'string' } }, required: ['loud'] },
+    });
+    // The loopback model (test/support/fake-openai.ts) calls `shout` with {"text":"hello"}, then answers with what
+    // the tool said.
+    await define(
+      'agent-crier',
+      {
+        agent_id: 'crier',
+        system_prompt: 'Cry out.',
+        model: 'openai-compatible/calls-shout',
+        tools: ['shout'],
+        subscriptions: {
+          selectors: [
+            { schema_name: 'user.message.v1', role: 'trigger', all_tags: ['to:crier'] },
+            {
+              schema_name: 'tool.response.v1',
+              role: 'trigger',
+              context_match: [{ path: '$.requestedBy', op: 'eq', value: 'crier' }],
+            },
+          ],
+        },
+      },
+      'agent.def.v1',
+    );
+    const message = await call('POST', '', {
+      schema_name: 'user.message.v1',
+      tags: ['to:crier'],
+      context: { message: 'say it loud' },
+    });
+    expect(message.status, JSON.stringify(message.body)).toBeLessThan(300);
+    const answer = await eventually(async () => {
+      const page = await call(
+        'GET',
+        `?schema_name=agent.response.v1&tag=${encodeURIComponent(`thread:${String(message.body.id)}`)}&limit=1&view=full`,
+      );
+      return ((page.body.items ?? []) as { context: Json }[])[0]?.context;
+    }, 60_000);
+    expect(answer).toMatchObject({ tool_rounds: 1, refused_tool_calls: 0 });
+    expect(String(answer.message)).toContain('HELLO!');
+    const responses = await call('GET', '?schema_name=tool.response.v1&limit=20&view=full');
+    const shouted = ((responses.body.items ?? []) as { context: Json }[]).filter(
+      (r) => r.context.tool === 'shout' && r.context.requestedBy === 'crier',
+    );
+    expect(shouted).toHaveLength(1);
+    expect(shouted[0]?.context).toMatchObject({ status: 'success', output: { loud: 'HELLO!' } });
   });
 
   it('is called over MCP like any tool', async () => {
