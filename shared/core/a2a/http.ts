@@ -119,7 +119,8 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
       // Refused before the SDK's checks walk it: they recurse once per level.
       const tooDeep = depthProblem(request.body);
       if (tooDeep !== undefined) {
-        return json(400, {
+        // 422, as the API answers a body past its depth, with the JSON-RPC Invalid Request naming the limit.
+        return json(422, {
           jsonrpc: '2.0',
           id: null,
           error: { code: -32600, message: `Invalid Request: ${tooDeep}` },

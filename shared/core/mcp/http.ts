@@ -101,7 +101,8 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
       }
       await deps.requestRate?.admit(ws, jsonRpcCost(request.body));
       const tooDeep = depthProblem(request.body);
-      if (tooDeep !== undefined) return invalidRequest(tooDeep);
+      // 422, as the API answers a body past its depth, with the JSON-RPC Invalid Request naming the limit.
+      if (tooDeep !== undefined) return invalidRequest(tooDeep, 422);
       return await handle(deps, request, ws, caller);
     } catch (error) {
       if (isCrumbsError(error)) return problem(error);
@@ -244,8 +245,8 @@ function resourceMetadata(deps: McpHttpDeps, request: HttpRequest, ws: string): 
 }
 
 /** A 400 with a JSON-RPC Invalid Request: a message refused before it is read. */
-function invalidRequest(message: string): HttpResult {
-  return json(400, {
+function invalidRequest(message: string, status = 400): HttpResult {
+  return json(status, {
     jsonrpc: '2.0',
     id: null,
     error: { code: -32600, message: `Invalid Request: ${message}` },

@@ -2,7 +2,7 @@
  * The protocol servers' nesting check (`json-depth.ts`) against what `JSON.parse` reads: on generated JSON
  * documents (strings full of brackets, quotes and escapes included) the depth read from the text is the depth of
  * the parsed value; past the limit it stops counting there; 10,000 levels are refused without recursion. The MCP
- * and A2A endpoints answer a message nested 10,000 deep with a 400 and a JSON-RPC Invalid Request naming the limit
+ * and A2A endpoints answer a message nested 10,000 deep with a 422 (as the API answers a body past its depth) and a JSON-RPC Invalid Request naming the limit
  * (it was a -32603 "Maximum call stack size exceeded"), and still take data as deep as a breadcrumb stores.
  */
 import fc from 'fast-check';
@@ -85,7 +85,7 @@ describe('the MCP and A2A endpoints', () => {
     },
   };
 
-  it('refuse a message nested 10,000 deep with a 400 naming the limit', async () => {
+  it('refuse a message nested 10,000 deep with a 422 naming the limit, as the API does', async () => {
     const { store, api } = inMemoryApi();
     await activeDefinition(store, 'ws', 'agent-helper', 'agent.def.v1', {
       agent_id: 'helper',
@@ -99,7 +99,7 @@ describe('the MCP and A2A endpoints', () => {
       await mcp(post('/v1/workspaces/ws/mcp', deepCall)),
       await a2a(post('/a2a/workspaces/ws/agents/helper', deepSend)),
     ]) {
-      expect(answer.statusCode).toBe(400);
+      expect(answer.statusCode).toBe(422);
       expect(JSON.parse(String(answer.body))).toEqual(refusal);
     }
   });
