@@ -8,6 +8,7 @@
  * load everything executing needs (built-in tools, JSONata, JSON Schema, model clients) into the function that
  * must keep working when the others fail.
  */
+import type { BudgetStop } from '#shared/domain/budget.ts';
 import type { DefinitionByKind, ParsedDefinition, ToolDefinition } from '#shared/domain/definitions.ts';
 import {
   AGENT_CONTEXT_SCHEMA,
@@ -79,7 +80,9 @@ export function readToolRequest(trigger: Trigger): ToolRequest {
 export function toolResponse(
   definition: ToolDefinition,
   request: Pick<ToolRequest, 'requestId' | 'requestedBy' | 'correlation'>,
-  result: { status: 'success'; output: unknown } | { status: 'error'; error: string },
+  result:
+    | { status: 'success'; output: unknown }
+    | { status: 'error'; error: string; budget_stop?: BudgetStop },
   durationMs: number,
 ): OutputBreadcrumb {
   return {

@@ -36,7 +36,7 @@ export interface RequestEffect {
   /** Agent steps: the run's `max_depth`, the deepest the agent's own orchestration may go. */
   readonly max_depth?: number;
   readonly prompt?: string;
-  /** Agent steps: the share of the run's budget the request may use (its request budget). */
+  /** Agent and tool steps: the share of the run's budget the request may use (its request budget). */
   readonly budget?: { max_tokens?: number; max_cost_nusd?: number; max_llm_calls?: number };
   /** Agent and tool steps that pin `name@N`: the version of the definition the request runs. */
   readonly definition_version?: number;

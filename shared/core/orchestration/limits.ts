@@ -137,14 +137,21 @@ function unreserved(
 const SHARE_FIELD = { calls: 'max_llm_calls', tokens: 'max_tokens', cost_nusd: 'max_cost_nusd' } as const;
 
 /**
- * Gives each running agent step that has no share yet (started in this transition) an equal part of what is left
+ * Gives each running step that may call a model (agent steps, tool steps) and has no share yet (started in this transition) an equal part of what is left
  * (whole calls: the first steps take the remainder), so the shares and the usage never sum past a limit.
  */
 export function reserveBudgets(definition: WorkflowDefinition, run: Run): void {
   const limits = runLimits(definition, run);
   if (limits.calls === undefined && limits.tokens === undefined && limits.cost_nusd === undefined) return;
   const fresh = Object.entries(run.steps)
-    .filter(([, s]) => s.status === 'running' && s.budget === undefined && stepKindOf(s.kind).counts.llmCall)
+    .filter(([, s]) => {
+      const counts = stepKindOf(s.kind).counts;
+      return (
+        s.status === 'running' &&
+        s.budget === undefined &&
+        (counts.llmCall === true || counts.mayCallModel === true)
+      );
+    })
     .map(([key]) => key)
     .sort();
   if (fresh.length === 0) return;

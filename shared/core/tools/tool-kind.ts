@@ -13,7 +13,7 @@
  * The tools it can run are the catalog its handler passes in (`functions/executor-tool/handler.ts`).
  */
 import { dataChecks } from '#shared/adapters/checks/checks.ts';
-import { RequestBudgetSchema, requestLimits, tighter } from '#shared/domain/budget.ts';
+import { BudgetExceededError, RequestBudgetSchema, requestLimits, tighter } from '#shared/domain/budget.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { formatIssues } from '#shared/domain/lang/json-schema.ts';
@@ -191,6 +191,10 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
       } catch (error) {
         // Retriable: SQS delivers the request again. Not ours (a bug): the pipeline answers with errorOutput.
         if (isRetriable(error, execution.signal) || !isCrumbsError(error)) throw error;
+        // A model call its budget could not pay for: the answer says which budget (a run pauses on it).
+        if (error instanceof BudgetExceededError) {
+          return answer({ status: 'error', error: error.message, budget_stop: error.stop });
+        }
         return answer({ status: 'error', error: error.message });
       }
     },

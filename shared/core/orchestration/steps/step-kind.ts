@@ -85,8 +85,14 @@ export interface StepKind<K extends StepKindName = StepKindName> {
   readonly counts: {
     /** `max_steps`: every attempt of a leaf step; a step that holds steps counts through them. */
     readonly step: boolean;
-    /** `max_llm_calls`. */
+    /** `max_llm_calls`: a model call is what the step is for; a step finding no budget left does not start. */
     readonly llmCall?: boolean;
+    /**
+     * Its request may make model calls (a tool: the `llm` tool calls a model, an http tool does not): it carries a
+     * share of the run's budgets like an agent step, but starts with nothing left (a call that needs a share is
+     * refused by the one path model calls take, and its answer's `budget_stop` pauses the run).
+     */
+    readonly mayCallModel?: boolean;
     /** Its request runs one level deeper (`max_depth`). */
     readonly deeper?: boolean;
   };

@@ -13,7 +13,8 @@ export const toolStep: StepKind<'tool'> = {
   kind: 'tool',
   schema: toolStepSchema,
   endedBy: 'reply',
-  counts: { step: true },
+  // The `llm` tool calls a model: the request carries a share of the run's budgets (`limits.ts`).
+  counts: { step: true, mayCallModel: true },
   start: async ({ step, base, evaluator, scope }) => ({
     ...base,
     input: await evaluator.resolve(step.input ?? {}, scope()),
@@ -23,8 +24,9 @@ export const toolStep: StepKind<'tool'> = {
       ...(step.tool !== undefined ? { target: pinnedName(step.tool) } : {}),
       input: state.input ?? {},
       ...pinOf(step.tool),
+      ...(state.budget !== undefined ? { budget: state.budget } : {}),
     }),
-    breadcrumb: ({ effect, tags, title, driver, schemas }) => ({
+    breadcrumb: ({ run, effect, tags, title, driver, schemas }) => ({
       id: effect.id,
       schema_name: schemas.toolRequest,
       title: `${title}: ${effect.target}`,
@@ -35,6 +37,7 @@ export const toolStep: StepKind<'tool'> = {
         requestId: effect.id,
         requestedBy: driver,
         ...(effect.definition_version !== undefined ? { definition_version: effect.definition_version } : {}),
+        ...(effect.budget !== undefined ? { budget: { ...effect.budget, of: `run ${run.run_id}` } } : {}),
       },
     }),
     versioned: { schemas: [TOOL_DEF_SCHEMA] },

@@ -167,7 +167,7 @@ describe('exactly once', () => {
       ),
       { numRuns: 150 },
     );
-  });
+  }, 60_000); // Every order of a run's events, duplicated and crashed: seconds alone, more on a loaded machine.
 
   it('records the flaky attempts as retries in the run it ends with', async () => {
     const { run } = await simulate([1, 2], { copies: 1, crashRate: 0 });

@@ -155,6 +155,53 @@ describe('run budgets', () => {
     expect(h.current.counters).toMatchObject({ llm_calls: 5, tokens: 766, cost_nusd: 7666 });
   });
 
+  it('a tool step carries a share too (the llm tool calls a model), and its budget stop pauses the run', async () => {
+    const h = new RunHarness(
+      workflow({
+        limits: { max_tokens: 100, max_llm_calls: 4 },
+        steps: [
+          {
+            id: 'p',
+            parallel: [
+              { id: 'ask', tool: 'ask' },
+              { id: 'a', agent: 'x' },
+            ],
+          },
+        ],
+      }),
+    );
+    await h.start();
+    const shares = [h.request('ask').budget ?? {}, h.request('a').budget ?? {}];
+    expect(shares.reduce((t, s) => t + (s.max_tokens ?? 0), 0)).toBeLessThanOrEqual(100);
+    expect(shares.map((s) => s.max_llm_calls)).toEqual([2, 2]);
+    const firstAttempt = h.request('ask').id;
+    // The llm tool was refused the call its share could not pay for: the step goes back to pending, the run pauses.
+    await h.send({
+      type: 'answer',
+      id: 'tool-ans-1',
+      request_id: firstAttempt,
+      ok: false,
+      error: 'budget limits.max_tokens of run r (50 tokens) reached',
+      by: 'tool:ask',
+      budget_stop: { budget: 'limits.max_tokens of run r', limit: 50, used: 0, calls: 0, unit: 'tokens' },
+    } as RunEvent);
+    expect(h.state('ask').status).toBe('pending');
+    await h.send(agentAnswer(h, 'a', { calls: 1, tokens: 60, cost_nusd: 0 }));
+    expect(h.current.status).toBe('paused');
+    expect(h.current.stopped_by).toMatchObject({ budget: 'limits.max_tokens', limit: 100, step: 'ask' });
+
+    await h.send({
+      type: 'control',
+      id: 'resume-t',
+      action: 'resume',
+      limits: { max_tokens: 500 },
+      by: 'user:ann',
+    });
+    const again = h.request('ask');
+    expect(again.id).not.toBe(firstAttempt);
+    expect(again.budget).toMatchObject({ max_tokens: 440, max_llm_calls: 3 });
+  });
+
   it('only a person raises a budget: an agent resuming its run with higher limits is refused', async () => {
     const h = new RunHarness(
       workflow({

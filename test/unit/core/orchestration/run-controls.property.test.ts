@@ -232,5 +232,5 @@ describe('run controls', () => {
         ],
       },
     );
-  });
+  }, 60_000); // A few hundred generated runs: seconds alone, more on a loaded machine (not a speed target).
 });

@@ -147,6 +147,12 @@ describe('the llm tool', () => {
       execution({ model: 'test/m' }, { prompt: 'hi' }, { budget: { max_cost_nusd: 1000, of: 'run r-1' } }),
     );
     expect(String(share.error)).toMatch(/^budget limits\.max_cost_usd of run r-1 \(\$0\.000001\) reached/);
+    // The answer names the budget, so the run that gave the share pauses on it rather than failing the step.
+    expect(share.budget_stop).toMatchObject({
+      budget: 'limits.max_cost_usd of run r-1',
+      unit: 'usd',
+      calls: 0,
+    });
     expect(m.requests).toHaveLength(0);
     // Within budget, the call is capped to what remains.
     await answerOf(
