@@ -9,14 +9,14 @@
  *   run asked for, tool rounds included), `max_tokens` (input + output) and `max_cost_usd`, all without default.
  *   Counted from each answer's usage (an agent's `turn_usage`, else its `llm_usage`) in the same run write that
  *   records the answer. A budget does not fail the run: reaching one pauses it (`stopped_by`), and a person's
- *   `resume` raising the limit (`raised_limits`) goes on. Exact before each call too: an agent step's request
- *   carries a share of what remains (`reserveBudgets`), which the agent's turn applies as a request budget and
- *   never crosses. The rule: what remains is the limit less what was used less the shares of the agent steps
- *   still running; the agent steps started in one transition split it equally (model calls: whole calls, the
- *   first steps taking the remainder), so the running shares never sum past the limit; a step finds nothing left
- *   → the run pauses before starting it. An agent stopped by its share answers a budget error: its step goes back
- *   to pending (no attempt lost) and the run pauses; usage of other kinds' answers (a tool calling a model) counts
- *   once recorded. A sub-workflow's run has limits of its own.
+ *   `resume` raising the limit (`raised_limits`) goes on. Exact before each call too: an agent or tool step's
+ *   request carries a share of what remains (`reserveBudgets`), which the agent's turn (or the `llm` tool) applies
+ *   as a request budget and never crosses. The rule: what remains is the limit less what was used less the shares
+ *   of the steps still running; the steps started in one transition split it equally (model calls: whole calls,
+ *   the first steps taking the remainder), so the running shares never sum past the limit; an agent step finds
+ *   nothing left → the run pauses before starting it (a tool step starts: it may call no model). A step stopped by
+ *   its share answers a budget error (`budget_stop`): it goes back to pending (no attempt lost) and the run pauses.
+ *   A sub-workflow's run has limits of its own.
  * - `max_depth` (default DEFAULT_MAX_DEPTH): nesting of sub-workflows and sub-agent calls. A run at depth d
  *   may write requests at depth d + 1 ≤ max_depth; a request arriving deeper than the workflow's max_depth fails
  *   its run at once.
