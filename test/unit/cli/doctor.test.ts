@@ -283,9 +283,12 @@ describe('the crumbs doctor command', () => {
     return { code, out, err };
   };
 
+  // An external issuer (cdk.json holds none: the stack then makes its own user pool) comes with its audience.
+  const issuer = ['-c', `crumbs:jwtIssuer=${ISSUER}`, '-c', 'crumbs:jwtAudience=crumbs-api'];
+
   it('prints ✓ lines and exits 0 on a ready account, reading cdk.json with -c values over it', async () => {
     setDoctorDeps(() => deps());
-    const { code, out } = await run(['-c', 'crumbs:stage=prod', '-c', `crumbs:jwtIssuer=${ISSUER}`]);
+    const { code, out } = await run(['-c', 'crumbs:stage=prod', ...issuer]);
     expect(out).toContain('✓ configuration');
     expect(out).toContain('stage prod');
     expect(out).toContain('crumbs doctor: ready to deploy to eu-west-1');
@@ -295,12 +298,12 @@ describe('the crumbs doctor command', () => {
   it('prints ✗ with what to do and exits 1 when a check fails; --json prints the report', async () => {
     setDoctorDeps(() => deps());
     ssm.on(GetParameterCommand).rejects(awsError('ParameterNotFound', 'not found'));
-    const { code, out, err } = await run(['-c', `crumbs:jwtIssuer=${ISSUER}`]);
+    const { code, out, err } = await run(issuer);
     expect(out).toMatch(/✗ cdk bootstrap\s+eu-west-1 is not bootstrapped/);
     expect(out).toContain('→ run npx cdk bootstrap');
     expect(err).toContain('1 to fix before cdk deploy');
     expect(code).toBe(1);
-    const json = await run(['--json', '-c', `crumbs:jwtIssuer=${ISSUER}`]);
+    const json = await run(['--json', ...issuer]);
     expect(JSON.parse(json.out)).toMatchObject({ region: 'eu-west-1', checks: expect.any(Array) });
   });
 
