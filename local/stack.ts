@@ -20,7 +20,6 @@ import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-stor
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import type { DailyBudgetSettings } from '#shared/core/agents/context/daily-budget.ts';
-import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import type { ModelAliases } from '#shared/domain/llm-model.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
 import {
@@ -33,7 +32,7 @@ import {
   topology,
   workspaceQuotaDefaults,
 } from '#shared/topology.ts';
-import { startLocalApiServer } from './api-server.ts';
+import { authorizerOf, startLocalApiServer } from './api-server.ts';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
@@ -42,11 +41,12 @@ import {
   onFailureRecord,
   startStreamPoller,
 } from './event-sources/dynamodb-stream-poller.ts';
-import { type InvocationObserver, invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
+import type { InvocationObserver, LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { DEFAULT_QUOTAS } from './eventbridge/state.ts';
 import { startLocalEventsServer } from './events/server.ts';
+import { installAwsLambdaGlobal } from './lambda-runtime.ts';
 import { checkPortFree } from './process.ts';
 import {
   ensureBusAndSystemRules,
@@ -149,6 +149,16 @@ export interface LocalStackOptions {
    * (`crumbs dev --allow-private-network`). Leaves `CRUMBS_ALLOW_PRIVATE_NETWORK` as it is when absent.
    */
   allowPrivateNetwork?: boolean;
+  /**
+   * The API's public base URL (`CRUMBS_API_URL`: what agent cards and MCP's resource metadata name); default the
+   * API's own endpoint. Set it when clients reach the stack through another address (a tunnel, a proxy).
+   */
+  publicUrl?: string;
+  /**
+   * Accept JWTs of this issuer too, checked by the front door's authorizer function as on AWS (`CRUMBS_JWT_ISSUER`
+   * and `CRUMBS_JWT_AUDIENCE` when absent); the local tokens keep working beside them.
+   */
+  jwt?: { readonly issuer: string; readonly audiences: readonly string[] };
   log?: (line: string) => void;
   /**
    * Benchmarks only: called once per service with its endpoint; the handlers and pollers then use the endpoint it
@@ -383,6 +393,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventsRealtime: endpoints.eventsRealtime,
     };
     configureEnvironment(used, busPool);
+    // The API listens first (requests wait for its functions with a 503), so its URL is known before the handlers
+    // that publish it load.
+    const api = await startLocalApiServer({ port: apiPort, host, tokens, log });
+    cleanups.push(() => api.stop());
+    process.env[ENV.apiUrl] = (options.publicUrl ?? api.endpoint).replace(/\/+$/, '');
+    const jwt = options.jwt ?? jwtFromEnv();
+    if (jwt !== undefined) {
+      process.env[ENV.jwtIssuer] = jwt.issuer;
+      process.env[ENV.jwtAudience] = jwt.audiences.join(',');
+    }
     process.env[ENV.maxDefinitionsPerWorkspace] = String(quotas.definitions);
     process.env[ENV.maxRulesPerWorkspace] = String(quotas.rules);
     if (options.workspaceQuotas !== undefined) {
@@ -454,13 +474,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     log(`per workspace: at most ${quotas.definitions} definitions and ${quotas.rules} rules`);
     eventBridgeClient.destroy();
 
-    const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
+    // The Lambda runtime's `awslambda` global, before any handler loads: the HTTP handlers stream responses.
+    installAwsLambdaGlobal();
+    const apiHandler = await loadHandler<unknown, unknown>('#functions/api/handler.ts');
     // The dashboard: built from ui/ into a cache folder (again only when its sources changed), served at /ui.
     const { buildDashboard } = await import('../ui/build.ts');
     process.env[ENV.uiDir] = buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui'));
-    const uiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/ui/handler.ts');
-    const mcpHandler = await loadHandler<HttpEvent, HttpResult>('#functions/mcp/handler.ts');
-    const a2aHandler = await loadHandler<HttpEvent, HttpResult>('#functions/a2a/handler.ts');
+    const uiHandler = await loadHandler<unknown, unknown>('#functions/ui/handler.ts');
+    const mcpHandler = await loadHandler<unknown, unknown>('#functions/mcp/handler.ts');
+    const a2aHandler = await loadHandler<unknown, unknown>('#functions/a2a/handler.ts');
     const publisherHandler = await loadHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
       '#functions/publisher/handler.ts',
     );
@@ -579,30 +601,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log(`demo workspace: ${seeded.map((d) => `${d.id} ${d.outcome}`).join(', ')}`);
     }
 
-    const api = await startLocalApiServer({
-      port: apiPort,
-      host,
-      tokens,
-      workspacesClaim: 'crumbs:workspaces',
-      handler: (event) => invoke(apiHandler, event, topology.functions.api),
-      publicHandlers: [
-        { prefix: '/ui', handler: (event) => invoke(uiHandler, event, topology.functions.ui) },
+    const functions = topology.functions;
+    api.attach(
+      [
+        { declaration: functions.api, handler: apiHandler },
+        { declaration: functions.ui, handler: uiHandler },
+        { declaration: functions.mcp, handler: mcpHandler },
+        { declaration: functions.a2a, handler: a2aHandler },
       ],
-      routedHandlers: [
-        {
-          routes: topology.functions.mcp.trigger.routes,
-          publicRoutes: topology.functions.mcp.trigger.publicRoutes,
-          handler: (event) => invoke(mcpHandler, event, topology.functions.mcp),
-        },
-        {
-          routes: topology.functions.a2a.trigger.routes,
-          publicRoutes: topology.functions.a2a.trigger.publicRoutes,
-          handler: (event) => invoke(a2aHandler, event, topology.functions.a2a),
-        },
-      ],
-      log,
-    });
-    cleanups.push(() => api.stop());
+      jwt === undefined
+        ? undefined
+        : authorizerOf(
+            await loadHandler<unknown, unknown>('#functions/authorizer/handler.ts'),
+            functions.authorizer,
+          ),
+    );
+    if (jwt !== undefined) log(`api accepts JWTs of ${jwt.issuer} (audiences ${jwt.audiences.join(', ')})`);
     log(`http api ready on ${api.endpoint}`);
     log(
       `mcp endpoint per workspace: ${api.endpoint}/v1/workspaces/<workspace>/mcp (or \`crumbs mcp serve\` on stdio)`,
@@ -631,6 +645,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stop();
     throw error;
   }
+}
+
+/** The issuer and audiences of JWTs the local API accepts, from `CRUMBS_JWT_ISSUER` and `CRUMBS_JWT_AUDIENCE`. */
+function jwtFromEnv(): { issuer: string; audiences: string[] } | undefined {
+  const issuer = process.env[ENV.jwtIssuer]?.trim();
+  if (!issuer) return undefined;
+  const audiences = (process.env[ENV.jwtAudience] ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (audiences.length === 0) {
+    throw new Error(`${ENV.jwtIssuer} is set: ${ENV.jwtAudience} must name the accepted audiences`);
+  }
+  return { issuer, audiences };
 }
 
 function envCount(name: string): number | undefined {
@@ -692,8 +720,6 @@ function configureEnvironment(
   // The delta channel: the executors publish to the events server, the API names it to clients.
   env[ENV.eventsHttpUrl] = endpoints.events;
   env[ENV.eventsRealtimeUrl] = endpoints.eventsRealtime;
-  // The local API server writes a streamed body as it comes (server-sent events), unlike API Gateway.
-  env[ENV.streamResponses] = '1';
   // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.
   env[ENV.changesSettleMs] ??= '300';
   env[ENV.changesPollMs] ??= '150';

@@ -1,10 +1,10 @@
 /**
- * HTTP API. Triggered by API Gateway HTTP API (payload 2.0, JWT authorizer) — and locally by the local stack's
- * server, which plays API Gateway's part. Reads and writes the breadcrumbs table. Writes nothing else, but for a
- * workspace's deletion, which also deletes that workspace's agent credentials (`secret-eraser.ts`).
+ * HTTP API. Triggered by the front door (API Gateway REST API, STREAM integrations behind the TOKEN authorizer:
+ * every route no other function serves, the SSE route included) — and locally by the local stack's server, which
+ * plays API Gateway's part. A response-streaming handler (`streamingHttpHandler`): server-sent events go out as
+ * they come. Reads and writes the breadcrumbs table. Writes nothing else, but for a workspace's deletion, which also
+ * deletes that workspace's agent credentials (`secret-eraser.ts`).
  */
-import middy from '@middy/core';
-import type { Context } from 'aws-lambda';
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
@@ -13,10 +13,10 @@ import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-swee
 import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
-import { bufferedResult, type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { ENV } from '#shared/topology.ts';
-import { instrumented, powertools } from '../wiring/powertools.ts';
+import { streamingHttpHandler } from '../wiring/http-handler.ts';
+import { powertools } from '../wiring/powertools.ts';
 
 const env = parseEnv(ApiEnvSchema);
 const pt = powertools('crumbs-api', [defaultDocumentClient()]);
@@ -54,18 +54,8 @@ const api = createApi({
     logger.error('unexpected error', { error, method: request.method, path: request.path }),
 });
 
-const streamsResponses = process.env[ENV.streamResponses] === '1';
-
-export const handler = instrumented(
-  middy(async (event: HttpEvent, context: Context): Promise<HttpResult> => {
-    // API Gateway's HTTP API buffers a Lambda's response: a streamed body (server-sent events) is returned whole,
-    // unless the server in front sends it as it comes (`crumbs dev`).
-    const answered = await api(toHttpRequest(event, env[ENV.workspacesClaim], context));
-    const result = streamsResponses ? answered : await bufferedResult(answered);
-    // API Gateway counts 4xx/5xx per route too; these say which the handler itself answered.
-    metrics.addMetric('ClientErrors', 'Count', result.statusCode >= 400 && result.statusCode < 500 ? 1 : 0);
-    metrics.addMetric('ServerErrors', 'Count', result.statusCode >= 500 ? 1 : 0);
-    return result;
-  }),
-  pt,
-);
+export const handler = streamingHttpHandler(pt, env[ENV.workspacesClaim], api, (result) => {
+  // API Gateway counts 4xx/5xx per route too; these say which the handler itself answered.
+  metrics.addMetric('ClientErrors', 'Count', result.statusCode >= 400 && result.statusCode < 500 ? 1 : 0);
+  metrics.addMetric('ServerErrors', 'Count', result.statusCode >= 500 ? 1 : 0);
+});

@@ -1,17 +1,15 @@
 /**
- * The MCP server (`shared/core/mcp/`). Triggered by API Gateway HTTP API (payload 2.0) on `/v1/workspaces/{ws}/mcp`
- * behind the same JWT authorizer as the API, and publicly on the endpoint's protected resource metadata; locally by
- * the local stack's server the same way. Calls the API's own handler code in process as the caller, so every
- * breadcrumb it reads or writes goes through the API's checks; it has the API's table access and no more.
+ * The MCP server (`shared/core/mcp/`). Triggered by the front door (API Gateway REST API, STREAM integrations) on
+ * `/v1/workspaces/{ws}/mcp` behind the same TOKEN authorizer as the API, and publicly on the endpoint's protected
+ * resource metadata; locally by the local stack's server the same way. A response-streaming handler: an agent's
+ * answer goes out as progress notifications while it is written. Calls the API's own handler code in process as
+ * the caller, so every breadcrumb it reads or writes goes through the API's checks; it has the API's table access
+ * and no more. The URLs it publishes are built from the API's configured base URL (`CRUMBS_API_URL`).
  * The peer address of each request (API Gateway's `sourceIp`, the local server's socket) tells the endpoint whether
- * it came over loopback, for its DNS rebinding check; it rides along in an AsyncLocalStorage because the request the
- * shared wiring builds carries headers only.
+ * it came over loopback, for its DNS rebinding check.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Context } from 'aws-lambda';
 import ipaddr from 'ipaddr.js';
 import { McpEnvSchema, parseEnv } from '#shared/config.ts';
-import type { HttpEvent } from '#shared/core/api/http.ts';
 import { channelSubscriberFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
 import { ENV } from '#shared/topology.ts';
@@ -20,18 +18,16 @@ import { protocolServerHandler } from '../wiring/protocol-server.ts';
 const env = parseEnv(McpEnvSchema);
 // Where the stack has a delta channel, an agent's answer streams to a caller that asks for progress.
 const subscribe = channelSubscriberFromEnv();
-const peer = new AsyncLocalStorage<string>();
-const served = protocolServerHandler('crumbs-mcp', env, (deps) =>
+
+export const handler = protocolServerHandler('crumbs-mcp', env, (deps) =>
   createMcpHttp({
     ...deps,
-    viaLoopback: () => isLoopback(peer.getStore()),
+    baseUrl: env[ENV.apiUrl],
+    viaLoopback: (request) => isLoopback(request.sourceIp),
     ...(env[ENV.jwtIssuer] ? { issuer: env[ENV.jwtIssuer] } : {}),
     ...(subscribe !== undefined ? { subscribe } : {}),
   }),
 );
-
-export const handler = (event: HttpEvent, context: Context) =>
-  peer.run(event.requestContext.http.sourceIp, () => served(event, context));
 
 function isLoopback(address: string | undefined): boolean {
   if (address === undefined || !ipaddr.isValid(address)) return false;

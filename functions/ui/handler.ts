@@ -1,8 +1,8 @@
 /**
- * Dashboard files. Triggered by API Gateway HTTP API (`GET /ui`, `GET /ui/{proxy+}`, no authorizer: the page is
- * public, its data calls are not) — and locally by the local stack's server. Reads the built dashboard from
- * `CRUMBS_UI_DIR` (the folder `cdk synth` bundles beside this handler, or the one `crumbs dev` builds). Writes
- * nothing.
+ * Dashboard files. Triggered by the front door (API Gateway REST API, `GET /ui`, `GET /ui/{proxy+}`, buffered
+ * integrations without the authorizer: the page is public, its data calls are not) — and locally by the local
+ * stack's server. Reads the built dashboard from `CRUMBS_UI_DIR` (the folder `cdk synth` bundles beside this
+ * handler, or the one `crumbs dev` builds). Writes nothing.
  */
 import { fileURLToPath } from 'node:url';
 import middy from '@middy/core';
@@ -18,9 +18,6 @@ const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/',
 });
 
 export const handler = instrumented(
-  middy(
-    async (event: HttpEvent): Promise<HttpResult> =>
-      site.serve(event.requestContext.http.method, event.rawPath),
-  ),
+  middy(async (event: HttpEvent): Promise<HttpResult> => site.serve(event.httpMethod, event.path)),
   pt,
 );

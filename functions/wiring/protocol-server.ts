@@ -1,25 +1,18 @@
 /**
  * What the protocol servers' functions (MCP `functions/mcp`, A2A `functions/a2a`) share: the crumbs API built in
  * process on the table — breadcrumbs and the definitions listing, nothing that deletes a workspace, sends a model
- * call or holds a change stream open — which they call as the caller, and the Lambda handler around their HTTP
- * handler.
+ * call or holds a change stream open — which they call as the caller, and the response-streaming Lambda handler
+ * around their HTTP handler (`http-handler.ts`).
  */
-import middy from '@middy/core';
-import type { Context } from 'aws-lambda';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import type { ApiEnvSchema } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
-import {
-  bufferedResult,
-  type HttpEvent,
-  type HttpRequest,
-  type HttpResult,
-  toHttpRequest,
-} from '#shared/core/api/http.ts';
+import type { HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
-import { instrumented, powertools } from './powertools.ts';
+import { streamingHttpHandler } from './http-handler.ts';
+import { powertools } from './powertools.ts';
 
 type ApiEnv = z.output<typeof ApiEnvSchema>;
 
@@ -55,15 +48,5 @@ export function protocolServerHandler(
     onUnexpectedError: (error, request) =>
       logger.error('unexpected error', { error, method: request.method, path: request.path }),
   });
-  return instrumented(
-    middy(
-      // API Gateway's HTTP API buffers a Lambda's response: a streamed body is returned whole, unless the server
-      // in front sends it as it comes (`crumbs dev`).
-      async (event: HttpEvent, context: Context): Promise<HttpResult> => {
-        const answered = await http(toHttpRequest(event, env[ENV.workspacesClaim], context));
-        return process.env[ENV.streamResponses] === '1' ? answered : bufferedResult(answered);
-      },
-    ),
-    pt,
-  );
+  return streamingHttpHandler(pt, env[ENV.workspacesClaim], http);
 }

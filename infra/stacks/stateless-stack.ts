@@ -1,12 +1,12 @@
 /**
  * Everything that can be destroyed and redeployed without losing data: the functions, their queues and DLQs, the
- * rule manager's and the indexer's static rules, the HTTP API and the alarms. Built from `shared/topology.ts`:
+ * rule manager's and the indexer's static rules, the front door (the REST API and its authorizer) and the alarms. Built from `shared/topology.ts`:
  * which functions exist, their triggers and batch settings, and which resources each one uses (`uses`) all come
  * from there. Composed of one part per concern (`infra/constructs/`), each creating its resources in this stack's
  * scope so their logical IDs are the stack's own (`topology-functions.ts` says why).
  */
 import { Stack, type StackProps } from 'aws-cdk-lib';
-import type { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus, Rule } from 'aws-cdk-lib/aws-events';
@@ -20,7 +20,7 @@ import { type CrumbsFunction, ruleArnPattern } from '../constructs/crumbs-functi
 import { DeadLetterHandling, ParkedDeadLetters } from '../constructs/dead-letters.ts';
 import { DeltaChannels } from '../constructs/delta-channels.ts';
 import { Executors } from '../constructs/executors.ts';
-import { CrumbsHttpApi } from '../constructs/http-api.ts';
+import { FrontDoor } from '../constructs/front-door.ts';
 import { Indexing } from '../constructs/indexing.ts';
 import { Publishing } from '../constructs/publishing.ts';
 import { RuleManagement } from '../constructs/rule-management.ts';
@@ -42,7 +42,7 @@ export interface StatelessStackProps extends StackProps {
    * @default [bus]
    */
   readonly buses?: readonly IEventBus[];
-  /** Issuer URL of the JWTs the HTTP API accepts (for example a Cognito user pool or an OIDC provider). */
+  /** Issuer URL of the JWTs the API accepts (for example a Cognito user pool or an OIDC provider). */
   readonly jwtIssuer: string;
   /** Accepted `aud` (or `client_id`) values of those JWTs. */
   readonly jwtAudience: readonly string[];
@@ -111,8 +111,9 @@ export class StatelessStack extends Stack {
   public readonly ruleTargetDeadLetters: RuleTargetDeadLetters;
   /** The rule manager's own static rule: definition changes and sync requests → rule-manager queue. */
   public readonly ruleManagerRule: Rule;
-  public readonly httpApi: HttpApi;
-  public readonly httpStage: HttpStage;
+  /** The front door: the REST API every HTTP function is served by, its TOKEN authorizer and their functions. */
+  public readonly frontDoor: FrontDoor;
+  public readonly restApi: RestApi;
   /**
    * Streamed answers' delta channels (AppSync Events): the agent executor publishes, the API and the A2A server
    * name the endpoints; `deltaChannels.grantPublish(fn)` lets another function publish.
@@ -199,17 +200,17 @@ export class StatelessStack extends Stack {
     this.publisherFailures = publishing.failures;
     this.publisher = publishing.function;
 
-    const http = new CrumbsHttpApi(this, {
+    const http = new FrontDoor(this, {
       stage,
       functions,
       jwtIssuer: props.jwtIssuer,
       jwtAudience: props.jwtAudience,
       workspacesClaim: props.workspacesClaim,
     });
+    this.frontDoor = http;
     this.api = http.api;
-    this.ui = http.dashboard.function;
-    this.httpApi = http.httpApi;
-    this.httpStage = http.httpStage;
+    this.ui = http.ui;
+    this.restApi = http.restApi;
 
     this.deltaChannels = new DeltaChannels(this, {
       stage,
