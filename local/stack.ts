@@ -151,12 +151,13 @@ export interface LocalStackOptions {
   allowPrivateNetwork?: boolean;
   /**
    * The API's public base URL (`CRUMBS_API_URL`: what agent cards and MCP's resource metadata name); default the
-   * API's own endpoint. Set it when clients reach the stack through another address (a tunnel, a proxy).
+   * API's own endpoint (`crumbs dev` takes it from `CRUMBS_API_URL`). Set it when clients reach the stack through
+   * another address (a tunnel, a proxy).
    */
   publicUrl?: string;
   /**
-   * Accept JWTs of this issuer too, checked by the front door's authorizer function as on AWS (`CRUMBS_JWT_ISSUER`
-   * and `CRUMBS_JWT_AUDIENCE` when absent); the local tokens keep working beside them.
+   * Accept JWTs of this issuer too, checked by the front door's authorizer function as on AWS (`crumbs dev` takes
+   * them from `CRUMBS_JWT_ISSUER` and `CRUMBS_JWT_AUDIENCE`); the local tokens keep working beside them.
    */
   jwt?: { readonly issuer: string; readonly audiences: readonly string[] };
   log?: (line: string) => void;
@@ -398,8 +399,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const api = await startLocalApiServer({ port: apiPort, host, tokens, log });
     cleanups.push(() => api.stop());
     process.env[ENV.apiUrl] = (options.publicUrl ?? api.endpoint).replace(/\/+$/, '');
-    const jwt = options.jwt ?? jwtFromEnv();
-    if (jwt !== undefined) {
+    const jwt = options.jwt;
+    if (jwt === undefined) {
+      delete process.env[ENV.jwtIssuer];
+      delete process.env[ENV.jwtAudience];
+    } else {
       process.env[ENV.jwtIssuer] = jwt.issuer;
       process.env[ENV.jwtAudience] = jwt.audiences.join(',');
     }
@@ -645,20 +649,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stop();
     throw error;
   }
-}
-
-/** The issuer and audiences of JWTs the local API accepts, from `CRUMBS_JWT_ISSUER` and `CRUMBS_JWT_AUDIENCE`. */
-function jwtFromEnv(): { issuer: string; audiences: string[] } | undefined {
-  const issuer = process.env[ENV.jwtIssuer]?.trim();
-  if (!issuer) return undefined;
-  const audiences = (process.env[ENV.jwtAudience] ?? '')
-    .split(',')
-    .map((a) => a.trim())
-    .filter(Boolean);
-  if (audiences.length === 0) {
-    throw new Error(`${ENV.jwtIssuer} is set: ${ENV.jwtAudience} must name the accepted audiences`);
-  }
-  return { issuer, audiences };
 }
 
 function envCount(name: string): number | undefined {

@@ -96,6 +96,10 @@ Environment:
   ${ENV.localScopedTokens}          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.
                          {"alice-token":["team-a"]}; a scoped token gets 403 on every other workspace
   ${ENV.localSecrets}         each workspace's secrets as JSON, as in --secrets (the file's entries win)
+  ${ENV.jwtIssuer}, ${ENV.jwtAudience}
+                         also accept JWTs of this issuer (audiences comma-separated: aud, or client_id without aud),
+                         checked by the front door's authorizer function as on AWS
+  ${ENV.apiUrl}         the API's public URL, for agent cards and MCP's metadata (default: its own endpoint)
 
   ${ENV.maxResponseBytes}
                          the most bytes any response body a definition's request reads may have (default
@@ -164,6 +168,19 @@ Environment:
     } catch (error) {
       if (error instanceof ScopedTokensError) throw new UsageError(error.message);
       throw error;
+    }
+    const publicUrl = io.env[ENV.apiUrl]?.trim();
+    if (publicUrl) options.publicUrl = httpUrl(publicUrl, ENV.apiUrl);
+    const issuer = io.env[ENV.jwtIssuer]?.trim();
+    if (issuer) {
+      const audiences = (io.env[ENV.jwtAudience] ?? '')
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean);
+      if (audiences.length === 0) {
+        throw new UsageError(`${ENV.jwtIssuer} is set: ${ENV.jwtAudience} must name the accepted audiences`);
+      }
+      options.jwt = { issuer: httpUrl(issuer, ENV.jwtIssuer), audiences };
     }
     if (ctx.values['allow-private-network'] === true || io.env[ENV.allowPrivateNetwork] === '1') {
       options.allowPrivateNetwork = true;
@@ -255,4 +272,15 @@ function listenForShutdown(io: CliIo): { first: Promise<NodeJS.Signals>; unsubsc
     (io.exit ?? ((code: number) => process.exit(code)))(130);
   });
   return { first, unsubscribe };
+}
+
+/** An http(s) URL from the environment, or a usage error naming the variable. */
+function httpUrl(text: string, name: string): string {
+  try {
+    const url = new URL(text);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return text;
+  } catch {
+    // answered below
+  }
+  throw new UsageError(`${name}: expected an http(s) URL, got ${JSON.stringify(text.slice(0, 200))}`);
 }
