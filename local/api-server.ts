@@ -174,7 +174,11 @@ export async function startLocalApiServer(options: {
 
   async function sendStreamed(res: ServerResponse, fn: LocalHttpFunction, event: HttpEvent): Promise<void> {
     const invocation = invokeStreaming(fn.handler, event, fn.declaration);
-    invocation.done.catch((error: unknown) => options.log?.(`${fn.declaration.name}: ${String(error)}`));
+    let closed = false;
+    // A client that leaves ends its invocation (the handler's stream breaks): that is no failure to report.
+    invocation.done.catch((error: unknown) => {
+      if (!closed) options.log?.(`${fn.declaration.name}: ${String(error)}`);
+    });
     let response: Awaited<ReturnType<typeof readIntegrationResponse>>;
     try {
       response = await readIntegrationResponse(invocation.output);
@@ -192,7 +196,6 @@ export async function startLocalApiServer(options: {
     if (metadata.cookies?.length) headers['set-cookie'] = metadata.cookies;
     res.writeHead(metadata.statusCode, headers);
     res.flushHeaders();
-    let closed = false;
     res.once('close', () => {
       closed = true;
       invocation.abort();
@@ -315,7 +318,8 @@ function proxyEvent(
   const multiValueQuery: Record<string, string[]> = {};
   for (const [k, v] of url.searchParams) {
     query[k] = v;
-    multiValueQuery[k] = [...(multiValueQuery[k] ?? []), v];
+    // Own keys only: a parameter may be called `valueOf` or `constructor`.
+    multiValueQuery[k] = Object.hasOwn(multiValueQuery, k) ? [...(multiValueQuery[k] as string[]), v] : [v];
   }
   const hasQuery = Object.keys(query).length > 0;
   const resource = route?.template ?? '/{proxy+}';

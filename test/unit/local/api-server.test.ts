@@ -36,7 +36,7 @@ beforeAll(async () => {
     return (authorizer as (e: unknown, c: unknown) => Promise<unknown>)(event, context);
   };
   const echo = streamingHttpHandler(powertools('crumbs-local-front-door-test', []), CLAIM, async (request) =>
-    json(200, { path: request.path, caller: request.caller ?? null }),
+    json(200, { path: request.path, query: request.query, caller: request.caller ?? null }),
   );
   server = await startLocalApiServer({
     port: 0,
@@ -114,6 +114,15 @@ describe('the local front door with the authorizer function', () => {
     expect((await call('/health')).body).toMatchObject({ path: '/health', caller: null });
     const local = await call('/v1/workspaces/anything/breadcrumbs', 'local-token-1234');
     expect(local.body.caller).toMatchObject({ principal: 'user:local', workspaces: '*' });
+  });
+
+  it('passes the query as API Gateway does, a repeated parameter joined, whatever its name', async () => {
+    const answer = await call(
+      '/v1/workspaces/w/breadcrumbs?valueOf=x&constructor=y&a=1&a=2',
+      'local-token-1234',
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body.query).toEqual({ valueOf: 'x', constructor: 'y', a: '1,2' });
   });
 
   it('asks the authorizer once per token while its answer is kept', async () => {
