@@ -91,8 +91,11 @@ export async function startLocalApiServer(options: {
     }
     return found;
   };
-  /** The authorizer's answers per Authorization header, kept for its TTL as API Gateway keeps them. */
-  const allowed = new Map<string, { context: Record<string, string>; until: number }>();
+  /**
+   * The authorizer's answers per Authorization header — an Allow's context, or undefined for a Deny — kept for its
+   * TTL as API Gateway keeps them. An authorizer that fails is asked again next time (API Gateway caches no error).
+   */
+  const answers = new Map<string, { context: Record<string, string> | undefined; until: number }>();
   const authorizerContext = async (
     authorization: string | undefined,
   ): Promise<Record<string, string> | undefined> => {
@@ -108,12 +111,16 @@ export async function startLocalApiServer(options: {
     // API Gateway refuses a header that does not match the validation expression without calling the authorizer.
     if (!new RegExp(AUTHORIZER.validationRegex).test(authorization)) return undefined;
     const now = Date.now();
-    const kept = allowed.get(authorization);
+    const kept = answers.get(authorization);
     if (kept !== undefined && kept.until > now) return kept.context;
     const context = await authorize(authorization);
-    if (context !== undefined) {
-      allowed.set(authorization, { context, until: now + AUTHORIZER.ttlSeconds * 1000 });
+    // Oldest first (every answer is kept for the same TTL): drop the expired ones from the front.
+    for (const [header, answer] of answers) {
+      if (answer.until > now) break;
+      answers.delete(header);
     }
+    answers.delete(authorization);
+    answers.set(authorization, { context, until: now + AUTHORIZER.ttlSeconds * 1000 });
     return context;
   };
 
@@ -268,7 +275,8 @@ const AuthorizerAnswerSchema = z.object({
 
 /**
  * A TOKEN authorizer handler as API Gateway calls it: an `Allow` of `execute-api:Invoke` gives its context (every
- * value a string, as the integration receives it); `Unauthorized` thrown is a refusal; anything else is an error.
+ * value a string, as the integration receives it); a `Deny` (or `Unauthorized` thrown) is a refusal; anything else
+ * is an error.
  */
 export function authorizerOf(
   handler: unknown,
@@ -287,9 +295,9 @@ export function authorizerOf(
       throw error;
     }
     const parsed = AuthorizerAnswerSchema.parse(answer);
-    const allows = parsed.policyDocument.Statement.some(
-      (s) => s.Effect === 'Allow' && s.Action === 'execute-api:Invoke',
-    );
+    const statements = parsed.policyDocument.Statement.filter((s) => s.Action === 'execute-api:Invoke');
+    const allows =
+      statements.some((s) => s.Effect === 'Allow') && !statements.some((s) => s.Effect === 'Deny');
     if (!allows) return undefined;
     const context: Record<string, string> = { principalId: parsed.principalId };
     for (const [k, v] of Object.entries(parsed.context ?? {})) context[k] = String(v);

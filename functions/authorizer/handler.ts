@@ -3,7 +3,8 @@
  * with the request's Authorization header, its answer kept for `AUTHORIZER.ttlSeconds` per header — and locally by
  * the local API server for bearer tokens that are JWTs, where the stack has an issuer. Reads the issuer's discovery
  * document and JWKS (once per container); writes nothing. Allows the stage with the caller's `sub`, workspaces
- * claim and `exp` as context (`shared/core/front-door/authorizer.ts`), or answers 401 (`Unauthorized`).
+ * claim and `exp` as context (`shared/core/front-door/authorizer.ts`), or denies it (the front door's 401); fails
+ * only when the issuer cannot be read.
  *
  * Small on purpose (its cold start sits in front of a token's first request): Powertools' logger only, no tracer,
  * no metrics, no AWS SDK.
@@ -12,7 +13,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { allowResponse, tokenCheck } from '#shared/core/front-door/authorizer.ts';
+import { allowResponse, denyResponse, tokenCheck } from '#shared/core/front-door/authorizer.ts';
 import * as z from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
 
@@ -42,8 +43,7 @@ export const handler = middy(async (event: APIGatewayTokenAuthorizerEvent) => {
   const verdict = await check(event.authorizationToken);
   if (!verdict.ok) {
     logger.info('token refused', { reason: verdict.reason });
-    // API Gateway's word for a 401 from a TOKEN authorizer.
-    throw new Error('Unauthorized');
+    return denyResponse(event.methodArn);
   }
   return allowResponse(event.methodArn, verdict);
 }).use(injectLambdaContext(logger, { resetKeys: true }));

@@ -119,15 +119,22 @@ export class FrontDoor {
       validationRegex: AUTHORIZER.validationRegex,
       resultsCacheTtl: Duration.seconds(AUTHORIZER.ttlSeconds),
     });
-    this.restApi.addGatewayResponse('Unauthorized', {
-      type: ResponseType.UNAUTHORIZED,
-      statusCode: '401',
-      responseHeaders: {
-        'Content-Type': "'application/problem+json'",
-        'WWW-Authenticate': "'Bearer'",
-      },
-      templates: { 'application/json': UNAUTHORIZED_BODY },
-    });
+    // No token (or not a bearer JWT): UNAUTHORIZED; a token the authorizer denies: ACCESS_DENIED. Both are the
+    // same 401 to the client.
+    for (const [id, type] of [
+      ['Unauthorized', ResponseType.UNAUTHORIZED],
+      ['AccessDenied', ResponseType.ACCESS_DENIED],
+    ] as const) {
+      this.restApi.addGatewayResponse(id, {
+        type,
+        statusCode: '401',
+        responseHeaders: {
+          'Content-Type': "'application/problem+json'",
+          'WWW-Authenticate': "'Bearer'",
+        },
+        templates: { 'application/json': UNAUTHORIZED_BODY },
+      });
+    }
 
     this.api = functions.create(f.api);
     this.ui = dashboardFunction(functions);

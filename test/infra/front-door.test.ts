@@ -248,7 +248,10 @@ describe('the front door', () => {
 
   it('answers a refused token with the same problem body and WWW-Authenticate as the local server', () => {
     const responses = ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => r.Properties);
+    // No token: UNAUTHORIZED; a token the authorizer denies: ACCESS_DENIED — the same 401 either way.
+    const denied = responses.find((r) => r.ResponseType === 'ACCESS_DENIED');
     const unauthorized = responses.find((r) => r.ResponseType === 'UNAUTHORIZED');
+    expect(denied).toEqual({ ...unauthorized, ResponseType: 'ACCESS_DENIED' });
     expect(unauthorized).toMatchObject({
       StatusCode: '401',
       ResponseParameters: {

@@ -15,8 +15,9 @@
  * JSON text, so `callerFromClaims` reads it as it reads any form), and `exp`. The handlers decide the workspace
  * (`callerFromClaims`, the same 403 as before) and refuse a context whose `exp` has passed (`AUTHORIZER_EXP_KEY`).
  *
- * Caching: API Gateway keeps a token's Allow for `AUTHORIZER.ttlSeconds` keyed by the Authorization header, and the
- * policy allows the whole stage (the workspace check is the handler's), so one verification serves every route.
+ * Caching: API Gateway keeps a token's Allow (or Deny) for `AUTHORIZER.ttlSeconds` keyed by the Authorization
+ * header, and the policy covers the whole stage (the workspace check is the handler's), so one verification serves
+ * every route.
  * What that costs in revocation: a token is accepted as long as its `exp` allows, as with the JWT authorizer (a JWT
  * is not looked up anywhere). The cache adds nothing past `exp`, because the handlers check `exp` from the context;
  * a key removed from the issuer's JWKS still verifies cached tokens for up to the TTL, and the authorizer's JWKS
@@ -160,6 +161,22 @@ export function allowResponse(methodArn: string, verdict: Extract<TokenVerdict, 
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: `${arn}/${stage}/*` }],
     },
     context: { ...verdict.context },
+  };
+}
+
+/**
+ * The TOKEN authorizer's refusal: Deny on the whole stage. A Deny, not a thrown `Unauthorized`, so a bad token is
+ * no function error (the function's error alarm stays for an issuer that cannot be read) and its answer is cached
+ * like an Allow; the front door answers it (API Gateway's ACCESS_DENIED) with the same 401 as a missing token.
+ */
+export function denyResponse(methodArn: string) {
+  const [arn = '', stage = ''] = methodArn.split('/');
+  return {
+    principalId: 'anonymous',
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: `${arn}/${stage}/*` }],
+    },
   };
 }
 

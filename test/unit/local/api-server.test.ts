@@ -132,4 +132,12 @@ describe('the local front door with the authorizer function', () => {
       expect((await call('/v1/workspaces/team-a/breadcrumbs', token)).status).toBe(200);
     expect(authorizerCalls - before).toBe(1);
   });
+
+  it('keeps a refusal too (a Deny, no function error), as API Gateway keeps it', async () => {
+    const refused = issuer.idToken('someone-else', { jti: 'refused' });
+    const before = authorizerCalls;
+    for (let i = 0; i < 3; i++)
+      expect((await call('/v1/workspaces/team-a/breadcrumbs', refused)).status).toBe(401);
+    expect(authorizerCalls - before).toBe(1);
+  });
 });

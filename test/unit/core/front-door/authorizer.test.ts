@@ -13,6 +13,7 @@ import {
   AUTHORIZER,
   AUTHORIZER_EXP_KEY,
   allowResponse,
+  denyResponse,
   tokenCheck,
 } from '#shared/core/front-door/authorizer.ts';
 import { startTestIssuer, type TestIssuer } from '../../../support/oidc-issuer.ts';
@@ -162,6 +163,14 @@ describe('the front door token check', () => {
       },
     ]);
     expect(response.principalId).toBe('ann');
+    // A refusal is a Deny on the same stage (cached too; no function error).
+    expect(denyResponse(METHOD_ARN).policyDocument.Statement).toEqual([
+      {
+        Action: 'execute-api:Invoke',
+        Effect: 'Deny',
+        Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*',
+      },
+    ]);
     expect(new RegExp(AUTHORIZER.validationRegex).test(bearer(issuer.idToken(CLIENT)))).toBe(true);
     expect(new RegExp(AUTHORIZER.validationRegex).test('Bearer not a jwt')).toBe(false);
   });
