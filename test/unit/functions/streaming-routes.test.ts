@@ -9,7 +9,10 @@
  * - MCP: `tools/call ask_<agent>` with a progress token — progress notifications, then the result;
  * - A2A: `SendStreamingMessage` (the task, the model's output as artifact chunks, the final state) and
  *   `SubscribeToTask` (the task, then its final state);
- * - the SSE route `GET …/streams/{id}/events` (what a streamed ask reads over HTTP): each delta, then the final.
+ * - the SSE route `GET …/streams/{id}/events`: each delta, then the final;
+ * - a streamed ask over HTTP, as a client without a WebSocket makes it: where the stream is (`GET …/streams/{id}`),
+ *   its `events_url` opened, then the `agent.request.v1` with that `stream_id` written — the model's first words
+ *   arrive before the answer breadcrumb exists, and the final event names it.
  */
 import { randomUUID } from 'node:crypto';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
@@ -61,8 +64,14 @@ function deferred() {
  * The stack around a protocol server: the API on an in-memory store, a scripted delta channel, and an agent
  * executor that streams two deltas for each request and writes its answer only when `release` is called.
  */
-async function world() {
-  const { store, api } = inMemoryApi();
+async function world(
+  withApi?: (
+    store: ReturnType<typeof inMemoryApi>['store'],
+    subscribe: ChannelSubscribe,
+  ) => (request: HttpRequest) => Promise<HttpResult>,
+) {
+  const memory = inMemoryApi();
+  const { store } = memory;
   await activeDefinition(store, WS, 'agent-teller', 'agent.def.v1', {
     agent_id: 'teller',
     system_prompt: 'Tell.',
@@ -73,6 +82,7 @@ async function world() {
     listeners.set(streamId, onEvent);
     return { close: () => listeners.delete(streamId), done: new Promise(() => undefined) };
   };
+  const api = withApi ? withApi(store, subscribe) : memory.api;
   const gate = deferred();
   const state = { answered: false };
   const executor = async (request: { id: string; context: Record<string, unknown> }) => {
@@ -323,5 +333,85 @@ describe('the SSE route through the AWS response format', () => {
     expect(rest).toContain('event: final');
     const body = expectStreamingFormat(raw[0] as RawResponse, /^text\/event-stream/);
     expect(body.indexOf('event: delta')).toBeLessThan(body.indexOf('event: final'));
+  });
+});
+
+describe('a streamed ask over HTTP through the AWS response format', () => {
+  it("reads the agent's first words from events_url before the answer exists, then the final naming it", async () => {
+    const subscribed = deferred();
+    const w = await world((store, subscribe) =>
+      createApi({
+        store,
+        streaming: {
+          endpoints: {
+            realtime_url: 'wss://events.example.com/event/realtime',
+            http_host: 'events.example.com',
+          },
+          channelFor,
+          events: (ws, streamId, authorization) =>
+            sseFromChannel(
+              async (onEvent) => {
+                const subscription = await subscribe(ws, streamId, authorization, onEvent);
+                subscribed.resolve();
+                return subscription;
+              },
+              { maxDurationMs: 60_000 },
+            ),
+        },
+      }),
+    );
+    const raw: RawResponse[] = [];
+    const fetchImpl = lambdaFetch(streamingHttpHandler(pt, CLAIM, w.calling), {
+      stagePath: '/prod',
+      authorizer: AUTHORIZER,
+      raw,
+    });
+    const streamId = randomUUID();
+    const info = (await (await fetchImpl(`${BASE}/v1/workspaces/${WS}/streams/${streamId}`)).json()) as {
+      events_url: string;
+    };
+    expect(info.events_url).toBe(`/v1/workspaces/${WS}/streams/${streamId}/events`);
+    const events = await fetchImpl(`${BASE}${info.events_url}`);
+    await subscribed.promise;
+    const written = await fetchImpl(`${BASE}/v1/workspaces/${WS}/breadcrumbs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        schema_name: 'agent.request.v1',
+        title: 'ask teller',
+        tags: [],
+        context: { agent: 'teller', message: 'hi', stream_id: streamId },
+      }),
+    });
+    expect(written.status).toBe(201);
+    const reader = (events.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let sofar = '';
+    while (!sofar.includes('"text":"Hello "')) {
+      const next = await reader.read();
+      if (next.done) throw new Error(`the stream ended early: ${sofar}`);
+      sofar += decoder.decode(next.value);
+    }
+    // The first words are on the wire; the answer is not written yet, and the stream is still open.
+    expect(w.state.answered).toBe(false);
+    const stream = raw.find((r) => r.path.endsWith('/events')) as RawResponse;
+    expect(splitRaw(stream).body).not.toContain('event: final');
+    w.release();
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      sofar += decoder.decode(next.value);
+    }
+    expect(w.state.answered).toBe(true);
+    const final = /event: final\ndata: (.*)\n/.exec(sofar)?.[1];
+    const answerId = (JSON.parse(final ?? '{}') as { answer_id?: string }).answer_id;
+    const answer = (await (
+      await fetchImpl(`${BASE}/v1/workspaces/${WS}/breadcrumbs/${answerId}`)
+    ).json()) as {
+      context: { message: string };
+    };
+    expect(answer.context.message).toBe('Hello world');
+    const body = expectStreamingFormat(stream, /^text\/event-stream/);
+    expect(body.indexOf('"text":"Hello "')).toBeLessThan(body.indexOf('event: final'));
   });
 });
