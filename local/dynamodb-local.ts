@@ -160,7 +160,7 @@ async function startOn(
         // Answered; by this JVM, unless /proc says another process holds the port (then this JVM fails to bind).
         return child.pid === undefined || holdsListeningSocket(child.pid, port) !== false;
       },
-      { timeoutMs: 30_000, intervalMs: 100, what: `DynamoDB Local on ${endpoint}` },
+      { timeoutMs: 180_000, intervalMs: 100, what: `DynamoDB Local on ${endpoint}` },
     );
   } catch (error) {
     dismissWatchdog();

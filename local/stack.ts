@@ -19,7 +19,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSE
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
-import type { DailyBudgetSettings } from '#shared/core/agents/context/daily-budget.ts';
+import type { DailyBudgetSettings } from '#shared/core/model-calls/daily-budget.ts';
 import type { ModelAliases } from '#shared/domain/llm-model.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
 import {

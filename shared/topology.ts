@@ -284,7 +284,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       embeddings: true,
       // The tool runner reads them for the `http` tool's `secret_ref` headers.
       ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
-      limits: ['share', 'ceiling'],
+      // `breadth`: the thread budget, whose counter each executor reads to drop a stopped thread's backlog.
+      limits: ['share', 'ceiling', 'breadth'],
     },
   };
 }
@@ -728,8 +729,9 @@ export const ENV = {
   llmPrices: 'CRUMBS_LLM_PRICES',
   /**
    * JSON `{ "default"?: usd, "workspaces"?: { "<workspace>": usd } }`: each workspace's daily budget for model calls
-   * in USD per UTC day (`DailyBudgetsSchema`); a context agent's call is refused once the workspace's batched
-   * totals reach it (`shared/core/agents/context/daily-budget.ts`). Absent: no daily budget, nothing read. The CDK
+   * in USD per UTC day (`DailyBudgetsSchema`); every model call reserves its worst case from the day's counter
+   * before it is made and is refused once the day is spent (`shared/core/model-calls/daily-budget.ts`). Absent: no
+   * daily budget, nothing read or written. The CDK
    * context value `crumbs:dailyBudgets` on AWS, the environment `crumbs dev` starts in locally. Set on functions
    * with `uses.llm`.
    */

@@ -107,7 +107,8 @@ Environment:
   ${ENV.llmPrices}      model prices over the defaults, USD per million tokens, e.g.
                          {"openai/gpt-4o":{"input":2.5,"output":10,"cached_input":1.25}} (\`crumbs usage\`)
   ${ENV.dailyBudgets}   each workspace's budget for model calls in USD per UTC day, e.g.
-                         {"default":5,"workspaces":{"team-a":50}}; a call is refused once the day's totals reach it`,
+                         {"default":5,"workspaces":{"team-a":50}}; each model call reserves its worst case
+                         first and is refused once the day is spent`,
   options: {
     port: { type: 'string' },
     'dynamodb-port': { type: 'string' },

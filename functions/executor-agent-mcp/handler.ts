@@ -29,22 +29,27 @@ const allowPrivate = (): boolean => {
 };
 const secrets = secretsFromEnv();
 const mcp = new SdkMcpClient({ fetch: guardedFetch({ allowPrivate }) });
-const llm = llmFromEnv();
 
 export const handler = createExecutorHandler('agent-mcp', {
-  implementations: ({ store, log, clock }) => ({
-    agent: metered(
-      createAgentKind({
-        types: { tool: createToolAgent({ mcp, secrets, llm, resolveTool: mcpToolResolver(store, secrets) }) },
-        store,
-        clock,
-        llm,
-        parseYaml,
-        log,
-      }),
-    ),
-    tool: createToolKind({ store, log, clock, tools: toolCatalog([mcpTool({ mcp, secrets })]) }),
-  }),
+  implementations: ({ store, log, clock }) => {
+    // A tool agent's argument extraction answers to the agent's request budget and the workspace's daily budget.
+    const llm = llmFromEnv(process.env, { log });
+    return {
+      agent: metered(
+        createAgentKind({
+          types: {
+            tool: createToolAgent({ mcp, secrets, llm, resolveTool: mcpToolResolver(store, secrets) }),
+          },
+          store,
+          clock,
+          llm,
+          parseYaml,
+          log,
+        }),
+      ),
+      tool: createToolKind({ store, log, clock, tools: toolCatalog([mcpTool({ mcp, secrets })]) }),
+    };
+  },
   // An MCP call gives up after its timeout (30 s by default); stop 10 s before the Lambda does.
   timeoutEarlyInMillis: 10_000,
 });

@@ -11,14 +11,12 @@
  * one-time schedule (EventBridge Scheduler). Agents of the other types run in executor-agent-remote and
  * executor-agent-sandbox.
  */
-import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { deltaChannelFromEnv } from '#shared/adapters/events/appsync-publisher.ts';
 import { schedulerTimersFrom } from '#shared/adapters/scheduler/scheduler-timers.ts';
 import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
-import { LlmEnvSchema, parseEnv, TableEnvSchema, TimersEnvSchema } from '#shared/config.ts';
+import { LlmEnvSchema, parseEnv, TimersEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
-import { dailyBudget } from '#shared/core/agents/context/daily-budget.ts';
 import { metered } from '#shared/core/executor/usage-record.ts';
 import { channelFor } from '#shared/core/streaming/channel.ts';
 import { DeltaStream } from '#shared/core/streaming/delta-stream.ts';
@@ -28,10 +26,8 @@ import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
-const llm = llmFromEnv();
 const tokenizers = new TiktokenTokenizers();
 const settings = parseEnv(LlmEnvSchema);
-const tableName = parseEnv(TableEnvSchema)[ENV.tableName];
 const timers = schedulerTimersFrom(parseEnv(TimersEnvSchema));
 // The delta channel streamed answers go to (AppSync Events; the local events server in `crumbs dev`).
 const deltaChannel = deltaChannelFromEnv();
@@ -39,7 +35,9 @@ const deltaChannel = deltaChannelFromEnv();
 export const handler = createExecutorHandler('agent', {
   // `metered`: the invocation's model calls ride in one of its outputs (`llm_usage`).
   implementation: ({ store, log, clock }) => {
-    // The prices the turn's cost budget counts with, and the operator's daily budgets (none: nothing is read).
+    // Every call on the governed path: the invocation's request budget, the workspace's daily budget.
+    const llm = llmFromEnv(process.env, { tokenizers, log });
+    // The prices the turn's cost budget counts with.
     const prices = settings[ENV.llmPrices];
     // A definition's model as its calls are priced: aliases and the default provider resolved, as the calls are.
     const priceModel = (model: string) => {
@@ -61,7 +59,6 @@ export const handler = createExecutorHandler('agent', {
         ? undefined
         : async (workspace: string, streamId: string) =>
             new DeltaStream({ channel: await channelFor(workspace, streamId), publisher: deltaChannel, log });
-    const daily = dailyBudget(settings[ENV.dailyBudgets], new DynamoUsageTotals(tableName), clock);
     const context = createContextAgent({
       store,
       llm,
@@ -71,7 +68,6 @@ export const handler = createExecutorHandler('agent', {
       prices,
       priceModel,
       timers,
-      ...(daily !== undefined ? { daily } : {}),
       ...(streams !== undefined ? { streams } : {}),
     });
     return metered(
@@ -83,7 +79,6 @@ export const handler = createExecutorHandler('agent', {
         tokenizers,
         parseYaml,
         log,
-        budget: { prices, priceModel, ...(daily !== undefined ? { daily } : {}) },
         ...(streams !== undefined ? { streams } : {}),
       }),
     );

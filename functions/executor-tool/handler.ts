@@ -14,11 +14,11 @@ import { toolCatalog } from '#shared/tools/catalog.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
-const llm = llmFromEnv();
 const secrets = secretsFromEnv();
 
 export const handler = createExecutorHandler('tool', {
   // `metered`: the `llm` tool's model call rides in its answer (`llm_usage`).
+  // The `llm` tool's calls answer to its request budget and the workspace's daily budget (the governed path).
   implementation: ({ store, log, clock, vectorSearch }) =>
     metered(
       createToolKind({
@@ -26,7 +26,10 @@ export const handler = createExecutorHandler('tool', {
         log,
         clock,
         secrets,
-        tools: toolCatalog([...builtinTools, ...contextTools({ llm, vectorSearch })]),
+        tools: toolCatalog([
+          ...builtinTools,
+          ...contextTools({ llm: llmFromEnv(process.env, { log }), vectorSearch }),
+        ]),
       }),
     ),
   timeoutEarlyInMillis: 2_000,

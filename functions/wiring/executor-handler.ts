@@ -1,15 +1,17 @@
 /**
  * What every executor Lambda shares: the SQS handler skeleton (`sqs-handler.ts`) running each message through the
  * universal pipeline (`processExecutorMessage`), with the store, claims and vector search built once per cold start,
- * a workspace's cap of long-running executions (workspace-slots.ts), and middy's abort signal passed down so slow
+ * a workspace's cap of long-running executions (workspace-slots.ts), the publisher's thread budget (a trigger of a
+ * thread it stopped routing is dropped), and middy's abort signal passed down so slow
  * model and HTTP calls stop before the Lambda timeout. Each executor's handler says only which implementation it
  * runs, built from what it needs.
  */
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoBudgetCounters } from '#shared/adapters/dynamodb/budget-counters.ts';
 import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { DynamoWorkspaceSlots } from '#shared/adapters/dynamodb/workspace-slots.ts';
-import { parseEnv, TableEnvSchema, WorkspaceShareEnvSchema } from '#shared/config.ts';
+import { BreadthEnvSchema, parseEnv, TableEnvSchema, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import { parseBody } from '#shared/core/executor/batch.ts';
 import type {
   ExecutorImplementations,
@@ -54,6 +56,11 @@ export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorH
     graceMs: share[ENV.workspaceInFlightGraceMs],
     leaseMs: fn.timeoutSeconds * 1000,
   };
+  // The publisher's thread budget: a trigger of a thread it stopped routing is dropped (one read of its counter).
+  const threadBudget = {
+    counters: new DynamoBudgetCounters(env[ENV.tableName]),
+    limit: parseEnv(BreadthEnvSchema)[ENV.threadBudget],
+  };
   const deps: KindDependencies = { store, log: logger, clock: systemClock, vectorSearch };
   let implementations: ExecutorImplementations;
   if ('implementations' in options) implementations = options.implementations(deps);
@@ -74,6 +81,7 @@ export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorH
         vectorSearch,
         tracing,
         slots,
+        threadBudget,
       }),
     measure: (metrics, { batchItemFailures }) =>
       metrics.addMetric('TriggersFailed', 'Count', batchItemFailures.length),

@@ -1,8 +1,13 @@
+import { DynamoBudgetCounters } from '#shared/adapters/dynamodb/budget-counters.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
-import { pricedLlm } from '#shared/core/executor/usage-record.ts';
+import { LlmEnvSchema, parseEnv, TableEnvSchema } from '#shared/config.ts';
+import { dailyBudget } from '#shared/core/model-calls/daily-budget.ts';
+import { governedLlm } from '#shared/core/model-calls/governed-llm.ts';
 import { type LlmProvider, type ModelAliases, resolveModel } from '#shared/domain/llm-model.ts';
+import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
+import type { Log } from '#shared/ports/log.ts';
+import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { ENV } from '#shared/topology.ts';
 
 /**
@@ -23,19 +28,37 @@ export function withModelAliases(
   };
 }
 
+export interface LlmWiring {
+  /** Counts prompts for the request budgets; without it they count UTF-8 bytes. */
+  readonly tokenizers?: Tokenizers;
+  readonly log?: Log;
+}
+
 /**
- * The LLM client of a function with `uses.llm`: the router on the stack's default provider, with its aliases, each
- * call priced from the operator's table (`CRUMBS_LLM_PRICES`) and recorded by a `metered` executor kind.
+ * The LLM client of a function with `uses.llm`: the router on the stack's default provider, with its aliases, and
+ * every call on the one governed path (`shared/core/model-calls/`): checked against the invocation's request
+ * budget and reserved from the workspace's daily budget (`CRUMBS_DAILY_BUDGETS`, counted in the table) before it
+ * is made, priced from the operator's table (`CRUMBS_LLM_PRICES`) and recorded by a `metered` executor kind after.
  */
-export function llmFromEnv(env: NodeJS.ProcessEnv = process.env): LlmClient {
+export function llmFromEnv(env: NodeJS.ProcessEnv = process.env, wiring: LlmWiring = {}): LlmClient {
   const settings = parseEnv(LlmEnvSchema, env);
   const defaultProvider = settings[ENV.defaultLlmProvider];
-  return pricedLlm(
-    withModelAliases(
+  // The day's counters live in the table; without a daily budget nothing is read or written.
+  const budgets = settings[ENV.dailyBudgets];
+  const daily =
+    budgets.default === undefined && Object.keys(budgets.workspaces ?? {}).length === 0
+      ? undefined
+      : dailyBudget(budgets, {
+          counters: new DynamoBudgetCounters(parseEnv(TableEnvSchema, env)[ENV.tableName]),
+          clock: systemClock,
+          log: wiring.log,
+        });
+  return withModelAliases(
+    governedLlm(
       new LlmRouter({ defaultProvider, offlineStreamDelayMs: settings[ENV.offlineStreamDelayMs] }),
-      defaultProvider,
-      settings[ENV.modelAliases],
+      { prices: settings[ENV.llmPrices], daily, tokenizers: wiring.tokenizers },
     ),
-    settings[ENV.llmPrices],
+    defaultProvider,
+    settings[ENV.modelAliases],
   );
 }

@@ -3,11 +3,13 @@
  * and the run write anyway, and a call is made only when its worst case fits what remains (`callRefusal`): the
  * prompt's estimate (at least the previous call's input plus output: a conversation only grows) plus the output
  * cap, which the call is given as its `maxOutputTokens`. A call that would not fit is not made; the answer is an
- * error naming the budget and the figures (`budgetMessage`). The workspace's daily budget is checked from batched
- * totals and may overshoot by one batch window (`shared/core/agents/context/daily-budget.ts`).
+ * error naming the budget and the figures (`budgetMessage`). The workspace's daily budget reserves each call's worst
+ * case before it and settles after (`shared/core/model-calls/daily-budget.ts`); all three are checked on the one
+ * path every model call takes (`shared/core/model-calls/governed-llm.ts`).
  *
  * Costs are whole nano-dollars, as `llm_usage` keeps them (`llm-usage.ts`), so a cost budget compares integers.
  */
+import { NonRetriableError } from './errors.ts';
 import { type ModelPrice, type PriceTable, priceOf } from './llm-usage.ts';
 import * as z from './zod.ts';
 
@@ -260,6 +262,14 @@ export function budgetMessage(stop: BudgetStop): string {
   const used = stop.unit === 'calls' ? calls : `${figure(stop.unit, stop.used)} used over ${calls}`;
   const next = stop.next !== undefined ? ` (at least ${figure(stop.unit, stop.next)})` : '';
   return `budget ${stop.budget} (${figure(stop.unit, stop.limit)}) reached: ${used}; the next call${next} was not made`;
+}
+
+/** A call refused by a budget before it was made; its message names the budget and the figures. */
+export class BudgetExceededError extends NonRetriableError {
+  override readonly name = 'BudgetExceededError';
+  constructor(readonly stop: BudgetStop) {
+    super(budgetMessage(stop));
+  }
 }
 
 export const BudgetStopSchema = z.object({

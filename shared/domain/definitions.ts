@@ -14,6 +14,7 @@
  *   and need no JSONata parser (81 KB). Expressions and schemas are checked where a definition is accepted or
  *   reported on (`validateDefinition`, `definition-validation.ts`); the workflow kind compiles each when it runs.
  */
+
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
 import {
@@ -41,6 +42,7 @@ import {
   SubscriptionsSchema,
 } from './definition-fields.ts';
 import { ValidationError } from './errors.ts';
+import { LlmToolConfigSchema } from './llm-tool.ts';
 import {
   AGENT_CONTEXT_SCHEMA,
   AGENT_DEF_SCHEMA,
@@ -259,6 +261,7 @@ export const ToolDefinitionSchema = z.pipe(
         }
         checkHeaders(tool.mcp?.headers, ctx, ['mcp', 'headers']);
         if ((tool.implementation ?? tool.name) === 'http') checkHttpCredentials(tool.config, ctx);
+        if ((tool.implementation ?? tool.name) === 'llm') checkLlmToolConfig(tool.config, ctx);
       }),
     ),
   z.transform(({ implementation, ...tool }) => ({ ...tool, implementation: implementation ?? tool.name })),
@@ -284,6 +287,15 @@ export function httpCredentialsOf(config: Record<string, unknown>): HttpCredenti
     authentication: config.authentication,
   });
   return parsed.success ? parsed.data : {};
+}
+
+/** An `llm` tool's `model`, `allowed_models` and `budget` (`llm-tool.ts`). */
+function checkLlmToolConfig(config: Record<string, unknown>, ctx: z.core.$RefinementCtx): void {
+  const parsed = LlmToolConfigSchema.safeParse(config);
+  if (parsed.success) return;
+  for (const issue of parsed.error.issues) {
+    ctx.addIssue({ code: 'custom', path: ['config', ...issue.path], message: issue.message });
+  }
 }
 
 function checkHttpCredentials(config: Record<string, unknown>, ctx: z.core.$RefinementCtx): void {

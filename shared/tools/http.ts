@@ -14,6 +14,8 @@
  *   delivers it again; once the queue gives up (its DLQ), the caller gets a `status: "error"` response.
  * - `headers` / `authentication`: credentials by `secret_ref` of the definition's own workspace, read at call time
  *   and sent over the request's headers of the same name; never in the request, the answer or a log.
+ * - `Idempotency-Key`: derived from the request (`shared/domain/idempotency-key.ts`), the same on every attempt,
+ *   sent with every method but GET, HEAD and OPTIONS unless the request or the definition names one.
  */
 import { readCappedBody } from '#shared/adapters/network/capped-body.ts';
 import { guardedFetch, type Transport } from '#shared/adapters/network/guarded-fetch.ts';
@@ -26,6 +28,7 @@ import {
 } from '#shared/adapters/network/network-guard.ts';
 import { httpCredentialsOf } from '#shared/domain/definitions.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { withIdempotencyKey } from '#shared/domain/idempotency-key.ts';
 import { httpConfigProblems } from '#shared/domain/outbound-limits.ts';
 import { evaluateJsonata } from '../domain/lang/jsonata.ts';
 import { resolveHeaders } from './credentials.ts';
@@ -193,6 +196,8 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
         }
       }
 
+      // The same key on every attempt of this request: a server that honours it applies the call once.
+      const sent = withIdempotencyKey(headers, method, ctx.effectKey?.(0));
       const guarded = guardedFetch({
         allowPrivate: config.allowPrivate,
         allowedHosts: config.allowedHosts,
@@ -209,7 +214,7 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
         ...(options.fetch ? { fetch: options.fetch } : {}),
       });
       try {
-        const response = await guarded(url, { method, headers, body, signal });
+        const response = await guarded(url, { method, headers: sent, body, signal });
         if (config.retryOnStatus.includes(response.status)) {
           await response.body?.cancel();
           throw new RetriableError(`${url.host} answered ${response.status}; the request will be retried`);

@@ -34,6 +34,11 @@ export interface ToolContext {
    * read as secrets of `workspace` only; absent in executors that resolve none.
    */
   secrets?: SecretSource;
+  /**
+   * The `Idempotency-Key` of the tool's outgoing call `callIndex` (`shared/domain/idempotency-key.ts`): the same on
+   * every attempt of this request, so a server that honours it applies the call's effect once.
+   */
+  effectKey?: (callIndex: number) => string;
 }
 
 export interface Tool<I = unknown, O = unknown> {

@@ -18,6 +18,15 @@ export const TEAM_A = { workspace: 'team-a', token: 'team-a-token-0123456789' } 
 export const TEAM_B = { workspace: 'team-b', token: 'team-b-token-0123456789' } as const;
 /** A second workspace of team-b's token, which quotas.test.ts fills to its quota without starving other files. */
 export const TEAM_B_QUOTA_WORKSPACE = 'team-b-quota';
+/**
+ * budgets.test.ts's workspaces of team-b's token, each with a daily budget of its own (`CRUMBS_DAILY_BUDGETS`), so
+ * spending them refuses nothing elsewhere: $0.50 for the 60 concurrent requests, $0.05 for the llm tool.
+ */
+export const TEAM_B_BUDGETS = { 'team-b-spend': 0.5, 'team-b-llm-tool': 0.05 } as const;
+/** The scripted model's prices there (`CRUMBS_LLM_PRICES`): $1 per million input tokens, $5 per million output. */
+export const ADVERSARIAL_PRICES = {
+  'openai-compatible/*': { input: 1, output: 5, source: 'test prices' },
+} as const;
 /** The quotas of quotas.test.ts's workspace (its own, `CRUMBS_WORKSPACE_QUOTAS`): low, so the test can fill them. */
 export const ADVERSARIAL_QUOTAS = { definitions: 40, rules: 30 } as const;
 
@@ -62,7 +71,7 @@ export async function setup(project: TestProject): Promise<void> {
     scopedTokens: parseScopedTokens(
       JSON.stringify({
         [TEAM_A.token]: [TEAM_A.workspace],
-        [TEAM_B.token]: [TEAM_B.workspace, TEAM_B_QUOTA_WORKSPACE],
+        [TEAM_B.token]: [TEAM_B.workspace, TEAM_B_QUOTA_WORKSPACE, ...Object.keys(TEAM_B_BUDGETS)],
       }),
     ),
     // As `crumbs dev` starts by default: definitions reach only globally routable addresses.
@@ -71,6 +80,8 @@ export async function setup(project: TestProject): Promise<void> {
     // quotas.test.ts's workspace gets quotas of its own, low enough to reach; the rest keep the defaults, so the
     // many definitions the other files write in team-b never run into them.
     workspaceQuotas: { [TEAM_B_QUOTA_WORKSPACE]: ADVERSARIAL_QUOTAS },
+    dailyBudgets: { workspaces: { ...TEAM_B_BUDGETS } },
+    llmPrices: ADVERSARIAL_PRICES,
     // Each team's own credentials, which secrets.test.ts has team-b try to name across the boundary.
     secrets: {
       [TEAM_A.workspace]: { 'partner-token': 'team-a-s3cret' },

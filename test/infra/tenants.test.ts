@@ -57,7 +57,7 @@ describe('tenant limits in the template', () => {
     }
   });
 
-  it('gives the publisher the breadth budget and the rule manager the timeout ceiling', () => {
+  it('gives the publisher (and the executors, which drop a spent thread) the breadth budget and the rule manager the timeout ceiling', () => {
     expect(env('publisher')).toMatchObject({
       [ENV.threadBudget]: String(TENANT_LIMITS.threadBudget),
       [ENV.workspaceEventRate]: String(TENANT_LIMITS.workspaceEventRate),
@@ -65,11 +65,13 @@ describe('tenant limits in the template', () => {
     });
     expect(env('rule-manager')[ENV.timeoutCeilingMs]).toBe(String(TENANT_LIMITS.timeoutCeilingMs));
     expect(env('api')[ENV.threadBudget]).toBeUndefined();
+    expect(env('executor-agent-sandbox')[ENV.threadBudget]).toBe(String(TENANT_LIMITS.threadBudget));
   });
 
   it('takes the operator limits from crumbs:tenantLimits, and refuses an unknown one', () => {
     const custom = synth({ 'crumbs:tenantLimits': { threadBudget: 250, inFlightPerWorkspace: 8 } });
     expect(custom.env('publisher')[ENV.threadBudget]).toBe('250');
+    expect(custom.env('executor-tool')[ENV.threadBudget]).toBe('250');
     expect(custom.env('executor-agent')[ENV.workspaceInFlight]).toBe('8');
     expect(() => synth({ 'crumbs:tenantLimits': { threadBugdet: 1 } })).toThrow(/no limit "threadBugdet"/);
   });

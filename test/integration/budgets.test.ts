@@ -5,12 +5,15 @@
  *   answer naming the budget and figures that agree exactly with the calls recorded;
  * - a run stopped by `limits.max_llm_calls` in a resumable state, an agent unable to resume it, a bad resume a 400
  *   naming the field, then resumed through `crumbs runs resume --max-llm-calls` and finishing;
- * - the workspace's daily budget refusing once the batched totals reach it, and not another workspace's calls.
+ * - the workspace's daily budget (a model billing each call's whole output cap) refusing once the day is spent,
+ *   the billed spend within the budget, and not another workspace's calls; a tool agent's argument extraction
+ *   refused the same way.
  */
-import { describe, expect, it } from 'vitest';
-import { FAKE_USAGE } from '../support/fake-openai.ts';
+import { describe, expect, inject, it } from 'vitest';
+import { FAKE_USAGE, fakeOpenAiUsage } from '../support/fake-openai.ts';
 import { crumbs, eventually, localStack, localStore, uniqueWorkspace } from '../support/local.ts';
-import { DAILY_BUDGET_WORKSPACES } from '../support/shared-stack.ts';
+import { startMcpServer } from '../support/mcp-server.ts';
+import { DAILY_BUDGET_WORKSPACES, TEST_LLM_PRICES } from '../support/shared-stack.ts';
 
 type Json = Record<string, unknown>;
 const TOKENS_PER_CALL = FAKE_USAGE.input + FAKE_USAGE.output;
@@ -254,15 +257,17 @@ describe('budgets', () => {
     expect(String((done.raised_limits as Json).by)).toMatch(/^user:/);
   });
 
-  it('refuses a workspace’s calls once its batched daily totals reach the operator’s budget, and no other’s', async () => {
+  it('refuses a workspace’s calls once its day is spent, the spend within the budget, and no other’s', async () => {
     const [ws, other] = DAILY_BUDGET_WORKSPACES;
+    // A model billing every call's whole output cap: the reservation is what each call costs.
+    const model = 'openai-compatible/answer-from-prompt-daily~bills';
     const agent: [string, string, Json] = [
       'agent-daily',
       'agent.def.v1',
       {
         agent_id: 'daily',
         system_prompt: 'Answer. <answer>ok</answer>',
-        model: 'openai-compatible/answer-from-prompt-daily',
+        model,
         subscriptions: {
           selectors: [{ schema_name: 'user.message.v1', role: 'trigger', all_tags: ['to:daily'] }],
         },
@@ -278,33 +283,89 @@ describe('budgets', () => {
     };
     const call = http(ws);
     await define(call, [agent]);
-    // $0.0001 a day: the third call crosses it; the stream consumer's batch lands, the agent's cached read of the
-    // totals expires (10 s), and the next call is refused. Between the crossing and the refusal calls go through:
-    // that is the documented overshoot (one batch window plus one cache period).
+    // $0.05 a day: the first call reserves and bills about $0.025, the second what is left; the third is refused
+    // before it is made, naming the budget, the day's spend and the least the next call would cost.
     let refusal: Json | undefined;
     let made = 0;
-    for (let i = 0; i < 60 && refusal === undefined; i++) {
+    for (let i = 0; i < 10 && refusal === undefined; i++) {
       const answer = await ask(call);
       if (answer.status === 'error') refusal = answer;
       else made++;
-      await new Promise((r) => setTimeout(r, 500));
     }
     expect(refusal, `still answering after ${made} calls`).toBeDefined();
-    expect(made).toBeGreaterThanOrEqual(3);
-    const spent = made * COST_PER_CALL_NUSD;
+    expect(made).toBeGreaterThanOrEqual(2);
     expect(String(refusal?.error)).toMatch(
-      /^budget CRUMBS_DAILY_BUDGETS \(workspace daily-budget-a, today UTC\) \(\$0\.000100\) reached: \$0\.\d{6} used over \d+ calls?; the next call was not made$/,
+      /^budget CRUMBS_DAILY_BUDGETS \(workspace daily-budget-a, today UTC\) \(\$0\.050000\) reached: \$0\.\d{6} used over \d+ calls; the next call \(at least \$0\.\d{6}\) was not made$/,
     );
-    const figures = refusal?.budget_stop as { used: number; limit: number };
-    expect(figures.limit).toBe(100_000);
-    expect(figures.used).toBeGreaterThanOrEqual(100_000);
-    expect(figures.used).toBeLessThanOrEqual(spent);
-    // The usage API agrees with what the refusal read (the same batched totals).
-    const usage = await call('GET', '/usage?by=day');
-    expect((usage.body.totals as Json).cost_nusd).toBe(spent);
+    const figures = refusal?.budget_stop as { used: number; limit: number; calls: number };
+    expect(figures.limit).toBe(50_000_000);
+    expect(figures.calls).toBe(made);
+    // What the model billed is what the budget counted, and within it.
+    const billed = await billedNusd(model);
+    expect(figures.used).toBe(billed);
+    expect(billed).toBeLessThanOrEqual(50_000_000);
+    // The usage API agrees (the stream's batched totals of the calls recorded on the answers).
+    const usage = await eventually(async () => {
+      const res = await call('GET', '/usage?by=day');
+      return (res.body.totals as Json).cost_nusd === billed ? res : undefined;
+    });
+    expect((usage.body.totals as Json).calls).toBe(made);
     // Another workspace's spend is its own: its first call goes through.
     const otherCall = http(other);
     await define(otherCall, [agent]);
     expect((await ask(otherCall)).status).toBe('success');
   });
+
+  it('refuses a tool agent’s argument extraction once its workspace’s day is spent', async () => {
+    const mcp = await startMcpServer('streamable');
+    try {
+      const ws = DAILY_BUDGET_WORKSPACES[2];
+      const call = http(ws);
+      // The model picks whoami (a tool call), billing its whole output cap.
+      const model = 'openai-compatible/calls-whoami~bills';
+      await define(call, [
+        [
+          'agent-picker',
+          'agent.def.v1',
+          {
+            agent_id: 'picker',
+            type: 'tool',
+            model,
+            transport: { kind: 'mcp', mcp: { url: mcp.url } },
+            yaml: 'tools:\n  - whoami\nextract_arguments: true\n',
+          },
+        ],
+      ]);
+      const ask = async (): Promise<Json> => {
+        const requestId = `pick-${Math.random().toString(36).slice(2, 8)}`;
+        await call('POST', '/breadcrumbs', {
+          schema_name: 'agent.request.v1',
+          context: { agent: 'picker', message: 'who am I?', request_id: requestId },
+        });
+        return eventually(() => latest(call, 'agent.response.v1', `request:${requestId}`), 30_000, 100);
+      };
+      const answers: Json[] = [];
+      for (let i = 0; i < 8 && answers.at(-1)?.status !== 'error'; i++) answers.push(await ask());
+      expect(answers.filter((a) => a.status === 'success').length).toBeGreaterThanOrEqual(2);
+      expect(String(answers.at(-1)?.error)).toMatch(
+        /^budget CRUMBS_DAILY_BUDGETS \(workspace daily-budget-tools, today UTC\) \(\$0\.050000\) reached/,
+      );
+      const billed = await billedNusd(model);
+      expect(billed).toBeLessThanOrEqual(50_000_000);
+      // Over the budget nothing more reaches the model.
+      expect(String((await ask()).error)).toMatch(/^budget CRUMBS_DAILY_BUDGETS/);
+      expect(await billedNusd(model)).toBe(billed);
+    } finally {
+      await mcp.close();
+    }
+  });
 });
+
+/** What the scripted model billed `model` at the test prices (`TEST_LLM_PRICES`), in nano-dollars. */
+async function billedNusd(model: string): Promise<number> {
+  const usage = (await fakeOpenAiUsage(inject('fakeOpenAi')))[model.replace(/^openai-compatible\//, '')];
+  const price = TEST_LLM_PRICES['openai-compatible/*'];
+  return usage === undefined
+    ? 0
+    : usage.prompt_tokens * price.input * 1000 + usage.completion_tokens * price.output * 1000;
+}

@@ -6,6 +6,9 @@ import type { LocalStack } from '#local/stack.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
+import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
+import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
+import { createApiAgent } from '#shared/core/agents/api-agent.ts';
 import { conversationId } from '#shared/core/agents/context/tool-rounds.ts';
 import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
@@ -19,14 +22,17 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
+import { evaluateJsonata } from '#shared/domain/lang/jsonata.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
+import { createHttpTool } from '#shared/tools/http.ts';
 import { topology } from '#shared/topology.ts';
 import { messageFor } from '../support/executor-message.ts';
 import { faultyIo, throttlingError } from '../support/faults.ts';
+import { startHttpServer } from '../support/http-server.ts';
 import { eventually, localStore, startStackWithoutExecutors, uniqueWorkspace } from '../support/local.ts';
 
 const LEASE_MS = 60_000;
@@ -661,5 +667,162 @@ describe('executor pipeline on DynamoDB Local', () => {
     await processExecutorMessage(message, deps());
     await handleDeadLetter(message, { store });
     expect(await responses(ws, 'r-dlq')).toHaveLength(1);
+  });
+});
+
+/**
+ * A partner that honours `Idempotency-Key` as the IETF draft describes: the first request under a key is applied
+ * and its answer kept; a request repeating the key gets that answer again and changes nothing.
+ */
+async function idempotentPartner(answer: (n: number) => number = () => 200) {
+  const applied = new Map<string, string>();
+  let effects = 0;
+  const server = await startHttpServer((req, res) => {
+    const key = req.headers['idempotency-key'];
+    const status = answer(server.requests.length);
+    res.setHeader('content-type', 'application/json');
+    // A read changes nothing.
+    if (req.method === 'GET') {
+      res.end(JSON.stringify({ charges: effects }));
+      return;
+    }
+    if (typeof key === 'string' && applied.has(key)) {
+      res.end(applied.get(key));
+      return;
+    }
+    res.statusCode = status;
+    const body = JSON.stringify({ charged: status === 200 ? ++effects : null });
+    if (status === 200 && typeof key === 'string') applied.set(key, body);
+    res.end(body);
+  });
+  return {
+    server,
+    effects: () => effects,
+    keys: () => server.requests.map((r) => r.headers['idempotency-key']),
+  };
+}
+
+describe('Idempotency-Key on outgoing requests, on DynamoDB Local', () => {
+  const httpTools = toolCatalog([createHttpTool({ allowPrivateNetwork: true })]);
+  const httpDeps = (clock: Clock, writer: DynamoBreadcrumbStore = store) =>
+    deps(
+      {
+        implementations: {
+          tool: createToolKind({ store: writer, log: silentLog, clock: systemClock, tools: httpTools }),
+        },
+      },
+      clock,
+    );
+
+  it('sends the same key when a worker takes over the claim of one that died after the call', async () => {
+    const partner = await idempotentPartner();
+    try {
+      const ws = uniqueWorkspace('idem');
+      const def = await toolDef(ws, {
+        name: 'charge',
+        implementation: 'http',
+        config: { allowed_hosts: ['127.0.0.1'], allow_private: true },
+      });
+      const input = { method: 'POST', url: `${partner.server.url}/charges`, body: { amount: 5 } };
+      const trigger = await request(ws, 'charge', input, 'r-charge');
+      const message = messageFor(def, trigger);
+      const clock = new ManualClock();
+      // The first worker makes the call, then dies before its answer reaches the table, holding the claim.
+      let revive!: () => void;
+      const frozen = new Promise<void>((resolve) => {
+        revive = resolve;
+      });
+      const dyingStore = Object.create(store) as DynamoBreadcrumbStore;
+      dyingStore.create = async (...args) => {
+        await frozen;
+        return store.create(...args);
+      };
+      const first = processExecutorMessage(message, httpDeps(clock, dyingStore));
+      await eventually(async () => (partner.server.requests.length === 1 ? true : undefined));
+      // Past its lease, the redelivery takes the claim over and sends the request again.
+      clock.advance(LEASE_MS + 1);
+      expect((await processExecutorMessage(message, httpDeps(clock))).status).toBe('responded');
+      revive();
+      await first;
+
+      expect(partner.server.requests).toHaveLength(2);
+      const [key, again] = partner.keys();
+      expect(key).toMatch(/^"crumbs-[0-9a-f]{32}"$/);
+      expect(again).toBe(key);
+      // The partner applied the charge once, and the one answer carries its result.
+      expect(partner.effects()).toBe(1);
+      const [response, ...others] = await responses(ws, 'r-charge');
+      expect(others).toEqual([]);
+      expect(response?.context).toMatchObject({
+        status: 'success',
+        output: { status: 200, body: { charged: 1 } },
+      });
+
+      // Another request is another effect: another key. A GET carries none.
+      const second = await request(ws, 'charge', input, 'r-charge-2');
+      await processExecutorMessage(messageFor(def, second), httpDeps(clock));
+      const read = await request(ws, 'charge', { url: `${partner.server.url}/charges` }, 'r-read');
+      await processExecutorMessage(messageFor(def, read), httpDeps(clock));
+      const keys = partner.keys();
+      expect(keys[2]).toMatch(/^"crumbs-[0-9a-f]{32}"$/);
+      expect(keys[2]).not.toBe(key);
+      expect(keys[3]).toBeUndefined();
+      expect(partner.effects()).toBe(2);
+    } finally {
+      await partner.server.close();
+    }
+  });
+
+  it("sends an api agent's request again under the same key when the partner's 503 makes it redelivered", async () => {
+    // The partner is busy at the first attempt: the queue brings the request back, which the partner applies.
+    const partner = await idempotentPartner((n) => (n === 1 ? 503 : 200));
+    try {
+      const ws = uniqueWorkspace('idem');
+      const agent = await put(ws, {
+        schema_name: 'agent.def.v1',
+        context: {
+          agent_id: 'biller',
+          type: 'api',
+          transport: {
+            kind: 'api',
+            api: { endpoint: `${partner.server.url}/invoices`, method: 'POST', allowed_hosts: ['127.0.0.1'] },
+          },
+        },
+      });
+      const trigger = await put(ws, {
+        schema_name: 'agent.request.v1',
+        context: { agent: 'biller', input: { amount: 7 }, request_id: 'r-bill' },
+      });
+      const guarded = guardedFetch({ allowPrivate: () => true });
+      const agentDeps = deps({
+        implementations: {
+          agent: createAgentKind({
+            types: {
+              api: createApiAgent({
+                fetchFor: (allowedHosts, maxResponseBytes) =>
+                  guarded.within({ allowedHosts, maxResponseBytes }),
+                secrets: { get: async () => undefined } as never,
+                evaluate: evaluateJsonata,
+              }),
+            },
+            store,
+            clock: systemClock,
+          }),
+        },
+      });
+      const message = messageFor(agent, trigger);
+      await expect(processExecutorMessage(message, agentDeps)).rejects.toBeInstanceOf(RetriableError);
+      expect((await processExecutorMessage(message, agentDeps)).status).toBe('responded');
+      const [key, again] = partner.keys();
+      expect(key).toMatch(/^"crumbs-[0-9a-f]{32}"$/);
+      expect(again).toBe(key);
+      const answers = (
+        await store.list({ workspace: ws, schema_name: 'agent.response.v1', tag: 'request:r-bill', limit: 5 })
+      ).items;
+      expect(answers).toHaveLength(1);
+      expect(answers[0]?.context).toMatchObject({ status: 'success', output: { charged: 1 } });
+    } finally {
+      await partner.server.close();
+    }
   });
 });

@@ -16,7 +16,16 @@
  *                         whatever it is told), else "(fake) <model>"
  *
  * Requests per model id are counted (`GET /counts`), so a test can tell how often it was called. Every completion
- * reports the same usage (`FAKE_USAGE`: 10 prompt tokens, 4 of them cached, and 5 completion tokens).
+ * reports the same usage (`FAKE_USAGE`: 10 prompt tokens, 4 of them cached, and 5 completion tokens), unless the
+ * model id carries flags after `~` (the script is what comes before the first `~`):
+ *
+ *   ~bills     bills like a model that writes to its cap: completion tokens = the request's `max_tokens` (or
+ *              `max_completion_tokens`, else 1,000), prompt tokens = a quarter of the messages' JSON characters
+ *              (within any byte count of the prompt), none cached — a budget's worst case, spent in full
+ *   ~hold<ms>  waits that long before a (non-streamed) answer, so concurrent calls overlap
+ *
+ * What each model id was billed is summed (`GET /usage`: `{ <model>: { calls, prompt_tokens, completion_tokens } }`),
+ * the spend a provider would charge.
  *
  * A request with `stream: true` gets the same completion as server-sent chunks (the text word by word, tool calls
  * in pieces, usage in the last chunk). Model ids containing `slow<ms>` wait that long before each chunk (e.g.
@@ -36,6 +45,8 @@ const USAGE = {
 interface ChatRequest {
   model: string;
   stream?: boolean;
+  max_tokens?: number;
+  max_completion_tokens?: number;
   messages: { role: string; content?: string | null; tool_calls?: unknown[] }[];
 }
 
@@ -47,6 +58,7 @@ export interface FakeOpenAi {
 
 export async function startFakeOpenAi(): Promise<FakeOpenAi> {
   const counts = new Map<string, number>();
+  const billed = new Map<string, { calls: number; prompt_tokens: number; completion_tokens: number }>();
   const server: Server = createServer((req, res) => {
     void (async () => {
       if (req.method === 'GET' && req.url === '/v1/counts') {
@@ -54,10 +66,33 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         res.end(JSON.stringify(Object.fromEntries(counts)));
         return;
       }
+      if (req.method === 'GET' && req.url === '/v1/usage') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(Object.fromEntries(billed)));
+        return;
+      }
       const body = JSON.parse(await read(req)) as ChatRequest;
       const n = (counts.get(body.model) ?? 0) + 1;
       counts.set(body.model, n);
-      const reply = script(body, n);
+      const [scriptName = '', ...flags] = body.model.split('~');
+      const hold = Number(flags.find((f) => /^hold\d+$/.test(f))?.slice(4) ?? 0);
+      if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
+      const reply = script({ ...body, model: scriptName }, n);
+      if (reply.kind === 'completion') {
+        const usage = flags.includes('bills')
+          ? {
+              prompt_tokens: Math.ceil(JSON.stringify(body.messages).length / 4),
+              completion_tokens: body.max_tokens ?? body.max_completion_tokens ?? 1000,
+            }
+          : USAGE;
+        reply.body.usage = usage;
+        const sum = billed.get(body.model) ?? { calls: 0, prompt_tokens: 0, completion_tokens: 0 };
+        billed.set(body.model, {
+          calls: sum.calls + 1,
+          prompt_tokens: sum.prompt_tokens + usage.prompt_tokens,
+          completion_tokens: sum.completion_tokens + usage.completion_tokens,
+        });
+      }
       if (reply.kind === 'error') {
         res.statusCode = reply.status;
         for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
@@ -84,6 +119,16 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** What the fake billed each model id: calls, prompt and completion tokens. */
+export async function fakeOpenAiUsage(
+  baseUrl: string,
+): Promise<Record<string, { calls: number; prompt_tokens: number; completion_tokens: number }>> {
+  return (await (await fetch(`${baseUrl}/usage`)).json()) as Record<
+    string,
+    { calls: number; prompt_tokens: number; completion_tokens: number }
+  >;
 }
 
 /** How often the fake was asked about each model id. */

@@ -33,11 +33,12 @@ export const TEST_LLM_PRICES = {
 
 /**
  * The operator's daily budgets (CRUMBS_DAILY_BUDGETS): only these workspaces have one (so every other test's calls
- * read nothing), $0.0001 a day each — between two and three calls of the scripted model (41 micro-dollars each).
+ * read nothing), $0.05 a day each — two calls of the scripted model billing its whole output cap (`~bills`: 4,096
+ * output tokens at $6 a million, about $0.025), the second with a smaller cap.
  */
-export const DAILY_BUDGET_WORKSPACES = ['daily-budget-a', 'daily-budget-b'] as const;
+export const DAILY_BUDGET_WORKSPACES = ['daily-budget-a', 'daily-budget-b', 'daily-budget-tools'] as const;
 export const TEST_DAILY_BUDGETS = {
-  workspaces: Object.fromEntries(DAILY_BUDGET_WORKSPACES.map((ws) => [ws, 0.0001])),
+  workspaces: Object.fromEntries(DAILY_BUDGET_WORKSPACES.map((ws) => [ws, 0.05])),
 };
 
 const shared = globalThis as typeof globalThis & {

@@ -20,6 +20,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/tools'],
   ['shared/core/stream'],
   ['shared/core/streaming'],
+  ['shared/core/model-calls'],
   ['shared/core/executor'],
   ['shared/core/context-builder', 'shared/core/tools'],
   ['shared/core/orchestration'],

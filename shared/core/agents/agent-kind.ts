@@ -35,7 +35,7 @@ import { outputId } from '../executor/outputs.ts';
 import type { OpenStream } from './context/answer-stream.ts';
 import { isApprovalAnswer } from './context/approvals.ts';
 import { ownToolRequest } from './context/tool-rounds.ts';
-import { budgetedLlm, invocationLimits, type TurnBudgetDeps } from './context/turn-budget.ts';
+import { invocationLimits } from './context/turn-budget.ts';
 import {
   type AgentAnswer,
   type AgentOutcome,
@@ -54,16 +54,15 @@ export interface AgentKindDeps {
   /** The workspace's breadcrumbs (modes read context, orchestrations read and write their runs). */
   readonly store: BreadcrumbStore;
   readonly clock: Clock;
-  /** The model plan and build call, and orchestrations plan with; absent: those are answered as errors. */
+  /**
+   * The model plan and build call, and orchestrations plan with; absent: those are answered as errors. Its calls
+   * answer to the invocation's budgets on the one path every model call takes (`modelBudget` below,
+   * `shared/core/model-calls/`).
+   */
   readonly llm?: LlmClient;
   readonly tokenizers?: Tokenizers;
   readonly parseYaml?: YamlParser;
   readonly log?: Log;
-  /**
-   * Prices, the daily budget and model pricing for the budgets of plans, builds and orchestration planning calls
-   * (`budgetedLlm`); the tool-round turn checks its own. Absent: the default prices, no daily budget.
-   */
-  readonly budget?: TurnBudgetDeps;
   /**
    * Opens a streaming request's channel (`context/answer-stream.ts`): a context agent's conversation streams its
    * words; every other answer (a plan, a build, another type's) sends the final event alone, so a client waiting on
@@ -76,6 +75,9 @@ export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation
   return {
     execute: (input) => executeAgent(input, deps),
     errorOutput: ERROR_ANSWERS.agent,
+    // Every type's model calls (plans, builds, orchestration planning, a tool agent's argument extraction, a
+    // context turn's calls) answer to the agent's budget, tightened by the share of a run its request carries.
+    modelBudget: (input) => invocationLimits(input.definition, input.trigger),
     ownRequestOf: async ({ definition, trigger }) =>
       ownToolRequest(definition, trigger) ??
       (definition.agent_id !== undefined &&
@@ -122,18 +124,9 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
     signal: input.signal,
     log,
   };
-  // Plans, builds and orchestration planning call the model here, in one invocation: their calls answer to the
-  // same budgets as a turn's (the agent's, the request's share of a run's, the workspace's day).
-  const llm =
-    deps.llm === undefined
-      ? undefined
-      : budgetedLlm(deps.llm, invocationLimits(input.definition, input.trigger), input.trigger.workspace, {
-          ...deps.budget,
-          ...(deps.tokenizers !== undefined ? { tokenizers: deps.tokenizers } : {}),
-        });
   const modeDeps = {
     store: deps.store,
-    ...(llm !== undefined ? { llm } : {}),
+    ...(deps.llm !== undefined ? { llm: deps.llm } : {}),
     ...(deps.tokenizers !== undefined ? { tokenizers: deps.tokenizers } : {}),
     ...(deps.parseYaml !== undefined ? { parseYaml: deps.parseYaml } : {}),
   };

@@ -11,12 +11,17 @@
  *      Retry-After: the queue delivers the request again later; the Lambda does not sleep. Other non-2xx answers
  *      are an error answer naming the status, with the body in `output`.
  *   4. response_transform over the parsed body (`$status` and `$headers` bound) gives `output`.
+ *
+ * The request carries an `Idempotency-Key` derived from the agent, the trigger and its version
+ * (`shared/domain/idempotency-key.ts`): a retry, a redelivery or a takeover sends the same key.
  */
 import { readCappedBody } from '#shared/adapters/network/capped-body.ts';
 import type { Transform } from '#shared/domain/agent-types.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
+import { withIdempotencyKey } from '#shared/domain/idempotency-key.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
 import { resolveHeaders } from '#shared/tools/credentials.ts';
+import { effectKey } from '../executor/outputs.ts';
 import { type AgentRun, type AgentType, answer, type SpecOf } from './contract.ts';
 
 export interface ApiAgentDeps {
@@ -71,6 +76,13 @@ async function runApi(run: AgentRun<SpecOf<'api'>>, deps: ApiAgentDeps) {
       headers['content-type'] = 'application/json';
   }
   headers.accept ??= 'application/json';
+  // The same key on every attempt of this request (a redelivery, a takeover): the partner applies it once.
+  const execution = run.execution;
+  const sent = withIdempotencyKey(
+    headers,
+    api.method,
+    effectKey(execution.definitionRef.id, execution.trigger.id, execution.trigger.version, 0),
+  );
 
   const timeout = AbortSignal.timeout(api.timeout_ms);
   const signal = AbortSignal.any([run.signal, timeout]);
@@ -79,7 +91,7 @@ async function runApi(run: AgentRun<SpecOf<'api'>>, deps: ApiAgentDeps) {
   try {
     response = await doFetch(url, {
       method: api.method,
-      headers,
+      headers: sent,
       ...(body !== undefined ? { body } : {}),
       signal,
     });

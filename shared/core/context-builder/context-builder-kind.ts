@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { type Breadcrumb, type ContextView, jsonBytes } from '#shared/domain/breadcrumb.ts';
 import { type ContextConfig, ContextSourceSchema, sourceToSelector } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
+import { llmToolConfig, llmToolModel } from '#shared/domain/llm-tool.ts';
 import { AGENT_CONTEXT_SCHEMA } from '#shared/domain/protocol.ts';
 import { STREAM_ID_PATTERN } from '#shared/domain/streaming.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -238,11 +239,16 @@ export interface LlmToolInput {
   response_schema?: Record<string, unknown>;
 }
 
-/** `llm`: one model call as a tool (no tools of its own); the model comes from the input or the tool's config. */
+/**
+ * `llm`: one model call as a tool (no tools of its own). The model is the definition's (`config.model`, or one of
+ * `config.allowed_models` a request names in `input.model`; `shared/domain/llm-tool.ts`); the call answers to the
+ * tool's `config.budget` and the workspace's daily budget on the governed path (`shared/core/model-calls/`).
+ */
 export function llmTool(llm: LlmClient): Tool<LlmToolInput, unknown> {
   return {
     name: 'llm',
-    description: 'One LLM call: prompt (+ optional system, model, temperature, response_schema) → text.',
+    description:
+      'One LLM call: prompt (+ optional system, temperature, response_schema, and a model the definition allows) → text.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -255,9 +261,10 @@ export function llmTool(llm: LlmClient): Tool<LlmToolInput, unknown> {
       required: ['prompt'],
     },
     async run(input, ctx) {
-      const configured = typeof ctx.config.model === 'string' ? ctx.config.model : undefined;
+      const chosen = llmToolModel(llmToolConfig(ctx.config), input.model);
+      if ('refused' in chosen) throw new NonRetriableError(chosen.refused);
       const response = await llm.generate({
-        model: input.model ?? configured ?? 'default',
+        model: chosen.model,
         system: input.system ?? 'You are a helpful assistant.',
         messages: [{ role: 'user', content: input.prompt }],
         ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),

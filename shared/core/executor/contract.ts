@@ -14,6 +14,7 @@
  * (`isRetriable`) is delivered again after a back-off, anything else is answered with `errorOutput`.
  */
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
+import type { BudgetLimits } from '#shared/domain/budget.ts';
 import { type Causation, ChangeEventSchema } from '#shared/domain/change-event.ts';
 import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
 import * as z from '#shared/domain/zod.ts';
@@ -117,6 +118,11 @@ export interface ExecutorKindImplementation<D> {
    * takes no claim: a duplicate delivery, or two at once, re-read the run and replay the same ids.
    */
   exactlyOnceByItself?: true;
+  /**
+   * The request budget of this invocation's model calls (`shared/domain/budget.ts`): each call is checked against
+   * it before it is made, on the one path every model call takes (`shared/core/model-calls/`). Absent: none.
+   */
+  modelBudget?(input: ExecutionInput<D>): BudgetLimits;
   /** The error breadcrumb written for a non-retriable failure or a dead-lettered message. */
   errorOutput(input: {
     definition: D;

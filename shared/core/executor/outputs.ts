@@ -35,6 +35,20 @@ export function outputId(
 }
 
 /**
+ * The key of outgoing effect `callIndex` of this (definition, trigger, version) — an http tool's call, an api
+ * agent's request —, sent as its `Idempotency-Key` (`shared/domain/idempotency-key.ts`): the same on every attempt
+ * (a redelivery, a worker taking an expired claim over), so a server that honours the header applies it once.
+ */
+export function effectKey(
+  definitionId: string,
+  triggerId: string,
+  triggerVersion: number,
+  callIndex: number,
+): string {
+  return `crumbs-${digest(['effect', definitionId, triggerId, String(triggerVersion), String(callIndex)]).slice(0, 32)}`;
+}
+
+/**
  * A deterministic breadcrumb id an implementation chooses for an output: `<prefix>-<32 hex>` of the parts, e.g.
  * `deterministicId('wfstep', runId, stepId, String(attempt))`. The prefix says what the breadcrumb is (letters,
  * digits and "-").

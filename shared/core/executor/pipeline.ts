@@ -29,12 +29,14 @@ import { DEFAULT_HOP_LIMIT, type ParsedDefinition } from '#shared/domain/definit
 import { isRetriable, NotFoundError, RetriableError, ValidationError } from '#shared/domain/errors.ts';
 import { inferRole } from '#shared/domain/selector.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
+import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
 import type { ClaimKey, Claims } from '#shared/ports/claims.ts';
 import type { ExecutorStore } from '#shared/ports/executor-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import { noTracing, type Tracing } from '#shared/ports/tracing.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { matchesSelector } from '#shared/routing/compiler.ts';
+import { threadBudgetKey } from '../stream/breadth-budget.ts';
 import { asDetail, assembleContext } from './context-assembly.ts';
 import {
   type AfterWrite,
@@ -67,6 +69,11 @@ export interface PipelineDeps {
   tracing?: Tracing;
   /** The workspace's share of this function (workspace-slots.ts); absent: no cap. */
   slots?: SlotPolicy | undefined;
+  /**
+   * The publisher's thread budget (`shared/core/stream/breadth-budget.ts`): a trigger an executor wrote in a thread
+   * whose counter has reached it is dropped, so a storm's backlog already routed does not run. Absent: not checked.
+   */
+  threadBudget?: { counters: Pick<BudgetCounters, 'read'>; limit: number } | undefined;
 }
 
 export type ProcessOutcome =
@@ -140,6 +147,11 @@ async function processTrigger(
   const principal = parts.principal;
   if (trigger.updated_by === principal)
     return skip(log, 'the trigger was written by this definition', logKeys);
+
+  const thread = await threadBudgetOf(trigger, deps);
+  if (thread === 'spent') {
+    return skip(log, 'the thread reached its breadth budget (the publisher stopped routing it)', logKeys);
+  }
 
   const implementation = deps.implementations[parsed.kind];
   if (!implementation) {
@@ -257,6 +269,12 @@ async function processTrigger(
     // running, and the redelivery after its lease re-executes and replays the answer (its id is derived from the
     // trigger, so nothing is written twice) before marking it done. A kind that answers once needs no such write:
     // its answer, under the derived id, is the completion (checked when a worker takes the claim over).
+    // A thread near its budget when this began may have reached it while this ran (a storm's executions run side
+    // by side): read its counter again, and write nothing into a stopped thread.
+    if (thread === 'near' && (await threadBudgetOf(trigger, deps)) === 'spent') {
+      await claims.complete(claimKey, claim.token);
+      return skip(log, 'the thread reached its breadth budget while this ran; nothing written', logKeys);
+    }
     let outputIds: string[];
     try {
       ({ ids: outputIds } = await writeOutputs(outputs, writeCtx));
@@ -299,6 +317,36 @@ async function processTrigger(
     throw error;
   }
 }
+
+/**
+ * Where the trigger's thread stands against the publisher's thread budget, when the trigger is one the publisher
+ * counts (an executor's write, hop 1 or more): one read of the counter the publisher keeps. The publisher stops
+ * routing a thread at its budget, but events routed before the stop wait in the queues: a trigger of a `spent`
+ * thread is dropped before it runs, and one of a thread `near` its budget (past `NEAR_THREAD_BUDGET` of it) is read
+ * again before its outputs are written, so the executions already running when the budget is reached write nothing
+ * either. A storm's writes then stay within the budget plus what the publisher had not flushed (one step) and what
+ * was being written at that moment. A counter that cannot be read lets the trigger run (as the publisher routes
+ * when it cannot count).
+ */
+async function threadBudgetOf(trigger: Breadcrumb, deps: PipelineDeps): Promise<'spent' | 'near' | 'room'> {
+  const budget = deps.threadBudget;
+  const thread = trigger.causation?.thread;
+  if (budget === undefined || thread === undefined || (trigger.causation?.hop ?? 0) < 1) return 'room';
+  try {
+    const count = await budget.counters.read(trigger.workspace, threadBudgetKey(thread));
+    if (count >= budget.limit) return 'spent';
+    return count >= budget.limit * NEAR_THREAD_BUDGET ? 'near' : 'room';
+  } catch (error) {
+    (deps.log ?? silentLog).warn('could not read the thread budget; running the trigger', {
+      thread,
+      error: (error as Error).message,
+    });
+    return 'room';
+  }
+}
+
+/** Past this share of its thread budget, a trigger's thread is read again before its outputs are written. */
+export const NEAR_THREAD_BUDGET = 0.8;
 
 /** The implementation's after-write callbacks: what they do is a courtesy (a stream's last event), never a write. */
 async function runAfterWrites(

@@ -1,23 +1,19 @@
 /**
- * Recording model usage without a write of its own. `pricedLlm` wraps a function's model client: each call's
- * tokens are priced (`shared/domain/llm-usage.ts`) and noted in the meter of the invocation it runs in; `metered`
- * wraps an executor kind so each invocation runs in a meter of its own and its calls ride, as `llm_usage`, in one
- * breadcrumb the invocation writes anyway (its answer, else the tool request of its tool round, else its
- * conversation, else its first output). The stream consumer adds them up (`shared/core/stream/usage-totals.ts`).
+ * Recording model usage without a write of its own. `metered` wraps an executor kind so each invocation runs in an
+ * account of its own (`shared/core/model-calls/governed-llm.ts`): the governed model client checks each call
+ * against the account's budget (the kind's `modelBudget`) and notes the call's priced tokens there, and the
+ * invocation's calls ride, as `llm_usage`, in one breadcrumb it writes anyway (its answer, else the tool request of
+ * its tool round, else its conversation, else its first output). The stream consumer adds them up
+ * (`shared/core/stream/usage-totals.ts`).
  *
- * The meter is an AsyncLocalStorage: the model client is built once per function and handed to several layers
- * (agent types, modes, orchestrations, the `llm` tool), so a call site cannot be asked to pass the meter along.
- * A call made outside a metered invocation is priced and not recorded. Calls of an invocation that fails are not
- * recorded either: its error answer is written by the pipeline, which never sees the meter.
+ * Calls of an invocation that fails are not recorded: its error answer is written by the pipeline, which never sees
+ * the account.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
-  callRecord,
   LLM_USAGE_FIELD,
   type LlmCallRecord,
   type LlmUsageRecord,
   MAX_RECORDED_CALLS,
-  type PriceTable,
   withoutUsageRecord,
 } from '#shared/domain/llm-usage.ts';
 import {
@@ -26,7 +22,7 @@ import {
   TOOL_REQUEST_SCHEMA,
   TOOL_RESPONSE_SCHEMA,
 } from '#shared/domain/protocol.ts';
-import type { LlmClient } from '#shared/ports/llm.ts';
+import { inInvocation } from '../model-calls/governed-llm.ts';
 import type {
   ExecutionInput,
   ExecutionResult,
@@ -34,26 +30,19 @@ import type {
   OutputBreadcrumb,
 } from './contract.ts';
 
-const meters = new AsyncLocalStorage<LlmCallRecord[]>();
-
-/** The model client whose calls are priced from `prices` and recorded in the current invocation's meter. */
-export function pricedLlm(llm: LlmClient, prices: PriceTable): LlmClient {
-  return {
-    async generate(request) {
-      const response = await llm.generate(request);
-      meters.getStore()?.push(callRecord(response.model, response.usage, prices));
-      return response;
-    },
-  };
-}
-
-/** The kind whose invocations record their model calls in one of their outputs. */
+/**
+ * The kind whose invocations may call a model: each runs in an account holding the kind's request budget for it,
+ * and records its model calls in one of its outputs.
+ */
 export function metered<D>(kind: ExecutorKindImplementation<D>): ExecutorKindImplementation<D> {
   return {
     ...kind,
     async execute(input) {
-      const calls: LlmCallRecord[] = [];
-      const result = await meters.run(calls, () => kind.execute(input));
+      const limits = kind.modelBudget?.(input) ?? {};
+      const { result, calls } = await inInvocation(input.trigger.workspace, limits, async (account) => ({
+        result: await kind.execute(input),
+        calls: account.calls,
+      }));
       return calls.length === 0 ? withoutStaleUsage(result) : withUsage(input, result, calls);
     },
   };

@@ -5,6 +5,7 @@
  * definition's own validation, the timeout ceiling, no trigger selector, an unknown provider); warnings for fields
  * crumbs does not know; and the `secret_ref`s it names, checked against its workspace later (`workspace-checks.ts`).
  */
+
 import { createHash } from 'node:crypto';
 import { definitionLimits } from '#shared/config.ts';
 import { agentModel, agentModelPath } from '#shared/domain/agent-spec.ts';
@@ -18,6 +19,7 @@ import {
   type ResolvedModel,
   resolveModel,
 } from '#shared/domain/llm-model.ts';
+import { llmToolConfig } from '#shared/domain/llm-tool.ts';
 import { LEGACY_AGENT_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { executorRunnerOf } from '#shared/domain/runners.ts';
 import { type SecretRefUse, secretRefsOf } from '#shared/domain/secret-refs.ts';
@@ -101,6 +103,15 @@ export function evaluateDefinition(
             modelAliases,
           )
         : null;
+    // An `llm` tool's models, resolved now as its calls will be: a model the stack cannot run is refused on write.
+    if (parsed.kind === 'tool' && parsed.definition.implementation === 'llm') {
+      const config = llmToolConfig(parsed.definition.config);
+      if (config.model !== undefined)
+        resolveModel(config.model, defaultLlmProvider, 'config.model', modelAliases);
+      for (const [i, m] of (config.allowed_models ?? []).entries()) {
+        resolveModel(m, defaultLlmProvider, `config.allowed_models[${i}]`, modelAliases);
+      }
+    }
     const entries = triggerSelectorEntries(parsed.kind, parsed.definition);
     if (entries.length === 0) {
       throw new ValidationError([

@@ -31,7 +31,7 @@ export interface BreadthLimits {
 }
 
 export interface BreadthBudgetDeps {
-  counters: BudgetCounters;
+  counters: Pick<BudgetCounters, 'add'>;
   store: Pick<BreadcrumbStore, 'create'>;
   limits: BreadthLimits;
   log?: Log | undefined;
@@ -62,6 +62,11 @@ interface Tally {
   stopped: boolean;
   /** The stop record is written. */
   recorded: boolean;
+}
+
+/** The counter key of a thread's budget (executors read it: `shared/core/executor/pipeline.ts`). */
+export function threadBudgetKey(thread: string): string {
+  return `thread#${thread}`;
 }
 
 function budgetId(budget: Budget): string {
@@ -148,7 +153,7 @@ export class BreadthBudget {
     const thread = detail.causation?.thread;
     if (typeof thread === 'string' && Number(detail.causation?.hop ?? 0) >= 1) {
       budgets.push({
-        key: `thread#${thread}`,
+        key: threadBudgetKey(thread),
         workspace,
         limit: limits.threadBudget,
         kind: 'thread',

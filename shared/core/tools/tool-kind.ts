@@ -11,14 +11,17 @@
  *
  * The tools it can run are the catalog its handler passes in (`functions/executor-tool/handler.ts`).
  */
+import { RequestBudgetSchema, requestLimits, tighter } from '#shared/domain/budget.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { llmToolConfig, llmToolLimits } from '#shared/domain/llm-tool.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
 import type { ToolCatalog } from '#shared/tools/catalog.ts';
 import type { ToolContext } from '#shared/tools/tool.ts';
 import { ERROR_ANSWERS, readToolRequest, toolResponse } from '../executor/answers.ts';
 import type { ExecutorKindImplementation, KindDependencies } from '../executor/contract.ts';
+import { effectKey } from '../executor/outputs.ts';
 
 /** When the definition sets no `timeout_ms`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -71,6 +74,7 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
         context: options.context,
         ...(options.definition !== undefined ? { definition: options.definition } : {}),
         ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+        ...(options.effectKey !== undefined ? { effectKey: options.effectKey } : {}),
       }),
       aborted,
     ]);
@@ -136,6 +140,8 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
           context: execution.context,
           definition,
           ...(deps.secrets !== undefined ? { secrets: deps.secrets } : {}),
+          effectKey: (callIndex) =>
+            effectKey(ref.id, execution.trigger.id, execution.trigger.version, callIndex),
         });
         if (definition.output_schema) {
           const issues = compileJsonSchema(
@@ -156,6 +162,18 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
     },
 
     answersOnce: true,
+    // The `llm` tool's call answers to its `config.budget`, tightened by a share its request carries (`budget`).
+    modelBudget: ({ definition, trigger }) => {
+      const carried = RequestBudgetSchema.safeParse(asRecord(trigger.context).budget);
+      const own = definition.implementation === 'llm' ? llmToolLimits(llmToolConfig(definition.config)) : {};
+      return carried.success ? tighter(own, requestLimits(carried.data)) : own;
+    },
     errorOutput: ERROR_ANSWERS.tool,
   };
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }

@@ -5,7 +5,9 @@
  * writes anyway (the tool request, or the conversation), so counting costs no request. Before each model call the
  * worst case (prompt estimate + output cap) is checked against what remains; the call's output is capped to it.
  * A call that would cross a budget is not made and the turn answers an error naming the budget and the figures.
- * The workspace's daily budget, when the operator set one, is checked here too (`daily-budget.ts`).
+ * Every call also passes the checks of the one path all model calls take (`shared/core/model-calls/`): the
+ * invocation's request budget (the same limits, this invocation's calls only: never tighter than the turn's) and the
+ * workspace's daily budget, whose refusal the turn answers the same way.
  */
 import {
   addUsage,
@@ -24,13 +26,12 @@ import {
   tighter,
 } from '#shared/domain/budget.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
-import { NonRetriableError } from '#shared/domain/errors.ts';
 import { callRecord, type PriceTable, priceTable } from '#shared/domain/llm-usage.ts';
 import { AGENT_REQUEST_SCHEMA, AGENT_RESPONSE_SCHEMA } from '#shared/domain/protocol.ts';
-import type { LlmClient, LlmResponse, LlmToolSpec } from '#shared/ports/llm.ts';
+import type { LlmResponse, LlmToolSpec } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
-import type { DailyBudget } from './daily-budget.ts';
+import { promptTokens } from '../../model-calls/prompt-estimate.ts';
 import { asObject } from './fields.ts';
 import { type AgentConversation, conversationOutput, turnAnswerTags } from './tool-rounds.ts';
 
@@ -45,8 +46,6 @@ export interface TurnBudgetDeps {
   readonly tokenizers?: Tokenizers | undefined;
   /** The operator's price table (`CRUMBS_LLM_PRICES` over the defaults). @default the defaults */
   readonly prices?: PriceTable | undefined;
-  /** The workspace's daily budget, when the operator set any (`daily-budget.ts`). */
-  readonly daily?: DailyBudget | undefined;
   /**
    * A definition's model as calls are priced, `<provider>/<model id>` (aliases and the default provider
    * resolved); without it a bare id is priced once its first call has answered (the answer names the model).
@@ -71,17 +70,14 @@ export function turnBudgetOf(
 export async function beforeCall(
   conversation: AgentConversation,
   tools: readonly LlmToolSpec[],
-  workspace: string,
   deps: TurnBudgetDeps,
 ): Promise<{ stop: BudgetStop } | { maxOutputTokens: number | undefined }> {
   const budget = conversation.budget;
-  const daily = deps.daily?.limitFor(workspace);
-  if (daily !== undefined) {
-    const stop = await deps.daily?.refusal(workspace);
-    if (stop !== undefined) return { stop };
-  }
   if (budget === undefined || !hasLimits(budget.limits)) return { maxOutputTokens: undefined };
-  const estimate = inputEstimate(await promptTokens(conversation, tools, deps.tokenizers), budget.last);
+  const estimate = inputEstimate(
+    await promptTokens({ ...conversation, tools }, deps.tokenizers),
+    budget.last,
+  );
   const prices = deps.prices ?? priceTable();
   const model = budget.last?.model ?? deps.priceModel?.(conversation.model) ?? conversation.model;
   return callRefusal(budget.limits, budget.used, estimate, priceFor(model, prices), undefined);
@@ -142,69 +138,6 @@ export function budgetStopOutputs(
   ];
 }
 
-/** A call refused by a budget before it was made; its message names the budget and the figures. */
-export class BudgetExceededError extends NonRetriableError {
-  override readonly name = 'BudgetExceededError';
-  constructor(readonly stop: BudgetStop) {
-    super(budgetMessage(stop));
-  }
-}
-
-/**
- * The model client of one invocation that is not a tool-round turn — a plan or build, an orchestration's planning
- * call — under the same budgets as a turn: the agent's, tightened by its request's share of a run's, and the
- * workspace's daily budget. Such an invocation starts and ends in one Lambda call, so its counters live here,
- * not in a record; each call is checked before it is made (worst case, as `beforeCall`) and its output capped to
- * what remains. A call that would cross throws `BudgetExceededError`: the request is answered with that error.
- */
-export function budgetedLlm(
-  llm: LlmClient,
-  limits: BudgetLimits,
-  workspace: string,
-  deps: TurnBudgetDeps,
-): LlmClient {
-  let used: BudgetUsed = { ...NO_USAGE };
-  let last: TurnBudget['last'];
-  const prices = deps.prices ?? priceTable();
-  return {
-    async generate(request) {
-      if (deps.daily?.limitFor(workspace) !== undefined) {
-        const stop = await deps.daily.refusal(workspace);
-        if (stop !== undefined) throw new BudgetExceededError(stop);
-      }
-      let maxOutputTokens = request.maxOutputTokens;
-      if (hasLimits(limits)) {
-        const tokens = await promptTokens(
-          { system: request.system, messages: request.messages, model: request.model },
-          request.tools ?? [],
-          deps.tokenizers,
-        );
-        const model = last?.model ?? deps.priceModel?.(request.model) ?? request.model;
-        const verdict = callRefusal(
-          limits,
-          used,
-          inputEstimate(tokens, last),
-          priceFor(model, prices),
-          maxOutputTokens,
-        );
-        if ('stop' in verdict) throw new BudgetExceededError(verdict.stop);
-        maxOutputTokens = verdict.maxOutputTokens ?? maxOutputTokens;
-      }
-      const response = await llm.generate({
-        ...request,
-        ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
-      });
-      const record = callRecord(response.model, response.usage, prices);
-      used = addUsage(used, {
-        tokens: record.input_tokens + record.output_tokens,
-        cost_nusd: record.cost_nusd ?? 0,
-      });
-      last = { input: record.input_tokens, output: record.output_tokens, model: response.model };
-      return response;
-    },
-  };
-}
-
 /** The limits of an invocation: the agent's budget, tightened by the share its request carries. */
 export function invocationLimits(
   def: AgentDefinition,
@@ -213,25 +146,5 @@ export function invocationLimits(
   return turnBudgetOf(def, trigger).limits;
 }
 
-/**
- * The prompt's tokens, over-counted rather than under: each message as its JSON, a few tokens of framing each, and
- * 10 % more when the tokenizer is only the nearest family's; without a tokenizer its UTF-8 bytes (a BPE token is
- * at least one byte).
- */
-async function promptTokens(
-  conversation: Pick<AgentConversation, 'system' | 'messages' | 'model'>,
-  tools: readonly LlmToolSpec[],
-  tokenizers: Tokenizers | undefined,
-): Promise<number> {
-  const texts = [
-    conversation.system,
-    ...conversation.messages.map((m) => JSON.stringify(m)),
-    ...(tools.length > 0 ? [JSON.stringify(tools)] : []),
-  ];
-  if (tokenizers === undefined) return texts.reduce((n, t) => n + Buffer.byteLength(t, 'utf8'), 0);
-  const tokenizer = await tokenizers.forModel(conversation.model);
-  const counted = texts.reduce((n, t) => n + tokenizer.count(t) + 4, 0);
-  return Math.ceil(tokenizer.exact ? counted : counted / 0.9);
-}
-
+export { BudgetExceededError } from '#shared/domain/budget.ts';
 export { budgetMessage };

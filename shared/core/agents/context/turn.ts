@@ -37,7 +37,6 @@ import type {
 } from '../../executor/contract.ts';
 import { type AnswerStream, cancelledOutputs, type OpenStream, openAnswerStream } from './answer-stream.ts';
 import { answerApproval } from './approvals.ts';
-import type { DailyBudget } from './daily-budget.ts';
 import { stringField } from './fields.ts';
 import { type ContextSpec, DEFAULT_AGENT_MODEL, systemPrompt, userMessageOf } from './prompt.ts';
 import { structuredAnswer } from './structured-output.ts';
@@ -52,7 +51,13 @@ import {
   toolSpecs,
   turnAnswerTags,
 } from './tool-rounds.ts';
-import { afterCall, beforeCall, budgetStopOutputs, turnBudgetOf } from './turn-budget.ts';
+import {
+  afterCall,
+  BudgetExceededError,
+  beforeCall,
+  budgetStopOutputs,
+  turnBudgetOf,
+} from './turn-budget.ts';
 
 export interface ContextAgentDeps {
   store: BreadcrumbStore;
@@ -65,8 +70,6 @@ export interface ContextAgentDeps {
   parseYaml?: YamlParser;
   /** Prices a call for the turn's cost budget (`CRUMBS_LLM_PRICES` over the defaults). @default the defaults */
   prices?: PriceTable;
-  /** The workspace's daily budget, when the operator set one (`daily-budget.ts`). */
-  daily?: DailyBudget;
   /** A model string as calls are priced (`turn-budget.ts`). */
   priceModel?: (model: string) => string;
   /** Sets the expiry timers of tool-call approvals (`approvals.ts`); without it approvals never expire. */
@@ -155,7 +158,7 @@ async function step(
   // history from a request without tools), but further calls are not honoured: the turn ends.
   const offerTools = mayCallTools || asked.round > 0 ? tools : [];
   // A call that would cross a budget is not made: the turn answers why (`turn-budget.ts`).
-  const budget = await beforeCall(asked, offerTools, input.trigger.workspace, deps);
+  const budget = await beforeCall(asked, offerTools, deps);
   const stream = await answerStreamOf(input, asked, deps);
   if ('stop' in budget) {
     stream?.answered();
@@ -178,6 +181,11 @@ async function step(
   try {
     response = await call;
   } catch (error) {
+    // The one path every model call takes refused it (the workspace's daily budget): the turn answers why.
+    if (error instanceof BudgetExceededError) {
+      stream?.answered();
+      return { outputs: budgetStopOutputs(input, asked, error.stop) };
+    }
     // A person cancelled the streaming call (the abort is what failed it): the turn answers so.
     const cancellation = stream?.cancelled();
     if (stream === undefined || cancellation === undefined) throw error;

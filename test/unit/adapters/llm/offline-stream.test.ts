@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { llmFromEnv } from '#functions/wiring/llm-from-env.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
+import { inInvocation } from '#shared/core/model-calls/governed-llm.ts';
 import { RetriableError, ValidationError } from '#shared/domain/errors.ts';
 import { type LlmDelta, type LlmRequest, ORCHESTRATION_PLAN_SCHEMA_ID } from '#shared/ports/llm.ts';
 import { ENV } from '#shared/topology.ts';
@@ -147,12 +148,15 @@ describe('the offline model, streaming', () => {
       [ENV.offlineStreamDelayMs]: '0',
     });
     const deltas: LlmDelta[] = [];
-    const out = await llm.generate({
-      model: 'fast',
-      system: 's',
-      messages: [{ role: 'user', content: 'stream this please' }],
-      onDelta: (d) => deltas.push(d),
-    });
+    // As an executor invocation makes it (a call outside one is refused: it would answer to no budget).
+    const out = await inInvocation('ws', {}, () =>
+      llm.generate({
+        model: 'fast',
+        system: 's',
+        messages: [{ role: 'user', content: 'stream this please' }],
+        onDelta: (d) => deltas.push(d),
+      }),
+    );
     expect(out.model).toBe('offline/crumbs');
     expect(deltas.length).toBeGreaterThan(3);
     expect(deltas.map((d) => (d.type === 'text' ? d.text : '')).join('')).toBe(out.text);

@@ -4,12 +4,16 @@
  * completions. A plan that fails its schema is sent back once with the problems (and what was sent is checked);
  * a deliverable is one breadcrumb per conversation and type, written again — not twice — on a duplicate delivery.
  */
+
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
+import { metered } from '#shared/core/executor/usage-record.ts';
+import { governedLlm } from '#shared/core/model-calls/governed-llm.ts';
+import { priceTable } from '#shared/domain/llm-usage.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { Harness, implementationsFor } from '../../../support/executor-harness.ts';
 
@@ -25,18 +29,22 @@ const PLAN = {
   },
 };
 
-function setup(llm: LlmRouter) {
+/** As the agent function wires it: every call on the governed path, each invocation metered. */
+function setup(router: LlmRouter) {
   const h = new Harness();
+  const llm = governedLlm(router, { prices: priceTable() });
   const deps = h.deps({
     implementations: {
       ...implementationsFor(h.store),
-      agent: createAgentKind({
-        types: { context: createContextAgent({ store: h.store, llm }) },
-        store: h.store,
-        clock: h.clock,
-        llm,
-        parseYaml,
-      }),
+      agent: metered(
+        createAgentKind({
+          types: { context: createContextAgent({ store: h.store, llm }) },
+          store: h.store,
+          clock: h.clock,
+          llm,
+          parseYaml,
+        }),
+      ),
     },
   });
   return { h, deps };

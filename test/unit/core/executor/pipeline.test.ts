@@ -228,6 +228,87 @@ describe('executor pipeline (in memory)', () => {
     expect(await h.list('tool.response.v1')).toEqual([]);
   });
 
+  it('drops a trigger an executor wrote in a thread whose breadth budget is spent, reading the counter once', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    const reads: string[] = [];
+    let total = 60;
+    const threadBudget = {
+      limit: 60,
+      counters: {
+        read: async (workspace: string, key: string) => {
+          reads.push(`${workspace}/${key}`);
+          return total;
+        },
+      },
+    };
+    const inStorm = await h.request('echo', {}, 'r-storm', { caused_by: 'x@1', thread: 'th', hop: 4 });
+    expect(await h.process(def, inStorm, h.deps({ threadBudget }))).toEqual({
+      status: 'skipped',
+      reason: 'the thread reached its breadth budget (the publisher stopped routing it)',
+    });
+    expect(reads).toEqual(['ws/thread#th']);
+    expect(await h.list('tool.response.v1')).toEqual([]);
+    // Below the budget it runs; so does a person's write (hop 0), which the publisher never counts.
+    total = 59;
+    expect((await h.process(def, inStorm, h.deps({ threadBudget }))).status).toBe('responded');
+    total = 1000;
+    const person = await h.request('echo', {}, 'r-person');
+    expect((await h.process(def, person, h.deps({ threadBudget }))).status).toBe('responded');
+    // 59 of 60 is near the budget: read again before the write; the person's write is not read at all.
+    expect(reads).toHaveLength(3);
+    // A counter that cannot be read lets the trigger run, as the publisher routes when it cannot count.
+    const broken = {
+      limit: 60,
+      counters: {
+        read: async () => {
+          throw new Error('throttled');
+        },
+      },
+    };
+    const other = await h.request('echo', {}, 'r-other', { caused_by: 'y@1', thread: 'th2', hop: 1 });
+    expect((await h.process(def, other, h.deps({ threadBudget: broken }))).status).toBe('responded');
+  });
+
+  it('writes nothing when the thread, near its budget as the trigger began, reached it while it ran', async () => {
+    const h = new Harness();
+    const def = await h.toolDef('echo');
+    let total = 50;
+    const reads: number[] = [];
+    const threadBudget = {
+      limit: 60,
+      counters: {
+        read: async () => {
+          reads.push(total);
+          return total;
+        },
+      },
+    };
+    // The storm's other executions reach the budget while this one runs.
+    const racing = fakeKind(async () => {
+      total = 60;
+      return [{ schema_name: 'test.answer.v1', context: { late: true } }];
+    });
+    const trigger = await h.request('echo', {}, 'r-late', { caused_by: 'x@1', thread: 'th', hop: 2 });
+    const deps = h.deps({ threadBudget, implementations: { tool: racing } });
+    expect(await h.process(def, trigger, deps)).toEqual({
+      status: 'skipped',
+      reason: 'the thread reached its breadth budget while this ran; nothing written',
+    });
+    expect(racing.runs).toBe(1);
+    expect(reads).toEqual([50, 60]);
+    expect(await h.list('test.answer.v1')).toEqual([]);
+    // A redelivery finds the claim done: it neither runs nor writes.
+    expect((await h.process(def, trigger, deps)).status).toBe('skipped');
+    expect(racing.runs).toBe(1);
+    // Far from its budget, a thread is read once.
+    total = 10;
+    reads.length = 0;
+    const calm = await h.request('echo', {}, 'r-calm', { caused_by: 'x@1', thread: 'th3', hop: 2 });
+    expect((await h.process(def, calm, h.deps({ threadBudget }))).status).toBe('responded');
+    expect(reads).toEqual([10]);
+  });
+
   describe('continuations (ownRequestOf)', () => {
     /** A kind that asks a question and continues on the answer, as an agent does with its tools. */
     async function setup(h: Harness) {

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LlmEnvSchema, parseEnv } from '#shared/config.ts';
-import { metered, pricedLlm } from '#shared/core/executor/usage-record.ts';
+import { metered } from '#shared/core/executor/usage-record.ts';
+import { governedLlm } from '#shared/core/model-calls/governed-llm.ts';
 import { recordUsage, usageCounters } from '#shared/core/stream/usage-totals.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { callRecord, DEFAULT_PRICES, priceTable } from '#shared/domain/llm-usage.ts';
@@ -101,7 +102,7 @@ const input = {
 } as never;
 
 describe('metered', () => {
-  const llm = pricedLlm(model, priceTable());
+  const llm = governedLlm(model, { prices: priceTable() });
 
   it("puts the invocation's calls on its answer, with the request and run the turn serves", async () => {
     const kind = metered({
@@ -171,13 +172,14 @@ describe('metered', () => {
     expect(outputs[1]!.context).not.toHaveProperty('llm_usage');
   });
 
-  it('leaves an invocation without model calls as it was, and records no call made outside one', async () => {
+  it('leaves an invocation without model calls as it was, and refuses a call made outside one', async () => {
     const result = { outputs: [{ schema_name: 'tool.response.v1', context: { ok: true } }] };
     const kind = metered({ errorOutput: () => result.outputs[0]!, execute: async () => result });
     expect(await kind.execute(input)).toBe(result);
-    await expect(llm.generate({ model: 'm', system: '', messages: [] })).resolves.toMatchObject({
-      text: 'ok',
-    });
+    // No invocation, no budget to answer to: the call is not made (a call site that skips metered() fails).
+    await expect(llm.generate({ model: 'm', system: '', messages: [] })).rejects.toThrow(
+      /outside an executor invocation was refused/,
+    );
   });
 });
 

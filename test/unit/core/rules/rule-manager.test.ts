@@ -69,6 +69,25 @@ describe('evaluateDefinition', () => {
     expect(status).toMatchObject({ state: 'active', errors: [], kind: 'workflow' });
     expect(status.rule_name).toMatch(/^crumbs-def-/);
   });
+
+  it('marks an llm tool invalid when a model it allows is not one the stack can run, naming the field', () => {
+    const tool = (config: Record<string, unknown>) =>
+      evaluateDefinition(
+        definitionRecord('tool.def.v1', { name: 'ask', implementation: 'llm', config }),
+        'crumbs-def-',
+        'bedrock',
+      );
+    const status = tool({ model: 'offline/x', allowed_models: ['openai/gpt-4o', 'nope/model'] });
+    expect(status).toMatchObject({ state: 'invalid', rule_name: null });
+    expect(status.errors).toEqual([
+      {
+        path: 'config.allowed_models[1]',
+        message: expect.stringContaining('"nope/model" names the provider'),
+      },
+    ]);
+    expect(tool({ model: 'gpt-4' }).errors[0]?.path).toBe('config.model');
+    expect(tool({ model: 'offline/x', allowed_models: ['openai/gpt-4o'] }).state).toBe('active');
+  });
 });
 
 /** EventBridge rules in memory, counting the calls that change something; refuses new rules past `capacity`. */

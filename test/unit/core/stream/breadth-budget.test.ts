@@ -6,7 +6,7 @@ import type { BusEntry } from '#shared/ports/event-bus.ts';
 /** Counters in memory, counting the requests a DynamoDB table would see. */
 function memoryCounters() {
   const totals = new Map<string, number>();
-  const counters: BudgetCounters & { requests: number; totals: Map<string, number> } = {
+  const counters: Pick<BudgetCounters, 'add'> & { requests: number; totals: Map<string, number> } = {
     requests: 0,
     totals,
     async add(workspace, key, n) {
