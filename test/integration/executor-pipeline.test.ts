@@ -707,6 +707,8 @@ describe('Idempotency-Key on outgoing requests, on DynamoDB Local', () => {
   const httpDeps = (clock: Clock, writer: DynamoBreadcrumbStore = store) =>
     deps(
       {
+        // The pipeline writes the answer through this store: a worker that dies before its answer lands dies here.
+        store: writer,
         implementations: {
           tool: createToolKind({ store: writer, log: silentLog, clock: systemClock, tools: httpTools }),
         },
@@ -816,9 +818,15 @@ describe('Idempotency-Key on outgoing requests, on DynamoDB Local', () => {
       const [key, again] = partner.keys();
       expect(key).toMatch(/^"crumbs-[0-9a-f]{32}"$/);
       expect(again).toBe(key);
-      const answers = (
-        await store.list({ workspace: ws, schema_name: 'agent.response.v1', tag: 'request:r-bill', limit: 5 })
-      ).items;
+      const answers = await eventually(async () => {
+        const { items } = await store.list({
+          workspace: ws,
+          schema_name: 'agent.response.v1',
+          tag: 'request:r-bill',
+          limit: 20,
+        });
+        return items.length > 0 ? items : undefined;
+      });
       expect(answers).toHaveLength(1);
       expect(answers[0]?.context).toMatchObject({ status: 'success', output: { charged: 1 } });
     } finally {
