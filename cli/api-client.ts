@@ -19,6 +19,7 @@ import type {
   ApprovalList,
   Breadcrumb,
   BreadcrumbVersion,
+  ChangeChannelInfo,
   ChangeEvent,
   ContextView,
   CreateBreadcrumbInput,
@@ -33,7 +34,14 @@ import type {
   UsageReport,
   UsageReportAmounts,
 } from '#shared/client/api-types.ts';
+import {
+  type ChangeChannel,
+  ChangeFeed,
+  type ChangeFeedOptions,
+  type ChangesAnswer,
+} from '#shared/client/change-feed.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
+import type { ChangeFilters } from '#shared/core/stream/changes.ts';
 import {
   type DeltaSubscription,
   type SubscribeOptions,
@@ -459,6 +467,65 @@ export class CrumbsClient {
       }
     }
     return { events, lastEventId: parsed.lastEventId ?? lastEventId };
+  }
+
+  /** Where the workspace's changes are pushed (`GET …/changes/channel`); undefined when the stack pushes none. */
+  async changeChannel(options: RequestOptions = {}): Promise<ChangeChannelInfo | undefined> {
+    try {
+      return await this.#json<ChangeChannelInfo>('GET', this.#workspacePath('changes', 'channel'), options);
+    } catch (error) {
+      if (error instanceof ApiProblemError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * One answer of `GET …/changes?wait=0` (answered at once): the changes after `after` (or the newest `backlog`),
+   * each with its position, and the position read up to. What a change feed catches up with.
+   */
+  async readChanges(
+    query: { after?: string; backlog?: number; filters?: ChangeFilters },
+    options: RequestOptions = {},
+  ): Promise<ChangesAnswer> {
+    const f = query.filters ?? {};
+    const params = {
+      wait: 0,
+      ...(f.schema_name ? { schema_name: f.schema_name.join(',') } : {}),
+      ...(f.tag ? { tag: f.tag } : {}),
+      ...(f.thread ? { thread: f.thread } : {}),
+      ...(f.writer ? { writer: f.writer } : {}),
+      ...(query.backlog ? { backlog: query.backlog } : {}),
+    };
+    const response = await this.#request('GET', this.#workspacePath('changes') + queryString(params), {
+      ...options,
+      headers: { accept: 'text/event-stream', ...(query.after ? { 'last-event-id': query.after } : {}) },
+    });
+    const parsed = parseEventStream(await response.text());
+    const changes: ChangesAnswer['changes'] = [];
+    for (const m of parsed.messages) {
+      try {
+        changes.push({ cursor: m.id ?? '', event: JSON.parse(m.data) as ChangeEvent });
+      } catch (cause) {
+        throw new ApiResponseError('the change stream sent an event that is not JSON', { cause });
+      }
+    }
+    return { changes, cursor: parsed.lastEventId };
+  }
+
+  /**
+   * A feed of the workspace's pushed changes with this client's token (`shared/client/change-feed.ts`), catching
+   * up through `readChanges`; `webSocket`: the `ws` package's class on Node.
+   */
+  changeFeed(
+    channel: ChangeChannel,
+    options: Pick<ChangeFeedOptions, 'webSocket' | 'reconcileMs' | 'timers'> = {},
+  ): ChangeFeed {
+    return new ChangeFeed({
+      ...options,
+      channel,
+      token: this.#token ?? '',
+      read: (query) => this.readChanges(query),
+    });
   }
 
   /** Every definition with its rule state. */

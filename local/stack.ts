@@ -710,6 +710,8 @@ function configureEnvironment(
   // The delta channel: the executors publish to the events server, the API names it to clients.
   env[ENV.eventsHttpUrl] = endpoints.events;
   env[ENV.eventsRealtimeUrl] = endpoints.eventsRealtime;
+  // Change summaries: the events server shares this machine with everything else, so a publish may take longer.
+  env[ENV.changePublishTimeoutMs] ??= '5000';
   // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.
   env[ENV.changesSettleMs] ??= '300';
   env[ENV.changesPollMs] ??= '150';

@@ -172,7 +172,12 @@ export const BreadthEnvSchema = z.object({
   [ENV.workspaceEventWindowSeconds]: wholeNumber(1, 86_400, TENANT_LIMITS.workspaceEventWindowSeconds),
 });
 
-export const PublisherEnvSchema = z.extend(z.extend(TableEnvSchema, BusPoolEnv), BreadthEnvSchema.shape);
+export const PublisherEnvSchema = z.extend(
+  z.extend(z.extend(TableEnvSchema, BusPoolEnv), BreadthEnvSchema.shape),
+  {
+    [ENV.changePublishTimeoutMs]: wholeNumber(100, 10_000, 1000),
+  },
+);
 
 /** The longest `timeout_ms` a definition may ask for (`TENANT_LIMITS.timeoutCeilingMs`): rule manager, executors. */
 export const TimeoutCeilingEnvSchema = z.object({

@@ -703,6 +703,11 @@ export const ENV = {
   eventsHttpUrl: 'CRUMBS_EVENTS_HTTP_URL',
   /** The delta channel's subscribe endpoint, `wss://<realtime domain>/event/realtime`; set beside the above. */
   eventsRealtimeUrl: 'CRUMBS_EVENTS_REALTIME_URL',
+  /**
+   * How long the stream publisher waits for one publish of change summaries (default 1000 ms): past it the
+   * changes reach live views on their next catch-up. `crumbs dev` waits longer (its events server shares a laptop).
+   */
+  changePublishTimeoutMs: 'CRUMBS_CHANGE_PUBLISH_TIMEOUT_MS',
   /** Change stream (shared/core/stream/changes.ts): how old a change must be before it is handed out, in ms. */
   changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
   /** Change stream: how often a waiting request reads the change log, in ms. */

@@ -34,6 +34,12 @@ export const PRICES = {
     request: 0.4 / 1e6,
   },
   appsyncEvents: {
+    /*
+     * Checked again 2026-12 with the search tool: the AWS Price List's AWSAppSync offer ("$1 per million Event API
+     * operations", usage type EventAPI-Operation) and AWS's re:Invent 2024 talk FWM302 ("$1 per million API
+     * operations", no limit on connections); real-time connection minutes at $0.08 per million ($0.00000008 a
+     * minute) as AppSync prices them.
+     */
     source:
       'https://aws.amazon.com/appsync/pricing/ (AWS Price List, AWSAppSync: "$1 per million Event API operations")',
     /**
@@ -45,6 +51,13 @@ export const PRICES = {
     connectionMinute: 0.08 / 1e6,
     /** The size an operation is metered in. */
     meteredBytes: 5 * 1024,
+  },
+  apiGateway: {
+    source: 'https://aws.amazon.com/api-gateway/pricing/',
+    /** HTTP API requests, first 300 million a month, per request (the API crumbs serves today). */
+    httpApiRequest: 1.0 / 1e6,
+    /** REST API requests, first 333 million a month, per request. */
+    restApiRequest: 3.5 / 1e6,
   },
   lambda: {
     source: 'https://aws.amazon.com/lambda/pricing/',

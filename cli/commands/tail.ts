@@ -1,10 +1,14 @@
 /**
- * `crumbs tail [--schema S] [--tag T] [--thread ID] [--writer P]`: prints breadcrumb changes as they happen, from
- * the API's change stream (`GET …/changes`, long-polled server-sent events): each request waits on the server
- * for the next changes, and the next continues from the last event id, so nothing is missed or printed twice.
- * Ctrl-C stops it.
+ * `crumbs tail [--schema S] [--tag T] [--thread ID] [--writer P]`: prints breadcrumb changes as they happen. Where
+ * the stack pushes changes (`GET …/changes/channel`), they come over the workspace's change channel
+ * (`shared/client/change-feed.ts`: the backlog read once, `/changes` read again only to catch up after a dropped
+ * connection and once a minute to find a push that was lost); elsewhere from the change stream long-polled
+ * (`GET …/changes`: each request waits on the server, the next continues from the last event id). Either way
+ * nothing is missed or printed twice. Ctrl-C stops it.
  */
-import type { ChangeEvent, ChangesQuery } from '../api-client.ts';
+import WebSocket from 'ws';
+import type { FeedStatus } from '#shared/client/change-feed.ts';
+import type { ChangeEvent, ChangesQuery, CrumbsClient } from '../api-client.ts';
 import { type Command, listenToProcessSignals, noPositionals, optInt, optString } from '../args.ts';
 
 const MAX_BACKLOG = 100;
@@ -48,6 +52,19 @@ Flags:
     const subscribe = ctx.io.onSignal ?? listenToProcessSignals;
     const unsubscribe = subscribe(() => controller.abort());
     const print = (e: ChangeEvent) => ctx.io.stdout(`${ctx.global.json ? JSON.stringify(e) : line(e)}\n`);
+    const channel =
+      ctx.values.once === true ? undefined : await client.changeChannel({ signal: controller.signal });
+    if (channel !== undefined) {
+      try {
+        return await followPushed(client, channel, filters, backlog, controller.signal, {
+          print,
+          full: ctx.global.json === true,
+          stderr: ctx.io.stderr,
+        });
+      } finally {
+        unsubscribe();
+      }
+    }
     try {
       // The first request answers the backlog at once (or, with none, waits for the first change).
       let { events, lastEventId } = await client.changes(
@@ -77,6 +94,70 @@ Flags:
     }
   },
 };
+
+/**
+ * Prints pushed changes until `signal` aborts; with `full` (`--json`) each with its record at that version, read
+ * in order. A token the channel refuses ends it with that error.
+ */
+async function followPushed(
+  client: CrumbsClient,
+  channel: NonNullable<Awaited<ReturnType<CrumbsClient['changeChannel']>>>,
+  query: ChangesQuery,
+  backlog: number,
+  signal: AbortSignal,
+  out: { print: (e: ChangeEvent) => void; full: boolean; stderr: (text: string) => void },
+): Promise<number> {
+  const feed = client.changeFeed(channel, { webSocket: WebSocket as never, reconcileMs: 60_000 });
+  let printing: Promise<void> = Promise.resolve();
+  let stopped: Error | undefined;
+  let wake: () => void = () => undefined;
+  const ended = new Promise<void>((resolve) => {
+    wake = resolve;
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  let said: string | undefined;
+  const stop = feed.listen(
+    {
+      ...(query.schema_name ? { schema_name: query.schema_name.split(',') } : {}),
+      ...(query.tag ? { tag: query.tag } : {}),
+      ...(query.thread ? { thread: query.thread } : {}),
+      ...(query.writer ? { writer: query.writer } : {}),
+    },
+    (changes) => {
+      printing = printing.then(async () => {
+        for (const { event } of changes) {
+          if (out.full && event.type !== 'deleted') {
+            const record = await client
+              .getVersion(event.id, event.version, { signal })
+              .catch(() => undefined);
+            out.print(record ? { ...event, record } : event);
+          } else out.print(event);
+        }
+      });
+    },
+    {
+      backlog,
+      exact: true,
+      onStatus: (status: FeedStatus) => {
+        if (status.state === 'stopped') {
+          stopped = status.error;
+          wake();
+        } else if (status.state === 'retrying' && status.error.message !== said) {
+          said = status.error.message;
+          out.stderr(
+            `crumbs tail: ${status.error.message}; connecting again in ${Math.round(status.inMs / 1000)} s\n`,
+          );
+        } else if (status.state === 'live') said = undefined;
+      },
+    },
+  );
+  await ended;
+  stop();
+  feed.close();
+  await printing;
+  if (stopped !== undefined) throw stopped;
+  return 0;
+}
 
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };

@@ -11,11 +11,12 @@ import { createA2aHttp } from '#shared/core/a2a/http.ts';
 import { channelSubscriberFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { ENV } from '#shared/topology.ts';
 import { protocolServerHandler } from '../wiring/protocol-server.ts';
+import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
 const env = parseEnv(ProtocolServerEnvSchema);
 // The delta channel (AppSync Events; the local events server in `crumbs dev`): SendStreamingMessage carries the
-// model's output, subscribed with the caller's token.
-const subscribe = channelSubscriberFromEnv();
+// model's output, subscribed with the caller's token under a lease of the workspace's share of streams.
+const subscribe = channelSubscriberFromEnv(streamLeasesFor(env[ENV.tableName]));
 
 export const handler = protocolServerHandler('crumbs-a2a', env, (deps) =>
   createA2aHttp({ ...deps, baseUrl: env[ENV.apiUrl], ...(subscribe !== undefined ? { subscribe } : {}) }),

@@ -14,9 +14,11 @@ import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
 import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
+import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from '../wiring/http-handler.ts';
 import { powertools } from '../wiring/powertools.ts';
+import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
 const env = parseEnv(ApiEnvSchema);
 const pt = powertools('crumbs-api', [defaultDocumentClient()]);
@@ -26,7 +28,8 @@ const localEndpoints = env[ENV.localEndpoints];
 const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
 const threads = new DynamoThreadIndex({ tableName: env[ENV.tableName] });
 const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
-const streaming = apiStreamingFromEnv();
+// Server-sent events of a stream hold a channel subscription for the caller, under a lease of the workspace's share.
+const streaming = apiStreamingFromEnv(streamLeasesFor(env[ENV.tableName], logger));
 const api = createApi({
   store,
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
@@ -40,6 +43,8 @@ const api = createApi({
       settleMs: env[ENV.changesSettleMs],
       pollMs: env[ENV.changesPollMs],
     },
+    // The publisher sends every change to the same channels API (its `changes` namespace).
+    channels: streamingEndpoints(),
   },
   workspaces: {
     store,

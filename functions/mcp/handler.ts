@@ -14,10 +14,12 @@ import { channelSubscriberFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
 import { ENV } from '#shared/topology.ts';
 import { protocolServerHandler } from '../wiring/protocol-server.ts';
+import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
 const env = parseEnv(McpEnvSchema);
-// Where the stack has a delta channel, an agent's answer streams to a caller that asks for progress.
-const subscribe = channelSubscriberFromEnv();
+// Where the stack has a delta channel, an agent's answer streams to a caller that asks for progress (under a lease
+// of the workspace's share of streams).
+const subscribe = channelSubscriberFromEnv(streamLeasesFor(env[ENV.tableName]));
 
 export const handler = protocolServerHandler('crumbs-mcp', env, (deps) =>
   createMcpHttp({

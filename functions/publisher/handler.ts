@@ -3,7 +3,8 @@
  * failures). Reads stream images; adopts plain puts into the table; puts change events on the crumbs bus and on the
  * other buses of the pool that hold rules of the event's workspace (reads `bus-placement` breadcrumbs, cached);
  * sheds events over the breadth budget (adds to `#budget#` counters past a step, writes one loop-stop record);
- * adds the model usage the new writes record to `#usage#` counters, once per counter per batch.
+ * adds the model usage the new writes record to `#usage#` counters, once per counter per batch; sends each change's
+ * summary to its workspace's change channel (AppSync Events, when configured), beside the routing.
  * (Embeddings are the indexer's, from those events.)
  */
 import middy from '@middy/core';
@@ -12,9 +13,11 @@ import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/d
 import { DynamoBudgetCounters } from '#shared/adapters/dynamodb/budget-counters.ts';
 import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { defaultEventBridgeClient, EventBridgeBus } from '#shared/adapters/eventbridge/event-bus.ts';
+import { deltaChannelFromEnv } from '#shared/adapters/events/appsync-publisher.ts';
 import { busPoolOf, PublisherEnvSchema, parseEnv } from '#shared/config.ts';
 import { BreadthBudget } from '#shared/core/stream/breadth-budget.ts';
 import { publishStreamBatch } from '#shared/core/stream/publisher.ts';
+import { ChannelChangeFeed } from '#shared/core/streaming/change-channels.ts';
 import { PlacementRoutes } from '#shared/routing/bus-placement.ts';
 import { ENV } from '#shared/topology.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
@@ -39,6 +42,10 @@ const budget = new BreadthBudget({
 // The model usage the new writes record, summed into the workspace's counters once per batch.
 const usage = new DynamoUsageTotals(env[ENV.tableName]);
 
+// Live views' change channels: a publish outlasting this holds the batch's end no longer (routing never waits).
+const changeChannel = deltaChannelFromEnv(process.env, { timeoutMs: env[ENV.changePublishTimeoutMs] });
+const changeFeed = changeChannel ? new ChannelChangeFeed(changeChannel, logger) : undefined;
+
 export const handler = instrumented(
   middy(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
     const outcome = await publishStreamBatch(event.Records, {
@@ -48,12 +55,17 @@ export const handler = instrumented(
       tagItems: store,
       budget,
       usage,
+      changeFeed,
       log: logger,
     });
     metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);
     metrics.addMetric('ChangeEventsShed', 'Count', outcome.shed);
     metrics.addMetric('PlainPutsAdopted', 'Count', outcome.adopted);
     metrics.addMetric('PlainPutsRejected', 'Count', outcome.rejected);
+    if (outcome.feed) {
+      metrics.addMetric('ChangeSummariesPublished', 'Count', outcome.feed.published);
+      metrics.addMetric('ChangeSummariesFailed', 'Count', outcome.feed.failed);
+    }
     return { batchItemFailures: outcome.batchItemFailures };
   }),
   pt,

@@ -47,6 +47,8 @@ export class DeltaChannels {
   /** `wss://<realtime domain>/event/realtime`: where clients subscribe (`ENV.eventsRealtimeUrl`). */
   public readonly realtimeUrl: string;
   public readonly logGroup: LogGroup;
+  /** The onSubscribe handler, for every namespace of the API (the change channels' too). */
+  public readonly subscribeCode: Code;
 
   constructor(scope: Construct, props: DeltaChannelsProps) {
     const clientId = audiencePattern(props.jwtAudience);
@@ -68,10 +70,11 @@ export class DeltaChannels {
         defaultPublishAuthModeTypes: [AppSyncAuthorizationType.IAM],
       },
     });
+    this.subscribeCode = Code.fromInline(onSubscribeCode(props.workspacesClaim));
     this.namespace = new ChannelNamespace(scope, 'DeltaChannelNamespace', {
       api: this.api,
       channelNamespaceName: DELTA_NAMESPACE,
-      code: Code.fromInline(onSubscribeCode(props.workspacesClaim)),
+      code: this.subscribeCode,
       authorizationConfig: {
         publishAuthModeTypes: [AppSyncAuthorizationType.IAM],
         subscribeAuthModeTypes: [AppSyncAuthorizationType.OIDC],

@@ -16,6 +16,7 @@ import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
 import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import { type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 import type { TenantLimits } from '../config.ts';
+import { ChangeChannels } from '../constructs/change-channels.ts';
 import { type CrumbsFunction, ruleArnPattern } from '../constructs/crumbs-function.ts';
 import { DeadLetterHandling, ParkedDeadLetters } from '../constructs/dead-letters.ts';
 import { DeltaChannels } from '../constructs/delta-channels.ts';
@@ -119,6 +120,8 @@ export class StatelessStack extends Stack {
    * name the endpoints; `deltaChannels.grantPublish(fn)` lets another function publish.
    */
   public readonly deltaChannels: DeltaChannels;
+  /** Live views' change channels (the same Event API's `changes` namespace): the publisher publishes. */
+  public readonly changeChannels: ChangeChannels;
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
   public readonly alarms: readonly Alarm[];
 
@@ -224,6 +227,8 @@ export class StatelessStack extends Stack {
     this.deltaChannels.bindEndpoints(http.a2a);
     this.deltaChannels.bindEndpoints(http.mcp);
     this.deltaChannels.bindEndpoints(this.ui);
+    this.changeChannels = new ChangeChannels(this, { deltaChannels: this.deltaChannels });
+    this.changeChannels.grantPublish(this.publisher);
 
     this.alarms = [
       parked.alarm,

@@ -1,18 +1,22 @@
 /**
- * The local twin of the AppSync Events API that carries delta channels, speaking its protocol so one client works
+ * The local twin of the AppSync Events API that carries delta channels (namespace `crumbs`) and change channels
+ * (namespace `changes`), speaking its protocol so one client works
  * against both: `POST /event` publishes (SigV4-signed with the local stack's credentials, as only the executor's
  * IAM role may publish on AWS), and `GET /event/realtime` upgrades to a WebSocket (subprotocols
  * `aws-appsync-event-ws` and `header-<base64url {host, Authorization}>`) with `connection_init`/`connection_ack`,
  * `ka`, `subscribe`/`subscribe_success`/`subscribe_error`, `data`, `unsubscribe`/`unsubscribe_success`; `publish`
  * over the socket is refused (a token may not publish). A token is one of the local API's tokens, turned into
- * claims as the local API does; every subscribe runs the namespace's own onSubscribe handler. Bounded: connections,
- * subscriptions per connection, message and body sizes, and idle connections are closed.
+ * claims as the local API does; every subscribe runs the namespace's own onSubscribe handler. Bounded: connections
+ * and subscriptions in all, per workspace and per token (so one workspace cannot take what another needs: a
+ * connection counts for every workspace its token grants, a subscription for its channel's workspace and its
+ * token), subscriptions per connection, message and body sizes, and idle connections are closed. Over a bound a
+ * connection is refused with 429 and `Retry-After` at the upgrade, a subscription with `LimitExceededException`.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { DELTA_NAMESPACE } from '#shared/core/streaming/channel.ts';
+import { CHANNEL_NAMESPACES } from '#shared/core/streaming/channel.ts';
 import { loadOnSubscribe } from '#shared/core/streaming/on-subscribe.ts';
 import { MAX_EVENTS_PER_PUBLISH } from '#shared/ports/delta-channel.ts';
 import { type LocalToken, workspacesClaimValue } from '../tokens.ts';
@@ -21,9 +25,19 @@ import { sigv4Problem } from './sigv4.ts';
 export const EVENTS_SUBPROTOCOL = 'aws-appsync-event-ws';
 
 export interface LocalEventsLimits {
-  /** Open WebSocket connections at once. */
+  /** Open WebSocket connections at once, in all. */
   readonly maxConnections: number;
+  /** Open connections of tokens granting a workspace (a `*` token counts for `*`). */
+  readonly maxConnectionsPerWorkspace: number;
+  /** Open connections made with one token. */
+  readonly maxConnectionsPerToken: number;
   readonly maxSubscriptionsPerConnection: number;
+  /** Subscriptions to one workspace's channels, over every connection. */
+  readonly maxSubscriptionsPerWorkspace: number;
+  /** Subscriptions made with one token, over every connection. */
+  readonly maxSubscriptionsPerToken: number;
+  /** What a refusal for a bound asks the client to wait (`Retry-After`, seconds). */
+  readonly retryAfterSeconds: number;
   /** A WebSocket message from a client (AppSync: 240 KB per event). */
   readonly maxMessageBytes: number;
   /** A connection that has not sent `connection_init` by then, or has had no subscription that long, is closed. */
@@ -35,8 +49,13 @@ export interface LocalEventsLimits {
 }
 
 export const DEFAULT_EVENTS_LIMITS: LocalEventsLimits = {
-  maxConnections: 200,
+  maxConnections: 1000,
+  maxConnectionsPerWorkspace: 100,
+  maxConnectionsPerToken: 50,
   maxSubscriptionsPerConnection: 100,
+  maxSubscriptionsPerWorkspace: 200,
+  maxSubscriptionsPerToken: 100,
+  retryAfterSeconds: 10,
   maxMessageBytes: 256 * 1024,
   idleMs: 5 * 60_000,
   keepAliveMs: 60_000,
@@ -60,6 +79,24 @@ interface Subscription {
   readonly id: string;
   readonly channel: string;
   readonly socket: WebSocket;
+  /** What it is counted against: its channel's workspace and the token that made it. */
+  readonly workspace: string;
+  readonly token: string;
+}
+
+/** Counts per key (workspace, token), for the bounds. */
+class Tally {
+  private readonly counts = new Map<string, number>();
+  get(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+  add(keys: readonly string[], n: 1 | -1): void {
+    for (const key of keys) {
+      const next = this.get(key) + n;
+      if (next > 0) this.counts.set(key, next);
+      else this.counts.delete(key);
+    }
+  }
 }
 
 type Json = Record<string, unknown>;
@@ -84,18 +121,26 @@ export async function startLocalEventsServer(options: {
   const accepted = options.tokens.map((t) => ({ ...t, raw: Buffer.from(t.token) }));
   let publishedCount = 0;
 
-  /** The token's claims as the local API passes them (`tokens.ts`), compared in constant time per token. */
-  const claimsOf = (authorization: unknown): Record<string, string> | undefined => {
+  /** The token given, compared in constant time with each accepted one. */
+  const tokenOf = (authorization: unknown): LocalToken | undefined => {
     if (typeof authorization !== 'string') return undefined;
     const given = Buffer.from(authorization.replace(/^Bearer\s+/i, ''));
     let found: LocalToken | undefined;
     for (const t of accepted) {
       if (given.length === t.raw.length && timingSafeEqual(given, t.raw)) found ??= t;
     }
-    return found
-      ? { sub: found.sub, [options.workspacesClaim]: workspacesClaimValue(found.workspaces) }
-      : undefined;
+    return found;
   };
+  /** The token's claims as the local API passes them (`tokens.ts`). */
+  const claimsOf = (token: LocalToken): Record<string, string> => ({
+    sub: token.sub,
+    [options.workspacesClaim]: workspacesClaimValue(token.workspaces),
+  });
+  /** The workspaces a connection made with `token` counts for. */
+  const grantOf = (token: LocalToken): readonly string[] =>
+    token.workspaces === '*' ? ['*'] : token.workspaces;
+  const connectionsBy = { workspace: new Tally(), token: new Tally() };
+  const subscriptionsBy = { workspace: new Tally(), token: new Tally() };
 
   /** channel → its subscriptions. */
   const channels = new Map<string, Set<Subscription>>();
@@ -181,7 +226,6 @@ export async function startLocalEventsServer(options: {
     };
     const path = new URL(`http://localhost${req.url ?? '/'}`).pathname;
     if (path !== '/event/realtime') return refuse(404, 'Not Found');
-    if (wss.clients.size >= limits.maxConnections) return refuse(429, 'Too Many Requests');
     const protocols = String(req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
       .map((p) => p.trim());
@@ -194,11 +238,38 @@ export async function startLocalEventsServer(options: {
     } catch {
       authorization = undefined;
     }
-    if (claimsOf(authorization) === undefined) return refuse(401, 'Unauthorized');
-    wss.handleUpgrade(req, socket, head, (ws) => connection(ws));
+    const token = tokenOf(authorization);
+    if (token === undefined) return refuse(401, 'Unauthorized');
+    const over = connectionBound(token);
+    if (over !== undefined) {
+      log(`events: refused a connection: ${over}`);
+      socket.end(
+        `HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${limits.retryAfterSeconds}\r\nConnection: close\r\n` +
+          `Content-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(over)}\r\n\r\n${over}`,
+      );
+      return;
+    }
+    // handleUpgrade answers and calls back at once: counted before the next upgrade is looked at.
+    wss.handleUpgrade(req, socket, head, (ws) => connection(ws, token));
   });
 
-  function connection(ws: WebSocket): void {
+  /** Which bound a new connection of `token` would pass, or undefined. */
+  function connectionBound(token: LocalToken): string | undefined {
+    if (wss.clients.size >= limits.maxConnections) return `${limits.maxConnections} connections in all`;
+    if (connectionsBy.token.get(token.token) >= limits.maxConnectionsPerToken) {
+      return `at most ${limits.maxConnectionsPerToken} connections per token`;
+    }
+    const full = grantOf(token).find(
+      (w) => connectionsBy.workspace.get(w) >= limits.maxConnectionsPerWorkspace,
+    );
+    return full === undefined
+      ? undefined
+      : `at most ${limits.maxConnectionsPerWorkspace} connections per workspace (${full})`;
+  }
+
+  function connection(ws: WebSocket, token: LocalToken): void {
+    connectionsBy.token.add([token.token], 1);
+    connectionsBy.workspace.add(grantOf(token), 1);
     const own = new Map<string, Subscription>();
     let initialised = false;
     let idle: NodeJS.Timeout | undefined;
@@ -215,10 +286,17 @@ export async function startLocalEventsServer(options: {
     ws.on('close', () => {
       clearInterval(keepAlive);
       if (idle) clearTimeout(idle);
-      for (const sub of own.values()) channels.get(sub.channel)?.delete(sub);
-      for (const sub of own.values()) if (channels.get(sub.channel)?.size === 0) channels.delete(sub.channel);
+      connectionsBy.token.add([token.token], -1);
+      connectionsBy.workspace.add(grantOf(token), -1);
+      for (const sub of own.values()) drop(sub);
       own.clear();
     });
+    const drop = (sub: Subscription) => {
+      channels.get(sub.channel)?.delete(sub);
+      if (channels.get(sub.channel)?.size === 0) channels.delete(sub.channel);
+      subscriptionsBy.workspace.add([sub.workspace], -1);
+      subscriptionsBy.token.add([sub.token], -1);
+    };
     ws.on('message', (data, isBinary) => {
       let message: Json;
       try {
@@ -254,24 +332,39 @@ export async function startLocalEventsServer(options: {
           const channel = message.channel;
           if (typeof channel !== 'string' || channel.length > 512)
             return fail(error('BadRequestException', 'channel: expected a channel path'));
-          const namespace = channel.replace(/^\//, '').split('/')[0];
-          if (namespace !== DELTA_NAMESPACE)
+          const namespace = channel.replace(/^\//, '').split('/')[0] ?? '';
+          if (!CHANNEL_NAMESPACES.includes(namespace))
             return fail(error('BadRequestException', `channel: no namespace ${JSON.stringify(namespace)}`));
-          const claims = claimsOf((message.authorization as Json | undefined)?.Authorization);
-          if (claims === undefined)
+          const subscriber = tokenOf((message.authorization as Json | undefined)?.Authorization);
+          if (subscriber === undefined)
             return fail(error('UnauthorizedException', 'the authorization is not valid'));
+          const claims = claimsOf(subscriber);
           try {
             handler.onSubscribe({
               identity: { sub: claims.sub, issuer: 'crumbs-local', claims },
               info: {
                 channel: { path: channel, segments: channel.replace(/^\//, '').split('/') },
-                channelNamespace: { name: DELTA_NAMESPACE },
+                channelNamespace: { name: namespace },
               },
             });
           } catch {
             return fail(error('UnauthorizedException', 'Unauthorized'));
           }
-          const sub: Subscription = { id, channel, socket: ws };
+          const workspace = handler.workspaceOfChannel(channel) ?? '';
+          const bound =
+            subscriptionsBy.workspace.get(workspace) >= limits.maxSubscriptionsPerWorkspace
+              ? `at most ${limits.maxSubscriptionsPerWorkspace} subscriptions per workspace`
+              : subscriptionsBy.token.get(subscriber.token) >= limits.maxSubscriptionsPerToken
+                ? `at most ${limits.maxSubscriptionsPerToken} subscriptions per token`
+                : undefined;
+          if (bound !== undefined) {
+            return fail(
+              error('LimitExceededException', `${bound}; try again in ${limits.retryAfterSeconds} s`),
+            );
+          }
+          const sub: Subscription = { id, channel, socket: ws, workspace, token: subscriber.token };
+          subscriptionsBy.workspace.add([workspace], 1);
+          subscriptionsBy.token.add([subscriber.token], 1);
           own.set(id, sub);
           const set = channels.get(channel) ?? new Set<Subscription>();
           channels.set(channel, set);
@@ -291,8 +384,7 @@ export async function startLocalEventsServer(options: {
             return;
           }
           own.delete(sub.id);
-          channels.get(sub.channel)?.delete(sub);
-          if (channels.get(sub.channel)?.size === 0) channels.delete(sub.channel);
+          drop(sub);
           armIdle();
           send({ type: 'unsubscribe_success', id: sub.id });
           return;
@@ -340,8 +432,9 @@ export async function startLocalEventsServer(options: {
 }
 
 function publishProblem(channel: unknown, events: unknown, maxEventBytes: number): string | undefined {
-  if (typeof channel !== 'string' || !channel.startsWith(`/${DELTA_NAMESPACE}/`) || channel.includes('*')) {
-    return `channel: expected a channel path in namespace ${DELTA_NAMESPACE}, without wildcards`;
+  const inNamespace = (c: string) => CHANNEL_NAMESPACES.some((ns) => c.startsWith(`/${ns}/`));
+  if (typeof channel !== 'string' || !inNamespace(channel) || channel.includes('*')) {
+    return `channel: expected a channel path in namespace ${CHANNEL_NAMESPACES.join(' or ')}, without wildcards`;
   }
   const segments = channel.slice(1).split('/');
   if (segments.length > 5 || !segments.every((s) => /^[A-Za-z0-9-]{1,50}$/.test(s))) {

@@ -7,6 +7,7 @@
  * Node code in; type exports are erased by the build.
  */
 export type {
+  ChangeChannelInfo,
   DefinitionSummary,
   Explanation,
   FailureSummary,
@@ -22,6 +23,7 @@ export type {
   UsageReportAmounts,
 } from '#shared/core/api/usage-routes.ts';
 export type { ChangeEvent } from '#shared/core/stream/changes.ts';
+export type { FeedChange } from '#shared/core/stream/feed-events.ts';
 export type { ThreadNode, ThreadView } from '#shared/core/stream/threads.ts';
 export type {
   Breadcrumb,

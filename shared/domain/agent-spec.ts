@@ -197,3 +197,12 @@ function llmSettings(def: AgentDefinition): SpecBase['llm'] {
     ...(llm?.max_tokens !== undefined ? { maxTokens: llm.max_tokens } : {}),
   };
 }
+
+/**
+ * The output cap a model call is given: the definition's `llm.max_tokens` and a budget's cap, whichever is lower
+ * (either may be absent).
+ */
+export function outputTokenCap(maxTokens: number | undefined, budgetCap?: number): number | undefined {
+  if (maxTokens === undefined) return budgetCap;
+  return budgetCap === undefined ? maxTokens : Math.min(maxTokens, budgetCap);
+}

@@ -135,6 +135,24 @@ export class RetriableError extends CrumbsError {
   }
 }
 
+/**
+ * Over a share the caller's workspace (or token) holds of something bounded — streams held open, subscriptions:
+ * 429 with `Retry-After`, changing nothing. Another try after that long may pass.
+ */
+export class TooManyRequestsError extends CrumbsError {
+  readonly status = 429;
+  readonly code = 'too-many-requests';
+  override readonly retriable = true;
+  constructor(
+    message: string,
+    /** How long to wait before trying again (`Retry-After`). */
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A failure that will not go away on retry (bad definition, tool bug): answer with an error breadcrumb. */
 export class NonRetriableError extends CrumbsError {
   readonly status = 500;

@@ -1,6 +1,7 @@
 /**
- * Publishing to a request's delta channel (`shared/core/streaming/`): AppSync Events' HTTP publish on AWS, the
- * local events server in `crumbs dev` — one adapter speaks to both (`shared/adapters/events/`).
+ * Publishing to a channel: a request's delta channel (`shared/core/streaming/`) or a workspace's change channel
+ * (`shared/core/stream/change-feed.ts`). AppSync Events' HTTP publish on AWS, the local events server in
+ * `crumbs dev` — one adapter speaks to both (`shared/adapters/events/`).
  */
 
 /** AppSync Events takes at most this many events in one publish request. */
@@ -8,7 +9,8 @@ export const MAX_EVENTS_PER_PUBLISH = 5;
 
 export interface DeltaChannel {
   /**
-   * Publishes events (JSON texts, at most `MAX_EVENTS_PER_PUBLISH`) to `channel` (`/crumbs/...`), in order.
+   * Publishes events (JSON texts, at most `MAX_EVENTS_PER_PUBLISH`) to `channel` (`/crumbs/...`, `/changes/...`),
+   * in order.
    * Rejects when the service did not take every one of them.
    */
   publish(channel: string, events: readonly string[]): Promise<void>;

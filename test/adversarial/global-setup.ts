@@ -16,6 +16,8 @@ import { inTestNamespace } from '../support/netns.ts';
 
 export const TEAM_A = { workspace: 'team-a', token: 'team-a-token-0123456789' } as const;
 export const TEAM_B = { workspace: 'team-b', token: 'team-b-token-0123456789' } as const;
+/** More tokens of team-b's workspace, which streams.test.ts uses to spend the workspace's share beyond one token's. */
+export const TEAM_B_MORE_TOKENS = ['team-b-token-second-0123', 'team-b-token-third-01234'] as const;
 /** A second workspace of team-b's token, which quotas.test.ts fills to its quota without starving other files. */
 export const TEAM_B_QUOTA_WORKSPACE = 'team-b-quota';
 /**
@@ -38,6 +40,9 @@ declare module 'vitest' {
       sqs: string;
       eventbridge: string;
       scheduler: string;
+      /** The events server (delta and change channels): publish, and the realtime WebSocket URL. */
+      events: string;
+      eventsRealtime: string;
       /** The all-workspaces token (the operator's). */
       token: string;
       teamA: { workspace: string; token: string };
@@ -72,6 +77,7 @@ export async function setup(project: TestProject): Promise<void> {
       JSON.stringify({
         [TEAM_A.token]: [TEAM_A.workspace],
         [TEAM_B.token]: [TEAM_B.workspace, TEAM_B_QUOTA_WORKSPACE, ...Object.keys(TEAM_B_BUDGETS)],
+        ...Object.fromEntries(TEAM_B_MORE_TOKENS.map((t) => [t, [TEAM_B.workspace]])),
       }),
     ),
     // As `crumbs dev` starts by default: definitions reach only globally routable addresses.

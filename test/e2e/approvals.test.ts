@@ -2,7 +2,9 @@
  * Approvals in the dashboard against the local stack: a workflow's agent step asks the offline model, which calls
  * the `calculator` tool; the tool needs approval, so the run's agent step waits. The navigation counts the
  * pending approval; the Approvals view approves it with edited arguments (the tool runs with them and the run
- * succeeds), and a second run's approval is rejected from the Runs view's form (the model reads the reason).
+ * succeeds), and a second run's approval is rejected from the Runs view's form (the model reads the reason). The
+ * count follows the workspace's change channel: a quiet minute reads `/approvals` no more (it was read every 5 s),
+ * and a new approval is counted when its change is pushed.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -129,6 +131,41 @@ describe('the Approvals view', () => {
     const run = (await call('GET', `/runs/${runId}`)).body;
     expect(JSON.stringify(run.output)).toContain('use the spreadsheet instead');
     expect((await call('GET', `/approvals/${id}`)).body.status).toBe('rejected');
+    expect(problems).toEqual([]);
+  });
+
+  it('counts an approval when its change is pushed, and reads /approvals no more while nothing changes', async () => {
+    const { ws, call } = await workspace();
+    const { page, problems } = await openPage(browser);
+    const approvalReads: string[] = [];
+    const frames: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname.endsWith('/approvals')) approvalReads.push(r.url());
+    });
+    page.on('websocket', (socket) => socket.on('framereceived', (f) => frames.push(String(f.payload))));
+    // The page's timers run on a clock the test moves: a poll every 5 s would show in a minute moved at once.
+    await page.clock.install();
+    await page.goto(dashboard.replace('workspace=demo', `workspace=${ws}`));
+    await expect
+      .poll(() => frames.some((f) => f.includes('subscribe_success')), { timeout: 30_000 })
+      .toBe(true);
+    await expect.poll(() => approvalReads.length, { timeout: 30_000 }).toBeGreaterThan(0);
+    const quiet = approvalReads.length;
+    await page.clock.fastForward('01:00');
+    // What the moved timers asked for is sent within a round of the page's event loop; give it a real moment.
+    await page.waitForTimeout(1000);
+    expect(approvalReads.length).toBe(quiet);
+    expect(await page.locator('[data-nav=approvals] [data-approvals-count]').count()).toBe(0);
+
+    // A run asks for approval: its human.request.v1 is pushed, and the badge counts it.
+    const { id } = await startAndWaitForApproval(call);
+    await page.locator('[data-nav=approvals] [data-approvals-count]', { hasText: '1' }).waitFor();
+    expect(frames.some((f) => f.includes('"type":"data"') && f.includes('human.request.v1'))).toBe(true);
+    expect(approvalReads.length).toBeGreaterThan(quiet);
+    // Answered through the API (as another person would, elsewhere): the count goes when the answer is pushed.
+    expect((await call('POST', `/approvals/${id}`, { decision: 'approve' })).status).toBeLessThan(300);
+    await page.locator('[data-nav=approvals] [data-approvals-count]').waitFor({ state: 'detached' });
+    expect(frames.some((f) => f.includes('"type":"data"') && f.includes('human.response.v1'))).toBe(true);
     expect(problems).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
  * The Chat view streams the answer in headless Chromium against the local stack: the demo agent's offline model
  * writes word by word, the view shows the words as they arrive (`[data-streaming]`) before the stored answer takes
  * their place (`[data-answer]`), and the stored answer is the streamed text. Stop cancels a streaming answer and
- * the turn says who cancelled it.
+ * the turn says who cancelled it. The turn follows its thread over the workspace's change channel: no `/changes`
+ * request of the page is held (each is answered at once, `wait=0`).
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -28,6 +29,12 @@ function longMessage(tag: string): string {
 
 describe('the Chat view streams answers', () => {
   it('shows the words as they come, then the stored answer, which is what was streamed', async () => {
+    const changeReads: URL[] = [];
+    const onRequest = (r: { url(): string }) => {
+      const url = new URL(r.url());
+      if (url.pathname.endsWith('/changes')) changeReads.push(url);
+    };
+    page.on('request', onRequest);
     await page.goto(dashboard);
     await page.click('[data-nav=chat]');
     await page.fill('.composer input', longMessage('stream'));
@@ -45,6 +52,10 @@ describe('the Chat view streams answers', () => {
     expect(stored.startsWith(early.replace(/… .*$/, ''))).toBe(true);
     expect(early.length).toBeLessThan(stored.length);
     expect(await streaming.count()).toBe(0);
+    // The thread's steps and its answer came over the change channel: the page never long-polled /changes.
+    page.off('request', onRequest);
+    expect(changeReads.some((u) => u.searchParams.get('thread') !== null)).toBe(true);
+    expect(changeReads.filter((u) => u.searchParams.get('wait') !== '0').map(String)).toEqual([]);
     expect(problems).toEqual([]);
   });
 

@@ -70,8 +70,8 @@ describe('the delta channels (AppSync Events)', () => {
 
   it('has the namespace crumbs with the onSubscribe handler reading the operator’s claim; tokens cannot publish', () => {
     const namespaces = ofType('AWS::AppSync::ChannelNamespace');
-    expect(namespaces).toHaveLength(1);
-    const ns = namespaces[0]?.[1].Properties as Json;
+    expect(namespaces.map(([, r]) => r.Properties.Name).sort()).toEqual(['changes', 'crumbs']);
+    const ns = namespaces.find(([, r]) => r.Properties.Name === 'crumbs')?.[1].Properties as Json;
     expect(ns.Name).toBe('crumbs');
     expect(ns.PublishAuthModes).toEqual([{ AuthType: 'AWS_IAM' }]);
     expect(ns.SubscribeAuthModes).toEqual([{ AuthType: 'OPENID_CONNECT' }]);
@@ -81,19 +81,29 @@ describe('the delta channels (AppSync Events)', () => {
     expect(code).toContain('util.unauthorized()');
   });
 
-  it('grants appsync:EventPublish on the namespace to the agent executor’s role only', () => {
+  it('grants appsync:EventPublish on the crumbs namespace to the agent executor and on changes to the publisher, only', () => {
     const publishing = ofType('AWS::IAM::Policy').filter(([, p]) =>
       (p.Properties.PolicyDocument as { Statement: Json[] }).Statement.some((s) =>
         ([] as unknown[]).concat(s.Action).includes('appsync:EventPublish'),
       ),
     );
-    const roles = publishing.flatMap(([, p]) => (p.Properties.Roles as unknown[]).map(refId));
-    const [, agent] = functionByName('executor-agent');
-    expect(roles).toEqual([refId(agent.Properties.Role)]);
-    const statement = publishing
-      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement)
-      .find((s) => ([] as unknown[]).concat(s.Action).includes('appsync:EventPublish'));
-    expect(JSON.stringify(statement?.Resource)).toContain('channelNamespace/crumbs');
+    const grants = publishing.flatMap(([, p]) => {
+      const statements = (p.Properties.PolicyDocument as { Statement: Json[] }).Statement.filter((s) =>
+        ([] as unknown[]).concat(s.Action).includes('appsync:EventPublish'),
+      );
+      return (p.Properties.Roles as unknown[]).map((role) => ({
+        role: refId(role),
+        resources: JSON.stringify(statements.map((s) => s.Resource)),
+      }));
+    });
+    const roleOf = (name: string) => refId(functionByName(name)[1].Properties.Role);
+    expect(grants.map((g) => g.role).sort()).toEqual([roleOf('executor-agent'), roleOf('publisher')].sort());
+    const agent = grants.find((g) => g.role === roleOf('executor-agent'))?.resources ?? '';
+    expect(agent).toContain('channelNamespace/crumbs');
+    expect(agent).not.toContain('channelNamespace/changes');
+    const publisher = grants.find((g) => g.role === roleOf('publisher'))?.resources ?? '';
+    expect(publisher).toContain('channelNamespace/changes');
+    expect(publisher).not.toContain('channelNamespace/crumbs');
   });
 
   it('tells the agent executor, the API and the A2A server where the channels are, and outputs the realtime URL', () => {

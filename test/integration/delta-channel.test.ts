@@ -3,17 +3,20 @@
  * the executors publish reaches a subscriber of the request's workspace in order, and nobody else — two workspaces
  * never see each other's deltas — while tokens can neither connect badly, subscribe elsewhere nor publish.
  */
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { startLocalEventsServer } from '#local/events/server.ts';
 import { parseScopedTokens } from '#local/tokens.ts';
 import { AppSyncEventsPublisher } from '#shared/adapters/events/appsync-publisher.ts';
+import { channelSubscriber } from '#shared/core/api/streaming-deps.ts';
 import { channelFor } from '#shared/core/streaming/channel.ts';
 import { DeltaStream } from '#shared/core/streaming/delta-stream.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import { sseFromChannel } from '#shared/core/streaming/sse.ts';
+import { StreamLeases } from '#shared/core/streaming/stream-leases.ts';
 import { type DeltaSubscription, subscribeToRequest } from '#shared/core/streaming/subscriber.ts';
+import { TooManyRequestsError } from '#shared/domain/errors.ts';
 
 const crumbs = inject('crumbs');
 let httpUrl: string;
@@ -105,7 +108,7 @@ describe('the delta channel on the local stack', () => {
   it('two workspaces never see each other’s deltas: another workspace’s channel is refused', async () => {
     // The scoped token may use only its own workspace: the same request id elsewhere is another channel, refused.
     await expect(subscribe(crumbs.scopedToken, 'someone-else', 'req-in-order')).rejects.toMatchObject({
-      name: 'DeltaSubscribeError',
+      name: 'ChannelSubscribeError',
       errorTypes: ['UnauthorizedException'],
     });
     // A subscriber of workspace a sees nothing published to workspace b's request of the same id.
@@ -239,6 +242,213 @@ describe('the local events server’s bounds', () => {
       ws.send(JSON.stringify({ type: 'unsubscribe', id: 'a' }));
       const closed = await new Promise<number>((r) => ws.once('close', (code) => r(code)));
       expect(closed).toBe(4000);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('the local events server’s shares per workspace and per token', () => {
+  /** Opens a connection as `token`; resolves with it, or with the refusal's status and Retry-After. */
+  function connect(
+    url: string,
+    token: string,
+  ): Promise<{ ws: WebSocket } | { status: number; retryAfter: string | undefined; body: string }> {
+    const header = Buffer.from(JSON.stringify({ host: 'x', Authorization: token })).toString('base64url');
+    const ws = new WebSocket(url, ['aws-appsync-event-ws', `header-${header}`]);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve({ ws }));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += String(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], body }),
+        );
+      });
+      ws.once('error', reject);
+    });
+  }
+
+  /** Subscribes on `ws` as `token`; resolves with the answer's type and error types. */
+  async function subscribeOn(ws: WebSocket, token: string, id: string, channel: string) {
+    const answer = new Promise<Record<string, unknown>>((resolve) => {
+      const onMessage = (d: WebSocket.RawData) => {
+        const m = JSON.parse(String(d)) as Record<string, unknown>;
+        if (m.id !== id) return;
+        ws.off('message', onMessage);
+        resolve(m);
+      };
+      ws.on('message', onMessage);
+    });
+    ws.send(JSON.stringify({ type: 'subscribe', id, channel, authorization: { Authorization: token } }));
+    const m = await answer;
+    return {
+      type: m.type,
+      errors: ((m.errors ?? []) as { errorType: string; message: string }[]).map((e) => e.errorType),
+      message: ((m.errors ?? []) as { message: string }[])[0]?.message ?? '',
+    };
+  }
+
+  it('refuses a workspace’s or a token’s connection over its share with 429 and Retry-After, while another workspace still connects', async () => {
+    const tokens = parseScopedTokens(
+      JSON.stringify({ 'hog-token-1': ['h1'], 'hog-token-2': ['h1'], 'calm-token-1': ['c1'] }),
+    );
+    const server = await startLocalEventsServer({
+      port: 0,
+      host: '127.0.0.1',
+      tokens,
+      workspacesClaim: 'crumbs:workspaces',
+      credentials: LOCAL_CREDENTIALS,
+      limits: {
+        maxConnections: 10,
+        maxConnectionsPerWorkspace: 3,
+        maxConnectionsPerToken: 2,
+        retryAfterSeconds: 7,
+      },
+    });
+    const open: WebSocket[] = [];
+    const keep = (c: Awaited<ReturnType<typeof connect>>) => {
+      if (!('ws' in c)) throw new Error(`refused: ${c.status} ${c.body}`);
+      open.push(c.ws);
+      return c.ws;
+    };
+    try {
+      keep(await connect(server.realtimeUrl, 'hog-token-1'));
+      keep(await connect(server.realtimeUrl, 'hog-token-1'));
+      // The token's share (2) is spent.
+      expect(await connect(server.realtimeUrl, 'hog-token-1')).toEqual({
+        status: 429,
+        retryAfter: '7',
+        body: 'at most 2 connections per token',
+      });
+      // Another token of the same workspace gets the workspace's last connection, then the workspace's share is spent.
+      keep(await connect(server.realtimeUrl, 'hog-token-2'));
+      expect(await connect(server.realtimeUrl, 'hog-token-2')).toEqual({
+        status: 429,
+        retryAfter: '7',
+        body: 'at most 3 connections per workspace (h1)',
+      });
+      // The neighbour is untouched by h1's spent share.
+      keep(await connect(server.realtimeUrl, 'calm-token-1'));
+      keep(await connect(server.realtimeUrl, 'calm-token-1'));
+      // A connection that closes gives its place back.
+      const first = open.shift() as WebSocket;
+      await new Promise((resolve) => {
+        first.once('close', resolve);
+        first.close();
+      });
+      await vi.waitFor(async () => {
+        const again = await connect(server.realtimeUrl, 'hog-token-1');
+        expect('ws' in again).toBe(true);
+        if ('ws' in again) open.push(again.ws);
+      });
+    } finally {
+      for (const ws of open) ws.close();
+      await server.stop();
+    }
+  });
+
+  it('refuses a workspace’s or a token’s subscription over its share with LimitExceededException, while another workspace still subscribes', async () => {
+    const tokens = parseScopedTokens(
+      JSON.stringify({ 'hog-token-1': ['h1'], 'hog-token-2': ['h1'], 'calm-token-1': ['c1'] }),
+    );
+    const server = await startLocalEventsServer({
+      port: 0,
+      host: '127.0.0.1',
+      tokens,
+      workspacesClaim: 'crumbs:workspaces',
+      credentials: LOCAL_CREDENTIALS,
+      limits: { maxSubscriptionsPerWorkspace: 3, maxSubscriptionsPerToken: 2, retryAfterSeconds: 7 },
+    });
+    const sockets: WebSocket[] = [];
+    const opened = async (token: string) => {
+      const c = await connect(server.realtimeUrl, token);
+      if (!('ws' in c)) throw new Error(`refused: ${c.status}`);
+      sockets.push(c.ws);
+      return c.ws;
+    };
+    try {
+      const hog1 = await opened('hog-token-1');
+      const hog1b = await opened('hog-token-1');
+      const hog2 = await opened('hog-token-2');
+      const calm = await opened('calm-token-1');
+      const ok = { type: 'subscribe_success', errors: [], message: '' };
+      expect(await subscribeOn(hog1, 'hog-token-1', 'a', await channelFor('h1', 'r1'))).toEqual(ok);
+      // A token's share counts over all its connections.
+      expect(await subscribeOn(hog1b, 'hog-token-1', 'b', await channelFor('h1', 'r2'))).toEqual(ok);
+      expect(await subscribeOn(hog1b, 'hog-token-1', 'c', await channelFor('h1', 'r3'))).toEqual({
+        type: 'subscribe_error',
+        errors: ['LimitExceededException'],
+        message: 'at most 2 subscriptions per token; try again in 7 s',
+      });
+      expect(await subscribeOn(hog2, 'hog-token-2', 'd', await channelFor('h1', 'r4'))).toEqual(ok);
+      expect(await subscribeOn(hog2, 'hog-token-2', 'e', await channelFor('h1', 'r5'))).toEqual({
+        type: 'subscribe_error',
+        errors: ['LimitExceededException'],
+        message: 'at most 3 subscriptions per workspace; try again in 7 s',
+      });
+      expect(await subscribeOn(calm, 'calm-token-1', 'f', await channelFor('c1', 'r1'))).toEqual(ok);
+      // An unsubscribe gives the place back to the workspace.
+      hog1.send(JSON.stringify({ type: 'unsubscribe', id: 'a' }));
+      await vi.waitFor(async () =>
+        expect(
+          await subscribeOn(hog2, 'hog-token-2', `g${Math.random()}`, await channelFor('h1', 'r6')),
+        ).toEqual(ok),
+      );
+      // And so does a connection that closes: its subscriptions are let go.
+      await new Promise((resolve) => {
+        hog1b.once('close', resolve);
+        hog1b.close();
+      });
+      await vi.waitFor(async () =>
+        expect(
+          await subscribeOn(hog1, 'hog-token-1', `h${Math.random()}`, await channelFor('h1', 'r7')),
+        ).toEqual(ok),
+      );
+    } finally {
+      for (const ws of sockets) ws.close();
+      await server.stop();
+    }
+  });
+});
+
+describe('a stream crumbs holds for a caller, refused by the events server', () => {
+  /** Leases that never refuse (the events server's own shares are under test here). */
+  const openLeases = new StreamLeases({ take: async () => true, give: async () => undefined });
+
+  it('is the caller’s 429 with Retry-After over a share, 403 for a channel the token may not read, never a 500', async () => {
+    const tokens = parseScopedTokens(JSON.stringify({ 'hog-token-1': ['h1'], 'calm-token-1': ['c1'] }));
+    const server = await startLocalEventsServer({
+      port: 0,
+      host: '127.0.0.1',
+      tokens,
+      workspacesClaim: 'crumbs:workspaces',
+      credentials: LOCAL_CREDENTIALS,
+      limits: { maxConnectionsPerToken: 1, retryAfterSeconds: 7 },
+    });
+    const subscribe = channelSubscriber(
+      { realtime_url: server.realtimeUrl, http_host: new URL(server.httpUrl).host },
+      openLeases,
+    );
+    try {
+      const held = await subscribe('h1', 'r1', 'Bearer hog-token-1', () => undefined);
+      // The token's one connection is taken: the events server refuses the upgrade with 429.
+      const refused = await subscribe('h1', 'r2', 'Bearer hog-token-1', () => undefined).catch(
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(TooManyRequestsError);
+      expect(refused).toMatchObject({ status: 429, retryAfterSeconds: 10 });
+      // Another workspace's channel with a token that does not grant it: 403.
+      const forbidden = await subscribe('h1', 'r3', 'Bearer calm-token-1', () => undefined).catch(
+        (e: unknown) => e,
+      );
+      expect(forbidden).toMatchObject({ status: 403 });
+      // The neighbour still subscribes.
+      const calm = await subscribe('c1', 'r1', 'Bearer calm-token-1', () => undefined);
+      calm.close();
+      held.close();
     } finally {
       await server.stop();
     }

@@ -9,6 +9,7 @@ import type {
   ApprovalAnswer,
   ApprovalList,
   Breadcrumb,
+  ChangeChannelInfo,
   ChangeEvent,
   ContextView,
   DefinitionSummary,
@@ -18,7 +19,9 @@ import type {
   ThreadView,
   UsageReport,
 } from '#shared/client/api-types.ts';
+import { ChangeFeed, type ChangesAnswer, type FeedStatus } from '#shared/client/change-feed.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
+import type { ChangeFilters } from '#shared/core/stream/changes.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import { type DeltaSubscription, subscribeToRequest } from '#shared/core/streaming/subscriber.ts';
 
@@ -38,6 +41,9 @@ export interface Session {
 }
 
 export class Api {
+  /** The workspace's change feed: one subscription for every view of this session; undefined without a channel. */
+  private feed: Promise<ChangeFeed | undefined> | undefined;
+
   constructor(private readonly session: Session) {}
 
   get workspace(): string {
@@ -170,20 +176,104 @@ export class Api {
     return this.json(`${this.path('errors')}?limit=100`);
   }
 
+  /** Where the workspace's changes are pushed (`GET …/changes/channel`); undefined when the stack pushes none. */
+  async changeChannel(): Promise<ChangeChannelInfo | undefined> {
+    try {
+      return await this.json<ChangeChannelInfo>(this.path('changes', 'channel'));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** The session's change feed (created once), or undefined when changes are not pushed here. */
+  changeFeed(): Promise<ChangeFeed | undefined> {
+    this.feed ??= this.changeChannel().then(
+      (channel) =>
+        channel &&
+        new ChangeFeed({
+          channel,
+          token: this.session.token,
+          read: (query) => this.readChanges(query),
+          reconcileMs: 15_000,
+        }),
+      (error: unknown) => {
+        // Asked again next time: a failed look-up must not leave the session on long polls for good.
+        this.feed = undefined;
+        throw error;
+      },
+    );
+    return this.feed;
+  }
+
+  /** One answer of `GET …/changes?wait=0`: the changes with their positions, and the position read up to. */
+  private async readChanges(query: {
+    after?: string;
+    backlog?: number;
+    filters?: ChangeFilters;
+  }): Promise<ChangesAnswer> {
+    const params = new URLSearchParams({ wait: '0', ...filterParams(query.filters ?? {}) });
+    if (query.backlog) params.set('backlog', String(query.backlog));
+    const response = await this.request(`${this.path('changes')}?${params}`, {
+      headers: query.after ? { 'last-event-id': query.after } : {},
+    });
+    const parsed = parseEventStream(await response.text());
+    return {
+      changes: parsed.messages.map((m) => ({ cursor: m.id ?? '', event: JSON.parse(m.data) as ChangeEvent })),
+      cursor: parsed.lastEventId,
+    };
+  }
+
   /**
-   * Follows the change stream until `signal` aborts: each long poll answers the changes after the last event id
-   * (EventSource cannot send the Authorization header, so this reads the same SSE answers with fetch).
+   * Follows the workspace's changes until `signal` aborts: pushed over the change channel where the stack has one
+   * (`query.backlog` read once first; `exact` also reads `/changes` now and then to find a push that was lost),
+   * else long-polled. `onError` hears of trouble (undefined once it is over).
    */
   async follow(
     query: Record<string, string>,
     onEvents: (events: ChangeEvent[]) => void,
     signal: AbortSignal,
-    onError: (error: Error) => void = () => {},
+    onError: (error: Error | undefined) => void = () => {},
+    options: { exact?: boolean } = {},
+  ): Promise<void> {
+    let feed: ChangeFeed | undefined;
+    try {
+      feed = await this.changeFeed();
+    } catch {
+      feed = undefined;
+    }
+    if (signal.aborted) return;
+    if (feed !== undefined) {
+      const stop = feed.listen(filtersOf(query), (changes) => onEvents(changes.map((c) => c.event)), {
+        ...(query.backlog ? { backlog: Number(query.backlog) } : {}),
+        ...(options.exact ? { exact: true } : {}),
+        onStatus: (status: FeedStatus) =>
+          onError(status.state === 'retrying' || status.state === 'stopped' ? status.error : undefined),
+      });
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      stop();
+      return;
+    }
+    await this.longPoll(query, onEvents, signal, onError);
+  }
+
+  /**
+   * Follows the change stream by long polls until `signal` aborts: each answers the changes after the last event
+   * id (EventSource cannot send the Authorization header, so this reads the same SSE answers with fetch).
+   */
+  private async longPoll(
+    query: Record<string, string>,
+    onEvents: (events: ChangeEvent[]) => void,
+    signal: AbortSignal,
+    onError: (error: Error | undefined) => void,
   ): Promise<void> {
     let lastEventId: string | undefined;
     let failures = 0;
     while (!signal.aborted) {
-      const params = new URLSearchParams(lastEventId ? { ...query, backlog: '0' } : query);
+      const params = new URLSearchParams({
+        wait: '20',
+        ...(lastEventId ? { ...query, backlog: '0' } : query),
+      });
       try {
         const response = await this.request(`${this.path('changes')}?${params}`, {
           signal,
@@ -203,4 +293,23 @@ export class Api {
       }
     }
   }
+}
+
+/** The `/changes` filters of a follow's query (`schema_name` comma-separated, `tag`, `thread`, `writer`). */
+function filtersOf(query: Record<string, string>): ChangeFilters {
+  return {
+    ...(query.schema_name ? { schema_name: query.schema_name.split(',') } : {}),
+    ...(query.tag ? { tag: query.tag } : {}),
+    ...(query.thread ? { thread: query.thread } : {}),
+    ...(query.writer ? { writer: query.writer } : {}),
+  };
+}
+
+function filterParams(filters: ChangeFilters): Record<string, string> {
+  return {
+    ...(filters.schema_name ? { schema_name: filters.schema_name.join(',') } : {}),
+    ...(filters.tag ? { tag: filters.tag } : {}),
+    ...(filters.thread ? { thread: filters.thread } : {}),
+    ...(filters.writer ? { writer: filters.writer } : {}),
+  };
 }

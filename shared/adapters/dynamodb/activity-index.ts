@@ -231,6 +231,40 @@ async function query(
   }
 }
 
+/**
+ * The change-log entry a head's stream record stands for, as `DynamoChangeLog` reads it back later: a head written
+ * by crumbs (`written`) is its version, at the position of the write; a head turned into a tombstone is the
+ * deletion, at the position of its deletion item. Undefined otherwise (a head removed by its TTL leaves no entry in
+ * the change log, so `/changes` never shows one either). The publisher hands these to the change channel.
+ */
+export function changeEntryOfStreamImages(
+  newImage: Item | undefined,
+  oldImage: Item | undefined,
+  written: boolean,
+): ChangeEntry | undefined {
+  if (newImage?.kind === KIND.tombstone && oldImage?.kind === KIND.breadcrumb) {
+    const entry = toEntry(oldImage);
+    if (!entry || typeof newImage.deleted_at !== 'string') return undefined;
+    const { status: _status, ...rest } = entry;
+    const by = typeof newImage.deleted_by === 'string' ? newImage.deleted_by : entry.updated_by;
+    return {
+      ...rest,
+      kind: KIND.deletion,
+      updated_at: newImage.deleted_at,
+      updated_by: by,
+      cursor: gsi.changeSort(newImage.deleted_at, entry.id, entry.version),
+    };
+  }
+  if (!written || newImage?.kind !== KIND.breadcrumb) return undefined;
+  const entry = toEntry(newImage);
+  if (!entry) return undefined;
+  return {
+    ...entry,
+    kind: KIND.version,
+    cursor: gsi.changeSort(entry.updated_at, entry.id, entry.version),
+  };
+}
+
 /** An index item as an entry; items of unexpected shape (hand-written into the table) are skipped. */
 function toEntry(item: Item): ActivityEntry | undefined {
   const kind = item.kind;

@@ -157,14 +157,20 @@ export class AppSyncEventsPublisher implements DeltaChannel {
 }
 
 /**
- * The publisher of this function's delta channel, or undefined when none is configured (the function then streams
- * nothing: a caller skips DeltaStream). Reads `ENV.eventsHttpUrl` and `AWS_REGION` once.
+ * The publisher of this function's channels, or undefined when none is configured (the function then streams
+ * nothing: a caller skips DeltaStream, the stream publisher sends no change summaries). Reads
+ * `ENV.eventsHttpUrl` and `AWS_REGION` once.
  */
 export function deltaChannelFromEnv(
   env: NodeJS.ProcessEnv = process.env,
+  options: { timeoutMs?: number } = {},
 ): AppSyncEventsPublisher | undefined {
   const parsed = parseEnv(DeltaChannelEnvSchema, env);
   const httpUrl = parsed[ENV.eventsHttpUrl];
   if (httpUrl === undefined) return undefined;
-  return new AppSyncEventsPublisher({ httpUrl, region: parsed.AWS_REGION ?? 'us-east-1' });
+  return new AppSyncEventsPublisher({
+    httpUrl,
+    region: parsed.AWS_REGION ?? 'us-east-1',
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+  });
 }

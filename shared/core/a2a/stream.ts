@@ -56,7 +56,7 @@ export async function* taskStates(
   read: () => Promise<Task>,
   bounds: StreamBounds,
 ): AsyncGenerator<StreamResponse, void, undefined> {
-  yield { payload: { $case: 'task', value: first } };
+  yield finalIf(isTerminal(first.status?.state), { payload: { $case: 'task', value: first } });
   let last = statusKey(first);
   const sent = new Set(first.artifacts.map((a) => a.artifactId));
   let task = first;
@@ -65,10 +65,11 @@ export async function* taskStates(
     await sleep(bounds.pollMs, bounds.signal);
     if (bounds.signal?.aborted) return;
     task = await read();
+    const terminal = isTerminal(task.status?.state);
     for (const artifact of task.artifacts) {
       if (sent.has(artifact.artifactId)) continue;
       sent.add(artifact.artifactId);
-      yield {
+      yield finalIf(terminal, {
         payload: {
           $case: 'artifactUpdate',
           value: {
@@ -80,22 +81,37 @@ export async function* taskStates(
             metadata: undefined,
           },
         },
-      };
+      });
     }
     const key = statusKey(task);
     if (key !== last) {
       last = key;
-      yield {
+      yield finalIf(terminal, {
         payload: {
           $case: 'statusUpdate',
           value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined },
         },
-      };
+      });
     }
   }
 }
 
 /** A delta as an appended chunk of the task's streaming artifact. */
+/** What `taskStates` yields from a read that found the task ended (`withDeltas` lets the preview finish first). */
+const fromFinalRead = new WeakSet<StreamResponse>();
+
+function finalIf(terminal: boolean, response: StreamResponse): StreamResponse {
+  if (terminal) fromFinalRead.add(response);
+  return response;
+}
+
+/**
+ * How long the preview may still take once the task has ended. The channel's final event is sent before the answer
+ * is written, so its last chunks are normally already on their way; a channel that lost its final would otherwise
+ * hold the stream's end.
+ */
+export const PREVIEW_DRAIN_MS = 2_000;
+
 function deltaEvent(task: Task, delta: Delta, append: boolean): StreamResponse {
   return {
     payload: {
@@ -138,6 +154,12 @@ export async function* withDeltas(
     | { from: 'deltas'; r: IteratorResult<Delta> };
   let chunks: AsyncIterator<Delta> | undefined;
   const started = new Set<string>();
+  const chunkEvent = (delta: Delta): StreamResponse => {
+    const id = delta.artifactId ?? `${first.id}-stream`;
+    const event = deltaEvent(first, delta, started.has(id) && delta.replace !== true);
+    started.add(id);
+    return event;
+  };
   try {
     // The task comes first, whatever the deltas do (a stream's first event is the task).
     const opening = await states.next();
@@ -156,14 +178,31 @@ export async function* withDeltas(
       const got: Next = await Promise.race(deltaNext ? [stateNext, deltaNext] : [stateNext]);
       if (got.from === 'states') {
         if (got.r.done) return;
+        if (deltaNext !== undefined && fromFinalRead.has(got.r.value)) {
+          // The task ended: the preview's last chunks come before the answer and the final status, not after.
+          const until = Date.now() + PREVIEW_DRAIN_MS;
+          while (deltaNext !== undefined) {
+            const left = until - Date.now();
+            const timer = new AbortController();
+            const next: Next | undefined =
+              left <= 0
+                ? undefined
+                : await Promise.race([deltaNext, sleep(left, timer.signal).then(() => undefined)]);
+            timer.abort();
+            if (next === undefined || next.from !== 'deltas' || next.r.done) {
+              deltaNext = undefined;
+              break;
+            }
+            yield chunkEvent(next.r.value);
+            deltaNext = nextDelta();
+          }
+        }
         yield got.r.value;
         stateNext = states.next().then((r) => ({ from: 'states', r }));
       } else if (got.r.done) {
         deltaNext = undefined;
       } else {
-        const id = got.r.value.artifactId ?? `${first.id}-stream`;
-        yield deltaEvent(first, got.r.value, started.has(id) && got.r.value.replace !== true);
-        started.add(id);
+        yield chunkEvent(got.r.value);
         deltaNext = nextDelta();
       }
     }

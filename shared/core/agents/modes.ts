@@ -158,6 +158,7 @@ async function modeRequest(
     ...(cfg.format === 'json' ? { responseSchema: cfg.schema ?? { type: 'object' } } : {}),
     responseFormat: format,
     ...(run.spec.llm.temperature !== undefined ? { temperature: run.spec.llm.temperature } : {}),
+    ...(run.spec.llm.maxTokens !== undefined ? { maxOutputTokens: run.spec.llm.maxTokens } : {}),
   };
 }
 
@@ -324,6 +325,7 @@ async function finalConverse(
     system: prompt.system,
     messages: [{ role: 'user', content: prompt.user }],
     ...(run.spec.llm.temperature !== undefined ? { temperature: run.spec.llm.temperature } : {}),
+    ...(run.spec.llm.maxTokens !== undefined ? { maxOutputTokens: run.spec.llm.maxTokens } : {}),
     signal: run.signal,
   });
   return {

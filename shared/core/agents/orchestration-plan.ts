@@ -105,6 +105,7 @@ async function modelPlan(
       system,
       messages,
       responseSchema: schema,
+      ...(run.spec.llm.maxTokens !== undefined ? { maxOutputTokens: run.spec.llm.maxTokens } : {}),
       signal: run.signal,
     });
     let value: unknown;

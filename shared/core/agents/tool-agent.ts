@@ -152,6 +152,7 @@ async function extractCall(run: AgentRun<SpecOf<'tool'>>, deps: ToolAgentDeps): 
     messages: [{ role: 'user', content: run.task.message ?? '' }],
     tools,
     ...(run.spec.llm.temperature !== undefined ? { temperature: run.spec.llm.temperature } : {}),
+    ...(run.spec.llm.maxTokens !== undefined ? { maxOutputTokens: run.spec.llm.maxTokens } : {}),
     signal: run.signal,
   });
   const chosen = response.toolCalls[0];

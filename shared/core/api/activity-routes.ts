@@ -3,6 +3,7 @@
  *
  *   GET …/threads/{id}                       a thread's causal tree (id: the thread, or any breadcrumb in it)
  *   GET …/changes                            server-sent events of changes, long-polled (changes.ts)
+ *   GET …/changes/channel                    where the same changes are pushed (the change channel), or 404
  *   GET …/definitions                        every definition with its rule state (the rule manager's status)
  *   GET …/definitions/{id}/explain?breadcrumb=  whether the breadcrumb triggers the definition, and why (not)
  *   GET …/errors                             error answers, loop stops and dead-letter answers, newest first
@@ -36,6 +37,8 @@ import {
 import { DEFINITION_SCHEMAS } from '#shared/topology.ts';
 import { decodeCursor, encodeCursor, MAX_BACKLOG, readChanges, toEventStream } from '../stream/changes.ts';
 import { loadThread, resolveThread } from '../stream/threads.ts';
+import { changesChannelFor } from '../streaming/channel.ts';
+import type { StreamingEndpoints } from '../streaming/endpoints.ts';
 import { type Caller, type HttpRequest, type HttpResult, json } from './http.ts';
 
 export interface ActivityDeps {
@@ -44,6 +47,21 @@ export interface ActivityDeps {
   changes: ChangeLog;
   /** Change stream timing (changes.ts): the longest wait per request, the settle lag and the poll interval. */
   stream: { maxWaitMs: number; settleMs: number; pollMs: number };
+  /**
+   * The channels API, whose `changes` namespace the publisher sends every change's summary to; absent:
+   * `GET …/changes/channel` answers 404 and clients long-poll `…/changes`.
+   */
+  channels?: StreamingEndpoints | undefined;
+}
+
+/** Where a workspace's changes are pushed (`GET …/changes/channel`): subscribe there, read `…/changes` to catch up. */
+export interface ChangeChannelInfo {
+  /** The AppSync Events channel (`/changes/<workspace segments>`). */
+  channel: string;
+  /** `wss://…/event/realtime` (locally `ws://127.0.0.1:<port>/event/realtime`). */
+  realtime_url: string;
+  /** The host a subscription's authorization names. */
+  http_host: string;
 }
 
 type Params = Record<string, string>;
@@ -78,6 +96,24 @@ export function activityRoutes(deps: ActivityDeps): ActivityRoute[] {
       template: '/v1/workspaces/{ws}/changes',
       pattern: new RegExp(`${base}/changes$`),
       methods: { GET: (req, p) => changes(deps, req, workspace(p)) },
+    },
+    {
+      template: '/v1/workspaces/{ws}/changes/channel',
+      pattern: new RegExp(`${base}/changes/channel$`),
+      methods: {
+        GET: async (_req, p) => {
+          const ws = workspace(p);
+          if (deps.channels === undefined) {
+            throw new NotFoundError('this stack pushes no changes: follow GET …/changes (long-polled)');
+          }
+          const info: ChangeChannelInfo = {
+            channel: changesChannelFor(ws),
+            realtime_url: deps.channels.realtime_url,
+            http_host: deps.channels.http_host,
+          };
+          return json(200, info);
+        },
+      },
     },
     {
       template: '/v1/workspaces/{ws}/definitions',

@@ -17,6 +17,7 @@ import {
   isCrumbsError,
   MethodNotAllowedError,
   RetriableError,
+  TooManyRequestsError,
 } from '#shared/domain/errors.ts';
 
 /** A REST API proxy integration's event (payload format 1.0). */
@@ -171,6 +172,7 @@ const TITLES: Record<number, string> = {
   413: 'Payload too large',
   415: 'Unsupported media type',
   422: 'Unprocessable content',
+  429: 'Too many requests',
   500: 'Internal error',
   503: 'Service unavailable',
 };
@@ -193,6 +195,7 @@ export function problem(error: CrumbsError): HttpResult {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
   if (error instanceof RetriableError) headers['retry-after'] = '1';
+  if (error instanceof TooManyRequestsError) headers['retry-after'] = String(error.retryAfterSeconds);
   return {
     statusCode: error.status,
     headers,

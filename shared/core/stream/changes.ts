@@ -17,8 +17,9 @@ import { BadRequestError } from '#shared/domain/errors.ts';
 import { outcomeOf } from '#shared/domain/outcome.ts';
 import type { ChangeCursor, ChangeEntry, ChangeLog } from '#shared/ports/activity.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
+import { changeMatches, MAX_CHANGES_PER_ANSWER } from './feed-events.ts';
 
-export const MAX_CHANGES_PER_ANSWER = 200;
+export { MAX_CHANGES_PER_ANSWER };
 export const MAX_BACKLOG = 100;
 
 export interface ChangeFilters {
@@ -48,6 +49,8 @@ export interface ChangeStreamOptions {
   /** Full records at the changed version (one BatchGet per answer); otherwise the summary only. */
   full?: (workspace: string, entries: readonly ChangeEntry[]) => Promise<Map<string, Breadcrumb>>;
   clock?: Clock;
+  /** Waits between polls (a benchmark's fake clock moves on instead). Default: a timer, cut short by `signal`. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -99,7 +102,7 @@ export async function readChanges(log: ChangeLog, options: ChangeStreamOptions):
     if (events.length > 0 || clock.now().getTime() + options.pollMs > deadline || options.signal?.aborted) {
       return finish(options, events, cursor);
     }
-    await sleep(options.pollMs, options.signal);
+    await (options.sleep ?? sleep)(options.pollMs, options.signal);
   }
 }
 
@@ -112,36 +115,34 @@ async function finish(
     options.full && entries.length > 0 ? await options.full(options.workspace, entries) : undefined;
   return {
     cursor,
-    events: entries.map((e) => {
-      const record = records?.get(`${e.id}@${e.version}`);
-      return {
-        cursor: e.cursor,
-        event: {
-          type: e.kind === 'deletion' ? 'deleted' : e.version === 1 ? 'created' : 'updated',
-          id: e.id,
-          version: e.version,
-          schema_name: e.schema_name,
-          title: e.title,
-          tags: e.tags,
-          created_by: e.created_by,
-          updated_by: e.updated_by,
-          updated_at: e.updated_at,
-          causation: e.causation ?? null,
-          status: e.status ?? null,
-          outcome: outcomeOf(e),
-          ...(record && e.kind !== 'deletion' ? { record } : {}),
-        },
-      };
-    }),
+    events: entries.map((e) => ({
+      cursor: e.cursor,
+      event: changeEventOf(e, e.kind === 'deletion' ? undefined : records?.get(`${e.id}@${e.version}`)),
+    })),
+  };
+}
+
+/** The summary of a change as `/changes` and the change channel hand it out; `record` only when asked for. */
+export function changeEventOf(e: ChangeEntry, record?: Breadcrumb): ChangeEvent {
+  return {
+    type: e.kind === 'deletion' ? 'deleted' : e.version === 1 ? 'created' : 'updated',
+    id: e.id,
+    version: e.version,
+    schema_name: e.schema_name,
+    title: e.title,
+    tags: e.tags,
+    created_by: e.created_by,
+    updated_by: e.updated_by,
+    updated_at: e.updated_at,
+    causation: e.causation ?? null,
+    status: e.status ?? null,
+    outcome: outcomeOf(e),
+    ...(record ? { record } : {}),
   };
 }
 
 function matcher(filters: ChangeFilters): (e: ChangeEntry) => boolean {
-  return (e) =>
-    (filters.schema_name === undefined || filters.schema_name.includes(e.schema_name)) &&
-    (filters.tag === undefined || e.tags.includes(filters.tag)) &&
-    (filters.writer === undefined || e.updated_by === filters.writer) &&
-    (filters.thread === undefined || e.id === filters.thread || e.causation?.thread === filters.thread);
+  return (e) => changeMatches(filters, e);
 }
 
 /** The answer as SSE: a retry hint, one frame per change, and the position read up to. */

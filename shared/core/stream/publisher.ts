@@ -17,8 +17,13 @@
  *
  * Usage totals: the model usage the batch's new writes record is added to the workspace's counters last, once per
  * counter per batch, for the records before any failure (`usage-totals.ts`; exactly once under redelivery).
+ *
+ * Live views: each change's summary (the `/changes` item) also goes to its workspace's change channel
+ * (`change-feed.ts`), started before routing and awaited last; it never fails the batch or holds routing back. A
+ * batch Lambda retries publishes its changes again (subscribers drop what they have seen, by position).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { changeEntryOfStreamImages } from '#shared/adapters/dynamodb/activity-index.ts';
 import { tagItemChanges, toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
@@ -27,6 +32,8 @@ import type { Log } from '#shared/ports/log.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import type { BusRoutes } from '../../routing/bus-placement.ts';
 import type { BreadthBudget } from './breadth-budget.ts';
+import type { ChangeFeed, FeedOutcome, WorkspaceChange } from './change-feed.ts';
+import { changeEventOf, encodeCursor } from './changes.ts';
 import { classifyPlainPut, type PlainPut } from './plain-puts.ts';
 import { recordUsage } from './usage-totals.ts';
 
@@ -64,6 +71,8 @@ export interface PublisherDependencies {
   budget?: BreadthBudget | undefined;
   /** Keeps the model usage totals; absent: usage records are not summed. */
   usage?: UsageTotals | undefined;
+  /** Sends each change's summary to its workspace's change channel; absent: live views long-poll `/changes`. */
+  changeFeed?: ChangeFeed | undefined;
   log?: Log;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
@@ -76,6 +85,8 @@ export interface PublishOutcome extends DynamoDBBatchResponse {
   shed: number;
   adopted: number;
   rejected: number;
+  /** What went to the change channels (absent without a feed or changes). */
+  feed?: FeedOutcome;
 }
 
 export async function publishStreamBatch(
@@ -85,6 +96,7 @@ export async function publishStreamBatch(
   const pending: { entry: BusEntry; sequence: string }[] = [];
   const tagChanges: { change: TagItemChange; sequence: string }[] = [];
   const writes: { record: Breadcrumb; sequence: string }[] = [];
+  const feed: WorkspaceChange[] = [];
   let adopted = 0;
   let rejected = 0;
   let firstFailure: string | undefined;
@@ -100,11 +112,13 @@ export async function publishStreamBatch(
           const change = tagItemChanges(undefined, oldImage);
           if (change) tagChanges.push({ change, sequence });
           pending.push({ entry: changeEntry(DETAIL_TYPES.deleted, toRecord(oldImage)), sequence });
+          if (deps.changeFeed) feedChange(feed, newImage, oldImage, false);
         }
         continue;
       }
       if (!newImage) continue;
       if (newImage.kind === 'breadcrumb' && newImage.write_id !== oldImage?.write_id) {
+        if (deps.changeFeed) feedChange(feed, newImage, oldImage, true);
         const change = tagItemChanges(newImage, oldImage);
         if (change) tagChanges.push({ change, sequence });
         const current = toRecord(newImage);
@@ -145,6 +159,9 @@ export async function publishStreamBatch(
     }
   }
 
+  // Live views hear of the changes while they are routed; awaited last (it never rejects).
+  const fed = deps.changeFeed && feed.length > 0 ? deps.changeFeed.publish(feed) : undefined;
+
   // The tag items a change needs are written before it is routed, so an executor it triggers lists it by any of
   // its tags. If they cannot be written, nothing from the first change that needed them on is routed (retried).
   const before = (p: { sequence: string }) =>
@@ -174,13 +191,31 @@ export async function publishStreamBatch(
     const usageFailed = await recordUsage(counted, deps.usage, deps.log);
     if (usageFailed !== undefined) failedAt = usageFailed;
   }
+  const feedOutcome = await fed;
   return {
     batchItemFailures: failedAt === undefined ? [] : [{ itemIdentifier: failedAt }],
     published: published.count,
     shed: budgeted.shed,
     adopted,
     rejected,
+    ...(feedOutcome ? { feed: feedOutcome } : {}),
   };
+}
+
+/** Adds the change a stream record stands for (a write or a delete; nothing for a TTL removal) to `feed`. */
+function feedChange(
+  feed: WorkspaceChange[],
+  newImage: Item | undefined,
+  oldImage: Item | undefined,
+  written: boolean,
+) {
+  const entry = changeEntryOfStreamImages(newImage, oldImage, written);
+  if (entry) {
+    feed.push({
+      workspace: entry.workspace,
+      change: { cursor: encodeCursor(entry.cursor), event: changeEventOf(entry) },
+    });
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The `crumbs` channel namespace's onSubscribe handler (APPSYNC_JS): a subscription is allowed only to a delta
- * channel (`channel.ts`) whose workspace the caller's token grants, read from the workspaces claim exactly as the
+ * The onSubscribe handler of the `crumbs` and `changes` channel namespaces (APPSYNC_JS): a subscription is allowed
+ * only to a delta channel or a change channel (`channel.ts`) whose workspace the caller's token grants, read from the workspaces claim exactly as the
  * API reads it (`callerFromClaims` in shared/core/api/http.ts: a JSON array, its text, a space- or comma-separated
  * list, API Gateway's `[a b]`, `*`). The CDK app inlines this file (claim name filled in by `onSubscribeCode`),
  * and the local events server runs the same text for every subscribe, so the check is one. Written in the
@@ -11,6 +11,7 @@ import { util } from '@aws-appsync/utils';
 
 const WORKSPACES_CLAIM = 'crumbs:workspaces';
 const NAMESPACE = 'crumbs';
+const CHANGES_NAMESPACE = 'changes';
 const MAX_CLAIMED_WORKSPACES = 100;
 const MAX_CLAIM_CHARS = 7200;
 const PIECE_CHARS = 49;
@@ -52,14 +53,20 @@ function workspaceSegments(workspace) {
   return segments;
 }
 
-/** The workspace of a delta channel's canonical path, or null. */
+/** The workspace of a delta channel's (`/crumbs/<ws>/<request>`) or a change channel's (`/changes/<ws>`) path, or null. */
 export function workspaceOfChannel(path) {
   if (typeof path !== 'string') return null;
   const segments = (path.charAt(0) === '/' ? path.slice(1) : path).split('/');
-  if (segments.length < 3 || segments.length > 5 || segments[0] !== NAMESPACE) return null;
-  const request = segments[segments.length - 1];
-  if (request.length !== 32 || !onlyOf(request, HEX)) return null;
-  const own = segments.slice(1, segments.length - 1);
+  let own = null;
+  if (segments[0] === NAMESPACE) {
+    if (segments.length < 3 || segments.length > 5) return null;
+    const request = segments[segments.length - 1];
+    if (request.length !== 32 || !onlyOf(request, HEX)) return null;
+    own = segments.slice(1, segments.length - 1);
+  } else if (segments[0] === CHANGES_NAMESPACE) {
+    if (segments.length < 2 || segments.length > 4) return null;
+    own = segments.slice(1);
+  } else return null;
   let escaped = '';
   for (const s of own) {
     if (s.length < 2 || s.length > 50 || s.charAt(0) !== 'w' || !onlyOf(s, `${ALNUM}-`)) return null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentSpec } from '#shared/domain/agent-spec.ts';
+import { agentSpec, outputTokenCap } from '#shared/domain/agent-spec.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { parseDefinition, triggerSelectorEntries } from '#shared/domain/definitions.ts';
 import { ValidationError } from '#shared/domain/errors.ts';
@@ -272,5 +272,21 @@ describe('agent types (seed 004)', () => {
         context_match: [{ path: '$.agent', op: 'eq', value: 'calc' }],
       }),
     );
+  });
+});
+
+describe('outputTokenCap', () => {
+  it("takes the lower of the definition's llm.max_tokens and a budget's cap, either absent", () => {
+    expect(outputTokenCap(undefined)).toBeUndefined();
+    expect(outputTokenCap(500)).toBe(500);
+    expect(outputTokenCap(undefined, 120)).toBe(120);
+    expect(outputTokenCap(500, 120)).toBe(120);
+    expect(outputTokenCap(100, 120)).toBe(100);
+  });
+
+  it('is carried from llm.max_tokens into the spec every agent type reads', () => {
+    const parsed = parseDefinition('agent.def.v1', { agent_id: 'a', llm: { max_tokens: 77 } });
+    if (parsed.kind !== 'agent') throw new Error('not an agent');
+    expect(agentSpec(parsed.definition).llm.maxTokens).toBe(77);
   });
 });

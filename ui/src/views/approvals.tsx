@@ -155,23 +155,64 @@ function ApprovalCard({ api, approval, onDone }: { api: Api; approval: ApprovalI
   );
 }
 
-/** The number of pending approvals, read again every few seconds and when `tick` changes. */
+/** What an approval's change is: its request (`human.request.v1`) or a person's answer (`human.response.v1`). */
+const APPROVAL_SCHEMAS = 'human.request.v1,human.response.v1';
+
+/**
+ * The number of pending approvals: read once, again when `tick` changes, and whenever an approval is asked or
+ * answered (pushed over the change channel; every few seconds where the stack pushes no changes) or the next one
+ * expires.
+ */
 export function usePendingApprovals(api: Api | undefined, tick: unknown): number | undefined {
   const [count, setCount] = useState<number>();
+  const [changed, setChanged] = useState(0);
   useEffect(() => {
     if (!api) return;
     let live = true;
-    const read = () =>
-      api.approvals().then(
-        (list) => live && setCount(list.pending),
-        () => live && setCount(undefined),
-      );
-    void read();
-    const timer = setInterval(read, COUNT_REFRESH_MS);
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const controller = new AbortController();
+    const bump = () => live && setChanged((n) => n + 1);
+    void api.changeFeed().then(
+      (feed) => {
+        if (!live) return;
+        if (feed === undefined) timer = setInterval(bump, COUNT_REFRESH_MS);
+        else void api.follow({ schema_name: APPROVAL_SCHEMAS }, bump, controller.signal);
+      },
+      () => {
+        if (live) timer = setInterval(bump, COUNT_REFRESH_MS);
+      },
+    );
     return () => {
       live = false;
+      controller.abort();
       clearInterval(timer);
     };
-  }, [api, tick]);
+  }, [api]);
+  useEffect(() => {
+    if (!api) return;
+    let live = true;
+    let expiry: ReturnType<typeof setTimeout> | undefined;
+    api.approvals().then(
+      (list) => {
+        if (!live) return;
+        setCount(list.pending);
+        // A pending approval stops counting when it expires, with no write to say so: read again then.
+        const now = Date.now();
+        const next = Math.min(
+          ...list.items
+            .filter((a) => a.status === 'pending' && a.expires_at !== undefined)
+            .map((a) => Date.parse(a.expires_at as string))
+            .filter((at) => at > now),
+        );
+        if (Number.isFinite(next))
+          expiry = setTimeout(() => live && setChanged((n) => n + 1), next - now + 500);
+      },
+      () => live && setCount(undefined),
+    );
+    return () => {
+      live = false;
+      clearTimeout(expiry);
+    };
+  }, [api, tick, changed]);
   return count;
 }

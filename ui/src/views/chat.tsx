@@ -86,9 +86,27 @@ export function ChatView({ api }: { api: Api }) {
     void live?.done.finally(() => live.close());
     const controller = new AbortController();
     controllers.current.push(controller);
+    let ended = false;
+    // The answer (or error) that ends the turn: the change names it, the record says what it is.
+    const finish = async (final: ChangeEvent) => {
+      controller.abort();
+      live?.close();
+      let c: Record<string, unknown> = {};
+      try {
+        c = (await api.full(final.id)).context;
+      } catch (err) {
+        setError((err as Error).message);
+      }
+      const ends = (turn: Turn): Turn =>
+        final.schema_name === 'agent.response.v1' && c.status !== 'cancelled'
+          ? { ...turn, answer: String(c.message ?? c.text ?? JSON.stringify(c)) }
+          : { ...turn, failed: String(c.error ?? c.reason ?? c.message ?? final.schema_name) };
+      setTurns((all) => all.map((turn) => (turn.id === written.id ? ends(turn) : turn)));
+    };
     void api.follow(
-      { thread: written.id, view: 'full', backlog: '100', wait: '20' },
-      (events) =>
+      { thread: written.id, backlog: '100' },
+      (events) => {
+        const final = events.find((e) => FINAL.includes(e.schema_name));
         setTurns((all) =>
           all.map((turn) => {
             if (turn.id !== written.id) return turn;
@@ -97,18 +115,18 @@ export function ChatView({ api }: { api: Api }) {
               ...turn.steps,
               ...events.filter((e) => !known.has(`${e.id}@${e.version}`) && e.id !== written.id),
             ];
-            const final = steps.find((s) => FINAL.includes(s.schema_name));
-            if (!final) return { ...turn, steps };
-            controller.abort();
-            live?.close();
-            const c = (final.record?.context ?? {}) as Record<string, unknown>;
-            return final.schema_name === 'agent.response.v1' && c.status !== 'cancelled'
-              ? { ...turn, steps, answer: String(c.message ?? c.text ?? JSON.stringify(c)) }
-              : { ...turn, steps, failed: String(c.error ?? c.reason ?? c.message ?? final.schema_name) };
+            return { ...turn, steps };
           }),
-        ),
+        );
+        if (final && !ended) {
+          ended = true;
+          void finish(final);
+        }
+      },
       controller.signal,
-      (e) => setError(e.message),
+      (e) => setError(e?.message),
+      // While the turn waits for its answer, a lost push is found within seconds, not never.
+      { exact: true },
     );
   };
 

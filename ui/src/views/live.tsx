@@ -1,4 +1,7 @@
-/** Live: changes as they happen (the change stream), filterable by schema, tag, writer and thread. */
+/**
+ * Live: changes as they happen, filterable by schema, tag, writer and thread — pushed over the workspace's change
+ * channel where the stack has one (the newest 50 read once first), long-polled otherwise.
+ */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { ChangeEvent } from '#shared/client/api-types.ts';
 import type { Api } from '../api.ts';
@@ -18,13 +21,13 @@ export function LiveView({ api }: { api: Api }) {
     const controller = new AbortController();
     setConnected(true);
     void api.follow(
-      { backlog: '50', wait: '20' },
+      { backlog: '50' },
       (batch) => {
         setError(undefined);
         setEvents((current) => [...batch.slice().reverse(), ...current].slice(0, KEEP));
       },
       controller.signal,
-      (e) => setError(e.message),
+      (e) => setError(e?.message),
     );
     return () => {
       setConnected(false);

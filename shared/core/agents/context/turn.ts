@@ -13,7 +13,7 @@
  * function or test that runs only context agents).
  */
 import { type AgentTask, agentTaskOf } from '#shared/core/agents/contract.ts';
-import { agentModel, agentSpec } from '#shared/domain/agent-spec.ts';
+import { agentModel, agentSpec, outputTokenCap } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
@@ -164,12 +164,13 @@ async function step(
     stream?.answered();
     return { outputs: budgetStopOutputs(input, asked, budget.stop) };
   }
+  const outputCap = outputTokenCap(def.llm?.max_tokens, budget.maxOutputTokens);
   const call = deps.llm.generate({
     model: asked.model,
     system: asked.system,
     messages: asked.messages,
     ...(offerTools.length > 0 ? { tools: offerTools } : {}),
-    ...(budget.maxOutputTokens !== undefined ? { maxOutputTokens: budget.maxOutputTokens } : {}),
+    ...(outputCap !== undefined ? { maxOutputTokens: outputCap } : {}),
     ...((def.temperature ?? def.llm?.temperature) !== undefined
       ? { temperature: def.temperature ?? def.llm?.temperature }
       : {}),

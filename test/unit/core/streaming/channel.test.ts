@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { callerFromClaims } from '#shared/core/api/http.ts';
 import {
+  CHANGES_NAMESPACE,
+  changesChannelFor,
   channelFor,
   REQUEST_ID_PATTERN,
   WORKSPACE_PATTERN,
@@ -71,6 +73,30 @@ describe('channelFor', () => {
   });
 });
 
+describe('changesChannelFor', () => {
+  it('round-trips every workspace through the TS and the APPSYNC_JS decoder, within AppSync segment limits', () => {
+    fc.assert(
+      fc.property(workspace, (ws) => {
+        const path = changesChannelFor(ws);
+        const segments = path.slice(1).split('/');
+        expect(segments[0]).toBe(CHANGES_NAMESPACE);
+        expect(segments.length).toBeLessThanOrEqual(5);
+        for (const s of segments) expect(s).toMatch(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$/);
+        expect(workspaceOfChannel(path)).toBe(ws);
+        expect(handler.workspaceOfChannel(path)).toBe(ws);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is one channel per workspace, apart from its delta channels', async () => {
+    expect(changesChannelFor('team-a')).toBe('/changes/wteam-da');
+    expect(changesChannelFor('team-a')).not.toBe(changesChannelFor('team-b'));
+    expect(await channelFor('team-a', 'r1')).not.toMatch(/^\/changes\//);
+    expect(() => changesChannelFor('a/b')).toThrow(expect.objectContaining({ status: 422 }));
+  });
+});
+
 describe('workspaceOfChannel', () => {
   const hex = '0123456789abcdef0123456789abcdef';
   it.each([
@@ -83,6 +109,12 @@ describe('workspaceOfChannel', () => {
     ['short request', '/crumbs/wteam/abc'],
     ['upper-case hex', `/crumbs/wteam/${hex.toUpperCase()}`],
     ['too many segments', `/crumbs/wa/wb/wc/wd/${hex}`],
+    ['change channel wildcard', '/changes/*'],
+    ['change channel of no workspace', '/changes'],
+    ['change channel with a request segment', `/changes/wteam/${hex}`],
+    ['non-canonical change channel', '/changes/wte/wam'],
+    ['change channel with a bad escape', '/changes/wte-xam'],
+    ['too many change channel segments', '/changes/wa/wb/wc/wd'],
   ])('decodes nothing from a %s', (_why, path) => {
     expect(workspaceOfChannel(path)).toBeUndefined();
     expect(handler.workspaceOfChannel(path)).toBeNull();
@@ -91,10 +123,14 @@ describe('workspaceOfChannel', () => {
   it('agrees with the APPSYNC_JS decoder on arbitrary paths', () => {
     const seg = fc.stringMatching(/^[A-Za-z0-9*-]{0,52}$/);
     fc.assert(
-      fc.property(fc.array(seg, { minLength: 1, maxLength: 6 }), (segs) => {
-        const path = `/${['crumbs', ...segs].join('/')}`;
-        expect(handler.workspaceOfChannel(path)).toBe(workspaceOfChannel(path) ?? null);
-      }),
+      fc.property(
+        fc.constantFrom('crumbs', 'changes'),
+        fc.array(seg, { minLength: 1, maxLength: 6 }),
+        (ns, segs) => {
+          const path = `/${[ns, ...segs].join('/')}`;
+          expect(handler.workspaceOfChannel(path)).toBe(workspaceOfChannel(path) ?? null);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -133,6 +169,24 @@ describe('the onSubscribe handler', () => {
         expect(allowed).toBe(expected);
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it('grants a change channel by the same rule as a delta channel', () => {
+    fc.assert(
+      fc.property(workspace, claimValue, (ws, raw) => {
+        const claims = raw === undefined ? { sub: 'u' } : { sub: 'u', [CLAIM]: raw };
+        const caller = callerFromClaims(claims as never, CLAIM);
+        const expected = caller.workspaces === '*' || caller.workspaces.includes(ws);
+        let allowed: boolean;
+        try {
+          allowed = handler.subscriberMayRead(claims, changesChannelFor(ws));
+        } catch {
+          allowed = false;
+        }
+        expect(allowed).toBe(expected);
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -124,7 +124,7 @@ describe('subscribeToRequest', () => {
       errors: [{ errorType: 'UnauthorizedException', message: 'Unauthorized' }],
     });
     await expect(subscribed([])).rejects.toMatchObject({
-      name: 'DeltaSubscribeError',
+      name: 'ChannelSubscribeError',
       errorTypes: ['UnauthorizedException'],
     });
   });

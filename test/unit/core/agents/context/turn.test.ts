@@ -590,4 +590,17 @@ describe('agent executor', () => {
     expect(outputs[0]?.context.message).toContain('list files');
     expect(outputs[0]?.context.model).toBe('offline/gpt-4');
   });
+
+  it("gives the model call the definition's llm.max_tokens as its output cap, and no cap without one", async () => {
+    const store = new MemoryStore();
+    const trigger = seedChat(store);
+    const capped = scripted({ text: 'short' });
+    await createContextAgentKind({ store: store.asPort(), llm: capped }).execute(
+      input(agentDef({ llm: { max_tokens: 64 } }), trigger),
+    );
+    expect(capped.requests[0]?.maxOutputTokens).toBe(64);
+    const free = scripted({ text: 'long' });
+    await createContextAgentKind({ store: store.asPort(), llm: free }).execute(input(agentDef(), trigger));
+    expect(free.requests[0]).not.toHaveProperty('maxOutputTokens');
+  });
 });
