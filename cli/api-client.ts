@@ -674,18 +674,44 @@ export class CrumbsClient {
     const timeout = AbortSignal.timeout(Math.max(this.#timeoutMs, options.timeoutMs ?? 0));
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
 
-    let response: Response;
-    try {
-      response = await this.#fetch(url, { method, headers, ...(body !== undefined ? { body } : {}), signal });
-    } catch (error) {
-      if (options.signal?.aborted) throw error; // the caller cancelled: not a connection problem
-      throw new ApiConnectionError(this.endpoint, timeout.aborted ? 'TIMEOUT' : systemErrorCode(error), {
-        cause: error,
-      });
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.#fetch(url, {
+          method,
+          headers,
+          ...(body !== undefined ? { body } : {}),
+          signal,
+        });
+      } catch (error) {
+        if (options.signal?.aborted) throw error; // the caller cancelled: not a connection problem
+        throw new ApiConnectionError(this.endpoint, timeout.aborted ? 'TIMEOUT' : systemErrorCode(error), {
+          cause: error,
+        });
+      }
+      // A 429 (the workspace's request rate, or the stage's throttle) is refused before anything is read or
+      // written, so any request may be sent again: after the Retry-After it names, a few times, within the timeout.
+      const wait = response.status === 429 ? retryAfterMs(response.headers.get('retry-after')) : undefined;
+      if (wait !== undefined && attempt < MAX_RATE_RETRIES && wait <= MAX_RATE_WAIT_MS) {
+        await response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        if (signal.aborted) throw new ApiConnectionError(this.endpoint, 'TIMEOUT');
+        continue;
+      }
+      if (!response.ok) throw new ApiProblemError(await readProblem(response), { method, url });
+      return response;
     }
-    if (!response.ok) throw new ApiProblemError(await readProblem(response), { method, url });
-    return response;
   }
+}
+
+/** How often, and how long at most each time, a request over a rate limit is sent again after its Retry-After. */
+const MAX_RATE_RETRIES = 3;
+const MAX_RATE_WAIT_MS = 10_000;
+
+/** `Retry-After` in whole seconds (what crumbs and API Gateway send) as ms; a date or nothing: 1 s. */
+function retryAfterMs(header: string | null): number {
+  const seconds = header !== null && /^\d{1,6}$/.test(header.trim()) ? Number(header.trim()) : 1;
+  return Math.max(1, seconds) * 1000;
 }
 
 interface InternalOptions extends RequestOptions {

@@ -27,6 +27,7 @@ import { approvalsCommand, approveCommand, rejectCommand } from './commands/appr
 import { askCommand } from './commands/ask.ts';
 import { chatCommand } from './commands/chat.ts';
 import { devCommand } from './commands/dev.ts';
+import { doctorCommand } from './commands/doctor.ts';
 import { explainCommand } from './commands/explain.ts';
 import { getCommand } from './commands/get.ts';
 import { historyCommand } from './commands/history.ts';
@@ -69,6 +70,7 @@ export const COMMANDS: readonly Command[] = [
   mcpCommand,
   traceCommand,
   smokeCommand,
+  doctorCommand,
   workspaceCommand,
 ];
 

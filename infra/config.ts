@@ -11,10 +11,11 @@ import {
 } from '#shared/config.ts';
 import { LLM_PROVIDERS, type LlmProvider, type ModelAliases } from '#shared/domain/llm-model.ts';
 import { ENV, TENANT_LIMITS, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
+import { DEPLOY_SETTING_KEYS, type DeploySettings, readDeploySettings } from './deploy-settings.ts';
 
 export type TenantLimits = { readonly [K in keyof typeof TENANT_LIMITS]: number };
 
-export interface CrumbsConfig {
+export interface CrumbsConfig extends DeploySettings {
   /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
   readonly stage: string;
   /** `crumbs:jwtIssuer`: issuer URL of the JWTs the HTTP API accepts. */
@@ -203,7 +204,22 @@ export function readConfig(node: Node): CrumbsConfig {
       );
     tenantLimits[key] = value as number;
   }
+  const settings = readDeploySettings(node);
+  const aliases = modelAliasesOf(
+    node.tryGetContext(CONTEXT_KEYS.modelAliases),
+    defaultLlmProvider as LlmProvider,
+  );
+  if (
+    settings.defaultModel !== undefined &&
+    aliases.default !== undefined &&
+    aliases.default !== settings.defaultModel
+  ) {
+    throw new Error(
+      `CDK context "${DEPLOY_SETTING_KEYS.defaultModel}" and the alias "default" of "${CONTEXT_KEYS.modelAliases}" disagree: set one`,
+    );
+  }
   return {
+    ...settings,
     stage,
     buses,
     tenantLimits: tenantLimits as TenantLimits,
@@ -218,10 +234,8 @@ export function readConfig(node: Node): CrumbsConfig {
     workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',
     llmSecretPrefix: text(CONTEXT_KEYS.llmSecretName, false) ?? DEFAULT_LLM_SECRET_PREFIX,
     defaultLlmProvider: defaultLlmProvider as LlmProvider,
-    modelAliases: modelAliasesOf(
-      node.tryGetContext(CONTEXT_KEYS.modelAliases),
-      defaultLlmProvider as LlmProvider,
-    ),
+    modelAliases:
+      settings.defaultModel !== undefined ? { ...aliases, default: settings.defaultModel } : aliases,
     ...llmPricesOf(node.tryGetContext(CONTEXT_KEYS.llmPrices), defaultLlmProvider as LlmProvider),
     ...dailyBudgetsOf(node.tryGetContext(CONTEXT_KEYS.dailyBudgets), defaultLlmProvider as LlmProvider),
   };

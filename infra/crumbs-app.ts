@@ -6,6 +6,7 @@
 import { Annotations, type App, Aspects, Tags } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { CrumbsConfig } from './config.ts';
+import { LogGroupRetention } from './constructs/data-retention.ts';
 import { StatefulStack } from './stacks/stateful-stack.ts';
 import { StatelessStack } from './stacks/stateless-stack.ts';
 
@@ -25,6 +26,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     env,
     stage: config.stage,
     buses: config.buses,
+    retainData: config.retainData,
     description: 'crumbs: breadcrumbs table and event buses (stateful)',
   });
   const stateless = new StatelessStack(app, `crumbs-${config.stage}-stateless`, {
@@ -32,8 +34,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     stage: config.stage,
     description: 'crumbs: functions, queues, rules, HTTP API and alarms (stateless)',
     table: stateful.table,
-    bus: stateful.bus,
-    buses: stateful.buses,
+    busNames: stateful.busNames,
     jwtIssuer: config.jwtIssuer,
     jwtAudience: config.jwtAudience,
     workspacesClaim: config.workspacesClaim,
@@ -45,17 +46,24 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     workspaceQuotas: config.workspaceQuotas,
     ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
     tenantLimits: config.tenantLimits,
+    apiThrottle: config.apiThrottle,
+    embeddings: config.embeddings,
+    ...(config.apiReservedConcurrency !== undefined
+      ? { apiReservedConcurrency: config.apiReservedConcurrency }
+      : {}),
     entryOverrides: options.entryOverrides,
   });
   stateless.addStackDependency(stateful);
-  // Strong references are what crumbs wants: CloudFormation refuses to replace the table or bus while the
-  // stateless stack still uses them, instead of leaving functions pointed at a resource that is gone.
+  // The table is referred to strongly: CloudFormation then refuses to replace it while the stateless stack uses it,
+  // and its exports never change with other settings. The buses are referred to by name (`busNames`), so a shrinking
+  // pool leaves no export in use behind.
   Annotations.of(stateless).acknowledgeWarning(
     '@aws-cdk/core:crossStackReferencesDefaultStrong',
-    'The stateless stack must hold strong references to the table and bus of the stateful stack',
+    'The stateless stack holds strong references to the table of the stateful stack',
   );
   Tags.of(app).add('app', 'crumbs');
   Tags.of(app).add('crumbs:stage', config.stage);
+  Aspects.of(app).add(new LogGroupRetention(config.retainData));
   Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
   return { stateful, stateless };
 }

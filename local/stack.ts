@@ -102,7 +102,9 @@ export interface LocalStackOptions {
    * Single workspaces' own quotas over the two above, `{ "<workspace>": { definitions?, rules? } }` (env
    * `CRUMBS_WORKSPACE_QUOTAS`, the same JSON).
    */
-  workspaceQuotas?: Readonly<Record<string, { definitions?: number; rules?: number }>>;
+  workspaceQuotas?: Readonly<
+    Record<string, { definitions?: number; rules?: number; requestRate?: number; requestBurst?: number }>
+  >;
   /**
    * Each workspace's secrets, `{ "<workspace>": { "<name>": "<value>" } }`: what a definition's `secret_ref`
    * names. Beside them, `CRUMBS_SECRETS` (the same JSON) when this is absent, and the file `secretsFile`.

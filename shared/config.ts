@@ -179,6 +179,12 @@ export const PublisherEnvSchema = z.extend(
   },
 );
 
+/** The per-workspace request rate (`TENANT_LIMITS`, `shared/core/api/request-rate.ts`): API, MCP and A2A servers. */
+export const RequestRateEnvSchema = z.object({
+  [ENV.workspaceRequestRate]: wholeNumber(0, 1_000_000, TENANT_LIMITS.workspaceRequestRate),
+  [ENV.workspaceRequestBurst]: wholeNumber(1, 10_000_000, TENANT_LIMITS.workspaceRequestBurst),
+});
+
 /** The longest `timeout_ms` a definition may ask for (`TENANT_LIMITS.timeoutCeilingMs`): rule manager, executors. */
 export const TimeoutCeilingEnvSchema = z.object({
   [ENV.timeoutCeilingMs]: wholeNumber(10, 900_000, TENANT_LIMITS.timeoutCeilingMs),
@@ -309,6 +315,13 @@ export const WorkspaceQuotasEnvSchema = z.object({
         z.object({
           definitions: z.optional(quotaCount),
           rules: z.optional(quotaCount),
+          /** Requests per second of the API, MCP and A2A servers (0 = no limit), over `ENV.workspaceRequestRate`. */
+          requestRate: z.optional(
+            z.coerce
+              .number({ error: 'expected a whole number' })
+              .check(z.int(), z.minimum(0), z.maximum(1_000_000)),
+          ),
+          requestBurst: z.optional(quotaCount),
         }),
       ),
     ),
@@ -329,8 +342,39 @@ export const RuleManagerEnvSchema = z.extend(TableEnvSchema, {
 
 /** Quotas of one workspace that the operator set apart from every other's (`ENV.workspaceQuotas`). */
 export type WorkspaceQuotaOverrides = Readonly<
-  Record<string, { readonly definitions?: number | undefined; readonly rules?: number | undefined }>
+  Record<
+    string,
+    {
+      readonly definitions?: number | undefined;
+      readonly rules?: number | undefined;
+      readonly requestRate?: number | undefined;
+      readonly requestBurst?: number | undefined;
+    }
+  >
 >;
+
+/** The request rate limits of the API and protocol servers: the general one and single workspaces' own. */
+export function requestRateLimitsOf(env: NodeJS.ProcessEnv = process.env): {
+  requestsPerSecond: number;
+  burst: number;
+  workspaces: Record<string, { requestsPerSecond?: number; burst?: number }>;
+} {
+  const general = parseEnv(RequestRateEnvSchema, env);
+  const own = parseEnv(WorkspaceQuotasEnvSchema, env)[ENV.workspaceQuotas] ?? {};
+  const workspaces: Record<string, { requestsPerSecond?: number; burst?: number }> = {};
+  for (const [ws, q] of Object.entries(own)) {
+    if (q.requestRate === undefined && q.requestBurst === undefined) continue;
+    workspaces[ws] = {
+      ...(q.requestRate !== undefined ? { requestsPerSecond: q.requestRate } : {}),
+      ...(q.requestBurst !== undefined ? { burst: q.requestBurst } : {}),
+    };
+  }
+  return {
+    requestsPerSecond: general[ENV.workspaceRequestRate],
+    burst: general[ENV.workspaceRequestBurst],
+    workspaces,
+  };
+}
 
 /** The per-workspace quotas of the rule manager: the operator's settings, else the defaults of its bus pool. */
 export function workspaceQuotasOf(env: {

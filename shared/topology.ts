@@ -201,9 +201,10 @@ export interface FunctionDeclaration {
     readonly agentSecrets?: 'read' | 'describe' | 'erase';
     /**
      * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
-     * workspace's in-flight cap), `ceiling` (the timeout ceiling). CDK sets their env vars from `crumbs:tenantLimits`.
+     * workspace's in-flight cap), `ceiling` (the timeout ceiling), `requests` (the per-workspace request rate, and
+     * single workspaces' own rates from `crumbs:workspaceQuotas`). CDK sets their env vars from `crumbs:tenantLimits`.
      */
-    readonly limits?: readonly ('breadth' | 'share' | 'ceiling')[];
+    readonly limits?: readonly ('breadth' | 'share' | 'ceiling' | 'requests')[];
   };
 }
 
@@ -424,7 +425,7 @@ export const topology = {
         publicRoutes: ['GET /health'],
         response: 'stream',
       },
-      uses: { table: 'read-write', embeddings: true, agentSecrets: 'erase' },
+      uses: { table: 'read-write', embeddings: true, agentSecrets: 'erase', limits: ['requests'] },
     },
     /** The dashboard's files (ui/, built at `cdk synth` and by `crumbs dev`). Public: its data calls need the JWT. */
     ui: {
@@ -457,7 +458,7 @@ export const topology = {
         publicRoutes: ['GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp'],
         response: 'stream',
       },
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', limits: ['requests'] },
     },
     /**
      * The A2A server (`shared/core/a2a/`): its own function so the A2A SDK's server loads nowhere else. Calls the
@@ -478,7 +479,7 @@ export const topology = {
         publicRoutes: ['GET /a2a/public/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json'],
         response: 'stream',
       },
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', limits: ['requests'] },
     },
     /**
      * The front door's TOKEN authorizer (`shared/core/front-door/authorizer.ts`): checks a JWT as the HTTP API's
@@ -585,6 +586,17 @@ export const topology = {
       },
       uses: { table: 'read-write' },
     },
+    /**
+     * Removes the rule manager's rules from a bus before CloudFormation deletes it (a custom resource of the stateful
+     * stack per bus: `shared/core/rules/bus-sweeper.ts`), so `cdk destroy` and a shrinking pool can delete buses.
+     */
+    busSweeper: {
+      name: 'bus-sweeper',
+      entry: 'functions/bus-sweeper/handler.ts',
+      timeoutSeconds: 300,
+      memoryMb: 256,
+      uses: {},
+    },
     dlqHandler: {
       name: 'dlq-handler',
       entry: 'functions/dlq-handler/handler.ts',
@@ -605,7 +617,9 @@ export const topology = {
  * the grace is long enough that ordinary work on a busy machine, or a quick model call, never needs a slot). `timeoutCeilingMs`: the longest `timeout_ms`
  * a tool or a function agent may ask for. `threadBudget`: breadcrumbs executors may write in one thread;
  * `workspaceEventRate` per `workspaceEventWindowSeconds`: events the publisher routes for one workspace
- * (`shared/core/stream/breadth-budget.ts`).
+ * (`shared/core/stream/breadth-budget.ts`). `workspaceRequestRate` (per second, 0 = off) with bursts of
+ * `workspaceRequestBurst`: requests one workspace may make of the API, MCP and A2A servers, across every instance
+ * (`shared/core/api/request-rate.ts`).
  */
 export const TENANT_LIMITS = {
   inFlightPerWorkspace: 4,
@@ -614,6 +628,8 @@ export const TENANT_LIMITS = {
   threadBudget: 1_000,
   workspaceEventRate: 10_000,
   workspaceEventWindowSeconds: 60,
+  workspaceRequestRate: 50,
+  workspaceRequestBurst: 100,
 } as const;
 
 export type Topology = typeof topology;
@@ -789,13 +805,25 @@ export const ENV = {
   workspaceEventRate: 'CRUMBS_WORKSPACE_EVENT_RATE',
   /** Publisher: `TENANT_LIMITS.workspaceEventWindowSeconds`. */
   workspaceEventWindowSeconds: 'CRUMBS_WORKSPACE_EVENT_WINDOW_SECONDS',
+  /** API, MCP and A2A servers: `TENANT_LIMITS.workspaceRequestRate` (requests per second per workspace; 0 = off). */
+  workspaceRequestRate: 'CRUMBS_WORKSPACE_REQUEST_RATE',
+  /** API, MCP and A2A servers: `TENANT_LIMITS.workspaceRequestBurst`. */
+  workspaceRequestBurst: 'CRUMBS_WORKSPACE_REQUEST_BURST',
   /**
    * Functions with `uses.secrets`: Secrets Manager name prefix of the LLM provider keys (`<prefix><provider>`), set
    * by the CDK app; absent locally, where the keys come from the `*ApiKey` variables below.
    */
   secretPrefix: 'CRUMBS_SECRET_PREFIX',
-  /** `bedrock`: embeddings by Titan v2 on Bedrock (set by the CDK app); otherwise the local hashed embedder. */
+  /**
+   * Which model computes embeddings (`shared/domain/embeddings-setting.ts`): `none`, `local` (the hashed embedder,
+   * the default off AWS), `bedrock[/<model id>]` (set by the CDK app from `crumbs:embeddings`), or
+   * `openai-compatible/<model>` with the two below.
+   */
   embeddings: 'CRUMBS_EMBEDDINGS',
+  /** The base URL of an OpenAI-compatible embeddings endpoint (`…/v1`; `POST <base>/embeddings`). */
+  embeddingsBaseUrl: 'CRUMBS_EMBEDDINGS_BASE_URL',
+  /** The bearer key of that endpoint, if it needs one. */
+  embeddingsApiKey: 'CRUMBS_EMBEDDINGS_API_KEY',
   /** Which schemas get embeddings: comma-separated names, `*` for all; absent: `DEFAULT_EMBEDDED_SCHEMAS`. */
   embedSchemas: 'CRUMBS_EMBED_SCHEMAS',
   /** Local LLM provider keys (on AWS: Secrets Manager, `secretPrefix`), by provider. */

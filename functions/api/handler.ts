@@ -2,17 +2,20 @@
  * HTTP API. Triggered by the front door (API Gateway REST API, STREAM integrations behind the TOKEN authorizer:
  * every route no other function serves, the SSE route included) — and locally by the local stack's server, which
  * plays API Gateway's part. A response-streaming handler (`streamingHttpHandler`): server-sent events go out as
- * they come. Reads and writes the breadcrumbs table. Writes nothing else, but for a workspace's deletion, which also
- * deletes that workspace's agent credentials (`secret-eraser.ts`).
+ * they come. Reads and writes the breadcrumbs table (and each workspace's request rate cell in it,
+ * `request-rate.ts`). Writes nothing else, but for a workspace's deletion, which also deletes that workspace's agent
+ * credentials (`secret-eraser.ts`).
  */
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoRateCells } from '#shared/adapters/dynamodb/rate-cells.ts';
 import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
 import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
-import { ApiEnvSchema, parseEnv } from '#shared/config.ts';
+import { ApiEnvSchema, parseEnv, requestRateLimitsOf } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
+import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
@@ -32,6 +35,11 @@ const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
 const streaming = apiStreamingFromEnv(streamLeasesFor(env[ENV.tableName], logger));
 const api = createApi({
   store,
+  requestRate: new RequestRate({
+    cells: new DynamoRateCells(env[ENV.tableName]),
+    limits: requestRateLimitsOf(),
+    log: logger,
+  }),
   vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
   ...(streaming !== undefined ? { streaming } : {}),
   activity: {

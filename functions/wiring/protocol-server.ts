@@ -6,9 +6,11 @@
  */
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
-import type { ApiEnvSchema } from '#shared/config.ts';
+import { DynamoRateCells } from '#shared/adapters/dynamodb/rate-cells.ts';
+import { type ApiEnvSchema, requestRateLimitsOf } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
 import type { HttpRequest, HttpResult } from '#shared/core/api/http.ts';
+import { RequestRate } from '#shared/core/api/request-rate.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from './http-handler.ts';
@@ -23,6 +25,7 @@ export function protocolServerHandler(
   serve: (deps: {
     api: (request: HttpRequest) => Promise<HttpResult>;
     onUnexpectedError: (error: unknown, request: HttpRequest) => void;
+    requestRate: RequestRate;
   }) => (request: HttpRequest) => Promise<HttpResult>,
 ) {
   const pt = powertools(service, [defaultDocumentClient()]);
@@ -45,6 +48,14 @@ export function protocolServerHandler(
   });
   const http = serve({
     api,
+    // The API's per-workspace request rate, one cell for the API and both servers: a workspace's MCP and A2A
+    // messages take from the same allowance as its API requests. The in-process API above takes none (its calls
+    // are the parts of a request already counted).
+    requestRate: new RequestRate({
+      cells: new DynamoRateCells(env[ENV.tableName]),
+      limits: requestRateLimitsOf(),
+      log: logger,
+    }),
     onUnexpectedError: (error, request) =>
       logger.error('unexpected error', { error, method: request.method, path: request.path }),
   });

@@ -18,6 +18,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { DEFAULT_AGENT_SECRET_PREFIX } from '#shared/config.ts';
+import { type EmbeddingsSetting, embeddingsSettingText } from '#shared/domain/embeddings-setting.ts';
 import {
   ENV,
   type ExecutorRunner,
@@ -117,6 +118,23 @@ export function llmProviderKeys(prefix: string): SecretsBinding {
     wildcardReason:
       'LLM provider keys are secrets named <secret prefix><provider>, chosen by definitions at run time; ' +
       'the grant covers that name prefix only (the trailing * also matches the random ARN suffix).',
+  };
+}
+
+/**
+ * The OpenAI-compatible embeddings endpoint's key (`crumbs:embeddings=openai-compatible/<model>`):
+ * `CRUMBS_SECRET_PREFIX` and `secretsmanager:GetSecretValue` on the one secret `<prefix>embeddings`, read by name
+ * at run time as the LLM providers' keys are (`shared/adapters/llm/api-keys.ts`).
+ */
+export function embeddingsKey(prefix: string): SecretsBinding {
+  return {
+    environment: { [ENV.secretPrefix]: prefix },
+    prefix: `${prefix}embeddings`,
+    sid: 'ReadEmbeddingsKey',
+    actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+    wildcardReason:
+      "The embeddings endpoint's key is the one secret <secret prefix>embeddings; the trailing * matches only the " +
+      'random suffix Secrets Manager appends to its ARN.',
   };
 }
 
@@ -359,6 +377,47 @@ export class CrumbsFunction extends Construct {
   }
 
   /**
+   * What the bus sweeper needs (`shared/core/rules/bus-sweeper.ts`): to list, untarget and delete rules named
+   * `<prefix>*` on the buses of the pool, and nothing else; `events:ListRules` on `*` as for the rule manager.
+   */
+  bindRuleSweep(busNames: readonly string[], prefix: string): this {
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'SweepOwnRules',
+        actions: ['events:ListTargetsByRule', 'events:RemoveTargets', 'events:DeleteRule'],
+        resources: busNames.map((name) =>
+          Stack.of(this).formatArn({
+            service: 'events',
+            resource: 'rule',
+            resourceName: `${name}/${prefix}*`,
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
+        ),
+      }),
+    );
+    this.function.addToRolePolicy(
+      new PolicyStatement({ sid: 'ListRules', actions: ['events:ListRules'], resources: ['*'] }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            "The sweeper removes the rule manager's rules, rule/<crumbs bus>/<rule name prefix>*, from the buses of " +
+            'the pool before CloudFormation deletes them; events:ListRules supports no resource-level permissions.',
+          appliesTo: [
+            { regex: `/^Resource::arn:.+:events:.*:rule\\/.+\\/${escapeRegex(prefix)}\\*$/g` },
+            'Resource::*',
+          ],
+        },
+      ],
+      true,
+    );
+    return this;
+  }
+
+  /**
    * Timers and schedules (`uses.timers`): the env vars naming the schedule group, the timers queue, its DLQ and the
    * scheduler role; scheduler:Create/Update/Delete/GetSchedule on schedules of that group only; and iam:PassRole on
    * that one role, passed to Scheduler only, so every schedule this function makes can only reach the timers queue.
@@ -475,11 +534,16 @@ export class CrumbsFunction extends Construct {
   }
 
   /**
-   * `CRUMBS_EMBEDDINGS=bedrock` and `bedrock:InvokeModel` on that one embedding model: every function that indexes
-   * or searches vectors must use the same model, so they all get this binding or none does.
+   * `CRUMBS_EMBEDDINGS` as the operator set it (`crumbs:embeddings`), and for a Bedrock model `bedrock:InvokeModel`
+   * on that one model: every function that indexes or searches vectors must use the same model, so they all get
+   * this binding or none does. Off (`none`), nothing is granted; an OpenAI-compatible endpoint gets its base URL.
    */
-  bindEmbeddings(modelId: string): this {
-    this.function.addEnvironment(ENV.embeddings, 'bedrock');
+  bindEmbeddings(setting: EmbeddingsSetting): this {
+    this.function.addEnvironment(ENV.embeddings, embeddingsSettingText(setting));
+    if (setting.kind === 'openai-compatible') {
+      this.function.addEnvironment(ENV.embeddingsBaseUrl, setting.baseUrl);
+    }
+    if (setting.kind !== 'bedrock') return this;
     this.function.addToRolePolicy(
       new PolicyStatement({
         sid: 'InvokeEmbeddingModel',
@@ -489,7 +553,7 @@ export class CrumbsFunction extends Construct {
             service: 'bedrock',
             account: '',
             resource: 'foundation-model',
-            resourceName: modelId,
+            resourceName: setting.model,
             arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
           }),
         ],

@@ -19,12 +19,14 @@ export interface IndexingProps {
   readonly functions: TopologyFunctions;
   /** The first crumbs bus: the indexer's rule is on it. */
   readonly bus: IEventBus;
+  /** Whether the stage computes embeddings (`crumbs:embeddings` is not `none`): without, no rule feeds the indexer. */
+  readonly embeds: boolean;
 }
 
 export class Indexing {
   public readonly queue: WorkQueue;
-  /** The indexer's static rule: changes of embedded schemas → indexer queue. */
-  public readonly rule: Rule;
+  /** The indexer's static rule: changes of embedded schemas → indexer queue (none when embeddings are off). */
+  public readonly rule: Rule | undefined;
   public readonly function: CrumbsFunction;
   public readonly alarms: readonly Alarm[];
 
@@ -35,13 +37,16 @@ export class Indexing {
       stage: props.stage,
     });
     this.alarms = [this.queue.deadLetterAlarm];
-    this.rule = new Rule(scope, 'IndexerRule', {
-      eventBus: props.bus,
-      ruleName: topology.bus.indexerRuleName,
-      description: 'Changes of schemas with embeddings, to the crumbs indexer',
-      eventPattern: indexerPattern(DEFAULT_EMBEDDED_SCHEMAS),
-      targets: [new SqsQueue(this.queue.queue, { deadLetterQueue: this.queue.deadLetterQueue })],
-    });
+    // Embeddings off: no rule, so no change is sent to an indexer that would have nothing to compute.
+    this.rule = !props.embeds
+      ? undefined
+      : new Rule(scope, 'IndexerRule', {
+          eventBus: props.bus,
+          ruleName: topology.bus.indexerRuleName,
+          description: 'Changes of schemas with embeddings, to the crumbs indexer',
+          eventPattern: indexerPattern(DEFAULT_EMBEDDED_SCHEMAS),
+          targets: [new SqsQueue(this.queue.queue, { deadLetterQueue: this.queue.deadLetterQueue })],
+        });
     this.function = props.functions.consuming(declaration, this.queue.queue);
   }
 }

@@ -38,7 +38,8 @@ export class Timers extends Construct {
     this.scheduleGroup = new CfnScheduleGroup(this, 'ScheduleGroup', { name: this.scheduleGroupName });
     const account = Stack.of(this).account;
     this.schedulerRole = new Role(this, 'SchedulerRole', {
-      roleName: stageName(props.schedulerRoleName, props.stage),
+      // IAM names are global to the account: the region makes the same stage deployable in two regions.
+      roleName: `${stageName(props.schedulerRoleName, props.stage)}-${Stack.of(this).region}`,
       description: 'EventBridge Scheduler delivers crumbs timers and schedules to the timers queue',
       assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
         conditions: { StringEquals: { 'aws:SourceAccount': account } },

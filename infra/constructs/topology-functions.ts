@@ -14,7 +14,8 @@ import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { TITAN_V2_MODEL_ID } from '#shared/adapters/embeddings/titan-embedder.ts';
+import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
+import type { EmbeddingsSetting } from '#shared/domain/embeddings-setting.ts';
 import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import {
   ENV,
@@ -31,6 +32,7 @@ import {
   agentCredentials,
   CrumbsFunction,
   type CrumbsFunctionDeclaration,
+  embeddingsKey,
   llmProviderKeys,
 } from './crumbs-function.ts';
 import type { Timers } from './timers.ts';
@@ -54,6 +56,10 @@ export interface TopologyFunctionsProps {
   readonly dailyBudgets?: string;
   /** What one workspace may take; set on functions according to their `uses.limits`. */
   readonly tenantLimits: TenantLimits;
+  /** Single workspaces' own quotas and request rates (`crumbs:workspaceQuotas`), set on functions with `requests`. */
+  readonly workspaceQuotas?: WorkspaceQuotaOverrides;
+  /** The embedding model (`crumbs:embeddings`), bound to functions with `uses.embeddings`. */
+  readonly embeddings: EmbeddingsSetting;
   /** Timers and schedules, bound to functions with `uses.timers`. */
   readonly timers: Timers;
   /**
@@ -128,7 +134,11 @@ export class TopologyFunctions {
       fn.addEnvironment(ENV.maxResponseBytes, String(this.props.maxResponseBytes));
     }
     if (uses.agentSecrets) fn.bindSecrets(agentCredentials(uses.agentSecrets));
-    if (uses.embeddings) fn.bindEmbeddings(TITAN_V2_MODEL_ID);
+    if (uses.embeddings) {
+      fn.bindEmbeddings(this.props.embeddings);
+      if (this.props.embeddings.kind === 'openai-compatible')
+        fn.bindSecrets(embeddingsKey(this.props.llmSecretPrefix));
+    }
     if (uses.timers) fn.bindTimers(this.props.timers);
     const limits = this.props.tenantLimits;
     const env = (name: string, value: number) => fn.addEnvironment(name, String(value));
@@ -142,6 +152,13 @@ export class TopologyFunctions {
       env(ENV.workspaceInFlightGraceMs, limits.inFlightGraceMs);
     }
     if (uses.limits?.includes('ceiling')) env(ENV.timeoutCeilingMs, limits.timeoutCeilingMs);
+    if (uses.limits?.includes('requests')) {
+      env(ENV.workspaceRequestRate, limits.workspaceRequestRate);
+      env(ENV.workspaceRequestBurst, limits.workspaceRequestBurst);
+      const own = this.props.workspaceQuotas;
+      if (own !== undefined && Object.keys(own).length > 0)
+        fn.addEnvironment(ENV.workspaceQuotas, JSON.stringify(own));
+    }
     return fn;
   }
 

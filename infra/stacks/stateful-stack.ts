@@ -5,11 +5,12 @@
  * rules they hold). Kept apart from the functions so a stateless change can never
  * replace data, and so the stateless stack can be destroyed and redeployed freely.
  */
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CustomResource, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { type Archive, EventBus } from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
 import { poolBusNames, topology } from '#shared/topology.ts';
+import { CrumbsFunction } from '../constructs/crumbs-function.ts';
 import { stageName } from '../constructs/work-queue.ts';
 
 export interface StatefulStackProps extends StackProps {
@@ -20,6 +21,12 @@ export interface StatefulStackProps extends StackProps {
    * @default topology.bus.pool.defaultSize
    */
   readonly buses?: number;
+  /**
+   * Whether `cdk destroy` keeps the table (`crumbs:retainData`): retained with deletion protection, to be adopted by
+   * the next deploy of the stage (`cdk deploy --import-existing-resources`); otherwise deleted with the stack.
+   * @default false
+   */
+  readonly retainData?: boolean;
 }
 
 export class StatefulStack extends Stack {
@@ -33,6 +40,12 @@ export class StatefulStack extends Stack {
   public readonly archive: Archive;
   /** The archive of each bus of `buses`, in the same order. */
   public readonly archives: readonly Archive[];
+  /** The names of `buses`, in the same order: what the stateless stack refers to them by. */
+  public readonly busNames: readonly string[];
+  /** Removes the rule manager's rules from a bus before CloudFormation deletes it (`bus-sweeper.ts`). */
+  public readonly busSweeper: CrumbsFunction;
+  /** One custom resource per bus of `buses`, in the same order: its Delete sweeps that bus. */
+  public readonly busSweeps: readonly CustomResource[];
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -47,8 +60,9 @@ export class StatefulStack extends Stack {
       stream: StreamViewType.NEW_AND_OLD_IMAGES,
       timeToLiveAttribute: declared.ttlAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Kept on destroy only when the operator says so; kept, its fixed name is what the next deploy adopts it by.
+      deletionProtection: props.retainData === true,
+      removalPolicy: props.retainData === true ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     for (const gsi of declared.gsis) {
       this.table.addGlobalSecondaryIndex({
@@ -67,6 +81,7 @@ export class StatefulStack extends Stack {
     const names = poolBusNames(stageName(topology.bus.name, props.stage), count);
     const archiveNames = poolBusNames(stageName(`${topology.bus.name}-archive`, props.stage), count);
     // The first bus keeps the construct ids it always had, so adding buses replaces nothing.
+    this.busNames = names;
     this.buses = names.map(
       (eventBusName, i) => new EventBus(this, i === 0 ? 'Bus' : `Bus${i + 1}`, { eventBusName }),
     );
@@ -80,6 +95,25 @@ export class StatefulStack extends Stack {
     );
     this.bus = this.buses[0] as EventBus;
     this.archive = this.archives[0] as Archive;
+
+    // EventBridge refuses to delete a bus that has rules, and the compiled rules are made at run time: each bus has a
+    // sweep that depends on it, so CloudFormation deletes the sweep first (which removes those rules), then the bus
+    // — when the stage is destroyed and when a shrinking pool drops the bus.
+    this.busSweeper = new CrumbsFunction(this, 'BusSweeper', {
+      declaration: topology.functions.busSweeper,
+      stage: props.stage,
+    }).bindRuleSweep(names, topology.bus.ruleNamePrefix);
+    this.busSweeps = this.buses.map((bus, i) => {
+      const sweep = new CustomResource(this, i === 0 ? 'BusSweep' : `BusSweep${i + 1}`, {
+        serviceToken: this.busSweeper.function.functionArn,
+        resourceType: 'Custom::CrumbsBusSweep',
+        properties: { EventBusName: names[i], RulePrefix: topology.bus.ruleNamePrefix },
+      });
+      sweep.node.addDependency(bus);
+      // The grant must outlive the sweep: the role's policy is deleted only after it.
+      sweep.node.addDependency(this.busSweeper.role);
+      return sweep;
+    });
 
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The breadcrumbs table' });
     new CfnOutput(this, 'EventBusName', {

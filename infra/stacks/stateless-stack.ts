@@ -9,10 +9,11 @@ import { Stack, type StackProps } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { IEventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { EventBus, type IEventBus, type Rule } from 'aws-cdk-lib/aws-events';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
+import type { EmbeddingsSetting } from '#shared/domain/embeddings-setting.ts';
 import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import { type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 import type { TenantLimits } from '../config.ts';
@@ -26,6 +27,7 @@ import { Indexing } from '../constructs/indexing.ts';
 import { Publishing } from '../constructs/publishing.ts';
 import { RuleManagement } from '../constructs/rule-management.ts';
 import type { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
+import { reserveConcurrency, type StageThrottle, throttleRestStage } from '../constructs/throttling.ts';
 import { Timers } from '../constructs/timers.ts';
 import { sqsTrigger, TopologyFunctions } from '../constructs/topology-functions.ts';
 import type { WorkQueue } from '../constructs/work-queue.ts';
@@ -35,14 +37,13 @@ export interface StatelessStackProps extends StackProps {
   readonly stage: string;
   /** The breadcrumbs table (from the stateful stack); it must have a stream. */
   readonly table: ITable;
-  /** The first crumbs event bus (from the stateful stack): the system rules are on it. */
-  readonly bus: IEventBus;
   /**
-   * Every bus of the pool, `bus` first (from the stateful stack): the publisher puts events and the rule manager
-   * places rules on these.
-   * @default [bus]
+   * The names of every bus of the pool, the first first (the stateful stack's, by `poolBusNames`): the system rules
+   * are on the first; the publisher puts events and the rule manager places rules on all. Referred to by name, not
+   * by the stateful stack's exports: an export still imported here would stop the stateful stack from deleting a
+   * bus when the pool shrinks (CloudFormation refuses to remove an export in use).
    */
-  readonly buses?: readonly IEventBus[];
+  readonly busNames: readonly string[];
   /** Issuer URL of the JWTs the API accepts (for example a Cognito user pool or an OIDC provider). */
   readonly jwtIssuer: string;
   /** Accepted `aud` (or `client_id`) values of those JWTs. */
@@ -77,6 +78,12 @@ export interface StatelessStackProps extends StackProps {
    * @default - unset: the guard's 5 MiB
    */
   readonly maxResponseBytes?: number;
+  /** The embedding model (`crumbs:embeddings`): none, a Bedrock model or an OpenAI-compatible endpoint. */
+  readonly embeddings: EmbeddingsSetting;
+  /** The stage-wide throttle of the front door (`crumbs:apiRateLimit`, `crumbs:apiBurstLimit`). */
+  readonly apiThrottle: StageThrottle;
+  /** Concurrency reserved for the api function (`crumbs:apiReservedConcurrency`). @default none */
+  readonly apiReservedConcurrency?: number;
   /**
    * Handler paths by function name, replacing the topology's entries. Only for local experiments while a
    * handler does not exist yet; the deployed app never sets it.
@@ -96,8 +103,8 @@ export class StatelessStack extends Stack {
   /** Keeps embeddings in step with breadcrumbs, from change events (never on the publishing path). */
   public readonly indexer: CrumbsFunction;
   public readonly indexerQueue: WorkQueue;
-  /** The indexer's static rule: changes of embedded schemas → indexer queue. */
-  public readonly indexerRule: Rule;
+  /** The indexer's static rule: changes of embedded schemas → indexer queue (none when embeddings are off). */
+  public readonly indexerRule: Rule | undefined;
   public readonly ruleManagerQueue: WorkQueue;
   /** Timers and schedules: the Scheduler group, the timers queue (DLQ, alarm) and the scheduler role. */
   public readonly timers: Timers;
@@ -125,12 +132,16 @@ export class StatelessStack extends Stack {
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
   public readonly alarms: readonly Alarm[];
 
-  private readonly props: StatelessStackProps;
+  private readonly pool: readonly IEventBus[];
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
-    this.props = props;
-    const { stage, table, bus } = props;
+    const { stage, table } = props;
+    this.pool = props.busNames.map((name, i) =>
+      EventBus.fromEventBusName(this, i === 0 ? 'PoolBus' : `PoolBus${i + 1}`, name),
+    );
+    const bus = this.pool[0];
+    if (bus === undefined) throw new Error('the bus pool is empty');
 
     // Dead letters the DLQ handler fails on are parked, not retried until they expire.
     const parked = new ParkedDeadLetters(this, { stage });
@@ -153,6 +164,10 @@ export class StatelessStack extends Stack {
       ...(props.llmPrices !== undefined ? { llmPrices: props.llmPrices } : {}),
       ...(props.dailyBudgets !== undefined ? { dailyBudgets: props.dailyBudgets } : {}),
       tenantLimits: props.tenantLimits,
+      embeddings: props.embeddings,
+      ...(props.workspaceQuotas?.workspaces !== undefined
+        ? { workspaceQuotas: props.workspaceQuotas.workspaces }
+        : {}),
       timers: this.timers,
       ...(props.maxResponseBytes !== undefined ? { maxResponseBytes: props.maxResponseBytes } : {}),
       ...(props.entryOverrides !== undefined ? { entryOverrides: props.entryOverrides } : {}),
@@ -194,7 +209,7 @@ export class StatelessStack extends Stack {
     this.ruleManagerRule = rules.rule;
     this.ruleManager = rules.function;
 
-    const indexing = new Indexing(this, { stage, functions, bus });
+    const indexing = new Indexing(this, { stage, functions, bus, embeds: props.embeddings.kind !== 'none' });
     this.indexerQueue = indexing.queue;
     this.indexerRule = indexing.rule;
     this.indexer = indexing.function;
@@ -214,6 +229,8 @@ export class StatelessStack extends Stack {
     this.api = http.api;
     this.ui = http.ui;
     this.restApi = http.restApi;
+    throttleRestStage(this.restApi, props.apiThrottle);
+    reserveConcurrency(this.api, props.apiReservedConcurrency);
 
     this.deltaChannels = new DeltaChannels(this, {
       stage,
@@ -244,7 +261,7 @@ export class StatelessStack extends Stack {
 
   /** The bus pool, the first bus first. */
   buses(): readonly IEventBus[] {
-    return this.props.buses ?? [this.props.bus];
+    return this.pool;
   }
 
   /** Every function of the stack. */

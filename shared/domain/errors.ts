@@ -117,6 +117,40 @@ export class UnsupportedMediaTypeError extends CrumbsError {
   readonly code = 'unsupported-media-type';
 }
 
+/** The limit a 429 names, as the problem's `limit` member shows it. */
+export interface RateLimitDescription {
+  readonly name: string;
+  readonly scope: string;
+  readonly requests_per_second: number;
+  readonly burst: number;
+  readonly setting: string;
+}
+
+/**
+ * 429 with `Retry-After`, changing nothing; another try after that long may pass. Two causes: a caller over its
+ * request rate (`shared/core/api/request-rate.ts`: code `rate-limited`, naming the limit so the caller knows what it
+ * ran into and the operator which setting raises it), or over a share its workspace (or token) holds of something
+ * bounded — streams held open, subscriptions (`too-many-requests`).
+ */
+export class TooManyRequestsError extends CrumbsError {
+  readonly status = 429;
+  readonly code: 'rate-limited' | 'too-many-requests';
+  override readonly retriable = true;
+  /** The rate limit crossed, when a rate limit it is. */
+  readonly limit: RateLimitDescription | undefined;
+
+  constructor(
+    message: string,
+    /** Whole seconds until a request of the same cost fits (at least 1): `Retry-After`. */
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown; limit?: RateLimitDescription },
+  ) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.limit = options?.limit;
+    this.code = options?.limit !== undefined ? 'rate-limited' : 'too-many-requests';
+  }
+}
+
 /** Throttling, timeouts, transient service faults: try again later. */
 export class RetriableError extends CrumbsError {
   readonly status = 503;
@@ -132,24 +166,6 @@ export class RetriableError extends CrumbsError {
     super(message, options);
     const after = options?.retryAfterSeconds;
     this.retryAfterSeconds = after !== undefined && Number.isFinite(after) && after >= 0 ? after : undefined;
-  }
-}
-
-/**
- * Over a share the caller's workspace (or token) holds of something bounded — streams held open, subscriptions:
- * 429 with `Retry-After`, changing nothing. Another try after that long may pass.
- */
-export class TooManyRequestsError extends CrumbsError {
-  readonly status = 429;
-  readonly code = 'too-many-requests';
-  override readonly retriable = true;
-  constructor(
-    message: string,
-    /** How long to wait before trying again (`Retry-After`). */
-    readonly retryAfterSeconds: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
   }
 }
 

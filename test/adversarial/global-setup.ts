@@ -29,6 +29,13 @@ export const TEAM_B_BUDGETS = { 'team-b-spend': 0.5, 'team-b-llm-tool': 0.05 } a
 export const ADVERSARIAL_PRICES = {
   'openai-compatible/*': { input: 1, output: 5, source: 'test prices' },
 } as const;
+/**
+ * A third workspace of team-b's token, with a low request rate of its own (`crumbs:workspaceQuotas`): throttling.test.ts
+ * floods from it. The other files keep a general rate above what they send, so the flood cannot spill into them.
+ */
+export const TEAM_B_FLOOD_WORKSPACE = 'team-b-flood';
+export const FLOOD_RATE = { requestRate: 2, requestBurst: 10 } as const;
+const GENERAL_RATE = { requestRate: 1000, requestBurst: 2000 } as const;
 /** The quotas of quotas.test.ts's workspace (its own, `CRUMBS_WORKSPACE_QUOTAS`): low, so the test can fill them. */
 export const ADVERSARIAL_QUOTAS = { definitions: 40, rules: 30 } as const;
 
@@ -64,6 +71,8 @@ export async function setup(project: TestProject): Promise<void> {
   }
   // A low thread budget, so the storm test's doubling stops within seconds (storm.test.ts).
   process.env[ENV.threadBudget] = '60';
+  process.env[ENV.workspaceRequestRate] = String(GENERAL_RATE.requestRate);
+  process.env[ENV.workspaceRequestBurst] = String(GENERAL_RATE.requestBurst);
   fakeOpenAi = await startFakeOpenAi();
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
   stack = await startLocalStack({
@@ -76,7 +85,12 @@ export async function setup(project: TestProject): Promise<void> {
     scopedTokens: parseScopedTokens(
       JSON.stringify({
         [TEAM_A.token]: [TEAM_A.workspace],
-        [TEAM_B.token]: [TEAM_B.workspace, TEAM_B_QUOTA_WORKSPACE, ...Object.keys(TEAM_B_BUDGETS)],
+        [TEAM_B.token]: [
+          TEAM_B.workspace,
+          TEAM_B_QUOTA_WORKSPACE,
+          TEAM_B_FLOOD_WORKSPACE,
+          ...Object.keys(TEAM_B_BUDGETS),
+        ],
         ...Object.fromEntries(TEAM_B_MORE_TOKENS.map((t) => [t, [TEAM_B.workspace]])),
       }),
     ),
@@ -85,7 +99,7 @@ export async function setup(project: TestProject): Promise<void> {
     seedDemo: false,
     // quotas.test.ts's workspace gets quotas of its own, low enough to reach; the rest keep the defaults, so the
     // many definitions the other files write in team-b never run into them.
-    workspaceQuotas: { [TEAM_B_QUOTA_WORKSPACE]: ADVERSARIAL_QUOTAS },
+    workspaceQuotas: { [TEAM_B_QUOTA_WORKSPACE]: ADVERSARIAL_QUOTAS, [TEAM_B_FLOOD_WORKSPACE]: FLOOD_RATE },
     dailyBudgets: { workspaces: { ...TEAM_B_BUDGETS } },
     llmPrices: ADVERSARIAL_PRICES,
     // Each team's own credentials, which secrets.test.ts has team-b try to name across the boundary.

@@ -41,7 +41,7 @@ function packageName(specifier: string): string {
 }
 
 describe('function bundles', () => {
-  for (const fn of [...allFunctions(), topology.functions.dlqHandler]) {
+  for (const fn of [...allFunctions(), topology.functions.dlqHandler, topology.functions.busSweeper]) {
     it(`${fn.name} carries everything it runs, at the locked versions, and nothing only tests use`, async () => {
       const declared = 'bundling' in fn ? fn.bundling : undefined;
       const bundle = await bundleFunction(
@@ -75,7 +75,7 @@ describe('function bundles', () => {
       }
       expect([...packages.values()]).toEqual(
         expect.arrayContaining([
-          ...(fn.uses.table ? ['@aws-sdk/client-dynamodb'] : []),
+          ...('table' in fn.uses && fn.uses.table ? ['@aws-sdk/client-dynamodb'] : []),
           '@aws-lambda-powertools/logger',
         ]),
       );

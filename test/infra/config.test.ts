@@ -25,6 +25,9 @@ describe('readConfig', () => {
       modelAliases: {},
       workspaceQuotas: { definitions: 150, rules: 75 },
       tenantLimits: { ...TENANT_LIMITS },
+      retainData: false,
+      apiThrottle: { rateLimit: 500, burstLimit: 1000 },
+      embeddings: { kind: 'bedrock', model: 'amazon.titan-embed-text-v2:0' },
     });
   });
 

@@ -5,6 +5,9 @@
  * deleting a definition removes its rule from the bus that held it; a definition with a rule on two buses is answered
  * once. Written through the HTTP API and the CLI.
  */
+
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   DescribeRuleCommand,
   EventBridgeClient,
@@ -18,6 +21,12 @@ import { type Breadcrumb, CrumbsClient } from '#cli/api-client.ts';
 import { main } from '#cli/main.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
+import { EventBridgeRuleRegistry } from '#shared/adapters/eventbridge/rule-registry.ts';
+import {
+  type CustomResourceEvent,
+  handleSweepEvent,
+  sendCustomResourceResponse,
+} from '#shared/core/rules/bus-sweeper.ts';
 import { PLACEMENT_SCHEMA } from '#shared/domain/protocol.ts';
 import { PLACEMENT_ID } from '#shared/routing/bus-placement.ts';
 import { poolBusNames, topology } from '#shared/topology.ts';
@@ -289,4 +298,101 @@ describe('definitions over a pool of 4 buses of 10 rules', () => {
       event_bus: freed.event_bus,
     });
   }, 240_000);
+});
+
+describe('the bus sweeper (a destroyed stage, a shrinking pool)', () => {
+  it("empties a bus of crumbs' rules through CloudFormation's custom resource protocol, leaving other rules", async () => {
+    const bus = POOL[3] as string;
+    // The pool is full from the tests before: make room for a rule of someone else's on the bus (run alone, the
+    // bus is empty: give it a rule of crumbs' own).
+    const registry = new EventBridgeRuleRegistry(bus, events);
+    const [first] = (await registry.list(topology.bus.ruleNamePrefix)).map((r) => r.name);
+    if (first !== undefined) {
+      await registry.removeTargets(
+        first,
+        (await registry.targets(first)).map((t) => t.id),
+      );
+      await registry.delete(first);
+    } else {
+      await registry.put({
+        name: `${topology.bus.ruleNamePrefix}sweep-own`,
+        pattern: '{"source":["crumbs"]}',
+        description: 'a rule of the rule manager',
+      });
+    }
+    await events.send(
+      new PutRuleCommand({ Name: 'ops-audit', EventBusName: bus, EventPattern: '{"source":["ops"]}' }),
+    );
+    const before = (await rulesPerBus())[bus] ?? [];
+    const crumbsRules = before.filter((r) => r.startsWith(topology.bus.ruleNamePrefix));
+    expect(crumbsRules.length).toBeGreaterThan(0);
+
+    // CloudFormation's response URL, played by a loopback server that records the PUT.
+    const received: string[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString('utf8');
+      });
+      req.on('end', () => {
+        received.push(`${req.method} ${body}`);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const event: CustomResourceEvent = {
+        RequestType: 'Delete',
+        ResponseURL: `http://127.0.0.1:${port}/response`,
+        StackId: 'arn:aws:cloudformation:eu-west-1:111111111111:stack/crumbs-test-stateful/1',
+        RequestId: 'req-1',
+        LogicalResourceId: 'BusSweep4',
+        PhysicalResourceId: `crumbs-rule-sweep:${bus}`,
+        ResourceProperties: { EventBusName: bus, RulePrefix: topology.bus.ruleNamePrefix },
+      };
+      const response = await handleSweepEvent(event, (name) => new EventBridgeRuleRegistry(name, events));
+      await sendCustomResourceResponse(event.ResponseURL, response);
+      expect(response).toMatchObject({ Status: 'SUCCESS', Data: { Removed: String(crumbsRules.length) } });
+      expect(received).toHaveLength(1);
+      expect(JSON.parse((received[0] as string).slice('PUT '.length))).toMatchObject({
+        Status: 'SUCCESS',
+        PhysicalResourceId: `crumbs-rule-sweep:${bus}`,
+        LogicalResourceId: 'BusSweep4',
+        RequestId: 'req-1',
+      });
+    } finally {
+      server.close();
+    }
+    expect((await rulesPerBus())[bus]).toEqual(['ops-audit']);
+    // The other buses keep their rules.
+    for (const other of POOL.slice(0, 3))
+      expect(((await rulesPerBus())[other] ?? []).length).toBeGreaterThan(0);
+  });
+
+  it('answers FAILED with the reason when the bus cannot be swept, and does nothing on Create or Update', async () => {
+    const base = {
+      ResponseURL: 'http://127.0.0.1:1/unused',
+      StackId: 'stack',
+      RequestId: 'r',
+      LogicalResourceId: 'BusSweep',
+      ResourceProperties: { EventBusName: 'no-such-bus', RulePrefix: topology.bus.ruleNamePrefix },
+    };
+    // A registry whose listing is refused, as EventBridge refuses a role without events:ListRules.
+    const refused = new EventBridgeRuleRegistry('no-such-bus', events);
+    refused.list = async () => {
+      throw new Error('AccessDeniedException: not allowed');
+    };
+    const failing = await handleSweepEvent({ ...base, RequestType: 'Delete' }, () => refused);
+    expect(failing).toMatchObject({ Status: 'FAILED', Reason: expect.stringContaining('not allowed') });
+    for (const type of ['Create', 'Update'] as const) {
+      const untouched = await handleSweepEvent({ ...base, RequestType: type }, () => {
+        throw new Error('no registry is needed');
+      });
+      expect(untouched).toMatchObject({
+        Status: 'SUCCESS',
+        PhysicalResourceId: 'crumbs-rule-sweep:no-such-bus',
+      });
+    }
+  });
 });

@@ -41,6 +41,15 @@ export const TEST_DAILY_BUDGETS = {
   workspaces: Object.fromEntries(DAILY_BUDGET_WORKSPACES.map((ws) => [ws, 0.05])),
 };
 
+/**
+ * The request rate (`CRUMBS_WORKSPACE_REQUEST_RATE`): the tests drive some workspaces hard (the API fuzz sends
+ * 10,000 requests to one), so the stack's general rate is high; `RATE_LIMITED_WORKSPACE` has a low one of its own
+ * (`crumbs:workspaceQuotas`), which `request-rate.test.ts` runs into.
+ */
+export const GENERAL_REQUEST_RATE = { requestRate: 100_000, requestBurst: 100_000 } as const;
+export const RATE_LIMITED_WORKSPACE = 'rate-limited';
+export const RATE_LIMITS = { requestRate: 1, requestBurst: 5 } as const;
+
 const shared = globalThis as typeof globalThis & {
   __crumbsTestStack?: { users: number; stack: Promise<LocalStack> };
 };
@@ -49,6 +58,8 @@ export function acquireStack(): Promise<LocalStack> {
   // The offline model streams a word every 80 ms: a streamed chat answer lasts long enough to be seen (and
   // stopped) in the browser tests.
   process.env[ENV.offlineStreamDelayMs] ??= '80';
+  process.env[ENV.workspaceRequestRate] ??= String(GENERAL_REQUEST_RATE.requestRate);
+  process.env[ENV.workspaceRequestBurst] ??= String(GENERAL_REQUEST_RATE.requestBurst);
   shared.__crumbsTestStack ??= {
     users: 0,
     stack: startLocalStack({
@@ -65,6 +76,7 @@ export function acquireStack(): Promise<LocalStack> {
       modelAliases: TEST_MODEL_ALIASES,
       llmPrices: TEST_LLM_PRICES,
       dailyBudgets: TEST_DAILY_BUDGETS,
+      workspaceQuotas: { [RATE_LIMITED_WORKSPACE]: RATE_LIMITS },
     }),
   };
   shared.__crumbsTestStack.users++;

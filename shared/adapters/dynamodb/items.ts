@@ -70,6 +70,7 @@ export const KIND = {
   quota: 'quota',
   quotaSlot: 'quota-slot',
   budget: 'budget',
+  rate: 'rate',
   slots: 'slots',
   waitIndex: 'wait-index',
 } as const;

@@ -19,8 +19,9 @@ export class TitanEmbedder implements Embedder {
   constructor(
     readonly dimensions: 256 | 512 | 1024 = 512,
     client?: BedrockRuntimeClient,
+    private readonly modelId: string = TITAN_V2_MODEL_ID,
   ) {
-    this.model = `bedrock/${TITAN_V2_MODEL_ID}@${dimensions}`;
+    this.model = `bedrock/${modelId}@${dimensions}`;
     if (client) this.client = client;
     else {
       defaultClient ??= new BedrockRuntimeClient({});
@@ -41,7 +42,7 @@ export class TitanEmbedder implements Embedder {
     try {
       const out = await this.client.send(
         new InvokeModelCommand({
-          modelId: TITAN_V2_MODEL_ID,
+          modelId: this.modelId,
           contentType: 'application/json',
           accept: 'application/json',
           body,
@@ -51,12 +52,12 @@ export class TitanEmbedder implements Embedder {
       const parsed = JSON.parse(new TextDecoder().decode(out.body)) as { embedding?: unknown };
       if (!Array.isArray(parsed.embedding) || parsed.embedding.length !== this.dimensions) {
         throw new NonRetriableError(
-          `${TITAN_V2_MODEL_ID} answered without a ${this.dimensions}-dimension embedding`,
+          `${this.modelId} answered without a ${this.dimensions}-dimension embedding`,
         );
       }
       return parsed.embedding.map(Number);
     } catch (error) {
-      throw asCrumbsError(error, `${TITAN_V2_MODEL_ID}: ${(error as Error).message}`, { signal });
+      throw asCrumbsError(error, `${this.modelId}: ${(error as Error).message}`, { signal });
     }
   }
 }

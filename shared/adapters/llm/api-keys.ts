@@ -12,11 +12,16 @@ import {
 import { asCrumbsError, NonRetriableError } from '#shared/domain/errors.ts';
 import { ENV } from '#shared/topology.ts';
 
+/** The name the embeddings endpoint's key goes by: the secret `<prefix>embeddings` on AWS, `CRUMBS_EMBEDDINGS_API_KEY` locally. */
+export const EMBEDDINGS_KEY_NAME = 'embeddings';
+
 export const API_KEY_ENV: Record<string, string> = {
   openrouter: ENV.openrouterApiKey,
   openai: ENV.openaiApiKey,
   ollama: ENV.ollamaApiKey,
   'openai-compatible': ENV.openaiCompatibleApiKey,
+  /** The OpenAI-compatible embeddings endpoint's key (`crumbs:embeddings=openai-compatible/<model>`). */
+  [EMBEDDINGS_KEY_NAME]: ENV.embeddingsApiKey,
 };
 
 export interface ApiKeySource {

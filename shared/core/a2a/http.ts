@@ -21,6 +21,7 @@ import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { DefinitionSummary } from '#shared/core/api/activity-routes.ts';
 import { type Caller, type HttpRequest, type HttpResult, json, problem } from '#shared/core/api/http.ts';
 import { isOk, listFull, workspaceApi } from '#shared/core/api/in-process.ts';
+import { jsonRpcCost, type RequestRate } from '#shared/core/api/request-rate.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import { legacyAgentContext } from '#shared/domain/definitions.ts';
@@ -49,6 +50,8 @@ export interface A2aHttpDeps extends A2aDeps {
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
   /** The stack's delta channel, subscribed as the caller: `SendStreamingMessage` then carries model output. */
   readonly subscribe?: ChannelSubscribe;
+  /** The workspace's request rate, the API's: a card read takes one, a JSON-RPC request one per message. */
+  readonly requestRate?: RequestRate;
 }
 
 export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Promise<HttpResult> {
@@ -80,6 +83,7 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
           `you may not use workspace ${ws}${caller.claimProblem ? `: ${caller.claimProblem}` : ''}`,
         );
       }
+      await deps.requestRate?.admit(ws, isCard ? 1 : jsonRpcCost(request.body));
       const found = await activeAgent(deps, ws, agent, caller);
       if (found === undefined) throw new NotFoundError(`no A2A agent ${agent} in workspace ${ws}`);
       const card = agentCardOf(found.context, deps.baseUrl, ws);

@@ -45,6 +45,7 @@ import {
   json,
   problem,
 } from './http.ts';
+import type { RequestRate } from './request-rate.ts';
 import { requestRoutes, type StreamingDeps } from './request-routes.ts';
 import { runRoutes } from './run-routes.ts';
 import { createSearchHandler, SEARCH_ROUTE } from './search.ts';
@@ -63,6 +64,11 @@ export interface ApiDependencies {
   usage?: UsageTotals;
   /** Where answers stream (request-routes.ts); `GET …/streams/{id}` answers 404 without it. */
   streaming?: StreamingDeps;
+  /**
+   * The per-workspace request rate (`request-rate.ts`): every request naming a workspace takes from its allowance
+   * once the caller is known to may use it (so nobody else's requests can spend it); past it, 429.
+   */
+  requestRate?: RequestRate;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -290,6 +296,7 @@ export function createApi(deps: ApiDependencies): Api {
           `you may not use workspace ${params.ws}${caller.claimProblem ? `: ${caller.claimProblem}` : ''}`,
         );
       }
+      if (params.ws !== undefined && deps.requestRate) await deps.requestRate.admit(params.ws);
       return await handler(request, params, caller);
     } catch (error) {
       if (isCrumbsError(error)) return problem(error);

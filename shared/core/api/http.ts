@@ -205,6 +205,12 @@ export function problem(error: CrumbsError): HttpResult {
       status: error.status,
       detail: error.message,
       ...(issues.length > 0 ? { errors: issues } : {}),
+      ...(error instanceof TooManyRequestsError
+        ? {
+            ...(error.limit !== undefined ? { limit: error.limit } : {}),
+            retry_after_seconds: error.retryAfterSeconds,
+          }
+        : {}),
     }),
   };
 }

@@ -22,6 +22,7 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { type Caller, type HttpRequest, type HttpResult, json, problem } from '#shared/core/api/http.ts';
+import { jsonRpcCost, type RequestRate } from '#shared/core/api/request-rate.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
@@ -53,6 +54,8 @@ export interface McpHttpDeps extends McpDeps {
   readonly subscribe?: ChannelSubscribe;
   /** Called with unexpected errors before they are answered as a JSON-RPC internal error. */
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
+  /** The workspace's request rate, the API's: each JSON-RPC message of a request takes one (a batch, as many). */
+  readonly requestRate?: RequestRate;
 }
 
 export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Promise<HttpResult> {
@@ -89,6 +92,7 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
           ['POST'],
         );
       }
+      await deps.requestRate?.admit(ws, jsonRpcCost(request.body));
       return await handle(deps, request, ws, caller);
     } catch (error) {
       if (isCrumbsError(error)) return problem(error);

@@ -67,6 +67,8 @@ export function embeddedSchemas(env: NodeJS.ProcessEnv = process.env): readonly 
 }
 
 export function embeddingPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): EmbeddingPolicy {
+  // Embeddings off: nothing is embedded, so the indexer makes no embedding call.
+  if (env[ENV.embeddings]?.trim() === 'none') return { embeds: () => false };
   const list = embeddedSchemas(env);
   return { embeds: (schema) => !NEVER_EMBEDDED.test(schema) && (list === '*' || list.includes(schema)) };
 }

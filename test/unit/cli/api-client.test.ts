@@ -35,6 +35,27 @@ function headersOf(call: Call | undefined): Record<string, string> {
 }
 
 describe('CrumbsClient', () => {
+  it('sends a request refused by a rate limit (429) again after its Retry-After, and gives up after a few', async () => {
+    const limited = () =>
+      new Response(JSON.stringify({ type: 'x', title: 'Too many requests', status: 429 }), {
+        status: 429,
+        headers: { 'content-type': 'application/problem+json', 'retry-after': '1' },
+      });
+    let n = 0;
+    const f = fakeFetch(() => (++n <= 2 ? limited() : json(201, { id: 'c1', version: 1 })));
+    const client = new CrumbsClient({ endpoint: 'http://api.test', fetch: f.fetch });
+    await client.create({ schema_name: 'a.b.v1', context: {} });
+    expect(f.calls).toHaveLength(3);
+
+    const always = fakeFetch(limited);
+    const refused = await new CrumbsClient({ endpoint: 'http://api.test', fetch: always.fetch })
+      .create({ schema_name: 'a.b.v1', context: {} })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiProblemError);
+    expect((refused as ApiProblemError).status).toBe(429);
+    expect(always.calls).toHaveLength(4);
+  }, 20_000);
+
   it('builds workspace-scoped URLs, sends the token, and strips a trailing slash from the endpoint', async () => {
     const f = fakeFetch(() => json(200, { items: [], next_cursor: null }));
     const client = new CrumbsClient({
