@@ -17,7 +17,7 @@
  *
  * A part of the stateless stack: its resources are created in the stack's scope (`topology-functions.ts` says why).
  */
-import { Aws, CfnOutput, Duration } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -96,6 +96,9 @@ export class FrontDoor {
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       // Execution and access logs need API Gateway's account-level CloudWatch role (one per account and region).
       cloudWatchRole: true,
+      // Deleted with the stack (CDK keeps it by default), so `cdk destroy` leaves nothing behind and a redeploy of the
+      // stage creates and sets its own (docs/deploy.md says what that means for other REST APIs of the account).
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
       deployOptions: {
         stageName: stage,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
