@@ -105,7 +105,7 @@ const MAX_BACKLOG = 100;
 export const SMOKE_TOOL = 'smoke-echo';
 export const SMOKE_AGENT = 'smoke-agent';
 export const SMOKE_WORKFLOW = 'smoke-approval';
-/** Where the API would serve MCP for a workspace; a 404 there means the endpoint has no MCP server. */
+/** Where the API serves MCP for a workspace (the route always exists: a 404 there is a failure). */
 export const MCP_PATH = (workspace: string) => `/v1/workspaces/${encodeURIComponent(workspace)}/mcp`;
 
 export class SmokeContext {
@@ -344,7 +344,7 @@ const mcpCheck: SmokeCheck = {
       ? { Authorization: `Bearer ${ctx.options.token}` }
       : {};
     const doFetch = ctx.options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    // Asked first with a plain initialize: an API without an MCP server answers 404, which is no failure.
+    // Asked first with a plain initialize, so a route that is missing or refuses says so by its status.
     const probe = await doFetch(url, {
       method: 'POST',
       headers: {
@@ -365,9 +365,10 @@ const mcpCheck: SmokeCheck = {
       signal: AbortSignal.timeout(Math.max(1000, ctx.remainingMs)),
     });
     await probe.body?.cancel();
-    if (probe.status === 404) {
-      throw new CheckSkipped(
-        `skipped: the endpoint has no MCP server (POST ${MCP_PATH(ctx.client.workspace)} answered 404)`,
+    if (!probe.ok) {
+      throw new CheckFailure(
+        `POST ${MCP_PATH(ctx.client.workspace)} to answer an MCP initialize`,
+        `HTTP ${probe.status}${probe.status === 404 ? ' (no MCP route: is the stack deployed from this version?)' : ''}`,
       );
     }
     const client = new SdkMcpClient({ fetch: (input, init) => doFetch(String(input), init ?? {}) });

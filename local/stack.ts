@@ -16,6 +16,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { closeDataChecks } from '#shared/adapters/checks/checks.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
@@ -317,7 +318,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ENV.localEventsPort,
   );
 
-  const cleanups: (() => Promise<void>)[] = [];
+  // The check pool's workers (shared/adapters/checks/) end with the stack, so nothing keeps the process alive.
+  const cleanups: (() => Promise<void>)[] = [closeDataChecks];
   const stop = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) {
       try {
@@ -329,7 +331,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
 
   try {
-    const [ddb, sqs] = await Promise.all([
+    const [ddbStart, sqsStart] = await Promise.allSettled([
       startDynamoDbLocal({
         port: dynamodbPort,
         host: LOOPBACK,
@@ -338,6 +340,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }),
       startLocalSqs({ port: sqsPort, host: LOOPBACK }),
     ]);
+    if (ddbStart.status === 'rejected' || sqsStart.status === 'rejected') {
+      // The one that did start is stopped too: a listening SQS emulator left behind kept `crumbs dev` running after
+      // it had reported DynamoDB Local's failure.
+      if (ddbStart.status === 'fulfilled') await ddbStart.value.stop();
+      if (sqsStart.status === 'fulfilled') await sqsStart.value.stop();
+      throw ddbStart.status === 'rejected' ? ddbStart.reason : (sqsStart as PromiseRejectedResult).reason;
+    }
+    const ddb = ddbStart.value;
+    const sqs = sqsStart.value;
     // If this process dies without stop(), do not leave java behind.
     const killJava = () => ddb.process.kill('SIGKILL');
     process.once('exit', killJava);

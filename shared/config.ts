@@ -190,6 +190,11 @@ export const TimeoutCeilingEnvSchema = z.object({
   [ENV.timeoutCeilingMs]: wholeNumber(10, 900_000, TENANT_LIMITS.timeoutCeilingMs),
 });
 
+/** Where the checks of definitions' data run (`shared/adapters/checks/`): absent, the pool's default size. */
+export const ChecksEnvSchema = z.object({
+  [ENV.checkWorkers]: z.optional(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(64))),
+});
+
 /** A workspace's share of one executor function (`TENANT_LIMITS`): executors and the local SQS pollers. */
 export const WorkspaceShareEnvSchema = z.object({
   [ENV.workspaceInFlight]: wholeNumber(1, 10_000, TENANT_LIMITS.inFlightPerWorkspace),

@@ -161,6 +161,11 @@ export interface BundlingDeclaration {
    * statically that this function never runs (say why in the replacement's header).
    */
   readonly alias?: Readonly<Record<string, string>>;
+  /**
+   * Worker thread scripts bundled beside the function's bundle, each as `<its name>.mjs` with the same options
+   * (the check pool's `shared/adapters/checks/check-worker.ts` → `check-worker.mjs`).
+   */
+  readonly workers?: readonly string[];
 }
 
 export interface FunctionDeclaration {
@@ -200,6 +205,14 @@ export interface FunctionDeclaration {
      */
     readonly agentSecrets?: 'read' | 'describe' | 'erase';
     /**
+     * Where the checks of definitions' data (JSON Schema, JSONata, templates) run past a slice of a few
+     * milliseconds (`shared/adapters/checks/`): `pool`, in worker threads beside the event loop (the executors,
+     * whose batch of messages from several workspaces shares one event loop); absent, on the caller's thread (a
+     * function serving one request per instance, where a long check holds only its own caller). CDK sets
+     * `ENV.checkWorkers` from it; a `pool` function bundles `CHECK_WORKER` beside it.
+     */
+    readonly checks?: 'pool';
+    /**
      * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
      * workspace's in-flight cap), `ceiling` (the timeout ceiling), `requests` (the per-workspace request rate, and
      * single workspaces' own rates from `crumbs:workspaceQuotas`). CDK sets their env vars from `crumbs:tenantLimits`.
@@ -233,6 +246,9 @@ const EXECUTOR_TIMEOUT_SECONDS: Record<ExecutorRunner, number> = {
 
 const QUICKJS_PACKAGES = ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-sync'] as const;
 
+/** The check pool's worker script (`uses.checks: 'pool'`), bundled beside the functions that run one. */
+export const CHECK_WORKER = 'shared/adapters/checks/check-worker.ts';
+
 const AJV_UNUSED = 'shared/adapters/mcp/ajv-unused.ts';
 
 /** What each runner's bundle leaves out (see BundlingDeclaration). */
@@ -261,11 +277,12 @@ const AGENT_TYPE_RUNNERS: ReadonlySet<ExecutorRunner> = new Set([
 export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration {
   const timeoutSeconds = EXECUTOR_TIMEOUT_SECONDS[runner];
   const agent = runner === 'agent' || AGENT_TYPE_RUNNERS.has(runner);
-  const bundling = EXECUTOR_BUNDLING[runner];
+  // Every executor runs checks in a pool (`uses.checks`), so its worker ships beside every executor bundle.
+  const bundling: BundlingDeclaration = { ...EXECUTOR_BUNDLING[runner], workers: [CHECK_WORKER] };
   return {
     name: `executor-${runner}`,
     entry: `functions/executor-${runner}/handler.ts`,
-    ...(bundling !== undefined ? { bundling } : {}),
+    bundling,
     timeoutSeconds,
     memoryMb: agent ? 1024 : 512,
     trigger: {
@@ -285,6 +302,7 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       embeddings: true,
       // The tool runner reads them for the `http` tool's `secret_ref` headers.
       ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
+      checks: 'pool',
       // `breadth`: the thread budget, whose counter each executor reads to drop a stopped thread's backlog.
       limits: ['share', 'ceiling', 'breadth'],
     },
@@ -799,6 +817,13 @@ export const ENV = {
   workspaceInFlightGraceMs: 'CRUMBS_WORKSPACE_IN_FLIGHT_GRACE_MS',
   /** Rule manager and executors: `TENANT_LIMITS.timeoutCeilingMs`. */
   timeoutCeilingMs: 'CRUMBS_TIMEOUT_CEILING_MS',
+  /**
+   * Worker threads that run the checks of definitions' data (JSON Schema, JSONata, templates) past a few
+   * milliseconds (`shared/adapters/checks/`): `0` runs every check on the caller's thread (a function serving one
+   * request per instance); absent, every core but one (at least 1, at most 4). Set by the CDK app per function
+   * (`uses.checks`) and by the local stack.
+   */
+  checkWorkers: 'CRUMBS_CHECK_WORKERS',
   /** Publisher: `TENANT_LIMITS.threadBudget`. */
   threadBudget: 'CRUMBS_THREAD_BUDGET',
   /** Publisher: `TENANT_LIMITS.workspaceEventRate`. */

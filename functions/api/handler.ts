@@ -20,6 +20,7 @@ import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from '../wiring/http-handler.ts';
+import { measureHttpAnswer } from '../wiring/metrics.ts';
 import { powertools } from '../wiring/powertools.ts';
 import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
@@ -67,8 +68,6 @@ const api = createApi({
     logger.error('unexpected error', { error, method: request.method, path: request.path }),
 });
 
-export const handler = streamingHttpHandler(pt, env[ENV.workspacesClaim], api, (result) => {
-  // API Gateway counts 4xx/5xx per route too; these say which the handler itself answered.
-  metrics.addMetric('ClientErrors', 'Count', result.statusCode >= 400 && result.statusCode < 500 ? 1 : 0);
-  metrics.addMetric('ServerErrors', 'Count', result.statusCode >= 500 ? 1 : 0);
-});
+export const handler = streamingHttpHandler(pt, env[ENV.workspacesClaim], api, (result) =>
+  measureHttpAnswer(metrics, result.statusCode),
+);

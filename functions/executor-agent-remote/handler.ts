@@ -7,7 +7,9 @@
  * agent.response.v1 and agent.external_task.v1 breadcrumbs. Its own function because the A2A SDK and JSONata would
  * otherwise load in every agent's cold start; tool agents and MCP tools run in executor-agent-mcp.
  */
+
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import { DynamoCircuitStore } from '#shared/adapters/dynamodb/circuit-store.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { privateNetworkAllowed } from '#shared/adapters/network/network-guard.ts';
@@ -17,7 +19,6 @@ import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createApiAgent } from '#shared/core/agents/api-agent.ts';
 import { CircuitBreaker } from '#shared/core/agents/circuit-breaker.ts';
 import { createExternalAgent } from '#shared/core/agents/external-agent.ts';
-import { evaluateJsonata } from '#shared/domain/lang/jsonata.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
@@ -49,7 +50,7 @@ export const handler = createExecutorHandler('agent-remote', {
               },
             }),
           secrets,
-          evaluate: evaluateJsonata,
+          checks: { evaluate: (workspace, check) => dataChecks().evaluate(workspace, check) },
         }),
         external: createExternalAgent({
           a2a,

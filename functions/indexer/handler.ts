@@ -22,11 +22,12 @@ const policy = embeddingPolicyFromEnv();
 export const handler = sqsHandler(pt, {
   queue: topology.functions.indexer.trigger.queue,
   handle: (record, signal) => indexChangeMessage(record.body, { ...vectors, policy, signal, log: pt.logger }),
+  // Both, zeros included, on every batch (`functions/wiring/metrics.ts` says why).
   measure: (metrics, { results }) => {
-    for (const r of results) {
-      if (r.ok)
-        metrics.addMetric(r.value === 'removed' ? 'EmbeddingsRemoved' : 'EmbeddingsIndexed', 'Count', 1);
-    }
+    const count = (removed: boolean) =>
+      results.filter((r) => r.ok && (r.value === 'removed') === removed).length;
+    metrics.addMetric('EmbeddingsRemoved', 'Count', count(true));
+    metrics.addMetric('EmbeddingsIndexed', 'Count', count(false));
   },
   timeoutEarlyInMillis: 2_000,
 });

@@ -5,10 +5,9 @@
  * answer goes out as progress notifications while it is written. Calls the API's own handler code in process as
  * the caller, so every breadcrumb it reads or writes goes through the API's checks; it has the API's table access
  * and no more. The URLs it publishes are built from the API's configured base URL (`CRUMBS_API_URL`).
- * The peer address of each request (API Gateway's `sourceIp`, the local server's socket) tells the endpoint whether
- * it came over loopback, for its DNS rebinding check.
+ * Whether a request came over loopback, for its DNS rebinding check, comes from the shared wiring.
  */
-import ipaddr from 'ipaddr.js';
+import { DynamoCallIndex } from '#shared/adapters/dynamodb/call-index.ts';
 import { McpEnvSchema, parseEnv } from '#shared/config.ts';
 import { channelSubscriberFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
@@ -25,13 +24,9 @@ export const handler = protocolServerHandler('crumbs-mcp', env, (deps) =>
   createMcpHttp({
     ...deps,
     baseUrl: env[ENV.apiUrl],
-    viaLoopback: (request) => isLoopback(request.sourceIp),
+    // A streamed call's cancel, a POST of its own on any instance, finds its request here.
+    calls: new DynamoCallIndex(env[ENV.tableName]),
     ...(env[ENV.jwtIssuer] ? { issuer: env[ENV.jwtIssuer] } : {}),
     ...(subscribe !== undefined ? { subscribe } : {}),
   }),
 );
-
-function isLoopback(address: string | undefined): boolean {
-  if (address === undefined || !ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'loopback';
-}

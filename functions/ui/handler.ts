@@ -9,6 +9,7 @@ import middy from '@middy/core';
 import type { HttpEvent, HttpResult } from '#shared/core/api/http.ts';
 import { staticSite } from '#shared/core/api/static-site.ts';
 import { ENV } from '#shared/topology.ts';
+import { measureHttpAnswer } from '../wiring/metrics.ts';
 import { instrumented, powertools } from '../wiring/powertools.ts';
 
 const pt = powertools('crumbs-ui', []);
@@ -18,6 +19,10 @@ const site = staticSite(process.env[ENV.uiDir] || fileURLToPath(new URL('./ui/',
 });
 
 export const handler = instrumented(
-  middy(async (event: HttpEvent): Promise<HttpResult> => site.serve(event.httpMethod, event.path)),
+  middy(async (event: HttpEvent): Promise<HttpResult> => {
+    const answered = site.serve(event.httpMethod, event.path);
+    measureHttpAnswer(pt.metrics, answered.statusCode);
+    return answered;
+  }),
   pt,
 );

@@ -23,6 +23,7 @@ import { searchSimilar } from '#shared/core/stream/vector-search.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
 import { ENV, EXECUTOR_KINDS, type ExecutorKind, type ExecutorRunner, topology } from '#shared/topology.ts';
+import { measureExecutorBatch } from './metrics.ts';
 import { powertools } from './powertools.ts';
 import { sqsHandler } from './sqs-handler.ts';
 
@@ -83,8 +84,7 @@ export function createExecutorHandler(runner: ExecutorRunner, options: ExecutorH
         slots,
         threadBudget,
       }),
-    measure: (metrics, { batchItemFailures }) =>
-      metrics.addMetric('TriggersFailed', 'Count', batchItemFailures.length),
+    measure: measureExecutorBatch,
     timeoutEarlyInMillis: options.timeoutEarlyInMillis,
   });
 }

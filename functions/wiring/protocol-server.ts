@@ -2,8 +2,11 @@
  * What the protocol servers' functions (MCP `functions/mcp`, A2A `functions/a2a`) share: the crumbs API built in
  * process on the table — breadcrumbs and the definitions listing, nothing that deletes a workspace, sends a model
  * call or holds a change stream open — which they call as the caller, and the response-streaming Lambda handler
- * around their HTTP handler (`http-handler.ts`).
+ * around their HTTP handler (`http-handler.ts`). The peer address of each request (API Gateway's `sourceIp`, the
+ * local server's socket) tells a server whether it came over loopback, for its DNS rebinding check
+ * (`originRefusal`).
  */
+import ipaddr from 'ipaddr.js';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoRateCells } from '#shared/adapters/dynamodb/rate-cells.ts';
@@ -14,6 +17,7 @@ import { RequestRate } from '#shared/core/api/request-rate.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from './http-handler.ts';
+import { measureHttpAnswer } from './metrics.ts';
 import { powertools } from './powertools.ts';
 
 type ApiEnv = z.output<typeof ApiEnvSchema>;
@@ -25,6 +29,7 @@ export function protocolServerHandler(
   serve: (deps: {
     api: (request: HttpRequest) => Promise<HttpResult>;
     onUnexpectedError: (error: unknown, request: HttpRequest) => void;
+    viaLoopback: (request: HttpRequest) => boolean;
     requestRate: RequestRate;
   }) => (request: HttpRequest) => Promise<HttpResult>,
 ) {
@@ -58,6 +63,14 @@ export function protocolServerHandler(
     }),
     onUnexpectedError: (error, request) =>
       logger.error('unexpected error', { error, method: request.method, path: request.path }),
+    viaLoopback: (request) => isLoopback(request.sourceIp),
   });
-  return streamingHttpHandler(pt, env[ENV.workspacesClaim], http);
+  return streamingHttpHandler(pt, env[ENV.workspacesClaim], http, (result) =>
+    measureHttpAnswer(pt.metrics, result.statusCode),
+  );
+}
+
+function isLoopback(address: string | undefined): boolean {
+  if (address === undefined || !ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'loopback';
 }

@@ -4,7 +4,7 @@
  * `CrumbsFunction` bundles with these options, and so do the bundle tests and `bench/bundles.bench.ts`, so what
  * they measure is what `cdk synth` ships.
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BundlingDeclaration } from '#shared/topology.ts';
@@ -88,6 +88,39 @@ const ALWAYS_ALIASED: Readonly<Record<string, string>> = {
   'utf-8-validate': WS_NATIVE_ABSENT,
 };
 
+/** `shared/adapters/checks/check-worker.ts` → `check-worker.mjs`: the name a worker script has beside the bundle. */
+export function workerFileName(entry: string): string {
+  return `${basename(entry).replace(/\.[cm]?[jt]s$/, '')}.mjs`;
+}
+
+/**
+ * The esbuild command that bundles a worker script beside the function's bundle with the function's own settings
+ * (`CRUMBS_BUNDLING`): the worker is a second entry point, which NodejsFunction does not bundle itself.
+ */
+function workerBuildCommand(
+  entry: string,
+  inputDir: string,
+  outputDir: string,
+  aliases: readonly [string, string][],
+): string {
+  const b = CRUMBS_BUNDLING;
+  const args = [
+    join(inputDir, 'node_modules', '.bin', 'esbuild'),
+    join(inputDir, entry),
+    '--bundle',
+    '--platform=node',
+    `--format=${b.format}`,
+    ...(b.minify ? ['--minify'] : []),
+    `--target=${b.target}`,
+    `--main-fields=${b.mainFields.join(',')}`,
+    `--banner:js=${b.banner}`,
+    ...aliases.map(([name, file]) => `--alias:${name}=${join(inputDir, file)}`),
+    `--outfile=${join(outputDir, workerFileName(entry))}`,
+    '--log-level=error',
+  ];
+  return args.map((arg) => JSON.stringify(arg)).join(' ');
+}
+
 /** A folder copied beside the bundle as `<bundle>/<name>` (the dashboard's files). */
 export interface ExtraFiles {
   readonly from: string;
@@ -107,7 +140,8 @@ export function bundlingOptionsFor(
 ): BundlingOptions {
   const packages = extra?.nodeModules ?? [];
   const files = extra?.copyFiles ?? [];
-  const hooks = packages.length > 0 || files.length > 0 || extraFiles !== undefined;
+  const workers = extra?.workers ?? [];
+  const hooks = packages.length > 0 || files.length > 0 || workers.length > 0 || extraFiles !== undefined;
   const aliases = Object.entries({ ...ALWAYS_ALIASED, ...(extra?.alias ?? {}) });
   return {
     ...CRUMBS_BUNDLING,
@@ -126,6 +160,7 @@ export function bundlingOptionsFor(
               ...files.map(
                 (file) => `cp ${JSON.stringify(join(inputDir, file))} ${JSON.stringify(`${outputDir}/`)}`,
               ),
+              ...workers.map((worker) => workerBuildCommand(worker, inputDir, outputDir, aliases)),
               ...(extraFiles
                 ? [
                     `cp -R ${JSON.stringify(extraFiles.from)} ${JSON.stringify(join(outputDir, extraFiles.name))}`,

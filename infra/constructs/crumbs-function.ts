@@ -223,6 +223,10 @@ export class CrumbsFunction extends Construct {
       environment: {
         POWERTOOLS_SERVICE_NAME: `crumbs-${declaration.name}`,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        // Checks of data past a slice: one worker beside an executor's event loop (Lambda gives a function under
+        // 1,769 MB less than one vCPU: the worker keeps the batch's other messages moving, it adds no CPU); none
+        // where an instance serves one request at a time.
+        [ENV.checkWorkers]: declaration.uses.checks === 'pool' ? '1' : '0',
         ...props.environment,
       },
     });

@@ -24,6 +24,7 @@ import { DeltaChannels } from '../constructs/delta-channels.ts';
 import { Executors } from '../constructs/executors.ts';
 import { FrontDoor } from '../constructs/front-door.ts';
 import { Indexing } from '../constructs/indexing.ts';
+import { OperationsDashboard } from '../constructs/operations-dashboard.ts';
 import { Publishing } from '../constructs/publishing.ts';
 import { RuleManagement } from '../constructs/rule-management.ts';
 import type { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
@@ -131,6 +132,8 @@ export class StatelessStack extends Stack {
   public readonly changeChannels: ChangeChannels;
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
   public readonly alarms: readonly Alarm[];
+  /** The CloudWatch dashboard `crumbs-<stage>`: queues, dead letters, functions, model usage, loop stops. */
+  public readonly operations: OperationsDashboard;
 
   private readonly pool: readonly IEventBus[];
 
@@ -257,6 +260,26 @@ export class StatelessStack extends Stack {
       ...publishing.alarms,
       ...this.functions().flatMap((fn) => [fn.errorsAlarm, fn.throttlesAlarm]),
     ];
+
+    const workQueues = [
+      ...Object.values(this.executorQueues),
+      this.ruleManagerQueue,
+      this.indexerQueue,
+      this.timers.queue,
+    ];
+    this.operations = new OperationsDashboard(this, 'Operations', {
+      stage,
+      workQueues: workQueues.map((q) => q.queue),
+      deadLetterQueues: [
+        ...workQueues.map((q) => q.deadLetterQueue),
+        this.ruleTargetDeadLetters.queue,
+        this.parkedDeadLetters,
+        this.publisherFailures,
+      ],
+      functions: [...this.functions(), http.mcp, http.a2a],
+      executorServices: Object.values(topology.functions.executors).map((fn) => `crumbs-${fn.name}`),
+      publisherService: `crumbs-${topology.functions.publisher.name}`,
+    });
   }
 
   /** The bus pool, the first bus first. */

@@ -26,6 +26,7 @@ import {
 import {
   AuthenticationSchema,
   checkHeaders,
+  FunctionTransportSchema,
   HeadersSchema,
   LlmSettingsSchema,
   McpTransportSchema,
@@ -210,6 +211,21 @@ export const McpToolSchema = z.extend(McpTransportSchema, {
 });
 export type McpToolConfig = z.output<typeof McpToolSchema>;
 
+/**
+ * An `implementation: "function"` tool's code and limits: `async function handler(input, ctx) { … }`, run in the
+ * sandbox function agents run in (QuickJS in WebAssembly), within `timeout_ms` and `memory_mb` (a function agent's
+ * `transport.function` limits: 10–60,000 ms, 1–256 MB).
+ */
+export const FunctionToolSchema = z.extend(FunctionTransportSchema, {
+  code: z
+    .string({ error: 'expected JavaScript source text: "async function handler(input, ctx) { … }"' })
+    .check(
+      z.minLength(1, 'expected JavaScript source text: "async function handler(input, ctx) { … }"'),
+      z.maxLength(100_000, 'at most 100000 characters'),
+    ),
+});
+export type FunctionToolConfig = z.output<typeof FunctionToolSchema>;
+
 export const ToolDefinitionSchema = z.pipe(
   z
     .object({
@@ -217,10 +233,15 @@ export const ToolDefinitionSchema = z.pipe(
       description: z.optional(z.string()),
       input_schema: z.optional(JsonSchemaObject),
       output_schema: z.optional(JsonSchemaObject),
-      /** A built-in tool name, or "mcp" (a tool of the MCP server in `mcp`); defaults to `name`. */
+      /**
+       * A built-in tool name, "mcp" (a tool of the MCP server in `mcp`) or "function" (the code in `function`);
+       * defaults to `name`.
+       */
       implementation: z.optional(NameSchema),
       /** With `implementation: "mcp"`: the server and the tool's name on it (`crumbs mcp import` writes these). */
       mcp: z.optional(McpToolSchema),
+      /** With `implementation: "function"`: the code the sandbox runs and its limits. */
+      function: z.optional(FunctionToolSchema),
       timeout_ms: z.optional(
         z
           .number({ error: 'expected a whole number of milliseconds' })
@@ -257,6 +278,20 @@ export const ToolDefinitionSchema = z.pipe(
             code: 'custom',
             path: ['implementation'],
             message: 'a tool with mcp must say implementation: "mcp"',
+          });
+        }
+        if (tool.implementation === 'function' && tool.function === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['function'],
+            message: 'a function tool needs function: { code, timeout_ms?, memory_mb? }',
+          });
+        }
+        if (tool.function !== undefined && tool.implementation !== 'function') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['implementation'],
+            message: 'a tool with function must say implementation: "function"',
           });
         }
         checkHeaders(tool.mcp?.headers, ctx, ['mcp', 'headers']);

@@ -202,6 +202,25 @@ export class InvalidJsonSchemaError extends NonRetriableError {
   }
 }
 
+/**
+ * A validation stopped at its budget of work (`JSON_SCHEMA_LIMITS.maxWork` in `lang/json-schema.ts`): the value is
+ * too much to check against this schema, not the schema unusable. An InvalidJsonSchemaError, so every place that
+ * reports a schema that cannot be used reports this as well; its message names the limit.
+ */
+export class JsonSchemaWorkLimitError extends InvalidJsonSchemaError {
+  constructor(
+    what: string,
+    /** The steps the validation was allowed. */
+    readonly limit: number,
+  ) {
+    const problem =
+      `validating this value against it takes more than ${limit} steps of work (JSON_SCHEMA_LIMITS.maxWork: ` +
+      'each subschema applied, and each value compared by enum, const and uniqueItems), so it was stopped';
+    super(what, problem);
+    this.message = `checking a value against ${what} stopped: ${problem}`;
+  }
+}
+
 /** A template that does not parse. `line` and `column` are 1-based; the message starts with `line:column:`. */
 export class TemplateSyntaxError extends ValidationError {
   readonly line: number;

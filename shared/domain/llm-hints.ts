@@ -15,7 +15,7 @@
  */
 import { JsonPathSyntaxError, TemplateSyntaxError } from './errors.ts';
 import { parseJsonPath, queryJsonPath } from './lang/json-path.ts';
-import { parseTemplate, renderTemplate, type Template } from './lang/template.ts';
+import { parseTemplate, renderTemplate, type StepBudget, type Template } from './lang/template.ts';
 import * as z from './zod.ts';
 
 const PathSchema = z
@@ -86,8 +86,14 @@ export function mergeHints(
  * Applies hints to a stored context. Pure; never throws for a valid LlmHints value. Transforms are computed from
  * the *stored* context; include then exclude select from it; then `replace` (the default when there are
  * transforms) answers only the transformed keys, `merge` answers the selected context with them on top.
+ * `budget`: steps the templates may take together with those of the other views of the same read (a template past
+ * it yields its `{ error }` as one past its own limit does).
  */
-export function applyLlmHints(context: Record<string, unknown>, hints: LlmHints | undefined): unknown {
+export function applyLlmHints(
+  context: Record<string, unknown>,
+  hints: LlmHints | undefined,
+  budget?: StepBudget,
+): unknown {
   if (!hints) return context;
   let selected: Record<string, unknown> = context;
   if (hints.include) selected = pick(context, hints.include);
@@ -96,7 +102,7 @@ export function applyLlmHints(context: Record<string, unknown>, hints: LlmHints 
 
   const transformed: Record<string, unknown> = {};
   for (const [key, rule] of Object.entries(hints.transform))
-    setOwn(transformed, key, applyRule(rule, context));
+    setOwn(transformed, key, applyRule(rule, context, budget));
   const mode = hints.mode ?? 'replace';
   if (mode !== 'merge') return transformed;
   const merged = { ...selected };
@@ -104,7 +110,7 @@ export function applyLlmHints(context: Record<string, unknown>, hints: LlmHints 
   return merged;
 }
 
-function applyRule(rule: TransformRule, context: Record<string, unknown>): unknown {
+function applyRule(rule: TransformRule, context: Record<string, unknown>, budget?: StepBudget): unknown {
   try {
     switch (rule.type) {
       case 'literal':
@@ -116,7 +122,7 @@ function applyRule(rule: TransformRule, context: Record<string, unknown>): unkno
         return matches.length === 1 ? matches[0] : matches.length === 0 ? null : matches;
       }
       case 'template':
-        return renderTemplate(parsedTemplate(rule.template), context);
+        return renderTemplate(parsedTemplate(rule.template), context, budget ? { budget } : {});
     }
   } catch (error) {
     return { error: `${rule.type} rule failed: ${(error as Error).message}` };

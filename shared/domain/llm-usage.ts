@@ -186,3 +186,24 @@ const LlmUsageRecordSchema = z.object({
     )
     .check(z.minLength(1), z.maxLength(MAX_RECORDED_CALLS)),
 });
+
+/** What an invocation's model calls used, summed: the executors' metrics (`ModelInputTokens`, …). */
+export interface ModelUsageSum {
+  input_tokens: number;
+  output_tokens: number;
+  /** Nano-dollars of the calls whose model is priced. */
+  cost_nusd: number;
+}
+
+/** The sum of the `llm_usage` records these contexts carry (none: zeros). */
+export function usageSumOf(contexts: readonly unknown[]): ModelUsageSum {
+  const sum: ModelUsageSum = { input_tokens: 0, output_tokens: 0, cost_nusd: 0 };
+  for (const context of contexts) {
+    for (const call of usageRecordOf(context)?.calls ?? []) {
+      sum.input_tokens += call.input_tokens;
+      sum.output_tokens += call.output_tokens;
+      sum.cost_nusd += call.cost_nusd ?? 0;
+    }
+  }
+  return sum;
+}

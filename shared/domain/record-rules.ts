@@ -23,6 +23,7 @@ import {
   ValidationError,
   VersionConflictError,
 } from '#shared/domain/errors.ts';
+import type { StepBudget } from '#shared/domain/lang/template.ts';
 import { applyLlmHints, type LlmHints, LlmHintsSchema } from '#shared/domain/llm-hints.ts';
 import { SCHEMA_DEF } from '#shared/domain/protocol.ts';
 
@@ -111,7 +112,12 @@ export function applyPatch(current: Breadcrumb, patch: UpdateBreadcrumb, stamp: 
   });
 }
 
-export function toContextView(record: Breadcrumb, hints: LlmHints | undefined): ContextView {
+/** The context view of `record` under `hints`; `budget`, the template steps its read has left (`applyLlmHints`). */
+export function toContextView(
+  record: Breadcrumb,
+  hints: LlmHints | undefined,
+  budget?: StepBudget,
+): ContextView {
   return {
     id: record.id,
     schema_name: record.schema_name,
@@ -119,7 +125,7 @@ export function toContextView(record: Breadcrumb, hints: LlmHints | undefined): 
     tags: record.tags,
     version: record.version,
     updated_at: record.updated_at,
-    context: applyLlmHints(record.context, hints),
+    context: applyLlmHints(record.context, hints, budget),
   };
 }
 

@@ -2,7 +2,8 @@
  * Which executor function (runner, `EXECUTOR_RUNNERS` in the topology) runs a definition: its kind's, except
  *   - an agent → its type's `runner` (`agents/<type>.ts`: tool → `agent-mcp` for the MCP SDK, api and external
  *     → `agent-remote` for the A2A SDK and JSONata, function → `agent-sandbox` for QuickJS, context → `agent`),
- *   - tools with `implementation: "mcp"` → `agent-mcp` (the MCP SDK),
+ *   - tools with `implementation: "mcp"` → `agent-mcp` (the MCP SDK), `implementation: "function"` →
+ *     `agent-sandbox` (QuickJS, as function agents),
  * so the functions everyone uses do not load what few definitions need (DESIGN.md, "Budgets"). The rule manager
  * targets the runner's queue; the message still names the definition's kind.
  */
@@ -15,7 +16,8 @@ export function executorRunnerOf(parsed: ParsedDefinition): ExecutorRunner {
     case 'agent':
       return agentTypeSchema(parsed.definition.type).runner;
     case 'tool':
-      return parsed.definition.implementation === 'mcp' ? 'agent-mcp' : 'tool';
+      if (parsed.definition.implementation === 'mcp') return 'agent-mcp';
+      return parsed.definition.implementation === 'function' ? 'agent-sandbox' : 'tool';
   }
   return parsed.kind;
 }

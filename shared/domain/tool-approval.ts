@@ -43,6 +43,8 @@ export interface ToolApproval {
   tool_request_id: string;
   thread: string;
   round: number;
+  /** The turn that waits for the call (`<trigger id>@<version>`); absent in an approval an older version wrote. */
+  turn?: string | undefined;
   prompt: string;
   input_schema?: Record<string, unknown> | undefined;
   /** ISO time after which it counts as rejected ("expired"). */

@@ -30,7 +30,7 @@ import { httpCredentialsOf } from '#shared/domain/definitions.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { withIdempotencyKey } from '#shared/domain/idempotency-key.ts';
 import { httpConfigProblems } from '#shared/domain/outbound-limits.ts';
-import { evaluateJsonata } from '../domain/lang/jsonata.ts';
+import { dataChecks } from '../adapters/checks/checks.ts';
 import { resolveHeaders } from './credentials.ts';
 import type { Tool, ToolContext } from './tool.ts';
 
@@ -226,7 +226,14 @@ export function createHttpTool(options: HttpToolOptions = {}): Tool<HttpInput, u
           body: parseBody(bytes, response.headers.get('content-type')),
         };
         if (input.response_mapping === undefined) return result;
-        return await evaluateJsonata(input.response_mapping, result);
+        return await (ctx.checks ?? dataChecks()).evaluate(
+          ctx.workspace,
+          {
+            expression: input.response_mapping,
+            data: result,
+          },
+          ctx.signal,
+        );
       } catch (error) {
         if (signal.aborted && !ctx.signal.aborted) {
           throw new NonRetriableError(`the request to ${url.host} timed out after ${config.timeoutMs} ms`, {

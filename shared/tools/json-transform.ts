@@ -1,5 +1,8 @@
-/** `json.transform`: a JSONata expression over `input.data` (time-boxed, see jsonata.ts). */
-import { evaluateJsonata } from '../domain/lang/jsonata.ts';
+/**
+ * `json.transform`: a JSONata expression over `input.data`, time-boxed (jsonata.ts) and run through the data checks:
+ * past a few milliseconds in a worker thread, in its workspace's share (`shared/adapters/checks/`).
+ */
+import { dataChecks } from '../adapters/checks/checks.ts';
 import type { Tool } from './tool.ts';
 
 export interface JsonTransformInput {
@@ -15,7 +18,17 @@ export const jsonTransformTool: Tool<JsonTransformInput, { result: unknown }> = 
     properties: { expression: { type: 'string', minLength: 1 }, data: {} },
     required: ['expression'],
   },
-  async run(input) {
-    return { result: await evaluateJsonata(input.expression, input.data ?? null) };
+  async run(input, ctx) {
+    const checks = ctx.checks ?? dataChecks();
+    return {
+      result: await checks.evaluate(
+        ctx.workspace,
+        {
+          expression: input.expression,
+          data: input.data ?? null,
+        },
+        ctx.signal,
+      ),
+    };
   },
 };

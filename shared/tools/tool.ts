@@ -7,6 +7,7 @@
 import type { Causation } from '#shared/domain/change-event.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { DataChecks } from '#shared/ports/checks.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
 
@@ -34,6 +35,8 @@ export interface ToolContext {
    * read as secrets of `workspace` only; absent in executors that resolve none.
    */
   secrets?: SecretSource;
+  /** Where expressions and schemas from data run (`shared/ports/checks.ts`); default this process's. */
+  checks?: DataChecks;
   /**
    * The `Idempotency-Key` of the tool's outgoing call `callIndex` (`shared/domain/idempotency-key.ts`): the same on
    * every attempt of this request, so a server that honours it applies the call's effect once.

@@ -14,12 +14,12 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkA2aClient } from '#shared/adapters/a2a/a2a-client.ts';
+import { pooledChecks } from '#shared/adapters/checks/checks.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { createApiAgent } from '#shared/core/agents/api-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
-import { evaluateJsonata } from '#shared/domain/lang/jsonata.ts';
 import { createHttpTool } from '#shared/tools/http.ts';
 import type { ToolContext } from '#shared/tools/tool.ts';
 import { startA2aServer } from '../support/a2a-server.ts';
@@ -334,7 +334,7 @@ describe('the guard against partners that misbehave (in-process, the host addres
       secrets: new LocalSecrets({
         inline: JSON.stringify({ 'ws-test': { PARTNER_TOKEN: 'team-a-secret-value' } }),
       }),
-      evaluate: evaluateJsonata,
+      checks: pooledChecks(undefined),
     });
     const outcome = (await agent.run(agentRun(spec, { input: {} }))) as { answer: { output: unknown } };
     expect(JSON.stringify(outcome.answer.output)).not.toContain('team-a-secret-value');

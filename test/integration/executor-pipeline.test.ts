@@ -3,13 +3,14 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { LocalStack } from '#local/stack.ts';
+import { pooledChecks } from '#shared/adapters/checks/checks.ts';
 import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createApiAgent } from '#shared/core/agents/api-agent.ts';
-import { conversationId } from '#shared/core/agents/context/tool-rounds.ts';
+import { turnOf, turnRecordId } from '#shared/core/agents/context/tool-rounds.ts';
 import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import type { ExecutorKindImplementation } from '#shared/core/executor/contract.ts';
 import { handleDeadLetter } from '#shared/core/executor/dlq.ts';
@@ -22,7 +23,6 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
-import { evaluateJsonata } from '#shared/domain/lang/jsonata.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
 import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
@@ -412,7 +412,7 @@ describe('executor pipeline on DynamoDB Local', () => {
     const [answer, ...more] = await answers();
     expect(more).toEqual([]);
     expect(answer?.context).toMatchObject({ message: '17*23 = 391 (offline model)', tool_rounds: 1 });
-    const conversation = await store.get(ws, conversationId('helper', message.id));
+    const conversation = await store.get(ws, turnRecordId('helper', turnOf(message)));
     expect(conversation.context).toMatchObject({ status: 'answered', round: 1 });
     expect(conversation.version).toBe(1);
     expect((await processExecutorMessage(continuation, healthy)).status).toBe('skipped');
@@ -804,7 +804,7 @@ describe('Idempotency-Key on outgoing requests, on DynamoDB Local', () => {
                 fetchFor: (allowedHosts, maxResponseBytes) =>
                   guarded.within({ allowedHosts, maxResponseBytes }),
                 secrets: { get: async () => undefined } as never,
-                evaluate: evaluateJsonata,
+                checks: pooledChecks(undefined),
               }),
             },
             store,

@@ -68,6 +68,7 @@ import type {
   UpsertResult,
 } from '#shared/ports/breadcrumb-store.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
+import type { DataChecks, ViewItem } from '#shared/ports/checks.ts';
 import {
   applyPatch,
   assertExpectedVersion,
@@ -81,8 +82,8 @@ import {
   refuseUnscopedListing,
   type SchemaSettings,
   schemaDefSettings,
-  toContextView,
 } from '../../domain/record-rules.ts';
+import { dataChecks } from '../checks/checks.ts';
 import { upsertVia } from '../store-upsert.ts';
 import {
   deletionItem,
@@ -126,6 +127,8 @@ export interface DynamoBreadcrumbStoreOptions {
   tableName: string;
   client?: DynamoDBDocumentClient;
   clock?: Clock;
+  /** Where context views apply llm_hints (templates, JSONPath); default this process's (`dataChecks()`). */
+  checks?: DataChecks;
 }
 
 /** What a write commits: the new record and what it replaces. */
@@ -143,6 +146,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   readonly tableName: string;
   private readonly client: DynamoDBDocumentClient;
   private readonly clock: Clock;
+  private readonly checks: DataChecks | undefined;
   private readonly ulid = monotonicFactory();
   private readonly settingsCache = new Map<string, { settings: SchemaSettings; readAt: number }>();
 
@@ -150,6 +154,15 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     this.tableName = options.tableName;
     this.client = options.client ?? defaultDocumentClient();
     this.clock = options.clock ?? systemClock;
+    this.checks = options.checks;
+  }
+
+  /**
+   * Context views, through the data checks: a template or JSONPath rule from data can take long, so past a slice
+   * the views are made in a worker, within one budget of template steps per read.
+   */
+  private views(workspace: string, items: ViewItem[]): Promise<ContextView[]> {
+    return (this.checks ?? dataChecks()).views(workspace, items);
   }
 
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
@@ -225,7 +238,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   async getContextView(workspace: string, id: string): Promise<ContextView> {
     const record = await this.get(workspace, id);
     const defaults = await this.schemaHints(workspace, record.schema_name);
-    return toContextView(record, mergeHints(defaults, record.llm_hints));
+    const [view] = await this.views(workspace, [{ record, hints: mergeHints(defaults, record.llm_hints) }]);
+    return view as ContextView;
   }
 
   /** Context views of many records at once, with one schema-defaults lookup per schema. */
@@ -234,7 +248,13 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const defaults = new Map(
       await Promise.all(schemas.map(async (s) => [s, await this.schemaHints(workspace, s)] as const)),
     );
-    return records.map((r) => toContextView(r, mergeHints(defaults.get(r.schema_name), r.llm_hints)));
+    return this.views(
+      workspace,
+      records.map((record) => ({
+        record,
+        hints: mergeHints(defaults.get(record.schema_name), record.llm_hints),
+      })),
+    );
   }
 
   /**
@@ -258,7 +278,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       return { record, view: view! };
     }
     const settings = this.rememberSettings(workspace, schemaName, settingsItem);
-    return { record, view: toContextView(record, mergeHints(settings.hints, record.llm_hints)) };
+    const [view] = await this.views(workspace, [
+      { record, hints: mergeHints(settings.hints, record.llm_hints) },
+    ]);
+    return { record, view: view as ContextView };
   }
 
   async getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb> {
@@ -990,7 +1013,13 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           : await this.schemaSettings(workspace, schema);
       hints.set(schema, settings.hints);
     }
-    return records.map((r) => toContextView(r, mergeHints(hints.get(r.schema_name), r.llm_hints)));
+    return this.views(
+      workspace,
+      records.map((record) => ({
+        record,
+        hints: mergeHints(hints.get(record.schema_name), record.llm_hints),
+      })),
+    );
   }
 }
 

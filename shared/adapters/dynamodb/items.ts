@@ -73,6 +73,7 @@ export const KIND = {
   rate: 'rate',
   slots: 'slots',
   waitIndex: 'wait-index',
+  mcpCall: 'mcp-call',
 } as const;
 
 export type Key = { id: string; workspace: string };

@@ -23,7 +23,8 @@ export const QUICKJS_WORKER_FILE = 'quickjs-worker.mjs';
 type WorkerMessage =
   | { type: 'started' }
   | { type: 'call'; id: number; name: string; arg: unknown }
-  | { type: 'done'; result: SandboxResult; recycle?: boolean; faults?: string[] };
+  | { type: 'done'; result: SandboxResult; recycle?: boolean; faults?: string[] }
+  | { type: 'output'; text: string };
 
 export interface QuickJsSandboxOptions {
   /** Where the worker script is; default: `quickjs-worker.mjs` next to this module (or the bundle). */
@@ -84,6 +85,7 @@ export class QuickJsSandbox implements Sandbox {
           finish(message.result, message.recycle !== true);
           return;
         }
+        if (message.type === 'output') return; // the worker's own output: `spawn` passes it on
         if (message.type === 'started') {
           clearTimeout(killTimer);
           killTimer = setTimeout(() => kill(timeoutResult), limits.timeoutMs + KILL_GRACE_MS);
@@ -162,11 +164,12 @@ export class QuickJsSandbox implements Sandbox {
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
       // No environment: nothing the host knows (table names, credentials in env) is readable in the worker.
       env: {},
-      stdout: true,
-      stderr: true,
     });
-    worker.stdout.setEncoding('utf8').on('data', this.output);
-    worker.stderr.setEncoding('utf8').on('data', this.output);
+    // Its own output comes as messages (the worker script's header says why not as piped stdio): an idle worker,
+    // unref'd, then holds nothing open, and a process that is done exits.
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.type === 'output') this.output(message.text);
+    });
     return worker;
   }
 }

@@ -10,10 +10,33 @@
  *   out  { type: 'call', id, name, arg }           a ctx.<name>(arg) call to run on the host
  *   in   { type: 'reply', id, ok, value | error }  its result
  *   out  { type: 'done', result, recycle, faults } a SandboxResult (see shared/ports/sandbox.ts); recycle: end me
+ *   out  { type: 'output', text }                  what the worker itself wrote to its stdout or stderr
  */
 import { parentPort } from 'node:worker_threads';
 import variant from '@jitl/quickjs-wasmfile-release-sync';
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core';
+
+/**
+ * The worker's own output (a warning of Node's, whatever QuickJS prints on stdout) goes to the host as messages,
+ * not through piped stdio: Node keeps a piped stdio stream's port referenced while the host reads it, so an idle,
+ * unref'd worker would still hold the host's event loop open (`crumbs dev` would hang on Ctrl-C after a function
+ * agent ran). Function code never writes here: its console is captured into the run's logs.
+ */
+for (const stream of [process.stdout, process.stderr]) {
+  /** @type {any} */ (stream).write = (
+    /** @type {unknown} */ chunk,
+    /** @type {unknown} */ encoding,
+    /** @type {unknown} */ done,
+  ) => {
+    parentPort?.postMessage({
+      type: 'output',
+      text: typeof chunk === 'string' ? chunk : Buffer.from(/** @type {Uint8Array} */ (chunk)).toString(),
+    });
+    const callback = typeof encoding === 'function' ? encoding : done;
+    if (typeof callback === 'function') callback();
+    return true;
+  };
+}
 
 const MAX_OUTPUT_CHARS = 256 * 1024;
 const MAX_LOG_LINES = 200;

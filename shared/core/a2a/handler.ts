@@ -41,7 +41,13 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Caller, HttpRequest, HttpResult } from '#shared/core/api/http.ts';
-import { isOk, problemText, type WorkspaceApi, workspaceApi } from '#shared/core/api/in-process.ts';
+import {
+  isOk,
+  problemText,
+  stopRequest,
+  type WorkspaceApi,
+  workspaceApi,
+} from '#shared/core/api/in-process.ts';
 import { AGENT_MODES, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
 import { FRONT_DOOR } from '#shared/topology.ts';
 import { type LiveDeltas, liveDeltas, type SubscribeDeltas } from './deltas.ts';
@@ -176,17 +182,11 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
    * call looks for between its deltas. A plain request that does not stream has nothing watching for a cancel.
    */
   protected async cancelRequest(request: Record_): Promise<{ cancelled: true } | undefined> {
-    if (typeof request.context.stream_id === 'string' && request.context.orchestrate !== true) {
-      const sent = await this.api('POST', `requests/${encodeURIComponent(String(request.id))}/cancel`, {
-        body: { reason: 'CancelTask' },
-      });
-      if (!isOk(sent)) throw new TaskNotCancelableError(`task ${request.id}: ${problemText(sent)}`);
-      return { cancelled: true };
+    const stopped = await stopRequest(this.api, request, 'CancelTask', runIdOf(request));
+    if ('unstoppable' in stopped) return undefined;
+    if ('refused' in stopped) {
+      throw new TaskNotCancelableError(`task ${request.id}: ${problemText(stopped.refused)}`);
     }
-    const runId = runIdOf(request);
-    if (runId === undefined) return undefined;
-    const sent = await this.api('POST', `runs/${encodeURIComponent(runId)}/cancel`);
-    if (!isOk(sent)) throw new TaskNotCancelableError(`task ${request.id}: ${problemText(sent)}`);
     return { cancelled: true };
   }
 

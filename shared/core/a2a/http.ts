@@ -5,6 +5,10 @@
  *   `CrumbsA2aHandler` (`handler.ts`); A2A 0.3's names (`message/send`, …) through the SDK's compat handler;
  * - `GET /a2a/workspaces/{ws}/agents/{agent_id}/.well-known/agent-card.json`: its card (`card.ts`).
  *
+ * DNS rebinding: the MCP endpoint's rule (`originRefusal`) — a present `Origin` must be the endpoint's own, or a
+ * loopback origin for a request over loopback (`crumbs dev`), whose Host must name loopback — refused with a 403 and
+ * a JSON-RPC error before the token check; only the opted-in public cards, readable by anyone, skip it.
+ *
  * Authorization is the API's token and workspace check (the authorizer in front on AWS). The card needs the token
  * too — a public card would list a workspace's agents to anyone. A definition may opt into a public card
  * (`a2a: { public_card: true }`): it is then also served, without a token, at
@@ -12,7 +16,8 @@
  * handler serves only opted-in cards there, and 404s the rest alike). An agent whose definition says `a2a: false`,
  * or that is not active, is not found.
  *
- * Nothing a client sends makes a 5xx: malformed JSON-RPC gets a JSON-RPC error from the SDK's handler.
+ * Nothing a client sends makes a 5xx: a message nested deeper than `MAX_MESSAGE_DEPTH` is a 400 with a JSON-RPC
+ * Invalid Request naming the limit, malformed JSON-RPC gets a JSON-RPC error from the SDK's handler.
  */
 import { AgentCard } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
@@ -21,6 +26,8 @@ import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { DefinitionSummary } from '#shared/core/api/activity-routes.ts';
 import { type Caller, type HttpRequest, type HttpResult, json, problem } from '#shared/core/api/http.ts';
 import { isOk, listFull, workspaceApi } from '#shared/core/api/in-process.ts';
+import { depthProblem } from '#shared/core/api/json-depth.ts';
+import { originRefusal } from '#shared/core/api/origin.ts';
 import { jsonRpcCost, type RequestRate } from '#shared/core/api/request-rate.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
@@ -48,6 +55,11 @@ export interface A2aHttpDeps extends A2aDeps {
   /** The API's public base URL (`ENV.apiUrl`, no trailing slash): cards name the agents' URLs under it. */
   readonly baseUrl: string;
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
+  /**
+   * Whether the request reached the server over loopback (its peer address is a loopback one: the local stack).
+   * Absent, no request did (AWS, behind API Gateway).
+   */
+  readonly viaLoopback?: (request: HttpRequest) => boolean;
   /** The stack's delta channel, subscribed as the caller: `SendStreamingMessage` then carries model output. */
   readonly subscribe?: ChannelSubscribe;
   /** The workspace's request rate, the API's: a card read takes one, a JSON-RPC request one per message. */
@@ -75,6 +87,14 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
         if (!found?.publicCard) throw new NotFoundError(`no public A2A card for ${agent} in workspace ${ws}`);
         return cardResult(agentCardOf(found.context, deps.baseUrl, ws));
       }
+      const refusal = originRefusal(request, deps.viaLoopback?.(request) === true, deps.baseUrl);
+      if (refusal !== undefined) {
+        return json(403, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32000, message: `Forbidden: ${refusal}` },
+        });
+      }
       const caller = request.caller;
       if (!caller) throw new UnauthorizedError('missing or invalid bearer token');
       const allowed = caller.workspaces === '*' || caller.workspaces.includes(ws);
@@ -90,6 +110,15 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
       if (isCard) return cardResult(card);
       if ((request.body?.length ?? 0) > MAX_A2A_BODY_BYTES) {
         return json(413, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'request too large' } });
+      }
+      // Refused before the SDK's checks walk it: they recurse once per level.
+      const tooDeep = depthProblem(request.body);
+      if (tooDeep !== undefined) {
+        return json(400, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: `Invalid Request: ${tooDeep}` },
+        });
       }
       // Aborted when a stream's client goes away (the local server calls `return()` on the body): stops reading.
       const abort = new AbortController();

@@ -15,10 +15,12 @@
  * The request carries an `Idempotency-Key` derived from the agent, the trigger and its version
  * (`shared/domain/idempotency-key.ts`): a retry, a redelivery or a takeover sends the same key.
  */
+
 import { readCappedBody } from '#shared/adapters/network/capped-body.ts';
 import type { Transform } from '#shared/domain/agent-types.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
 import { withIdempotencyKey } from '#shared/domain/idempotency-key.ts';
+import type { DataChecks } from '#shared/ports/checks.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
 import { resolveHeaders } from '#shared/tools/credentials.ts';
 import { effectKey } from '../executor/outputs.ts';
@@ -31,11 +33,8 @@ export interface ApiAgentDeps {
    */
   readonly fetchFor: (allowedHosts: readonly string[], maxResponseBytes: number) => typeof fetch;
   readonly secrets: SecretSource;
-  readonly evaluate: (
-    expression: string,
-    data: unknown,
-    bindings?: Record<string, unknown>,
-  ) => Promise<unknown>;
+  /** Where the transforms (JSONata) run: the workspace's data checks, off the event loop past a slice. */
+  readonly checks: Pick<DataChecks, 'evaluate'>;
 }
 
 const BODYLESS = new Set(['GET', 'DELETE']);
@@ -54,7 +53,7 @@ async function runApi(run: AgentRun<SpecOf<'api'>>, deps: ApiAgentDeps) {
   };
   const payload =
     run.spec.requestTransform !== undefined
-      ? await applyTransform(run.spec.requestTransform, scope, {}, deps)
+      ? await applyTransform(run.spec.requestTransform, scope, {}, run.workspace, deps)
       : (task.input ?? (task.message !== undefined ? { message: task.message } : {}));
 
   const url = new URL(api.endpoint);
@@ -133,6 +132,7 @@ async function runApi(run: AgentRun<SpecOf<'api'>>, deps: ApiAgentDeps) {
             status: response.status,
             headers: Object.fromEntries(response.headers.entries()),
           },
+          run.workspace,
           deps,
         )
       : parsed;
@@ -144,16 +144,18 @@ export async function applyTransform(
   transform: Transform,
   data: unknown,
   bindings: Record<string, unknown>,
-  deps: Pick<ApiAgentDeps, 'evaluate'>,
+  workspace: string,
+  deps: Pick<ApiAgentDeps, 'checks'>,
 ): Promise<unknown> {
-  if (typeof transform === 'string') return deps.evaluate(transform, data, bindings);
+  const evaluate = (expression: string) => deps.checks.evaluate(workspace, { expression, data, bindings });
+  if (typeof transform === 'string') return evaluate(transform);
   const entries = Object.entries(transform);
   if (entries.length === 0) return data;
   const out: Record<string, unknown> = {};
   for (const [key, value] of entries) {
-    if (typeof value === 'string') out[key] = await deps.evaluate(value, data, bindings);
+    if (typeof value === 'string') out[key] = await evaluate(value);
     else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      out[key] = await applyTransform(value as Record<string, unknown>, data, bindings, deps);
+      out[key] = await applyTransform(value as Record<string, unknown>, data, bindings, workspace, deps);
     } else out[key] = value;
   }
   return out;

@@ -16,23 +16,28 @@ import {
   NonRetriableError,
   ValidationError,
 } from '#shared/domain/errors.ts';
-import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { formatIssues } from '#shared/domain/lang/json-schema.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
+import type { SchemaCheck } from '#shared/ports/checks.ts';
 import type { AgentAnswer } from './contract.ts';
 
 /** A check of a model's answer: its value, or the problems to send back. */
-export type Check<T> = (text: string) => { ok: true; value: T } | { ok: false; problems: string };
+export type Check<T> = (text: string) => Promise<{ ok: true; value: T } | { ok: false; problems: string }>;
+
+/** Validates against a schema: the agent workspace's data checks (`shared/ports/checks.ts`). */
+export type Validate = (check: SchemaCheck) => Promise<FieldIssue[]>;
 
 /** The problems of `value` against a configured JSON Schema (`path` names it), or undefined. */
-export function schemaProblems(
+export async function schemaProblems(
+  validate: Validate,
   schema: Record<string, unknown> | undefined,
   value: unknown,
   path: string,
-): string | undefined {
+): Promise<string | undefined> {
   if (schema === undefined) return undefined;
   let issues: FieldIssue[];
   try {
-    issues = compileJsonSchema(`${path}:${JSON.stringify(schema)}`, schema, path).validate(value);
+    issues = await validate({ cacheKey: `${path}:${JSON.stringify(schema)}`, schema, what: path, value });
   } catch (error) {
     if (!(error instanceof InvalidJsonSchemaError)) throw error;
     throw new NonRetriableError(`${path} is not a usable JSON Schema: ${error.problem}`, { cause: error });
@@ -49,14 +54,15 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; pr
 }
 
 /** A JSON answer: it parses, and matches `schema` when there is one. */
-function checkJson(
+async function checkJson(
+  validate: Validate,
   text: string,
   schema: Record<string, unknown> | undefined,
   path: string,
 ): ReturnType<Check<unknown>> {
   const parsed = parseJson(text);
   if (!parsed.ok) return parsed;
-  const problems = schemaProblems(schema, parsed.value, path);
+  const problems = await schemaProblems(validate, schema, parsed.value, path);
   return problems === undefined ? parsed : { ok: false, problems };
 }
 
@@ -90,12 +96,16 @@ function missingSections(wanted: readonly string[], found: readonly string[]): s
   return missing;
 }
 
-export function checkPlan(spec: AgentSpec, parseYaml: YamlParser | undefined): Check<unknown> {
+export function checkPlan(
+  spec: AgentSpec,
+  parseYaml: YamlParser | undefined,
+  validate: Validate,
+): Check<unknown> {
   const cfg = spec.plan;
-  return (text) => {
+  return async (text) => {
     switch (cfg.format) {
       case 'json':
-        return checkJson(text, cfg.schema, 'plan.schema');
+        return checkJson(validate, text, cfg.schema, 'plan.schema');
       case 'yaml': {
         if (parseYaml === undefined) throw new NonRetriableError('a yaml plan needs the YAML parser');
         let value: unknown;
@@ -105,7 +115,7 @@ export function checkPlan(spec: AgentSpec, parseYaml: YamlParser | undefined): C
           if (!(error instanceof ValidationError)) throw error;
           return { ok: false, problems: error.message };
         }
-        const problems = schemaProblems(cfg.schema, value, 'plan.schema');
+        const problems = await schemaProblems(validate, cfg.schema, value, 'plan.schema');
         return problems === undefined ? { ok: true, value: text } : { ok: false, problems };
       }
       case 'markdown': {
@@ -132,12 +142,12 @@ export function planInstruction(spec: AgentSpec): string {
   ].join('\n');
 }
 
-export function checkDeliverable(spec: AgentSpec): Check<unknown> {
+export function checkDeliverable(spec: AgentSpec, validate: Validate): Check<unknown> {
   const cfg = spec.deliverable;
-  return (text) => {
+  return async (text) => {
     switch (cfg.format) {
       case 'json':
-        return checkJson(text, cfg.schema, 'deliverable.schema');
+        return checkJson(validate, text, cfg.schema, 'deliverable.schema');
       case 'markdown':
       case 'html': {
         if (text.trim() === '') return { ok: false, problems: 'the deliverable is empty' };

@@ -12,6 +12,7 @@
  * failure's error answer takes its id). A mode the agent does not list is refused, naming its modes; without one
  * a request is `converse` when the agent lists it, else the agent's first mode.
  */
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentMode } from '#shared/domain/agent-types.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
@@ -40,6 +41,7 @@ import {
   contentOf,
   planInstruction,
   schemaProblems,
+  type Validate,
 } from './mode-formats.ts';
 
 export interface ModeDeps {
@@ -162,6 +164,11 @@ async function modeRequest(
   };
 }
 
+/** Schemas of an agent's mode formats are checked in its workspace's share of the data checks. */
+function validateIn(run: AgentRun): Validate {
+  return (check) => dataChecks().validate(run.workspace, check);
+}
+
 async function generateChecked<T>(
   run: AgentRun,
   llm: LlmClient,
@@ -173,7 +180,7 @@ async function generateChecked<T>(
   let problems = '';
   for (let attempt = 1; attempt <= 2; attempt++) {
     const response = await llm.generate({ ...request, messages, signal: run.signal });
-    const checked = check(response.text);
+    const checked = await check(response.text);
     if (checked.ok) return { value: checked.value, attempts: attempt, model: response.model };
     problems = checked.problems;
     run.log.warn(`the model's ${what} is not valid`, { agentId: run.definition.agent_id, attempt, problems });
@@ -201,7 +208,7 @@ async function plan(run: AgentRun, deps: ModeDeps, final: FinalStep | undefined)
       kind: cfg.format,
       ...(cfg.template !== undefined ? { template: cfg.template } : {}),
     }),
-    checkPlan(run.spec, deps.parseYaml),
+    checkPlan(run.spec, deps.parseYaml, validateIn(run)),
     'plan',
   );
   const planId = deterministicId('plan', def.agent_id, run.task.requestId);
@@ -243,7 +250,7 @@ async function build(
         kind: cfg.format,
         ...(cfg.sections !== undefined ? { sections: cfg.sections } : {}),
       }),
-      checkDeliverable(run.spec),
+      checkDeliverable(run.spec, validateIn(run)),
       'deliverable',
     );
     content = built.value;
@@ -270,9 +277,9 @@ async function build(
     const text = typeof content === 'string' ? content : JSON.stringify(content);
     const problems =
       cfg.format === 'json'
-        ? schemaProblems(cfg.schema, content, 'deliverable.schema')
-        : (() => {
-            const r = checkDeliverable(run.spec)(text);
+        ? await schemaProblems(validateIn(run), cfg.schema, content, 'deliverable.schema')
+        : await (async () => {
+            const r = await checkDeliverable(run.spec, validateIn(run))(text);
             return r.ok ? undefined : r.problems;
           })();
     if (problems !== undefined) {

@@ -6,6 +6,8 @@
  * as the API would (the audit trail; its causation names the person's request) and applying it in the same
  * invocation (an agent is not triggered by what it wrote); the request is answered with the run's new status.
  */
+
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import type { OrchestrationAction } from '#shared/domain/agent-modes.ts';
 import { NonRetriableError } from '#shared/domain/errors.ts';
 import {
@@ -82,7 +84,12 @@ export async function act(
     }
     const [step, state] = chosen;
     const decision = o?.decision ?? 'approve';
-    const problem = decision === 'approve' ? humanInputProblem(definition, step, run.task.input) : undefined;
+    const problem =
+      decision === 'approve'
+        ? await humanInputProblem(definition, step, run.task.input, (check) =>
+            dataChecks().validate(run.workspace, check),
+          )
+        : undefined;
     if (problem !== undefined) throw new NonRetriableError(problem);
     const context = {
       request_id: state.attempt_id ?? '',

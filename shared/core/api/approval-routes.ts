@@ -13,10 +13,16 @@
  * answers at once write one response: the second is told who answered (409), the same answer again is a replay.
  */
 
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { isPerson, parseOrThrow, toFieldIssues, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '#shared/domain/errors.ts';
-import { compileJsonSchema } from '#shared/domain/lang/json-schema.ts';
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  isRetriable,
+  NotFoundError,
+} from '#shared/domain/errors.ts';
 import {
   HUMAN_REQUEST_SCHEMA,
   HUMAN_RESPONSE_SCHEMA,
@@ -144,7 +150,7 @@ export function approvalRoutes(
               { path: 'arguments', message: 'only approve takes edited arguments' },
             ]);
           }
-          if (body.arguments !== undefined) checkArguments(item, body.arguments);
+          if (body.arguments !== undefined) await checkArguments(workspace, item, body.arguments);
           const context = {
             request_id: item.approval_id,
             decision: body.decision,
@@ -272,17 +278,27 @@ function itemOf(record: Breadcrumb, now: Date): ApprovalItem {
   };
 }
 
-/** Edited arguments against the tool's input schema, as the approval recorded it: a 400 naming each field. */
-function checkArguments(item: ApprovalItem, args: Record<string, unknown>): void {
+/**
+ * Edited arguments against the tool's input schema, as the approval recorded it: a 400 naming each field. Checked in
+ * the workspace's share of the data checks (off the event loop past a slice); a check past its budget is a 400 too.
+ */
+async function checkArguments(
+  workspace: string,
+  item: ApprovalItem,
+  args: Record<string, unknown>,
+): Promise<void> {
   if (item.input_schema === undefined) return;
   let issues: { path: string; message: string }[];
   try {
-    issues = compileJsonSchema(
-      `approval:${item.tool}:${JSON.stringify(item.input_schema)}`,
-      item.input_schema,
-      `the ${item.tool} tool's input schema`,
-    ).validate(args, 'arguments');
+    issues = await dataChecks().validate(workspace, {
+      cacheKey: `approval:${item.tool}:${JSON.stringify(item.input_schema)}`,
+      schema: item.input_schema,
+      what: `the ${item.tool} tool's input schema`,
+      value: args,
+      root: 'arguments',
+    });
   } catch (error) {
+    if (isRetriable(error)) throw error;
     issues = [{ path: 'arguments', message: error instanceof Error ? error.message : String(error) }];
   }
   if (issues.length > 0) {

@@ -134,3 +134,29 @@ export async function waitForAnswer(
     pause = Math.min(wait.poll.max, Math.ceil(pause * 1.5));
   }
 }
+
+/**
+ * Stops the work of a request the caller wrote, as far as anything watches for it, through the API: a streaming
+ * request (`stream_id`) by `POST …/requests/{id}/cancel` (its model call looks for the cancel between deltas), an
+ * orchestrated one by cancelling its run (`runId`). `unstoppable` when nothing would notice: a tool request, an
+ * agent request that neither streams nor orchestrates. What both protocol servers' cancels do (A2A `CancelTask`,
+ * MCP `notifications/cancelled`).
+ */
+export async function stopRequest(
+  api: WorkspaceApi,
+  request: { id: string; context: Record<string, unknown> },
+  reason: string,
+  runId: string | undefined,
+): Promise<{ stopped: true } | { unstoppable: true } | { refused: ApiAnswer }> {
+  let sent: ApiAnswer;
+  if (typeof request.context.stream_id === 'string' && request.context.orchestrate !== true) {
+    sent = await api('POST', `requests/${encodeURIComponent(request.id)}/cancel`, {
+      body: { reason: reason.slice(0, 500) || 'cancelled' },
+    });
+  } else if (runId !== undefined) {
+    sent = await api('POST', `runs/${encodeURIComponent(runId)}/cancel`);
+  } else {
+    return { unstoppable: true };
+  }
+  return isOk(sent) ? { stopped: true } : { refused: sent };
+}

@@ -16,6 +16,7 @@
  * orchestration it is (`reply-to:agent:<id>`) — written by the caller (shared/domain/CONVENTIONS.md).
  */
 
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { type RaisedLimits, RaisedLimitsSchema } from '#shared/domain/budget.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
@@ -31,7 +32,8 @@ import {
 import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
 import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import { controlAllowed, humanInputProblem, inputProblem } from '../orchestration/checks.ts';
+import type { DataChecks } from '#shared/ports/checks.ts';
+import { controlAllowed, humanInputProblem, inputProblem, type Validate } from '../orchestration/checks.ts';
 import { runLimits } from '../orchestration/limits.ts';
 import { runListTag, runReplyToTag, SCHEMAS } from '../orchestration/messages.ts';
 import { RUN_STATUSES, type Run, RunSchema } from '../orchestration/run.ts';
@@ -40,6 +42,8 @@ import { json } from './http.ts';
 
 export interface RunRouteDeps {
   store: BreadcrumbStore;
+  /** Where a run's input is checked against its schemas; default this process's (`dataChecks()`). */
+  checks?: DataChecks;
 }
 
 type Params = Record<string, string>;
@@ -93,6 +97,10 @@ function workspace(p: Params): string {
 export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRoute[] {
   const { store } = deps;
   const base = '^/v1/workspaces/(?<ws>[^/]+)/runs';
+  const validateIn =
+    (ws: string): Validate =>
+    (check) =>
+      (deps.checks ?? dataChecks()).validate(ws, check);
 
   /** The workflow definition with this `workflow_id`, newest first. */
   async function findWorkflow(
@@ -167,7 +175,7 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
     const ws = workspace(p);
     const body = parseOrThrow(StartSchema, helpers.parseJsonBody(req));
     const found = await findWorkflow(ws, body.workflow);
-    const problem = inputProblem(found.definition, body.input);
+    const problem = await inputProblem(found.definition, body.input, validateIn(ws));
     if (problem !== undefined) throw new ValidationError([{ path: 'input', message: problem }]);
     const { breadcrumb } = await store.create(
       ws,
@@ -294,7 +302,7 @@ export function runRoutes(deps: RunRouteDeps, helpers: RunRouteHelpers): RunRout
       throw new ConflictError('the step has no request');
     const [step, state] = chosen;
     if (decision === 'approve') {
-      const problem = humanInputProblem(await definitionOf(ws, run), step, body.input);
+      const problem = await humanInputProblem(await definitionOf(ws, run), step, body.input, validateIn(ws));
       if (problem !== undefined) throw new ValidationError([{ path: 'input', message: problem }]);
     }
     const { breadcrumb } = await store.create(

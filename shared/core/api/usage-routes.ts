@@ -148,8 +148,8 @@ export async function readUsage(
 
 /**
  * A request's calls: every write listed under its tag (`request:<id>`) or in its thread whose record names it, and
- * the versions of the thread's conversations (a conversation is rewritten by every turn in its thread; a version
- * keeps the record of the turn that wrote it). At most `MAX_REQUEST_RECORDS` breadcrumbs are read, so a long
+ * the versions of the thread's conversations (a turn's conversation is rewritten by each of its tool rounds; a
+ * version keeps the record of the invocation that wrote it). At most `MAX_REQUEST_RECORDS` breadcrumbs are read, so a long
  * conversation's request may be cut short (and says so). Listings trail the write by the stream, like the totals.
  */
 export async function readRequestUsage(

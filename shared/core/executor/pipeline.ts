@@ -27,6 +27,7 @@ import {
 import { DETAIL_TYPES, recordOf } from '#shared/domain/change-event.ts';
 import { DEFAULT_HOP_LIMIT, type ParsedDefinition } from '#shared/domain/definitions.ts';
 import { isRetriable, NotFoundError, RetriableError, ValidationError } from '#shared/domain/errors.ts';
+import { type ModelUsageSum, usageSumOf } from '#shared/domain/llm-usage.ts';
 import { inferRole } from '#shared/domain/selector.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { BudgetCounters } from '#shared/ports/budget-counters.ts';
@@ -77,8 +78,8 @@ export interface PipelineDeps {
 }
 
 export type ProcessOutcome =
-  | { status: 'responded'; outputIds: string[] }
-  | { status: 'errored'; outputIds: string[]; error: string }
+  | { status: 'responded'; outputIds: string[]; modelUsage: ModelUsageSum }
+  | { status: 'errored'; outputIds: string[]; error: string; modelUsage: ModelUsageSum }
   | { status: 'loop-stopped'; outputIds: string[] }
   | { status: 'skipped'; reason: string };
 
@@ -303,9 +304,11 @@ async function processTrigger(
     if (!answeredOnce) await claims.complete(claimKey, claim.token);
     await runAfterWrites(afterWrites, { outputIds, ...(failure !== undefined ? { failure } : {}) }, log);
     log.info(failure === undefined ? 'responded' : 'answered with an error', { ...logKeys, outputIds });
+    // What the answer records of its model calls (`llm_usage`), for the executor's metrics.
+    const modelUsage = usageSumOf(outputs.map((o) => o.context));
     return failure === undefined
-      ? { status: 'responded', outputIds }
-      : { status: 'errored', outputIds, error: failure };
+      ? { status: 'responded', outputIds, modelUsage }
+      : { status: 'errored', outputIds, error: failure, modelUsage };
   } catch (error) {
     // Let the retry start at once instead of waiting out the lease; outputs already written are replayed.
     await claims.release(claimKey, claim.token).catch((releaseError: unknown) => {

@@ -15,13 +15,16 @@
  *
  * DNS rebinding: a request whose `Origin` is neither this endpoint's own origin nor, when it came over loopback
  * (`crumbs dev`), a loopback origin is refused with a 403, and a request over loopback must name a loopback Host
- * (`originRefusal`). Clients that are not browsers send no Origin and pass.
+ * (`originRefusal`, the A2A endpoint's rule too). Clients that are not browsers send no Origin and pass.
  *
- * Nothing a client sends makes a 5xx: the transport answers malformed JSON-RPC with JSON-RPC errors, and an
- * unexpected failure inside a handler becomes a JSON-RPC internal error (logged).
+ * Nothing a client sends makes a 5xx: a message nested deeper than `MAX_MESSAGE_DEPTH` is a 400 with a JSON-RPC
+ * Invalid Request naming the limit before anything walks it, the transport answers malformed JSON-RPC with JSON-RPC
+ * errors, and an unexpected failure inside a handler becomes a JSON-RPC internal error (logged).
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { type Caller, type HttpRequest, type HttpResult, json, problem } from '#shared/core/api/http.ts';
+import { depthProblem } from '#shared/core/api/json-depth.ts';
+import { originRefusal } from '#shared/core/api/origin.ts';
 import { jsonRpcCost, type RequestRate } from '#shared/core/api/request-rate.ts';
 import type { ChannelSubscribe } from '#shared/core/api/streaming-deps.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
@@ -32,7 +35,9 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from '#shared/domain/errors.ts';
-import { type McpDeps, mcpServer } from './server.ts';
+import { type McpDeps, mcpServer, settled } from './server.ts';
+
+export { originRefusal };
 
 export const MCP_PATH = /^\/v1\/workspaces\/(?<ws>[^/]+)\/mcp$/;
 const METADATA_PREFIX = '/.well-known/oauth-protected-resource';
@@ -93,6 +98,8 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
         );
       }
       await deps.requestRate?.admit(ws, jsonRpcCost(request.body));
+      const tooDeep = depthProblem(request.body);
+      if (tooDeep !== undefined) return invalidRequest(tooDeep);
       return await handle(deps, request, ws, caller);
     } catch (error) {
       if (isCrumbsError(error)) return problem(error);
@@ -142,6 +149,8 @@ async function handle(
         ...(request.body !== undefined ? { body: request.body } : {}),
       }),
     );
+    // A POST of notifications is answered at once (202): what they asked for is done first.
+    await settled(server);
     const out: Record<string, string> = {};
     response.headers.forEach((value, key) => {
       out[key] = value;
@@ -215,55 +224,6 @@ async function* sseBody(body: ReadableStream<Uint8Array>, done: () => Promise<vo
   }
 }
 
-const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * Why a request could come from a page a browser was tricked into sending it from (the MCP transport spec: servers
- * MUST validate Origin), or undefined when it may pass. A present Origin must be the endpoint's own (the origin of
- * the configured `baseUrl`) or, for a request over loopback, a loopback origin on any port (the MCP Inspector and
- * other local tools). Over loopback the Host must name loopback too: a rebound name (evil.example resolving to
- * 127.0.0.1) reaches a local server whose pages it could then read, so a non-loopback Host is refused there.
- * Written here rather than the SDK transport's `allowedOrigins` / `allowedHosts`: those compare exact strings, so
- * they cannot say "loopback, any port", and they would run only after the token check.
- */
-export function originRefusal(
-  request: HttpRequest,
-  viaLoopback: boolean,
-  baseUrl: string,
-): string | undefined {
-  if (viaLoopback) {
-    const host = hostnameOf(`http://${request.headers.host ?? ''}`);
-    if (host === undefined || !LOOPBACK_HOSTNAMES.has(host)) {
-      return `Host ${JSON.stringify((request.headers.host ?? '').slice(0, 100))} is not a loopback name; call this local server as localhost or 127.0.0.1`;
-    }
-  }
-  const origin = request.headers.origin;
-  if (origin === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
-  }
-  if (url.origin === new URL(baseUrl).origin) return undefined;
-  if (
-    viaLoopback &&
-    (url.protocol === 'http:' || url.protocol === 'https:') &&
-    LOOPBACK_HOSTNAMES.has(url.hostname)
-  ) {
-    return undefined;
-  }
-  return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
-}
-
-function hostnameOf(url: string): string | undefined {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return undefined;
-  }
-}
-
 /** RFC 9728 metadata of the endpoint at this path: its URL, the issuer, bearer tokens in the header. */
 function resourceMetadata(deps: McpHttpDeps, request: HttpRequest, ws: string): HttpResult {
   if (request.method !== 'GET') {
@@ -279,6 +239,15 @@ function resourceMetadata(deps: McpHttpDeps, request: HttpRequest, ws: string): 
     },
     { 'cache-control': 'max-age=300' },
   );
+}
+
+/** A 400 with a JSON-RPC Invalid Request: a message refused before it is read. */
+function invalidRequest(message: string): HttpResult {
+  return json(400, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32600, message: `Invalid Request: ${message}` },
+  });
 }
 
 function workspaceOf(raw: string | undefined): string {

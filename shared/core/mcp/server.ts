@@ -19,7 +19,8 @@
  *
  * Streaming: an agent's call with a progress token, where the stack has a delta channel, writes its request with a
  * `stream_id` after subscribing to that stream as the caller, and sends the answer's chunks as progress
- * notifications before the result (`progressOf`).
+ * notifications before the result (`progressOf`). Such a call can be stopped: its `notifications/cancelled`,
+ * a POST of its own on any instance, finds the request through the call index and cancels it (`cancel.ts`).
  *
  * Errors: a tool's failure (its error answer, a 4xx of the API) is a tool result with `isError`; an unknown tool or
  * resource is a JSON-RPC error; nothing a client sends makes a 5xx (`http.ts`).
@@ -29,6 +30,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  CancelledNotificationSchema,
   type CreateTaskResult,
   ErrorCode,
   GetTaskPayloadRequestSchema,
@@ -67,7 +69,9 @@ import {
   TOOL_REQUEST_SCHEMA,
   TOOL_RESPONSE_SCHEMA,
 } from '#shared/domain/protocol.ts';
+import type { CallIndex } from '#shared/ports/call-index.ts';
 import { FRONT_DOOR } from '#shared/topology.ts';
+import { cancelCall, indexable } from './cancel.ts';
 import { type CatalogDefinition, type CatalogTool, catalogOf } from './catalog.ts';
 
 export const SERVER_INFO = { name: 'crumbs', version: '0.1.0' };
@@ -84,6 +88,21 @@ export interface McpDeps {
   readonly answerWithinMs?: number;
   /** First and longest pause between looks for an answer (they grow from the first to the longest). */
   readonly pollMs?: { first: number; max: number };
+  /** Which request a call that can be stopped wrote, for its `notifications/cancelled` (`cancel.ts`). */
+  readonly calls?: CallIndex;
+}
+
+/** The work a server's notifications started, which the HTTP handler awaits before it answers (`settled`). */
+const notificationWork = new WeakMap<Server, Promise<unknown>[]>();
+
+/**
+ * Resolves once the notifications this server took have been acted on: the transport answers a POST of
+ * notifications at once, and a Lambda is frozen once it has answered, so a cancel must be done before then.
+ */
+export async function settled(server: Server): Promise<void> {
+  // The SDK hands a notification to its handler a microtask after the transport took it.
+  await new Promise((resolve) => setImmediate(resolve));
+  await Promise.allSettled(notificationWork.get(server) ?? []);
 }
 
 export interface McpCall {
@@ -182,6 +201,13 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
         );
         if (!outcome.ok) return outcome.refused;
         const started = outcome.request;
+        // A streamed answer can be stopped: its cancel, on any instance, finds the request by this call's id. An
+        // entry that could not be written leaves only the cancel without effect; the call goes on.
+        if (progress !== undefined && deps.calls !== undefined && indexable(extra.requestId)) {
+          await deps.calls
+            .put(call.workspace, call.caller.principal, extra.requestId, started.id)
+            .catch(() => undefined);
+        }
         if (request.params.task) return { task: taskOf(started, undefined) };
         const answer = await untilAborted(
           waitForAnswer(api, started.id, answerSchemas(started.schema_name), waitOf(deps, call)),
@@ -197,6 +223,16 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
       }
     },
   );
+
+  // In a stateless server the call a cancel names is not this server's: it is found through the call index.
+  const calls = deps.calls;
+  server.setNotificationHandler(CancelledNotificationSchema, (notification) => {
+    const { requestId, reason } = notification.params;
+    if (calls === undefined || requestId === undefined) return;
+    const work = cancelCall(api, calls, call, requestId, reason);
+    notificationWork.set(server, [...(notificationWork.get(server) ?? []), work]);
+    return work.then(() => undefined);
+  });
 
   server.setRequestHandler(GetTaskRequestSchema, async (request) => {
     const { request: asked, answer } = await taskRecords(api, call, request.params.taskId);

@@ -15,7 +15,7 @@
 import { jsonBytes, LIMITS } from '#shared/domain/breadcrumb.ts';
 import type { StepDefinition, WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import { actingPrincipal, controlRefusal, humanResponseRefusal } from './authority.ts';
-import { humanInputProblem, inputProblem } from './checks.ts';
+import { humanInputProblem, inputProblem, type Validate } from './checks.ts';
 import { abandonOf, type Effect, effectsOf, freshEffects } from './effects.ts';
 import type {
   AnswerEvent,
@@ -26,7 +26,14 @@ import type {
   StartEvent,
   TimerEvent,
 } from './events.ts';
-import { Evaluator, expressionFailure, type Frame, scopeOf, TOP_FRAME } from './expressions.ts';
+import {
+  type Evaluate,
+  Evaluator,
+  expressionFailure,
+  type Frame,
+  scopeOf,
+  TOP_FRAME,
+} from './expressions.ts';
 import { graphOf, itemPrefix, stepAt } from './graph.ts';
 import { type AttemptChain, attemptIdFor, responseErrorIdFor, timerIdFor } from './ids.ts';
 import {
@@ -52,6 +59,17 @@ export interface AdvanceInput {
   readonly now: Date;
   /** The workflow's assembled context selectors (expressions' `context`). */
   readonly context?: Record<string, unknown>;
+  /**
+   * Where the run's checks of data run (its input against `input_schema`, its expressions): the run workspace's
+   * data checks (`shared/ports/checks.ts`), off the event loop past a slice. Default: on this thread.
+   */
+  readonly checks?: RunChecks;
+}
+
+/** The checks a transition makes, as functions (the engine does no IO itself). */
+export interface RunChecks {
+  readonly validate: Validate;
+  readonly evaluate: Evaluate;
 }
 
 export interface AdvanceResult {
@@ -102,22 +120,23 @@ class Transition implements DriveContext {
     readonly run: Run,
     readonly now: Date,
     readonly context: Record<string, unknown>,
+    readonly checks: RunChecks | undefined,
   ) {
     this.graph = graphOf(definition);
     this.nowIso = now.toISOString();
-    this.evaluator = new Evaluator(now);
+    this.evaluator = new Evaluator(now, checks?.evaluate);
   }
 
   // -------------------------------------------------------------------------------------------------------------
   // Events
 
-  apply(event: Exclude<RunEvent, StartEvent>): void {
+  async apply(event: Exclude<RunEvent, StartEvent>): Promise<void> {
     switch (event.type) {
       case 'answer':
         this.answer(event);
         break;
       case 'human':
-        this.human(event);
+        await this.human(event);
         break;
       case 'timer':
         this.timer(event);
@@ -208,7 +227,7 @@ class Transition implements DriveContext {
     }
   }
 
-  private human(event: HumanEvent): void {
+  private async human(event: HumanEvent): Promise<void> {
     const found = this.findAttempt(event.request_id);
     if (found === undefined || stepKindOf(found[1].kind).endedBy !== 'person') {
       this.note = `human response ${event.id} answers no human step of this run (request ${event.request_id})`;
@@ -242,7 +261,7 @@ class Transition implements DriveContext {
       this.run.steps[key] = this.ended(answered, 'failed', { error: reason });
       return;
     }
-    const problem = humanInputProblem(this.definition, key, event.input);
+    const problem = await humanInputProblem(this.definition, key, event.input, this.checks?.validate);
     if (problem !== undefined) {
       this.note = `human response ${event.id}: ${problem}`;
       this.answerResponse(event, key, problem);
@@ -805,8 +824,8 @@ export async function advance(input: AdvanceInput): Promise<AdvanceResult> {
       };
     }
     const run = newRun(definition, event, now);
-    const transition = new Transition(definition, run, now, context);
-    const problem = inputProblem(definition, event.input);
+    const transition = new Transition(definition, run, now, context, input.checks);
+    const problem = await inputProblem(definition, event.input, input.checks?.validate);
     try {
       if (problem !== undefined) throw new RunFailure(problem);
       checkDepth(definition, event.depth, 'this run');
@@ -824,7 +843,7 @@ export async function advance(input: AdvanceInput): Promise<AdvanceResult> {
       const failed = newRun(definition, event, now);
       // The request's context is copied into `trigger`; when that alone is too much, the input is kept once.
       if (jsonBytes(failed) > LIMITS.maxContextBytes) failed.trigger = { ...failed.trigger, context: null };
-      new Transition(definition, failed, now, context).failRun(tooLarge.error, tooLarge.step);
+      new Transition(definition, failed, now, context, input.checks).failRun(tooLarge.error, tooLarge.step);
       return { run: failed, changed: true, effects: unique(effectsOf(definition, failed)) };
     }
     return { run, changed: true, effects: unique([...effectsOf(definition, run), ...transition.extra]) };
@@ -832,15 +851,15 @@ export async function advance(input: AdvanceInput): Promise<AdvanceResult> {
   if (input.run === undefined) return { run: undefined, changed: false, effects: [], note: 'no such run' };
   const before = input.run;
   let run = structuredClone(before);
-  let transition = new Transition(definition, run, now, context);
-  transition.apply(event);
+  let transition = new Transition(definition, run, now, context, input.checks);
+  await transition.apply(event);
   await transition.reconcile();
   reserveBudgets(definition, run);
   const tooLarge = sizeProblem(run);
   if (tooLarge !== undefined) {
     // The run as it would be cannot be stored: the run as it was ends instead, saying why.
     run = structuredClone(before);
-    transition = new Transition(definition, run, now, context);
+    transition = new Transition(definition, run, now, context, input.checks);
     transition.failRun(tooLarge.error, tooLarge.step);
   }
   const beforeEffects = effectsOf(definition, before);

@@ -8,6 +8,7 @@
  * definition comes from (`definitionFor`), in the requests they answer themselves at once (`answerNow`: a tool
  * nobody defines, the agent's own final step) and in how they write the result; the rest is this module.
  */
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { Causation } from '#shared/domain/change-event.ts';
 import {
@@ -20,11 +21,12 @@ import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
 import { parsePin } from '#shared/domain/version-pin.ts';
 import type { WorkflowDefinition } from '#shared/domain/workflow-definition.ts';
 import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
+import type { DataChecks } from '#shared/ports/checks.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Timers } from '#shared/ports/timers.ts';
 import { type WaitIndex, WaitIndexFullError } from '#shared/ports/wait-index.ts';
 import { type DefinitionAt, definitionsByName, versionToRun } from '../executor/versions.ts';
-import { advance } from './advance.ts';
+import { advance, type RunChecks } from './advance.ts';
 import { isPerson } from './authority.ts';
 import { type Effect, effectsOf, type RequestEffect } from './effects.ts';
 import type { RunEvent } from './events.ts';
@@ -60,6 +62,8 @@ export interface RunDriverDeps {
   readonly timers?: Timers;
   /** The wait index of wait_for steps; a driver without it refuses a run that waits for a write. */
   readonly waits?: WaitIndex;
+  /** Where runs check their data (inputs against schemas, expressions); default this process's (`dataChecks()`). */
+  readonly checks?: DataChecks;
 }
 
 /** What one request the driver answers itself gives: the answer event and what to write with it. */
@@ -126,6 +130,14 @@ export function parseRun(record: Breadcrumb): Run {
 
 export function createRunDriver(deps: RunDriverDeps) {
   const { log } = deps;
+  /** A run's checks of data, in its workspace's share of the data checks. */
+  const runChecks = (workspace: string): RunChecks => {
+    const checks = deps.checks ?? dataChecks();
+    return {
+      validate: (check) => checks.validate(workspace, check),
+      evaluate: (expression, data, now) => checks.evaluate(workspace, { expression, data, now }),
+    };
+  };
 
   async function readRun(workspace: string, runId: string): Promise<Breadcrumb | undefined> {
     try {
@@ -486,6 +498,7 @@ export function createRunDriver(deps: RunDriverDeps) {
               event,
               now: deps.clock.now(),
               context: state.input.context,
+              checks: runChecks(workspace),
             });
             if (result.note !== undefined) log.info(`run ${runId}: ${result.note}`);
             if (result.run === undefined) {

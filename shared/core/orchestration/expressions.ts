@@ -77,25 +77,36 @@ export function scopeOf(run: Run, frame: Frame, context: Record<string, unknown>
   };
 }
 
-export class Evaluator {
-  private readonly bindings: Record<string, unknown>;
+/**
+ * Evaluates an expression over a scope with `$now()` / `$millis()` at `now` (ISO 8601): the run workspace's data
+ * checks (`shared/ports/checks.ts`) in the executors, JSONata on this thread by default.
+ */
+export type Evaluate = (expression: string, scope: Record<string, unknown>, now: string) => Promise<unknown>;
 
-  constructor(now: Date) {
-    const iso = now.toISOString();
-    const ms = now.getTime();
-    this.bindings = { now: () => iso, millis: () => ms };
+const evaluateHere: Evaluate = (expression, scope, now) => {
+  const ms = Date.parse(now);
+  return evaluateJsonata(expression, scope, { now: () => now, millis: () => ms });
+};
+
+export class Evaluator {
+  private readonly now: string;
+  private readonly evaluate: Evaluate;
+
+  constructor(now: Date, evaluate: Evaluate = evaluateHere) {
+    this.now = now.toISOString();
+    this.evaluate = evaluate;
   }
 
   /** A bare expression (`when`, `map.items`; a leading "=" is accepted). */
   expression(expression: string, scope: Record<string, unknown>): Promise<unknown> {
     const bare = expression.startsWith('=') ? expression.slice(1) : expression;
-    return evaluateJsonata(bare, scope, this.bindings);
+    return this.evaluate(bare, scope, this.now);
   }
 
   /** A value whose strings starting with "=" (at any depth) are expressions; other values are kept. */
   async resolve(value: unknown, scope: Record<string, unknown>): Promise<unknown> {
     if (typeof value === 'string') {
-      return value.startsWith('=') ? evaluateJsonata(value.slice(1), scope, this.bindings) : value;
+      return value.startsWith('=') ? this.evaluate(value.slice(1), scope, this.now) : value;
     }
     if (Array.isArray(value)) return Promise.all(value.map((v) => this.resolve(v, scope)));
     if (value !== null && typeof value === 'object') {

@@ -2,7 +2,10 @@
  * One streamed answer's deltas, coalesced (`docs/streaming.md` has the figures): every publish is billed, so text is
  * gathered and sent as one `delta` event at most once per interval — the first as soon as there is text (time to
  * first token stays the model's), then after 250 ms, the interval doubling up to 2 s — and at most `maxEvents`
- * events before the final; past the cap text is held and goes out with the final, which is always sent. Events
+ * events before the final, all told: while the model writes, one fewer, so that the last is kept for the text held
+ * past the cap, which goes out with the final (the final is always sent). Text that still does not fit (a publish
+ * lost at the very end, a held text longer than the events left hold) is left to the stored answer the final names,
+ * which clients show at the end; `capped` says so. Events
  * go out one publish request at a time (at most 5 events each), in `seq` order. Publishing never throws into the
  * model call: a failed publish is logged and counted, and the next publish starts with a `reset` and the whole
  * text so far, so a subscriber that lost a delta is whole again.
@@ -22,7 +25,7 @@ export interface DeltaStreamLimits {
   /** Each interval is the previous one times this, up to `maxIntervalMs`. */
   readonly growth: number;
   readonly maxIntervalMs: number;
-  /** Delta and reset events per answer before the final (the final, and held text with it, always go out). */
+  /** Delta and reset events per answer before the final, held text included (the final always goes out). */
   readonly maxEvents: number;
   /** Text per event: AppSync takes events up to 240 KB; 32,768 UTF-16 units stay under it even fully escaped. */
   readonly maxEventChars: number;
@@ -104,7 +107,7 @@ export class DeltaStream {
     if (this.finished) return;
     this.text = '';
     this.pending = '';
-    if (this.eventsBeforeFinal >= this.limits.maxEvents) {
+    if (this.room(false) <= 0) {
       // Past the cap: the final starts subscribers over (a reset, then the text written since).
       this.lost = true;
       return;
@@ -174,7 +177,7 @@ export class DeltaStream {
 
   private schedule(): void {
     if (this.timer !== undefined) return;
-    if (this.eventsBeforeFinal >= this.limits.maxEvents) {
+    if (this.room(false) <= 0) {
       this.capped = true;
       return;
     }
@@ -200,9 +203,20 @@ export class DeltaStream {
     this.kick();
   }
 
-  /** Moves pending text into delta events (one, unless it is longer than an event holds). */
+  /**
+   * Delta and reset events this answer may still send: up to `maxEvents` in all, one of them kept back while the
+   * model writes, for the text held past the cap that goes out with the final.
+   */
+  private room(final: boolean): number {
+    return (final ? this.limits.maxEvents : this.limits.maxEvents - 1) - this.eventsBeforeFinal;
+  }
+
+  /**
+   * Moves pending text into delta events (one, unless it is longer than an event holds), as many as there is room
+   * for: the rest stays held (or, at the end, is left to the stored answer).
+   */
   private takePending(final: boolean): void {
-    if (this.lost && (final || this.eventsBeforeFinal < this.limits.maxEvents)) {
+    if (this.lost && this.room(final) > 0) {
       // A publish failed: start subscribers over with everything written since the last reset.
       this.lost = false;
       this.enqueue({ type: 'reset', segment: 0, seq: 0, reason: 'resent: the text so far follows' });
@@ -211,6 +225,11 @@ export class DeltaStream {
     let rest = this.pending;
     this.pending = '';
     while (rest !== '') {
+      if (this.lost || this.room(final) <= 0) {
+        this.capped = true;
+        if (!final) this.pending = rest;
+        return;
+      }
       let cut = Math.min(rest.length, this.limits.maxEventChars);
       // Never split a surrogate pair between two events.
       const code = rest.charCodeAt(cut - 1);

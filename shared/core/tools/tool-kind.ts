@@ -3,7 +3,8 @@
  * `tool.response.v1 { request_id, tool, status, output | error, duration_ms, requestedBy }` tagged
  * `request:<requestId>` out, as in the seeds.
  *
- * The input is validated (`#shared/domain/lang/json-schema.ts`) against the definition's `input_schema` and the
+ * The input is validated (`#shared/domain/lang/json-schema.ts`, through the data checks: past a few milliseconds
+ * in a worker thread, never on the event loop other requests share) against the definition's `input_schema` and the
  * built-in's own schema, the built-in named by `implementation` runs under `timeout_ms`, and its output is
  * validated against `output_schema`. Validation failures, unknown tools, timeouts and tool errors are answered
  * with `status: "error"` and a message naming the field; only retriable failures (throttling, the Lambda running
@@ -11,11 +12,13 @@
  *
  * The tools it can run are the catalog its handler passes in (`functions/executor-tool/handler.ts`).
  */
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import { RequestBudgetSchema, requestLimits, tighter } from '#shared/domain/budget.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
-import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { formatIssues } from '#shared/domain/lang/json-schema.ts';
 import { llmToolConfig, llmToolLimits } from '#shared/domain/llm-tool.ts';
+import type { DataChecks } from '#shared/ports/checks.ts';
 import type { SecretSource } from '#shared/ports/secrets.ts';
 import type { ToolCatalog } from '#shared/tools/catalog.ts';
 import type { ToolContext } from '#shared/tools/tool.ts';
@@ -30,6 +33,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 export interface RunToolOptions extends ToolContext {
   /** The tools this executor can run. */
   tools: ToolCatalog;
+  /** Where the input is checked against the tool's own schema; default this process's (`dataChecks()`). */
+  checks?: DataChecks;
   /** Name of the built-in (`implementation`). */
   implementation: string;
   input: unknown;
@@ -45,11 +50,17 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
   const tool = options.tools.get(options.implementation);
   if (!tool)
     throw new NonRetriableError(`no built-in tool named "${options.implementation}" in this executor`);
-  const issues = compileJsonSchema(
-    `builtin:${tool.name}`,
-    tool.inputSchema,
-    `the ${tool.name} tool's input schema`,
-  ).validate(options.input, 'input');
+  const issues = await (options.checks ?? dataChecks()).validate(
+    options.workspace,
+    {
+      cacheKey: `builtin:${tool.name}`,
+      schema: tool.inputSchema,
+      what: `the ${tool.name} tool's input schema`,
+      value: options.input,
+      root: 'input',
+    },
+    options.signal,
+  );
   if (issues.length > 0) {
     throw new NonRetriableError(`invalid input for ${tool.name}: ${formatIssues(issues)}`);
   }
@@ -74,6 +85,7 @@ export async function runBuiltinTool(options: RunToolOptions): Promise<unknown> 
         context: options.context,
         ...(options.definition !== undefined ? { definition: options.definition } : {}),
         ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+        ...(options.checks !== undefined ? { checks: options.checks } : {}),
         ...(options.effectKey !== undefined ? { effectKey: options.effectKey } : {}),
       }),
       aborted,
@@ -101,10 +113,19 @@ export interface ToolKindDeps extends Pick<KindDependencies, 'store' | 'log' | '
   tools: ToolCatalog;
   /** Where the tools read the credentials a definition names by `secret_ref` (the `http` tool's headers). */
   secrets?: SecretSource;
+  /**
+   * Where requests and answers are checked against the definition's schemas: off the event loop past a slice, in
+   * the workspace's share (`shared/ports/checks.ts`). Default this process's (`dataChecks()`).
+   */
+  checks?: DataChecks;
 }
 
 export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<ToolDefinition> {
   const { clock } = deps;
+  const checks = {
+    validate: (...args: Parameters<DataChecks['validate']>) =>
+      (deps.checks ?? dataChecks()).validate(...args),
+  };
   return {
     async execute(execution) {
       const { definition, definitionRef: ref } = execution;
@@ -116,11 +137,17 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
       const cacheKey = `${ref.workspace}/${ref.id}@${ref.version}`;
       try {
         if (definition.input_schema) {
-          const issues = compileJsonSchema(
-            `${cacheKey}:input`,
-            definition.input_schema,
-            `${definition.name}'s input_schema`,
-          ).validate(request.input, 'input');
+          const issues = await checks.validate(
+            ref.workspace,
+            {
+              cacheKey: `${cacheKey}:input`,
+              schema: definition.input_schema,
+              what: `${definition.name}'s input_schema`,
+              value: request.input,
+              root: 'input',
+            },
+            execution.signal,
+          );
           if (issues.length > 0) {
             return answer({ status: 'error', error: `invalid input: ${formatIssues(issues)}` });
           }
@@ -139,16 +166,23 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
           log: deps.log,
           context: execution.context,
           definition,
+          ...(deps.checks !== undefined ? { checks: deps.checks } : {}),
           ...(deps.secrets !== undefined ? { secrets: deps.secrets } : {}),
           effectKey: (callIndex) =>
             effectKey(ref.id, execution.trigger.id, execution.trigger.version, callIndex),
         });
         if (definition.output_schema) {
-          const issues = compileJsonSchema(
-            `${cacheKey}:output`,
-            definition.output_schema,
-            `${definition.name}'s output_schema`,
-          ).validate(output, 'output');
+          const issues = await checks.validate(
+            ref.workspace,
+            {
+              cacheKey: `${cacheKey}:output`,
+              schema: definition.output_schema,
+              what: `${definition.name}'s output_schema`,
+              value: output,
+              root: 'output',
+            },
+            execution.signal,
+          );
           if (issues.length > 0) {
             return answer({ status: 'error', error: `invalid output: ${formatIssues(issues)}` });
           }

@@ -10,7 +10,7 @@
  * Each decision and its reason: `json-schema.md` beside this file.
  */
 import { dereference, type Schema, type SchemaDraft, validate } from '@cfworker/json-schema';
-import { type FieldIssue, InvalidJsonSchemaError } from '../errors.ts';
+import { type FieldIssue, InvalidJsonSchemaError, JsonSchemaWorkLimitError } from '../errors.ts';
 import { linearRegexProblem, withLinearRegExp } from './linear-regex.ts';
 
 export const JSON_SCHEMA_LIMITS = Object.freeze({
@@ -20,16 +20,26 @@ export const JSON_SCHEMA_LIMITS = Object.freeze({
    */
   maxInPlaceExpansion: 10_000,
   /**
-   * Subschemas applied in one validation: several per value of the largest request body (400 KB), and a few
-   * hundred milliseconds of work when a recursive schema multiplies them.
+   * Steps of work in one validation, all of it counted: `applicationCost` per subschema applied, and one per value
+   * an `enum`, `const` or `uniqueItems` comparison may visit (an enum entry of 5 values costs 5 each time it is
+   * tried, a const its size each time it is applied, an item read under uniqueItems `meteredReadCost` plus its
+   * size). A second of one core or less (`npm run bench:expressions`), and several steps per value of the largest
+   * request body (400 KB).
    */
-  maxEvaluations: 200_000,
+  maxWork: 6_400_000,
+  /**
+   * Steps per subschema applied: @cfworker reads some 45 keywords and builds locations for each application,
+   * about 30 times the time of comparing one value (`npm run bench:expressions`).
+   */
+  applicationCost: 32,
+  /**
+   * Steps per item read from an array (besides the item's size) when the schema uses uniqueItems: the read goes
+   * through the meter's proxy, which takes about twice the time of comparing one value.
+   */
+  meteredReadCost: 2,
   /** Nesting of the value validated (objects and arrays in each other). */
   maxInstanceDepth: 256,
-  /** Items of one array when the schema has `uniqueItems` (checked pairwise: 2,000 items are 4 million pairs). */
-  maxUniqueItems: 2_000,
 });
-
 /** A JSON Schema document: an object, or `true` / `false`. */
 export type JsonSchemaDocument = Readonly<Record<string, unknown>> | boolean;
 
@@ -37,9 +47,10 @@ export interface JsonSchemaValidator {
   /**
    * Every way `value` breaks the schema, empty when it conforms. Paths start at `root` (`input.items[2].name`);
    * with `root` "" a top-level problem has path "". Throws InvalidJsonSchemaError when the schema turns out to be
-   * unusable while validating.
+   * unusable while validating, and JsonSchemaWorkLimitError (one of those) when the validation would take more than
+   * `maxWork` steps (default `JSON_SCHEMA_LIMITS.maxWork`; a caller may try a smaller slice first).
    */
-  validate(value: unknown, root?: string): FieldIssue[];
+  validate(value: unknown, root?: string, maxWork?: number): FieldIssue[];
 }
 
 /** Compiled schemas kept per cache key; beyond this the least recently used goes (definitions are many). */
@@ -69,6 +80,11 @@ export function compileJsonSchema(
   }
   compiled.set(cacheKey, validator);
   return validator;
+}
+
+/** Whether `cacheKey`'s schema is compiled (validating with it will not compile it first). */
+export function isCompiledJsonSchema(cacheKey: string): boolean {
+  return compiled.has(cacheKey);
 }
 
 /** `input.n: must be integer; input: must have required property 'm'` (a root path shows as `(root)`). */
@@ -112,26 +128,17 @@ function compile(schema: JsonSchemaDocument, what: string): JsonSchemaValidator 
   const graph = applicationGraph(own, lookup);
   const unbounded = loopProblem(graph) ?? expansionProblem(graph);
   if (unbounded) throw new InvalidJsonSchemaError(what, unbounded);
-  const budget = { left: 0 };
-  meterEvaluations(graph, budget);
+  const meter: Meter = { left: 0, active: false };
+  meterWork(graph, meter);
   const uniqueItems = graph.some((node) => node.schema.uniqueItems === true);
   return {
-    validate(value, root = '') {
-      const shape = shapeOf(value, JSON_SCHEMA_LIMITS.maxInstanceDepth);
-      if (shape.depth > JSON_SCHEMA_LIMITS.maxInstanceDepth) {
+    validate(value, root = '', maxWork = JSON_SCHEMA_LIMITS.maxWork) {
+      const depth = depthOf(value, JSON_SCHEMA_LIMITS.maxInstanceDepth);
+      if (depth > JSON_SCHEMA_LIMITS.maxInstanceDepth) {
         return [
           {
             path: root,
             message: `must NOT be nested deeper than ${JSON_SCHEMA_LIMITS.maxInstanceDepth} levels (objects and arrays in each other)`,
-          },
-        ];
-      }
-      // @cfworker compares every item with every other for uniqueItems: quadratic in the array's length.
-      if (uniqueItems && shape.longestArray > JSON_SCHEMA_LIMITS.maxUniqueItems) {
-        return [
-          {
-            path: root,
-            message: `must NOT hold an array of more than ${JSON_SCHEMA_LIMITS.maxUniqueItems} items (it has one of ${shape.longestArray}), the most a schema with uniqueItems checks`,
           },
         ];
       }
@@ -143,21 +150,21 @@ function compile(schema: JsonSchemaDocument, what: string): JsonSchemaValidator 
       } catch (error) {
         return [{ path: root, message: `must be JSON (${firstLine(error)})` }];
       }
+      // @cfworker compares every item with every other for uniqueItems; reading an item through this meter
+      // charges what comparing it can cost.
+      const validated = uniqueItems ? meterArrays(instance, meter) : instance;
       let errors: Unit[];
-      budget.left = JSON_SCHEMA_LIMITS.maxEvaluations;
+      meter.left = maxWork;
+      meter.active = true;
       try {
         errors = withLinearRegExp(
-          () => validate(instance, own as Schema | boolean, draft, lookup, false).errors,
+          () => validate(validated, own as Schema | boolean, draft, lookup, false).errors,
         );
       } catch (error) {
-        if (error === BUDGET_SPENT) {
-          throw new InvalidJsonSchemaError(
-            what,
-            `validating this value applies more than ${JSON_SCHEMA_LIMITS.maxEvaluations} subschemas ` +
-              '(recursive anyOf / oneOf / $ref branches multiply with the depth of the value); validation stopped',
-          );
-        }
+        if (error === BUDGET_SPENT) throw new JsonSchemaWorkLimitError(what, maxWork);
         throw new InvalidJsonSchemaError(what, firstLine(error), { cause: error });
+      } finally {
+        meter.active = false;
       }
       return issuesFrom(errors, { instance, root, schema: own, lookup });
     },
@@ -289,15 +296,46 @@ function expansionProblem(graph: readonly SchemaNode[]): string | undefined {
   return undefined;
 }
 
+/** A validation's budget of steps; it is charged only while `active` (reporting reads the schema too). */
+interface Meter {
+  left: number;
+  active: boolean;
+}
+
+function charge(meter: Meter, steps: number): void {
+  if (!meter.active) return;
+  meter.left -= steps;
+  if (meter.left < 0) throw BUDGET_SPENT;
+}
+
 /**
- * Makes every subschema count its applications: @cfworker reads each keyword it knows from a schema object once
- * each time it applies it (it destructures them), so an accessor on one of them is a counter inside its
- * recursion that can stop it, which no option of the library offers. The accessor goes on a keyword the schema
- * does not use (usually the library's own `__absolute_recursive_ref__` marker), non-enumerable so copies and
- * error reports never see it; on a keyword it uses, it keeps the value and its enumerability.
+ * Makes every validation count its work, inside @cfworker's recursion (no option of the library offers a budget):
+ * - Applications: @cfworker reads each keyword it knows from a schema object once each time it applies it (it
+ *   destructures them), so an accessor on one of them is a counter that can stop it. The accessor goes on a
+ *   keyword the schema does not use (usually the library's own `__absolute_recursive_ref__` marker),
+ *   non-enumerable so copies and error reports never see it; on a keyword it uses, it keeps the value and its
+ *   enumerability.
+ * - `enum`: @cfworker tries the entries with `$enum.some(...)`, a deep comparison each; the array gets its own
+ *   `some` that charges each entry's size before trying it (a comparison visits at most that many values).
+ * - `const`: an accessor charges its size each time it is read, once per application.
+ * (uniqueItems is charged on the value's side, `meterArrays`.)
  */
-function meterEvaluations(graph: readonly SchemaNode[], budget: { left: number }): void {
+function meterWork(graph: readonly SchemaNode[], meter: Meter): void {
+  const applicationCost = JSON_SCHEMA_LIMITS.applicationCost;
   for (const { schema } of graph) {
+    if (Array.isArray(schema.enum)) schema.enum = meteredEnum(schema.enum, meter);
+    if (Object.hasOwn(schema, 'const')) {
+      const value = schema.const;
+      const size = sizeOf(value);
+      Object.defineProperty(schema, 'const', {
+        enumerable: true,
+        configurable: true,
+        get() {
+          charge(meter, size);
+          return value;
+        },
+      });
+    }
     const key = METER_KEYS.find((k) => Object.getOwnPropertyDescriptor(schema, k)?.configurable !== false);
     if (key === undefined) continue;
     const own = Object.getOwnPropertyDescriptor(schema, key);
@@ -306,7 +344,7 @@ function meterEvaluations(graph: readonly SchemaNode[], budget: { left: number }
       enumerable: own?.enumerable ?? false,
       configurable: true,
       get() {
-        if (--budget.left < 0) throw BUDGET_SPENT;
+        charge(meter, applicationCost);
         return value;
       },
     });
@@ -316,23 +354,80 @@ function meterEvaluations(graph: readonly SchemaNode[], budget: { left: number }
 /** Keywords @cfworker destructures on every application; the first one a schema leaves free carries the meter. */
 const METER_KEYS = ['__absolute_recursive_ref__', 'maxContains', 'minContains', 'unevaluatedItems', 'type'];
 
+/** A copy of an `enum` list whose `some` (what @cfworker calls) charges each entry's size before trying it. */
+function meteredEnum(entries: readonly unknown[], meter: Meter): unknown[] {
+  const copy = [...entries];
+  const sizes = copy.map(sizeOf);
+  Object.defineProperty(copy, 'some', {
+    enumerable: false,
+    value(predicate: (value: unknown, index: number, array: unknown[]) => boolean): boolean {
+      for (let i = 0; i < copy.length; i++) {
+        charge(meter, sizes[i] as number);
+        if (predicate(copy[i], i, copy)) return true;
+      }
+      return false;
+    },
+  });
+  return copy;
+}
+
 /**
- * How deeply `value` nests (counted up to just past `limit`) and its longest array; iterative, as the value may
- * be deeper than the stack.
+ * The value with each array (of its own copy) behind a proxy that charges, for every item read, the read and the
+ * item's size: uniqueItems reads an item for each pair it compares, and a comparison visits at most that many
+ * values. Other keywords read each item once per application, so they pay its size once more (linear in the
+ * value). Only for schemas that use uniqueItems: the proxy makes every item read about a hundred times slower.
  */
-function shapeOf(value: unknown, limit: number): { depth: number; longestArray: number } {
+function meterArrays(value: unknown, meter: Meter): unknown {
+  const wrap = (node: unknown): unknown => {
+    if (node === null || typeof node !== 'object') return node;
+    if (!Array.isArray(node)) {
+      const object = node as Record<string, unknown>;
+      for (const key of Object.keys(object)) object[key] = wrap(object[key]);
+      return object;
+    }
+    const items = node as unknown[];
+    for (let i = 0; i < items.length; i++) items[i] = wrap(items[i]);
+    const costs = items.map((item) => JSON_SCHEMA_LIMITS.meteredReadCost + sizeOf(item));
+    return new Proxy(items, {
+      get(target, key, receiver) {
+        if (typeof key === 'string') {
+          const index = Number(key);
+          if (Number.isInteger(index) && index >= 0 && index < costs.length)
+            charge(meter, costs[index] as number);
+        }
+        return Reflect.get(target, key, receiver);
+      },
+    });
+  };
+  // Iteration depth is bounded by maxInstanceDepth, checked before.
+  return wrap(value);
+}
+
+/** Values in `value` (itself, and everything in it): what a deep comparison with it visits at most. */
+function sizeOf(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 1;
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    size++;
+    if (node !== null && typeof node === 'object') for (const child of Object.values(node)) stack.push(child);
+  }
+  return size;
+}
+
+/** How deeply `value` nests, counted up to just past `limit`; iterative, as the value may be deeper than the stack. */
+function depthOf(value: unknown, limit: number): number {
   let depth = 0;
-  let longestArray = 0;
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {
     const [node, at] = stack.pop() as [unknown, number];
     if (node === null || typeof node !== 'object') continue;
     if (at + 1 > depth) depth = at + 1;
     if (depth > limit) break;
-    if (Array.isArray(node) && node.length > longestArray) longestArray = node.length;
     for (const child of Object.values(node)) stack.push([child, at + 1]);
   }
-  return { depth, longestArray };
+  return depth;
 }
 
 function structuredCloneSchema(schema: unknown, what: string): unknown {

@@ -14,11 +14,41 @@ import { NonRetriableError } from '#shared/domain/errors.ts';
 import { unboundedJsonataProblem } from '#shared/domain/lang/jsonata-limits.ts';
 import { LinearRegExp, withLinearRegExp } from '#shared/domain/lang/linear-regex.ts';
 
+/**
+ * An evaluation stopped at its time limit (`timeoutMs`), between two nodes or inside a regular expression: a caller
+ * that tried a short slice first may run it again with the full limit elsewhere (`shared/adapters/checks/`).
+ */
+export class JsonataTimeoutError extends NonRetriableError {
+  constructor(
+    message: string,
+    readonly timeoutMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * An evaluation stopped after `maxNodes` expression nodes: the budget of a slice a caller tries on its own thread
+ * before it runs the evaluation elsewhere in full (`shared/adapters/checks/`). Counting nodes, unlike the clock,
+ * gives the same answer on a busy machine.
+ */
+export class JsonataWorkLimitError extends NonRetriableError {
+  constructor(
+    message: string,
+    readonly maxNodes: number,
+  ) {
+    super(message);
+  }
+}
+
 export interface JsonataLimits {
   /** Milliseconds of evaluation. */
   timeoutMs?: number;
   /** Maximum evaluation stack depth. */
   stack?: number;
+  /** Expression nodes evaluated, at most (JsonataWorkLimitError past it); default no count. */
+  maxNodes?: number;
 }
 
 /** Characters of any string an expression produces: above the largest breadcrumb (400 KB) with room to spare. */
@@ -83,34 +113,54 @@ export async function evaluateJsonata(
     // jsonata reads RegexEngine synchronously as the evaluation starts, so this evaluation's engine (carrying its
     // deadline) is its own even when evaluations of the same expression overlap. A regex that one native call
     // applies over and over ($match, $replace over a long text) stops at the deadline as the evaluation does.
-    compiled.options.RegexEngine = deadlineEngine(Date.now() + (limits.timeoutMs ?? 1000));
+    compiled.options.RegexEngine = deadlineEngine(
+      Date.now() + (limits.timeoutMs ?? 1000),
+      limits.maxNodes ?? Number.POSITIVE_INFINITY,
+    );
     const running = compiled.expression.evaluate(data, bindings);
     compiled.options.RegexEngine = LinearRegExp as unknown as RegExpConstructor;
     const result: unknown = await running;
     // JSONata marks result sequences with extra properties; a JSON round trip gives plain values.
     return result === undefined ? null : (JSON.parse(JSON.stringify(result)) as unknown);
   } catch (error) {
-    throw new NonRetriableError(
-      `JSONata expression ${JSON.stringify(expression)} failed: ${describe(error)}`,
-      {
-        cause: error,
-      },
-    );
+    if (error instanceof Error && error.message === NODES_SPENT) {
+      throw new JsonataWorkLimitError(
+        `JSONata expression ${JSON.stringify(expression)} evaluated more than ${limits.maxNodes} nodes`,
+        limits.maxNodes ?? 0,
+      );
+    }
+    const message = `JSONata expression ${JSON.stringify(expression)} failed: ${describe(error)}`;
+    if (isTimeout(error)) throw new JsonataTimeoutError(message, limits.timeoutMs ?? 1000, { cause: error });
+    throw new NonRetriableError(message, { cause: error });
   }
 }
+
+function isTimeout(error: unknown): boolean {
+  if (error === null || typeof error !== 'object') return false;
+  if ((error as { code?: unknown }).code === 'D1012') return true;
+  return error instanceof Error && error.message === REGEX_OUT_OF_TIME;
+}
+
+const REGEX_OUT_OF_TIME = 'the evaluation ran out of time inside a regular expression';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Guards inside an evaluation
 
-function deadlineEngine(deadline: number): RegExpConstructor {
+/**
+ * The evaluation's own regex engine: it carries the evaluation's deadline, and its count of nodes (`nodes`, read
+ * by the exit hook in `guard` from the evaluation's frame, where jsonata keeps the engine).
+ */
+function deadlineEngine(deadline: number, maxNodes: number): RegExpConstructor {
   return class extends LinearRegExp {
+    static nodes = { left: maxNodes };
     override exec(input: string): RegExpExecArray | null {
-      if (Date.now() > deadline)
-        throw new Error('the evaluation ran out of time inside a regular expression');
+      if (Date.now() > deadline) throw new Error(REGEX_OUT_OF_TIME);
       return super.exec(input);
     }
   } as unknown as RegExpConstructor;
 }
+
+const NODES_SPENT = 'the evaluation used up its count of nodes';
 
 /** A JSONata error (jsonata throws plain objects with a message), for limits JSONata itself does not have. */
 function limitError(message: string): Error {
@@ -138,14 +188,17 @@ function guard(expression: jsonata.Expression): void {
   // and what the evaluation has produced in all (characters of strings, items of arrays, counted at each node
   // that yields them) is charged to it, so a loop cannot fill the heap within its time budget.
   expression.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, (...args: unknown[]) => {
+    // `environment.base` is the frame jsonata creates for each evaluation; it holds the evaluation's engine.
+    const evaluation = (args[2] as { base?: { RegexEngine?: { nodes?: { left: number } } } } | undefined)
+      ?.base;
+    const nodes = evaluation?.RegexEngine?.nodes;
+    if (nodes !== undefined && --nodes.left < 0) throw limitError(NODES_SPENT);
     const result = args[3];
     const size = typeof result === 'string' ? result.length : Array.isArray(result) ? result.length : 0;
     if (size === 0) return;
     if (typeof result === 'string' && size > MAX_STRING) {
       throw limitError(`a string of more than ${MAX_STRING} characters was produced`);
     }
-    // `environment.base` is the frame jsonata creates for each evaluation.
-    const evaluation = (args[2] as { base?: object } | undefined)?.base;
     if (evaluation === undefined) return;
     const total = (produced.get(evaluation) ?? 0) + size;
     if (total > MAX_PRODUCED) {

@@ -5,6 +5,6 @@
  * (TEMPLATE_LIMITS), so a template written by one user cannot read prototypes or stall a Lambda on someone else's
  * read. What is supported and the deliberate differences from Handlebars: `template/README.md`.
  */
-export { type RenderLimits, TEMPLATE_LIMITS, type Template } from './template/ast.ts';
+export { type RenderLimits, type StepBudget, TEMPLATE_LIMITS, type Template } from './template/ast.ts';
 export { parseTemplate } from './template/parse.ts';
 export { renderTemplate } from './template/render.ts';

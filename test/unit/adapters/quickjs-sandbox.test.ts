@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { QuickJsSandbox } from '#shared/adapters/sandbox/quickjs-sandbox.ts';
 import type { SandboxLimits, SandboxResult } from '#shared/ports/sandbox.ts';
@@ -312,4 +313,33 @@ describe('QuickJsSandbox workers', () => {
       await sandbox.close();
     }
   });
+
+  it('passes on what a worker writes to its own stdout and stderr', async () => {
+    const output: string[] = [];
+    const sandbox = new QuickJsSandbox({
+      workerUrl: new URL('../../support/noisy-quickjs-worker.mjs', import.meta.url),
+      onWorkerOutput: (text) => output.push(text),
+    });
+    try {
+      expect(await sandbox.run(ok, { n: 1 }, {}, limits)).toMatchObject({ ok: true });
+      await expect.poll(() => output.join('')).toContain('noisy worker: a run\n');
+      expect(output.join('')).toContain('noisy worker: loaded\n');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('lets a process that is done exit while a worker idles (nothing holds its event loop)', async () => {
+    const child = spawn(process.execPath, ['bin/run-ts.js', 'test/support/sandbox-then-exit.ts'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    // Left to itself: the test's own timeout is what fails a process that hangs.
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toEqual({ ok: true, value: 42, logs: [] });
+  }, 60_000);
 });

@@ -3,7 +3,7 @@
  * says what it expected, what it last saw and how long it waited; an API error is a failed line and the next
  * check still runs; a check that does not apply is skipped; nothing is cleaned up when nothing was written. The
  * MCP check lists the tools of a real MCP server (the SDK's, on loopback) where the API's MCP route would be, and
- * is skipped where that route answers 404.
+ * fails where that route answers 404 (the route always exists, so a 404 means something is wrong).
  */
 import { describe, expect, it } from 'vitest';
 import { ApiProblemError, CrumbsClient } from '#cli/api-client.ts';
@@ -116,11 +116,11 @@ describe('the MCP check', () => {
     expect(requests.filter((r) => r === 'POST /mcp').length).toBeGreaterThan(1);
   });
 
-  it('is skipped, not failed, where the endpoint answers 404', async () => {
+  it('fails where the endpoint answers 404, saying what it expected and what came', async () => {
     const { result } = await againstServer('/nothing-here');
-    expect(result).toMatchObject({
-      status: 'skipped',
-      detail: 'skipped: the endpoint has no MCP server (POST /v1/workspaces/smoke-unit/mcp answered 404)',
-    });
+    expect(result).toMatchObject({ status: 'failed' });
+    expect(result?.detail).toMatch(
+      /^expected POST \/v1\/workspaces\/smoke-unit\/mcp to answer an MCP initialize; got HTTP 404 \(no MCP route/,
+    );
   });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { inputProblem } from '#shared/core/orchestration/checks.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
-import { InvalidJsonSchemaError, ValidationError } from '#shared/domain/errors.ts';
+import { InvalidJsonSchemaError, JsonSchemaWorkLimitError, ValidationError } from '#shared/domain/errors.ts';
 import { queryJsonPath } from '#shared/domain/lang/json-path.ts';
 import { compileJsonSchema, formatIssues, JSON_SCHEMA_LIMITS } from '#shared/domain/lang/json-schema.ts';
 import { evaluateJsonata, MAX_STRING } from '#shared/domain/lang/jsonata.ts';
@@ -241,26 +241,80 @@ describe('JSON Schema', () => {
     const v = compileFresh({ $defs: { t: { anyOf: [branch, branch, branch] } }, $ref: '#/$defs/t' });
     let value: unknown = {};
     for (let i = 0; i < 40; i++) value = { a: value };
-    expect(() => v.validate(value)).toThrow(/applies more than \d+ subschemas .* validation stopped/);
+    expect(() => v.validate(value)).toThrow(/takes more than \d+ steps of work .*maxWork/);
     expect(v.validate({ a: { a: {} } })).toEqual([]);
   });
 
-  it('refuses values nested deeper than the limit, and long arrays under uniqueItems', () => {
+  it('refuses values nested deeper than the limit', () => {
     let deep: unknown = [];
     for (let i = 0; i < 10_000; i++) deep = [deep];
     expect(formatIssues(compileFresh({ type: 'array' }).validate(deep, 'input'))).toMatch(
       /^input: must NOT be nested deeper than 256 levels/,
     );
+  });
+
+  // Deep comparisons are work the validation counts: an enum of objects, a const, and uniqueItems each compare
+  // values inside one keyword, where counting subschema applications alone saw nothing (a tool request of 2,000
+  // objects against a 9,000-entry enum ran 10 s).
+  const stopped = (validate: () => unknown) => {
+    try {
+      validate();
+    } catch (error) {
+      expect(error).toBeInstanceOf(JsonSchemaWorkLimitError);
+      expect((error as JsonSchemaWorkLimitError).limit).toBe(JSON_SCHEMA_LIMITS.maxWork);
+      return (error as Error).message;
+    }
+    throw new Error('expected the validation to stop at its budget');
+  };
+
+  it('counts the entries an enum of objects compares, and stops at the budget', {
+    timeout: HANG_GUARD,
+  }, () => {
+    const entries = Array.from({ length: 9_000 }, (_, i) => ({ kind: 'item', id: i, tags: ['a', 'b'] }));
+    const v = compileFresh({ type: 'array', items: { enum: entries } });
+    const values = Array.from({ length: 2_000 }, () => ({ kind: 'item', id: 8_999, tags: ['a', 'b'] }));
+    expect(stopped(() => v.validate(values))).toMatch(
+      /^checking a value against input_schema stopped: .*more than 6400000 steps of work \(JSON_SCHEMA_LIMITS\.maxWork/,
+    );
+    // A few values against the same enum are checked, matches and mismatches alike.
+    expect(v.validate(values.slice(0, 3))).toEqual([]);
+    expect(formatIssues(v.validate([{ kind: 'item', id: -1, tags: [] }], 'input'))).toMatch(
+      /^input\[0\]: must be equal to one of the allowed values/,
+    );
+  });
+
+  it('counts what a const compares, each time it is applied', { timeout: HANG_GUARD }, () => {
+    const entry = (id: number) => ({ kind: 'item', id, tags: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] });
+    // 300 branches, each a const of 12 values, against each of 2,000 items: 7 million values compared.
+    const v = compileFresh({
+      type: 'array',
+      items: { anyOf: Array.from({ length: 300 }, (_, i) => ({ const: entry(i) })) },
+    });
+    const values = Array.from({ length: 2_000 }, () => entry(299));
+    expect(stopped(() => v.validate(values))).toMatch(/maxWork/);
+    expect(v.validate(values.slice(0, 10))).toEqual([]);
+    expect(formatIssues(v.validate([entry(300)], 'input'))).toMatch(/must match a schema in anyOf/);
+  });
+
+  it('counts the pairs uniqueItems compares', { timeout: HANG_GUARD }, () => {
     const unique = compileFresh({ type: 'array', uniqueItems: true });
-    expect(
-      formatIssues(
-        unique.validate(
-          Array.from({ length: 50_000 }, (_, i) => i),
-          'input',
-        ),
-      ),
-    ).toMatch(/more than 2000 items/);
+    const objects = Array.from({ length: 2_000 }, (_, i) => ({ kind: 'item', id: i, tags: ['a', 'b'] }));
+    expect(stopped(() => unique.validate(objects))).toMatch(/maxWork/);
+    // Arrays of ordinary length are checked as before, the duplicate named.
+    expect(unique.validate(objects.slice(0, 200))).toEqual([]);
     expect(formatIssues(unique.validate([1, 2, 1], 'input'))).toMatch(/must NOT have duplicate items/);
+    expect(formatIssues(unique.validate([...objects.slice(0, 100), objects[7]], 'input'))).toMatch(
+      /must NOT have duplicate items \(items 7 and 100 are identical\)/,
+    );
+    // A thousand numbers are a million cheap pairs, within the budget.
+    expect(unique.validate(Array.from({ length: 1_000 }, (_, i) => i))).toEqual([]);
+  });
+
+  it('stops at a smaller budget when one is given (the slice a caller tries before a worker)', () => {
+    const v = compileFresh({ type: 'array', items: { type: 'integer' } });
+    const values = Array.from({ length: 1_000 }, (_, i) => i);
+    expect(() => v.validate(values, 'input', 1_000)).toThrow(JsonSchemaWorkLimitError);
+    expect(v.validate(values, 'input')).toEqual([]);
   });
 });
 
@@ -315,7 +369,7 @@ describe('definitions', () => {
     ]);
   });
 
-  it("refuse a run's input, never throw, when a stored workflow's schema cannot judge it", () => {
+  it("refuse a run's input, never throw, when a stored workflow's schema cannot judge it", async () => {
     // Parsed for structure only, as the API and the engine read a stored definition.
     const parsed = parseDefinition('workflow.def.v1', {
       workflow_id: 'stored-before-the-check',
@@ -323,7 +377,7 @@ describe('definitions', () => {
       steps: [{ id: 'a', tool: 'echo', input: {} }],
     });
     if (parsed.kind !== 'workflow') throw new Error('expected a workflow');
-    expect(inputProblem(parsed.definition, 'x')).toMatch(
+    expect(await inputProblem(parsed.definition, 'x')).toMatch(
       /^workflow "stored-before-the-check"'s input_schema is not a valid JSON Schema: .*more than 10000/,
     );
   });

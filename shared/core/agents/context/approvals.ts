@@ -13,10 +13,11 @@
  * and the round's last tool response finds it otherwise); the model reads it as the call's result. A response
  * after the expiry counts as the expiry.
  */
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import { isPerson } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
-import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { formatIssues } from '#shared/domain/lang/json-schema.ts';
 import {
   HUMAN_REQUEST_SCHEMA,
   requestTag,
@@ -36,6 +37,7 @@ import {
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '../../executor/contract.ts';
+import { type Validate, validateHere } from '../../orchestration/checks.ts';
 import { toolRequestOutput } from './tool-rounds.ts';
 
 export interface ApprovalDeps {
@@ -51,7 +53,7 @@ export function isApprovalAnswer(trigger: { schema_name: string; context: unknow
 
 /**
  * What deciding an approval does: the outputs to write, and for a rejection (or expiry) the call's result as the
- * trigger of the round's continuation (`continuedConversation`), already written.
+ * trigger of the round's continuation (`continuedConversation`, `turn-state.ts`), already written.
  */
 export interface ApprovalOutcome {
   outputs: OutputBreadcrumb[];
@@ -112,7 +114,9 @@ export async function answerApproval(
   }
 
   const now = deps.now?.() ?? new Date();
-  const decided = decide(approval, response, expiry, writer, input.trigger.updated_at, now);
+  const decided = await decide(approval, response, expiry, writer, input.trigger.updated_at, now, (check) =>
+    dataChecks().validate(workspace, check),
+  );
   if (typeof decided === 'string') {
     log.warn('approval response ignored', { ...keys, problem: decided });
     return NOTHING;
@@ -177,15 +181,19 @@ async function carryOut(
   };
 }
 
-/** The approval as this response decides it, or why the response decides nothing. */
-export function decide(
+/**
+ * The approval as this response decides it, or why the response decides nothing. Edited arguments are checked with
+ * `validate` (the workspace's data checks in the executor).
+ */
+export async function decide(
   approval: ToolApproval,
   response: ApprovalResponse,
   expiry: boolean,
   writer: string,
   answeredAt: string,
   now: Date,
-): ToolApproval | string {
+  validate: Validate = validateHere,
+): Promise<ToolApproval | string> {
   // Past its expiry an approval counts as rejected, whoever answers (the timer, or a person too late).
   const late = isExpired(approval, new Date(Date.parse(answeredAt) || now.getTime()));
   if (expiry || late) {
@@ -205,7 +213,7 @@ export function decide(
     };
   }
   if (response.arguments !== undefined) {
-    const problem = argumentsProblem(approval, response.arguments);
+    const problem = await argumentsProblem(approval, response.arguments, validate);
     if (problem !== undefined) return problem;
   }
   return {
@@ -218,17 +226,20 @@ export function decide(
 }
 
 /** Why edited arguments do not fit the tool's input schema (as the approval recorded it), or undefined. */
-export function argumentsProblem(
+export async function argumentsProblem(
   approval: Pick<ToolApproval, 'tool' | 'input_schema'>,
   args: unknown,
-): string | undefined {
+  validate: Validate = validateHere,
+): Promise<string | undefined> {
   if (approval.input_schema === undefined) return undefined;
   try {
-    const issues = compileJsonSchema(
-      `approval:${approval.tool}:${JSON.stringify(approval.input_schema)}`,
-      approval.input_schema,
-      `the ${approval.tool} tool's input schema`,
-    ).validate(args, 'arguments');
+    const issues = await validate({
+      cacheKey: `approval:${approval.tool}:${JSON.stringify(approval.input_schema)}`,
+      schema: approval.input_schema,
+      what: `the ${approval.tool} tool's input schema`,
+      value: args,
+      root: 'arguments',
+    });
     return issues.length === 0 ? undefined : formatIssues(issues);
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
@@ -246,6 +257,7 @@ export function decisionOutputs(agentId: string, approval: ToolApproval): Output
         approval.tool_request_id,
         approval.thread,
         approval.round,
+        approval.turn,
       ),
     ];
   }
@@ -268,6 +280,7 @@ export function decisionOutputs(agentId: string, approval: ToolApproval): Output
         ...(approval.decision_reason !== undefined ? { reason: approval.decision_reason } : {}),
         requestedBy: agentId,
         thread: approval.thread,
+        ...(approval.turn !== undefined ? { turn: approval.turn } : {}),
         duration_ms: 0,
       },
     },

@@ -8,7 +8,9 @@
  * next answer still asks and may not is left out. Either way the refusals are counted on the answer
  * (`refused_writes`, `refusals`) and logged.
  */
+
 import { createHash } from 'node:crypto';
+import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import { type Grants, grantsOf, type Refusal } from '#shared/core/executor/allow-list.ts';
 import { type AgentSpec, agentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
@@ -18,7 +20,7 @@ import {
   NonRetriableError,
   ValidationError,
 } from '#shared/domain/errors.ts';
-import { compileJsonSchema, formatIssues } from '#shared/domain/lang/json-schema.ts';
+import { formatIssues } from '#shared/domain/lang/json-schema.ts';
 import { AGENT_NOTE_SCHEMA, requestTag, TOOL_REQUEST_SCHEMA, threadTag } from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -45,7 +47,7 @@ export async function structuredAnswer(
   | { conversation: AgentConversation; output: Record<string, unknown>; writes: OutputBreadcrumb[] }
 > {
   const def = input.definition;
-  const output = structuredOutput(schema, response.text);
+  const output = await structuredOutput(input.trigger.workspace, schema, response.text);
   const planned = await plannedWrites(def, conversation, output, grantsFor(input, deps));
   for (const r of planned.refused) {
     (deps.log ?? silentLog).warn('agent refused a write: it may not write this', {
@@ -106,7 +108,11 @@ function refusalFeedback(refused: readonly Refusal[]): string {
   ].join('\n');
 }
 
-function structuredOutput(schema: Record<string, unknown>, text: string): Record<string, unknown> {
+async function structuredOutput(
+  workspace: string,
+  schema: Record<string, unknown>,
+  text: string,
+): Promise<Record<string, unknown>> {
   let value: unknown;
   try {
     // The LLM port hands back the bare JSON (adapters take it out of fences and chatter), so parse it as is.
@@ -118,12 +124,14 @@ function structuredOutput(schema: Record<string, unknown>, text: string): Record
   }
   let issues: FieldIssue[];
   try {
-    // Keyed by the schema itself: agents sharing one response_schema share its compiled form.
-    issues = compileJsonSchema(
-      `response_schema:${JSON.stringify(schema)}`,
+    // Keyed by the schema itself: agents sharing one response_schema share its compiled form. Checked in the
+    // workspace's share of the data checks, off the event loop past a slice.
+    issues = await dataChecks().validate(workspace, {
+      cacheKey: `response_schema:${JSON.stringify(schema)}`,
       schema,
-      'response_schema',
-    ).validate(value);
+      what: 'response_schema',
+      value,
+    });
   } catch (error) {
     if (!(error instanceof InvalidJsonSchemaError)) throw error;
     throw new NonRetriableError(`response_schema is not a usable JSON Schema: ${error.problem}`, {

@@ -1,13 +1,15 @@
 /**
  * A context agent's tool rounds. The model asks for tools (native tool calling); each call becomes a
- * `tool.request.v1` `{tool, input, requestId, requestedBy, thread, round}` tagged `tool:request`,
- * `request:<requestId>`; the invocation then returns, never waiting. Where the turn's working state waits:
+ * `tool.request.v1` `{tool, input, requestId, requestedBy, thread, round, turn}` tagged `tool:request`,
+ * `request:<requestId>`; the invocation then returns, never waiting. Where the turn's working state waits
+ * (`turn-state.ts` reads it back and decides who may move it on):
  * - a round of one call: in the request itself (`conversation`), so the state that changes within a second needs
  *   no record of its own; the response's causation names the request (`ownToolRequest`), which the continuation
  *   reads back by id. One request has one answer (a tool answers once per request version), so nothing else
- *   claims the continuation; an `agent.conversation.v1` already answered for this turn stops a late one;
- * - a round of several calls: in the `agent.conversation.v1` (one per agent × thread, upserted), which the
- *   response that finds every request answered (listed by tag `request:<id>`) claims with If-Match, so two
+ *   claims the continuation; the turn's `agent.conversation.v1`, already answered, stops a late one;
+ * - a round of several calls: in the turn's `agent.conversation.v1` (one per agent × turn, `turnRecordId`: turns
+ *   of one thread — a second message, parallel steps of a run, a map's items — never share one), written before
+ *   the round's requests, which the response that finds every request answered claims with If-Match, so two
  *   responses arriving together continue once.
  * Either way the turn's `agent.conversation.v1` is written when it answers (`turn.ts`): its transcript, once per
  * turn. Such a response answers the agent's own request, so its rounds do not grow the hop count
@@ -25,9 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import { givenToolNames, listToolDefinitions, type Refusal } from '#shared/core/executor/allow-list.ts';
-import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
-import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
 import { withoutUsageRecord } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_CONVERSATION_SCHEMA,
@@ -57,6 +57,7 @@ import type { LlmMessage, LlmResponse, LlmToolCall, LlmToolResult, LlmToolSpec }
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { OneTimeTimer } from '#shared/ports/timers.ts';
 import type { ExecutionInput, OutputBreadcrumb, OwnRequestRef } from '../../executor/contract.ts';
+import { outputId } from '../../executor/outputs.ts';
 import { asObject, stringField } from './fields.ts';
 import type { TurnBudget } from './turn-budget.ts';
 
@@ -87,6 +88,11 @@ export interface AgentConversation {
   trigger_id: string;
   /** The request this turn answers (agent.request.v1's request_id, else the trigger id). */
   request_id?: string | undefined;
+  /**
+   * The trigger version that started the turn (`<id>@<version>`): names the turn's record (`turnRecordId`), and
+   * what it answers should the record be lost. Absent in a turn an older version started (kept per thread).
+   */
+  turn?: string | undefined;
   /** The request's correlation tags, put on the answer however many tool rounds later it comes. */
   answer_tags?: string[] | undefined;
   /** What the prompt left out to fit the prompt budget. */
@@ -108,8 +114,29 @@ export function turnAnswerTags(agentId: string, conversation: AgentConversation)
   ];
 }
 
-export function conversationId(agentId: string, thread: string): string {
+/** The turn a trigger version starts: `<id>@<version>`. */
+export function turnOf(trigger: { id: string; version: number }): string {
+  return `${trigger.id}@${trigger.version}`;
+}
+
+/**
+ * The record a turn keeps its state in: one per agent and turn, so a second message in the thread, two parallel
+ * steps of a run or a map's items calling the same agent each keep their own.
+ */
+export function turnRecordId(agentId: string, turn: string): string {
+  return `agconv-${sha(`${agentId}\u0000turn\u0000${turn}`).slice(0, 32)}`;
+}
+
+/** Where a turn an older version started kept its state: one record per agent and thread. */
+export function threadRecordId(agentId: string, thread: string): string {
   return `agconv-${sha(`${agentId}\u0000${thread}`).slice(0, 32)}`;
+}
+
+/** The record of this turn's state. */
+export function recordIdOf(conversation: Pick<AgentConversation, 'agent_id' | 'thread' | 'turn'>): string {
+  return conversation.turn !== undefined
+    ? turnRecordId(conversation.agent_id, conversation.turn)
+    : threadRecordId(conversation.agent_id, conversation.thread);
 }
 
 export function requestIdFor(
@@ -124,14 +151,15 @@ export function requestIdFor(
 
 /**
  * The context of a tool request the agent writes from data it does not control (a structured answer's
- * `create_breadcrumbs`, a function's `ctx.create`): its own (`requestedBy`), and without a `conversation`, which
- * only a tool round writes — a turn continues from no state but its own.
+ * `create_breadcrumbs`, a function's `ctx.create`): its own (`requestedBy`), and without a `conversation` or a
+ * `turn`, which only a tool round writes — a turn continues from no state but its own, and only its own requests
+ * answer it.
  */
 export function ownRequestContext(
   agentId: string,
   context: Record<string, unknown>,
 ): Record<string, unknown> {
-  const { conversation: _dropped, ...rest } = context;
+  const { conversation: _dropped, turn: _turn, ...rest } = context;
   return { ...rest, requestedBy: agentId };
 }
 
@@ -229,14 +257,20 @@ export function toolRound(
         now,
       );
     }
-    return toolRequestOutput(
-      def.agent_id,
-      call.name,
-      call.input ?? {},
-      requestId,
-      conversation.thread,
-      round,
-    );
+    // The id the request would have as the invocation's `n`th output: written after the turn's record, it keeps
+    // the id it had when requests came first, and the first is the one an error answer to this trigger replays.
+    return {
+      ...toolRequestOutput(
+        def.agent_id,
+        call.name,
+        call.input ?? {},
+        requestId,
+        conversation.thread,
+        round,
+        conversation.turn,
+      ),
+      id: outputId('agent', input.definitionRef.id, input.trigger.id, input.trigger.version, n),
+    };
   });
   if (pending.some((p) => p.approval !== undefined)) {
     // A person may take hours: the round waits in the conversation, whose pending entries name the approvals.
@@ -246,17 +280,21 @@ export function toolRound(
         ? [expiryTimer(input.trigger.workspace, def.agent_id, p.approval, policy.timeoutSeconds, now)]
         : [];
     });
-    return { outputs: [...requests, conversationOutput(next)], ...(timers.length > 0 ? { timers } : {}) };
+    return { outputs: [conversationOutput(next), ...requests], ...(timers.length > 0 ? { timers } : {}) };
   }
   const [only] = requests;
   if (only !== undefined && requests.length === 1) {
     // The state rides in the one request: its answer continues the turn from there.
     return { outputs: [{ ...only, context: { ...only.context, conversation: next } }] };
   }
-  return { outputs: [...requests, conversationOutput(next)] };
+  // The turn's record first: an answer can only come once its request exists, and then it finds the turn.
+  return { outputs: [conversationOutput(next), ...requests] };
 }
 
-/** The tool request a round writes for one call (and an approved call writes once approved). */
+/**
+ * The tool request a round writes for one call (and an approved call writes once approved). `turn` names the turn
+ * its answer continues (`turn-state.ts`).
+ */
 export function toolRequestOutput(
   agentId: string,
   tool: string,
@@ -264,12 +302,21 @@ export function toolRequestOutput(
   requestId: string,
   thread: string,
   round: number,
+  turn: string | undefined,
 ): OutputBreadcrumb {
   return {
     schema_name: TOOL_REQUEST_SCHEMA,
     title: `${agentId} asks ${tool}`,
     tags: ['tool:request', requestTag(requestId), threadTag(thread)],
-    context: { tool, input: toolInput, requestId, requestedBy: agentId, thread, round },
+    context: {
+      tool,
+      input: toolInput,
+      requestId,
+      requestedBy: agentId,
+      thread,
+      round,
+      ...(turn !== undefined ? { turn } : {}),
+    },
   };
 }
 
@@ -298,6 +345,7 @@ function approvalRequest(
     tool_request_id: requestId,
     thread: conversation.thread,
     round: conversation.round,
+    ...(conversation.turn !== undefined ? { turn: conversation.turn } : {}),
     prompt: `${agentId} wants to call ${call.name}${reason !== '' ? `: ${reason.slice(0, 200)}` : ''}`,
     ...(inputSchema !== undefined ? { input_schema: inputSchema } : {}),
     ...(policy.timeoutSeconds !== undefined
@@ -339,194 +387,6 @@ function expiryTimer(
   };
 }
 
-/**
- * The conversation a `tool.response.v1` continues, with the round's results appended; undefined when it continues
- * nothing (a late or duplicate response, a round still waiting for others, or another response continuing it).
- */
-export async function continuedConversation(
-  input: ExecutionInput<AgentDefinition>,
-  deps: { readonly store: BreadcrumbStore },
-): Promise<AgentConversation | undefined> {
-  const def = input.definition;
-  const workspace = input.trigger.workspace;
-  const response = asObject(input.trigger.context);
-  const requestId = stringField(response, ['request_id', 'requestId']);
-  if (requestId === undefined) return undefined;
-  const id = conversationId(def.agent_id, input.causation.thread);
-  // Both reads at once: the state the request carries, and the conversation (answered already, or waiting).
-  const [carried, stored] = await Promise.all([
-    carriedConversation(input, deps.store, requestId),
-    deps.store.get(workspace, id).catch((error: unknown) => {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
-    }),
-  ]);
-  if (carried !== undefined) {
-    const record = stored?.context as Partial<AgentConversation> | undefined;
-    // This turn already answered past this round: a late response (or a second delivery after the answer).
-    if (
-      record?.status === 'answered' &&
-      record.trigger_id === carried.trigger_id &&
-      (record.round ?? 0) >= carried.round
-    ) {
-      return undefined;
-    }
-    const results = carried.pending.map((p) => toolResult(p, response));
-    return {
-      ...carried,
-      messages: [...carried.messages, { role: 'tool', results: inCallOrder(carried, results) }],
-      pending: [],
-      refused: undefined,
-    };
-  }
-  const waits = (record: Breadcrumb | undefined) => {
-    const c = record?.context as Partial<AgentConversation> | undefined;
-    return c?.status === 'waiting-for-tools' && c.pending?.some((p) => p.requestId === requestId) === true;
-  };
-  let found = stored;
-  if (!waits(found)) {
-    // A call decided by a person continues in the thread of the person's answer, not the conversation's: the
-    // request (or the agent's rejection) names the conversation's thread. Only read when the first read missed.
-    const thread = await threadOfRequest(input, deps.store, response);
-    if (thread !== undefined && thread !== input.causation.thread) {
-      found = await deps.store
-        .get(workspace, conversationId(def.agent_id, thread))
-        .catch((error: unknown) => {
-          if (error instanceof NotFoundError) return undefined;
-          throw error;
-        });
-    }
-  }
-  // A response to a request this agent made outside a conversation (e.g. seed 002's tools_to_invoke).
-  if (found === undefined) return undefined;
-  const conversation = found.context as unknown as AgentConversation;
-  if (
-    conversation.status !== 'waiting-for-tools' ||
-    !conversation.pending.some((p) => p.requestId === requestId)
-  ) {
-    return undefined; // late or duplicate response of an earlier round
-  }
-
-  const results: LlmToolResult[] = [];
-  for (const pending of conversation.pending) {
-    const answer =
-      pending.requestId === requestId
-        ? { context: response, writer: input.trigger.created_by }
-        : await latestResponse(deps.store, workspace, pending.requestId);
-    if (answer === undefined) return undefined; // another response of this round is still to come
-    // A call waiting for approval is answered only by its tool (once approved) or by the agent's rejection.
-    if (
-      pending.approval !== undefined &&
-      answer.writer !== input.principal &&
-      answer.writer !== `tool:${pending.tool}`
-    ) {
-      return undefined;
-    }
-    results.push(toolResult(pending, answer.context));
-  }
-
-  // Claim the round: of several responses that each see the round complete, only one continues.
-  const me = `${input.trigger.id}@${input.trigger.version}`;
-  if (conversation.continued?.round === conversation.round && conversation.continued.by !== me)
-    return undefined;
-  if (conversation.continued?.by !== me) {
-    try {
-      await deps.store.update(
-        workspace,
-        found.id,
-        {
-          context: { ...withoutUsageRecord(found.context), continued: { round: conversation.round, by: me } },
-        },
-        { principal: input.principal, expectedVersion: found.version, causation: input.causation },
-      );
-    } catch (error) {
-      if (error instanceof VersionConflictError) return undefined;
-      throw error;
-    }
-  }
-
-  return {
-    ...conversation,
-    messages: [...conversation.messages, { role: 'tool', results: inCallOrder(conversation, results) }],
-    pending: [],
-    refused: undefined,
-  };
-}
-
-/**
- * The turn state carried by the request a response answers (a round of one call), read back from that request by
- * the id its causation names; undefined when the request carries none (a round of several calls, or a request
- * that is not the agent's own). Only what the agent itself wrote counts: a request someone else wrote for it
- * never speaks for its turn.
- */
-async function carriedConversation(
-  input: ExecutionInput<AgentDefinition>,
-  store: BreadcrumbStore,
-  requestId: string,
-): Promise<AgentConversation | undefined> {
-  const def = input.definition;
-  const ref = ownToolRequest(def, input.trigger);
-  if (ref === undefined) return undefined;
-  let request: Breadcrumb;
-  try {
-    request =
-      ref.version === undefined
-        ? await store.get(input.trigger.workspace, ref.id)
-        : await store.getVersion(input.trigger.workspace, ref.id, ref.version);
-  } catch (error) {
-    if (error instanceof NotFoundError) return undefined;
-    throw error;
-  }
-  // Written by the agent, in this very version too: someone else's edit of its request carries no turn.
-  if (
-    request.schema_name !== TOOL_REQUEST_SCHEMA ||
-    request.created_by !== input.principal ||
-    request.updated_by !== input.principal
-  ) {
-    return undefined;
-  }
-  const context = asObject(request.context);
-  if (context.requestedBy !== def.agent_id || context.requestId !== requestId) return undefined;
-  const state = asObject(context.conversation) as unknown as AgentConversation;
-  const [pending, ...others] = Array.isArray(state.pending) ? state.pending : [];
-  if (
-    state.agent_id !== def.agent_id ||
-    state.status !== 'waiting-for-tools' ||
-    !Array.isArray(state.messages) ||
-    pending?.requestId !== requestId ||
-    others.length > 0
-  ) {
-    return undefined;
-  }
-  return state;
-}
-
-/**
- * The thread of the conversation a response continues, as the agent itself wrote it: in its rejection of a call
- * (`approvals.ts`), else in the tool request the response answers (read by the id its causation names).
- */
-async function threadOfRequest(
-  input: ExecutionInput<AgentDefinition>,
-  store: BreadcrumbStore,
-  response: Record<string, unknown>,
-): Promise<string | undefined> {
-  if (input.trigger.created_by === input.principal) return stringField(response, ['thread']);
-  const ref = ownToolRequest(input.definition, input.trigger);
-  if (ref === undefined) return undefined;
-  try {
-    const request =
-      ref.version === undefined
-        ? await store.get(input.trigger.workspace, ref.id)
-        : await store.getVersion(input.trigger.workspace, ref.id, ref.version);
-    if (request.schema_name !== TOOL_REQUEST_SCHEMA || request.created_by !== input.principal)
-      return undefined;
-    return stringField(asObject(request.context), ['thread']);
-  } catch (error) {
-    if (error instanceof NotFoundError) return undefined;
-    throw error;
-  }
-}
-
 /** A failed result for a call to a tool the agent was not given, naming the ones it was. */
 function refusal(call: LlmToolCall, given: ReadonlySet<string>): LlmToolResult {
   const available = given.size > 0 ? [...given].join(', ') : 'none';
@@ -538,49 +398,6 @@ function refusal(call: LlmToolCall, given: ReadonlySet<string>): LlmToolResult {
   };
 }
 
-/** The round's results (answered and refused) in the order the model made the calls. */
-function inCallOrder(conversation: AgentConversation, answered: LlmToolResult[]): LlmToolResult[] {
-  const all = [...(conversation.refused ?? []), ...answered];
-  const last = conversation.messages.findLast((m) => m.role === 'assistant');
-  const order = new Map((last?.role === 'assistant' ? (last.toolCalls ?? []) : []).map((c, i) => [c.id, i]));
-  return all.sort((a, b) => (order.get(a.toolCallId) ?? 0) - (order.get(b.toolCallId) ?? 0));
-}
-
-function toolResult(
-  pending: AgentConversation['pending'][number],
-  response: Record<string, unknown>,
-): LlmToolResult {
-  const status = response.status;
-  const failed =
-    status === 'error' ||
-    status === 'failed' ||
-    (response.error !== undefined && response.output === undefined);
-  return {
-    toolCallId: pending.toolCallId,
-    toolName: pending.tool,
-    output: failed ? (response.error ?? 'the tool failed') : (response.output ?? null),
-    ...(failed ? { isError: true } : {}),
-  };
-}
-
-async function latestResponse(
-  store: BreadcrumbStore,
-  workspace: string,
-  requestId: string,
-): Promise<{ context: Record<string, unknown>; writer: string } | undefined> {
-  const page = await store.list({
-    workspace,
-    schema_name: TOOL_RESPONSE_SCHEMA,
-    tag: requestTag(requestId),
-    limit: 1,
-  });
-  if (page.items.length === 0) return undefined;
-  // The context view, as for the trigger: a tool result's excluded fields never reach the model.
-  const [view] = await store.contextViews(workspace, page.items.slice(0, 1));
-  const writer = page.items[0]?.created_by ?? '';
-  return view ? { context: asObject(view.context), writer } : undefined;
-}
-
 export function conversationOutput(conversation: AgentConversation): OutputBreadcrumb {
   return {
     schema_name: AGENT_CONVERSATION_SCHEMA,
@@ -589,7 +406,7 @@ export function conversationOutput(conversation: AgentConversation): OutputBread
     // A conversation read back from its record carries the calls an earlier invocation recorded on it; written
     // again, they would be counted again (`usage-record.ts` records this invocation's own).
     context: withoutUsageRecord(conversation as unknown as Record<string, unknown>),
-    upsertId: conversationId(conversation.agent_id, conversation.thread),
+    upsertId: recordIdOf(conversation),
   };
 }
 

@@ -15,7 +15,7 @@
 import { type AgentTask, agentTaskOf } from '#shared/core/agents/contract.ts';
 import { agentModel, agentSpec, outputTokenCap } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
-import { NonRetriableError } from '#shared/domain/errors.ts';
+import { isRetriable, NonRetriableError } from '#shared/domain/errors.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
 import {
   AGENT_RESPONSE_SCHEMA,
@@ -42,7 +42,6 @@ import { type ContextSpec, DEFAULT_AGENT_MODEL, systemPrompt, userMessageOf } fr
 import { structuredAnswer } from './structured-output.ts';
 import {
   type AgentConversation,
-  continuedConversation,
   conversationOutput,
   NO_TOOLS,
   type OfferedTools,
@@ -50,6 +49,7 @@ import {
   toolRound,
   toolSpecs,
   turnAnswerTags,
+  turnOf,
 } from './tool-rounds.ts';
 import {
   afterCall,
@@ -58,6 +58,7 @@ import {
   budgetStopOutputs,
   turnBudgetOf,
 } from './turn-budget.ts';
+import { continuedConversation, failedTurnOutputs } from './turn-state.ts';
 
 export interface ContextAgentDeps {
   store: BreadcrumbStore;
@@ -136,6 +137,7 @@ export async function contextTurn(
     user_message: userMessage,
     trigger_id: input.trigger.id,
     request_id: task.requestId,
+    turn: turnOf(input.trigger),
     answer_tags: [...task.correlationTags],
     ...(prompt.dropped.length > 0 ? { context_dropped: prompt.dropped } : {}),
     budget: turnBudgetOf(def, input.trigger),
@@ -265,7 +267,8 @@ async function continueWithApproval(
     toolSpecs(input.definition, input.trigger.workspace, deps.store),
   ]);
   if (next === undefined) return { outputs: decided.outputs };
-  const continued = await step(input, deps, next, tools);
+  if ('outputs' in next) return { outputs: [...decided.outputs, ...next.outputs] };
+  const continued = await continueTurn(input, deps, next.conversation, tools);
   return { outputs: [...decided.outputs, ...continued.outputs] };
 }
 
@@ -280,7 +283,33 @@ async function continueWithToolResults(
     toolSpecs(input.definition, input.trigger.workspace, deps.store),
   ]);
   if (next === undefined) return { outputs: [] };
-  return step(input, deps, next, tools);
+  if ('outputs' in next) return { outputs: next.outputs };
+  return continueTurn(input, deps, next.conversation, tools);
+}
+
+/**
+ * The next step of a turn an answer continues. A failure that will not pass is answered as the turn (its request's
+ * tags, `failedTurnOutputs`): the pipeline's error answer would be tagged from the tool's answer, and a run
+ * waiting on the turn's request would never hear of it.
+ */
+async function continueTurn(
+  input: ExecutionInput<AgentDefinition>,
+  deps: ContextAgentDeps,
+  conversation: AgentConversation,
+  tools: OfferedTools,
+): Promise<ExecutionResult> {
+  try {
+    return await step(input, deps, conversation, tools);
+  } catch (error) {
+    if (isRetriable(error, input.signal)) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    (deps.log ?? silentLog).error('turn failed; answering its request with the error', {
+      agentId: input.definition.agent_id,
+      turn: conversation.turn,
+      error: message,
+    });
+    return { outputs: failedTurnOutputs(input, conversation, message) };
+  }
 }
 
 function finalOutputs(

@@ -4,9 +4,25 @@
 export interface RenderLimits {
   readonly maxOutputLength: number;
   readonly maxSteps: number;
+  /**
+   * Steps shared by several renders (the templates of one read, `TEMPLATE_LIMITS.maxStepsPerRead`): each step is
+   * charged here too, and a render that finds it spent stops with an error naming `budget.what`.
+   */
+  readonly budget?: StepBudget;
 }
 
-export const TEMPLATE_LIMITS: RenderLimits & { readonly maxNesting: number } = Object.freeze({
+/** Steps left to several renders together; `spent` is set once one of them ran out of it. */
+export interface StepBudget {
+  left: number;
+  spent: boolean;
+  /** What the budget is, for the error: "the templates of one read (TEMPLATE_LIMITS.maxStepsPerRead)". */
+  readonly what: string;
+}
+
+export const TEMPLATE_LIMITS: RenderLimits & {
+  readonly maxNesting: number;
+  readonly maxStepsPerRead: number;
+} = Object.freeze({
   /** Characters of output. A context is at most 350 KB, so a view beyond 1 MB is a template multiplying it. */
   maxOutputLength: 1_048_576,
   /**
@@ -14,6 +30,11 @@ export const TEMPLATE_LIMITS: RenderLimits & { readonly maxNesting: number } = O
    * nothing, which the output cap would not catch; 2M steps is far above any view of a 350 KB context.
    */
   maxSteps: 2_000_000,
+  /**
+   * Steps of all the templates one read renders (a listing of 100 views, each with its templates): about half a
+   * second of one core, so no read can be made to run for the length of a listing times a render.
+   */
+  maxStepsPerRead: 10_000_000,
   /** Blocks, else-if links and sub-expressions inside each other. Keeps parsing and rendering off the stack limit. */
   maxNesting: 100,
 });

@@ -213,6 +213,13 @@ class Renderer {
     if (++this.steps > this.limits.maxSteps) {
       throw new TemplateRenderError(`template rendering exceeds ${this.limits.maxSteps} steps`);
     }
+    const budget = this.limits.budget;
+    if (budget !== undefined && --budget.left < 0) {
+      budget.spent = true;
+      throw new TemplateRenderError(
+        `${budget.what} exceed their budget of steps; this template was not rendered`,
+      );
+    }
   }
 }
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { pooledChecks } from '#shared/adapters/checks/checks.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { createApiAgent, retryAfterSeconds } from '#shared/core/agents/api-agent.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
-import { evaluateJsonata } from '#shared/domain/lang/jsonata.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { agentRun } from '../../../support/agent-run.ts';
 import { startHttpServer, type TestHttpServer } from '../../../support/http-server.ts';
@@ -21,7 +21,7 @@ function apiAgent(allowPrivate = true, secrets: Record<string, string> = { 'part
     fetchFor: (allowedHosts) =>
       guardedFetch({ allowPrivate, allowedHosts, fields: { allowedHosts: 'transport.api.allowed_hosts' } }),
     secrets: new LocalSecrets({ inline: JSON.stringify({ 'ws-test': secrets }) }),
-    evaluate: evaluateJsonata,
+    checks: pooledChecks(undefined),
   });
 }
 

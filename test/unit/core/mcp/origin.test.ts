@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { HttpRequest } from '#shared/core/api/http.ts';
-import { createMcpHttp, originRefusal } from '#shared/core/mcp/http.ts';
+import { originRefusal } from '#shared/core/api/origin.ts';
+import { createMcpHttp } from '#shared/core/mcp/http.ts';
 
 const BASE = 'https://api.example.com/prod';
 const LOCAL = 'http://127.0.0.1:3000';

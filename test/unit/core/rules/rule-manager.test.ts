@@ -227,7 +227,18 @@ describe('rule manager (in memory)', () => {
       implementation: 'mcp',
       mcp: { url: 'https://m.example/mcp' },
     });
+    await put('tool-fn', 'tool.def.v1', {
+      name: 'sum',
+      implementation: 'function',
+      function: { code: 'async function handler(input) { return input; }' },
+    });
     expect(target('agent-fn')).toBe('arn:aws:sqs:eu-west-1:1:agent-sandbox');
+    expect(target('tool-fn')).toBe('arn:aws:sqs:eu-west-1:1:agent-sandbox');
+    expect(await status('ws', 'tool-fn')).toMatchObject({
+      kind: 'tool',
+      runner: 'agent-sandbox',
+      state: 'active',
+    });
     expect(target('agent-api')).toBe('arn:aws:sqs:eu-west-1:1:agent-remote');
     expect(target('agent-mcp')).toBe('arn:aws:sqs:eu-west-1:1:agent-mcp');
     expect(target('tool-mcp')).toBe('arn:aws:sqs:eu-west-1:1:agent-mcp');

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeltaStream } from '#shared/core/streaming/delta-stream.ts';
 import { type DeltaEvent, parseDeltaEvent } from '#shared/core/streaming/events.ts';
@@ -107,13 +108,55 @@ describe('DeltaStream', () => {
       stream.write(`${t} `);
       await clock.advance(20);
     }
+    // While the model writes, one event fewer than the cap: the last is kept for the held text.
     const before = channel.events.length;
-    expect(before).toBe(3);
+    expect(before).toBe(2);
     const stats = await stream.final('completed', 'ans-2');
     expect(stats.capped).toBe(true);
-    expect(channel.events).toHaveLength(5);
-    expect(channel.requests).toHaveLength(4); // the held delta and the final share one request
+    expect(channel.events.map((e) => e.type)).toEqual(['delta', 'delta', 'delta', 'final']);
+    expect(channel.requests).toHaveLength(3); // the held delta and the final share one request
     expect(shown(channel.events)).toBe(Array.from({ length: 200 }, (_, t) => `${t} `).join(''));
+  });
+
+  it('sends at most maxEvents events before the final, whatever the writes, resets, failures and timing', async () => {
+    const step = fc.oneof(
+      fc.record({ write: fc.string({ minLength: 1, maxLength: 12 }) }),
+      fc.record({ reset: fc.constant(true) }),
+      fc.record({ fail: fc.integer({ min: 1, max: 2 }) }),
+      fc.record({ wait: fc.integer({ min: 0, max: 3000 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 14 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(step, { maxLength: 120 }),
+        async (maxEvents, maxEventChars, steps) => {
+          const { clock, channel, stream } = setup({ maxEvents, maxEventChars });
+          let text = '';
+          for (const s of steps) {
+            if ('write' in s) {
+              stream.write(s.write);
+              text += s.write;
+            } else if ('reset' in s) {
+              stream.reset('again');
+              text = '';
+            } else if ('fail' in s) channel.failNext = s.fail;
+            else await clock.advance(s.wait);
+          }
+          channel.failNext = 0;
+          const stats = await stream.final('completed', 'a');
+          // Every event sent, and every one a failed request carried (`seq` counts them all), is within the cap.
+          const sent = channel.events.filter((e) => e.type !== 'final');
+          expect(sent.length).toBeLessThanOrEqual(maxEvents);
+          expect((channel.events.at(-1)?.seq ?? 1) - 1).toBeLessThanOrEqual(maxEvents);
+          expect(channel.events.at(-1)?.type).toBe('final');
+          expect(channel.events.filter((e) => e.type === 'final')).toHaveLength(1);
+          // Uncapped and unfailed, the subscriber shows the whole answer (else the final's stored answer does).
+          if (!stats.capped && stats.failures === 0) expect(shown(channel.events)).toBe(text);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('sends a reset in seq order and the subscriber drops the text so far', async () => {

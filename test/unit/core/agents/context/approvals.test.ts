@@ -64,6 +64,7 @@ function conversation(): AgentConversation {
     response_to: 'm1',
     user_message: 'pay the bill',
     trigger_id: 'm1',
+    turn: 'm1@1',
     answer_tags: ['run:r1', 'step:pay-step', 'reply-to:workflow:w'],
   };
 }
@@ -77,7 +78,7 @@ const offered = {
 };
 
 describe('a round with a call that needs approval', () => {
-  it('writes the approval instead of its tool request, the other calls’ requests, the conversation and a timer', () => {
+  it('writes the conversation, then the approval instead of its tool request, the other calls’ requests, and a timer', () => {
     const now = new Date('2026-01-01T00:00:00Z');
     const round = toolRound(
       input({ id: 'm1', schema_name: 'user.message.v1', context: {}, created_by: 'user:a' }),
@@ -98,11 +99,11 @@ describe('a round with a call that needs approval', () => {
     );
     if ('again' in round) throw new Error('expected outputs');
     expect(round.outputs.map((o) => o.schema_name)).toEqual([
+      'agent.conversation.v1',
       'human.request.v1',
       'tool.request.v1',
-      'agent.conversation.v1',
     ]);
-    const [approval, request, conv] = round.outputs;
+    const [conv, approval, request] = round.outputs;
     expect(approval?.context).toMatchObject({
       kind: 'tool-approval',
       agent_id: 'payer',
@@ -112,10 +113,12 @@ describe('a round with a call that needs approval', () => {
       status: 'pending',
       run_id: 'r1',
       step: 'pay-step',
+      turn: 'm1@1',
       expires_at: '2026-01-01T00:01:00.000Z',
     });
     expect(approval?.id).toBe(approvalIdFor(String(approval?.context.tool_request_id)));
-    expect(request?.context).toMatchObject({ tool: 'look' });
+    // Every request names the turn it continues, whichever turn of the thread answers first.
+    expect(request?.context).toMatchObject({ tool: 'look', turn: 'm1@1' });
     expect(
       (conv?.context as unknown as AgentConversation | undefined)?.pending.map(
         (p) => p.approval !== undefined,
@@ -146,6 +149,7 @@ async function pendingApproval(store: InMemoryBreadcrumbStore, extra: Partial<To
     tool_request_id: 'req-1',
     thread: 'th-1',
     round: 1,
+    turn: 'm1@1',
     prompt: 'payer wants to call pay',
     input_schema: SCHEMA,
     status: 'pending',
@@ -171,7 +175,12 @@ describe('answerApproval', () => {
     expect(decided.outputs).toEqual([
       expect.objectContaining({
         schema_name: 'tool.request.v1',
-        context: expect.objectContaining({ tool: 'pay', input: { amount: 12 }, requestId: 'req-1' }),
+        context: expect.objectContaining({
+          tool: 'pay',
+          input: { amount: 12 },
+          requestId: 'req-1',
+          turn: 'm1@1',
+        }),
       }),
     ]);
     expect((await answerApproval(first, { store })).outputs).toEqual(decided.outputs);
@@ -229,6 +238,7 @@ describe('answerApproval', () => {
         status: 'error',
         error: 'the call of pay was not made: user:alice rejected it: too much',
         thread: 'th-1',
+        turn: 'm1@1',
       }),
     });
     expect(await store.get(WS, String(decided.rejection?.trigger.id))).toMatchObject({
@@ -278,9 +288,9 @@ describe('decide', () => {
     status: 'pending',
   } satisfies ToolApproval;
   const now = new Date();
-  it('takes edited arguments that fit the schema, and refuses those that do not', () => {
+  it('takes edited arguments that fit the schema, and refuses those that do not', async () => {
     expect(
-      decide(
+      await decide(
         approval,
         { approvalId: 'a', decision: 'approve', arguments: { amount: 5 } },
         false,
@@ -290,7 +300,7 @@ describe('decide', () => {
       ),
     ).toMatchObject({ status: 'approved', arguments: { amount: 5 }, edited: true });
     expect(
-      decide(
+      await decide(
         approval,
         { approvalId: 'a', decision: 'approve', arguments: { amount: 'x' } },
         false,

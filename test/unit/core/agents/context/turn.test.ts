@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
-import { type AgentConversation, conversationId } from '#shared/core/agents/context/tool-rounds.ts';
+import {
+  type AgentConversation,
+  threadRecordId,
+  turnRecordId,
+} from '#shared/core/agents/context/tool-rounds.ts';
 import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '#shared/core/executor/contract.ts';
 import { type Breadcrumb, checksumOf } from '#shared/domain/breadcrumb.ts';
@@ -155,6 +159,8 @@ function respondTo(
       requestedBy: 'helper',
     },
     causation: { caused_by: causedBy, thread: 'msg-1', hop: 4 },
+    created_by: 'tool:calculator',
+    updated_by: 'tool:calculator',
   });
 }
 
@@ -207,9 +213,10 @@ describe('agent executor', () => {
       tags: expect.arrayContaining(['agent:response', 'thread:msg-1']),
       context: { message: 'Hi!', agent_id: 'helper', thread: 'msg-1', response_to: 'msg-1', tool_rounds: 0 },
     });
+    // The turn's record: one per turn (the trigger version that started it), not per thread.
     expect(outputs[1]).toMatchObject({
       schema_name: 'agent.conversation.v1',
-      upsertId: conversationId('helper', 'msg-1'),
+      upsertId: turnRecordId('helper', 'ctx-1@1'),
     });
   });
 
@@ -228,7 +235,14 @@ describe('agent executor', () => {
         input: { expression: '17*23' },
         requestedBy: 'helper',
         thread: 'msg-1',
-        conversation: { agent_id: 'helper', status: 'waiting-for-tools', round: 1, trigger_id: 'ctx-1' },
+        turn: 'ctx-1@1',
+        conversation: {
+          agent_id: 'helper',
+          status: 'waiting-for-tools',
+          round: 1,
+          trigger_id: 'ctx-1',
+          turn: 'ctx-1@1',
+        },
       },
     });
     const requestId = String(request?.context.requestId);
@@ -244,7 +258,7 @@ describe('agent executor', () => {
     // The conversation is written once, answered: the whole turn, tool call and result included.
     expect(second.outputs[1]).toMatchObject({
       schema_name: 'agent.conversation.v1',
-      upsertId: conversationId('helper', 'msg-1'),
+      upsertId: turnRecordId('helper', 'ctx-1@1'),
     });
     const finished = second.outputs[1]?.context as unknown as AgentConversation | undefined;
     expect(finished?.status).toBe('answered');
@@ -261,13 +275,15 @@ describe('agent executor', () => {
     const trigger = seedChat(store);
     const executor = createContextAgentKind({ store: store.asPort(), llm: new LlmRouter({ env: {} }) });
     const [request] = (await executor.execute(input(agentDef(), trigger))).outputs;
-    // As the turn was saved before requests carried it: the request alone, the conversation in its record.
-    const { conversation, ...bare } = request?.context ?? {};
+    // As the turn was saved before requests carried it or named their turn: the request alone, the conversation
+    // in its thread's record.
+    const { conversation, turn: _turn, ...bare } = request?.context ?? {};
+    const { turn: _same, ...state } = conversation as Record<string, unknown>;
     store.write({ ...request!, context: bare }, 'req');
     store.write({
       schema_name: 'agent.conversation.v1',
-      context: conversation as Record<string, unknown>,
-      upsertId: conversationId('helper', 'msg-1'),
+      context: state,
+      upsertId: threadRecordId('helper', 'msg-1'),
     });
     const requestId = String(bare.requestId);
     const done = await executor.execute(
@@ -378,15 +394,25 @@ describe('agent executor', () => {
     );
     const executor = createContextAgentKind({ store: store.asPort(), llm });
     const { outputs } = await executor.execute(input(agentDef(), trigger));
-    expect(outputs.filter((o) => o.schema_name === 'tool.request.v1')).toHaveLength(2);
-    store.write(outputs[2]!);
-    const ids = outputs.slice(0, 2).map((o) => String(o.context.requestId));
+    // The turn's record first, then the requests: an answer always finds the turn waiting.
+    expect(outputs.map((o) => o.schema_name)).toEqual([
+      'agent.conversation.v1',
+      'tool.request.v1',
+      'tool.request.v1',
+    ]);
+    store.write(outputs[0]!);
+    store.write(outputs[1]!, 'req-0');
+    store.write(outputs[2]!, 'req-1');
+    const ids = outputs.slice(1).map((o) => String(o.context.requestId));
     const respond = (n: number, result: number) =>
       store.put({
         id: `resp-${n}`,
         schema_name: 'tool.response.v1',
         tags: [`request:${ids[n]}`],
         context: { request_id: ids[n], status: 'success', output: { result }, requestedBy: 'helper' },
+        causation: { caused_by: `req-${n}@1`, thread: 'msg-1', hop: 2 },
+        created_by: 'tool:calculator',
+        updated_by: 'tool:calculator',
       });
     expect((await executor.execute(input(agentDef(), respond(0, 2)))).outputs).toEqual([]);
     const done = await executor.execute(input(agentDef(), respond(1, 4)));
