@@ -208,11 +208,17 @@ export interface UpdateOptions extends RequestOptions {
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
+/** Gives the bearer token for the next request (or none). */
+export type TokenProvider = () => Promise<string | undefined>;
+
 export interface CrumbsClientOptions {
   /** Base URL of the API, e.g. `http://127.0.0.1:4710` or an API Gateway stage URL. */
   readonly endpoint: string;
-  /** Bearer token; without it only `/health` answers. */
-  readonly token?: string | undefined;
+  /**
+   * Bearer token, or a function giving one for each request (a signed-in session, refreshed as it expires);
+   * without one only `/health` answers.
+   */
+  readonly token?: string | TokenProvider | undefined;
   /** @default 'default' */
   readonly workspace?: string | undefined;
   /** @default globalThis.fetch */
@@ -289,7 +295,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export class CrumbsClient {
   readonly endpoint: string;
   readonly workspace: string;
-  readonly #token: string | undefined;
+  readonly #token: string | TokenProvider | undefined;
   readonly #fetch: FetchLike;
   readonly #timeoutMs: number;
 
@@ -523,7 +529,7 @@ export class CrumbsClient {
     return new ChangeFeed({
       ...options,
       channel,
-      token: this.#token ?? '',
+      token: () => this.token(),
       read: (query) => this.readChanges(query),
     });
   }
@@ -580,7 +586,7 @@ export class CrumbsClient {
    * Subscribes to a request's stream with this client's token, before the request is written (so nothing is
    * missed); events arrive in order. `webSocket`: the `ws` package's class on Node.
    */
-  subscribeToStream(
+  async subscribeToStream(
     info: StreamInfo,
     options: Omit<SubscribeOptions, 'realtimeUrl' | 'httpHost' | 'token' | 'workspace' | 'requestId'>,
   ): Promise<DeltaSubscription> {
@@ -588,7 +594,7 @@ export class CrumbsClient {
       ...options,
       realtimeUrl: info.realtime_url,
       httpHost: info.http_host,
-      token: this.#token ?? '',
+      token: (await this.token()) ?? '',
       workspace: this.workspace,
       requestId: info.stream_id,
     });
@@ -629,6 +635,11 @@ export class CrumbsClient {
     return this.#json('POST', this.#workspacePath('approvals', id), { ...options, body });
   }
 
+  /** The bearer token the next request sends (a provider's current one). */
+  async token(): Promise<string | undefined> {
+    return typeof this.#token === 'function' ? await this.#token() : this.#token;
+  }
+
   #workspacePath(...segments: string[]): string {
     const parts = ['v1', 'workspaces', this.workspace, ...segments];
     return `/${parts.map(encodeURIComponent).join('/')}`;
@@ -665,7 +676,12 @@ export class CrumbsClient {
   async #request(method: string, path: string, options: InternalOptions): Promise<Response> {
     const url = this.endpoint + path;
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-    if (options.auth !== false && this.#token) headers.authorization = `Bearer ${this.#token}`;
+    if (options.auth !== false) {
+      const token = await this.token();
+      if (token) headers.authorization = `Bearer ${token}`;
+    }
+    // A caller who cancelled while the token was read (a signed-in session may refresh it) gets the abort as is.
+    options.signal?.throwIfAborted();
     let body: string | undefined;
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';

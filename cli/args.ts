@@ -11,7 +11,7 @@ import { extname } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { ENV } from '#shared/topology.ts';
-import { CrumbsClient } from './api-client.ts';
+import { CrumbsClient, type TokenProvider } from './api-client.ts';
 
 export interface CliIo {
   readonly stdout: (s: string) => void;
@@ -25,6 +25,8 @@ export interface CliIo {
   readonly exit?: (code: number) => void;
   /** stdout is a terminal: answers stream there by default (`cli/stream-answer.ts`). @default false */
   readonly stdoutIsTerminal?: boolean;
+  /** Opens a URL in the user's browser (`crumbs login`'s sign-in page). @default the desktop's opener */
+  readonly openUrl?: (url: string) => void | Promise<void>;
 }
 
 export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
@@ -46,7 +48,8 @@ export const GLOBAL_OPTIONS = {
 export const GLOBAL_USAGE = `Global flags:
   --endpoint URL      API endpoint (env ${ENV.endpoint}, default ${DEFAULT_ENDPOINT})
   -w, --workspace WS  workspace (env ${ENV.workspace}, default ${DEFAULT_WORKSPACE})
-  --token TOKEN       bearer token (env ${ENV.localToken}; \`crumbs dev\` prints it)
+  --token TOKEN       bearer token (env ${ENV.localToken}; \`crumbs dev\` prints it); default: your
+                      \`crumbs login\` session for the endpoint
   --json              print the API's JSON instead of tables
   -h, --help          show help
   --version           print the crumbs version`;
@@ -65,6 +68,11 @@ export interface CommandContext {
   readonly io: CliIo;
   /** The API client for the global endpoint, token and workspace. */
   client(): CrumbsClient;
+  /**
+   * The bearer token to send: `--token` or `CRUMBS_TOKEN`, else the endpoint's signed-in session (`crumbs login`),
+   * refreshed when it is about to expire.
+   */
+  token(): Promise<string | undefined>;
 }
 
 export interface Command {
@@ -281,8 +289,12 @@ export function expiresAtFlag(values: OptionValues): string | number | undefined
   return raw;
 }
 
-export function clientFor(global: GlobalOptions): CrumbsClient {
-  return new CrumbsClient({ endpoint: global.endpoint, token: global.token, workspace: global.workspace });
+export function clientFor(global: GlobalOptions, token?: TokenProvider): CrumbsClient {
+  return new CrumbsClient({
+    endpoint: global.endpoint,
+    token: token ?? global.token,
+    workspace: global.workspace,
+  });
 }
 
 export function printJson(io: CliIo, value: unknown): void {

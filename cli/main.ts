@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ENV } from '#shared/topology.ts';
-import { ApiConnectionError, ApiProblemError, ApiResponseError } from './api-client.ts';
+import { ApiConnectionError, ApiProblemError, ApiResponseError, type TokenProvider } from './api-client.ts';
 import {
   type CliIo,
   type Command,
@@ -31,6 +31,7 @@ import { doctorCommand } from './commands/doctor.ts';
 import { explainCommand } from './commands/explain.ts';
 import { getCommand } from './commands/get.ts';
 import { historyCommand } from './commands/history.ts';
+import { loginCommand, logoutCommand } from './commands/login.ts';
 import { lsCommand } from './commands/ls.ts';
 import { mcpCommand } from './commands/mcp.ts';
 import { putCommand } from './commands/put.ts';
@@ -43,7 +44,9 @@ import { tailCommand } from './commands/tail.ts';
 import { traceCommand } from './commands/trace.ts';
 import { updateCommand } from './commands/update.ts';
 import { usageCommand } from './commands/usage.ts';
+import { usersCommand } from './commands/users.ts';
 import { workspaceCommand } from './commands/workspace.ts';
+import { CredentialStore, storedToken } from './credentials.ts';
 
 export type { CliIo } from './args.ts';
 
@@ -72,6 +75,9 @@ export const COMMANDS: readonly Command[] = [
   smokeCommand,
   doctorCommand,
   workspaceCommand,
+  loginCommand,
+  logoutCommand,
+  usersCommand,
 ];
 
 const defaultIo: CliIo = {
@@ -122,7 +128,18 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
 
   try {
     const global = resolveGlobal(values, io.env);
-    return await command.run({ values, positionals, global, io, client: () => clientFor(global) });
+    const token: TokenProvider =
+      global.token !== undefined
+        ? async () => global.token
+        : storedToken(CredentialStore.of(io.env), global.endpoint);
+    return await command.run({
+      values,
+      positionals,
+      global,
+      io,
+      token,
+      client: () => clientFor(global, token),
+    });
   } catch (error) {
     return reportFailure(io, command, error);
   }
@@ -163,7 +180,9 @@ function describeProblem(error: ApiProblemError): string {
   const lines = [`Error ${status}: ${title}${redundant ? '' : ` — ${detail}`}`];
   for (const issue of error.errors) lines.push(`  ${issue.path || '(body)'}: ${issue.message}`);
   if (status === 401)
-    lines.push(`Pass --token or set ${ENV.localToken} (\`crumbs dev\` prints the local token).`);
+    lines.push(
+      `Sign in with \`crumbs login\`, or pass --token or set ${ENV.localToken} (\`crumbs dev\` prints the local token).`,
+    );
   return lines.join('\n');
 }
 

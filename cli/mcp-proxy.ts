@@ -21,7 +21,8 @@ import { FRONT_DOOR } from '#shared/topology.ts';
 export interface McpRelayOptions {
   /** `{endpoint}/v1/workspaces/{ws}/mcp` */
   readonly url: string;
-  readonly token: string | undefined;
+  /** The bearer token, or a function giving the current one (a signed-in session, refreshed as it expires). */
+  readonly token: string | undefined | (() => Promise<string | undefined>);
   readonly stdin?: Readable;
   readonly stdout?: Writable;
   readonly fetch?: typeof fetch;
@@ -52,6 +53,13 @@ export async function relayMcp(options: McpRelayOptions): Promise<void> {
 
   async function relay(message: JSONRPCMessage): Promise<void> {
     const id = 'id' in message && 'method' in message ? message.id : undefined;
+    let token: string | undefined;
+    try {
+      token = typeof options.token === 'function' ? await options.token() : options.token;
+    } catch (error) {
+      if (id !== undefined) await fail(id, (error as Error).message);
+      return;
+    }
     let response: Response;
     try {
       response = await doFetch(options.url, {
@@ -59,7 +67,7 @@ export async function relayMcp(options: McpRelayOptions): Promise<void> {
         headers: {
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
-          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
           ...(protocolVersion ? { 'mcp-protocol-version': protocolVersion } : {}),
         },
         body: JSON.stringify(message),

@@ -1,6 +1,8 @@
 /**
  * The app's configuration, read from CDK context (`cdk.json`, or `-c key=value` on the command line) and checked
- * once, so a missing issuer fails the synth with a clear message instead of deploying an API nobody can call.
+ * once, so a bad value fails the synth with a clear message instead of deploying an API nobody can call. Who may
+ * call: an operator's own OIDC issuer (`crumbs:jwtIssuer` with its audiences), or — with no issuer — a Cognito
+ * user pool the stack creates, whose groups are workspaces (`userPool`).
  */
 import type { Node } from 'constructs';
 import {
@@ -9,6 +11,7 @@ import {
   type WorkspaceQuotaOverrides,
   WorkspaceQuotasEnvSchema,
 } from '#shared/config.ts';
+import { COGNITO_GROUPS_CLAIM, DEFAULT_WORKSPACES_CLAIM } from '#shared/core/api/http.ts';
 import { LLM_PROVIDERS, type LlmProvider, type ModelAliases } from '#shared/domain/llm-model.ts';
 import { ENV, TENANT_LIMITS, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 import { DEPLOY_SETTING_KEYS, type DeploySettings, readDeploySettings } from './deploy-settings.ts';
@@ -18,12 +21,33 @@ export type TenantLimits = { readonly [K in keyof typeof TENANT_LIMITS]: number 
 export interface CrumbsConfig extends DeploySettings {
   /** `crumbs:stage`: suffix of stack and resource names, so stages can share an account. */
   readonly stage: string;
-  /** `crumbs:jwtIssuer`: issuer URL of the JWTs the HTTP API accepts. */
-  readonly jwtIssuer: string;
-  /** `crumbs:jwtAudience`: accepted audiences (a list, or one string with commas). */
+  /**
+   * `crumbs:jwtIssuer` (optional): issuer URL of the JWTs the API accepts. Absent: the stack creates a Cognito user
+   * pool and its app client (`userPool`), and takes their tokens.
+   */
+  readonly jwtIssuer?: string;
+  /**
+   * `crumbs:jwtAudience`: accepted audiences of `jwtIssuer`'s tokens (a list, or one string with commas); required
+   * with an issuer, refused without one (the pool's app client is the audience then). Empty with the user pool.
+   */
   readonly jwtAudience: readonly string[];
-  /** `crumbs:workspacesClaim`: the JWT claim listing the workspaces a caller may use. */
+  /**
+   * `crumbs:workspacesClaim`: the JWT claim listing the workspaces a caller may use (default `crumbs:workspaces`);
+   * `cognito:groups` with the user pool, whose groups are the workspaces.
+   */
   readonly workspacesClaim: string;
+  /**
+   * `crumbs:signInClientId` (optional, with `jwtIssuer` only): a public client of that issuer (authorization code +
+   * PKCE, `topology.signIn.cliCallbackUrl` and the dashboard registered as redirect URIs) that `crumbs login` and the
+   * dashboard sign in with. It must be one of `jwtAudience`. Absent: people bring tokens of their own.
+   */
+  readonly signInClientId?: string;
+  /**
+   * Present when there is no `jwtIssuer`: the stack's own user pool. `tokenValidityMinutes` (`crumbs:tokenValidityMinutes`,
+   * 5 to 1440, default `topology.signIn.defaultTokenValidityMinutes`): how long an access or ID token stays good,
+   * which is also how long an already issued token outlives `crumbs users revoke`.
+   */
+  readonly userPool?: { readonly tokenValidityMinutes: number };
   /** `crumbs:llmSecretName` (optional): name prefix of the LLM provider key secrets, `<prefix><provider>`. */
   readonly llmSecretPrefix: string;
   /**
@@ -90,6 +114,8 @@ export const CONTEXT_KEYS = {
   jwtIssuer: 'crumbs:jwtIssuer',
   jwtAudience: 'crumbs:jwtAudience',
   workspacesClaim: 'crumbs:workspacesClaim',
+  signInClientId: 'crumbs:signInClientId',
+  tokenValidityMinutes: 'crumbs:tokenValidityMinutes',
   llmSecretName: 'crumbs:llmSecretName',
   defaultLlmProvider: 'crumbs:defaultLlmProvider',
   modelAliases: 'crumbs:modelAliases',
@@ -134,21 +160,7 @@ export function readConfig(node: Node): CrumbsConfig {
   if (!/^[a-z0-9-]{1,16}$/.test(stage)) {
     throw new Error(`CDK context "${CONTEXT_KEYS.stage}" must be 1-16 of a-z, 0-9 and "-", got "${stage}"`);
   }
-  const jwtIssuer = text(CONTEXT_KEYS.jwtIssuer, true) ?? '';
-  if (!jwtIssuer.startsWith('https://')) {
-    throw new Error(
-      `CDK context "${CONTEXT_KEYS.jwtIssuer}" must be an https:// issuer URL, got "${jwtIssuer}"`,
-    );
-  }
-  const rawAudience: unknown = node.tryGetContext(CONTEXT_KEYS.jwtAudience);
-  const jwtAudience = (Array.isArray(rawAudience) ? rawAudience : String(rawAudience ?? '').split(','))
-    .map((a) => String(a).trim())
-    .filter((a) => a.length > 0);
-  if (jwtAudience.length === 0) {
-    throw new Error(
-      `CDK context "${CONTEXT_KEYS.jwtAudience}" is required: one audience or a comma-separated list`,
-    );
-  }
+  const auth = authOf(node, text);
   const defaultLlmProvider = text(CONTEXT_KEYS.defaultLlmProvider, false) ?? DEFAULT_LLM_PROVIDER;
   if (!(LLM_PROVIDERS as readonly string[]).includes(defaultLlmProvider)) {
     throw new Error(
@@ -229,15 +241,91 @@ export function readConfig(node: Node): CrumbsConfig {
       rules: quota(CONTEXT_KEYS.maxRulesPerWorkspace, defaults.rules),
       ...workspaceQuotaOverrides(node.tryGetContext(CONTEXT_KEYS.workspaceQuotas)),
     },
-    jwtIssuer,
-    jwtAudience,
-    workspacesClaim: text(CONTEXT_KEYS.workspacesClaim, true) ?? '',
+    ...auth,
     llmSecretPrefix: text(CONTEXT_KEYS.llmSecretName, false) ?? DEFAULT_LLM_SECRET_PREFIX,
     defaultLlmProvider: defaultLlmProvider as LlmProvider,
     modelAliases:
       settings.defaultModel !== undefined ? { ...aliases, default: settings.defaultModel } : aliases,
     ...llmPricesOf(node.tryGetContext(CONTEXT_KEYS.llmPrices), defaultLlmProvider as LlmProvider),
     ...dailyBudgetsOf(node.tryGetContext(CONTEXT_KEYS.dailyBudgets), defaultLlmProvider as LlmProvider),
+  };
+}
+
+type AuthConfig = Pick<
+  CrumbsConfig,
+  'jwtIssuer' | 'jwtAudience' | 'workspacesClaim' | 'signInClientId' | 'userPool'
+>;
+
+/**
+ * Who may call: an issuer with its audiences, or (no issuer) the stack's own user pool. Settings that belong to the
+ * other case are refused rather than ignored, so a typo cannot silently deploy a pool nobody meant.
+ */
+function authOf(node: Node, text: (key: string, required: boolean) => string | undefined): AuthConfig {
+  const jwtIssuer = text(CONTEXT_KEYS.jwtIssuer, false);
+  const rawAudience: unknown = node.tryGetContext(CONTEXT_KEYS.jwtAudience);
+  const jwtAudience = (Array.isArray(rawAudience) ? rawAudience : String(rawAudience ?? '').split(','))
+    .map((a) => String(a).trim())
+    .filter((a) => a.length > 0);
+  const claim = text(CONTEXT_KEYS.workspacesClaim, false);
+  const signInClientId = text(CONTEXT_KEYS.signInClientId, false);
+  const rawMinutes: unknown = node.tryGetContext(CONTEXT_KEYS.tokenValidityMinutes);
+  const minutesGiven = rawMinutes !== undefined && rawMinutes !== null && rawMinutes !== '';
+
+  if (jwtIssuer === undefined) {
+    const withoutIssuer = (key: string, why: string) =>
+      new Error(
+        `CDK context "${key}" ${why}; without "${CONTEXT_KEYS.jwtIssuer}" the stack creates a Cognito user pool ` +
+          'and its app client, whose tokens it takes (docs/deploy.md). Remove it, or set the issuer',
+      );
+    if (jwtAudience.length > 0) throw withoutIssuer(CONTEXT_KEYS.jwtAudience, 'names audiences of an issuer');
+    if (signInClientId !== undefined)
+      throw withoutIssuer(CONTEXT_KEYS.signInClientId, 'names a client of an issuer');
+    if (claim !== undefined && claim !== COGNITO_GROUPS_CLAIM) {
+      throw withoutIssuer(
+        CONTEXT_KEYS.workspacesClaim,
+        `is "${claim}", but the user pool's workspaces are its groups (${COGNITO_GROUPS_CLAIM})`,
+      );
+    }
+    const tokenValidityMinutes = minutesGiven
+      ? Number(rawMinutes)
+      : topology.signIn.defaultTokenValidityMinutes;
+    if (!Number.isInteger(tokenValidityMinutes) || tokenValidityMinutes < 5 || tokenValidityMinutes > 1440) {
+      throw new Error(
+        `CDK context "${CONTEXT_KEYS.tokenValidityMinutes}" must be a whole number of minutes from 5 to 1440, got ${JSON.stringify(rawMinutes)}`,
+      );
+    }
+    return {
+      jwtAudience: [],
+      workspacesClaim: COGNITO_GROUPS_CLAIM,
+      userPool: { tokenValidityMinutes },
+    };
+  }
+
+  if (!jwtIssuer.startsWith('https://')) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.jwtIssuer}" must be an https:// issuer URL, got "${jwtIssuer}"`,
+    );
+  }
+  if (jwtAudience.length === 0) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.jwtAudience}" is required with "${CONTEXT_KEYS.jwtIssuer}": one audience or a comma-separated list`,
+    );
+  }
+  if (minutesGiven) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.tokenValidityMinutes}" applies only to the user pool crumbs creates without "${CONTEXT_KEYS.jwtIssuer}"; your issuer sets its own token lifetimes`,
+    );
+  }
+  if (signInClientId !== undefined && !jwtAudience.includes(signInClientId)) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.signInClientId}" is "${signInClientId}", which is not one of "${CONTEXT_KEYS.jwtAudience}" (${jwtAudience.join(', ')}): the API would refuse the tokens it signs in with`,
+    );
+  }
+  return {
+    jwtIssuer,
+    jwtAudience,
+    workspacesClaim: claim ?? DEFAULT_WORKSPACES_CLAIM,
+    ...(signInClientId !== undefined ? { signInClientId } : {}),
   };
 }
 

@@ -26,6 +26,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     env,
     stage: config.stage,
     buses: config.buses,
+    userPool: config.userPool !== undefined,
     retainData: config.retainData,
     description: 'crumbs: breadcrumbs table and event buses (stateful)',
   });
@@ -35,8 +36,22 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     description: 'crumbs: functions, queues, rules, HTTP API and alarms (stateless)',
     table: stateful.table,
     busNames: stateful.busNames,
-    jwtIssuer: config.jwtIssuer,
-    jwtAudience: config.jwtAudience,
+    ...(config.jwtIssuer !== undefined
+      ? {
+          jwtIssuer: config.jwtIssuer,
+          jwtAudience: config.jwtAudience,
+          ...(config.signInClientId !== undefined ? { signInClientId: config.signInClientId } : {}),
+        }
+      : {}),
+    ...(config.userPool !== undefined && stateful.userPool !== undefined
+      ? {
+          userPool: {
+            pool: stateful.userPool.pool,
+            domainBaseUrl: stateful.userPool.domain.baseUrl(),
+            tokenValidityMinutes: config.userPool.tokenValidityMinutes,
+          },
+        }
+      : {}),
     workspacesClaim: config.workspacesClaim,
     llmSecretPrefix: config.llmSecretPrefix,
     defaultLlmProvider: config.defaultLlmProvider,

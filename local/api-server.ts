@@ -152,7 +152,7 @@ export async function startLocalApiServer(options: {
       return;
     }
     const method = req.method ?? 'GET';
-    const route = routes.find((r) => r.method === method && r.pattern.test(url.pathname));
+    const route = routes.find((r) => r.method === method && r.pattern.test(resourcePath(url.pathname)));
     const fn = route?.fn ?? fallback;
     if (fn === undefined) {
       sendGatewayError(res, 403, 'Missing Authentication Token');
@@ -340,7 +340,9 @@ function proxyEvent(
     multiValueHeaders,
     queryStringParameters: hasQuery ? query : null,
     multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
-    pathParameters: route ? pathParameters(route, url.pathname) : { proxy: url.pathname.slice(1) },
+    pathParameters: route
+      ? pathParameters(route, resourcePath(url.pathname))
+      : { proxy: url.pathname.slice(1) },
     stageVariables: null,
     requestContext: {
       accountId: '000000000000',
@@ -412,6 +414,14 @@ function sendGatewayError(res: ServerResponse, status: number, message: string):
 }
 
 /** An API Gateway route (`GET /a/{id}/b`, `ANY /ui/{proxy+}`) as a method and a path pattern. */
+/**
+ * The path a REST API matches against its resources: a trailing slash is ignored (`GET /ui/` is the `/ui` resource,
+ * the dashboard's page), while the event's `path` keeps it as sent.
+ */
+function resourcePath(pathname: string): string {
+  return pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
+}
+
 function compileRoute(route: string): { method: string; pattern: RegExp; template: string } {
   const [method, path] = route.split(' ') as [string, string];
   const body = path

@@ -20,6 +20,7 @@ import { closeDataChecks } from '#shared/adapters/checks/checks.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
+import { DEFAULT_WORKSPACES_CLAIM } from '#shared/core/api/http.ts';
 import type { DailyBudgetSettings } from '#shared/core/model-calls/daily-budget.ts';
 import type { ModelAliases } from '#shared/domain/llm-model.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
@@ -47,6 +48,7 @@ import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { DEFAULT_QUOTAS } from './eventbridge/state.ts';
 import { startLocalEventsServer } from './events/server.ts';
+import { createJwtAuthorizer } from './jwt-authorizer.ts';
 import { installAwsLambdaGlobal } from './lambda-runtime.ts';
 import { checkPortFree } from './process.ts';
 import {
@@ -141,6 +143,21 @@ export interface LocalStackOptions {
    */
   scopedTokens?: readonly LocalToken[];
   /**
+   * Sign-in with an OpenID Connect issuer (`crumbs dev --oidc-issuer`, or `CRUMBS_JWT_ISSUER` with
+   * `CRUMBS_JWT_AUDIENCE`): the API and the events server also take that issuer's JWTs (signature, `iss`, `exp`, and
+   * `aud` — else `client_id` — one of `audiences`), the API through the front door's own authorizer function as on
+   * AWS; the local tokens keep working beside them. The dashboard and `crumbs login` sign in with `clientId` (a
+   * public client of the issuer with `http://localhost:4790/callback` and `<api>/ui/` as redirect URIs).
+   * `workspacesClaim`: the claim listing the workspaces (default `crumbs:workspaces`; `cognito:groups` for a Cognito
+   * user pool).
+   */
+  oidc?: {
+    readonly issuer: string;
+    readonly audiences: readonly string[];
+    readonly clientId?: string;
+    readonly workspacesClaim?: string;
+  };
+  /**
    * Poll the executor queues with the executor handlers (default true). Off, messages stay in the queues: tests
    * and benchmarks of routing read them directly.
    */
@@ -158,11 +175,6 @@ export interface LocalStackOptions {
    * another address (a tunnel, a proxy).
    */
   publicUrl?: string;
-  /**
-   * Accept JWTs of this issuer too, checked by the front door's authorizer function as on AWS (`crumbs dev` takes
-   * them from `CRUMBS_JWT_ISSUER` and `CRUMBS_JWT_AUDIENCE`); the local tokens keep working beside them.
-   */
-  jwt?: { readonly issuer: string; readonly audiences: readonly string[] };
   log?: (line: string) => void;
   /**
    * Benchmarks only: called once per service with its endpoint; the handlers and pollers then use the endpoint it
@@ -277,6 +289,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     token,
     options.scopedTokens ?? parseScopedTokens(process.env[ENV.localScopedTokens]),
   );
+  // The issuer is read before anything starts: an unreachable one is a startup error naming it.
+  const jwt = options.oidc ? await createJwtAuthorizer(options.oidc) : undefined;
+  const workspacesClaim = options.oidc?.workspacesClaim ?? DEFAULT_WORKSPACES_CLAIM;
 
   const apiPort = await portToBind(
     options.apiPort ?? DEFAULT_PORTS.api,
@@ -383,7 +398,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       port: eventsPort,
       host,
       tokens,
-      workspacesClaim: 'crumbs:workspaces',
+      ...(jwt ? { jwt } : {}),
+      workspacesClaim,
       credentials: LOCAL_CREDENTIALS,
       log,
     });
@@ -412,14 +428,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const api = await startLocalApiServer({ port: apiPort, host, tokens, log });
     cleanups.push(() => api.stop());
     process.env[ENV.apiUrl] = (options.publicUrl ?? api.endpoint).replace(/\/+$/, '');
-    const jwt = options.jwt;
-    if (jwt === undefined) {
-      delete process.env[ENV.jwtIssuer];
-      delete process.env[ENV.jwtAudience];
-    } else {
-      process.env[ENV.jwtIssuer] = jwt.issuer;
-      process.env[ENV.jwtAudience] = jwt.audiences.join(',');
-    }
+    configureSignIn(options.oidc, workspacesClaim);
     process.env[ENV.maxDefinitionsPerWorkspace] = String(quotas.definitions);
     process.env[ENV.maxRulesPerWorkspace] = String(quotas.rules);
     if (options.workspaceQuotas !== undefined) {
@@ -626,14 +635,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         { declaration: functions.mcp, handler: mcpHandler },
         { declaration: functions.a2a, handler: a2aHandler },
       ],
-      jwt === undefined
+      options.oidc === undefined
         ? undefined
         : authorizerOf(
             await loadHandler<unknown, unknown>('#functions/authorizer/handler.ts'),
             functions.authorizer,
           ),
     );
-    if (jwt !== undefined) log(`api accepts JWTs of ${jwt.issuer} (audiences ${jwt.audiences.join(', ')})`);
+    if (options.oidc !== undefined) {
+      log(`api accepts JWTs of ${options.oidc.issuer} (audiences ${options.oidc.audiences.join(', ')})`);
+    }
     log(`http api ready on ${api.endpoint}`);
     log(
       `mcp endpoint per workspace: ${api.endpoint}/v1/workspaces/<workspace>/mcp (or \`crumbs mcp serve\` on stdio)`,
@@ -688,6 +699,29 @@ async function loadHandler<E, R>(specifier: string): Promise<LambdaHandler<E, R>
   if (typeof module.handler !== 'function')
     throw new Error(`${specifier} does not export a handler function`);
   return module.handler as LambdaHandler<E, R>;
+}
+
+/**
+ * What the handlers read about sign-in, as the CDK app sets it on AWS: the workspaces claim (api, protocol servers,
+ * the authorizer), the issuer and its audiences (the authorizer; MCP's resource metadata, the dashboard's sign-in
+ * settings) and the client people sign in with.
+ * Cleared without an issuer, so nothing of an earlier stack in this process lingers.
+ */
+function configureSignIn(oidc: LocalStackOptions['oidc'], workspacesClaim: string): void {
+  const env = process.env;
+  env[ENV.workspacesClaim] = workspacesClaim;
+  delete env[ENV.signInEndpoints];
+  if (oidc === undefined) {
+    delete env[ENV.jwtIssuer];
+    delete env[ENV.jwtAudience];
+    delete env[ENV.signInClientId];
+    return;
+  }
+  env[ENV.jwtIssuer] = oidc.issuer;
+  // The front door's authorizer function reads the issuer, its audiences and the claim as on AWS.
+  env[ENV.jwtAudience] = oidc.audiences.join(',');
+  if (oidc.clientId !== undefined) env[ENV.signInClientId] = oidc.clientId;
+  else delete env[ENV.signInClientId];
 }
 
 /** Points the AWS SDK (in every handler) at the local endpoints, through the SDK's own environment variables. */

@@ -17,6 +17,12 @@ import { ENV } from '#shared/topology.ts';
 
 export type WorkspaceGrant = '*' | readonly string[];
 
+/**
+ * The client the local tokens stand for where an audience is checked (the events server's onSubscribe handler,
+ * when `crumbs dev --oidc-issuer` makes it check one): never an issuer's client id.
+ */
+export const LOCAL_TOKEN_CLIENT = 'crumbs-dev-token';
+
 export interface LocalToken {
   readonly token: string;
   /** The JWT `sub` claim the token stands for. */

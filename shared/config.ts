@@ -113,6 +113,18 @@ export const McpEnvSchema = z.extend(ProtocolServerEnvSchema, {
   [ENV.jwtIssuer]: z.optional(z.url()),
 });
 
+/**
+ * How people sign in (`shared/core/api/sign-in.ts`, served to the dashboard and `crumbs login`): the issuer, the
+ * public client, and the endpoints where they are known without the issuer's discovery document (their shape is
+ * checked where they are read).
+ */
+export const SignInEnvSchema = z.object({
+  [ENV.jwtIssuer]: z.optional(z.url({ protocol: /^https?$/, error: 'expected an http(s) issuer URL' })),
+  [ENV.signInClientId]: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  [ENV.signInEndpoints]: z.optional(jsonObject),
+  [ENV.workspacesClaim]: z._default(z.string().check(z.minLength(1)), 'crumbs:workspaces'),
+});
+
 /** JSON array of distinct bus names (`ENV.busPool`). */
 const busNameList = z.pipe(
   z.string(),

@@ -429,6 +429,21 @@ export const topology = {
     schedulerRoleName: 'crumbs-scheduler',
   },
 
+  /**
+   * Sign-in when the stack has no `crumbs:jwtIssuer`: a Cognito user pool whose groups are workspaces, and one public
+   * app client (authorization code + PKCE, no secret) for the CLI and the dashboard (`infra/constructs/user-pool.ts`,
+   * `docs/deploy.md`). The CLI's callback is fixed, because Cognito matches a callback URL exactly, port included.
+   */
+  signIn: {
+    /** `crumbs login` listens here for the authorization code (loopback only; RFC 8252 §7.3). */
+    cliCallbackUrl: 'http://localhost:4790/callback',
+    scopes: ['openid', 'email', 'profile'],
+    /** How long an access or ID token is good for unless `crumbs:tokenValidityMinutes` says otherwise. */
+    defaultTokenValidityMinutes: 15,
+    /** How long a refresh token keeps a person signed in without signing in again. */
+    refreshTokenValidityDays: 30,
+  },
+
   functions: {
     api: {
       name: 'api',
@@ -717,7 +732,8 @@ export const ENV = {
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
   /**
    * The issuer of the tokens the API accepts: the authorizer checks tokens against it, the MCP endpoint's protected
-   * resource metadata names it.
+   * resource metadata names it, and so do the sign-in settings the dashboard and `crumbs login` read
+   * (`shared/core/api/sign-in.ts`).
    */
   jwtIssuer: 'CRUMBS_JWT_ISSUER',
   /** The authorizer: the accepted audiences (`aud`, or `client_id` without `aud`), comma-separated. */
@@ -729,6 +745,17 @@ export const ENV = {
    * `Host` or `X-Forwarded-Proto`.
    */
   apiUrl: 'CRUMBS_API_URL',
+  /**
+   * The public OAuth client people sign in with (authorization code + PKCE): the app client of the stack's user pool,
+   * or `crumbs:signInClientId` of an external issuer. Absent: no sign-in, tokens are pasted (`crumbs dev`'s).
+   */
+  signInClientId: 'CRUMBS_SIGN_IN_CLIENT_ID',
+  /**
+   * JSON `{ authorization_endpoint, token_endpoint, revocation_endpoint?, logout_endpoint? }` where they are known
+   * before the first request (the stack's own user pool domain, `crumbs dev --oidc-issuer`); absent, they are read
+   * from the issuer's discovery document.
+   */
+  signInEndpoints: 'CRUMBS_SIGN_IN_ENDPOINTS',
   /**
    * The delta channel's publish endpoint, `https://<http domain>` of the AppSync Events API (the local events server
    * in `crumbs dev`): set by the CDK app on the functions that publish deltas and on the api function
@@ -865,6 +892,14 @@ export const ENV = {
   endpoint: 'CRUMBS_ENDPOINT',
   /** CLI: the workspace (`--workspace`). */
   workspace: 'CRUMBS_WORKSPACE',
+  /**
+   * CLI: where `crumbs login` keeps its sessions (`credentials.json`, mode 0600); default the user's config
+   * directory (`$XDG_CONFIG_HOME/crumbs`, `~/.config/crumbs`, macOS `~/Library/Application Support/crumbs`, Windows
+   * `%APPDATA%\crumbs`).
+   */
+  configDir: 'CRUMBS_CONFIG_DIR',
+  /** CLI: the Cognito user pool `crumbs users` manages (`--user-pool-id`); default the endpoint's own pool. */
+  userPoolId: 'CRUMBS_USER_POOL_ID',
   /** `crumbs dev`: the ports of the HTTP API and the emulated services (`--port`, `--dynamodb-port`, …). */
   localPort: 'CRUMBS_PORT',
   localDynamodbPort: 'CRUMBS_DYNAMODB_PORT',

@@ -16,6 +16,7 @@ import {
   type Command,
   listenToProcessSignals,
   noPositionals,
+  type OptionValues,
   optString,
   toInt,
   UsageError,
@@ -58,6 +59,7 @@ export const devCommand: Command = {
                   [--scheduler-port N] [--events-port N] [--data-dir DIR] [--host H] [--allow-private-network]
                   [--buses N] [--rules-per-bus N] [--max-definitions-per-workspace N]
                   [--max-rules-per-workspace N] [--secrets FILE]
+                  [--oidc-issuer URL --oidc-client-id ID [--oidc-audience A,B] [--workspaces-claim C]]
 
 Runs crumbs on this machine (no Docker, no AWS account) and prints the API endpoint and token.
 Ctrl-C stops everything; a second Ctrl-C exits at once.
@@ -87,6 +89,14 @@ Flags:
   --host H               interface the HTTP API and dashboard listen on (default 127.0.0.1); DynamoDB Local,
                          SQS, EventBridge and Scheduler always listen on 127.0.0.1 only
   --token TOKEN          use this API token, good for every workspace (env ${ENV.localToken}; default: generated)
+  --oidc-issuer URL      also take JWTs of this OpenID Connect issuer, checked by the front door's authorizer
+                         function as on AWS (signature against its keys, iss, exp, aud or else client_id), so \`crumbs login\` and the
+                         dashboard's Sign in work locally; without it crumbs dev signs nobody in (use its token)
+  --oidc-client-id ID    the issuer's public client people sign in with (redirect URIs
+                         http://localhost:4790/callback and <api>/ui/); an accepted audience
+  --oidc-audience A,B    further accepted audiences (aud, else client_id)
+  --workspaces-claim C   the claim listing a person's workspaces (default crumbs:workspaces; cognito:groups for a
+                         Cognito user pool)
   --allow-private-network
                          let tools and agents reach private and loopback addresses (env
                          ${ENV.allowPrivateNetwork}=1): MCP servers, APIs and A2A partners of agents, and the
@@ -97,8 +107,8 @@ Environment:
                          {"alice-token":["team-a"]}; a scoped token gets 403 on every other workspace
   ${ENV.localSecrets}         each workspace's secrets as JSON, as in --secrets (the file's entries win)
   ${ENV.jwtIssuer}, ${ENV.jwtAudience}
-                         also accept JWTs of this issuer (audiences comma-separated: aud, or client_id without aud),
-                         checked by the front door's authorizer function as on AWS
+                         as --oidc-issuer and --oidc-audience when those flags are not given (audiences
+                         comma-separated: aud, or client_id without aud)
   ${ENV.apiUrl}         the API's public URL, for agent cards and MCP's metadata (default: its own endpoint)
 
   ${ENV.maxResponseBytes}
@@ -124,6 +134,10 @@ Environment:
     secrets: { type: 'string' },
     host: { type: 'string' },
     'allow-private-network': { type: 'boolean' },
+    'oidc-issuer': { type: 'string' },
+    'oidc-client-id': { type: 'string' },
+    'oidc-audience': { type: 'string' },
+    'workspaces-claim': { type: 'string' },
   },
   async run(ctx) {
     noPositionals(ctx);
@@ -172,17 +186,8 @@ Environment:
     }
     const publicUrl = io.env[ENV.apiUrl]?.trim();
     if (publicUrl) options.publicUrl = httpUrl(publicUrl, ENV.apiUrl);
-    const issuer = io.env[ENV.jwtIssuer]?.trim();
-    if (issuer) {
-      const audiences = (io.env[ENV.jwtAudience] ?? '')
-        .split(',')
-        .map((a) => a.trim())
-        .filter(Boolean);
-      if (audiences.length === 0) {
-        throw new UsageError(`${ENV.jwtIssuer} is set: ${ENV.jwtAudience} must name the accepted audiences`);
-      }
-      options.jwt = { issuer: httpUrl(issuer, ENV.jwtIssuer), audiences };
-    }
+    const oidc = oidcOptions(ctx.values, io.env);
+    if (oidc !== undefined) options.oidc = oidc;
     if (ctx.values['allow-private-network'] === true || io.env[ENV.allowPrivateNetwork] === '1') {
       options.allowPrivateNetwork = true;
     }
@@ -207,7 +212,7 @@ Environment:
         io.stderr(`crumbs dev: ${error instanceof Error ? error.message : String(error)}\n`);
         return 1;
       }
-      printReady(io, stack, ctx.global.json);
+      printReady(io, stack, ctx.global.json, oidc);
       await signals.first;
       io.stderr('stopping…\n');
       try {
@@ -224,7 +229,50 @@ Environment:
   },
 };
 
-function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
+/**
+ * `--oidc-issuer` and its companions, checked; else `CRUMBS_JWT_ISSUER` with `CRUMBS_JWT_AUDIENCE` (the names the
+ * authorizer function reads on AWS); undefined when no issuer is given either way.
+ */
+function oidcOptions(values: OptionValues, env: CliIo['env']): LocalStackOptions['oidc'] {
+  const issuer = optString(values, 'oidc-issuer');
+  const clientId = optString(values, 'oidc-client-id');
+  const audiences = (optString(values, 'oidc-audience') ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  const claim = optString(values, 'workspaces-claim');
+  if (issuer === undefined) {
+    const stray =
+      clientId !== undefined
+        ? '--oidc-client-id'
+        : audiences.length > 0
+          ? '--oidc-audience'
+          : claim !== undefined
+            ? '--workspaces-claim'
+            : undefined;
+    if (stray !== undefined) throw new UsageError(`${stray} needs --oidc-issuer`);
+    return oidcFromEnv(env);
+  }
+  try {
+    const url = new URL(issuer);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw new UsageError(`--oidc-issuer: expected the issuer's http(s) URL, got ${JSON.stringify(issuer)}`);
+  }
+  if (clientId === undefined && audiences.length === 0) {
+    throw new UsageError(
+      '--oidc-issuer needs --oidc-client-id (the client people sign in with) or --oidc-audience (what tokens are issued to)',
+    );
+  }
+  return {
+    issuer,
+    audiences: [...new Set([...(clientId !== undefined ? [clientId] : []), ...audiences])],
+    ...(clientId !== undefined ? { clientId } : {}),
+    ...(claim !== undefined ? { workspacesClaim: claim } : {}),
+  };
+}
+
+function printReady(io: CliIo, stack: LocalStack, json: boolean, oidc: LocalStackOptions['oidc']): void {
   const { endpoints, token, dashboard, warnings } = stack;
   if (json) {
     io.stdout(`${JSON.stringify({ endpoints, token, dashboard, warnings })}\n`);
@@ -240,6 +288,11 @@ function printReady(io: CliIo, stack: LocalStack, json: boolean): void {
       `  eventbridge  ${endpoints.eventbridge}`,
       `  scheduler    ${endpoints.scheduler}`,
       `  token        ${token}`,
+      ...(oidc !== undefined
+        ? [
+            `  sign-in      ${oidc.issuer}${oidc.clientId !== undefined ? ` (client ${oidc.clientId}): crumbs login, or Sign in on the dashboard` : ' (its JWTs are taken)'}`,
+          ]
+        : []),
       '',
       `Dashboard: ${dashboard}`,
       '',
@@ -273,6 +326,20 @@ function listenForShutdown(io: CliIo): { first: Promise<NodeJS.Signals>; unsubsc
     (io.exit ?? ((code: number) => process.exit(code)))(130);
   });
   return { first, unsubscribe };
+}
+
+/** `CRUMBS_JWT_ISSUER` and `CRUMBS_JWT_AUDIENCE` (comma-separated), checked; undefined without an issuer. */
+function oidcFromEnv(env: CliIo['env']): LocalStackOptions['oidc'] {
+  const issuer = env[ENV.jwtIssuer]?.trim();
+  if (!issuer) return undefined;
+  const audiences = (env[ENV.jwtAudience] ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (audiences.length === 0) {
+    throw new UsageError(`${ENV.jwtIssuer} is set: ${ENV.jwtAudience} must name the accepted audiences`);
+  }
+  return { issuer: httpUrl(issuer, ENV.jwtIssuer), audiences };
 }
 
 /** An http(s) URL from the environment, or a usage error naming the variable. */

@@ -111,10 +111,10 @@ Flags:
     const [sub, url, extra] = ctx.positionals;
     if (sub === 'serve') {
       if (url !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(url)}`, true);
-      const { endpoint, token, workspace } = ctx.global;
+      const { endpoint, workspace } = ctx.global;
       await relayMcp({
         url: `${endpoint.replace(/\/+$/, '')}/v1/workspaces/${encodeURIComponent(workspace)}/mcp`,
-        token,
+        token: ctx.token,
         log: (line) => ctx.io.stderr(`${line}\n`),
       });
       return 0;

@@ -41,9 +41,10 @@ Flags:
     const named = optString(ctx.values, 'workspace') ?? (ctx.io.env[ENV.workspace] || undefined);
     const workspace = named ?? `smoke-${randomBytes(5).toString('hex')}`;
     // One request may take no longer than a whole check may wait (and never more than the client's usual 30 s).
+    const token = await ctx.token();
     const client = new CrumbsClient({
       endpoint: ctx.global.endpoint,
-      token: ctx.global.token,
+      token,
       workspace,
       timeoutMs: Math.min(timeoutMs, 30_000),
     });
@@ -55,7 +56,7 @@ Flags:
     }
     const report = await runSmoke({
       client,
-      token: ctx.global.token,
+      token,
       timeoutMs,
       model,
       namedWorkspace: named !== undefined,

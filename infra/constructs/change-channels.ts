@@ -29,7 +29,7 @@ export class ChangeChannels {
       code: props.deltaChannels.subscribeCode,
       authorizationConfig: {
         publishAuthModeTypes: [AppSyncAuthorizationType.IAM],
-        subscribeAuthModeTypes: [AppSyncAuthorizationType.OIDC],
+        subscribeAuthModeTypes: [props.deltaChannels.subscribeAuthMode],
       },
     });
   }

@@ -45,9 +45,12 @@ import { httpTrigger, type TopologyFunctions } from './topology-functions.ts';
 export interface FrontDoorProps {
   readonly stage: string;
   readonly functions: TopologyFunctions;
-  /** Issuer URL of the JWTs the API accepts. */
+  /** Issuer URL of the JWTs the API accepts: the operator's, or the stack's own user pool's (`SignIn.issuer`). */
   readonly jwtIssuer: string;
-  /** Accepted `aud` (or, for tokens without `aud`, `client_id`) values of those JWTs. */
+  /**
+   * Accepted `aud` (or, for tokens without `aud`, `client_id`) values of those JWTs: with the stack's own user pool,
+   * its app client (`SignIn.clientIds`), so its ID tokens (`aud`) and access tokens (`client_id`) both pass.
+   */
   readonly jwtAudience: readonly string[];
   /** The JWT claim listing the workspaces a caller may use (`ENV.workspacesClaim`). */
   readonly workspacesClaim: string;
@@ -75,6 +78,12 @@ export class FrontDoor {
    * told it (`ENV.apiUrl`) without a dependency cycle (stage → deployment → methods → functions).
    */
   public readonly baseUrl: string;
+  /**
+   * The dashboard's address, `<baseUrl>/ui/`: where sign-in returns to (a redirect URI of the user pool's client).
+   * Built from `baseUrl` for the same reason: the client's id reaches the ui function and the authorizer, whose
+   * methods the stage depends on.
+   */
+  public readonly dashboardUrl: string;
 
   private readonly integrations = new Map<string, LambdaIntegration>();
   private readonly defaultIntegration: LambdaIntegration;
@@ -110,6 +119,7 @@ export class FrontDoor {
       },
     });
     this.baseUrl = `https://${this.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${stage}`;
+    this.dashboardUrl = `${this.baseUrl}/ui/`;
     // API Gateway writes execution logs to this group (by this name); made here so it has a retention.
     new LogGroup(scope, 'FrontDoorExecutionLogs', {
       logGroupName: `API-Gateway-Execution-Logs_${this.restApi.restApiId}/${stage}`,
@@ -237,9 +247,9 @@ export class FrontDoor {
       description: 'Base URL of the crumbs API (the front door)',
     });
     new CfnOutput(scope, 'DashboardUrl', {
-      value: `${this.restApi.url}ui/`,
+      value: this.dashboardUrl,
       description:
-        'The crumbs dashboard (asks for a JWT once; append #token=<jwt>&workspace=<ws> to log in directly)',
+        "The crumbs dashboard (signs in with the stack's issuer, or takes a pasted JWT; #token=<jwt>&workspace=<ws> logs in directly)",
     });
   }
 

@@ -1,8 +1,9 @@
 /**
- * What outlives a deployment: the breadcrumbs table and the crumbs event buses — the pool of `crumbs:buses` that
+ * What outlives a deployment: the breadcrumbs table, the crumbs event buses — the pool of `crumbs:buses` that
  * definitions' rules are spread over (`topology.bus.pool`), each with its archive, so events can be replayed after
  * a bad rule or a DLQ incident (the first bus receives every event; the others the events of the workspaces whose
- * rules they hold). Kept apart from the functions so a stateless change can never
+ * rules they hold) and, with no issuer of the operator's, the user pool people sign in to. Kept apart from the
+ * functions so a stateless change can never
  * replace data, and so the stateless stack can be destroyed and redeployed freely.
  */
 import { CfnOutput, CustomResource, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
@@ -11,6 +12,7 @@ import { type Archive, EventBus } from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
 import { poolBusNames, topology } from '#shared/topology.ts';
 import { CrumbsFunction } from '../constructs/crumbs-function.ts';
+import { CrumbsUserPool } from '../constructs/user-pool.ts';
 import { stageName } from '../constructs/work-queue.ts';
 
 export interface StatefulStackProps extends StackProps {
@@ -21,6 +23,11 @@ export interface StatefulStackProps extends StackProps {
    * @default topology.bus.pool.defaultSize
    */
   readonly buses?: number;
+  /**
+   * Create the Cognito user pool people sign in to (no `crumbs:jwtIssuer`): `userPool`.
+   * @default false
+   */
+  readonly userPool?: boolean;
   /**
    * Whether `cdk destroy` keeps the table (`crumbs:retainData`): retained with deletion protection, to be adopted by
    * the next deploy of the stage (`cdk deploy --import-existing-resources`); otherwise deleted with the stack.
@@ -40,6 +47,8 @@ export class StatefulStack extends Stack {
   public readonly archive: Archive;
   /** The archive of each bus of `buses`, in the same order. */
   public readonly archives: readonly Archive[];
+  /** The user pool and its sign-in domain, when the stack has no issuer of its own (`props.userPool`). */
+  public readonly userPool?: CrumbsUserPool;
   /** The names of `buses`, in the same order: what the stateless stack refers to them by. */
   public readonly busNames: readonly string[];
   /** Removes the rule manager's rules from a bus before CloudFormation deletes it (`bus-sweeper.ts`). */
@@ -96,6 +105,8 @@ export class StatefulStack extends Stack {
     this.bus = this.buses[0] as EventBus;
     this.archive = this.archives[0] as Archive;
 
+    if (props.userPool === true)
+      this.userPool = new CrumbsUserPool(this, { stage: props.stage, retainData: props.retainData === true });
     // EventBridge refuses to delete a bus that has rules, and the compiled rules are made at run time: each bus has a
     // sweep that depends on it, so CloudFormation deletes the sweep first (which removes those rules), then the bus
     // — when the stage is destroyed and when a shrinking pool drops the bus.

@@ -8,6 +8,7 @@
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, type IEventBus, type Rule } from 'aws-cdk-lib/aws-events';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -15,7 +16,7 @@ import type { Construct } from 'constructs';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
 import type { EmbeddingsSetting } from '#shared/domain/embeddings-setting.ts';
 import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
-import { type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
+import { ENV, type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 import type { TenantLimits } from '../config.ts';
 import { ChangeChannels } from '../constructs/change-channels.ts';
 import { type CrumbsFunction, ruleArnPattern } from '../constructs/crumbs-function.ts';
@@ -31,6 +32,7 @@ import type { RuleTargetDeadLetters } from '../constructs/rule-target-dead-lette
 import { reserveConcurrency, type StageThrottle, throttleRestStage } from '../constructs/throttling.ts';
 import { Timers } from '../constructs/timers.ts';
 import { sqsTrigger, TopologyFunctions } from '../constructs/topology-functions.ts';
+import { SignIn } from '../constructs/user-pool.ts';
 import type { WorkQueue } from '../constructs/work-queue.ts';
 
 export interface StatelessStackProps extends StackProps {
@@ -45,11 +47,26 @@ export interface StatelessStackProps extends StackProps {
    * bus when the pool shrinks (CloudFormation refuses to remove an export in use).
    */
   readonly busNames: readonly string[];
-  /** Issuer URL of the JWTs the API accepts (for example a Cognito user pool or an OIDC provider). */
-  readonly jwtIssuer: string;
-  /** Accepted `aud` (or `client_id`) values of those JWTs. */
-  readonly jwtAudience: readonly string[];
-  /** The JWT claim listing the workspaces a caller may use. */
+  /**
+   * Issuer URL of the JWTs the API accepts (an operator's Cognito user pool or OIDC provider); exactly one of this
+   * and `userPool`.
+   */
+  readonly jwtIssuer?: string;
+  /** Accepted `aud` (or `client_id`) values of `jwtIssuer`'s JWTs. */
+  readonly jwtAudience?: readonly string[];
+  /** A public client of `jwtIssuer` that people sign in with (`crumbs login`, the dashboard). @default none */
+  readonly signInClientId?: string;
+  /**
+   * The stack's own user pool (from the stateful stack), when there is no `jwtIssuer`: the stack creates the app
+   * client people sign in with and takes the pool's tokens (`signIn`).
+   */
+  readonly userPool?: {
+    readonly pool: IUserPool;
+    /** The managed login domain, `https://<prefix>.auth.<region>.amazoncognito.com`. */
+    readonly domainBaseUrl: string;
+    readonly tokenValidityMinutes: number;
+  };
+  /** The JWT claim listing the workspaces a caller may use (`cognito:groups` with `userPool`). */
   readonly workspacesClaim: string;
   /** Name prefix of the Secrets Manager secrets holding LLM provider keys (`<prefix><provider>`). */
   readonly llmSecretPrefix: string;
@@ -128,6 +145,8 @@ export class StatelessStack extends Stack {
    * name the endpoints; `deltaChannels.grantPublish(fn)` lets another function publish.
    */
   public readonly deltaChannels: DeltaChannels;
+  /** The app client of the stack's own user pool and what tokens are checked against (with `props.userPool`). */
+  public readonly signIn?: SignIn;
   /** Live views' change channels (the same Event API's `changes` namespace): the publisher publishes. */
   public readonly changeChannels: ChangeChannels;
   /** Every alarm of the stack: DLQ depth, function errors and throttles. */
@@ -221,24 +240,44 @@ export class StatelessStack extends Stack {
     this.publisherFailures = publishing.failures;
     this.publisher = publishing.function;
 
+    // Who may call: the stack's own user pool (its app client), or the operator's issuer and audiences.
+    if (props.userPool !== undefined) {
+      this.signIn = new SignIn(this, {
+        stage,
+        userPool: props.userPool.pool,
+        domainBaseUrl: props.userPool.domainBaseUrl,
+        tokenValidityMinutes: props.userPool.tokenValidityMinutes,
+      });
+    }
+    const auth = tokenIssuer(props, this.signIn);
     const http = new FrontDoor(this, {
       stage,
       functions,
-      jwtIssuer: props.jwtIssuer,
-      jwtAudience: props.jwtAudience,
+      jwtIssuer: auth.issuer,
+      jwtAudience: auth.audiences,
       workspacesClaim: props.workspacesClaim,
     });
     this.frontDoor = http;
     this.api = http.api;
     this.ui = http.ui;
     this.restApi = http.restApi;
+    if (this.signIn) {
+      // Sign-in returns to the dashboard; the ui function and the front door's authorizer learn the pool's client.
+      this.signIn.allowRedirect(http.dashboardUrl);
+      this.signIn.bindSignIn(this.ui);
+    } else {
+      this.ui.function.addEnvironment(ENV.jwtIssuer, auth.issuer);
+      if (props.signInClientId !== undefined)
+        this.ui.function.addEnvironment(ENV.signInClientId, props.signInClientId);
+    }
     throttleRestStage(this.restApi, props.apiThrottle);
     reserveConcurrency(this.api, props.apiReservedConcurrency);
 
     this.deltaChannels = new DeltaChannels(this, {
       stage,
-      jwtIssuer: props.jwtIssuer,
-      jwtAudience: props.jwtAudience,
+      jwtIssuer: auth.issuer,
+      jwtAudience: auth.audiences,
+      ...(props.userPool ? { userPool: props.userPool.pool } : {}),
       workspacesClaim: props.workspacesClaim,
     });
     // Context agents make the model calls whose answers stream; the API and the A2A server tell clients where.
@@ -300,4 +339,23 @@ export class StatelessStack extends Stack {
       this.dlqHandler,
     ];
   }
+}
+
+/** The issuer and audiences every front door checks tokens against: the stack's own pool's, or the operator's. */
+function tokenIssuer(
+  props: StatelessStackProps,
+  signIn: SignIn | undefined,
+): { issuer: string; audiences: readonly string[] } {
+  if (signIn !== undefined) {
+    if (props.jwtIssuer !== undefined)
+      throw new Error('StatelessStack: give jwtIssuer or userPool, not both');
+    if (props.workspacesClaim !== signIn.workspacesClaim) {
+      throw new Error(`StatelessStack: the user pool's workspaces claim is ${signIn.workspacesClaim}`);
+    }
+    return { issuer: signIn.issuer, audiences: signIn.clientIds };
+  }
+  if (props.jwtIssuer === undefined || (props.jwtAudience ?? []).length === 0) {
+    throw new Error('StatelessStack: give jwtIssuer with its jwtAudience, or userPool');
+  }
+  return { issuer: props.jwtIssuer, audiences: props.jwtAudience ?? [] };
 }

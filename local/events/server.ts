@@ -16,10 +16,12 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { callerFromClaims } from '#shared/core/api/http.ts';
 import { CHANNEL_NAMESPACES } from '#shared/core/streaming/channel.ts';
 import { loadOnSubscribe } from '#shared/core/streaming/on-subscribe.ts';
 import { MAX_EVENTS_PER_PUBLISH } from '#shared/ports/delta-channel.ts';
-import { type LocalToken, workspacesClaimValue } from '../tokens.ts';
+import type { JwtAuthorizer } from '../jwt-authorizer.ts';
+import { LOCAL_TOKEN_CLIENT, type LocalToken, workspacesClaimValue } from '../tokens.ts';
 import { sigv4Problem } from './sigv4.ts';
 
 export const EVENTS_SUBPROTOCOL = 'aws-appsync-event-ws';
@@ -101,6 +103,11 @@ class Tally {
 
 type Json = Record<string, unknown>;
 
+/** A caller of the events server: a local token or an issuer's JWT, with the claims the handler judges. */
+interface Caller extends LocalToken {
+  readonly claims: Record<string, unknown>;
+}
+
 function error(errorType: string, message: string): { errorType: string; message: string } {
   return { errorType, message };
 }
@@ -109,6 +116,8 @@ export async function startLocalEventsServer(options: {
   port: number;
   host: string;
   tokens: readonly LocalToken[];
+  /** JWTs of an OIDC issuer, besides the local tokens (`crumbs dev --oidc-issuer`). */
+  jwt?: JwtAuthorizer;
   workspacesClaim: string;
   /** The only credentials whose signed publishes are taken (the local stack's). */
   credentials: { accessKeyId: string; secretAccessKey: string };
@@ -117,25 +126,48 @@ export async function startLocalEventsServer(options: {
 }): Promise<LocalEventsServer> {
   const limits = { ...DEFAULT_EVENTS_LIMITS, ...options.limits };
   const log = options.log ?? (() => undefined);
-  const handler = loadOnSubscribe(options.workspacesClaim);
+  // With an issuer, the handler checks the audience as on AWS; the local tokens name a client of their own.
+  const handler = loadOnSubscribe(
+    options.workspacesClaim,
+    options.jwt ? [...options.jwt.audiences, LOCAL_TOKEN_CLIENT] : null,
+  );
   const accepted = options.tokens.map((t) => ({ ...t, raw: Buffer.from(t.token) }));
   let publishedCount = 0;
 
-  /** The token given, compared in constant time with each accepted one. */
-  const tokenOf = (authorization: unknown): LocalToken | undefined => {
+  /**
+   * Who the token given is: one of the local API's tokens (`tokens.ts`), compared in constant time with each, with
+   * the claims the local API passes for it; else, with an issuer, the JWT with its own claims when it is one of that
+   * issuer's (its shares counted under the JWT itself and the workspaces its claim grants).
+   */
+  const tokenOf = (authorization: unknown): Caller | undefined => {
     if (typeof authorization !== 'string') return undefined;
-    const given = Buffer.from(authorization.replace(/^Bearer\s+/i, ''));
-    let found: LocalToken | undefined;
+    const bearer = authorization.replace(/^Bearer\s+/i, '');
+    const given = Buffer.from(bearer);
+    let found: (LocalToken & { raw: Buffer }) | undefined;
     for (const t of accepted) {
       if (given.length === t.raw.length && timingSafeEqual(given, t.raw)) found ??= t;
     }
-    return found;
+    if (found) {
+      return {
+        ...found,
+        claims: {
+          sub: found.sub,
+          client_id: LOCAL_TOKEN_CLIENT,
+          [options.workspacesClaim]: workspacesClaimValue(found.workspaces),
+        },
+      };
+    }
+    const claims = options.jwt?.payloadOfSync(bearer);
+    if (claims === undefined) return undefined;
+    // callerFromClaims reads `sub` and the workspaces claim only, each checked as unknown.
+    const { workspaces } = callerFromClaims(
+      claims as Parameters<typeof callerFromClaims>[0],
+      options.workspacesClaim,
+    );
+    return { token: bearer, sub: String(claims.sub ?? ''), workspaces, claims };
   };
-  /** The token's claims as the local API passes them (`tokens.ts`). */
-  const claimsOf = (token: LocalToken): Record<string, string> => ({
-    sub: token.sub,
-    [options.workspacesClaim]: workspacesClaimValue(token.workspaces),
-  });
+  /** The claims the onSubscribe handler judges. */
+  const claimsOf = (caller: Caller): Record<string, unknown> => caller.claims;
   /** The workspaces a connection made with `token` counts for. */
   const grantOf = (token: LocalToken): readonly string[] =>
     token.workspaces === '*' ? ['*'] : token.workspaces;
@@ -254,7 +286,7 @@ export async function startLocalEventsServer(options: {
   });
 
   /** Which bound a new connection of `token` would pass, or undefined. */
-  function connectionBound(token: LocalToken): string | undefined {
+  function connectionBound(token: Caller): string | undefined {
     if (wss.clients.size >= limits.maxConnections) return `${limits.maxConnections} connections in all`;
     if (connectionsBy.token.get(token.token) >= limits.maxConnectionsPerToken) {
       return `at most ${limits.maxConnectionsPerToken} connections per token`;
@@ -267,7 +299,7 @@ export async function startLocalEventsServer(options: {
       : `at most ${limits.maxConnectionsPerWorkspace} connections per workspace (${full})`;
   }
 
-  function connection(ws: WebSocket, token: LocalToken): void {
+  function connection(ws: WebSocket, token: Caller): void {
     connectionsBy.token.add([token.token], 1);
     connectionsBy.workspace.add(grantOf(token), 1);
     const own = new Map<string, Subscription>();
@@ -341,7 +373,11 @@ export async function startLocalEventsServer(options: {
           const claims = claimsOf(subscriber);
           try {
             handler.onSubscribe({
-              identity: { sub: claims.sub, issuer: 'crumbs-local', claims },
+              identity: {
+                sub: String(claims.sub),
+                issuer: typeof claims.iss === 'string' ? claims.iss : 'crumbs-local',
+                claims,
+              },
               info: {
                 channel: { path: channel, segments: channel.replace(/^\//, '').split('/') },
                 channelNamespace: { name: namespace },

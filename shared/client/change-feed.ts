@@ -79,8 +79,11 @@ const systemTimers: FeedTimers = {
 
 export interface ChangeFeedOptions {
   readonly channel: ChangeChannel;
-  /** The caller's token (the API's): the channel's onSubscribe handler checks its workspaces claim. */
-  readonly token: string;
+  /**
+   * The caller's token (the API's): the channel's onSubscribe handler checks its workspaces claim. A function is
+   * asked again at each (re)connect, so a signed-in session's refreshed token is the one sent.
+   */
+  readonly token: string | (() => Promise<string | undefined>);
   readonly read: ReadChanges;
   /** Default `globalThis.WebSocket` (browsers); Node passes `WebSocket` of the `ws` package. */
   readonly webSocket?: WebSocketConstructor;
@@ -217,7 +220,8 @@ export class ChangeFeed {
       const socket = await openChannelSocket({
         realtimeUrl: this.options.channel.realtime_url,
         httpHost: this.options.channel.http_host,
-        token: this.options.token,
+        token:
+          typeof this.options.token === 'string' ? this.options.token : ((await this.options.token()) ?? ''),
         channel: this.options.channel.channel,
         ...(this.options.webSocket ? { webSocket: this.options.webSocket } : {}),
         onData: (text) => this.onPush(text),

@@ -7,12 +7,14 @@
  * It is a vitest run of its own (`CRUMBS_SUITE=adversarial`): the integration stack allows private networks (its
  * tests call their own servers on 127.0.0.1), and two stacks cannot share one process's AWS environment.
  */
+import type { JsonWebKey } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
 import { parseScopedTokens } from '#local/tokens.ts';
 import { ENV } from '#shared/topology.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { inTestNamespace } from '../support/netns.ts';
+import { OIDC_CLIENT_ID, type OidcIssuer, startOidcIssuer } from '../support/oidc-issuer.ts';
 
 export const TEAM_A = { workspace: 'team-a', token: 'team-a-token-0123456789' } as const;
 export const TEAM_B = { workspace: 'team-b', token: 'team-b-token-0123456789' } as const;
@@ -56,12 +58,18 @@ declare module 'vitest' {
       teamB: { workspace: string; token: string };
       /** Base URL of the scripted OpenAI-compatible server (`openai-compatible/<script>` models). */
       fakeOpenAi: string;
+      /**
+       * The stack's OpenID Connect issuer, playing a Cognito user pool (workspaces in `cognito:groups`), and its
+       * signing key: sign-in.test.ts forges and replays tokens against it.
+       */
+      oidc: { issuer: string; privateJwk: JsonWebKey };
     };
   }
 }
 
 let stack: LocalStack | undefined;
 let fakeOpenAi: FakeOpenAi | undefined;
+let issuer: OidcIssuer | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   if (!inTestNamespace()) {
@@ -75,7 +83,15 @@ export async function setup(project: TestProject): Promise<void> {
   process.env[ENV.workspaceRequestBurst] = String(GENERAL_RATE.requestBurst);
   fakeOpenAi = await startFakeOpenAi();
   process.env.OPENAI_COMPATIBLE_BASE_URL = fakeOpenAi.baseUrl;
+  issuer = await startOidcIssuer({ workspacesClaim: 'cognito:groups' });
   stack = await startLocalStack({
+    // As a stack with its own user pool: tokens of one client, workspaces in cognito:groups (the teams' tokens too).
+    oidc: {
+      issuer: issuer.issuer,
+      audiences: [OIDC_CLIENT_ID],
+      clientId: OIDC_CLIENT_ID,
+      workspacesClaim: 'cognito:groups',
+    },
     apiPort: 0,
     dynamodbPort: 0,
     sqsPort: 0,
@@ -114,10 +130,12 @@ export async function setup(project: TestProject): Promise<void> {
     teamA: { ...TEAM_A },
     teamB: { ...TEAM_B },
     fakeOpenAi: fakeOpenAi.baseUrl,
+    oidc: { issuer: issuer.issuer, privateJwk: issuer.privateJwk },
   });
 }
 
 export async function teardown(): Promise<void> {
   await stack?.stop();
   await fakeOpenAi?.stop();
+  await issuer?.stop();
 }

@@ -3,11 +3,11 @@
  * test/support/shared-stack.ts), started as `crumbs dev` starts it, on free ports.
  */
 import type { TestProject } from 'vitest/node';
-import { acquireStack, releaseStack } from '../support/shared-stack.ts';
+import { acquireStack, releaseStack, sharedIssuer } from '../support/shared-stack.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    e2e: { api: string; token: string; dashboard: string };
+    e2e: { api: string; token: string; dashboard: string; issuer: string };
   }
 }
 
@@ -16,7 +16,12 @@ let acquired = false;
 export async function setup(project: TestProject): Promise<void> {
   const stack = await acquireStack();
   acquired = true;
-  project.provide('e2e', { api: stack.endpoints.api, token: stack.token, dashboard: stack.dashboard });
+  project.provide('e2e', {
+    api: stack.endpoints.api,
+    token: stack.token,
+    dashboard: stack.dashboard,
+    issuer: (await sharedIssuer()).issuer,
+  });
 }
 
 export async function teardown(): Promise<void> {

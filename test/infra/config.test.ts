@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LLM_SECRET_PREFIX, readConfig } from '#infra/config.ts';
@@ -74,9 +75,73 @@ describe('readConfig', () => {
     expect(read({ ...VALID, 'crumbs:llmSecretName': 'team-a/llm/' }).llmSecretPrefix).toBe('team-a/llm/');
   });
 
-  it('refuses to synthesize without an issuer, naming the context key to set', () => {
-    const { 'crumbs:jwtIssuer': _issuer, ...rest } = VALID;
-    expect(() => read(rest)).toThrow(/crumbs:jwtIssuer.*required/);
+  describe('without crumbs:jwtIssuer: the stack’s own user pool', () => {
+    const { 'crumbs:jwtIssuer': _i, 'crumbs:jwtAudience': _a, 'crumbs:workspacesClaim': _c, ...bare } = VALID;
+
+    it('signs people in to a user pool whose groups are the workspaces, tokens good for 15 minutes', () => {
+      const config = read(bare);
+      expect(config).not.toHaveProperty('jwtIssuer');
+      expect(config).toMatchObject({
+        jwtAudience: [],
+        workspacesClaim: 'cognito:groups',
+        userPool: { tokenValidityMinutes: 15 },
+      });
+      expect(read({ ...bare, 'crumbs:workspacesClaim': 'cognito:groups' }).workspacesClaim).toBe(
+        'cognito:groups',
+      );
+    });
+
+    it('reads crumbs:tokenValidityMinutes, and refuses one outside 5 to 1440', () => {
+      expect(read({ ...bare, 'crumbs:tokenValidityMinutes': '60' }).userPool).toEqual({
+        tokenValidityMinutes: 60,
+      });
+      for (const bad of [4, 1441, 7.5, 'soon']) {
+        expect(() => read({ ...bare, 'crumbs:tokenValidityMinutes': bad })).toThrow(
+          /"crumbs:tokenValidityMinutes" must be a whole number of minutes from 5 to 1440/,
+        );
+      }
+    });
+
+    it('refuses settings that belong to an issuer instead of ignoring them', () => {
+      expect(() => read({ ...bare, 'crumbs:jwtAudience': 'crumbs-api' })).toThrow(
+        /"crumbs:jwtAudience" names audiences of an issuer; without "crumbs:jwtIssuer" the stack creates a Cognito user pool/,
+      );
+      expect(() => read({ ...bare, 'crumbs:signInClientId': 'abc' })).toThrow(/"crumbs:signInClientId"/);
+      expect(() => read({ ...bare, 'crumbs:workspacesClaim': 'crumbs:workspaces' })).toThrow(
+        /the user pool's workspaces are its groups \(cognito:groups\)/,
+      );
+    });
+
+    it('is what cdk.json gives: it holds no issuer, no audience and no placeholder', () => {
+      const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+        context: Record<string, unknown>;
+      };
+      expect(JSON.stringify(cdkJson)).not.toMatch(/EXAMPLE|jwtIssuer|jwtAudience|example\.com/);
+      expect(read(cdkJson.context).userPool).toEqual({ tokenValidityMinutes: 15 });
+    });
+  });
+
+  describe('with crumbs:jwtIssuer', () => {
+    it('needs its audiences, and reads the workspaces claim as crumbs:workspaces unless one is named', () => {
+      const { 'crumbs:jwtAudience': _a, 'crumbs:workspacesClaim': _c, ...issuerOnly } = VALID;
+      expect(() => read(issuerOnly)).toThrow(/"crumbs:jwtAudience" is required with "crumbs:jwtIssuer"/);
+      const config = read({ ...issuerOnly, 'crumbs:jwtAudience': 'crumbs-api' });
+      expect(config.workspacesClaim).toBe('crumbs:workspaces');
+      expect(config).not.toHaveProperty('userPool');
+    });
+
+    it('takes a sign-in client that is one of the audiences, and refuses one that is not', () => {
+      expect(read({ ...VALID, 'crumbs:signInClientId': 'crumbs-cli' }).signInClientId).toBe('crumbs-cli');
+      expect(() => read({ ...VALID, 'crumbs:signInClientId': 'other' })).toThrow(
+        /"crumbs:signInClientId" is "other", which is not one of "crumbs:jwtAudience" \(crumbs-api, crumbs-cli\)/,
+      );
+    });
+
+    it('refuses crumbs:tokenValidityMinutes: the issuer sets its own lifetimes', () => {
+      expect(() => read({ ...VALID, 'crumbs:tokenValidityMinutes': 30 })).toThrow(
+        /applies only to the user pool crumbs creates/,
+      );
+    });
   });
 
   it('reads the response ceiling from crumbs:maxResponseBytes, absent by default, and refuses one out of range', () => {

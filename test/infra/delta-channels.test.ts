@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '#infra/config.ts';
-import { audiencePattern } from '#infra/constructs/delta-channels.ts';
+import { clientIdPattern } from '#infra/constructs/delta-channels.ts';
 import { buildCrumbs } from '#infra/crumbs-app.ts';
 import { ENV, EXECUTOR_RUNNERS } from '#shared/topology.ts';
 
@@ -58,8 +58,10 @@ describe('the delta channels (AppSync Events)', () => {
     const apis = ofType('AWS::AppSync::Api');
     expect(apis).toHaveLength(1);
     const config = apis[0]?.[1].Properties.EventConfig as Json;
+    // No OIDC client id: AppSync would match it against `aud` alone and refuse every access token (no `aud`); the
+    // onSubscribe handler checks `aud`, else `client_id`, against the API's audiences instead.
     expect(config.AuthProviders).toEqual([
-      { AuthType: 'OPENID_CONNECT', OpenIDConnectConfig: { Issuer: ISSUER, ClientId: 'crumbs-api' } },
+      { AuthType: 'OPENID_CONNECT', OpenIDConnectConfig: { Issuer: ISSUER } },
       { AuthType: 'AWS_IAM' },
     ]);
     expect(config.ConnectionAuthModes).toEqual([{ AuthType: 'OPENID_CONNECT' }]);
@@ -78,6 +80,7 @@ describe('the delta channels (AppSync Events)', () => {
     const code = String(ns.CodeHandlers);
     expect(code).toContain('export function onSubscribe(ctx)');
     expect(code).toContain('const WORKSPACES_CLAIM = "custom:workspaces";');
+    expect(code).toContain('const AUDIENCES = ["crumbs-api"];');
     expect(code).toContain('util.unauthorized()');
   });
 
@@ -121,9 +124,23 @@ describe('the delta channels (AppSync Events)', () => {
   });
 });
 
-describe('audiencePattern', () => {
-  it('names one audience as it is and several as one anchored pattern', () => {
-    expect(audiencePattern(['crumbs-api'])).toBe('crumbs-api');
-    expect(audiencePattern(['a.b', 'c'])).toBe('^(?:a\\.b|c)$');
+describe('with an operator’s issuer', () => {
+  it('creates no user pool or client, and the dashboard reads the issuer (sign-in needs crumbs:signInClientId)', () => {
+    expect(Object.values(resources).filter((r) => r.Type.startsWith('AWS::Cognito::'))).toEqual([]);
+    const ui = (functionByName('ui')[1].Properties.Environment as Json).Variables as Json;
+    expect(ui[ENV.jwtIssuer]).toBe(ISSUER);
+    expect(ui[ENV.workspacesClaim]).toBe('custom:workspaces');
+    expect(ui[ENV.signInClientId]).toBeUndefined();
+  });
+});
+
+describe('clientIdPattern', () => {
+  it('matches exactly the client ids, as one anchored pattern', () => {
+    const pattern = new RegExp(clientIdPattern(['3n4b5urk1ft4fl3mg5e62d9ado', 'a.b']));
+    expect(pattern.test('3n4b5urk1ft4fl3mg5e62d9ado')).toBe(true);
+    expect(pattern.test('a.b')).toBe(true);
+    expect(pattern.test('axb')).toBe(false);
+    expect(pattern.test('x3n4b5urk1ft4fl3mg5e62d9adox')).toBe(false);
+    expect(() => clientIdPattern([])).toThrow(/no client id/);
   });
 });

@@ -9,10 +9,19 @@ import { buildCrumbs, type CrumbsStacks } from '#infra/crumbs-app.ts';
  * the CLI knows the account and region, where ARNs in the template are literal and cdk-nag sees them so.
  */
 let stacks: CrumbsStacks;
-/** A pool of 3 buses: every bus's archive, grants and the rule-target policies are checked too. */
+/**
+ * A pool of 3 buses (every bus's archive, grants and the rule-target policies are checked too), signed in to the
+ * stack's own user pool (no issuer given).
+ */
 let pooled: CrumbsStacks;
 
-function synth(extra: Record<string, unknown> = {}): CrumbsStacks {
+const ISSUER_CONTEXT = {
+  'crumbs:jwtIssuer': 'https://issuer.example.com/pool',
+  'crumbs:jwtAudience': 'crumbs-api',
+  'crumbs:workspacesClaim': 'crumbs:workspaces',
+};
+
+function synth(extra: Record<string, unknown> = ISSUER_CONTEXT): CrumbsStacks {
   const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
   process.env.CDK_DEFAULT_ACCOUNT = '123456789012';
   process.env.CDK_DEFAULT_REGION = 'eu-west-1';
@@ -20,9 +29,6 @@ function synth(extra: Record<string, unknown> = {}): CrumbsStacks {
     const app = new App({
       context: {
         'crumbs:stage': 'prod',
-        'crumbs:jwtIssuer': 'https://issuer.example.com/pool',
-        'crumbs:jwtAudience': 'crumbs-api',
-        'crumbs:workspacesClaim': 'crumbs:workspaces',
         'crumbs:llmSecretName': 'team.a/llm/',
         'aws:cdk:bundling-stacks': [],
         ...extra,
@@ -42,10 +48,11 @@ function synth(extra: Record<string, unknown> = {}): CrumbsStacks {
 beforeAll(() => {
   stacks = synth();
   pooled = synth({ 'crumbs:buses': 3 });
+  expect(pooled.stateful.userPool).toBeDefined();
 });
 
 describe('cdk-nag AwsSolutions with a known account and region', () => {
-  it('reports no unsuppressed error and no unacknowledged warning of the app, with one bus and with three', () => {
+  it('reports no unsuppressed error and no unacknowledged warning of the app, with one bus and an issuer, and with three and its own user pool', () => {
     expect(pooled.stateful.buses).toHaveLength(3);
     for (const stack of [stacks.stateful, stacks.stateless, pooled.stateful, pooled.stateless]) {
       const annotations = Annotations.fromStack(stack);

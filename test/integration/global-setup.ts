@@ -3,6 +3,7 @@
  * integration tests, on free ports, with a scripted OpenAI-compatible model server (test/support/fake-openai.ts)
  * behind the `openai-compatible` provider. Tests isolate themselves by workspace.
  */
+import type { JsonWebKey } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import type { LocalStack } from '#local/stack.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
@@ -12,6 +13,7 @@ import {
   SCOPED_TOKEN,
   SCOPED_WORKSPACE,
   SECRETS_WORKSPACE,
+  sharedIssuer,
   TEST_TOKEN,
 } from '../support/shared-stack.ts';
 
@@ -31,6 +33,8 @@ declare module 'vitest' {
     };
     /** Base URL of the scripted OpenAI-compatible server the stack's `openai-compatible/<script>` models call. */
     fakeOpenAi: string;
+    /** The stack's OpenID Connect issuer (`test/support/oidc-issuer.ts`) and its signing key. */
+    oidc: { issuer: string; privateJwk: JsonWebKey };
   }
 }
 
@@ -52,6 +56,8 @@ export async function setup(project: TestProject): Promise<void> {
     scopedWorkspace: SCOPED_WORKSPACE,
   });
   project.provide('fakeOpenAi', fakeOpenAi.baseUrl);
+  const issuer = await sharedIssuer();
+  project.provide('oidc', { issuer: issuer.issuer, privateJwk: issuer.privateJwk });
 }
 
 export async function teardown(): Promise<void> {

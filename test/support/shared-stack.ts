@@ -5,7 +5,8 @@
  */
 import { type LocalStack, startLocalStack } from '#local/stack.ts';
 import { parseScopedTokens } from '#local/tokens.ts';
-import { ENV } from '#shared/topology.ts';
+import { ENV, topology } from '#shared/topology.ts';
+import { OIDC_CLIENT_ID, type OidcIssuer, startOidcIssuer } from './oidc-issuer.ts';
 
 export const TEST_TOKEN = 'integration-test-token';
 /** A token that may use only `SCOPED_WORKSPACE` (CRUMBS_TOKENS): every other workspace answers 403. */
@@ -51,8 +52,33 @@ export const RATE_LIMITED_WORKSPACE = 'rate-limited';
 export const RATE_LIMITS = { requestRate: 1, requestBurst: 5 } as const;
 
 const shared = globalThis as typeof globalThis & {
-  __crumbsTestStack?: { users: number; stack: Promise<LocalStack> };
+  __crumbsTestStack?: { users: number; stack: Promise<LocalStack>; issuer: Promise<OidcIssuer> };
 };
+
+/**
+ * The stack takes JWTs of a local OpenID Connect issuer (`crumbs dev --oidc-issuer`) besides its tokens, so the
+ * sign-in tests (`crumbs login`, the dashboard's Sign in, both token shapes) run against it; its client's redirect
+ * URIs name the stack's dashboard, known once the stack is up.
+ */
+async function startWithIssuer(
+  options: Parameters<typeof startLocalStack>[0],
+  issuer: Promise<OidcIssuer>,
+): Promise<LocalStack> {
+  const oidc = await issuer;
+  const stack = await startLocalStack({
+    ...options,
+    oidc: { issuer: oidc.issuer, audiences: [OIDC_CLIENT_ID], clientId: OIDC_CLIENT_ID },
+  });
+  oidc.configure([topology.signIn.cliCallbackUrl, `${stack.endpoints.api}/ui/`]);
+  return stack;
+}
+
+/** The shared stack's OpenID Connect issuer (started with it). */
+export function sharedIssuer(): Promise<OidcIssuer> {
+  const entry = shared.__crumbsTestStack;
+  if (!entry) throw new Error('acquireStack first');
+  return entry.issuer;
+}
 
 export function acquireStack(): Promise<LocalStack> {
   // The offline model streams a word every 80 ms: a streamed chat answer lasts long enough to be seen (and
@@ -60,24 +86,29 @@ export function acquireStack(): Promise<LocalStack> {
   process.env[ENV.offlineStreamDelayMs] ??= '80';
   process.env[ENV.workspaceRequestRate] ??= String(GENERAL_REQUEST_RATE.requestRate);
   process.env[ENV.workspaceRequestBurst] ??= String(GENERAL_REQUEST_RATE.requestBurst);
+  const issuer = shared.__crumbsTestStack?.issuer ?? startOidcIssuer();
   shared.__crumbsTestStack ??= {
     users: 0,
-    stack: startLocalStack({
-      apiPort: 0,
-      dynamodbPort: 0,
-      sqsPort: 0,
-      eventbridgePort: 0,
-      schedulerPort: 0,
-      token: TEST_TOKEN,
-      scopedTokens: parseScopedTokens(JSON.stringify({ [SCOPED_TOKEN]: [SCOPED_WORKSPACE] })),
-      // Tests call their own HTTP servers on 127.0.0.1 through the http tool.
-      allowPrivateNetwork: true,
-      secrets: TEST_SECRETS,
-      modelAliases: TEST_MODEL_ALIASES,
-      llmPrices: TEST_LLM_PRICES,
-      dailyBudgets: TEST_DAILY_BUDGETS,
-      workspaceQuotas: { [RATE_LIMITED_WORKSPACE]: RATE_LIMITS },
-    }),
+    issuer,
+    stack: startWithIssuer(
+      {
+        apiPort: 0,
+        dynamodbPort: 0,
+        sqsPort: 0,
+        eventbridgePort: 0,
+        schedulerPort: 0,
+        token: TEST_TOKEN,
+        scopedTokens: parseScopedTokens(JSON.stringify({ [SCOPED_TOKEN]: [SCOPED_WORKSPACE] })),
+        // Tests call their own HTTP servers on 127.0.0.1 through the http tool.
+        allowPrivateNetwork: true,
+        secrets: TEST_SECRETS,
+        modelAliases: TEST_MODEL_ALIASES,
+        llmPrices: TEST_LLM_PRICES,
+        dailyBudgets: TEST_DAILY_BUDGETS,
+        workspaceQuotas: { [RATE_LIMITED_WORKSPACE]: RATE_LIMITS },
+      },
+      issuer,
+    ),
   };
   shared.__crumbsTestStack.users++;
   return shared.__crumbsTestStack.stack;
@@ -90,4 +121,5 @@ export async function releaseStack(): Promise<void> {
   if (entry.users > 0) return;
   shared.__crumbsTestStack = undefined;
   await (await entry.stack).stop();
+  await (await entry.issuer).stop();
 }

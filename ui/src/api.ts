@@ -24,6 +24,7 @@ import { parseEventStream } from '#shared/client/sse.ts';
 import type { ChangeFilters } from '#shared/core/stream/changes.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import { type DeltaSubscription, subscribeToRequest } from '#shared/core/streaming/subscriber.ts';
+import { currentToken } from './sign-in.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -36,8 +37,11 @@ export class ApiError extends Error {
 }
 
 export interface Session {
+  /** A pasted token (or `crumbs dev`'s), sent as it is; unused when `signedIn`. */
   token: string;
   workspace: string;
+  /** Signed in with the stack's issuer: each call sends the session's current token (`sign-in.ts`). */
+  signedIn?: boolean;
 }
 
 export class Api {
@@ -54,10 +58,18 @@ export class Api {
     return `${apiBaseOf(location.pathname)}/v1/workspaces/${encodeURIComponent(this.session.workspace)}/${segments.map(encodeURIComponent).join('/')}`;
   }
 
+  /** The token to send: the signed-in session's (refreshed when about to expire), or the pasted one. */
+  private bearer(): Promise<string> {
+    return this.session.signedIn ? currentToken() : Promise.resolve(this.session.token);
+  }
+
   private async request(path: string, init: RequestInit = {}): Promise<Response> {
     const response = await fetch(path, {
       ...init,
-      headers: { authorization: `Bearer ${this.session.token}`, ...(init.headers as Record<string, string>) },
+      headers: {
+        authorization: `Bearer ${await this.bearer()}`,
+        ...(init.headers as Record<string, string>),
+      },
     });
     if (!response.ok) {
       let detail = response.statusText;
@@ -138,11 +150,11 @@ export class Api {
     }
   }
   /** Subscribes to a stream with the session's token, before the request is written (nothing is missed). */
-  subscribe(info: StreamInfo, onEvent: (event: DeltaEvent) => void): Promise<DeltaSubscription> {
+  async subscribe(info: StreamInfo, onEvent: (event: DeltaEvent) => void): Promise<DeltaSubscription> {
     return subscribeToRequest({
       realtimeUrl: info.realtime_url,
       httpHost: info.http_host,
-      token: this.session.token,
+      token: await this.bearer(),
       workspace: this.session.workspace,
       requestId: info.stream_id,
       onEvent,
@@ -193,7 +205,8 @@ export class Api {
         channel &&
         new ChangeFeed({
           channel,
-          token: this.session.token,
+          // Asked at each (re)connect: a signed-in session's token (refreshed when about to expire), or the pasted one.
+          token: () => this.bearer(),
           read: (query) => this.readChanges(query),
           reconcileMs: 15_000,
         }),

@@ -5,6 +5,7 @@
  */
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
+import type { SignInConfig } from '#shared/client/sign-in.ts';
 import { Api, type Session } from './api.ts';
 import {
   forgetToken,
@@ -16,6 +17,16 @@ import {
   saveSession,
   setWorkspace,
 } from './session.ts';
+import {
+  completeSignIn,
+  forgetSignIn,
+  identity,
+  isSignInReturn,
+  signedIn,
+  signInConfig,
+  signOut,
+  startSignIn,
+} from './sign-in.ts';
 import './styles.css';
 import { ApprovalsView, usePendingApprovals } from './views/approvals.tsx';
 import { BreadcrumbView } from './views/breadcrumb.tsx';
@@ -38,7 +49,29 @@ const NAV: { view: Route['view']; label: string }[] = [
 ];
 
 function App() {
-  const [session, setSession] = useState<Session | undefined>(() => readSession());
+  const [session, setSession] = useState<Session | undefined>(() =>
+    isSignInReturn() ? undefined : readSession(),
+  );
+  const [returning, setReturning] = useState(() => isSignInReturn());
+  const [signInError, setSignInError] = useState<string>();
+  // Back from the issuer's sign-in page with a code: exchange it, then open the person's first workspace.
+  useEffect(() => {
+    if (!returning) return;
+    void (async () => {
+      try {
+        const config = await signInConfig();
+        if (!config.available) throw new Error(config.detail);
+        await completeSignIn(config);
+        const session = signedIn();
+        if (session) chooseWorkspace(identity(session).workspaces);
+        setSession(readSession());
+      } catch (error) {
+        setSignInError((error as Error).message);
+      } finally {
+        setReturning(false);
+      }
+    })();
+  }, [returning]);
   const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
   useEffect(() => {
     const onHash = () => setRoute(parseRoute(location.hash));
@@ -49,16 +82,26 @@ function App() {
   const [answered, setAnswered] = useState(0);
   const pending = usePendingApprovals(api, `${route.view}:${answered}`);
 
+  if (returning) {
+    return (
+      <div class="login">
+        <p data-signing-in>Signing in…</p>
+      </div>
+    );
+  }
   if (!session || !api) {
     return (
       <Login
+        error={signInError}
         onLogin={(s) => {
+          forgetSignIn();
           saveSession(s);
           setSession(s);
         }}
       />
     );
   }
+  const person = session.signedIn ? signedIn() : undefined;
   const switchWorkspace = (workspace: string) => {
     if (!workspace || workspace === session.workspace) return;
     setWorkspace(workspace);
@@ -95,12 +138,19 @@ function App() {
           ) : null}
         </nav>
         <WorkspacePicker current={session.workspace} onSwitch={switchWorkspace} />
+        {person && (
+          <span class="who" data-user>
+            {identity(person).user}
+          </span>
+        )}
         <button
           type="button"
           class="link"
           onClick={() => {
             forgetToken();
             setSession(undefined);
+            // Signed in with the issuer: its refresh token is revoked and its own session ended (the page leaves).
+            if (session.signedIn) void signOut();
           }}
         >
           Log out
@@ -152,12 +202,37 @@ function WorkspacePicker({ current, onSwitch }: { current: string; onSwitch: (w:
   );
 }
 
-function Login({ onLogin }: { onLogin: (s: Session) => void }) {
+/** After a sign-in: keep the workspace in use if the token grants it, else open the first one it grants. */
+function chooseWorkspace(granted: string[] | '*'): void {
+  if (granted === '*' || granted.length === 0) return;
+  const current = localStorage.getItem('crumbs.workspace');
+  const chosen = current !== null && granted.includes(current) ? current : (granted[0] as string);
+  // The granted workspaces are offered in the picker; the chosen one last, so it is current and first.
+  for (const w of [...granted].reverse()) setWorkspace(w);
+  setWorkspace(chosen);
+}
+
+function Login({ onLogin, error: given }: { onLogin: (s: Session) => void; error?: string | undefined }) {
   const [token, setToken] = useState('');
   const [workspace, setWs] = useState(localStorage.getItem('crumbs.workspace') || 'demo');
-  const [error, setError] = useState<string>();
+  const [error, setError] = useState<string | undefined>(given);
+  const [config, setConfig] = useState<SignInConfig>();
+  useEffect(() => {
+    void signInConfig().then(setConfig);
+  }, []);
+  const issuer = config?.available ? config : undefined;
   return (
     <div class="login">
+      {issuer && (
+        <div class="sign-in">
+          <h1>crumbs</h1>
+          <p>Sign in with your account at {new URL(issuer.authorization_endpoint).host}.</p>
+          <button type="button" data-sign-in onClick={() => void startSignIn(issuer)}>
+            Sign in
+          </button>
+          {error && <p class="error">{error}</p>}
+        </div>
+      )}
       <form
         onSubmit={async (e) => {
           e.preventDefault();
@@ -171,8 +246,14 @@ function Login({ onLogin }: { onLogin: (s: Session) => void }) {
           }
         }}
       >
-        <h1>crumbs</h1>
-        <p>Paste the API token (`crumbs dev` prints it, with a link that logs in directly).</p>
+        {issuer ? (
+          <p>Or paste an API token:</p>
+        ) : (
+          <>
+            <h1>crumbs</h1>
+            <p>Paste the API token (`crumbs dev` prints it, with a link that logs in directly).</p>
+          </>
+        )}
         <label>
           Token
           <input
@@ -187,7 +268,7 @@ function Login({ onLogin }: { onLogin: (s: Session) => void }) {
           Workspace
           <input name="workspace" value={workspace} onInput={(e) => setWs(e.currentTarget.value)} />
         </label>
-        {error && <p class="error">{error}</p>}
+        {error && !issuer && <p class="error">{error}</p>}
         <button type="submit">Log in</button>
       </form>
     </div>

@@ -1,9 +1,11 @@
 /**
  * Login and routing state. The token and workspace can come from the URL fragment (`#token=…&workspace=demo`,
  * what `crumbs dev` prints): a fragment never reaches a server or its logs. They are kept in localStorage, and the
- * fragment is replaced at once so the token does not stay in the address bar or the history.
+ * fragment is replaced at once so the token does not stay in the address bar or the history. A person who signed
+ * in with the stack's issuer (`sign-in.ts`) has a session without a pasted token.
  */
 import type { Session } from './api.ts';
+import { forgetSignIn, signedIn } from './sign-in.ts';
 
 const TOKEN_KEY = 'crumbs.token';
 const WORKSPACE_KEY = 'crumbs.workspace';
@@ -13,13 +15,17 @@ export function readSession(): Session | undefined {
   const fragment = new URLSearchParams(location.hash.replace(/^#\/?/, ''));
   const token = fragment.get('token');
   if (token) {
+    // A token given in the link is what this tab is opened for: it replaces a signed-in session.
+    forgetSignIn();
     localStorage.setItem(TOKEN_KEY, token);
     const workspace = fragment.get('workspace');
     if (workspace) setWorkspace(workspace);
     history.replaceState(null, '', `${location.pathname}${location.search}#/live`);
   }
+  const workspace = localStorage.getItem(WORKSPACE_KEY) || 'demo';
+  if (signedIn()) return { token: '', workspace, signedIn: true };
   const stored = localStorage.getItem(TOKEN_KEY);
-  return stored ? { token: stored, workspace: localStorage.getItem(WORKSPACE_KEY) || 'demo' } : undefined;
+  return stored ? { token: stored, workspace } : undefined;
 }
 
 export function saveSession(session: Session): void {

@@ -110,25 +110,40 @@ export const MAX_CLAIMED_WORKSPACES = 100;
 const MAX_CLAIM_CHARS = MAX_CLAIMED_WORKSPACES * 72;
 
 /**
+ * The claim a Cognito user pool lists a user's groups in, in ID and access tokens alike, on every feature plan. When
+ * it is the workspaces claim (the user pool crumbs creates when no issuer is given), each group is a workspace —
+ * and a group whose name is not a workspace name (an operator's own group) is skipped rather than voiding the
+ * claim: groups are set only by the pool's administrators, so skipping one grants nothing it did not.
+ */
+export const COGNITO_GROUPS_CLAIM = 'cognito:groups';
+
+/** The workspaces claim of an operator's issuer unless the operator names another (`crumbs:workspacesClaim`). */
+export const DEFAULT_WORKSPACES_CLAIM = 'crumbs:workspaces';
+
+/**
  * Which workspaces the token grants, from every form an issuer sends its list claim in: a JSON array, a JSON
  * array's text, a space- or comma-separated string, one name — and as API Gateway renders a list claim for the
  * Lambda (`"[a b]"`). `*` grants every workspace. A claim that is absent, too long or names something that is not a
- * workspace grants none, and says why (`claimProblem`) so the 403 tells the caller what to fix.
+ * workspace grants none, and says why (`claimProblem`) so the 403 tells the caller what to fix — except the
+ * `cognito:groups` claim, whose other groups are skipped (`COGNITO_GROUPS_CLAIM`).
  */
 export function callerFromClaims(
   claims: Record<string, string | number | boolean | string[]>,
   workspacesClaim: string,
 ): Caller {
   const principal = `user:${String(claims.sub ?? 'anonymous')}`;
-  const parsed = claimedWorkspaces(claims[workspacesClaim]);
+  const parsed = claimedWorkspaces(claims[workspacesClaim], workspacesClaim === COGNITO_GROUPS_CLAIM);
   if (typeof parsed === 'string') {
     return { principal, workspaces: [], claimProblem: `the token's ${workspacesClaim} claim ${parsed}` };
   }
   return { principal, workspaces: parsed.includes('*') ? '*' : parsed };
 }
 
-/** The claim's workspace names, or why it names none (a phrase after "the token's <claim> claim"). */
-function claimedWorkspaces(raw: unknown): string[] | string {
+/**
+ * The claim's workspace names, or why it names none (a phrase after "the token's <claim> claim"). `groups`: the
+ * claim lists groups, of which only those named as workspaces count.
+ */
+function claimedWorkspaces(raw: unknown, groups = false): string[] | string {
   let names: unknown[];
   if (raw === undefined || raw === null) return 'is missing';
   if (Array.isArray(raw)) names = raw;
@@ -149,17 +164,22 @@ function claimedWorkspaces(raw: unknown): string[] | string {
         .split(/[\s,]+/)
         .filter(Boolean);
   } else return 'is not a list of workspace names';
-  if (names.length === 0) return 'names no workspace';
+  if (groups) names = names.filter((name) => name === '*' || isWorkspaceName(name));
+  if (names.length === 0) return groups ? 'names no group that is a workspace' : 'names no workspace';
   if (names.length > MAX_CLAIMED_WORKSPACES) {
     return `names ${names.length} workspaces (at most ${MAX_CLAIMED_WORKSPACES})`;
   }
   for (const name of names) {
-    if (typeof name !== 'string' || (name !== '*' && !WORKSPACE_PATTERN.test(name))) {
+    if (name !== '*' && !isWorkspaceName(name)) {
       const shown = JSON.stringify(name)?.slice(0, 80) ?? String(name);
       return `names ${shown}, which is not a workspace name (1-64 letters, digits, "_" or "-") or "*"`;
     }
   }
   return names as string[];
+}
+
+function isWorkspaceName(name: unknown): name is string {
+  return typeof name === 'string' && WORKSPACE_PATTERN.test(name);
 }
 
 const TITLES: Record<number, string> = {

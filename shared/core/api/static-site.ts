@@ -3,12 +3,17 @@
  * start) from a folder; the page is public, and every data call it makes carries the user's token to the API.
  *
  * Headers: a Content-Security-Policy that allows only this origin (the app talks to the API on the same origin and
- * loads nothing else) and, for connections, the delta channel's realtime endpoint, no caching of index.html (it names the current build), and long caching of the assets,
+ * loads nothing else) and, for connections, the delta channel's realtime endpoint and the sign-in issuer's token
+ * and revocation endpoints, no caching of index.html (it names the current build), and long caching of the assets,
  * whose URLs carry the build's hash.
+ *
+ * One file is not built but answered: `sign-in.json`, how people sign in here (`sign-in.ts`), which the page and
+ * `crumbs login` read.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import type { HttpResult } from './http.ts';
+import { SIGN_IN_PATH, type SignInConfig, signInOrigins } from './sign-in.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -29,8 +34,11 @@ function securityHeaders(connect: readonly string[]): Record<string, string> {
 export const UI_PREFIX = '/ui';
 
 export interface StaticSite {
-  serve(method: string, path: string): HttpResult;
+  /** `signIn`: how people sign in here (`sign-in.json`, and the token endpoints the page may call). */
+  serve(method: string, path: string, signIn?: SignInConfig): HttpResult;
 }
+
+const NO_SIGN_IN: SignInConfig = { available: false, detail: 'this server has no sign-in settings' };
 
 /**
  * The files of `dir` (flat: the build writes no subfolders). A missing folder serves a clear 503 page.
@@ -38,9 +46,7 @@ export interface StaticSite {
  * streams answers from it).
  */
 export function staticSite(dir: string, options: { realtimeUrl?: string | undefined } = {}): StaticSite {
-  const headers = securityHeaders(
-    options.realtimeUrl !== undefined ? [new URL(options.realtimeUrl).origin] : [],
-  );
+  const realtime = options.realtimeUrl !== undefined ? [new URL(options.realtimeUrl).origin] : [];
   const files = new Map<string, { body: string; type: string }>();
   if (existsSync(dir)) {
     for (const name of readdirSync(dir)) {
@@ -49,13 +55,22 @@ export function staticSite(dir: string, options: { realtimeUrl?: string | undefi
     }
   }
   return {
-    serve(method, path) {
+    serve(method, path, signIn = NO_SIGN_IN) {
       if (method !== 'GET' && method !== 'HEAD') {
         return text(405, 'method not allowed', { allow: 'GET, HEAD' });
       }
       // `/ui` → `/ui/`, so the page's relative asset URLs resolve under /ui/. A relative Location, so the
       // redirect stays under the stage a REST API's URLs start with (`/prod/ui` → `/prod/ui/`).
       if (path === UI_PREFIX) return { statusCode: 308, headers: { location: 'ui/' }, body: '' };
+      const headers = securityHeaders([...realtime, ...signInOrigins(signIn)]);
+      if (path === SIGN_IN_PATH) {
+        return {
+          statusCode: 200,
+          // Short: a redeploy that changes the client or the domain reaches open pages and CLIs soon.
+          headers: { 'content-type': 'application/json', 'cache-control': 'max-age=60', ...headers },
+          body: method === 'HEAD' ? '' : JSON.stringify(signIn),
+        };
+      }
       const name = path === `${UI_PREFIX}/` ? 'index.html' : path.slice(UI_PREFIX.length + 1);
       const file = files.get(name);
       if (!file) {

@@ -2,14 +2,19 @@
  * The onSubscribe handler of the `crumbs` and `changes` channel namespaces (APPSYNC_JS): a subscription is allowed
  * only to a delta channel or a change channel (`channel.ts`) whose workspace the caller's token grants, read from the workspaces claim exactly as the
  * API reads it (`callerFromClaims` in shared/core/api/http.ts: a JSON array, its text, a space- or comma-separated
- * list, API Gateway's `[a b]`, `*`). The CDK app inlines this file (claim name filled in by `onSubscribeCode`),
- * and the local events server runs the same text for every subscribe, so the check is one. Written in the
+ * list, API Gateway's `[a b]`, `*`; of `cognito:groups`, only the groups named as workspaces), and only to a token
+ * issued to one of the API's audiences, by the rule of API Gateway's JWT authorizer: `aud` when the token has one
+ * (ID tokens), else `client_id` (Cognito access tokens) — AppSync's own OIDC client id check reads only `aud`. The
+ * CDK app inlines this file (claim name and audiences filled in by `onSubscribeCode`), and the local events server
+ * runs the same text for every subscribe, so the check is one. Written in the
  * runtime's subset: no regular expressions, try, throw, while or classic for loops; a claim that breaks JSON.parse
  * ends the handler with an error, which refuses the subscription as the API refuses such a claim.
  */
 import { util } from '@aws-appsync/utils';
 
 const WORKSPACES_CLAIM = 'crumbs:workspaces';
+const AUDIENCES = null;
+const COGNITO_GROUPS = 'cognito:groups';
 const NAMESPACE = 'crumbs';
 const CHANGES_NAMESPACE = 'changes';
 const MAX_CLAIMED_WORKSPACES = 100;
@@ -138,6 +143,13 @@ export function grantedWorkspaces(raw) {
       names = splitList(text);
     }
   } else return null;
+  if (WORKSPACES_CLAIM === COGNITO_GROUPS) {
+    const workspaces = [];
+    for (const name of names) {
+      if (name === '*' || isWorkspace(name)) workspaces.push(name);
+    }
+    names = workspaces;
+  }
   if (names.length === 0 || names.length > MAX_CLAIMED_WORKSPACES) return null;
   for (const name of names) {
     if (name !== '*' && !isWorkspace(name)) return null;
@@ -145,10 +157,25 @@ export function grantedWorkspaces(raw) {
   return names;
 }
 
+/** Whether the token was issued to one of the API's audiences: its `aud` when it has one, else its `client_id`. */
+export function audienceAccepted(claims) {
+  if (AUDIENCES === null) return true;
+  const aud = claims.aud;
+  if (aud !== undefined && aud !== null) {
+    const list = Array.isArray(aud) ? aud : [aud];
+    for (const a of list) {
+      if (typeof a === 'string' && AUDIENCES.indexOf(a) >= 0) return true;
+    }
+    return false;
+  }
+  return typeof claims.client_id === 'string' && AUDIENCES.indexOf(claims.client_id) >= 0;
+}
+
 /** Whether a caller with these token claims may read the channel at `path`. */
 export function subscriberMayRead(claims, path) {
   const workspace = workspaceOfChannel(path);
   if (workspace === null || claims === null || typeof claims !== 'object') return false;
+  if (!audienceAccepted(claims)) return false;
   const granted = grantedWorkspaces(claims[WORKSPACES_CLAIM]);
   if (granted === null) return false;
   return granted.indexOf('*') >= 0 || granted.indexOf(workspace) >= 0;

@@ -23,6 +23,14 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname.endsWith('/changes/channel')) {
+        // No change channel configured, as on an API without one: `crumbs tail` falls back to the long-poll.
+        res.writeHead(404, { 'content-type': 'application/problem+json' });
+        res.end(
+          JSON.stringify({ status: 404, title: 'Not Found', detail: 'no change channel is configured' }),
+        );
+        return;
+      }
       const text = Buffer.concat(chunks).toString('utf8');
       const recorded = {
         method: req.method ?? '',

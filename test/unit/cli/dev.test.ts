@@ -128,7 +128,7 @@ describe('crumbs dev', () => {
     );
   });
 
-  it("passes an issuer's JWTs and the public URL from the environment, and refuses an issuer without audiences", async () => {
+  it("passes an issuer's JWTs (as --oidc-issuer) and the public URL from the environment, and refuses an issuer without audiences", async () => {
     const h = harness({
       CRUMBS_JWT_ISSUER: 'http://127.0.0.1:9000/pool',
       CRUMBS_JWT_AUDIENCE: 'client-a, client-b',
@@ -140,7 +140,7 @@ describe('crumbs dev', () => {
     expect(await running).toBe(0);
     expect(stack.startLocalStack).toHaveBeenLastCalledWith(
       expect.objectContaining({
-        jwt: { issuer: 'http://127.0.0.1:9000/pool', audiences: ['client-a', 'client-b'] },
+        oidc: { issuer: 'http://127.0.0.1:9000/pool', audiences: ['client-a', 'client-b'] },
         publicUrl: 'https://tunnel.example.com',
       }),
     );
@@ -150,6 +150,54 @@ describe('crumbs dev', () => {
     const notUrl = harness({ CRUMBS_API_URL: 'tunnel' });
     expect(await main(['dev'], notUrl.io)).toBe(2);
     expect(notUrl.out.stderr).toContain('CRUMBS_API_URL: expected an http(s) URL');
+  });
+
+  it('takes an OIDC issuer to sign in with (--oidc-issuer, its client an audience), and prints it', async () => {
+    const h = harness();
+    const running = main(
+      [
+        'dev',
+        '--oidc-issuer',
+        'https://login.example.com/',
+        '--oidc-client-id',
+        'crumbs-cli',
+        '--oidc-audience',
+        'crumbs-api, crumbs-cli',
+        '--workspaces-claim',
+        'cognito:groups',
+      ],
+      h.io,
+    );
+    await ready(h.out);
+    expect(h.out.stdout).toContain(
+      'sign-in      https://login.example.com/ (client crumbs-cli): crumbs login, or Sign in on the dashboard',
+    );
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({
+        oidc: {
+          issuer: 'https://login.example.com/',
+          audiences: ['crumbs-cli', 'crumbs-api'],
+          clientId: 'crumbs-cli',
+          workspacesClaim: 'cognito:groups',
+        },
+      }),
+    );
+  });
+
+  it.each([
+    [['--oidc-client-id', 'c'], '--oidc-client-id needs --oidc-issuer'],
+    [['--oidc-issuer', 'https://login.example.com'], '--oidc-issuer needs --oidc-client-id'],
+    [
+      ['--oidc-issuer', 'login.example.com', '--oidc-client-id', 'c'],
+      "--oidc-issuer: expected the issuer's http(s) URL",
+    ],
+  ])('refuses %j as a usage error before starting anything', async (args, message) => {
+    const h = harness();
+    expect(await main(['dev', ...args], h.io)).toBe(2);
+    expect(h.out.stderr).toContain(message);
+    expect(stack.startLocalStack).not.toHaveBeenCalled();
   });
 
   it('prints the start failure and exits 1 when the stack cannot start', async () => {

@@ -13,17 +13,17 @@ import { installAwsLambdaGlobal } from '#local/lambda-runtime.ts';
 import { localTokens } from '#local/tokens.ts';
 import { json } from '#shared/core/api/http.ts';
 import { ENV, topology } from '#shared/topology.ts';
-import { startTestIssuer, type TestIssuer } from '../../support/oidc-issuer.ts';
+import { type OidcIssuer, startOidcIssuer } from '../../support/oidc-issuer.ts';
 
 const CLIENT = '3n4b5urk1ft4fl3mg5e62d9ado';
 const CLAIM = 'cognito:groups';
 
-let issuer: TestIssuer;
+let issuer: OidcIssuer;
 let server: LocalApiServer;
 let authorizerCalls = 0;
 
 beforeAll(async () => {
-  issuer = await startTestIssuer();
+  issuer = await startOidcIssuer();
   process.env[ENV.jwtIssuer] = issuer.issuer;
   process.env[ENV.jwtAudience] = CLIENT;
   process.env[ENV.workspacesClaim] = CLAIM;
@@ -93,6 +93,12 @@ describe('the local front door with the authorizer function', () => {
     );
     expect(answer.status).toBe(200);
     expect(answer.body.caller).toMatchObject({ principal: 'user:ann', workspaces: ['team-b', 'team-c'] });
+  });
+
+  it('matches a public route with a trailing slash as its resource (GET /health/ is /health), keeping the path as sent', async () => {
+    const answer = await call('/health/');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ path: '/health/', caller: null });
   });
 
   it("answers the gateway's 401 for a token of another client, no token or junk", async () => {

@@ -11,22 +11,22 @@ import { createApi } from '#shared/core/api/api.ts';
 import { callerFromClaims, MAX_CLAIMED_WORKSPACES, toHttpRequest } from '#shared/core/api/http.ts';
 import { allowResponse, tokenCheck } from '#shared/core/front-door/authorizer.ts';
 import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
-import { startTestIssuer, type TestIssuer } from '../../../support/oidc-issuer.ts';
+import { type OidcIssuer, startOidcIssuer } from '../../../support/oidc-issuer.ts';
 import { proxyEvent } from '../../../support/proxy-event.ts';
 
 const CLAIM = 'crumbs:workspaces';
 const AUDIENCE = 'crumbs-api';
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/POST/v1/workspaces/x/breadcrumbs';
 
-let issuer: TestIssuer;
+let issuer: OidcIssuer;
 let check: ReturnType<typeof tokenCheck>;
 beforeAll(async () => {
-  issuer = await startTestIssuer();
+  issuer = await startOidcIssuer();
   check = tokenCheck({ issuer: issuer.issuer, audiences: [AUDIENCE], workspacesClaim: CLAIM });
 });
 afterAll(() => issuer.stop());
 
-const signToken = (claims: Record<string, unknown>, key?: Parameters<TestIssuer['sign']>[1]) =>
+const signToken = (claims: Record<string, unknown>, key?: Parameters<OidcIssuer['sign']>[1]) =>
   issuer.sign({ aud: AUDIENCE, ...claims }, key);
 
 const store = new InMemoryBreadcrumbStore();
@@ -112,6 +112,24 @@ describe('the JWT workspaces claim', () => {
       expect(res.detail?.length).toBeLessThan(300);
     },
   );
+
+  it("reads a Cognito user pool's cognito:groups (as API Gateway renders it): each group that is a workspace", () => {
+    const groups = 'cognito:groups';
+    expect(callerFromClaims({ sub: 'ann', [groups]: '[team-a Admins-Only! team-b]' }, groups)).toEqual({
+      principal: 'user:ann',
+      workspaces: ['team-a', 'team-b'],
+    });
+    expect(callerFromClaims({ sub: 'ann', [groups]: ['*'] }, groups).workspaces).toBe('*');
+    expect(callerFromClaims({ sub: 'ann', [groups]: '[Admins!]' }, groups)).toMatchObject({
+      workspaces: [],
+      claimProblem: "the token's cognito:groups claim names no group that is a workspace",
+    });
+    expect(callerFromClaims({ sub: 'ann' }, groups).claimProblem).toBe(
+      "the token's cognito:groups claim is missing",
+    );
+    // The strict reading stays for a claim made for crumbs: one bad name voids it.
+    expect(callerFromClaims({ sub: 'ann', [CLAIM]: '[team-a Admins!]' }, CLAIM).workspaces).toEqual([]);
+  });
 
   it('writes nothing for a refused token, and a token the authorizer refuses never reaches the API', async () => {
     const before = (await store.list({ workspace: 'team-x', schema_name: 'note.v1', limit: 10 })).items

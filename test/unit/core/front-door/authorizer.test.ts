@@ -16,7 +16,7 @@ import {
   denyResponse,
   tokenCheck,
 } from '#shared/core/front-door/authorizer.ts';
-import { startTestIssuer, type TestIssuer } from '../../../support/oidc-issuer.ts';
+import { type OidcIssuer, startOidcIssuer } from '../../../support/oidc-issuer.ts';
 import { proxyEvent } from '../../../support/proxy-event.ts';
 
 const CLIENT = '3n4b5urk1ft4fl3mg5e62d9ado';
@@ -24,10 +24,10 @@ const OTHER_CLIENT = '7q1v0d7d8h6e4u0p5bq3l2fh6o';
 const CLAIM = 'cognito:groups';
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/POST/v1/workspaces/team-a/mcp';
 
-let issuer: TestIssuer;
+let issuer: OidcIssuer;
 let check: ReturnType<typeof tokenCheck>;
 beforeAll(async () => {
-  issuer = await startTestIssuer();
+  issuer = await startOidcIssuer();
   check = tokenCheck({ issuer: issuer.issuer, audiences: ['crumbs-api', CLIENT], workspacesClaim: CLAIM });
 });
 afterAll(() => issuer.stop());
@@ -113,7 +113,7 @@ describe('the front door token check', () => {
   });
 
   it("fetches the issuer's JWKS again when a token names a key it has not seen (key rotation)", async () => {
-    const own = await startTestIssuer();
+    const own = await startOidcIssuer();
     try {
       const ownCheck = tokenCheck({ issuer: own.issuer, audiences: [CLIENT], workspacesClaim: CLAIM });
       expect((await ownCheck(bearer(own.idToken(CLIENT)))).ok).toBe(true);
@@ -133,7 +133,7 @@ describe('the front door token check', () => {
       workspacesClaim: CLAIM,
     });
     await expect(gone(bearer(issuer.idToken(CLIENT)))).rejects.toThrow();
-    const elsewhere = await startTestIssuer({ discoveryIssuer: 'https://evil.example/pool' });
+    const elsewhere = await startOidcIssuer({ discoveryIssuer: 'https://evil.example/pool' });
     try {
       const spoofed = tokenCheck({ issuer: elsewhere.issuer, audiences: [CLIENT], workspacesClaim: CLAIM });
       await expect(spoofed(bearer(elsewhere.idToken(CLIENT)))).rejects.toThrow(/another issuer/);

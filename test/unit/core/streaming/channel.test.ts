@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { callerFromClaims } from '#shared/core/api/http.ts';
+import { audienceAccepted } from '#shared/core/api/token-checks.ts';
 import {
   CHANGES_NAMESPACE,
   changesChannelFor,
@@ -199,6 +200,89 @@ describe('the onSubscribe handler', () => {
     expect(() => handler.onSubscribe(ctx({ [CLAIM]: ['team-a'] }))).not.toThrow();
     expect(() => handler.onSubscribe(ctx({ [CLAIM]: '[team-b]' }))).toThrow(SubscribeUnauthorizedError);
     expect(() => handler.onSubscribe(ctx({}))).toThrow(SubscribeUnauthorizedError);
+  });
+
+  it('reads cognito:groups as the API does: only the groups named as workspaces count', async () => {
+    const groups = loadOnSubscribe('cognito:groups');
+    await fc.assert(
+      fc.asyncProperty(workspace, requestId, claimValue, async (ws, id, raw) => {
+        const claims = raw === undefined ? { sub: 'u' } : { sub: 'u', 'cognito:groups': raw };
+        const caller = callerFromClaims(claims as never, 'cognito:groups');
+        const expected = caller.workspaces === '*' || caller.workspaces.includes(ws);
+        const path = await channelFor(ws, id);
+        let allowed: boolean;
+        try {
+          allowed = groups.subscriberMayRead(claims, path);
+        } catch {
+          allowed = false;
+        }
+        expect(allowed).toBe(expected);
+      }),
+      { numRuns: 1000 },
+    );
+    const path = await channelFor('team-a', 'req-1');
+    expect(groups.subscriberMayRead({ 'cognito:groups': ['Admins Group!', 'team-a'] }, path)).toBe(true);
+    expect(groups.subscriberMayRead({ 'cognito:groups': ['Admins Group!'] }, path)).toBe(false);
+  });
+
+  describe('with the API’s audiences (both Cognito token shapes)', () => {
+    const CLIENT = '3n4b5urk1ft4fl3mg5e62d9ado';
+    const withAudiences = loadOnSubscribe('cognito:groups', [CLIENT, 'crumbs-api']);
+    const grants = { 'cognito:groups': ['team-a'] };
+
+    it('takes an ID token (aud = the app client) and an access token (client_id, no aud)', async () => {
+      const path = await channelFor('team-a', 'req-1');
+      expect(withAudiences.subscriberMayRead({ ...grants, token_use: 'id', aud: CLIENT }, path)).toBe(true);
+      expect(
+        withAudiences.subscriberMayRead({ ...grants, token_use: 'access', client_id: CLIENT }, path),
+      ).toBe(true);
+      expect(withAudiences.subscriberMayRead({ ...grants, aud: ['other', 'crumbs-api'] }, path)).toBe(true);
+    });
+
+    it("refuses another client's tokens, a token with neither claim, and judges aud alone when present", async () => {
+      const path = await channelFor('team-a', 'req-1');
+      expect(withAudiences.subscriberMayRead({ ...grants, aud: 'another-app' }, path)).toBe(false);
+      expect(withAudiences.subscriberMayRead({ ...grants, client_id: 'another-app' }, path)).toBe(false);
+      expect(withAudiences.subscriberMayRead(grants, path)).toBe(false);
+      // API Gateway's rule: with an aud, client_id is not read.
+      expect(
+        withAudiences.subscriberMayRead({ ...grants, aud: 'another-app', client_id: CLIENT }, path),
+      ).toBe(false);
+      const ctx = {
+        identity: { sub: 'u', claims: { ...grants, client_id: 'another-app' } },
+        info: { channel: { path, segments: path.slice(1).split('/') }, channelNamespace: { name: 'crumbs' } },
+      };
+      expect(() => withAudiences.onSubscribe(ctx)).toThrow(SubscribeUnauthorizedError);
+    });
+
+    it('judges the audience exactly as the shared rule (token-checks.ts) on any claims', () => {
+      const value = fc.oneof(
+        fc.constantFrom(CLIENT, 'crumbs-api', 'other', ''),
+        fc.array(fc.constantFrom(CLIENT, 'crumbs-api', 'other', 7), { maxLength: 3 }),
+        fc.constantFrom(null, 5, true),
+      );
+      fc.assert(
+        fc.property(
+          fc.option(value, { nil: undefined }),
+          fc.option(value, { nil: undefined }),
+          (aud, clientId) => {
+            const claims: Record<string, unknown> = {};
+            if (aud !== undefined) claims.aud = aud;
+            if (clientId !== undefined) claims.client_id = clientId;
+            expect(withAudiences.audienceAccepted(claims)).toBe(
+              audienceAccepted(claims, [CLIENT, 'crumbs-api']),
+            );
+          },
+        ),
+        { numRuns: 2000 },
+      );
+    });
+
+    it('fills the audiences into the inlined code, and refuses an empty list', () => {
+      expect(onSubscribeCode('cognito:groups', [CLIENT])).toContain(`const AUDIENCES = ["${CLIENT}"];`);
+      expect(onSubscribeCode(CLAIM)).toContain('const AUDIENCES = null;');
+      expect(() => onSubscribeCode(CLAIM, [])).toThrow(/at least one audience/);
+    });
   });
 
   it('reads the claim the operator names and fits the namespace code limit', () => {
