@@ -85,6 +85,9 @@ const FAKE_ENV: Record<string, string> = {
   [ENV.timersQueueArn]: 'arn:aws:sqs:us-east-1:000000000000:bench-timers',
   [ENV.schedulerRoleArn]: 'arn:aws:iam::000000000000:role/bench-scheduler',
   [ENV.secretPrefix]: 'crumbs/llm/',
+  [ENV.apiUrl]: 'https://bench.execute-api.us-east-1.amazonaws.com/bench',
+  [ENV.jwtIssuer]: 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_bench',
+  [ENV.jwtAudience]: 'bench-client',
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'bench',
   AWS_SECRET_ACCESS_KEY: 'bench',
@@ -103,9 +106,18 @@ interface Load {
   readonly cpu: number;
 }
 
+/**
+ * What the Lambda runtime sets before it loads a handler (`awslambda`: `streamifyResponse` marks a response-streaming
+ * handler, `HttpResponseStream` writes its metadata; `local/lambda-runtime.ts` has the whole of it): the streaming
+ * functions call it as they load.
+ */
+const RUNTIME_GLOBAL =
+  'globalThis.awslambda??={};awslambda.streamifyResponse??=(h)=>{h[Symbol.for("aws.lambda.runtime.handler.streaming")]="response";return h};awslambda.HttpResponseStream??={from:(s)=>s};';
+
 /** Imports `file` once in a fresh Node process. */
 function loadOnce(file: string, nodeOptions: readonly string[]): Load {
   const script =
+    RUNTIME_GLOBAL +
     `const t=performance.now(),c=process.cpuUsage();await import(${JSON.stringify(pathToFileURL(file).href)});` +
     'const u=process.cpuUsage(c);process.stdout.write(JSON.stringify({wall:performance.now()-t,cpu:(u.user+u.system)/1000}));';
   const out = execFileSync(process.execPath, [...nodeOptions, '--input-type=module', '-e', script], {

@@ -16,6 +16,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { FRONT_DOOR } from '#shared/topology.ts';
 
 export interface McpRelayOptions {
   /** `{endpoint}/v1/workspaces/{ws}/mcp` */
@@ -27,7 +28,10 @@ export interface McpRelayOptions {
   readonly fetch?: typeof fetch;
   /** Diagnostics (stderr): never stdout, which carries only the protocol. */
   readonly log?: (line: string) => void;
-  /** Each POST's limit; a tool call waits up to 25 s at the endpoint. */
+  /**
+   * Each POST's limit; default a minute past the endpoint's own (a streamed call lasts up to
+   * `FRONT_DOOR.streamCapSeconds`).
+   */
   readonly timeoutMs?: number;
 }
 
@@ -67,7 +71,7 @@ export async function relayMcp(options: McpRelayOptions): Promise<void> {
           ...(protocolVersion ? { 'mcp-protocol-version': protocolVersion } : {}),
         },
         body: JSON.stringify(message),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+        signal: AbortSignal.timeout(options.timeoutMs ?? (FRONT_DOOR.streamCapSeconds + 60) * 1000),
       });
     } catch (error) {
       if (id !== undefined) await fail(id, `cannot reach ${options.url}: ${(error as Error).message}`);

@@ -1,17 +1,18 @@
 /**
- * `crumbs dev --oidc-issuer URL`: the local API and events server take real JWTs of that issuer, checked as API
- * Gateway's JWT authorizer checks them on AWS — the signature against the issuer's JWKS (found through its
- * discovery document), `iss`, `exp` and `nbf`, and the audience rule of `shared/core/api/token-checks.ts` (`aud`,
- * else `client_id`), so both Cognito token shapes work locally as they do deployed. The claims then reach the
- * handlers as API Gateway renders them (`apiGatewayClaims`).
+ * `crumbs dev --oidc-issuer`: the local events server takes real JWTs of that issuer at connect and subscribe, checked
+ * as on AWS — the signature against the issuer's JWKS (found through its discovery document), `iss`, `exp` and
+ * `nbf`, and the audience rule of `shared/core/api/token-checks.ts` (`aud`, else `client_id`), so both Cognito token
+ * shapes work locally as they do deployed. (The local API checks the same tokens with the front door's own
+ * authorizer function, `functions/authorizer/handler.ts`, as API Gateway calls it.)
  *
  * The signature and time checks are `aws-jwt-verify`'s (a maintained library made for this); its own fetcher speaks
- * only https, so the JWKS is fetched with `fetch`, which a loopback issuer (`http://127.0.0.1:…`) needs.
+ * only https, so the JWKS is fetched with `fetch`, which a loopback issuer (`http://127.0.0.1:…`) needs. The keys
+ * are read before the stack starts, because a subscribe is checked synchronously.
  */
 import { JwtVerifier } from 'aws-jwt-verify';
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
-import { apiGatewayClaims, audienceAccepted } from '#shared/core/api/token-checks.ts';
+import { audienceAccepted } from '#shared/core/api/token-checks.ts';
 
 export interface OidcIssuerOptions {
   /** The issuer URL, exactly as the tokens' `iss` names it. */
@@ -23,11 +24,6 @@ export interface OidcIssuerOptions {
 export interface JwtAuthorizer {
   readonly issuer: string;
   readonly audiences: readonly string[];
-  /**
-   * The token's claims as API Gateway passes them to the function (`apiGatewayClaims`), or undefined when it is
-   * refused (API Gateway's 401).
-   */
-  claimsOf(token: string): Promise<Record<string, string> | undefined>;
   /**
    * The token's claims as they are (as AppSync gives them to a handler), with the keys already fetched: the events
    * server's subscribe is synchronous.
@@ -79,16 +75,6 @@ export async function createJwtAuthorizer(options: OidcIssuerOptions): Promise<J
   return {
     issuer: options.issuer,
     audiences,
-    async claimsOf(token) {
-      let payload: Record<string, unknown>;
-      try {
-        payload = await verifier.verify(token);
-      } catch {
-        return undefined;
-      }
-      const ok = accepted(payload);
-      return ok ? apiGatewayClaims(ok) : undefined;
-    },
     payloadOfSync(token) {
       try {
         return accepted(verifier.verifySync(token));

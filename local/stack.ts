@@ -20,7 +20,7 @@ import { closeDataChecks } from '#shared/adapters/checks/checks.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
-import { DEFAULT_WORKSPACES_CLAIM, type HttpEvent, type HttpResult } from '#shared/core/api/http.ts';
+import { DEFAULT_WORKSPACES_CLAIM } from '#shared/core/api/http.ts';
 import type { DailyBudgetSettings } from '#shared/core/model-calls/daily-budget.ts';
 import type { ModelAliases } from '#shared/domain/llm-model.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
@@ -34,7 +34,7 @@ import {
   topology,
   workspaceQuotaDefaults,
 } from '#shared/topology.ts';
-import { startLocalApiServer } from './api-server.ts';
+import { authorizerOf, startLocalApiServer } from './api-server.ts';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
@@ -43,12 +43,13 @@ import {
   onFailureRecord,
   startStreamPoller,
 } from './event-sources/dynamodb-stream-poller.ts';
-import { type InvocationObserver, invoke, type LambdaHandler } from './event-sources/lambda-context.ts';
+import type { InvocationObserver, LambdaHandler } from './event-sources/lambda-context.ts';
 import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { DEFAULT_QUOTAS } from './eventbridge/state.ts';
 import { startLocalEventsServer } from './events/server.ts';
 import { createJwtAuthorizer } from './jwt-authorizer.ts';
+import { installAwsLambdaGlobal } from './lambda-runtime.ts';
 import { checkPortFree } from './process.ts';
 import {
   ensureBusAndSystemRules,
@@ -143,11 +144,13 @@ export interface LocalStackOptions {
    */
   scopedTokens?: readonly LocalToken[];
   /**
-   * Sign-in with an OpenID Connect issuer (`crumbs dev --oidc-issuer`): the API and the events server also take that
-   * issuer's JWTs (signature, `iss`, `exp`, and `aud` — else `client_id` — one of `audiences`), as API Gateway does
-   * on AWS, and the dashboard and `crumbs login` sign in with `clientId` (a public client of the issuer with
-   * `http://localhost:4790/callback` and `<api>/ui/` as redirect URIs). `workspacesClaim`: the claim listing the
-   * workspaces (default `crumbs:workspaces`; `cognito:groups` for a Cognito user pool).
+   * Sign-in with an OpenID Connect issuer (`crumbs dev --oidc-issuer`, or `CRUMBS_JWT_ISSUER` with
+   * `CRUMBS_JWT_AUDIENCE`): the API and the events server also take that issuer's JWTs (signature, `iss`, `exp`, and
+   * `aud` — else `client_id` — one of `audiences`), the API through the front door's own authorizer function as on
+   * AWS; the local tokens keep working beside them. The dashboard and `crumbs login` sign in with `clientId` (a
+   * public client of the issuer with `http://localhost:4790/callback` and `<api>/ui/` as redirect URIs).
+   * `workspacesClaim`: the claim listing the workspaces (default `crumbs:workspaces`; `cognito:groups` for a Cognito
+   * user pool).
    */
   oidc?: {
     readonly issuer: string;
@@ -167,6 +170,12 @@ export interface LocalStackOptions {
    * (`crumbs dev --allow-private-network`). Leaves `CRUMBS_ALLOW_PRIVATE_NETWORK` as it is when absent.
    */
   allowPrivateNetwork?: boolean;
+  /**
+   * The API's public base URL (`CRUMBS_API_URL`: what agent cards and MCP's resource metadata name); default the
+   * API's own endpoint (`crumbs dev` takes it from `CRUMBS_API_URL`). Set it when clients reach the stack through
+   * another address (a tunnel, a proxy).
+   */
+  publicUrl?: string;
   log?: (line: string) => void;
   /**
    * Benchmarks only: called once per service with its endpoint; the handlers and pollers then use the endpoint it
@@ -415,6 +424,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventsRealtime: endpoints.eventsRealtime,
     };
     configureEnvironment(used, busPool);
+    // The API listens first (requests wait for its functions with a 503), so its URL is known before the handlers
+    // that publish it load.
+    const api = await startLocalApiServer({ port: apiPort, host, tokens, log });
+    cleanups.push(() => api.stop());
+    process.env[ENV.apiUrl] = (options.publicUrl ?? api.endpoint).replace(/\/+$/, '');
     configureSignIn(options.oidc, workspacesClaim);
     process.env[ENV.maxDefinitionsPerWorkspace] = String(quotas.definitions);
     process.env[ENV.maxRulesPerWorkspace] = String(quotas.rules);
@@ -489,13 +503,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     log(`per workspace: at most ${quotas.definitions} definitions and ${quotas.rules} rules`);
     eventBridgeClient.destroy();
 
-    const apiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/api/handler.ts');
+    // The Lambda runtime's `awslambda` global, before any handler loads: the HTTP handlers stream responses.
+    installAwsLambdaGlobal();
+    const apiHandler = await loadHandler<unknown, unknown>('#functions/api/handler.ts');
     // The dashboard: built from ui/ into a cache folder (again only when its sources changed), served at /ui.
     const { buildDashboard } = await import('../ui/build.ts');
     process.env[ENV.uiDir] = buildDashboard(join(REPO_ROOT, 'node_modules', '.cache', 'crumbs-ui'));
-    const uiHandler = await loadHandler<HttpEvent, HttpResult>('#functions/ui/handler.ts');
-    const mcpHandler = await loadHandler<HttpEvent, HttpResult>('#functions/mcp/handler.ts');
-    const a2aHandler = await loadHandler<HttpEvent, HttpResult>('#functions/a2a/handler.ts');
+    const uiHandler = await loadHandler<unknown, unknown>('#functions/ui/handler.ts');
+    const mcpHandler = await loadHandler<unknown, unknown>('#functions/mcp/handler.ts');
+    const a2aHandler = await loadHandler<unknown, unknown>('#functions/a2a/handler.ts');
     const publisherHandler = await loadHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
       '#functions/publisher/handler.ts',
     );
@@ -614,31 +630,24 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log(`demo workspace: ${seeded.map((d) => `${d.id} ${d.outcome}`).join(', ')}`);
     }
 
-    const api = await startLocalApiServer({
-      port: apiPort,
-      host,
-      tokens,
-      ...(jwt ? { jwt } : {}),
-      workspacesClaim,
-      handler: (event) => invoke(apiHandler, event, topology.functions.api),
-      publicHandlers: [
-        { prefix: '/ui', handler: (event) => invoke(uiHandler, event, topology.functions.ui) },
+    const functions = topology.functions;
+    api.attach(
+      [
+        { declaration: functions.api, handler: apiHandler },
+        { declaration: functions.ui, handler: uiHandler },
+        { declaration: functions.mcp, handler: mcpHandler },
+        { declaration: functions.a2a, handler: a2aHandler },
       ],
-      routedHandlers: [
-        {
-          routes: topology.functions.mcp.trigger.routes,
-          publicRoutes: topology.functions.mcp.trigger.publicRoutes,
-          handler: (event) => invoke(mcpHandler, event, topology.functions.mcp),
-        },
-        {
-          routes: topology.functions.a2a.trigger.routes,
-          publicRoutes: topology.functions.a2a.trigger.publicRoutes,
-          handler: (event) => invoke(a2aHandler, event, topology.functions.a2a),
-        },
-      ],
-      log,
-    });
-    cleanups.push(() => api.stop());
+      options.oidc === undefined
+        ? undefined
+        : authorizerOf(
+            await loadHandler<unknown, unknown>('#functions/authorizer/handler.ts'),
+            functions.authorizer,
+          ),
+    );
+    if (options.oidc !== undefined) {
+      log(`api accepts JWTs of ${options.oidc.issuer} (audiences ${options.oidc.audiences.join(', ')})`);
+    }
     log(`http api ready on ${api.endpoint}`);
     log(
       `mcp endpoint per workspace: ${api.endpoint}/v1/workspaces/<workspace>/mcp (or \`crumbs mcp serve\` on stdio)`,
@@ -696,8 +705,9 @@ async function loadHandler<E, R>(specifier: string): Promise<LambdaHandler<E, R>
 }
 
 /**
- * What the handlers read about sign-in, as the CDK app sets it on AWS: the workspaces claim (api, protocol servers),
- * the issuer (MCP's resource metadata, the dashboard's sign-in settings) and the client people sign in with.
+ * What the handlers read about sign-in, as the CDK app sets it on AWS: the workspaces claim (api, protocol servers,
+ * the authorizer), the issuer and its audiences (the authorizer; MCP's resource metadata, the dashboard's sign-in
+ * settings) and the client people sign in with.
  * Cleared without an issuer, so nothing of an earlier stack in this process lingers.
  */
 function configureSignIn(oidc: LocalStackOptions['oidc'], workspacesClaim: string): void {
@@ -706,10 +716,13 @@ function configureSignIn(oidc: LocalStackOptions['oidc'], workspacesClaim: strin
   delete env[ENV.signInEndpoints];
   if (oidc === undefined) {
     delete env[ENV.jwtIssuer];
+    delete env[ENV.jwtAudience];
     delete env[ENV.signInClientId];
     return;
   }
   env[ENV.jwtIssuer] = oidc.issuer;
+  // The front door's authorizer function reads the issuer, its audiences and the claim as on AWS.
+  env[ENV.jwtAudience] = oidc.audiences.join(',');
   if (oidc.clientId !== undefined) env[ENV.signInClientId] = oidc.clientId;
   else delete env[ENV.signInClientId];
 }
@@ -749,8 +762,6 @@ function configureEnvironment(
   env[ENV.eventsRealtimeUrl] = endpoints.eventsRealtime;
   // Change summaries: the events server shares this machine with everything else, so a publish may take longer.
   env[ENV.changePublishTimeoutMs] ??= '5000';
-  // The local API server writes a streamed body as it comes (server-sent events), unlike API Gateway.
-  env[ENV.streamResponses] = '1';
   // One process, DynamoDB Local's indexes are synchronous: a short settle delivers a write within a second.
   env[ENV.changesSettleMs] ??= '300';
   env[ENV.changesPollMs] ??= '150';

@@ -98,7 +98,18 @@ export const DeltaChannelEnvSchema = z
     }),
   );
 
-export const McpEnvSchema = z.extend(ApiEnvSchema, {
+/**
+ * The protocol servers (MCP, A2A): the API's settings and the API's public base URL (`ENV.apiUrl`), which the URLs
+ * they publish are built from.
+ */
+export const ProtocolServerEnvSchema = z.extend(ApiEnvSchema, {
+  [ENV.apiUrl]: z.pipe(
+    z.url({ protocol: /^https?$/, error: "expected the API's http(s) base URL" }),
+    z.transform((url) => url.replace(/\/+$/, '')),
+  ),
+});
+
+export const McpEnvSchema = z.extend(ProtocolServerEnvSchema, {
   [ENV.jwtIssuer]: z.optional(z.url()),
 });
 

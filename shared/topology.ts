@@ -123,10 +123,23 @@ export interface StreamTrigger {
 
 export interface HttpTrigger {
   readonly kind: 'http';
-  /** Routes served without the JWT authorizer (`GET /ui/{proxy+}`); absent: the API's default route. */
+  /** Routes served without the authorizer (`GET /ui/{proxy+}`), in API Gateway's route syntax. */
   readonly publicRoutes?: readonly string[];
-  /** Routes served behind the JWT authorizer by this function rather than the API's default route. */
+  /** Routes served behind the authorizer by this function. */
   readonly routes?: readonly string[];
+  /** Every path no function's routes name goes to this function, behind the authorizer (one function has it). */
+  readonly defaultRoute?: true;
+  /**
+   * How its responses travel (`FRONT_DOOR`): `stream` — the handler is a response-streaming Lambda handler and every
+   * one of its routes a STREAM integration, so a body reaches the client as it is written; `buffered` — a plain
+   * handler returning a whole response.
+   */
+  readonly response: 'stream' | 'buffered';
+}
+
+/** Called by API Gateway before the routes it guards (a TOKEN authorizer, `shared/core/front-door/authorizer.ts`). */
+export interface AuthorizerTrigger {
+  readonly kind: 'authorizer';
 }
 
 /**
@@ -163,7 +176,7 @@ export interface FunctionDeclaration {
   readonly entry: string;
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
-  readonly trigger: SqsTrigger | StreamTrigger | HttpTrigger;
+  readonly trigger: SqsTrigger | StreamTrigger | HttpTrigger | AuthorizerTrigger;
   /** Which resources the handler uses; drives env vars and least-privilege grants. */
   readonly uses: {
     readonly table?: 'read' | 'read-write';
@@ -313,6 +326,25 @@ const ACTIVITY_PROJECTION = [
   'ctx_status',
 ];
 
+/**
+ * The front door: one REGIONAL API Gateway REST API (`infra/constructs/front-door.ts`, `docs/deploy.md` says why).
+ * A streamed response (server-sent events of the SSE route, MCP progress, A2A streams) holds a Lambda for as long as
+ * it lasts, so it is capped below API Gateway's 15-minute stream limit; a client that still wants more subscribes
+ * again. A response that sends nothing until its answer (JSON) ends before API Gateway's 5-minute idle timeout.
+ */
+export const FRONT_DOOR = {
+  /** The longest a streamed response lasts (API Gateway allows 15 minutes on REGIONAL endpoints). */
+  streamCapSeconds: 600,
+  /** The longest a JSON response waits for an answer before answering without it (idle timeout: 5 minutes). */
+  jsonWaitSeconds: 240,
+  /** A streamed response with nothing to say for this long sends an SSE comment (idle timeout: 5 minutes). */
+  keepAliveSeconds: 15,
+  /** The streaming functions' timeout: the cap and a minute to end cleanly (Lambda's timeout bounds a stream). */
+  streamFunctionTimeoutSeconds: 660,
+  /** API Gateway's own limits the values above respect (checked in `test/unit/front-door.test.ts`). */
+  limits: { streamSeconds: 900, idleSeconds: 300, lambdaTimeoutSeconds: 900 },
+} as const;
+
 export const topology = {
   table: {
     name: 'crumbs-breadcrumbs',
@@ -420,10 +452,16 @@ export const topology = {
     api: {
       name: 'api',
       entry: 'functions/api/handler.ts',
-      // The change stream long-polls for up to 20 s; API Gateway ends an integration after 30 s.
-      timeoutSeconds: 28,
+      // A stream (the SSE route) lasts at most FRONT_DOOR.streamCapSeconds; the margin lets it end cleanly.
+      timeoutSeconds: FRONT_DOOR.streamFunctionTimeoutSeconds,
       memoryMb: 512,
-      trigger: { kind: 'http' },
+      trigger: {
+        kind: 'http',
+        defaultRoute: true,
+        routes: ['GET /v1/workspaces/{ws}/streams/{stream_id}/events'],
+        publicRoutes: ['GET /health'],
+        response: 'stream',
+      },
       // timers: 'cancel': a workspace's deletion cancels the workspace's timers and schedules.
       uses: {
         table: 'read-write',
@@ -439,19 +477,20 @@ export const topology = {
       entry: 'functions/ui/handler.ts',
       timeoutSeconds: 5,
       memoryMb: 256,
-      trigger: { kind: 'http', publicRoutes: ['GET /ui', 'GET /ui/{proxy+}'] },
+      trigger: { kind: 'http', publicRoutes: ['GET /ui', 'GET /ui/{proxy+}'], response: 'buffered' },
       uses: {},
     },
     /**
      * The MCP server (`shared/core/mcp/`): its own function so the MCP SDK loads nowhere else. Calls the API's
-     * handler code in process as the caller; waits up to 25 s for a tool's answer (API Gateway ends at 30 s).
+     * handler code in process as the caller; an agent's answer streams as progress until it is answered or
+     * FRONT_DOOR.streamCapSeconds have passed.
      */
     mcp: {
       name: 'mcp',
       entry: 'functions/mcp/handler.ts',
       // The MCP SDK's server imports Ajv for a validator it is never asked to use (see ajv-unused.ts).
       bundling: { alias: { ajv: AJV_UNUSED, 'ajv-formats': AJV_UNUSED } },
-      timeoutSeconds: 29,
+      timeoutSeconds: FRONT_DOOR.streamFunctionTimeoutSeconds,
       memoryMb: 512,
       trigger: {
         kind: 'http',
@@ -461,17 +500,19 @@ export const topology = {
           'DELETE /v1/workspaces/{ws}/mcp',
         ],
         publicRoutes: ['GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp'],
+        response: 'stream',
       },
       uses: { table: 'read-write', limits: ['requests'] },
     },
     /**
      * The A2A server (`shared/core/a2a/`): its own function so the A2A SDK's server loads nowhere else. Calls the
-     * API's handler code in process as the caller; waits up to 25 s for an answer (API Gateway ends at 30 s).
+     * API's handler code in process as the caller; a stream lasts until the task's final state or
+     * FRONT_DOOR.streamCapSeconds.
      */
     a2a: {
       name: 'a2a',
       entry: 'functions/a2a/handler.ts',
-      timeoutSeconds: 29,
+      timeoutSeconds: FRONT_DOOR.streamFunctionTimeoutSeconds,
       memoryMb: 512,
       trigger: {
         kind: 'http',
@@ -480,8 +521,21 @@ export const topology = {
           'GET /a2a/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json',
         ],
         publicRoutes: ['GET /a2a/public/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json'],
+        response: 'stream',
       },
       uses: { table: 'read-write', limits: ['requests'] },
+    },
+    /**
+     * The front door's TOKEN authorizer (`shared/core/front-door/authorizer.ts`): checks a JWT as the HTTP API's
+     * JWT authorizer did. Small on purpose: its cold start is in front of a token's first request.
+     */
+    authorizer: {
+      name: 'authorizer',
+      entry: 'functions/authorizer/handler.ts',
+      timeoutSeconds: 10,
+      memoryMb: 256,
+      trigger: { kind: 'authorizer' },
+      uses: {},
     },
     publisher: {
       name: 'publisher',
@@ -688,10 +742,20 @@ export const ENV = {
   /** On AWS: the JWT claim that lists the workspaces a caller may use. */
   workspacesClaim: 'CRUMBS_WORKSPACES_CLAIM',
   /**
-   * The issuer of the tokens the HTTP API accepts, named in the MCP endpoint's protected resource metadata and in the
-   * sign-in settings the dashboard and `crumbs login` read (`shared/core/api/sign-in.ts`).
+   * The issuer of the tokens the API accepts: the authorizer checks tokens against it, the MCP endpoint's protected
+   * resource metadata names it, and so do the sign-in settings the dashboard and `crumbs login` read
+   * (`shared/core/api/sign-in.ts`).
    */
   jwtIssuer: 'CRUMBS_JWT_ISSUER',
+  /** The authorizer: the accepted audiences (`aud`, or `client_id` without `aud`), comma-separated. */
+  jwtAudience: 'CRUMBS_JWT_AUDIENCE',
+  /**
+   * The API's public base URL (`https://<api id>.execute-api.<region>.amazonaws.com/<stage>`; `http://127.0.0.1:<port>`
+   * under `crumbs dev`), set by the CDK app and by the local stack: the MCP and A2A servers build the URLs they
+   * publish (agent cards, protected resource metadata) and the origin they accept from it, never from a request's
+   * `Host` or `X-Forwarded-Proto`.
+   */
+  apiUrl: 'CRUMBS_API_URL',
   /**
    * The public OAuth client people sign in with (authorization code + PKCE): the app client of the stack's user pool,
    * or `crumbs:signInClientId` of an external issuer. Absent: no sign-in, tokens are pasted (`crumbs dev`'s).
@@ -716,12 +780,6 @@ export const ENV = {
    * changes reach live views on their next catch-up. `crumbs dev` waits longer (its events server shares a laptop).
    */
   changePublishTimeoutMs: 'CRUMBS_CHANGE_PUBLISH_TIMEOUT_MS',
-  /**
-   * `1` where the server in front of the HTTP handlers sends a streamed body as it is produced (`crumbs dev`): the
-   * API then serves server-sent events of delta channels and the protocol servers stream. Unset on AWS, whose HTTP
-   * API buffers a Lambda's response (the handlers return it whole).
-   */
-  streamResponses: 'CRUMBS_STREAM_RESPONSES',
   /** Change stream (shared/core/stream/changes.ts): how old a change must be before it is handed out, in ms. */
   changesSettleMs: 'CRUMBS_CHANGES_SETTLE_MS',
   /** Change stream: how often a waiting request reads the change log, in ms. */
@@ -876,6 +934,7 @@ export function allFunctions(): FunctionDeclaration[] {
     f.ui,
     f.mcp,
     f.a2a,
+    f.authorizer,
     f.publisher,
     f.ruleManager,
     f.indexer,

@@ -89,8 +89,8 @@ Flags:
   --host H               interface the HTTP API and dashboard listen on (default 127.0.0.1); DynamoDB Local,
                          SQS, EventBridge and Scheduler always listen on 127.0.0.1 only
   --token TOKEN          use this API token, good for every workspace (env ${ENV.localToken}; default: generated)
-  --oidc-issuer URL      also take JWTs of this OpenID Connect issuer, checked as API Gateway checks them on AWS
-                         (signature against its keys, iss, exp, aud or else client_id), so \`crumbs login\` and the
+  --oidc-issuer URL      also take JWTs of this OpenID Connect issuer, checked by the front door's authorizer
+                         function as on AWS (signature against its keys, iss, exp, aud or else client_id), so \`crumbs login\` and the
                          dashboard's Sign in work locally; without it crumbs dev signs nobody in (use its token)
   --oidc-client-id ID    the issuer's public client people sign in with (redirect URIs
                          http://localhost:4790/callback and <api>/ui/); an accepted audience
@@ -106,6 +106,10 @@ Environment:
   ${ENV.localScopedTokens}          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.
                          {"alice-token":["team-a"]}; a scoped token gets 403 on every other workspace
   ${ENV.localSecrets}         each workspace's secrets as JSON, as in --secrets (the file's entries win)
+  ${ENV.jwtIssuer}, ${ENV.jwtAudience}
+                         as --oidc-issuer and --oidc-audience when those flags are not given (audiences
+                         comma-separated: aud, or client_id without aud)
+  ${ENV.apiUrl}         the API's public URL, for agent cards and MCP's metadata (default: its own endpoint)
 
   ${ENV.maxResponseBytes}
                          the most bytes any response body a definition's request reads may have (default
@@ -180,7 +184,9 @@ Environment:
       if (error instanceof ScopedTokensError) throw new UsageError(error.message);
       throw error;
     }
-    const oidc = oidcOptions(ctx.values);
+    const publicUrl = io.env[ENV.apiUrl]?.trim();
+    if (publicUrl) options.publicUrl = httpUrl(publicUrl, ENV.apiUrl);
+    const oidc = oidcOptions(ctx.values, io.env);
     if (oidc !== undefined) options.oidc = oidc;
     if (ctx.values['allow-private-network'] === true || io.env[ENV.allowPrivateNetwork] === '1') {
       options.allowPrivateNetwork = true;
@@ -232,8 +238,11 @@ export function dashboardWorkspace(dashboard: string): string | undefined {
   }
 }
 
-/** `--oidc-issuer` and its companions, checked; undefined when no issuer is given. */
-function oidcOptions(values: OptionValues): LocalStackOptions['oidc'] {
+/**
+ * `--oidc-issuer` and its companions, checked; else `CRUMBS_JWT_ISSUER` with `CRUMBS_JWT_AUDIENCE` (the names the
+ * authorizer function reads on AWS); undefined when no issuer is given either way.
+ */
+function oidcOptions(values: OptionValues, env: CliIo['env']): LocalStackOptions['oidc'] {
   const issuer = optString(values, 'oidc-issuer');
   const clientId = optString(values, 'oidc-client-id');
   const audiences = (optString(values, 'oidc-audience') ?? '')
@@ -251,7 +260,7 @@ function oidcOptions(values: OptionValues): LocalStackOptions['oidc'] {
             ? '--workspaces-claim'
             : undefined;
     if (stray !== undefined) throw new UsageError(`${stray} needs --oidc-issuer`);
-    return undefined;
+    return oidcFromEnv(env);
   }
   try {
     const url = new URL(issuer);
@@ -328,4 +337,29 @@ function listenForShutdown(io: CliIo): { first: Promise<NodeJS.Signals>; unsubsc
     (io.exit ?? ((code: number) => process.exit(code)))(130);
   });
   return { first, unsubscribe };
+}
+
+/** `CRUMBS_JWT_ISSUER` and `CRUMBS_JWT_AUDIENCE` (comma-separated), checked; undefined without an issuer. */
+function oidcFromEnv(env: CliIo['env']): LocalStackOptions['oidc'] {
+  const issuer = env[ENV.jwtIssuer]?.trim();
+  if (!issuer) return undefined;
+  const audiences = (env[ENV.jwtAudience] ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (audiences.length === 0) {
+    throw new UsageError(`${ENV.jwtIssuer} is set: ${ENV.jwtAudience} must name the accepted audiences`);
+  }
+  return { issuer: httpUrl(issuer, ENV.jwtIssuer), audiences };
+}
+
+/** An http(s) URL from the environment, or a usage error naming the variable. */
+function httpUrl(text: string, name: string): string {
+  try {
+    const url = new URL(text);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return text;
+  } catch {
+    // answered below
+  }
+  throw new UsageError(`${name}: expected an http(s) URL, got ${JSON.stringify(text.slice(0, 200))}`);
 }

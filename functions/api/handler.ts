@@ -1,11 +1,11 @@
 /**
- * HTTP API. Triggered by API Gateway HTTP API (payload 2.0, JWT authorizer) — and locally by the local stack's
- * server, which plays API Gateway's part. Reads and writes the breadcrumbs table (and each workspace's request rate
- * cell in it, `request-rate.ts`). Writes nothing else, but for a workspace's deletion, which also deletes that
- * workspace's agent credentials (`secret-eraser.ts`).
+ * HTTP API. Triggered by the front door (API Gateway REST API, STREAM integrations behind the TOKEN authorizer:
+ * every route no other function serves, the SSE route included) — and locally by the local stack's server, which
+ * plays API Gateway's part. A response-streaming handler (`streamingHttpHandler`): server-sent events go out as
+ * they come. Reads and writes the breadcrumbs table (and each workspace's request rate cell in it,
+ * `request-rate.ts`). Writes nothing else, but for a workspace's deletion, which also deletes that workspace's agent
+ * credentials (`secret-eraser.ts`).
  */
-import middy from '@middy/core';
-import type { Context } from 'aws-lambda';
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
@@ -16,13 +16,13 @@ import { SchedulerWorkspaceTimers } from '#shared/adapters/scheduler/scheduler-t
 import { secretEraserFromEnv } from '#shared/adapters/secrets/secret-eraser.ts';
 import { ApiEnvSchema, parseEnv, requestRateLimitsOf, TimerCancelEnvSchema } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
-import { bufferedResult, type HttpEvent, type HttpResult, toHttpRequest } from '#shared/core/api/http.ts';
 import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { ENV } from '#shared/topology.ts';
+import { streamingHttpHandler } from '../wiring/http-handler.ts';
 import { measureHttpAnswer } from '../wiring/metrics.ts';
-import { instrumented, powertools } from '../wiring/powertools.ts';
+import { powertools } from '../wiring/powertools.ts';
 import { streamLeasesFor } from '../wiring/stream-leases.ts';
 
 const env = parseEnv(ApiEnvSchema);
@@ -72,16 +72,6 @@ const api = createApi({
     logger.error('unexpected error', { error, method: request.method, path: request.path }),
 });
 
-const streamsResponses = process.env[ENV.streamResponses] === '1';
-
-export const handler = instrumented(
-  middy(async (event: HttpEvent, context: Context): Promise<HttpResult> => {
-    // API Gateway's HTTP API buffers a Lambda's response: a streamed body (server-sent events) is returned whole,
-    // unless the server in front sends it as it comes (`crumbs dev`).
-    const answered = await api(toHttpRequest(event, env[ENV.workspacesClaim], context));
-    const result = streamsResponses ? answered : await bufferedResult(answered);
-    measureHttpAnswer(metrics, result.statusCode);
-    return result;
-  }),
-  pt,
+export const handler = streamingHttpHandler(pt, env[ENV.workspacesClaim], api, (result) =>
+  measureHttpAnswer(metrics, result.statusCode),
 );

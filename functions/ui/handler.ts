@@ -1,9 +1,9 @@
 /**
- * Dashboard files. Triggered by API Gateway HTTP API (`GET /ui`, `GET /ui/{proxy+}`, no authorizer: the page is
- * public, its data calls are not) — and locally by the local stack's server. Reads the built dashboard from
- * `CRUMBS_UI_DIR` (the folder `cdk synth` bundles beside this handler, or the one `crumbs dev` builds), and
- * answers `/ui/sign-in.json` from the sign-in settings (the issuer's discovery document, once, when the stack does
- * not give the endpoints). Writes nothing.
+ * Dashboard files. Triggered by the front door (API Gateway REST API, `GET /ui`, `GET /ui/{proxy+}`, buffered
+ * integrations without the authorizer: the page is public, its data calls are not) — and locally by the local
+ * stack's server. Reads the built dashboard from `CRUMBS_UI_DIR` (the folder `cdk synth` bundles beside this
+ * handler, or the one `crumbs dev` builds), and answers `/ui/sign-in.json` from the sign-in settings (the issuer's
+ * discovery document, once, when the stack does not give the endpoints). Writes nothing.
  */
 import { fileURLToPath } from 'node:url';
 import middy from '@middy/core';
@@ -24,7 +24,7 @@ const signIn = signInSettings();
 
 export const handler = instrumented(
   middy(async (event: HttpEvent): Promise<HttpResult> => {
-    const answered = site.serve(event.requestContext.http.method, event.rawPath, await signIn());
+    const answered = site.serve(event.httpMethod, event.path, await signIn());
     measureHttpAnswer(pt.metrics, answered.statusCode);
     return answered;
   }),

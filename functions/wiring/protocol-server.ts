@@ -1,32 +1,24 @@
 /**
  * What the protocol servers' functions (MCP `functions/mcp`, A2A `functions/a2a`) share: the crumbs API built in
  * process on the table — breadcrumbs and the definitions listing, nothing that deletes a workspace, sends a model
- * call or holds a change stream open — which they call as the caller, and the Lambda handler around their HTTP
- * handler. The peer address of each request (API Gateway's `sourceIp`, the local server's socket) tells a server
- * whether it came over loopback, for its DNS rebinding check (`originRefusal`); it rides along in an
- * AsyncLocalStorage because the request the shared wiring builds carries headers only.
+ * call or holds a change stream open — which they call as the caller, and the response-streaming Lambda handler
+ * around their HTTP handler (`http-handler.ts`). The peer address of each request (API Gateway's `sourceIp`, the
+ * local server's socket) tells a server whether it came over loopback, for its DNS rebinding check
+ * (`originRefusal`).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import middy from '@middy/core';
-import type { Context } from 'aws-lambda';
 import ipaddr from 'ipaddr.js';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { DynamoRateCells } from '#shared/adapters/dynamodb/rate-cells.ts';
 import { type ApiEnvSchema, requestRateLimitsOf } from '#shared/config.ts';
 import { createApi } from '#shared/core/api/api.ts';
-import {
-  bufferedResult,
-  type HttpEvent,
-  type HttpRequest,
-  type HttpResult,
-  toHttpRequest,
-} from '#shared/core/api/http.ts';
+import type { HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import { RequestRate } from '#shared/core/api/request-rate.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { ENV } from '#shared/topology.ts';
+import { streamingHttpHandler } from './http-handler.ts';
 import { measureHttpAnswer } from './metrics.ts';
-import { instrumented, powertools } from './powertools.ts';
+import { powertools } from './powertools.ts';
 
 type ApiEnv = z.output<typeof ApiEnvSchema>;
 
@@ -41,7 +33,6 @@ export function protocolServerHandler(
     requestRate: RequestRate;
   }) => (request: HttpRequest) => Promise<HttpResult>,
 ) {
-  const peer = new AsyncLocalStorage<string>();
   const pt = powertools(service, [defaultDocumentClient()]);
   const { logger } = pt;
   const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
@@ -72,22 +63,11 @@ export function protocolServerHandler(
     }),
     onUnexpectedError: (error, request) =>
       logger.error('unexpected error', { error, method: request.method, path: request.path }),
-    viaLoopback: () => isLoopback(peer.getStore()),
+    viaLoopback: (request) => isLoopback(request.sourceIp),
   });
-  const handler = instrumented(
-    middy(
-      // API Gateway's HTTP API buffers a Lambda's response: a streamed body is returned whole, unless the server
-      // in front sends it as it comes (`crumbs dev`).
-      async (event: HttpEvent, context: Context): Promise<HttpResult> => {
-        const answered = await http(toHttpRequest(event, env[ENV.workspacesClaim], context));
-        measureHttpAnswer(pt.metrics, answered.statusCode);
-        return process.env[ENV.streamResponses] === '1' ? answered : bufferedResult(answered);
-      },
-    ),
-    pt,
+  return streamingHttpHandler(pt, env[ENV.workspacesClaim], http, (result) =>
+    measureHttpAnswer(pt.metrics, result.statusCode),
   );
-  return (event: HttpEvent, context: Context) =>
-    peer.run(event.requestContext.http.sourceIp, () => handler(event, context));
 }
 
 function isLoopback(address: string | undefined): boolean {

@@ -1,6 +1,6 @@
 /**
  * Delta channels on AWS (`docs/streaming.md`): one AppSync Events API whose `crumbs` namespace carries a channel per
- * streamed request. People connect and subscribe with the same JWT the HTTP API takes, in either Cognito shape (an
+ * streamed request. People connect and subscribe with the same JWT the front door takes, in either Cognito shape (an
  * ID token's `aud`, an access token's `client_id`):
  *
  * - the stack's own user pool: Cognito user pool auth, its app client ids as the client id pattern (AppSync reads
@@ -33,9 +33,9 @@ import type { CrumbsFunction } from './crumbs-function.ts';
 
 export interface DeltaChannelsProps {
   readonly stage: string;
-  /** The issuer of the JWTs the HTTP API accepts: subscribers present the same tokens. */
+  /** The issuer of the JWTs the front door accepts: subscribers present the same tokens. */
   readonly jwtIssuer: string;
-  /** The HTTP API's accepted audiences: a token's `aud`, else its `client_id`, must be one of them. */
+  /** The front door's accepted audiences: a token's `aud`, else its `client_id`, must be one of them. */
   readonly jwtAudience: readonly string[];
   /**
    * The stack's own user pool, whose tokens `jwtIssuer` issues: AppSync checks them as Cognito user pool tokens.

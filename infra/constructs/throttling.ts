@@ -13,7 +13,7 @@
  *   new account whose quota is 10, none at all — so nothing is reserved unless the operator sets it;
  *   `crumbs doctor` reads the account's quota and says what fits.
  */
-import { CfnStage as HttpCfnStage, type HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CfnStage, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { CrumbsFunction } from './crumbs-function.ts';
 
@@ -24,15 +24,26 @@ export interface StageThrottle {
   readonly burstLimit: number;
 }
 
-/** Sets the stage-wide throttle on an HTTP API stage (its default route settings: every route). */
-export function throttleHttpStage(stage: HttpStage, throttle: StageThrottle): void {
-  const cfn = stage.node.defaultChild;
-  if (!(cfn instanceof HttpCfnStage)) throw new Error('the HTTP API stage has no CloudFormation stage');
-  cfn.defaultRouteSettings = {
-    ...(cfn.defaultRouteSettings as HttpCfnStage.RouteSettingsProperty | undefined),
-    throttlingRateLimit: throttle.rateLimit,
-    throttlingBurstLimit: throttle.burstLimit,
-  };
+/**
+ * Sets the stage-wide throttle on the front door's REST API stage: the method setting of every resource and method
+ * (`/*` and `*`), which is how a REST stage throttles all its routes (its other method settings are kept).
+ */
+export function throttleRestStage(api: RestApi, throttle: StageThrottle): void {
+  const cfn = api.deploymentStage.node.defaultChild;
+  if (!(cfn instanceof CfnStage)) throw new Error('the front door has no CloudFormation stage');
+  const settings = (cfn.methodSettings ?? []) as CfnStage.MethodSettingProperty[];
+  const all = settings.find((m) => m.resourcePath === '/*' && m.httpMethod === '*');
+  const rest = settings.filter((m) => m !== all);
+  cfn.methodSettings = [
+    ...rest,
+    {
+      ...all,
+      resourcePath: '/*',
+      httpMethod: '*',
+      throttlingRateLimit: throttle.rateLimit,
+      throttlingBurstLimit: throttle.burstLimit,
+    },
+  ];
 }
 
 /** Reserves `executions` of the account's concurrency for `fn` (none when undefined). */

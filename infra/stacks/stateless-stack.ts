@@ -1,12 +1,12 @@
 /**
  * Everything that can be destroyed and redeployed without losing data: the functions, their queues and DLQs, the
- * rule manager's and the indexer's static rules, the HTTP API and the alarms. Built from `shared/topology.ts`:
+ * rule manager's and the indexer's static rules, the front door (the REST API and its authorizer) and the alarms. Built from `shared/topology.ts`:
  * which functions exist, their triggers and batch settings, and which resources each one uses (`uses`) all come
  * from there. Composed of one part per concern (`infra/constructs/`), each creating its resources in this stack's
  * scope so their logical IDs are the stack's own (`topology-functions.ts` says why).
  */
 import { Stack, type StackProps } from 'aws-cdk-lib';
-import type { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -23,13 +23,13 @@ import { type CrumbsFunction, ruleArnPattern } from '../constructs/crumbs-functi
 import { DeadLetterHandling, ParkedDeadLetters } from '../constructs/dead-letters.ts';
 import { DeltaChannels } from '../constructs/delta-channels.ts';
 import { Executors } from '../constructs/executors.ts';
-import { CrumbsHttpApi } from '../constructs/http-api.ts';
+import { FrontDoor } from '../constructs/front-door.ts';
 import { Indexing } from '../constructs/indexing.ts';
 import { OperationsDashboard } from '../constructs/operations-dashboard.ts';
 import { Publishing } from '../constructs/publishing.ts';
 import { RuleManagement } from '../constructs/rule-management.ts';
 import type { RuleTargetDeadLetters } from '../constructs/rule-target-dead-letters.ts';
-import { reserveConcurrency, type StageThrottle, throttleHttpStage } from '../constructs/throttling.ts';
+import { reserveConcurrency, type StageThrottle, throttleRestStage } from '../constructs/throttling.ts';
 import { Timers } from '../constructs/timers.ts';
 import { sqsTrigger, TopologyFunctions } from '../constructs/topology-functions.ts';
 import { SignIn } from '../constructs/user-pool.ts';
@@ -137,8 +137,9 @@ export class StatelessStack extends Stack {
   public readonly ruleTargetDeadLetters: RuleTargetDeadLetters;
   /** The rule manager's own static rule: definition changes and sync requests → rule-manager queue. */
   public readonly ruleManagerRule: Rule;
-  public readonly httpApi: HttpApi;
-  public readonly httpStage: HttpStage;
+  /** The front door: the REST API every HTTP function is served by, its TOKEN authorizer and their functions. */
+  public readonly frontDoor: FrontDoor;
+  public readonly restApi: RestApi;
   /**
    * Streamed answers' delta channels (AppSync Events): the agent executor publishes, the API and the A2A server
    * name the endpoints; `deltaChannels.grantPublish(fn)` lets another function publish.
@@ -249,19 +250,19 @@ export class StatelessStack extends Stack {
       });
     }
     const auth = tokenIssuer(props, this.signIn);
-    const http = new CrumbsHttpApi(this, {
+    const http = new FrontDoor(this, {
       stage,
       functions,
       jwtIssuer: auth.issuer,
       jwtAudience: auth.audiences,
       workspacesClaim: props.workspacesClaim,
     });
+    this.frontDoor = http;
     this.api = http.api;
-    this.ui = http.dashboard.function;
-    this.httpApi = http.httpApi;
-    this.httpStage = http.httpStage;
-    this.ui.function.addEnvironment(ENV.workspacesClaim, props.workspacesClaim);
+    this.ui = http.ui;
+    this.restApi = http.restApi;
     if (this.signIn) {
+      // Sign-in returns to the dashboard; the ui function and the front door's authorizer learn the pool's client.
       this.signIn.allowRedirect(http.dashboardUrl);
       this.signIn.bindSignIn(this.ui);
     } else {
@@ -269,7 +270,7 @@ export class StatelessStack extends Stack {
       if (props.signInClientId !== undefined)
         this.ui.function.addEnvironment(ENV.signInClientId, props.signInClientId);
     }
-    throttleHttpStage(this.httpStage, props.apiThrottle);
+    throttleRestStage(this.restApi, props.apiThrottle);
     reserveConcurrency(this.api, props.apiReservedConcurrency);
 
     this.deltaChannels = new DeltaChannels(this, {

@@ -35,6 +35,12 @@ const CONFIGURATIONS: Record<string, Json> = {
     'crumbs:retainData': true,
   },
   'embeddings off': { 'crumbs:embeddings': 'none' },
+  // A first deploy's: no issuer, so the stack's own Cognito user pool, its domain, app client and login branding.
+  "no issuer (the stack's own user pool)": {
+    'crumbs:jwtIssuer': undefined,
+    'crumbs:jwtAudience': undefined,
+    'crumbs:workspacesClaim': undefined,
+  },
   'embeddings from an OpenAI-compatible endpoint': {
     'crumbs:embeddings': 'openai-compatible/nomic-embed-text',
     'crumbs:embeddingsBaseUrl': 'https://embeddings.example.com/v1',
@@ -48,7 +54,8 @@ beforeAll(async () => {
     // Each synth blocks the worker for seconds (a minute on a loaded machine): yield between them, so vitest's
     // worker RPC (60 s timeout) is answered and the run does not end in "Timeout calling onTaskUpdate".
     await new Promise((resolve) => setTimeout(resolve, 0));
-    const app = new App({ context: { ...BASE, ...context } });
+    const merged = Object.entries({ ...BASE, ...context }).filter(([, value]) => value !== undefined);
+    const app = new App({ context: Object.fromEntries(merged) });
     buildCrumbs(app, readConfig(app.node));
     const assembly = app.synth();
     for (const stack of app.node.findAll().filter((c): c is Stack => c instanceof Stack)) {
@@ -81,6 +88,10 @@ describe(`the templates against ${SOURCES.resources}`, () => {
       'AWS::Events::Rule',
       'AWS::DynamoDB::Table',
       'AWS::AppSync::Api',
+      'AWS::ApiGateway::RestApi',
+      'AWS::ApiGateway::Authorizer',
+      'AWS::Cognito::UserPool',
+      'AWS::Cognito::UserPoolClient',
     ]) {
       expect(types).toContain(type);
     }

@@ -45,19 +45,24 @@ const envOf = (resources: Record<string, Resource>, name: string): Json =>
 
 describe('the stage-wide throttle', () => {
   it('throttles every route of the stage at the defaults, and at the context values when set', () => {
-    const [stage] = of(stateless(), 'AWS::ApiGatewayV2::Stage');
-    expect(stage?.Properties.DefaultRouteSettings).toMatchObject({
+    // A REST API stage throttles every resource and method through its `/*` `*` method setting.
+    const everyRoute = (resources: Record<string, Resource>) => {
+      const [stage] = of(resources, 'AWS::ApiGateway::Stage');
+      const settings = (stage?.Properties.MethodSettings ?? []) as Json[];
+      return settings.filter((m) => m.ResourcePath === '/*' && m.HttpMethod === '*');
+    };
+    const defaults = everyRoute(stateless());
+    expect(defaults).toHaveLength(1);
+    expect(defaults[0]).toMatchObject({
       ThrottlingRateLimit: DEFAULT_API_THROTTLE.rateLimit,
       ThrottlingBurstLimit: DEFAULT_API_THROTTLE.burstLimit,
+      // The stage's logging and metrics settings stay on the same method setting.
+      LoggingLevel: 'ERROR',
+      MetricsEnabled: true,
     });
-    const [set] = of(
-      stateless({ 'crumbs:apiRateLimit': 50, 'crumbs:apiBurstLimit': '80' }),
-      'AWS::ApiGatewayV2::Stage',
-    );
-    expect(set?.Properties.DefaultRouteSettings).toMatchObject({
-      ThrottlingRateLimit: 50,
-      ThrottlingBurstLimit: 80,
-    });
+    expect(everyRoute(stateless({ 'crumbs:apiRateLimit': 50, 'crumbs:apiBurstLimit': '80' }))).toEqual([
+      expect.objectContaining({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 }),
+    ]);
   });
 
   it('refuses a throttle that is not a whole number, naming the key', () => {

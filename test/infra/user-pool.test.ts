@@ -1,8 +1,9 @@
 /**
  * The templates of a first deploy with no issuer (`cdk.json`'s own context): a Cognito user pool that takes no
  * sign-ups, its managed login domain under a prefix unique to the stack, one public app client (code + PKCE, no
- * secret) with the CLI's loopback callback and the dashboard, and every place a token is checked — the HTTP API's
- * JWT authorizer, the AppSync Events API and its onSubscribe handler — taking that client's tokens in both shapes.
+ * secret) with the CLI's loopback callback and the dashboard, and every place a token is checked — the front door's
+ * TOKEN authorizer (its function's issuer and audiences), the AppSync Events API and its onSubscribe handler —
+ * taking that client's tokens in both shapes.
  */
 import { readFileSync } from 'node:fs';
 import { App, Stack } from 'aws-cdk-lib';
@@ -104,8 +105,10 @@ describe('the app client people sign in with', () => {
     expect(p.EnableTokenRevocation).toBe(true);
     const callbacks = p.CallbackURLs as unknown[];
     expect(callbacks[0]).toBe('http://localhost:4790/callback');
-    expect(text(callbacks[1])).toMatch(/"https:\/\/",\{"Ref":"HttpApi[0-9A-F]+"\},".execute-api."/);
-    expect(text(callbacks[1])).toContain('/ui/');
+    // The front door's dashboard, built from the REST API's id (not its stage: the stage depends on the methods,
+    // whose functions are told the client id).
+    expect(text(callbacks[1])).toMatch(/"https:\/\/",\{"Ref":"FrontDoor[0-9A-F]+"\},".execute-api."/);
+    expect(text(callbacks[1])).toContain('/first/ui/');
     expect(p.LogoutURLs).toEqual(p.CallbackURLs);
   });
 
@@ -130,12 +133,19 @@ describe('the app client people sign in with', () => {
 });
 
 describe('every place a token is checked takes the client’s tokens in both shapes', () => {
-  it("HTTP API: the JWT authorizer's issuer is the pool and its audience the client (an ID token's aud, an access token's client_id)", () => {
+  it("front door: the TOKEN authorizer's function takes the pool as issuer and the client as audience (an ID token's aud, an access token's client_id)", () => {
     const [clientId] = only(stateless, 'AWS::Cognito::UserPoolClient');
-    const [, authorizer] = only(stateless, 'AWS::ApiGatewayV2::Authorizer');
-    const jwt = authorizer.Properties.JwtConfiguration as Json;
-    expect(jwt.Audience).toEqual([{ Ref: clientId }]);
-    expect(text(jwt.Issuer)).toMatch(
+    const [, authorizer] = only(stateless, 'AWS::ApiGateway::Authorizer');
+    expect(authorizer.Properties.Type).toBe('TOKEN');
+    const [authorizerFnId] = Object.entries(stateless.Resources).find(
+      ([, r]) =>
+        r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === 'crumbs-first-authorizer',
+    ) as [string, Resource];
+    expect(text(authorizer.Properties.AuthorizerUri)).toContain(`"Fn::GetAtt":["${authorizerFnId}","Arn"]`);
+    const env = functionEnv('authorizer');
+    expect(env[ENV.jwtAudience]).toEqual({ Ref: clientId });
+    expect(env[ENV.workspacesClaim]).toBe('cognito:groups');
+    expect(text(env[ENV.jwtIssuer])).toMatch(
       /^\{"Fn::Join":\["",\["https:\/\/",\{"Fn::ImportValue":"crumbs-first-stateful:ExportsOutputFnGetAttUserPool[0-9A-F]+ProviderName/,
     );
   });

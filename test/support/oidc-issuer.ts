@@ -1,15 +1,23 @@
 /**
- * A real OpenID Connect issuer on loopback for the sign-in tests: `oidc-provider` (a certified implementation), with
+ * The one OpenID Connect issuer on loopback that every test uses: `oidc-provider` (a certified implementation), with
  * one public client (authorization code + PKCE, refresh tokens, no secret), its development login form (any
- * password; the login name picks the account), and its signing key generated here, so a test can also sign tokens
- * of shapes the provider does not issue (a Cognito access token's `client_id` with no `aud`) that the same JWKS
- * verifies.
+ * password; the login name picks the account), and signing keys generated here, so a test can also sign tokens of
+ * any shape with the same JWKS — the two a Cognito user pool issues (`idToken`: `aud` is the app client,
+ * `token_use: id`; `accessToken`: `client_id`, no `aud`, `token_use: access`), or any claims, header and key
+ * (`sign`). `rotate()` adds a signing key (the JWKS then lists both), as an issuer rotating keys does; `requests`
+ * lists the paths it was asked for.
  *
  * The issuer must answer before the local stack starts (it reads the discovery document and the keys), and the
  * client's redirect URIs name the stack's API (its dashboard): so the provider starts with the CLI's callback only,
- * and `configure` makes it again (same issuer, same key) once the API's address is known.
+ * and `configure` makes it again (same issuer, same keys) once the API's address is known.
  */
-import { createPrivateKey, createSign, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import {
+  createPrivateKey,
+  createSign,
+  generateKeyPairSync,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
@@ -26,10 +34,23 @@ export const OIDC_ACCOUNTS: Readonly<Record<string, readonly string[]>> = {
 
 export interface OidcIssuer {
   readonly issuer: string;
-  /** The private signing key (JWK): tests sign tokens of their own with it. */
+  /** The first private signing key (JWK, kid `OIDC_KEY_ID`): tests sign tokens of their own with it (`signWith`). */
   readonly privateJwk: JsonWebKey;
+  /** Paths the issuer was asked for, in order. */
+  readonly requests: string[];
   /** Makes the provider, with the client's redirect URIs (the CLI's loopback callback, the dashboard). */
   configure(redirectUris: readonly string[]): void;
+  /**
+   * An RS256 JWT with these claims over the defaults (`iss`, `sub: ann`, `iat`, `exp` in 5 minutes), signed with the
+   * newest key; `kid`, `alg` and `key` replace the header's and the key (forged tokens).
+   */
+  sign(claims: Record<string, unknown>, options?: { kid?: string; key?: KeyObject; alg?: string }): string;
+  /** A Cognito-shaped ID token: `aud` is the client. */
+  idToken(clientId: string, claims?: Record<string, unknown>): string;
+  /** A Cognito-shaped access token: `client_id`, no `aud`. */
+  accessToken(clientId: string, claims?: Record<string, unknown>): string;
+  /** Signs with a new key from now on; the JWKS lists it too. */
+  rotate(): void;
   stop(): Promise<void>;
 }
 
@@ -38,21 +59,46 @@ export interface OidcIssuerOptions {
   readonly workspacesClaim?: string;
   /** Login name → workspaces. @default OIDC_ACCOUNTS */
   readonly accounts?: Readonly<Record<string, readonly string[]>>;
+  /** The `issuer` its discovery document names, when a test needs one that is not its own. */
+  readonly discoveryIssuer?: string;
 }
+
+interface SigningKey {
+  readonly kid: string;
+  readonly privateKey: KeyObject;
+  readonly privateJwk: JsonWebKey;
+}
+
+function newKey(kid: string): SigningKey {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    kid,
+    privateKey,
+    privateJwk: { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' },
+  };
+}
+
+const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 export async function startOidcIssuer(options: OidcIssuerOptions = {}): Promise<OidcIssuer> {
   const claim = options.workspacesClaim ?? 'crumbs:workspaces';
   const accounts = options.accounts ?? OIDC_ACCOUNTS;
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const privateJwk = { ...privateKey.export({ format: 'jwk' }), kid: OIDC_KEY_ID, alg: 'RS256', use: 'sig' };
+  const keys: SigningKey[] = [newKey(OIDC_KEY_ID)];
+  const requests: string[] = [];
+  let redirects: readonly string[] = [topology.signIn.cliCallbackUrl];
   let callback: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const server: Server = createServer((req, res) => {
-    if (callback) callback(req, res);
+    requests.push(req.url ?? '');
+    if (options.discoveryIssuer !== undefined && req.url === '/.well-known/openid-configuration') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ issuer: options.discoveryIssuer, jwks_uri: `${issuer}/jwks.json` }));
+    } else if (callback) callback(req, res);
     else res.writeHead(503).end('the issuer is not configured yet');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const configure = (redirectUris: readonly string[]) => {
+    redirects = redirectUris;
     const provider = new Provider(issuer, {
       clients: [
         {
@@ -64,7 +110,8 @@ export async function startOidcIssuer(options: OidcIssuerOptions = {}): Promise<
           post_logout_redirect_uris: [...redirectUris],
         },
       ],
-      jwks: { keys: [privateJwk] },
+      jwks: { keys: keys.map((k) => k.privateJwk) },
+      routes: { jwks: '/jwks.json' },
       cookies: { keys: ['crumbs-test-cookie-key'] },
       async findAccount(_ctx, id) {
         return {
@@ -83,11 +130,38 @@ export async function startOidcIssuer(options: OidcIssuerOptions = {}): Promise<
     });
     callback = provider.callback();
   };
-  configure([topology.signIn.cliCallbackUrl]);
+  configure(redirects);
+  const sign: OidcIssuer['sign'] = (claims, opts = {}) => {
+    const current = keys[keys.length - 1] as SigningKey;
+    const now = Math.floor(Date.now() / 1000);
+    const header = { alg: opts.alg ?? 'RS256', typ: 'JWT', kid: opts.kid ?? current.kid };
+    const body = `${b64url(header)}.${b64url({ iss: issuer, sub: 'ann', iat: now, exp: now + 300, ...claims })}`;
+    const signature = createSign('RSA-SHA256')
+      .update(body)
+      .sign(opts.key ?? current.privateKey)
+      .toString('base64url');
+    return `${body}.${signature}`;
+  };
   return {
     issuer,
-    privateJwk,
+    privateJwk: (keys[0] as SigningKey).privateJwk,
+    requests,
     configure,
+    sign,
+    idToken: (clientId, claims = {}) =>
+      sign({
+        aud: clientId,
+        token_use: 'id',
+        'cognito:username': 'ann',
+        email: 'ann@example.com',
+        ...claims,
+      }),
+    accessToken: (clientId, claims = {}) =>
+      sign({ client_id: clientId, token_use: 'access', scope: 'openid email', username: 'ann', ...claims }),
+    rotate: () => {
+      keys.push(newKey(`${OIDC_KEY_ID}-${keys.length + 1}`));
+      configure(redirects);
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -26,6 +26,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/core/orchestration'],
   ['shared/core/rules'],
   ['shared/core/agents'],
+  ['shared/core/front-door'],
   ['shared/core/api'],
   ['shared/core/mcp', 'shared/core/a2a'],
   ['shared/client'],

@@ -1,8 +1,10 @@
 /**
- * The dashboard's API client: the crumbs HTTP API on the same origin, with the bearer token the user gave once.
+ * The dashboard's API client: the crumbs API on the same origin, under the page's base path (`apiBaseOf`), with the
+ * bearer token the user gave once.
  * Every data call needs the token (the page itself is public; the data is not).
  */
 
+import { apiBaseOf } from '#shared/client/api-base.ts';
 import type {
   ApprovalAnswer,
   ApprovalList,
@@ -60,7 +62,7 @@ export class Api {
   }
 
   private path(...segments: string[]): string {
-    return `/v1/workspaces/${encodeURIComponent(this.session.workspace)}/${segments.map(encodeURIComponent).join('/')}`;
+    return `${apiBaseOf(location.pathname)}/v1/workspaces/${encodeURIComponent(this.session.workspace)}/${segments.map(encodeURIComponent).join('/')}`;
   }
 
   /** The token to send: the signed-in session's (refreshed when about to expire), or the pasted one. */

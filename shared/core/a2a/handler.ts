@@ -9,8 +9,11 @@
  * request's `message`, a data part its `input` (less `mode` and `orchestrate`, the request's options); the
  * `contextId` is the conversation. A message on an input-required task is the person's answer (`human-answer.ts`).
  *
- * `SendMessage` waits for the answer at most 25 s (API Gateway ends a request at 30 s) unless the client asks to
- * return at once; `SendStreamingMessage` / `SubscribeToTask` send the task's states as they change (`stream.ts`).
+ * `SendMessage` waits for the answer at most `FRONT_DOOR.jsonWaitSeconds` (its JSON answer says nothing until then,
+ * and API Gateway closes a stream idle for 5 minutes) unless the client asks to return at once; it answers with the
+ * task as it is then. `SendStreamingMessage` / `SubscribeToTask` send the task's states as they change
+ * (`stream.ts`), each as it happens, until the task's final state — or until `FRONT_DOOR.streamCapSeconds` have
+ * passed, when the stream ends without one and the client calls `SubscribeToTask` to follow on.
  * `CancelTask` cancels an orchestrated request's run (`cancelRequest`). Push notifications are not offered.
  */
 
@@ -46,13 +49,16 @@ import {
   workspaceApi,
 } from '#shared/core/api/in-process.ts';
 import { AGENT_MODES, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import { FRONT_DOOR } from '#shared/topology.ts';
 import { type LiveDeltas, liveDeltas, type SubscribeDeltas } from './deltas.ts';
 import { humanAnswerOf, sendHumanAnswer } from './human-answer.ts';
 import { type DeltaSource, statusKey, taskStates, withDeltas } from './stream.ts';
 import { isTerminal, type Record_, readTask, runIdOf, STATE, taskOf } from './task.ts';
 
-/** API Gateway's integration limit is 30 s and not adjustable; this leaves room to answer. */
-export const ANSWER_WITHIN_MS = 25_000;
+/** How long `SendMessage` (a JSON answer) waits for the task to settle. */
+export const ANSWER_WITHIN_MS = FRONT_DOOR.jsonWaitSeconds * 1000;
+/** How long a stream lasts without reaching the task's final state. */
+export const STREAM_WITHIN_MS = FRONT_DOOR.streamCapSeconds * 1000;
 /** Time kept out of the function's remaining time to end a wait or a stream and answer. */
 const MARGIN_MS = 2_500;
 const STATE_NAMES: Record<number, string> = {
@@ -70,8 +76,7 @@ export interface A2aDeps {
   readonly pollMs?: { first: number; max: number };
   /**
    * How long a stream (`SendStreamingMessage`, `SubscribeToTask`) may last, less the function's remaining time and
-   * a margin: 25 s by default (API Gateway's HTTP API ends a request at 30 s); a server that holds streams open
-   * may allow longer.
+   * a margin: `STREAM_WITHIN_MS` by default.
    */
   readonly streamWithinMs?: number;
   /** How often a stream reads the task's state again (500 ms by default). */
@@ -301,7 +306,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const states = taskStates(first, async () => taskOf(await readTask(this.api, request)), {
       pollMs: this.deps.streamPollMs ?? 500,
-      deadline: this.deadline(this.deps.streamWithinMs ?? ANSWER_WITHIN_MS),
+      deadline: this.deadline(this.deps.streamWithinMs ?? STREAM_WITHIN_MS),
       signal: this.call.signal,
     });
     return withDeltas(first, states, live !== undefined ? () => live.chunks : this.deps.deltas);

@@ -24,14 +24,7 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { DefinitionSummary } from '#shared/core/api/activity-routes.ts';
-import {
-  type Caller,
-  type HttpRequest,
-  type HttpResult,
-  json,
-  problem,
-  publicBaseUrl,
-} from '#shared/core/api/http.ts';
+import { type Caller, type HttpRequest, type HttpResult, json, problem } from '#shared/core/api/http.ts';
 import { isOk, listFull, workspaceApi } from '#shared/core/api/in-process.ts';
 import { depthProblem } from '#shared/core/api/json-depth.ts';
 import { originRefusal } from '#shared/core/api/origin.ts';
@@ -59,6 +52,8 @@ const DEFINITION_PAGES = 5;
 export const MAX_A2A_BODY_BYTES = 1024 * 1024;
 
 export interface A2aHttpDeps extends A2aDeps {
+  /** The API's public base URL (`ENV.apiUrl`, no trailing slash): cards name the agents' URLs under it. */
+  readonly baseUrl: string;
   readonly onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
   /**
    * Whether the request reached the server over loopback (its peer address is a loopback one: the local stack).
@@ -90,9 +85,9 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
         // No token here: the definition is read by the service, and only an opted-in card is answered.
         const found = await activeAgent(deps, ws, agent, { principal: 'system:a2a', workspaces: [ws] });
         if (!found?.publicCard) throw new NotFoundError(`no public A2A card for ${agent} in workspace ${ws}`);
-        return cardResult(agentCardOf(found.context, publicBaseUrl(request), ws));
+        return cardResult(agentCardOf(found.context, deps.baseUrl, ws));
       }
-      const refusal = originRefusal(request, deps.viaLoopback?.(request) === true);
+      const refusal = originRefusal(request, deps.viaLoopback?.(request) === true, deps.baseUrl);
       if (refusal !== undefined) {
         return json(403, {
           jsonrpc: '2.0',
@@ -111,7 +106,7 @@ export function createA2aHttp(deps: A2aHttpDeps): (request: HttpRequest) => Prom
       await deps.requestRate?.admit(ws, isCard ? 1 : jsonRpcCost(request.body));
       const found = await activeAgent(deps, ws, agent, caller);
       if (found === undefined) throw new NotFoundError(`no A2A agent ${agent} in workspace ${ws}`);
-      const card = agentCardOf(found.context, publicBaseUrl(request), ws);
+      const card = agentCardOf(found.context, deps.baseUrl, ws);
       if (isCard) return cardResult(card);
       if ((request.body?.length ?? 0) > MAX_A2A_BODY_BYTES) {
         return json(413, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'request too large' } });
@@ -205,7 +200,7 @@ async function activeAgent(
 /**
  * A stream's JSON-RPC responses as server-sent events, as the SDK's express handler answers: its first step read
  * before answering, so a refusal (an unknown task, a malformed message) is a plain JSON-RPC error response; then
- * `text/event-stream`, each event written as it comes (the local server) or all at the end (API Gateway buffers).
+ * `text/event-stream`, each event written as it comes.
  */
 async function streamResult(
   stream: AsyncGenerator<unknown, void, undefined>,

@@ -148,26 +148,32 @@ export async function* withDeltas(
     yield* states;
     return;
   }
-  const chunks = deltas(first.id)[Symbol.asyncIterator]();
-  const started = new Set<string>();
+  // Deltas are a preview: a source that fails ends them, never the stream (the states carry the answer).
   type Next =
     | { from: 'states'; r: IteratorResult<StreamResponse> }
     | { from: 'deltas'; r: IteratorResult<Delta> };
-  // Deltas are a preview: a source that fails ends them, never the stream (the states carry the answer).
-  const nextDelta = (): Promise<Next> =>
-    chunks.next().then(
-      (r) => ({ from: 'deltas', r }),
-      () => ({ from: 'deltas', r: { done: true, value: undefined } }),
-    );
+  let chunks: AsyncIterator<Delta> | undefined;
+  const started = new Set<string>();
   const chunkEvent = (delta: Delta): StreamResponse => {
     const id = delta.artifactId ?? `${first.id}-stream`;
     const event = deltaEvent(first, delta, started.has(id) && delta.replace !== true);
     started.add(id);
     return event;
   };
-  let stateNext: Promise<Next> | undefined = states.next().then((r) => ({ from: 'states', r }));
-  let deltaNext: Promise<Next> | undefined = nextDelta();
   try {
+    // The task comes first, whatever the deltas do (a stream's first event is the task).
+    const opening = await states.next();
+    if (opening.done) return;
+    yield opening.value;
+    const source = deltas(first.id)[Symbol.asyncIterator]();
+    chunks = source;
+    const nextDelta = (): Promise<Next> =>
+      source.next().then(
+        (r) => ({ from: 'deltas', r }),
+        () => ({ from: 'deltas', r: { done: true, value: undefined } }),
+      );
+    let stateNext: Promise<Next> | undefined = states.next().then((r) => ({ from: 'states', r }));
+    let deltaNext: Promise<Next> | undefined = nextDelta();
     while (stateNext !== undefined) {
       const got: Next = await Promise.race(deltaNext ? [stateNext, deltaNext] : [stateNext]);
       if (got.from === 'states') {
@@ -202,7 +208,7 @@ export async function* withDeltas(
     }
   } finally {
     // Not awaited: a source waiting for its next chunk would hold the stream's end until it came.
-    void chunks.return?.()?.catch(() => undefined);
+    void chunks?.return?.()?.catch(() => undefined);
     await states.return();
   }
 }

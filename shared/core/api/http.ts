@@ -1,9 +1,16 @@
 /**
- * The HTTP edge: API Gateway HTTP API (payload format 2.0) events in, responses out. The same handler runs behind
- * API Gateway (JWT authorizer in front) and behind the local stack's server, which plays API Gateway's part:
- * it checks the bearer token and passes the caller's claims in `requestContext.authorizer.jwt.claims`.
+ * The HTTP edge: API Gateway REST API (Lambda proxy integration) events in, responses out. The same handler runs
+ * behind API Gateway (the front door's TOKEN authorizer in front, `shared/core/front-door/authorizer.ts`) and behind
+ * the local stack's server, which plays API Gateway's part: it checks the bearer token and passes the caller in
+ * `requestContext.authorizer` as the authorizer's context.
  */
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import {
+  AUTHORIZER_SUB_KEY,
+  AUTHORIZER_WORKSPACES_KEY,
+  AuthorizerContextSchema,
+  expired,
+} from '#shared/core/front-door/authorizer.ts';
 import { WORKSPACE_PATTERN } from '#shared/domain/breadcrumb.ts';
 import {
   type CrumbsError,
@@ -13,30 +20,18 @@ import {
   TooManyRequestsError,
 } from '#shared/domain/errors.ts';
 
-export type HttpEvent = Omit<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'> & {
-  requestContext: Omit<APIGatewayProxyEventV2WithJWTAuthorizer['requestContext'], 'authorizer'> & {
-    authorizer?: APIGatewayProxyEventV2WithJWTAuthorizer['requestContext']['authorizer'];
-  };
-};
-export type HttpResult = APIGatewayProxyStructuredResultV2 & {
+/** A REST API proxy integration's event (payload format 1.0). */
+export type HttpEvent = APIGatewayProxyEvent;
+export type HttpResult = Omit<APIGatewayProxyResult, 'body' | 'headers'> & {
   statusCode: number;
   headers: Record<string, string>;
+  body?: string;
   /**
-   * A body sent as it is produced (server-sent events). The local API server writes each chunk when it comes; on
-   * AWS the HTTP API buffers a Lambda's response, so the Lambda handler waits for the end and returns it whole
-   * (`bufferedResult`) — the same events, only late.
+   * A body sent as it is produced (server-sent events): a response-streaming handler writes each chunk when it
+   * comes (`functions/wiring/http-handler.ts`), on AWS and under `crumbs dev` alike.
    */
   bodyStream?: AsyncIterable<string>;
 };
-
-/** The result with its `bodyStream` read to the end into `body`: what API Gateway's HTTP API can return. */
-export async function bufferedResult(result: HttpResult): Promise<HttpResult> {
-  if (result.bodyStream === undefined) return result;
-  const { bodyStream, ...rest } = result;
-  let body = typeof rest.body === 'string' ? rest.body : '';
-  for await (const chunk of bodyStream) body += chunk;
-  return { ...rest, body };
-}
 
 /** Who is calling and which workspaces they may use (`'*'` = all). */
 export interface Caller {
@@ -57,33 +52,56 @@ export interface HttpRequest {
   caller: Caller | undefined;
   /** Time left before the function times out (long-polling routes wait only this long). */
   remainingMs?: () => number;
+  /** The client's address as API Gateway (or the local server) saw it. */
+  sourceIp?: string;
 }
 
 export function toHttpRequest(
   event: HttpEvent,
   workspacesClaim: string,
   context?: { getRemainingTimeInMillis(): number },
+  now: () => number = Date.now,
 ): HttpRequest {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
+  // A repeated header arrives whole in `multiValueHeaders`: joined as HTTP joins it.
+  for (const [k, v] of Object.entries(event.multiValueHeaders ?? {})) {
+    if (v !== undefined && v.length > 1) headers[k.toLowerCase()] = v.join(',');
+  }
   const query: Record<string, string> = {};
   for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) if (v !== undefined) query[k] = v;
+  for (const [k, v] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+    if (v !== undefined && v.length > 1) query[k] = v.join(',');
+  }
   const body =
-    event.body === undefined
+    event.body === null || event.body === undefined
       ? undefined
       : event.isBase64Encoded
         ? Buffer.from(event.body, 'base64').toString('utf8')
         : event.body;
-  const claims = event.requestContext.authorizer?.jwt?.claims;
   return {
-    method: event.requestContext.http.method.toUpperCase(),
-    path: event.rawPath,
+    method: event.httpMethod.toUpperCase(),
+    path: event.path,
     headers,
     query,
     body,
-    caller: claims ? callerFromClaims(claims, workspacesClaim) : undefined,
+    caller: callerOfAuthorizer(event.requestContext.authorizer, workspacesClaim, now()),
     ...(context ? { remainingMs: () => context.getRemainingTimeInMillis() } : {}),
+    ...(event.requestContext.identity?.sourceIp ? { sourceIp: event.requestContext.identity.sourceIp } : {}),
   };
+}
+
+/**
+ * The caller the authorizer let in (its context, as API Gateway hands it over), or none: no context (a public
+ * route), one that is not the authorizer's, or a token whose `exp` has passed since its Allow was cached.
+ */
+function callerOfAuthorizer(raw: unknown, workspacesClaim: string, nowMs: number): Caller | undefined {
+  const parsed = AuthorizerContextSchema.safeParse(raw);
+  if (!parsed.success || expired(parsed.data, nowMs)) return undefined;
+  const claims: Record<string, string> = { sub: parsed.data[AUTHORIZER_SUB_KEY] };
+  const workspaces = parsed.data[AUTHORIZER_WORKSPACES_KEY];
+  if (workspaces !== undefined) claims[workspacesClaim] = workspaces;
+  return callerFromClaims(claims, workspacesClaim);
 }
 
 /** At most this many workspaces in one token's claim: more is a malformed claim, not a longer scan per request. */
@@ -180,16 +198,6 @@ const TITLES: Record<number, string> = {
   500: 'Internal error',
   503: 'Service unavailable',
 };
-
-/**
- * The URL the client called, up to the path (what a protocol server names in its metadata and cards): API Gateway
- * and the local server both pass `host`, and API Gateway says `x-forwarded-proto: https`.
- */
-export function publicBaseUrl(request: Pick<HttpRequest, 'headers'>): string {
-  const host = request.headers.host ?? 'localhost';
-  const proto = request.headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
-  return `${proto === 'https' ? 'https' : 'http'}://${host}`;
-}
 
 export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
   return {

@@ -3,21 +3,24 @@
  * `shared/core/a2a/http.ts`): a browser page tricked into calling the endpoint — through its own origin, or a DNS
  * name rebound to loopback — is refused before the token is looked at.
  */
-import { type HttpRequest, publicBaseUrl } from './http.ts';
+import type { HttpRequest } from './http.ts';
 
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
  * Why a request could come from a page a browser was tricked into sending it from (the MCP transport spec: servers
- * MUST validate Origin), or undefined when it may pass. A present Origin must be the endpoint's own
- * (`publicBaseUrl`) or, for a request over loopback, a loopback origin on any port (the MCP Inspector and other
+ * MUST validate Origin), or undefined when it may pass. A present Origin must be the endpoint's own (the origin of
+ * the configured `baseUrl`, never one derived from the request's Host) or, for a request over loopback, a loopback origin on any port (the MCP Inspector and other
  * local tools). Over loopback the Host must name loopback too: a rebound name (evil.example resolving to
- * 127.0.0.1) makes the page's Origin equal the Host-derived base URL, so only the Host gives it away. On AWS API
- * Gateway serves only its own domain names, so the Host is the endpoint's.
+ * 127.0.0.1) reaches a local server whose pages it could then read, so a non-loopback Host is refused there.
  * Written here rather than the SDK transport's `allowedOrigins` / `allowedHosts`: those compare exact strings, so
  * they cannot say "loopback, any port", and they would run only after the token check.
  */
-export function originRefusal(request: HttpRequest, viaLoopback: boolean): string | undefined {
+export function originRefusal(
+  request: HttpRequest,
+  viaLoopback: boolean,
+  baseUrl: string,
+): string | undefined {
   if (viaLoopback) {
     const host = hostnameOf(`http://${request.headers.host ?? ''}`);
     if (host === undefined || !LOOPBACK_HOSTNAMES.has(host)) {
@@ -32,7 +35,7 @@ export function originRefusal(request: HttpRequest, viaLoopback: boolean): strin
   } catch {
     return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
   }
-  if (url.origin === new URL(publicBaseUrl(request)).origin) return undefined;
+  if (url.origin === new URL(baseUrl).origin) return undefined;
   if (
     viaLoopback &&
     (url.protocol === 'http:' || url.protocol === 'https:') &&

@@ -1,7 +1,8 @@
 /**
- * Streamed answers over HTTP: where a stream is (`GET …/streams/{stream_id}`), its events as SSE where the API can
- * hold a response (`GET …/streams/{stream_id}/events`, `crumbs dev`), and stopping a streaming request (an `agent.request.v1`, or a chat's message, with a `stream_id`) while its model
- * call runs (`#shared/domain/streaming.ts`):
+ * Streamed answers over HTTP: where a stream is (`GET …/streams/{stream_id}`), its events as SSE
+ * (`GET …/streams/{stream_id}/events`, streamed by the front door on AWS as under `crumbs dev`), and stopping a
+ * streaming request (an `agent.request.v1`, or a chat's message, with a `stream_id`) while its model call runs
+ * (`#shared/domain/streaming.ts`):
  *
  *   POST …/requests/{id}/cancel  { reason? }  → 202 `RequestCancel`, writes the request's `request.cancel.v1`
  *
@@ -29,7 +30,7 @@ export interface StreamInfo {
   realtime_url: string;
   /** The host a subscription's authorization names. */
   http_host: string;
-  /** Server-sent events of the same stream, where the API can hold a response open (`crumbs dev`, not AWS). */
+  /** Server-sent events of the same stream (a path under the API's base URL). */
   events_url?: string;
 }
 
@@ -49,10 +50,7 @@ const CancelBodySchema = z.strictObject({
 export interface StreamingDeps {
   readonly endpoints: StreamingEndpoints;
   readonly channelFor: (workspace: string, streamId: string) => Promise<string>;
-  /**
-   * The stream as server-sent events, where the API can hold a response open (`crumbs dev`; on AWS the HTTP API
-   * buffers responses, so clients there subscribe to the channel).
-   */
+  /** The stream as server-sent events (`FRONT_DOOR.streamCapSeconds` at most). */
   readonly events?: (workspace: string, streamId: string, authorization: string) => Promise<HttpResult>;
 }
 
@@ -102,8 +100,7 @@ export function requestRoutes(
           const { workspace, streamId, streaming: s } = streamOf(p);
           if (s.events === undefined) {
             throw new NotFoundError(
-              'server-sent events need a server that holds a response open; on AWS the HTTP API buffers ' +
-                'responses: subscribe to the channel (GET …/streams/{stream_id} says where)',
+              'this API serves no server-sent events: subscribe to the channel (GET …/streams/{stream_id} says where)',
             );
           }
           // Subscribed with the caller's own token: the channel's subscribe check applies to it as to any client.

@@ -59,8 +59,9 @@ export function staticSite(dir: string, options: { realtimeUrl?: string | undefi
       if (method !== 'GET' && method !== 'HEAD') {
         return text(405, 'method not allowed', { allow: 'GET, HEAD' });
       }
-      // `/ui` → `/ui/`, so the page's relative asset URLs resolve under /ui/.
-      if (path === UI_PREFIX) return { statusCode: 308, headers: { location: `${UI_PREFIX}/` }, body: '' };
+      // `/ui` → `/ui/`, so the page's relative asset URLs resolve under /ui/. A relative Location, so the
+      // redirect stays under the stage a REST API's URLs start with (`/prod/ui` → `/prod/ui/`).
+      if (path === UI_PREFIX) return { statusCode: 308, headers: { location: 'ui/' }, body: '' };
       const headers = securityHeaders([...realtime, ...signInOrigins(signIn)]);
       if (path === SIGN_IN_PATH) {
         return {

@@ -1,8 +1,8 @@
 /**
  * The HTTP side of streamed answers, from the environment: where the channel is (`GET …/streams/{id}`), a
  * subscriber that subscribes as the caller (the caller's own token, so the channel's subscribe check applies to
- * it as to any client: the API's SSE route, A2A's `SendStreamingMessage`, MCP's progress), and — where the server
- * in front of the handler sends a body as it is produced (`crumbs dev`) — the API's server-sent events.
+ * it as to any client: the API's SSE route, A2A's `SendStreamingMessage`, MCP's progress), and the API's
+ * server-sent events, which the front door streams on AWS as `crumbs dev` does (`functions/wiring/http-handler.ts`).
  *
  * Every stream crumbs holds for a caller first takes a lease (`stream-leases.ts`: the workspace's and the token's
  * share), given back when the subscription ends. A subscription the channel refuses is the caller's answer, never
@@ -15,7 +15,7 @@ import {
   RetriableError,
   TooManyRequestsError,
 } from '#shared/domain/errors.ts';
-import { ENV } from '#shared/topology.ts';
+import { FRONT_DOOR } from '#shared/topology.ts';
 import { channelFor } from '../streaming/channel.ts';
 import { ChannelSubscribeError } from '../streaming/channel-socket.ts';
 import { type StreamingEndpoints, streamingEndpoints } from '../streaming/endpoints.ts';
@@ -24,8 +24,8 @@ import { sseFromChannel } from '../streaming/sse.ts';
 import type { StreamLeases } from '../streaming/stream-leases.ts';
 import type { StreamingDeps } from './request-routes.ts';
 
-/** How long one SSE response may last: past it the client reads the stored answer. */
-const SSE_MAX_MS = 10 * 60_000;
+/** How long one SSE response may last: past it the client subscribes again or reads the stored answer. */
+const SSE_MAX_MS = FRONT_DOOR.streamCapSeconds * 1000;
 
 /** Subscribes to a stream as the caller whose `Authorization` header is given; resolves once subscribed. */
 export type ChannelSubscribe = (
@@ -94,7 +94,6 @@ export function apiStreamingFromEnv(
 ): StreamingDeps | undefined {
   const endpoints = streamingEndpoints(env);
   if (endpoints === undefined) return undefined;
-  if (env[ENV.streamResponses] !== '1') return { endpoints, channelFor };
   const subscribe = channelSubscriber(endpoints, leases);
   return {
     endpoints,

@@ -1,14 +1,17 @@
 /**
  * The MCP endpoint over HTTP: `POST /v1/workspaces/{ws}/mcp`, Streamable HTTP in the SDK's stateless mode with JSON
- * responses — a fresh transport and server per request, nothing held in the process, so it runs in a Lambda behind
- * the HTTP API (which cannot stream a response). An agent's call with a progress token alone is answered with
- * server-sent events (`asksForProgress`). `GET` (a standalone event stream) and `DELETE` (a session's end) are 405:
- * a stateless server has neither.
+ * responses — a fresh transport and server per request, nothing held in the process, so it runs in a Lambda. An
+ * agent's call with a progress token is answered with server-sent events (`asksForProgress`): the progress
+ * notifications go out as the answer is written (the front door streams them, `functions/wiring/http-handler.ts`),
+ * then the result, for up to `FRONT_DOOR.streamCapSeconds`. `GET` (a standalone event stream) and `DELETE` (a
+ * session's end) are 405: a stateless server has neither.
  *
  * Authorization is the API's: the same bearer token / JWT (the authorizer in front on AWS, the local server's check
  * locally) and the same workspace check, 401 / 403 otherwise. A 401 names the protected resource metadata (RFC 9728)
  * in `WWW-Authenticate`, served per endpoint path at `/.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp`
- * with the issuer the operator configured: MCP clients compare its `resource` with the URL they called.
+ * with the issuer the operator configured: MCP clients compare its `resource` with the URL they called. Every URL the
+ * endpoint publishes is built from the API's configured base URL (`baseUrl`), never from a request's `Host` or
+ * `X-Forwarded-Proto`, which a client chooses.
  *
  * DNS rebinding: a request whose `Origin` is neither this endpoint's own origin nor, when it came over loopback
  * (`crumbs dev`), a loopback origin is refused with a 403, and a request over loopback must name a loopback Host
@@ -19,14 +22,7 @@
  * errors, and an unexpected failure inside a handler becomes a JSON-RPC internal error (logged).
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  type Caller,
-  type HttpRequest,
-  type HttpResult,
-  json,
-  problem,
-  publicBaseUrl,
-} from '#shared/core/api/http.ts';
+import { type Caller, type HttpRequest, type HttpResult, json, problem } from '#shared/core/api/http.ts';
 import { depthProblem } from '#shared/core/api/json-depth.ts';
 import { originRefusal } from '#shared/core/api/origin.ts';
 import { jsonRpcCost, type RequestRate } from '#shared/core/api/request-rate.ts';
@@ -50,6 +46,8 @@ const METADATA_PATH = /^\/\.well-known\/oauth-protected-resource\/v1\/workspaces
 export const MAX_MCP_BODY_BYTES = 1024 * 1024;
 
 export interface McpHttpDeps extends McpDeps {
+  /** The API's public base URL (`ENV.apiUrl`, no trailing slash): what the endpoint's URLs are built from. */
+  readonly baseUrl: string;
   /** The issuer of the tokens the endpoint accepts (the JWT authorizer's), for the resource metadata. */
   readonly issuer?: string;
   /**
@@ -73,7 +71,7 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
       const m = MCP_PATH.exec(request.path);
       if (!m) throw new NotFoundError(`no route for ${request.path}`);
       const ws = workspaceOf(m.groups?.ws);
-      const refusal = originRefusal(request, deps.viaLoopback?.(request) === true);
+      const refusal = originRefusal(request, deps.viaLoopback?.(request) === true, deps.baseUrl);
       if (refusal !== undefined) {
         return json(403, {
           jsonrpc: '2.0',
@@ -85,7 +83,7 @@ export function createMcpHttp(deps: McpHttpDeps): (request: HttpRequest) => Prom
       if (!caller) {
         const result = problem(new UnauthorizedError('missing or invalid bearer token'));
         result.headers['www-authenticate'] =
-          `Bearer resource_metadata="${publicBaseUrl(request)}${METADATA_PREFIX}/v1/workspaces/${ws}/mcp"`;
+          `Bearer resource_metadata="${deps.baseUrl}${METADATA_PREFIX}/v1/workspaces/${ws}/mcp"`;
         return result;
       }
       if (caller.workspaces !== '*' && !caller.workspaces.includes(ws)) {
@@ -146,7 +144,7 @@ async function handle(
     const headers = new Headers();
     for (const [k, v] of Object.entries(request.headers)) headers.set(k, v);
     const response = await transport.handleRequest(
-      new Request(`${publicBaseUrl(request)}${request.path}`, {
+      new Request(`${deps.baseUrl}${request.path}`, {
         method: request.method,
         headers,
         ...(request.body !== undefined ? { body: request.body } : {}),
@@ -178,8 +176,8 @@ async function handle(
 /**
  * Whether the message is one `tools/call` of an agent (`ask_…`) with a progress token: the only request answered
  * with server-sent events (progress notifications, then the result), which the MCP transport allows for any POST
- * and clients must accept. On AWS the HTTP API returns that body whole, still a valid event stream; in `crumbs dev`
- * it goes out as it is written. Everything else keeps JSON responses.
+ * and clients must accept; they go out as they are written, on AWS and in `crumbs dev`. Everything else keeps JSON
+ * responses.
  */
 function asksForProgress(body: string | undefined): boolean {
   if (body === undefined) return false;
@@ -235,7 +233,7 @@ function resourceMetadata(deps: McpHttpDeps, request: HttpRequest, ws: string): 
   return json(
     200,
     {
-      resource: `${publicBaseUrl(request)}/v1/workspaces/${ws}/mcp`,
+      resource: `${deps.baseUrl}/v1/workspaces/${ws}/mcp`,
       ...(deps.issuer ? { authorization_servers: [deps.issuer] } : {}),
       bearer_methods_supported: ['header'],
       resource_name: `crumbs workspace ${ws}`,

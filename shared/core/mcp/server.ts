@@ -7,9 +7,11 @@
  * the response the executor writes; a read is the API's context view, never hidden fields. So the MCP endpoint can
  * reach exactly what the caller's token reaches through the API, and nothing else.
  *
- * Long work: a call waits for its answer at most `answerWithinMs` (25 s: API Gateway ends an integration at 30 s)
- * and the function's remaining time. A call still running then is answered `isError` with the request id and a
- * `resource_link` to `crumbs://{ws}/requests/{id}/answer`, which reads the answer once it exists. A client that
+ * Long work: a call waits for its answer — a streamed one (progress, an SSE response) up to the front door's stream
+ * cap (`FRONT_DOOR.streamCapSeconds`), a JSON one, which says nothing until it answers, up to
+ * `FRONT_DOOR.jsonWaitSeconds` (API Gateway closes a stream idle for 5 minutes) — and never past the function's
+ * remaining time. A call still running then is answered `isError` with the request id and a `resource_link` to
+ * `crumbs://{ws}/requests/{id}/answer`, which reads the answer once it exists. A client that
  * opts into tasks (`tools/call` with `task`) gets a task at once instead: its id is the request breadcrumb's id, and
  * `tasks/get`, `tasks/result` and `tasks/list` read the request and its answer — the task store is the table, so
  * any instance answers for any task. Tasks cannot be cancelled (a tool or agent request has no cancel) and live as
@@ -68,18 +70,21 @@ import {
   TOOL_RESPONSE_SCHEMA,
 } from '#shared/domain/protocol.ts';
 import type { CallIndex } from '#shared/ports/call-index.ts';
+import { FRONT_DOOR } from '#shared/topology.ts';
 import { cancelCall, indexable } from './cancel.ts';
 import { type CatalogDefinition, type CatalogTool, catalogOf } from './catalog.ts';
 
 export const SERVER_INFO = { name: 'crumbs', version: '0.1.0' };
-/** API Gateway's integration limit is 30 s and not adjustable; this leaves room to answer. */
-export const ANSWER_WITHIN_MS = 25_000;
-/** Time kept for answering after the wait, out of the function's remaining time. */
+/** How long a streamed call (progress notifications on an SSE response) waits for its answer. */
+export const STREAMED_ANSWER_WITHIN_MS = FRONT_DOOR.streamCapSeconds * 1000;
+/** How long a call answered with JSON waits: nothing is sent meanwhile, so it ends before the idle timeout. */
+export const JSON_ANSWER_WITHIN_MS = FRONT_DOOR.jsonWaitSeconds * 1000;
 const DEFINITION_PAGES = 5;
 
 export interface McpDeps {
   /** The crumbs API, called in process with the MCP caller's identity. */
   readonly api: (request: HttpRequest) => Promise<HttpResult>;
+  /** How long a call waits for its answer; default `STREAMED_ANSWER_WITHIN_MS` or `JSON_ANSWER_WITHIN_MS`. */
   readonly answerWithinMs?: number;
   /** First and longest pause between looks for an answer (they grow from the first to the longest). */
   readonly pollMs?: { first: number; max: number };
@@ -118,10 +123,14 @@ export type SubscribeDeltas = (
   onEvent: (event: DeltaEvent) => void,
 ) => Promise<{ close(): void; readonly done: Promise<unknown> }>;
 
-/** How long a call waits for its answer: `answerWithinMs` and the function's remaining time. */
+/** How long a call waits for its answer: streamed or JSON (see the header), and the function's remaining time. */
+function answerWithinMs(deps: McpDeps, call: McpCall): number {
+  return deps.answerWithinMs ?? (call.subscribeDeltas ? STREAMED_ANSWER_WITHIN_MS : JSON_ANSWER_WITHIN_MS);
+}
+
 function waitOf(deps: McpDeps, call: McpCall) {
   return {
-    withinMs: deps.answerWithinMs ?? ANSWER_WITHIN_MS,
+    withinMs: answerWithinMs(deps, call),
     remainingMs: call.remainingMs,
     // Short at first (a tool answers in about 100 ms locally), longer for agents that think.
     poll: deps.pollMs ?? { first: 25, max: 1000 },
@@ -204,7 +213,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
           waitForAnswer(api, started.id, answerSchemas(started.schema_name), waitOf(deps, call)),
           call.signal,
         );
-        if (answer === undefined) return stillRunning(call.workspace, started.id);
+        if (answer === undefined) return stillRunning(call.workspace, started.id, answerWithinMs(deps, call));
         // Every chunk goes out before the result that ends the response; the last ones may still be on their
         // way when the stored answer is found.
         await progress?.flush();
@@ -620,7 +629,7 @@ function breadcrumbUri(workspace: string, id: string): string {
   return `crumbs://${workspace}/breadcrumbs/${encodeURIComponent(id)}`;
 }
 
-function stillRunning(workspace: string, id: string): CallToolResult {
+function stillRunning(workspace: string, id: string, waitedMs: number): CallToolResult {
   const uri = `crumbs://${workspace}/requests/${id}/answer`;
   return {
     isError: true,
@@ -628,7 +637,7 @@ function stillRunning(workspace: string, id: string): CallToolResult {
       {
         type: 'text',
         text:
-          `Not answered within the wait (about ${ANSWER_WITHIN_MS / 1000} s); request ${id} is still running. ` +
+          `Not answered within the wait (about ${Math.round(waitedMs / 1000)} s); request ${id} is still running. ` +
           `Read ${uri} for its answer.`,
       },
       { type: 'resource_link', uri, name: `answer to ${id}`, mimeType: 'application/json' },

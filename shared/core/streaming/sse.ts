@@ -1,6 +1,6 @@
 /**
- * A request's deltas as server-sent events, for any HTTP client of the local stack (on AWS the HTTP API buffers a
- * response, so clients there use the channel itself): `id: <segment>-<seq>`, `event: delta|reset|final`, `data: <json>`,
+ * A request's deltas as server-sent events, for any HTTP client (the front door streams them, on AWS as under
+ * `crumbs dev`): `id: <segment>-<seq>`, `event: delta|reset|final`, `data: <json>`,
  * a comment line every 15 s so proxies keep the connection, and the end after the final event. The result's
  * `bodyStream` is what `HttpResult.bodyStream` takes (the API mounts it); the subscription is made before the
  * response starts (a refused one is the caller's 403) and closed when the client leaves.

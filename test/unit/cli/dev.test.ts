@@ -131,6 +131,30 @@ describe('crumbs dev', () => {
     );
   });
 
+  it("passes an issuer's JWTs (as --oidc-issuer) and the public URL from the environment, and refuses an issuer without audiences", async () => {
+    const h = harness({
+      CRUMBS_JWT_ISSUER: 'http://127.0.0.1:9000/pool',
+      CRUMBS_JWT_AUDIENCE: 'client-a, client-b',
+      CRUMBS_API_URL: 'https://tunnel.example.com',
+    });
+    const running = main(['dev'], h.io);
+    await ready(h.out);
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({
+        oidc: { issuer: 'http://127.0.0.1:9000/pool', audiences: ['client-a', 'client-b'] },
+        publicUrl: 'https://tunnel.example.com',
+      }),
+    );
+    const bad = harness({ CRUMBS_JWT_ISSUER: 'http://127.0.0.1:9000/pool' });
+    expect(await main(['dev'], bad.io)).toBe(2);
+    expect(bad.out.stderr).toContain('CRUMBS_JWT_AUDIENCE must name the accepted audiences');
+    const notUrl = harness({ CRUMBS_API_URL: 'tunnel' });
+    expect(await main(['dev'], notUrl.io)).toBe(2);
+    expect(notUrl.out.stderr).toContain('CRUMBS_API_URL: expected an http(s) URL');
+  });
+
   it('takes an OIDC issuer to sign in with (--oidc-issuer, its client an audience), and prints it', async () => {
     const h = harness();
     const running = main(

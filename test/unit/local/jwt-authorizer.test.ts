@@ -1,69 +1,59 @@
 /**
- * `crumbs dev --oidc-issuer`'s token check (local/jwt-authorizer.ts) against an issuer on loopback: what API
- * Gateway's JWT authorizer takes — both Cognito token shapes of the client — and what it refuses, and the claims as
- * the function receives them behind API Gateway (lists as `[a b]`) or AppSync (as they are).
+ * `crumbs dev --oidc-issuer`'s token check for the local events server (local/jwt-authorizer.ts) against the test
+ * issuer on loopback (test/support/oidc-issuer.ts): it takes both Cognito token shapes of the client and refuses
+ * what the front door's authorizer refuses, with the claims as AppSync gives them to a handler (as they are). The
+ * same tokens through the front door's own check (`tokenCheck`) get the same verdicts, so the API and the channels
+ * of `crumbs dev` agree on who may call.
  */
-import { createSign, generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJwtAuthorizer, type JwtAuthorizer } from '#local/jwt-authorizer.ts';
-import { startHttpServer, type TestHttpServer } from '../../support/http-server.ts';
+import { tokenCheck } from '#shared/core/front-door/authorizer.ts';
+import { type OidcIssuer, startOidcIssuer } from '../../support/oidc-issuer.ts';
 
-const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
-let issuerServer: TestHttpServer;
-let issuer: string;
+let issuer: OidcIssuer;
 let authorizer: JwtAuthorizer;
+let frontDoor: ReturnType<typeof tokenCheck>;
 const now = () => Math.floor(Date.now() / 1000);
 
-function sign(claims: Record<string, unknown>, key = privateKey): string {
-  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  const body = `${b64({ alg: 'RS256', typ: 'JWT', kid: 'k1' })}.${b64({ iss: issuer, iat: now(), exp: now() + 300, sub: 's', ...claims })}`;
-  return `${body}.${createSign('RSA-SHA256').update(body).sign(key).toString('base64url')}`;
-}
-
 beforeAll(async () => {
-  issuerServer = await startHttpServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    if (req.path === '/.well-known/openid-configuration')
-      res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
-    else
-      res.end(
-        JSON.stringify({
-          keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }],
-        }),
-      );
+  issuer = await startOidcIssuer();
+  authorizer = await createJwtAuthorizer({ issuer: issuer.issuer, audiences: ['the-client'] });
+  frontDoor = tokenCheck({
+    issuer: issuer.issuer,
+    audiences: ['the-client'],
+    workspacesClaim: 'cognito:groups',
   });
-  issuer = issuerServer.url;
-  authorizer = await createJwtAuthorizer({ issuer, audiences: ['the-client'] });
 });
-afterAll(() => issuerServer.close());
+afterAll(() => issuer.stop());
 
 describe('the local JWT authorizer', () => {
-  it('takes an ID token (aud) and an access token (client_id, no aud) of the client', async () => {
-    const id = sign({ aud: 'the-client', token_use: 'id', 'cognito:groups': ['a', 'b'] });
-    const access = sign({ client_id: 'the-client', token_use: 'access', 'cognito:groups': ['a'] });
-    expect(await authorizer.claimsOf(id)).toMatchObject({ aud: 'the-client', 'cognito:groups': '[a b]' });
-    expect(await authorizer.claimsOf(access)).toMatchObject({
+  it('takes an ID token (aud) and an access token (client_id, no aud) of the client, as the front door does', async () => {
+    const id = issuer.idToken('the-client', { 'cognito:groups': ['a', 'b'] });
+    const access = issuer.accessToken('the-client', { 'cognito:groups': ['a'] });
+    expect(authorizer.payloadOfSync(id)).toMatchObject({ aud: 'the-client', 'cognito:groups': ['a', 'b'] });
+    expect(authorizer.payloadOfSync(access)).toMatchObject({
       client_id: 'the-client',
-      'cognito:groups': '[a]',
+      'cognito:groups': ['a'],
     });
-    expect(authorizer.payloadOfSync(id)).toMatchObject({ 'cognito:groups': ['a', 'b'] });
-    expect(authorizer.payloadOfSync(access)).toMatchObject({ client_id: 'the-client' });
+    expect(await frontDoor(`Bearer ${id}`)).toMatchObject({ ok: true, context: { workspaces: '["a","b"]' } });
+    expect(await frontDoor(`Bearer ${access}`)).toMatchObject({ ok: true, context: { workspaces: '["a"]' } });
   });
 
   it('refuses another client, an aud that is not the client even with its client_id, expiry, forgery and other issuers', async () => {
     for (const token of [
-      sign({ aud: 'other-client' }),
-      sign({ client_id: 'other-client' }),
-      sign({ aud: 'other-client', client_id: 'the-client' }),
-      sign({}),
-      sign({ aud: 'the-client', exp: now() - 5 }),
-      sign({ aud: 'the-client' }, other),
-      sign({ aud: 'the-client', iss: 'https://elsewhere.example' }),
+      issuer.idToken('other-client'),
+      issuer.accessToken('other-client'),
+      issuer.sign({ aud: 'other-client', client_id: 'the-client' }),
+      issuer.sign({}),
+      issuer.sign({ aud: 'the-client', exp: now() - 5 }),
+      issuer.sign({ aud: 'the-client' }, { key: other }),
+      issuer.sign({ aud: 'the-client', iss: 'https://elsewhere.example' }),
       'not-a-jwt',
     ]) {
-      expect(await authorizer.claimsOf(token)).toBeUndefined();
       expect(authorizer.payloadOfSync(token)).toBeUndefined();
+      expect(await frontDoor(`Bearer ${token}`)).toMatchObject({ ok: false });
     }
   });
 

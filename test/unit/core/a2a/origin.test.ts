@@ -20,7 +20,9 @@ async function setup(viaLoopback: boolean) {
     model: 'offline/echo',
     a2a: { public_card: true },
   });
-  return createA2aHttp({ api, viaLoopback: () => viaLoopback });
+  // The configured endpoint (crumbs dev's own, or the API's on AWS): its origin is the one a page may call from.
+  const baseUrl = viaLoopback ? 'http://127.0.0.1:3000' : 'https://api.example.com/prod';
+  return createA2aHttp({ api, baseUrl, viaLoopback: () => viaLoopback });
 }
 
 function post(headers: Record<string, string>, caller: Caller | undefined = ann): HttpRequest {

@@ -21,6 +21,7 @@ async function setup(deltas?: DeltaSource) {
   const { store, api } = inMemoryApi();
   const a2a = createA2aHttp({
     api,
+    baseUrl: 'http://a2a.test',
     answerWithinMs: 200,
     pollMs: { first: 20, max: 50 },
     streamPollMs: 20,

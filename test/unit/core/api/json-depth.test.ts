@@ -13,6 +13,8 @@ import { depthProblem, jsonNestingDepth, MAX_MESSAGE_DEPTH } from '#shared/core/
 import { createMcpHttp } from '#shared/core/mcp/http.ts';
 import { activeDefinition, inMemoryApi } from '../../../support/memory/api.ts';
 
+const BASE = 'https://api.example.com/prod';
+
 /** The depth of a parsed value, walked without recursion. */
 function parsedDepth(value: unknown): number {
   let deepest = 0;
@@ -91,8 +93,8 @@ describe('the MCP and A2A endpoints', () => {
       agent_id: 'helper',
       model: 'offline/echo',
     });
-    const mcp = createMcpHttp({ api });
-    const a2a = createA2aHttp({ api });
+    const mcp = createMcpHttp({ api, baseUrl: BASE });
+    const a2a = createA2aHttp({ api, baseUrl: BASE });
     const deepCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crumbs_create","arguments":${nested(10_000)}}}`;
     const deepSend = `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":${nested(10_000)}}`;
     for (const answer of [
@@ -106,7 +108,7 @@ describe('the MCP and A2A endpoints', () => {
 
   it('take data as deep as a breadcrumb stores', async () => {
     const { api } = inMemoryApi();
-    const mcp = createMcpHttp({ api });
+    const mcp = createMcpHttp({ api, baseUrl: BASE });
     const context = JSON.parse(nested(30)) as Record<string, unknown>;
     const body = JSON.stringify({
       jsonrpc: '2.0',

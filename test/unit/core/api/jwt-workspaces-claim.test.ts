@@ -1,87 +1,48 @@
 /**
  * The workspaces claim of a JWT in every form real issuers send it — a JSON array, a JSON array's text, a space- or
- * comma-separated string, one name — read from a token signed here and passed on as API Gateway's JWT authorizer
- * passes claims to the api function (payload 2.0: every claim a string, a list claim rendered `"[a b]"`), then through
- * the API's routes on the in-memory store. A malformed claim is a 403 that says what is wrong with it, never a 5xx.
+ * comma-separated string, one name — from a token signed by a loopback issuer, checked by the front door's
+ * authorizer (`tokenCheck`, `allowResponse`), handed to the api function as API Gateway hands an authorizer's context
+ * to a REST API integration (every value a string), then through the API's routes on the in-memory store. A
+ * malformed claim is a 403 that says what is wrong with it, never a 5xx.
  */
-import { createSign, createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { generateKeyPairSync } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '#shared/core/api/api.ts';
-import {
-  callerFromClaims,
-  type HttpEvent,
-  MAX_CLAIMED_WORKSPACES,
-  toHttpRequest,
-} from '#shared/core/api/http.ts';
+import { callerFromClaims, MAX_CLAIMED_WORKSPACES, toHttpRequest } from '#shared/core/api/http.ts';
+import { allowResponse, tokenCheck } from '#shared/core/front-door/authorizer.ts';
 import { InMemoryBreadcrumbStore } from '../../../support/memory/breadcrumb-store.ts';
+import { type OidcIssuer, startOidcIssuer } from '../../../support/oidc-issuer.ts';
+import { proxyEvent } from '../../../support/proxy-event.ts';
 
 const CLAIM = 'crumbs:workspaces';
-const ISSUER = 'https://issuer.example.test/';
 const AUDIENCE = 'crumbs-api';
-const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/POST/v1/workspaces/x/breadcrumbs';
 
-const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+let issuer: OidcIssuer;
+let check: ReturnType<typeof tokenCheck>;
+beforeAll(async () => {
+  issuer = await startOidcIssuer();
+  check = tokenCheck({ issuer: issuer.issuer, audiences: [AUDIENCE], workspacesClaim: CLAIM });
+});
+afterAll(() => issuer.stop());
 
-/** An RS256 JWT as an identity provider issues it. */
-function signToken(claims: Record<string, unknown>, key: KeyObject = privateKey): string {
-  const now = Math.floor(Date.now() / 1000);
-  const body = `${b64url({ alg: 'RS256', typ: 'JWT', kid: 'test' })}.${b64url({
-    iss: ISSUER,
-    aud: AUDIENCE,
-    iat: now,
-    exp: now + 300,
-    sub: 'ann',
-    ...claims,
-  })}`;
-  return `${body}.${createSign('RSA-SHA256').update(body).sign(key).toString('base64url')}`;
-}
-
-/**
- * What API Gateway's JWT authorizer does before the function runs: check signature, issuer, audience and expiry
- * (a failure is its 401, and the function never runs), then hand the claims on as strings — a list claim as
- * `"[a b]"`, an object in Go's map notation.
- */
-function authorize(token: string): Record<string, string> | undefined {
-  const [header, payload, signature] = token.split('.');
-  if (header === undefined || payload === undefined || signature === undefined) return undefined;
-  const valid = createVerify('RSA-SHA256')
-    .update(`${header}.${payload}`)
-    .verify(publicKey, Buffer.from(signature, 'base64url'));
-  if (!valid) return undefined;
-  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
-  if (claims.iss !== ISSUER || claims.aud !== AUDIENCE) return undefined;
-  if (typeof claims.exp !== 'number' || claims.exp * 1000 < Date.now()) return undefined;
-  const render = (value: unknown): string =>
-    Array.isArray(value)
-      ? `[${value.map(render).join(' ')}]`
-      : value !== null && typeof value === 'object'
-        ? `map[${Object.entries(value)
-            .map(([k, v]) => `${k}:${render(v)}`)
-            .join(' ')}]`
-        : String(value);
-  return Object.fromEntries(Object.entries(claims).map(([k, v]) => [k, render(v)]));
-}
+const signToken = (claims: Record<string, unknown>, key?: Parameters<OidcIssuer['sign']>[1]) =>
+  issuer.sign({ aud: AUDIENCE, ...claims }, key);
 
 const store = new InMemoryBreadcrumbStore();
 const api = createApi({ store });
 
 /** POSTs a note into `workspace` with the token, through the authorizer and the API. */
 async function post(token: string, workspace: string) {
-  const claims = authorize(token);
-  if (!claims) return { status: 401, detail: 'the authorizer refused the token' };
-  const event = {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: `/v1/workspaces/${workspace}/breadcrumbs`,
-    rawQueryString: '',
+  const verdict = await check(`Bearer ${token}`);
+  if (!verdict.ok) return { status: 401, detail: 'the authorizer refused the token' };
+  const event = proxyEvent({
+    method: 'POST',
+    path: `/v1/workspaces/${workspace}/breadcrumbs`,
     headers: { 'content-type': 'application/json' },
-    requestContext: {
-      http: { method: 'POST', path: `/v1/workspaces/${workspace}/breadcrumbs` },
-      authorizer: { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [] } },
-    },
     body: JSON.stringify({ schema_name: 'note.v1', context: { n: 1 } }),
-    isBase64Encoded: false,
-  } as unknown as HttpEvent;
+    authorizer: { principalId: verdict.principalId, ...allowResponse(METHOD_ARN, verdict).context },
+  });
   const result = await api(toHttpRequest(event, CLAIM));
   const body = JSON.parse(result.body ?? '{}') as { detail?: string; created_by?: string };
   return { status: result.statusCode, detail: body.detail, createdBy: body.created_by };
@@ -128,8 +89,8 @@ describe('the JWT workspaces claim', () => {
     ['is empty', '', 'names no workspace'],
     ['is an empty JSON array', [], 'names no workspace'],
     ['names something that is not a workspace', 'team-a team/../b', 'names "team/../b"'],
-    ['is an object', { a: 'team-a' }, 'names "map[a:team-a'],
-    ['lists an object', [{ a: 'team-a' }], 'names "map[a:team-a'],
+    ['is an object', { a: 'team-a' }, 'names "{\\"a\\":'],
+    ['lists an object', [{ a: 'team-a' }], 'names {"a":"team-a"}'],
     ['is broken JSON', '["team-a",', 'is neither a JSON array nor'],
     ['is a JSON object as text', '["team-a"] trailing "x"', 'is neither a JSON array nor'],
     [
@@ -176,7 +137,7 @@ describe('the JWT workspaces claim', () => {
     expect((await post(signToken({ [CLAIM]: 'team-y' }), 'team-x')).status).toBe(403);
     const forged = signToken(
       { [CLAIM]: 'team-x' },
-      generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
+      { key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey },
     );
     expect((await post(forged, 'team-x')).status).toBe(401);
     expect((await store.list({ workspace: 'team-x', schema_name: 'note.v1', limit: 10 })).items).toHaveLength(

@@ -21,7 +21,9 @@ describe('staticSite', () => {
   });
 
   it('redirects /ui to /ui/, answers 404 for other files and 405 for writes', () => {
-    expect(site.serve('GET', '/ui')).toMatchObject({ statusCode: 308, headers: { location: '/ui/' } });
+    // Relative, so it stays under a REST API's stage: `/prod/ui` → `/prod/ui/`.
+    expect(site.serve('GET', '/ui')).toMatchObject({ statusCode: 308, headers: { location: 'ui/' } });
+    expect(new URL('ui/', 'https://api.example.com/prod/ui').pathname).toBe('/prod/ui/');
     expect(site.serve('GET', '/ui/../secret').statusCode).toBe(404);
     expect(site.serve('POST', '/ui/').statusCode).toBe(405);
   });

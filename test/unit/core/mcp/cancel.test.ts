@@ -75,7 +75,13 @@ async function setup(words = 200) {
   };
   // Two instances of the stateless endpoint: nothing shared but the table (the API's store, the call index).
   const instances = [0, 1].map(() =>
-    createMcpHttp({ api: inProcessApi, subscribe, calls, pollMs: { first: 10, max: 20 } }),
+    createMcpHttp({
+      api: inProcessApi,
+      baseUrl: 'https://api.example.com/prod',
+      subscribe,
+      calls,
+      pollMs: { first: 10, max: 20 },
+    }),
   );
   await activeDefinition(store, WS, 'agent-teller', 'agent.def.v1', {
     agent_id: 'teller',

@@ -24,7 +24,12 @@ afterEach(async () => {
 
 async function setup() {
   const { store, api } = inMemoryApi();
-  const mcp = createMcpHttp({ api, answerWithinMs: 300, pollMs: { first: 20, max: 50 } });
+  const mcp = createMcpHttp({
+    api,
+    baseUrl: 'http://mcp.test',
+    answerWithinMs: 300,
+    pollMs: { first: 20, max: 50 },
+  });
   // The tool, active: its definition and the rule manager's status for it.
   await activeDefinition(store, WS, 'tool-slow', 'tool.def.v1', { name: 'slow', implementation: 'echo' });
   const connect = async (caller: Caller) => {

@@ -56,6 +56,7 @@ async function setup(options: { script?: Script; subscribeFails?: boolean } = {}
     );
   };
   const mcp = createMcpHttp({
+    baseUrl: 'http://mcp.test',
     api: async (request) => {
       const answered = await api(request);
       const body = (typeof answered.body === 'string' ? JSON.parse(answered.body) : undefined) as
