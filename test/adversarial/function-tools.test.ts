@@ -89,7 +89,8 @@ describe("another workspace's function tools", () => {
         timeout_ms: 10_000,
       },
     });
-    const [[answer]] = await attackWith(b, tool, [{ workspace: 'team-a' }], []);
+    const [answers] = await attackWith(b, tool, [{ workspace: 'team-a' }], []);
+    const answer = answers?.[0];
     expect(answer).toMatchObject({ status: 'success' });
     const output = answer?.output as { request: Json; ctx: string[]; tried: Record<string, string> };
     expect(output.ctx).toEqual(['callTool', 'request']);
