@@ -9,6 +9,7 @@
  * The browser is opened through `CliIo.openUrl` (tests drive the sign-in page themselves); the URL is always printed
  * too, for a machine with no browser.
  */
+
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import {
@@ -24,6 +25,7 @@ import {
 } from '#shared/client/sign-in.ts';
 import { callerFromClaims } from '#shared/core/api/http.ts';
 import { SIGN_IN_PATH, SignInConfigSchema } from '#shared/core/api/sign-in.ts';
+import { ENV } from '#shared/topology.ts';
 import { type CliIo, type Command, InputError, noPositionals, optInt, printJson } from '../args.ts';
 import { CredentialStore, endpointKey } from '../credentials.ts';
 
@@ -38,7 +40,7 @@ export const loginCommand: Command = {
 Signs you in to the endpoint's issuer (the stack's own user pool, or the OIDC provider it names): opens its
 sign-in page in your browser and waits for it to send the sign-in back to this machine (a loopback callback,
 http://localhost:4790/callback for a stack's own user pool). The tokens are kept in your config directory
-(credentials.json, readable by you only) and refreshed when they expire; --token and CRUMBS_TOKEN still win.
+(credentials.json, readable by you only) and refreshed when they expire; --token and ${ENV.localToken} still win.
 \`crumbs dev\` signs nobody in unless started with --oidc-issuer: use the token it prints.
 
 Flags:

@@ -107,7 +107,7 @@ async function resolveSignIn(
   if (clientId === undefined) {
     return unavailable(
       `tokens come from ${issuer}, and this stack names no client to sign in with (CDK context crumbs:signInClientId): ` +
-        'get a token from your issuer and pass it as --token or CRUMBS_TOKEN',
+        `get a token from your issuer and pass it as --token or ${ENV.localToken}`,
     );
   }
   const cognito = COGNITO_ISSUER_HOST.test(new URL(issuer).host);
