@@ -14,17 +14,14 @@ import {
   defineActive,
   eventually,
   teamA,
+  teamAData,
   teamB,
-  workspaceItems,
+  toolAnswers,
+  writeToolRequests,
 } from './support.ts';
 
 const uid = () => randomBytes(4).toString('hex');
 type Team = ReturnType<typeof teamB>;
-
-/** Team-a's items but its probes: what an attack must leave as it was. */
-async function teamAData(): Promise<Record<string, unknown>[]> {
-  return (await workspaceItems('team-a')).filter((item) => !JSON.stringify(item).includes('probe-'));
-}
 
 /**
  * Team-a's requests, one after the other (a write, a read of it, `/health`), `rounds` times, with when each
@@ -47,34 +44,9 @@ async function probes(rounds: number, events: string[]): Promise<ApiAnswer[]> {
 
 /** Team-b's tool requests, written at once; resolves with every answer once all are in. */
 async function attackWith(team: Team, tool: string, inputs: unknown[], events: string[]) {
-  const ids = await Promise.all(
-    inputs.map(async (input) => {
-      const requestId = `attack-${uid()}`;
-      const created = await team.call('POST', '/breadcrumbs', {
-        schema_name: 'tool.request.v1',
-        tags: [`request:${requestId}`],
-        context: { tool, input, requestId },
-      });
-      expect(created.status, JSON.stringify(created.body)).toBeLessThan(300);
-      return requestId;
-    }),
-  );
+  const ids = await writeToolRequests(team, tool, inputs);
   const answers = [];
-  for (const id of ids) {
-    answers.push(
-      await eventually(
-        async () => {
-          const page = await team.call(
-            'GET',
-            `/breadcrumbs?schema_name=tool.response.v1&tag=${encodeURIComponent(`request:${id}`)}&limit=1&view=full`,
-          );
-          return ((page.body.items ?? []) as { context: Record<string, unknown> }[])[0]?.context;
-        },
-        `the answer to ${id}`,
-        80_000,
-      ),
-    );
-  }
+  for (const id of ids) answers.push((await toolAnswers(team, id))[0] ?? {});
   events.push('attack answered');
   return answers;
 }

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type ApiAnswer, eventually, teamA, teamB, workspaceItems } from './support.ts';
+import { type ApiAnswer, eventually, teamA, teamAData, teamB } from './support.ts';
 
 const uid = () => randomBytes(4).toString('hex');
 const EVIL_MATCH = '$match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!", /(a+)+$/)';
@@ -53,11 +53,6 @@ async function probe(tag: string): Promise<ApiAnswer[]> {
   });
   const get = await a.call('GET', `/breadcrumbs/${id}`);
   return [put, get];
-}
-
-/** Team-a's items but the probes' own: what an attack must leave as it was. */
-async function teamAData(): Promise<Record<string, unknown>[]> {
-  return (await workspaceItems('team-a')).filter((item) => !JSON.stringify(item).includes('probe-'));
 }
 
 function expectAnswered(answers: ApiAnswer[]) {

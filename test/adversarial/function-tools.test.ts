@@ -7,47 +7,25 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { adversary, defineActive, eventually, teamA, teamB, workspaceItems } from './support.ts';
+import {
+  adversary,
+  defineActive,
+  teamA,
+  teamAData,
+  teamB,
+  toolAnswers,
+  writeToolRequests,
+} from './support.ts';
 
 const uid = () => randomBytes(4).toString('hex');
 type Team = ReturnType<typeof teamB>;
 type Json = Record<string, unknown>;
 
-async function teamAData(): Promise<Json[]> {
-  return (await workspaceItems('team-a')).filter((item) => !JSON.stringify(item).includes('probe-'));
-}
-
-/** Team-b's tool requests, written at once; every answer once all are in, and how many answers each has. */
+/** Team-b's tool requests, written at once; every answer of each once all are in. */
 async function attackWith(team: Team, tool: string, inputs: unknown[], events: string[]) {
-  const ids = await Promise.all(
-    inputs.map(async (input) => {
-      const requestId = `attack-${uid()}`;
-      const created = await team.call('POST', '/breadcrumbs', {
-        schema_name: 'tool.request.v1',
-        tags: [`request:${requestId}`],
-        context: { tool, input, requestId },
-      });
-      expect(created.status, JSON.stringify(created.body)).toBeLessThan(300);
-      return requestId;
-    }),
-  );
+  const ids = await writeToolRequests(team, tool, inputs);
   const answers: Json[][] = [];
-  for (const id of ids) {
-    answers.push(
-      await eventually(
-        async () => {
-          const page = await team.call(
-            'GET',
-            `/breadcrumbs?schema_name=tool.response.v1&tag=${encodeURIComponent(`request:${id}`)}&limit=5&view=full`,
-          );
-          const items = ((page.body.items ?? []) as { context: Json }[]).map((i) => i.context);
-          return items.length > 0 ? items : undefined;
-        },
-        `the answer to ${id}`,
-        120_000,
-      ),
-    );
-  }
+  for (const id of ids) answers.push(await toolAnswers(team, id, 120_000));
   events.push('attack answered');
   return answers;
 }

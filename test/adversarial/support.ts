@@ -2,6 +2,7 @@
  * Helpers for the adversarial suite: API clients for each team (scoped tokens) and the operator, and a snapshot of
  * a workspace's items to show that an attack changed nothing there.
  */
+import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
@@ -123,4 +124,50 @@ export async function answerTo(
     `/breadcrumbs?schema_name=agent.response.v1&tag=${encodeURIComponent(`request:${requestId}`)}&view=full`,
   );
   return (list.body.items as { context: Record<string, unknown> }[] | undefined)?.[0]?.context;
+}
+
+/** Team-a's items but its probes' own (ids `probe-…`): what an attack must leave as it was. */
+export async function teamAData(): Promise<Record<string, unknown>[]> {
+  return (await workspaceItems('team-a')).filter((item) => !JSON.stringify(item).includes('probe-'));
+}
+
+/** Writes a tool.request.v1 of `tool` as `team` for each input, at once; the request ids. */
+export async function writeToolRequests(
+  team: ReturnType<typeof client>,
+  tool: string,
+  inputs: readonly unknown[],
+): Promise<string[]> {
+  return Promise.all(
+    inputs.map(async (input) => {
+      const requestId = `attack-${randomBytes(4).toString('hex')}`;
+      const created = await team.call('POST', '/breadcrumbs', {
+        schema_name: 'tool.request.v1',
+        tags: [`request:${requestId}`],
+        context: { tool, input, requestId },
+      });
+      if (created.status >= 300)
+        throw new Error(`tool request: ${created.status} ${JSON.stringify(created.body)}`);
+      return requestId;
+    }),
+  );
+}
+
+/** Every tool.response.v1 answering `requestId` in the team's workspace, once there is one. */
+export async function toolAnswers(
+  team: ReturnType<typeof client>,
+  requestId: string,
+  timeoutMs = 80_000,
+): Promise<Record<string, unknown>[]> {
+  return eventually(
+    async () => {
+      const page = await team.call(
+        'GET',
+        `/breadcrumbs?schema_name=tool.response.v1&tag=${encodeURIComponent(`request:${requestId}`)}&limit=5&view=full`,
+      );
+      const items = ((page.body.items ?? []) as { context: Record<string, unknown> }[]).map((i) => i.context);
+      return items.length > 0 ? items : undefined;
+    },
+    `the answer to ${requestId}`,
+    timeoutMs,
+  );
 }
