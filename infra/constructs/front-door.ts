@@ -186,7 +186,7 @@ export class FrontDoor {
         }
       }
     }
-    // Everything else goes to the default function: any method on each resource made above (and the root), and any
+    // Everything else goes to the default function, every method on each resource made above (and the root), and every
     // deeper path under one without a path-variable child.
     made.add(this.restApi.root);
     for (const resource of made) this.catchAll(resource);
