@@ -137,8 +137,9 @@ function unreserved(
 const SHARE_FIELD = { calls: 'max_llm_calls', tokens: 'max_tokens', cost_nusd: 'max_cost_nusd' } as const;
 
 /**
- * Gives each running step that may call a model (agent steps, tool steps) and has no share yet (started in this transition) an equal part of what is left
- * (whole calls: the first steps take the remainder), so the shares and the usage never sum past a limit.
+ * Gives each running step that may call a model (agent steps, tool steps) and has no share yet (started in this
+ * transition) an equal part of what is left (whole calls: the first steps take the remainder), so the shares and
+ * the usage never sum past a limit.
  */
 export function reserveBudgets(definition: WorkflowDefinition, run: Run): void {
   const limits = runLimits(definition, run);
