@@ -315,7 +315,7 @@ export class StatelessStack extends Stack {
         this.parkedDeadLetters,
         this.publisherFailures,
       ],
-      functions: [...this.functions(), http.mcp, http.a2a],
+      functions: [...this.functions(), http.mcp, http.a2a, http.authorizerFunction],
       executorServices: Object.values(topology.functions.executors).map((fn) => `crumbs-${fn.name}`),
       publisherService: `crumbs-${topology.functions.publisher.name}`,
     });

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HttpEvent } from '#shared/core/api/http.ts';
 import type { ProcessOutcome } from '#shared/core/executor/pipeline.ts';
 import { ENV, METRICS_NAMESPACE } from '#shared/topology.ts';
+import { proxyEvent } from '../../support/proxy-event.ts';
 
 const context = {
   functionName: 'crumbs-test',
@@ -60,16 +61,9 @@ function emf(): Emf[] {
 
 const warned = () => written.some((chunk) => chunk.includes('No application metrics to publish'));
 
+/** A GET of the dashboard's files as the REST front door hands it over (a proxy integration's event). */
 function uiEvent(path: string): HttpEvent {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: {},
-    isBase64Encoded: false,
-    requestContext: { http: { method: 'GET', path, sourceIp: '127.0.0.1' } },
-  } as unknown as HttpEvent;
+  return proxyEvent({ method: 'GET', path });
 }
 
 function uiDir(): string {
