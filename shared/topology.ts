@@ -214,6 +214,12 @@ export interface FunctionDeclaration {
      */
     readonly checks?: 'pool';
     /**
+     * The stage's blob bucket (the attachments room, `shared/rooms/attachments/`): `read` gets objects (model
+     * calls that hand attachments to a model, context reads of spilled contexts), `read-write` also puts, deletes
+     * and lists them under `ws/*`. CDK sets `CRUMBS_BLOB_BUCKET` and grants exactly that.
+     */
+    readonly blobs?: 'read' | 'read-write';
+    /**
      * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
      * workspace's in-flight cap), `ceiling` (the timeout ceiling), `requests` (the per-workspace request rate, and
      * single workspaces' own rates from `crumbs:workspaceQuotas`). CDK sets their env vars from `crumbs:tenantLimits`.
@@ -346,6 +352,12 @@ export const FRONT_DOOR = {
 } as const;
 
 export const topology = {
+  /** Attachments and spilled contexts (`shared/rooms/attachments/`): one bucket per stage, keys under `ws/<ws>/`. */
+  blobs: {
+    bucketName: 'crumbs-blobs',
+    /** Staged uploads (`ws/<ws>/staging/`) a client never finalized: a lifecycle rule removes them after a day. */
+    stagingExpiryDays: 1,
+  },
   table: {
     name: 'crumbs-breadcrumbs',
     partitionKey: 'id',
@@ -466,6 +478,7 @@ export const topology = {
       uses: {
         table: 'read-write',
         embeddings: true,
+        blobs: 'read-write',
         agentSecrets: 'erase',
         limits: ['requests'],
         timers: 'cancel',

@@ -56,6 +56,8 @@ export const ENV_ATTACHMENTS = {
   pathStyle: 'CRUMBS_BLOB_PATH_STYLE',
   maxUploadBytes: 'CRUMBS_ATTACHMENT_MAX_UPLOAD_BYTES',
   maxContextBytes: 'CRUMBS_ATTACHMENT_MAX_CONTEXT_BYTES',
+  /** `crumbs dev`: the local blob store's port. */
+  localBlobsPort: 'CRUMBS_BLOBS_PORT',
 } as const;
 
 export function attachmentLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): AttachmentLimits {
