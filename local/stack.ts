@@ -206,6 +206,8 @@ export interface LocalStack {
     /** Delta channels: publish (`POST /event`) and subscribe (`/event/realtime`) endpoints. */
     events: string;
     eventsRealtime: string;
+    /** The blob store (attachments, spilled contexts): S3's path-style requests. */
+    blobs: string;
   };
   /** The dashboard, logged in on workspace `demo` (the token rides in the fragment, which no server sees). */
   readonly dashboard: string;

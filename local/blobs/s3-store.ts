@@ -37,13 +37,22 @@ interface ObjectMeta {
   metadata: Record<string, string>;
 }
 
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+
+function bytesOf(data: SourceData): string | Uint8Array {
+  if (typeof data === 'string') return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** SHA-256 and HMAC-SHA-256 from node:crypto, in the shape the SDK's signer takes. */
 class HashFor {
   private readonly hash;
-  constructor(secret?: string | Uint8Array) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
   }
-  update(data: string | Uint8Array): void {
-    this.hash.update(data);
+  update(data: SourceData): void {
+    this.hash.update(bytesOf(data));
   }
   async digest(): Promise<Uint8Array> {
     return new Uint8Array(this.hash.digest());

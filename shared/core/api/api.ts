@@ -358,7 +358,9 @@ function parseJsonBody(req: HttpRequest): unknown {
   }
   const body = req.body ?? '';
   if (Buffer.byteLength(body, 'utf8') > LIMITS.maxBodyBytes) {
-    throw new PayloadTooLargeError(`the body is larger than ${LIMITS.maxBodyBytes / 1024} KB`);
+    throw new PayloadTooLargeError(
+      `the body is larger than ${LIMITS.maxBodyBytes / 1024 / 1024} MB (a Lambda request's limit): store large files as attachments (POST …/attachments/uploads)`,
+    );
   }
   if (body.trim() === '')
     throw new BadRequestError('expected a JSON body', [{ path: '', message: 'the body is empty' }]);
