@@ -307,6 +307,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
+      // Outputs past the inline threshold spill to the blob store; agents hand attachments to their models.
+      blobs: 'read-write',
       // The tool runner reads them for the `http` tool's `secret_ref` headers.
       ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
       checks: 'pool',
@@ -515,7 +517,7 @@ export const topology = {
         publicRoutes: ['GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp'],
         response: 'stream',
       },
-      uses: { table: 'read-write', limits: ['requests'] },
+      uses: { table: 'read-write', blobs: 'read-write', limits: ['requests'] },
     },
     /**
      * The A2A server (`shared/core/a2a/`): its own function so the A2A SDK's server loads nowhere else. Calls the
@@ -536,7 +538,7 @@ export const topology = {
         publicRoutes: ['GET /a2a/public/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json'],
         response: 'stream',
       },
-      uses: { table: 'read-write', limits: ['requests'] },
+      uses: { table: 'read-write', blobs: 'read-write', limits: ['requests'] },
     },
     /**
      * The front door's TOKEN authorizer (`shared/core/front-door/authorizer.ts`): checks a JWT as the HTTP API's
@@ -594,6 +596,7 @@ export const topology = {
       // `agentSecrets`: a definition whose secret_ref names no secret of its workspace is `invalid`.
       uses: {
         table: 'read-write',
+        blobs: 'read',
         bus: 'manage-rules',
         executorQueues: 'target',
         llm: true,
@@ -614,7 +617,7 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write', embeddings: true },
+      uses: { table: 'read-write', embeddings: true, blobs: 'read' },
     },
     executors: {
       agent: executorFunction('agent'),
@@ -641,7 +644,7 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', blobs: 'read' },
     },
     /**
      * Removes the rule manager's rules from a bus before CloudFormation deletes it (a custom resource of the stateful
@@ -661,7 +664,7 @@ export const topology = {
       memoryMb: 256,
       /** One event source per executor DLQ; the queue is given at wiring time. */
       batchSize: 10,
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', blobs: 'read' },
     },
   },
 } as const;

@@ -52,7 +52,7 @@ describe("a second workspace and team-a's attachments", () => {
     expect(overwrite.status).toBe(403);
     const intoStaging = await postForm(
       url,
-      { ...fields, key: `ws/${a.workspace}/staging/${uploadA}` },
+      { ...fields, key: `staging/${a.workspace}/${uploadA}` },
       png(5, 5, 1),
     );
     expect(intoStaging.status).toBe(403);

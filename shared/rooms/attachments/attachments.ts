@@ -21,12 +21,14 @@ import {
   attachmentId,
   blobKey,
   DETECTED_ALIASES,
+  FINALIZED_PREFIX,
   finalizedKey,
   MEDIA_TYPES,
   mediaKind,
   SPILLED_MEDIA_TYPE,
   sha256Of,
   shaOfId,
+  STAGING_PREFIX,
   stagingKey,
   UPLOAD_ID_PATTERN,
   workspacePrefix,
@@ -234,11 +236,14 @@ export class Attachments {
     yield* this.blobs.list(workspacePrefix(workspace));
   }
 
+  /** Removes every blob, staged upload and upload marker of the workspace; answers how many. */
   async deleteWorkspace(workspace: string): Promise<number> {
     let n = 0;
-    for await (const o of this.blobs.list(workspacePrefix(workspace))) {
-      await this.blobs.delete(o.key);
-      n++;
+    for (const prefix of [workspacePrefix(workspace), `${STAGING_PREFIX}${workspace}/`, `${FINALIZED_PREFIX}${workspace}/`]) {
+      for await (const o of this.blobs.list(prefix)) {
+        await this.blobs.delete(o.key);
+        n++;
+      }
     }
     return n;
   }

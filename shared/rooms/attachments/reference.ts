@@ -5,9 +5,9 @@
  * - A context refers to a file with `{"$attachment": {id, media_type, bytes, sha256, name}}`. The id is the blob's
  *   content address (`att_<sha256 hex>`), so the same bytes are one blob per workspace whatever their names.
  * - Blobs live under their workspace's prefix: `ws/<workspace>/blobs/<sha256>`; staged uploads (presigned POST) under
- *   `ws/<workspace>/staging/<upload id>`, which a lifecycle rule expires (a half-finished upload leaves nothing
- *   referenced); a finalized upload leaves `ws/<workspace>/finalized/<upload id>`, written only if absent, so a staged
- *   upload is accepted once.
+ *   `staging/<workspace>/<upload id>`, which a lifecycle rule expires after a day (a half-finished upload leaves
+ *   nothing referenced; one prefix, because a lifecycle filter cannot match a middle segment); a finalized upload
+ *   leaves `finalized/<workspace>/<upload id>`, written only if absent, so a staged upload is accepted once.
  * - A context too large for an item is spilled to a blob of media type `application/vnd.crumbs.context+json`
  *   (`spill.ts`); the record then holds `{"$spilled": <reference>}` in place of its context.
  */
@@ -102,12 +102,15 @@ export function blobKey(workspace: string, sha256: string): string {
   return `ws/${workspace}/blobs/${sha256}`;
 }
 
+export const STAGING_PREFIX = 'staging/';
+export const FINALIZED_PREFIX = 'finalized/';
+
 export function stagingKey(workspace: string, uploadId: string): string {
-  return `ws/${workspace}/staging/${uploadId}`;
+  return `${STAGING_PREFIX}${workspace}/${uploadId}`;
 }
 
 export function finalizedKey(workspace: string, uploadId: string): string {
-  return `ws/${workspace}/finalized/${uploadId}`;
+  return `${FINALIZED_PREFIX}${workspace}/${uploadId}`;
 }
 
 export function workspacePrefix(workspace: string): string {
