@@ -428,6 +428,14 @@ export class CrumbsClient {
     return this.#json('GET', this.#workspacePath('attachments', id), options);
   }
 
+  /** One page of the workspace's blobs, each with a presigned download URL (export). */
+  attachmentsPage(
+    cursor?: string,
+    options: RequestOptions = {},
+  ): Promise<{ items: { id: string; bytes: number; download_url: string }[]; next_cursor: string | null }> {
+    return this.#json('GET', this.#workspacePath('attachments') + queryString({ cursor }), options);
+  }
+
   /** The bytes behind a presigned download URL (no token: the URL is its own credential). */
   async download(url: string): Promise<Uint8Array> {
     const response = await this.#fetch(url, { method: 'GET' });

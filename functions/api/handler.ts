@@ -66,6 +66,7 @@ const api = createApi({
     threads,
     changes,
     sweeper: new DynamoWorkspaceSweeper(env[ENV.tableName]),
+    ...(attachments ? { blobs: attachments } : {}),
     secrets: secretEraserFromEnv(),
     ...(scheduleGroup !== undefined ? { timers: new SchedulerWorkspaceTimers(scheduleGroup) } : {}),
   },
