@@ -322,7 +322,7 @@ export class CrumbsFunction extends Construct {
           reason:
             'Blobs are content-addressed keys under each workspace (ws/<workspace>/blobs/<sha256>), made at run time: ' +
             'the grant is to the prefixes crumbs writes, in the stage bucket only.',
-          appliesTo: [{ regex: '/^Resource::<.*Blobs.*\\.Arn>\\/.*\\*$/g' }],
+          appliesTo: [{ regex: '/^Resource::.*Blobs.*\\/(ws|staging|finalized)\\/\\*$/g' }],
         },
       ],
       true,
