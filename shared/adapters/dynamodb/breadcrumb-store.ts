@@ -170,7 +170,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
 
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
     const result = await this.createKept(workspace, input, options);
-    return { ...result, breadcrumb: await this.whole(result.breadcrumb) };
+    // What was just written is what was asked for: its context is at hand (no read of the blob back).
+    const breadcrumb = result.replayed
+      ? await this.whole(result.breadcrumb)
+      : { ...result.breadcrumb, context: input.context };
+    return { ...result, breadcrumb };
   }
 
   private async createKept(
@@ -385,7 +389,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
             values: { ':kind': KIND.breadcrumb, ':expected': current.version },
           },
         });
-        return await this.whole(record);
+        return wholePatch.context !== undefined
+          ? { ...record, context: wholePatch.context }
+          : await this.whole(record);
       } catch (error) {
         if (!(error instanceof WriteConditionFailed)) throw error;
         // Someone else wrote in between. With If-Match that is a conflict; without, read again and retry.
