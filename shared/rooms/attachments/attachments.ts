@@ -26,9 +26,9 @@ import {
   MEDIA_TYPES,
   mediaKind,
   SPILLED_MEDIA_TYPE,
+  STAGING_PREFIX,
   sha256Of,
   shaOfId,
-  STAGING_PREFIX,
   stagingKey,
   UPLOAD_ID_PATTERN,
   workspacePrefix,
@@ -239,7 +239,11 @@ export class Attachments {
   /** Removes every blob, staged upload and upload marker of the workspace; answers how many. */
   async deleteWorkspace(workspace: string): Promise<number> {
     let n = 0;
-    for (const prefix of [workspacePrefix(workspace), `${STAGING_PREFIX}${workspace}/`, `${FINALIZED_PREFIX}${workspace}/`]) {
+    for (const prefix of [
+      workspacePrefix(workspace),
+      `${STAGING_PREFIX}${workspace}/`,
+      `${FINALIZED_PREFIX}${workspace}/`,
+    ]) {
       for await (const o of this.blobs.list(prefix)) {
         await this.blobs.delete(o.key);
         n++;
