@@ -37,6 +37,30 @@ export function png(width = 2, height = 2, seed = 0): Buffer {
   ]);
 }
 
+/** A PNG of noise, about `width × height × 3` bytes whatever the compression (a screenshot's weight). */
+export function noisePng(width: number, height: number, seed: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  let x = seed * 2654435761 + 1;
+  const raw = Buffer.alloc(height * (1 + width * 3));
+  for (let i = 0; i < raw.length; i++) {
+    // xorshift: incompressible bytes, the same for the same seed.
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    raw[i] = i % (1 + width * 3) === 0 ? 0 : x & 0xff;
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', new Uint8Array()),
+  ]);
+}
+
 /** A one-page PDF whose page says `text`. */
 export function pdf(text: string): Buffer {
   const content = `BT /F1 12 Tf 72 720 Td (${text.replace(/[()\\]/g, '')}) Tj ET`;
