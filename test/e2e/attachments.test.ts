@@ -45,17 +45,15 @@ describe('attachments in the dashboard', () => {
     const { page, problems } = await openPage(browser);
     await page.goto(dashboard.replace('workspace=demo', `workspace=${ws}`));
     await page.locator('[data-nav=definitions]').waitFor();
-    await page.evaluate(
-      (hash) => {
-        location.hash = hash;
-      },
-      `#/breadcrumb/${String(created.body.id)}`,
-    );
+    // Evaluated in the page as text: this test's TypeScript has no DOM types.
+    await page.evaluate(`location.hash = '#/breadcrumb/${String(created.body.id)}'`);
     const img = page.locator('[data-panel=attachments] img');
     await img.waitFor();
     await expect
       .poll(() =>
-        img.evaluate((el) => [(el as HTMLImageElement).naturalWidth, (el as HTMLImageElement).naturalHeight]),
+        page.evaluate(
+          `(() => { const i = document.querySelector('[data-panel=attachments] img'); return [i.naturalWidth, i.naturalHeight]; })()`,
+        ),
       )
       .toEqual([24, 16]);
     const link = page.locator('[data-panel=attachments] a[data-media-type="application/pdf"]');
