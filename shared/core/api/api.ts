@@ -36,6 +36,7 @@ import type { BreadcrumbStore, ReadBoundHit } from '#shared/ports/breadcrumb-sto
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
+import { openApiDocument } from './contract/openapi.ts';
 import {
   type Caller,
   empty,
@@ -119,6 +120,7 @@ function warnings(written: Pick<Breadcrumb, 'schema_name' | 'context'>): Record<
 
 export function createApi(deps: ApiDependencies): Api {
   const { store } = deps;
+  let document: string | undefined;
   const ws = '(?<ws>[^/]+)';
   const id = '(?<id>[^/]+)';
   const base = `^/v1/workspaces/${ws}/breadcrumbs`;
@@ -130,6 +132,18 @@ export function createApi(deps: ApiDependencies): Api {
       pattern: /^\/health$/,
       public: true,
       methods: { GET: async () => json(200, { status: 'ok', ...deps.health?.() }) },
+    },
+    // Public, as the README is: it describes the API's shapes, never a workspace's data (contract/openapi.ts).
+    {
+      template: '/v1/openapi.json',
+      pattern: /^\/v1\/openapi\.json$/,
+      public: true,
+      methods: {
+        GET: async () => {
+          document ??= JSON.stringify(openApiDocument());
+          return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: document };
+        },
+      },
     },
     {
       template: crumbs,
