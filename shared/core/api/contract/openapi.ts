@@ -151,7 +151,12 @@ function operation(route: RouteContract, requestNames: Map<z.ZodMiniType, string
   // Every route can meet the request rate (429) and a store briefly unavailable (503), both with Retry-After.
   for (const s of route.public ? [429, 503] : [401, 403, 429, 503]) errors.add(s);
   for (const status of [...errors].sort()) {
-    responses[String(status)] = { $ref: `#/components/responses/Problem${status}` };
+    responses[String(status)] = route.jsonRpcErrors?.includes(status)
+      ? {
+          description: `${STATUS_TEXT[status] ?? 'Error.'} The body is a JSON-RPC error.`,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcResponse' } } },
+        }
+      : { $ref: `#/components/responses/Problem${status}` };
   }
 
   return {

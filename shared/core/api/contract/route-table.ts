@@ -59,6 +59,8 @@ export interface RouteContract {
   readonly responses: Readonly<Record<number, ResponseContract>>;
   /** The 4xx a caller can cause besides the ones every route has (401, 403, 429): each a problem+json body. */
   readonly errors: readonly number[];
+  /** Of `errors`, those answered with a JSON-RPC error object (`application/json`) instead of a problem. */
+  readonly jsonRpcErrors?: readonly number[];
   /** A page with `next_cursor`, read on with `?cursor=`. */
   readonly paginated?: true;
 }
@@ -498,6 +500,7 @@ export const ROUTE_TABLE: readonly RouteContract[] = [
       202: { description: 'A notification or response, accepted.' },
     },
     errors: [400, 404, 406, 415, 422],
+    jsonRpcErrors: [400],
   },
   {
     method: 'GET',
@@ -528,7 +531,7 @@ export const ROUTE_TABLE: readonly RouteContract[] = [
     servedBy: 'mcp',
     public: true,
     responses: { 200: ok(S.ProtectedResourceMetadataSchema) },
-    errors: [400],
+    errors: [400, 404],
   },
   {
     method: 'POST',

@@ -323,7 +323,14 @@ export const JsonRpcResponseSchema = z.looseObject({
   result: z.optional(z.unknown()),
   error: z.optional(z.looseObject({ code: int(), message: z.string(), data: z.optional(z.unknown()) })),
 });
-export const AgentCardSchema = z.looseObject({ name: z.string(), url: z.string() });
+/** An A2A (1.0) agent card: the agent's name and where it answers JSON-RPC. */
+export const AgentCardSchema = z.looseObject({
+  name: z.string(),
+  version: z.string(),
+  supportedInterfaces: z.array(
+    z.looseObject({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() }),
+  ),
+});
 export const ProtectedResourceMetadataSchema = z.looseObject({ resource: z.string() });
 
 /** Path parameters and query fields, as scalars (each one a parameter of the document). */
