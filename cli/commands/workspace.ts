@@ -10,7 +10,7 @@
  *                                       unless --force.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { WorkspaceDeletionStep } from '../api-client.ts';
+import type { WorkspaceDeletionStep } from '#shared/client/crumbs-client.ts';
 import { type Command, InputError, optInt, optString, printJson, UsageError } from '../args.ts';
 
 /** Between steps that wait for the rule manager. */
