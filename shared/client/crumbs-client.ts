@@ -33,6 +33,7 @@ import type {
   ContextView,
   CreateBreadcrumbInput,
   DefinitionSummary,
+  Explanation,
   FailureSummary,
   RequestCancel,
   RequestUsageReport,
@@ -591,6 +592,15 @@ export class CrumbsClient {
       token: () => this.token(),
       read: (query) => this.readChanges(query),
     });
+  }
+
+  /** Whether a definition's selectors match a breadcrumb, selector by selector (`GET …/definitions/{id}/explain`). */
+  explain(definition: string, breadcrumb: string, options: RequestOptions = {}): Promise<Explanation> {
+    return this.#json(
+      'GET',
+      this.#workspacePath('definitions', definition, 'explain') + queryString({ breadcrumb }),
+      options,
+    );
   }
 
   /** Every definition with its rule state. */
