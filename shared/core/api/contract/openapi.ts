@@ -88,7 +88,13 @@ export function openApiDocument(options: { serverUrl?: string } = {}): Json {
         "workspace's request rate, 429 with `Retry-After`. MCP and A2A are JSON-RPC 2.0 endpoints on the same base URL.",
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
-    servers: [{ url: options.serverUrl ?? 'http://127.0.0.1:4700', description: 'The API base URL' }],
+    servers: [
+      {
+        url: '{baseUrl}',
+        description: "The stack's base URL: `crumbs dev` prints it; on AWS the front door's stage URL (`…/prod`).",
+        variables: { baseUrl: { default: options.serverUrl ?? 'http://127.0.0.1:4710' } },
+      },
+    ],
     security: [{ bearer: [] }],
     tags: [...new Set(ROUTE_TABLE.map((r) => r.tag))].map((name) => ({ name, description: TAG_TEXT[name] })),
     paths,
