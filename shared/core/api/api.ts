@@ -36,7 +36,6 @@ import type { BreadcrumbStore, ReadBoundHit } from '#shared/ports/breadcrumb-sto
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
-import { openApiDocument } from './contract/openapi.ts';
 import {
   type Caller,
   empty,
@@ -140,7 +139,8 @@ export function createApi(deps: ApiDependencies): Api {
       public: true,
       methods: {
         GET: async () => {
-          document ??= JSON.stringify(openApiDocument());
+          // Loaded on first use: a cold start that serves no document does not evaluate its generator.
+          document ??= JSON.stringify((await import('./contract/openapi.ts')).openApiDocument());
           return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: document };
         },
       },
