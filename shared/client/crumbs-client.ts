@@ -51,6 +51,7 @@ import {
   type ChangesAnswer,
 } from '#shared/client/change-feed.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
+import type { RunStarted as ContractRunStarted } from '#shared/core/api/contract/schemas.ts';
 import type { ChangeFilters } from '#shared/core/stream/changes.ts';
 import {
   type DeltaSubscription,
@@ -80,12 +81,7 @@ export type {
 };
 
 /** What `POST …/runs` answers. */
-export interface RunStarted {
-  readonly run_id: string;
-  readonly request_id: string;
-  readonly workflow: string;
-  readonly status: string;
-}
+export type RunStarted = Readonly<ContractRunStarted>;
 
 /** What a wait_for step waits for (the run's `waiting_for`). */
 export interface WaitingFor {

@@ -203,6 +203,7 @@ export const RunStartedSchema = z.object({
   workflow: z.string(),
   status: z.literal('requested'),
 });
+export type RunStarted = z.infer<typeof RunStartedSchema>;
 export const RunDecisionBodySchema = z.strictObject({
   step: z.optional(z.string({ error: 'expected a step key' }).check(z.minLength(1))),
   input: z.optional(z.unknown()),
