@@ -130,6 +130,8 @@ describe('crumbs/client', () => {
       ['final', {}],
     ]);
     expect(f.calls[0]?.url).toBe('http://api.test/v1/workspaces/w/streams/stream-abc-123/events');
-    expect((f.calls[0]?.init.headers as Record<string, string> | undefined)?.accept).toBe('text/event-stream');
+    expect((f.calls[0]?.init.headers as Record<string, string> | undefined)?.accept).toBe(
+      'text/event-stream',
+    );
   });
 });

@@ -91,7 +91,8 @@ export function openApiDocument(options: { serverUrl?: string } = {}): Json {
     servers: [
       {
         url: '{baseUrl}',
-        description: "The stack's base URL: `crumbs dev` prints it; on AWS the front door's stage URL (`…/prod`).",
+        description:
+          "The stack's base URL: `crumbs dev` prints it; on AWS the front door's stage URL (`…/prod`).",
         variables: { baseUrl: { default: options.serverUrl ?? 'http://127.0.0.1:4710' } },
       },
     ],
