@@ -123,6 +123,7 @@ function warnings(written: Pick<Breadcrumb, 'schema_name' | 'context'>): Record<
 
 export function createApi(deps: ApiDependencies): Api {
   const { store } = deps;
+  let document: string | undefined;
   const ws = '(?<ws>[^/]+)';
   const id = '(?<id>[^/]+)';
   const base = `^/v1/workspaces/${ws}/breadcrumbs`;
@@ -134,6 +135,19 @@ export function createApi(deps: ApiDependencies): Api {
       pattern: /^\/health$/,
       public: true,
       methods: { GET: async () => json(200, { status: 'ok', ...deps.health?.() }) },
+    },
+    // Public, as the README is: it describes the API's shapes, never a workspace's data (contract/openapi.ts).
+    {
+      template: '/v1/openapi.json',
+      pattern: /^\/v1\/openapi\.json$/,
+      public: true,
+      methods: {
+        GET: async () => {
+          // Loaded on first use: a cold start that serves no document does not evaluate its generator.
+          document ??= JSON.stringify((await import('./contract/openapi.ts')).openApiDocument());
+          return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: document };
+        },
+      },
     },
     {
       template: crumbs,
