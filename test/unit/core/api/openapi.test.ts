@@ -15,6 +15,7 @@ import { type ApiDependencies, createApi } from '#shared/core/api/api.ts';
 import { openApiDocument } from '#shared/core/api/contract/openapi.ts';
 import { ROUTE_TABLE } from '#shared/core/api/contract/route-table.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import { DEFAULT_ATTACHMENT_LIMITS } from '#shared/rooms/attachments/reference.ts';
 import { type HttpTrigger, topology } from '#shared/topology.ts';
 
 const run = promisify(execFile);
@@ -33,6 +34,7 @@ function fullApi() {
     workspaces: some,
     usage: some,
     streaming: some,
+    attachments: { limits: DEFAULT_ATTACHMENT_LIMITS } as never,
   };
   return createApi(deps);
 }
