@@ -52,13 +52,13 @@ import {
 } from '#shared/client/change-feed.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
 import type { RunStarted as ContractRunStarted } from '#shared/core/api/contract/schemas.ts';
-import type { AttachmentRef } from '#shared/rooms/attachments/reference.ts';
 import type { ChangeFilters } from '#shared/core/stream/changes.ts';
 import {
   type DeltaSubscription,
   type SubscribeOptions,
   subscribeToRequest,
 } from '#shared/core/streaming/subscriber.ts';
+import type { AttachmentRef } from '#shared/rooms/attachments/reference.ts';
 
 export type {
   ApprovalAnswer,
