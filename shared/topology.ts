@@ -722,6 +722,16 @@ export const METRICS_NAMESPACE = 'crumbs';
  */
 export const ENV = {
   tableName: 'CRUMBS_TABLE_NAME',
+  /** The stage's blob bucket (the attachments room, `shared/rooms/attachments/`). */
+  blobBucket: 'CRUMBS_BLOB_BUCKET',
+  /** `1` under `crumbs dev`: the local blob store answers path-style requests (`<endpoint>/<bucket>/<key>`). */
+  blobPathStyle: 'CRUMBS_BLOB_PATH_STYLE',
+  /** `crumbs dev`: the local blob store's port. */
+  localBlobsPort: 'CRUMBS_BLOBS_PORT',
+  /** The largest attachment upload, bytes. */
+  attachmentMaxUploadBytes: 'CRUMBS_ATTACHMENT_MAX_UPLOAD_BYTES',
+  /** The largest context (spilled to the blob store past the inline threshold), bytes. */
+  attachmentMaxContextBytes: 'CRUMBS_ATTACHMENT_MAX_CONTEXT_BYTES',
   busName: 'CRUMBS_EVENT_BUS_NAME',
   /**
    * Publisher and rule manager: JSON array of the pool's bus names, `CRUMBS_EVENT_BUS_NAME` first
