@@ -56,7 +56,12 @@ export function llmFromEnv(env: NodeJS.ProcessEnv = process.env, wiring: LlmWiri
   return withModelAliases(
     governedLlm(
       new LlmRouter({ defaultProvider, offlineStreamDelayMs: settings[ENV.offlineStreamDelayMs] }),
-      { prices: settings[ENV.llmPrices], daily, tokenizers: wiring.tokenizers },
+      {
+        prices: settings[ENV.llmPrices],
+        daily,
+        tokenizers: wiring.tokenizers,
+        traceContent: { capture: process.env[ENV.otelCaptureContent] === 'true' },
+      },
     ),
     defaultProvider,
     settings[ENV.modelAliases],

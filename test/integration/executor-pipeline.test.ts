@@ -25,7 +25,7 @@ import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
-import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
+import { noTracing, type SpanKeys, type Tracing } from '#shared/ports/tracing.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
 import { createHttpTool } from '#shared/tools/http.ts';
@@ -234,11 +234,12 @@ describe('executor pipeline on DynamoDB Local', () => {
     const def = await toolDef(ws, { name: 'echo' });
     const causation = { caused_by: 'u-root@2', thread: 'u-root', hop: 1 };
     const trigger = await request(ws, 'echo', { a: 1 }, 'r-traced', causation);
-    const spans: { name: string; keys: CorrelationKeys }[] = [];
+    const spans: { name: string; keys: SpanKeys }[] = [];
     const tracing: Tracing = {
+      ...noTracing,
       span: (name, keys, work) => {
         spans.push({ name, keys });
-        return work();
+        return work({ traceId: undefined });
       },
     };
 
