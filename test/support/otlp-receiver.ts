@@ -51,17 +51,17 @@ interface OtlpRequest {
   }[];
 }
 
-function valueOf(v: OtlpValue): AttributeValue {
+function plainValue(v: OtlpValue): AttributeValue {
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.intValue !== undefined) return Number(v.intValue);
   if (v.doubleValue !== undefined) return v.doubleValue;
   if (v.boolValue !== undefined) return v.boolValue;
-  if (v.arrayValue !== undefined) return (v.arrayValue.values ?? []).map(valueOf);
+  if (v.arrayValue !== undefined) return (v.arrayValue.values ?? []).map(plainValue);
   return undefined;
 }
 
 function attributesOf(list: OtlpKeyValue[] | undefined): Record<string, AttributeValue> {
-  return Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
+  return Object.fromEntries((list ?? []).map((kv) => [kv.key, plainValue(kv.value)]));
 }
 
 export interface OtlpReceiver {
