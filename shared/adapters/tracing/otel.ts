@@ -56,7 +56,6 @@ export interface OtelTracingOptions {
 }
 
 export function otelTracing(options: OtelTracingOptions): Tracing {
-  ensureContextManager();
   const exporter = new OtlpJsonExporter({
     ...options.exporter,
     onError: (error) => options.log?.warn('spans were not exported', { error: error.message }),
@@ -72,6 +71,7 @@ export function otelTracing(options: OtelTracingOptions): Tracing {
 
 /** The port on a tracer (tests hand one over an in-memory exporter). */
 export function otelTracingOn(tracer: Tracer, flush: () => Promise<void> = async () => undefined): Tracing {
+  ensureContextManager();
   const started = (name: string, options: SpanOptions | undefined, parent: Context) =>
     tracer.startSpan(
       name,
