@@ -23,11 +23,12 @@ import {
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { SignatureV4 } from '@smithy/signature-v4';
 import type { Log } from '#shared/ports/log.ts';
 import type { OpenSpan, SpanAttributes, SpanOptions, Tracing } from '#shared/ports/tracing.ts';
 import { ENV } from '#shared/topology.ts';
 import { contextOf, traceparentOf, withTracer } from './otel-context.ts';
-import { type OtlpExporterOptions, OtlpJsonExporter, parseOtlpHeaders } from './otlp-exporter.ts';
+import { type OtlpExporterOptions, OtlpJsonExporter, parseOtlpHeaders, Sha256 } from './otlp-exporter.ts';
 
 /** The instrumentation scope of crumbs' spans. */
 export const TRACER_NAME = 'crumbs';
@@ -179,7 +180,7 @@ export function otelTracingFromEnv(
       url: url.toString(),
       headers:
         secret !== undefined && secret !== ''
-          ? () => headersFromSecret(secret)
+          ? () => headersFromSecret(secret, env)
           : parseOtlpHeaders(env[ENV.otlpHeaders]),
     },
   });
@@ -201,20 +202,53 @@ function lambdaCredentials(env: Readonly<Record<string, string | undefined>>) {
   };
 }
 
-/** The headers a Secrets Manager secret holds (a JSON object of strings), loaded only when spans are first sent. */
-async function headersFromSecret(secretId: string): Promise<Record<string, string>> {
-  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const client = new SecretsManagerClient({});
-  try {
-    const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
-    const parsed: unknown = JSON.parse(SecretString ?? '{}');
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new Error(`secret ${secretId} must hold a JSON object of OTLP headers`);
-    }
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
-    return headers;
-  } finally {
-    client.destroy();
+/**
+ * The headers a Secrets Manager secret holds (a JSON object of strings), read when spans are first sent: one
+ * SigV4-signed `GetSecretValue` (Secrets Manager's JSON protocol) with the signer the exporter already loads,
+ * rather than the SDK's client, which would add its modules to every function's cold start for one call.
+ * `test/unit/adapters/tracing/otel-tracing.test.ts` checks the request against the SDK client's.
+ */
+export async function headersFromSecret(
+  secretId: string,
+  env: Readonly<Record<string, string | undefined>>,
+  fetchFn: typeof fetch = fetch,
+): Promise<Record<string, string>> {
+  const region = env.AWS_REGION;
+  if (region === undefined) throw new Error(`${ENV.otlpHeadersSecret} needs AWS_REGION`);
+  const url = new URL(
+    env.AWS_ENDPOINT_URL_SECRETS_MANAGER ?? `https://secretsmanager.${region}.amazonaws.com/`,
+  );
+  const signer = new SignatureV4({
+    service: 'secretsmanager',
+    region,
+    credentials: lambdaCredentials(env),
+    sha256: Sha256,
+  });
+  const body = JSON.stringify({ SecretId: secretId });
+  const signed = await signer.sign({
+    method: 'POST',
+    protocol: url.protocol,
+    hostname: url.hostname,
+    ...(url.port ? { port: Number(url.port) } : {}),
+    path: url.pathname,
+    headers: {
+      host: url.host,
+      'content-type': 'application/x-amz-json-1.1',
+      'x-amz-target': 'secretsmanager.GetSecretValue',
+    },
+    body,
+  });
+  const { host: _host, ...headers } = signed.headers;
+  const response = await fetchFn(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(5000) });
+  const text = await response.text();
+  if (!response.ok)
+    throw new Error(`reading secret ${secretId} answered ${response.status}: ${text.slice(0, 200)}`);
+  const { SecretString } = JSON.parse(text) as { SecretString?: string };
+  const parsed: unknown = JSON.parse(SecretString ?? '{}');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`secret ${secretId} must hold a JSON object of OTLP headers`);
   }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k.toLowerCase()] = v;
+  return out;
 }

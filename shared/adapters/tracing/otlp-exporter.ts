@@ -29,7 +29,7 @@ export interface OtlpExporterOptions {
 }
 
 /** SigV4's hash, on node:crypto (the SDK's `@smithy/hash-node` is not a top-level package here). */
-class Sha256 {
+export class Sha256 {
   private readonly hash;
   constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
     this.hash =

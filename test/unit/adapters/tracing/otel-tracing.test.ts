@@ -4,12 +4,15 @@
  * traces of their own, and the GenAI spans of model and tool calls — content only when turned on, and then only
  * what the masking hook returns.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { headItem, toRecord, unmarshallImage } from '#shared/adapters/dynamodb/items.ts';
-import { otelTracingFromEnv, otelTracingOn } from '#shared/adapters/tracing/otel.ts';
+import { headersFromSecret, otelTracingFromEnv, otelTracingOn } from '#shared/adapters/tracing/otel.ts';
 import { contextOf, traceparentOf } from '#shared/adapters/tracing/otel-context.ts';
 import { inModelCallSpan, inToolSpan } from '#shared/core/model-calls/genai-spans.ts';
 import { publishStreamBatch } from '#shared/core/stream/publisher.ts';
@@ -256,5 +259,68 @@ describe('GenAI spans (semantic conventions v1.37.0)', () => {
       record: callRecord(RESPONSE.model, RESPONSE.usage, {}),
     }));
     expect(response).toBe(RESPONSE);
+  });
+});
+
+describe('OTLP headers from a Secrets Manager secret', () => {
+  it('reads them with the request the SDK client sends, and refuses a secret that is not an object', async () => {
+    const seen: {
+      target: string | undefined;
+      type: string | undefined;
+      body: string;
+      auth: string | undefined;
+    }[] = [];
+    let answer = JSON.stringify({ 'X-Honeycomb-Team': 'abc', ignored: 1 });
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => {
+        seen.push({
+          target: req.headers['x-amz-target'] as string | undefined,
+          type: req.headers['content-type'],
+          body,
+          auth: req.headers.authorization,
+        });
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+        res.end(
+          JSON.stringify({
+            ARN: 'arn:aws:secretsmanager:eu-west-1:1:secret:h',
+            Name: 'h',
+            SecretString: answer,
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const env = {
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'AKID',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
+    };
+    try {
+      expect(await headersFromSecret('crumbs/otlp-headers', env)).toEqual({ 'x-honeycomb-team': 'abc' });
+      const sdk = new SecretsManagerClient({
+        endpoint,
+        region: 'eu-west-1',
+        credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+      });
+      await sdk.send(new GetSecretValueCommand({ SecretId: 'crumbs/otlp-headers' }));
+      sdk.destroy();
+      const [ours, theirs] = seen;
+      expect(ours!.target).toBe(theirs!.target);
+      expect(ours!.type).toBe(theirs!.type);
+      expect(JSON.parse(ours!.body)).toEqual(JSON.parse(theirs!.body));
+      expect(ours!.auth).toMatch(/Credential=AKID\/\d{8}\/eu-west-1\/secretsmanager\/aws4_request/);
+      answer = '["not", "an", "object"]';
+      await expect(headersFromSecret('crumbs/otlp-headers', env)).rejects.toThrow(
+        /JSON object of OTLP headers/,
+      );
+    } finally {
+      server.close();
+    }
   });
 });
