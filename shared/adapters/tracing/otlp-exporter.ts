@@ -89,8 +89,15 @@ export class OtlpJsonExporter implements SpanExporter {
     if (body === undefined) return;
     const given = this.options.headers;
     this.headers ??= typeof given === 'function' ? given() : Promise.resolve({ ...given });
+    let read: Record<string, string>;
+    try {
+      read = await this.headers;
+    } catch (error) {
+      this.headers = undefined; // read again at the next export, not never
+      throw error;
+    }
     let headers: Record<string, string> = {
-      ...(await this.headers),
+      ...read,
       'content-type': 'application/json',
       host: this.url.host,
     };
