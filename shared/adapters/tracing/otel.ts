@@ -64,6 +64,9 @@ export function otelTracing(options: OtelTracingOptions): Tracing {
   // Sent at flush (end of invocation); the delay only matters to a long invocation, which sends as it goes.
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName, 'service.namespace': 'crumbs' }),
+    // A recorded prompt is written by whoever wrote the breadcrumbs: each value is cut at 16 KB, so a span stays
+    // well under X-Ray's 200 KB per span however long the conversation.
+    spanLimits: { attributeValueLengthLimit: 16 * 1024, attributeCountLimit: 64 },
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: 1000, maxQueueSize: 4096 })],
   });
   const tracer = provider.getTracer(TRACER_NAME);
