@@ -857,6 +857,25 @@ export const ENV = {
    * `secretsmanager` on AWS: a `secret_ref` names the Secrets Manager secret `<agentSecretPrefix><workspace>/<name>`;
    * absent locally (the local mapping below). `shared/adapters/secrets/secret-source.ts`.
    */
+  /**
+   * Where every function sends its OpenTelemetry spans (OTLP/HTTP JSON, `shared/adapters/tracing/otel.ts`): a URL
+   * (`.../v1/traces`), `xray` for X-Ray's OTLP endpoint in the function's region (SigV4-signed, needs CloudWatch
+   * Transaction Search), or absent/`none`: no spans. The CDK context value `crumbs:otlpEndpoint` on AWS (default
+   * `xray`), `crumbs dev --otlp-endpoint` locally.
+   */
+  otlpEndpoint: 'CRUMBS_OTLP_ENDPOINT',
+  /** Local only: the OTLP endpoint's headers, `name=value` pairs separated by commas (OTEL_EXPORTER_OTLP_HEADERS). */
+  otlpHeaders: 'CRUMBS_OTLP_HEADERS',
+  /**
+   * On AWS: the Secrets Manager secret (ARN) whose value is a JSON object of the OTLP endpoint's headers (an API
+   * key), read once per cold start at the first export. The CDK context value `crumbs:otlpHeadersSecret`.
+   */
+  otlpHeadersSecret: 'CRUMBS_OTLP_HEADERS_SECRET',
+  /**
+   * `true`: model calls' spans carry their prompt and completion (`gen_ai.input.messages`, ...) after the masking
+   * hook (`shared/core/model-calls/genai-spans.ts`). Off by default. CDK context `crumbs:otelCaptureContent`.
+   */
+  otelCaptureContent: 'CRUMBS_OTEL_CAPTURE_CONTENT',
   secretSource: 'CRUMBS_SECRET_SOURCE',
   /**
    * On AWS: the name prefix of every workspace's secrets (`crumbs/agents/`, IAM-granted by `agentCredentials` in
