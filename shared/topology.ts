@@ -889,6 +889,17 @@ export const ENV = {
   embeddingsApiKey: 'CRUMBS_EMBEDDINGS_API_KEY',
   /** Which schemas get embeddings: comma-separated names, `*` for all; absent: `DEFAULT_EMBEDDED_SCHEMAS`. */
   embedSchemas: 'CRUMBS_EMBED_SCHEMAS',
+  /**
+   * Where vectors are searched: `s3vectors` (the CDK app sets it, with the bucket and index prefix below) or `local`
+   * (usearch in the process, what `crumbs dev` uses; the default).
+   */
+  vectorEngine: 'CRUMBS_VECTOR_ENGINE',
+  /** The local engine's directory (`<data-dir>/vectors` under `crumbs dev --data-dir`); in memory when absent. */
+  vectorDir: 'CRUMBS_VECTOR_DIR',
+  /** The S3 Vectors bucket of the stage. */
+  vectorBucket: 'CRUMBS_VECTOR_BUCKET',
+  /** The prefix of the stage's S3 Vectors index names; the index of a model is `vectorIndexName(prefix, model)`. */
+  vectorIndexPrefix: 'CRUMBS_VECTOR_INDEX_PREFIX',
   /** Local LLM provider keys (on AWS: Secrets Manager, `secretPrefix`), by provider. */
   openrouterApiKey: 'OPENROUTER_API_KEY',
   openaiApiKey: 'OPENAI_API_KEY',
