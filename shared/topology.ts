@@ -187,6 +187,11 @@ export interface FunctionDeclaration {
     /** Computes embeddings (indexing or vector search): Titan on AWS, the local embedder offline. */
     readonly embeddings?: boolean;
     /**
+     * The vector engine (S3 Vectors on AWS): `query` searches it (QueryVectors, GetVectors); `write` also keeps it in
+     * step with breadcrumbs (PutVectors, DeleteVectors) — the indexer alone.
+     */
+    readonly vectors?: 'query' | 'write';
+    /**
      * Resolves model strings (calls models, or reports which model will run): gets the stack's default LLM
      * provider (`ENV.defaultLlmProvider`).
      */
@@ -301,6 +306,7 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
+      vectors: 'query',
       // The tool runner reads them for the `http` tool's `secret_ref` headers.
       ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
       checks: 'pool',
@@ -466,6 +472,7 @@ export const topology = {
       uses: {
         table: 'read-write',
         embeddings: true,
+        vectors: 'query',
         agentSecrets: 'erase',
         limits: ['requests'],
         timers: 'cancel',
@@ -601,7 +608,7 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write', embeddings: true },
+      uses: { table: 'read-write', embeddings: true, vectors: 'write' },
     },
     executors: {
       agent: executorFunction('agent'),
