@@ -97,7 +97,7 @@ describe('the vector store of a stage', () => {
       [],
     );
     const api = Object.values(resources).find((r) => r.Properties.FunctionName === 'crumbs-vec-api');
-    const env = (api?.Properties.Environment as { Variables: Json }).Variables;
+    const env = (api?.Properties.Environment as { Variables: Json } | undefined)?.Variables ?? {};
     expect(env[ENV.vectorEngine]).toBe('s3vectors');
     expect(env[ENV.vectorIndexPrefix]).toBe('crumbs-vec');
     expect(env[ENV.vectorBucket]).toBeDefined();
