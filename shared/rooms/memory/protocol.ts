@@ -1,0 +1,117 @@
+/**
+ * The memory room's protocol on one page: the `memory.def.v1` definition, the records it writes, their tags, and
+ * the requests and outcomes around them. Everything here is data; the room's behaviour is in `consolidate.ts`
+ * (the deterministic check), `extraction.ts` (the executor kind), `recall.ts` (prompt assembly) and `routes.ts`
+ * (the API), registered once each (README.md beside this file).
+ *
+ * - `memory.def.v1` — a strategy (facts, preferences, summaries, custom), the conversations that feed it
+ *   (`sources`, trigger selectors), the model, batching, the per-actor cap. Compiled into a rule like every
+ *   definition; runs on the agent runner as the `memory` kind.
+ * - `memory.record.v1` — one remembered fact, preference or summary of one person (`actor`), tagged
+ *   `actor:<sub>`, `memory:<memory_id>`, naming the turns it came from (`source_turns`). A superseding fact is a new
+ *   version of the same record (history keeps the old one; recall reads the current one); a retracted fact is
+ *   deleted. Its context never travels in change events (the publisher leaves it out, `PRIVATE_CONTEXT_SCHEMAS`).
+ * - `memory.extract.v1` — "extract now" for one session of one actor: written by the idle timer (or by anyone
+ *   who wants a session's memory now, e.g. at the end of a conversation).
+ * - `memory.extraction.v1` — the outcome of every turn the kind handled (`status`: `extracted`, `pending`,
+ *   `nothing`), tagged `turn:<trigger id>`: the documented way to wait for extraction. It holds ids and counts,
+ *   never remembered text.
+ * - `memory.error.v1` — an extraction that failed; nothing half-written (records are written only after the
+ *   whole batch passed the check).
+ */
+import { NameSchema, wholeNumber } from '#shared/domain/definition-fields.ts';
+import { type SelectorInput, SelectorSchema } from '#shared/domain/selector.ts';
+import * as z from '#shared/domain/zod.ts';
+
+export const MEMORY_DEF_SCHEMA = 'memory.def.v1';
+export const MEMORY_RECORD_SCHEMA = 'memory.record.v1';
+export const MEMORY_EXTRACT_SCHEMA = 'memory.extract.v1';
+export const MEMORY_EXTRACTION_SCHEMA = 'memory.extraction.v1';
+export const MEMORY_ERROR_SCHEMA = 'memory.error.v1';
+
+export const ACTOR_TAG = 'actor:';
+export const MEMORY_TAG = 'memory:';
+export const TURN_TAG = 'turn:';
+export const SESSION_TAG = 'session:';
+
+export const actorTag = (actor: string) => `${ACTOR_TAG}${actor}`;
+export const memoryTag = (memoryId: string) => `${MEMORY_TAG}${memoryId}`;
+export const turnTag = (turnId: string) => `${TURN_TAG}${turnId}`;
+export const sessionTag = (session: string) => `${SESSION_TAG}${session}`;
+
+export const STRATEGIES = ['facts', 'preferences', 'summaries', 'custom'] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+
+/** The operator's ceiling on records per actor and memory; a definition may ask for fewer. */
+export const MAX_RECORDS_PER_ACTOR = 500;
+export const DEFAULT_RECORDS_PER_ACTOR = 200;
+/** Turns read per extraction (the newest of the session). */
+export const MAX_TURNS_PER_EXTRACTION = 40;
+/** A remembered text's length. */
+export const MAX_RECORD_CHARS = 1000;
+
+/** The conversations that feed a memory when it names none: every person's message in the workspace. */
+const DEFAULT_SOURCES: SelectorInput[] = [{ schema_name: 'user.message.v1' }];
+
+export const MemoryDefinitionSchema = z
+  .object({
+    memory_id: NameSchema,
+    description: z.optional(z.string()),
+    strategy: z.enum(STRATEGIES, { error: `expected one of ${STRATEGIES.join(', ')}` }),
+    /** A custom strategy's instructions (what is worth keeping, how to say it). */
+    prompt: z.optional(z.string().check(z.minLength(1), z.maxLength(8000))),
+    /** The model; absent: the stack's default. */
+    model: z.optional(z.string().check(z.minLength(1))),
+    /** Which turns feed it (trigger selectors); absent: people's messages (`user.message.v1`). */
+    sources: z._default(
+      z.array(SelectorSchema, { error: 'expected an array of selectors' }),
+      DEFAULT_SOURCES,
+    ),
+    /**
+     * Whose memory it is: `actor` (the person — the token's `sub` behind the turn; the default), `agent` (the
+     * agent's own, shared by the people it talks to in this workspace) or `workspace`.
+     */
+    namespace: z._default(z.enum(['actor', 'agent', 'workspace']), 'actor'),
+    batch: z._default(
+      z.strictObject({
+        /** Extract once this many turns of a session are waiting (1: after every turn). */
+        every_turns: z._default(wholeNumber(1, 50), 1),
+        /** Also extract what waits once the session has been idle this long (a timer). */
+        idle_seconds: z.optional(wholeNumber(5, 7 * 24 * 3600)),
+      }),
+      { every_turns: 1 },
+    ),
+    /** Records per actor this memory keeps at most (the operator's ceiling applies). */
+    max_records: z._default(wholeNumber(1, MAX_RECORDS_PER_ACTOR), DEFAULT_RECORDS_PER_ACTOR),
+    hop_limit: z._default(wholeNumber(1, 256), 16),
+  })
+  .check(
+    z.refine((d) => d.strategy !== 'custom' || d.prompt !== undefined, {
+      message: 'a custom strategy needs its prompt',
+      path: ['prompt'],
+    }),
+  );
+export type MemoryDefinition = z.output<typeof MemoryDefinitionSchema>;
+
+export const MemoryRecordSchema = z.object({
+  memory_id: z.string(),
+  strategy: z.enum(STRATEGIES),
+  actor: z.string(),
+  /** What the record is about, normalized ("home_city", "units"): two records of an actor never share one. */
+  key: z.string(),
+  text: z.string(),
+  /** The turns (breadcrumb ids) it came from, the person's own among them. */
+  source_turns: z.array(z.string()),
+  /** The session (conversation) it was last confirmed in. */
+  session: z.string(),
+});
+export type MemoryRecord = z.infer<typeof MemoryRecordSchema>;
+
+/** The trigger selector every memory has besides its sources: the "extract now" requests naming it. */
+export function extractRequestSelector(memoryId: string): SelectorInput {
+  return {
+    schema_name: MEMORY_EXTRACT_SCHEMA,
+    role: 'trigger',
+    context_match: [{ path: '$.memory_id', op: 'eq', value: memoryId }],
+  };
+}
