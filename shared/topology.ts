@@ -4,7 +4,7 @@
  * between the two. Every environment variable crumbs reads or sets is named here too (`ENV`), and nowhere else.
  */
 
-export const EXECUTOR_KINDS = ['agent', 'tool', 'workflow', 'context-builder'] as const;
+export const EXECUTOR_KINDS = ['agent', 'tool', 'workflow', 'context-builder', 'memory'] as const;
 export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
 
 /**
@@ -14,8 +14,18 @@ export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
  * `agent-sandbox` function agents (the QuickJS sandbox). The MCP SDK has a runner of its own because building its
  * zod schemas at load cost agent-remote more than the load budget allows (`npm run bench:bundles`), and esbuild
  * cannot defer it inside one bundle (a lazily imported SDK breaks zod's module init order). Which runner a definition goes to: `executorRunnerOf` in `#shared/domain/runners.ts`.
+ * The `memory` kind (the memory room's extraction, `shared/rooms/memory/`) has no runner of its own: it calls a
+ * model like a context agent, so the agent runner serves it.
  */
-export const EXECUTOR_RUNNERS = [...EXECUTOR_KINDS, 'agent-mcp', 'agent-remote', 'agent-sandbox'] as const;
+export const EXECUTOR_RUNNERS = [
+  'agent',
+  'tool',
+  'workflow',
+  'context-builder',
+  'agent-mcp',
+  'agent-remote',
+  'agent-sandbox',
+] as const;
 export type ExecutorRunner = (typeof EXECUTOR_RUNNERS)[number];
 
 /** Which executor kind runs each definition schema. */
@@ -26,6 +36,8 @@ export const DEFINITION_SCHEMAS = {
   'context.config.v1': 'context-builder',
   /** The older RCRT agent shape (seed 002: `triggers`, `llm_config`); loads unchanged, runs as an agent. */
   'agent.definition.v1': 'agent',
+  /** The memory room's strategies (`shared/rooms/memory/protocol.ts`). */
+  'memory.def.v1': 'memory',
 } as const satisfies Record<string, ExecutorKind>;
 export type DefinitionSchema = keyof typeof DEFINITION_SCHEMAS;
 

@@ -75,6 +75,12 @@ import {
   workflowDefinitionSchema,
 } from './workflow-definition.ts';
 import * as z from './zod.ts';
+import {
+  extractRequestSelector,
+  MEMORY_DEF_SCHEMA,
+  type MemoryDefinition,
+  MemoryDefinitionSchema,
+} from '../rooms/memory/protocol.ts';
 
 export { DEFAULT_HOP_LIMIT } from './definition-fields.ts';
 export const DEFAULT_MAX_TOOL_ROUNDS = 8;
@@ -446,13 +452,14 @@ export type ContextConfig = z.output<typeof ContextConfigSchema>;
 // ---------------------------------------------------------------------------------------------------------------
 // Parsing and helpers
 
-export type Definition = AgentDefinition | ToolDefinition | WorkflowDefinition | ContextConfig;
+export type Definition = AgentDefinition | ToolDefinition | WorkflowDefinition | ContextConfig | MemoryDefinition;
 
 export interface DefinitionByKind {
   agent: AgentDefinition;
   tool: ToolDefinition;
   workflow: WorkflowDefinition;
   'context-builder': ContextConfig;
+  memory: MemoryDefinition;
 }
 
 export type ParsedDefinition = {
@@ -478,6 +485,7 @@ export function definitionSchemas(checks: DefinitionChecks = {}) {
         ? WorkflowDefinitionSchema
         : workflowDefinitionSchema(checks),
     [CONTEXT_CONFIG_SCHEMA]: ContextConfigSchema,
+    [MEMORY_DEF_SCHEMA]: MemoryDefinitionSchema,
   } as const satisfies Record<DefinitionSchema, z.ZodMiniType>;
 }
 export type DefinitionSchemas = ReturnType<typeof definitionSchemas>;
@@ -523,6 +531,8 @@ export function parseDefinition(
       return { kind: 'workflow', definition: parseWith(schemas[WORKFLOW_DEF_SCHEMA], context) };
     case CONTEXT_CONFIG_SCHEMA:
       return { kind: 'context-builder', definition: parseWith(schemas[CONTEXT_CONFIG_SCHEMA], context) };
+    case MEMORY_DEF_SCHEMA:
+      return { kind: 'memory', definition: parseWith(schemas[MEMORY_DEF_SCHEMA], context) };
   }
 }
 
@@ -531,6 +541,7 @@ export function definitionName(def: Definition): string {
   if ('agent_id' in def) return def.agent_id;
   if ('workflow_id' in def) return def.workflow_id;
   if ('consumer_id' in def) return def.consumer_id;
+  if ('memory_id' in def) return def.memory_id;
   return def.name;
 }
 
@@ -684,6 +695,17 @@ export function triggerSelectorEntries<K extends ExecutorKind>(
         path: `update_triggers[${i}]`,
         selector,
       }));
+    case 'memory':
+      return [
+        ...parsed.definition.sources.map((selector, i) => ({
+          path: `sources[${i}]`,
+          selector: { ...selector, role: 'trigger' as const },
+        })),
+        {
+          path: 'memory_id',
+          selector: parseWith(SelectorSchema, extractRequestSelector(parsed.definition.memory_id)),
+        },
+      ];
   }
 }
 
@@ -719,6 +741,9 @@ export function contextSelectors<K extends ExecutorKind>(kind: K, def: Definitio
       return (parsed.definition.subscriptions?.selectors ?? []).filter((s) => inferRole(s) === 'context');
     case 'context-builder':
       return parsed.definition.sources.map(sourceToSelector);
+    case 'memory':
+      // It reads the session's turns itself (`shared/rooms/memory/extraction.ts`).
+      return [];
   }
 }
 

@@ -8,6 +8,7 @@
  * load everything executing needs (built-in tools, JSONata, JSON Schema, model clients) into the function that
  * must keep working when the others fail.
  */
+import { memoryErrorAnswer } from '#shared/rooms/memory/answers.ts';
 import type { BudgetStop } from '#shared/domain/budget.ts';
 import type { DefinitionByKind, ParsedDefinition, ToolDefinition } from '#shared/domain/definitions.ts';
 import {
@@ -192,6 +193,7 @@ export const ERROR_ANSWERS: {
     ],
     context: { consumer_id: definition.consumer_id, error, trigger_event_id: trigger?.id ?? null },
   }),
+  memory: ({ definition, trigger, error }) => memoryErrorAnswer(definition, trigger, error),
 };
 
 /** The error answer for a parsed definition of any kind. */
@@ -209,5 +211,7 @@ export function errorAnswer(
       return ERROR_ANSWERS.workflow({ definition: parsed.definition, trigger, error });
     case 'context-builder':
       return ERROR_ANSWERS['context-builder']({ definition: parsed.definition, trigger, error });
+    case 'memory':
+      return ERROR_ANSWERS.memory({ definition: parsed.definition, trigger, error });
   }
 }

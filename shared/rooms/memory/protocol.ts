@@ -20,7 +20,7 @@
  *   whole batch passed the check).
  */
 import { NameSchema, wholeNumber } from '#shared/domain/definition-fields.ts';
-import { type SelectorInput, SelectorSchema } from '#shared/domain/selector.ts';
+import { type Selector, type SelectorInput, SelectorSchema } from '#shared/domain/selector.ts';
 import * as z from '#shared/domain/zod.ts';
 
 export const MEMORY_DEF_SCHEMA = 'memory.def.v1';
@@ -51,7 +51,7 @@ export const MAX_TURNS_PER_EXTRACTION = 40;
 export const MAX_RECORD_CHARS = 1000;
 
 /** The conversations that feed a memory when it names none: every person's message in the workspace. */
-const DEFAULT_SOURCES: SelectorInput[] = [{ schema_name: 'user.message.v1' }];
+const DEFAULT_SOURCES: Selector[] = [{ schema_name: 'user.message.v1', role: 'trigger' }];
 
 export const MemoryDefinitionSchema = z
   .object({
