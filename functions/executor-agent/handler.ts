@@ -41,8 +41,8 @@ const deltaChannel = deltaChannelFromEnv();
 
 export const handler = createExecutorHandler('agent', {
   // `metered`: the invocation's model calls ride in one of its outputs (`llm_usage`).
-  implementations: ({ store, log, clock }) => ({
-    agent: contextAgents({ store, log, clock }),
+  implementations: ({ store, log, clock, vectorSearch }) => ({
+    agent: contextAgents({ store, log, clock, vectorSearch }),
     // The memory room's extraction (`memory.def.v1`): a model call like a context agent's, on the same governed path.
     memory: metered(
       createMemoryKind({ store, log, clock, timers, llm: llmFromEnv(process.env, { tokenizers, log }) }),
@@ -52,7 +52,12 @@ export const handler = createExecutorHandler('agent', {
   timeoutEarlyInMillis: 10_000,
 });
 
-function contextAgents({ store, log, clock }: KindDependencies): ExecutorKindImplementation<unknown> {
+function contextAgents({
+  store,
+  log,
+  clock,
+  vectorSearch,
+}: KindDependencies): ExecutorKindImplementation<unknown> {
   // Every call on the governed path: the invocation's request budget, the workspace's daily budget.
   const llm = llmFromEnv(process.env, { tokenizers, log });
   // The prices the turn's cost budget counts with.
@@ -93,6 +98,8 @@ function contextAgents({ store, log, clock }: KindDependencies): ExecutorKindImp
       types: { context },
       store,
       clock,
+      // Recall of the memory room for agents that declare `memory`.
+      memory: { vectorSearch, embeddingsOff: process.env[ENV.embeddings]?.trim() === 'none' },
       llm,
       tokenizers,
       parseYaml,

@@ -81,6 +81,7 @@ import {
   type MemoryDefinition,
   MemoryDefinitionSchema,
 } from '../rooms/memory/protocol.ts';
+import { MemoryUseSchema } from '../rooms/memory/recall.ts';
 
 export { DEFAULT_HOP_LIMIT } from './definition-fields.ts';
 export const DEFAULT_MAX_TOOL_ROUNDS = 8;
@@ -153,6 +154,8 @@ export const AgentDefinitionSchema = z.object({
       error: 'expected false or { public_card: true|false }',
     }),
   ),
+  /** Recall of the memory room (`shared/rooms/memory/recall.ts`): which memories, how many records, how similar. */
+  memory: z.optional(MemoryUseSchema),
 });
 export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
 

@@ -29,6 +29,8 @@ import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
+import type { VectorSearch } from '#shared/ports/vector-search.ts';
+import { actorOf, MEMORY_SECTION, recall, recallSection } from '#shared/rooms/memory/recall.ts';
 import { ERROR_ANSWERS, threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
 import { outputId } from '../executor/outputs.ts';
@@ -69,6 +71,11 @@ export interface AgentKindDeps {
    * the stream learns at once that the answer is stored.
    */
   readonly streams?: OpenStream;
+  /**
+   * The memory room's recall (`shared/rooms/memory/recall.ts`) for agents that declare `memory`: the vector search
+   * of the function, and whether embeddings are off (recall then goes by recency and says so).
+   */
+  readonly memory?: { readonly vectorSearch?: VectorSearch | undefined; readonly embeddingsOff?: boolean };
 }
 
 export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation<AgentDefinition> {
@@ -98,6 +105,40 @@ function orchestration() {
   return import('./orchestration-agent.ts');
 }
 
+/**
+ * The turn's input with what the agent remembers about the person (a `memory` section, the first the prompt budget
+ * gives up after the definition's own context); unchanged when no person wrote the turn or nothing is recalled.
+ */
+async function withRecall(
+  input: ExecutionInput<AgentDefinition>,
+  task: AgentTask,
+  deps: AgentKindDeps,
+): Promise<ExecutionInput<AgentDefinition>> {
+  const use = input.definition.memory;
+  const actor = actorOf(input.trigger.created_by);
+  if (use === undefined || actor === undefined) return input;
+  const c = input.trigger.context;
+  const fromContext =
+    c !== null && typeof c === 'object' && !Array.isArray(c)
+      ? ['message', 'content', 'text', 'question']
+          .map((k) => (c as Record<string, unknown>)[k])
+          .find((v) => typeof v === 'string')
+      : undefined;
+  const text = task.message ?? (typeof fromContext === 'string' ? fromContext : input.trigger.title);
+  const found = await recall(
+    {
+      store: deps.store,
+      ...(deps.memory?.vectorSearch !== undefined ? { vectorSearch: deps.memory.vectorSearch } : {}),
+      ...(deps.memory?.embeddingsOff !== undefined ? { embeddingsOff: deps.memory.embeddingsOff } : {}),
+    },
+    { workspace: input.trigger.workspace, actor, text, use },
+  );
+  const section = recallSection(found);
+  return section === undefined
+    ? input
+    : { ...input, context: { ...input.context, [MEMORY_SECTION]: section } };
+}
+
 async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentKindDeps) {
   let spec: AgentSpec;
   try {
@@ -114,6 +155,9 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
   }
   const task = agentTaskOf(input.trigger);
   const log = deps.log ?? silentLog;
+  if (input.definition.memory !== undefined && input.trigger.schema_name !== TOOL_RESPONSE_SCHEMA) {
+    input = await withRecall(input, task, deps);
+  }
   const run: AgentRun = {
     spec,
     definition: input.definition,

@@ -42,10 +42,10 @@ import {
   MEMORY_RECORD_SCHEMA,
   type MemoryDefinition,
   type MemoryRecord,
-  MemoryRecordSchema,
   memoryTag,
   sessionTag,
 } from './protocol.ts';
+import { actorRecords } from './records.ts';
 
 export const MEMORY_SESSION_SCHEMA = 'memory.session.v1';
 const DEFAULT_MODEL = 'default';
@@ -305,35 +305,6 @@ function turnText(title: string, context: unknown): string {
     }
   }
   return (title || JSON.stringify(context)).slice(0, MAX_TURN_CHARS);
-}
-
-/** The current records of one actor and memory (at most its cap; the cap is what bounds this read). */
-export async function actorRecords(
-  store: Pick<ExecutorStore, 'list'>,
-  workspace: string,
-  actor: string,
-  memoryId: string | undefined,
-  limit: number,
-): Promise<Array<{ record: Breadcrumb; memory: MemoryRecord }>> {
-  const out: Array<{ record: Breadcrumb; memory: MemoryRecord }> = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.list({
-      workspace,
-      schema_name: MEMORY_RECORD_SCHEMA,
-      tag: actorTag(actor),
-      limit: 100,
-      ...(cursor !== undefined ? { cursor } : {}),
-    });
-    for (const record of page.items) {
-      const parsed = MemoryRecordSchema.safeParse(record.context);
-      if (!parsed.success || parsed.data.actor !== actor) continue;
-      if (memoryId !== undefined && parsed.data.memory_id !== memoryId) continue;
-      out.push({ record, memory: parsed.data });
-    }
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined && out.length < limit);
-  return out.slice(0, limit);
 }
 
 async function extractFor(
