@@ -199,10 +199,11 @@ export interface FunctionDeclaration {
     /** Computes embeddings (indexing or vector search): Titan on AWS, the local embedder offline. */
     readonly embeddings?: boolean;
     /**
-     * The vector engine (S3 Vectors on AWS): `query` searches it (QueryVectors, GetVectors); `write` also keeps it in
-     * step with breadcrumbs (PutVectors, DeleteVectors) — the indexer alone.
+     * The vector engine (S3 Vectors on AWS): `query` searches it (QueryVectors, GetVectors); `forget` also deletes
+     * (DeleteVectors: the API, for a person's "forget"); `write` also keeps it in step with breadcrumbs (PutVectors,
+     * DeleteVectors) — the indexer alone.
      */
-    readonly vectors?: 'query' | 'write';
+    readonly vectors?: 'query' | 'forget' | 'write';
     /**
      * Resolves model strings (calls models, or reports which model will run): gets the stack's default LLM
      * provider (`ENV.defaultLlmProvider`).
@@ -484,7 +485,7 @@ export const topology = {
       uses: {
         table: 'read-write',
         embeddings: true,
-        vectors: 'query',
+        vectors: 'forget',
         agentSecrets: 'erase',
         limits: ['requests'],
         timers: 'cancel',

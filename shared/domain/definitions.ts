@@ -15,6 +15,13 @@
  *   reported on (`validateDefinition`, `definition-validation.ts`); the workflow kind compiles each when it runs.
  */
 
+import {
+  extractRequestSelector,
+  MEMORY_DEF_SCHEMA,
+  type MemoryDefinition,
+  MemoryDefinitionSchema,
+} from '../rooms/memory/protocol.ts';
+import { MemoryUseSchema } from '../rooms/memory/recall.ts';
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
 import {
@@ -75,13 +82,6 @@ import {
   workflowDefinitionSchema,
 } from './workflow-definition.ts';
 import * as z from './zod.ts';
-import {
-  extractRequestSelector,
-  MEMORY_DEF_SCHEMA,
-  type MemoryDefinition,
-  MemoryDefinitionSchema,
-} from '../rooms/memory/protocol.ts';
-import { MemoryUseSchema } from '../rooms/memory/recall.ts';
 
 export { DEFAULT_HOP_LIMIT } from './definition-fields.ts';
 export const DEFAULT_MAX_TOOL_ROUNDS = 8;
@@ -455,7 +455,12 @@ export type ContextConfig = z.output<typeof ContextConfigSchema>;
 // ---------------------------------------------------------------------------------------------------------------
 // Parsing and helpers
 
-export type Definition = AgentDefinition | ToolDefinition | WorkflowDefinition | ContextConfig | MemoryDefinition;
+export type Definition =
+  | AgentDefinition
+  | ToolDefinition
+  | WorkflowDefinition
+  | ContextConfig
+  | MemoryDefinition;
 
 export interface DefinitionByKind {
   agent: AgentDefinition;

@@ -1,7 +1,7 @@
 /**
  * The stage's vector engine on AWS: one S3 Vectors bucket and one index for the embedding model (cosine, float32, the
  * model's dimensions, named after the model), the functions that search granted QueryVectors/GetVectors on that index
- * only, the indexer alone PutVectors/DeleteVectors, every such function told the engine, bucket and index prefix.
+ * only, the indexer alone PutVectors, the indexer and the API (a person's "forget") DeleteVectors, every such function told the engine, bucket and index prefix.
  * Embeddings off: no bucket, no index, no grant.
  */
 import { App } from 'aws-cdk-lib';

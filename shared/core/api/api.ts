@@ -34,6 +34,7 @@ import { definitionWarnings, warningHeader } from '#shared/domain/unknown-fields
 import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore, ReadBoundHit } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
+import { type MemoryRouteDeps, memoryRoutes } from '#shared/rooms/memory/routes.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
 import {
@@ -69,6 +70,8 @@ export interface ApiDependencies {
    * once the caller is known to may use it (so nobody else's requests can spend it); past it, 429.
    */
   requestRate?: RequestRate;
+  /** Serves the memory room's routes (`shared/rooms/memory/routes.ts`); they answer 404 without it. */
+  memory?: MemoryRouteDeps;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -278,6 +281,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...approvalRoutes(store, { parseJsonBody }),
     ...requestRoutes(store, { optionalJsonBody }, deps.streaming),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
+    ...(deps.memory ? memoryRoutes(deps.memory) : []),
   ];
 
   const api = async (request: HttpRequest): Promise<HttpResult> => {

@@ -8,7 +8,7 @@
  * load everything executing needs (built-in tools, JSONata, JSON Schema, model clients) into the function that
  * must keep working when the others fail.
  */
-import { memoryErrorAnswer } from '#shared/rooms/memory/answers.ts';
+
 import type { BudgetStop } from '#shared/domain/budget.ts';
 import type { DefinitionByKind, ParsedDefinition, ToolDefinition } from '#shared/domain/definitions.ts';
 import {
@@ -27,6 +27,7 @@ import {
   WORKFLOW_ERROR_SCHEMA,
   WORKFLOW_REQUEST_SCHEMA,
 } from '#shared/domain/protocol.ts';
+import { memoryErrorAnswer } from '#shared/rooms/memory/answers.ts';
 import type { ExecutorKind } from '#shared/topology.ts';
 import type { ExecutionInput, OutputBreadcrumb } from './contract.ts';
 

@@ -10,9 +10,10 @@
  * date on the one kept before the other is deleted: an event matching both in between is delivered twice and
  * answered once (the executor's claim is per definition × trigger id × version, whichever bus delivered it).
  */
-import { defaultRunnerOf } from '#shared/domain/runners.ts';
+
 import { type Breadcrumb, canonicalJson } from '#shared/domain/breadcrumb.ts';
 import { QuotaExceededError } from '#shared/domain/errors.ts';
+import { defaultRunnerOf } from '#shared/domain/runners.ts';
 import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { topology } from '#shared/topology.ts';
 import { addToPlacement, readPlacement } from '../../routing/bus-placement.ts';
