@@ -23,11 +23,15 @@ import { NameSchema, wholeNumber } from '#shared/domain/definition-fields.ts';
 import { type Selector, type SelectorInput, SelectorSchema } from '#shared/domain/selector.ts';
 import * as z from '#shared/domain/zod.ts';
 
-export const MEMORY_DEF_SCHEMA = 'memory.def.v1';
-export const MEMORY_RECORD_SCHEMA = 'memory.record.v1';
-export const MEMORY_EXTRACT_SCHEMA = 'memory.extract.v1';
-export const MEMORY_EXTRACTION_SCHEMA = 'memory.extraction.v1';
-export const MEMORY_ERROR_SCHEMA = 'memory.error.v1';
+import { MEMORY_EXTRACT_SCHEMA } from './names.ts';
+
+export {
+  MEMORY_DEF_SCHEMA,
+  MEMORY_ERROR_SCHEMA,
+  MEMORY_EXTRACT_SCHEMA,
+  MEMORY_EXTRACTION_SCHEMA,
+  MEMORY_RECORD_SCHEMA,
+} from './names.ts';
 
 export const ACTOR_TAG = 'actor:';
 export const MEMORY_TAG = 'memory:';
