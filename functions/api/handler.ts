@@ -21,6 +21,7 @@ import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { removeEmbedding } from '#shared/core/stream/vector-search.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
+import { memoryRoutes } from '#shared/rooms/memory/routes.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from '../wiring/http-handler.ts';
 import { measureHttpAnswer } from '../wiring/metrics.ts';
@@ -50,11 +51,11 @@ const api = createApi({
   }),
   vectorSearch: vectors,
   // The memory room: a person's records, and forgetting them (purged with their versions, their vectors at once).
-  memory: {
+  roomRoutes: memoryRoutes({
     store,
     purge: (workspace, id) => purge.purge(workspace, id),
     removeVector: (workspace, id) => removeEmbedding(vectors, workspace, id),
-  },
+  }),
   ...(streaming !== undefined ? { streaming } : {}),
   activity: {
     store,

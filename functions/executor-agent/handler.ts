@@ -27,6 +27,7 @@ import { DeltaStream } from '#shared/core/streaming/delta-stream.ts';
 import { resolveModel } from '#shared/domain/llm-model.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { createMemoryKind } from '#shared/rooms/memory/extraction.ts';
+import { recallForPrompts } from '#shared/rooms/memory/recall.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 import { llmFromEnv } from '../wiring/llm-from-env.ts';
@@ -98,8 +99,12 @@ function contextAgents({
       types: { context },
       store,
       clock,
-      // Recall of the memory room for agents that declare `memory`.
-      memory: { vectorSearch, embeddingsOff: process.env[ENV.embeddings]?.trim() === 'none' },
+      // Recall of the memory room for agents that declare `memory` (by recency, and saying so, with embeddings off).
+      recall: recallForPrompts({
+        store,
+        vectorSearch,
+        embeddingsOff: process.env[ENV.embeddings]?.trim() === 'none',
+      }),
       llm,
       tokenizers,
       parseYaml,

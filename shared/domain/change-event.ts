@@ -13,8 +13,9 @@
  * Fields exist for what EventBridge patterns cannot say: `tag_map` for "all of these tags", `words` for "contains
  * this word" (see their docs in `ChangeDetailSchema`).
  */
-import { MEMORY_RECORD_SCHEMA } from '../rooms/memory/names.ts';
+
 import type { Breadcrumb } from './breadcrumb.ts';
+import { MEMORY_RECORD_SCHEMA } from './memory-names.ts';
 import { contextWords } from './words.ts';
 import * as z from './zod.ts';
 

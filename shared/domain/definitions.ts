@@ -15,13 +15,6 @@
  *   reported on (`validateDefinition`, `definition-validation.ts`); the workflow kind compiles each when it runs.
  */
 
-import {
-  extractRequestSelector,
-  MEMORY_DEF_SCHEMA,
-  type MemoryDefinition,
-  MemoryDefinitionSchema,
-} from '../rooms/memory/protocol.ts';
-import { MemoryUseSchema } from '../rooms/memory/recall.ts';
 import type { ExecutorKind } from '../topology.ts';
 import { DEFINITION_SCHEMAS, type DefinitionSchema } from '../topology.ts';
 import {
@@ -51,6 +44,13 @@ import {
 } from './definition-fields.ts';
 import { ValidationError } from './errors.ts';
 import { LlmToolConfigSchema } from './llm-tool.ts';
+import {
+  extractRequestSelector,
+  MEMORY_DEF_SCHEMA,
+  type MemoryDefinition,
+  MemoryDefinitionSchema,
+  MemoryUseSchema,
+} from './memory.ts';
 import {
   AGENT_CONTEXT_SCHEMA,
   AGENT_DEF_SCHEMA,

@@ -29,6 +29,8 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/core/front-door'],
   ['shared/core/api'],
   ['shared/core/mcp', 'shared/core/a2a'],
+  // Rooms (DESIGN.md "New capabilities land as rooms"): built on the core, registered by the functions.
+  ['shared/rooms'],
   ['shared/client'],
   ['functions/wiring'],
   ['functions'],

@@ -17,6 +17,7 @@ import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
+import { actorOf, type MemoryUse } from '#shared/domain/memory.ts';
 import {
   AGENT_RESPONSE_SCHEMA,
   replyToTag,
@@ -29,8 +30,6 @@ import type { BreadcrumbStore, Clock } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
-import type { VectorSearch } from '#shared/ports/vector-search.ts';
-import { actorOf, MEMORY_SECTION, recall, recallSection } from '#shared/rooms/memory/recall.ts';
 import { ERROR_ANSWERS, threadOf } from '../executor/answers.ts';
 import type { ExecutionInput, ExecutorKindImplementation, OutputBreadcrumb } from '../executor/contract.ts';
 import { outputId } from '../executor/outputs.ts';
@@ -72,10 +71,15 @@ export interface AgentKindDeps {
    */
   readonly streams?: OpenStream;
   /**
-   * The memory room's recall (`shared/rooms/memory/recall.ts`) for agents that declare `memory`: the vector search
-   * of the function, and whether embeddings are off (recall then goes by recency and says so).
+   * The memory room's recall (`shared/rooms/memory/recall.ts`) for agents that declare `memory`: the prompt section
+   * (its key and text) of what is remembered about the turn's person, or undefined. Absent: no recall.
    */
-  readonly memory?: { readonly vectorSearch?: VectorSearch | undefined; readonly embeddingsOff?: boolean };
+  readonly recall?: (query: {
+    workspace: string;
+    actor: string;
+    text: string;
+    use: MemoryUse;
+  }) => Promise<{ key: string; text: string } | undefined>;
 }
 
 export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation<AgentDefinition> {
@@ -125,18 +129,10 @@ async function withRecall(
           .find((v) => typeof v === 'string')
       : undefined;
   const text = task.message ?? (typeof fromContext === 'string' ? fromContext : input.trigger.title);
-  const found = await recall(
-    {
-      store: deps.store,
-      ...(deps.memory?.vectorSearch !== undefined ? { vectorSearch: deps.memory.vectorSearch } : {}),
-      ...(deps.memory?.embeddingsOff !== undefined ? { embeddingsOff: deps.memory.embeddingsOff } : {}),
-    },
-    { workspace: input.trigger.workspace, actor, text, use },
-  );
-  const section = recallSection(found);
+  const section = await deps.recall?.({ workspace: input.trigger.workspace, actor, text, use });
   return section === undefined
     ? input
-    : { ...input, context: { ...input.context, [MEMORY_SECTION]: section } };
+    : { ...input, context: { ...input.context, [section.key]: section.text } };
 }
 
 async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentKindDeps) {

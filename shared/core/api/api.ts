@@ -34,7 +34,6 @@ import { definitionWarnings, warningHeader } from '#shared/domain/unknown-fields
 import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore, ReadBoundHit } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
-import { type MemoryRouteDeps, memoryRoutes } from '#shared/rooms/memory/routes.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
 import {
@@ -70,8 +69,11 @@ export interface ApiDependencies {
    * once the caller is known to may use it (so nobody else's requests can spend it); past it, 429.
    */
   requestRate?: RequestRate;
-  /** Serves the memory room's routes (`shared/rooms/memory/routes.ts`); they answer 404 without it. */
-  memory?: MemoryRouteDeps;
+  /**
+   * Routes of rooms (`shared/rooms/`: the memory room's), mounted after the API's own, behind the same workspace
+   * authorization; the handler that builds the API registers each room once.
+   */
+  roomRoutes?: readonly RoomRoute[];
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -80,6 +82,13 @@ export interface ApiDependencies {
 
 type Params = Record<string, string>;
 type RouteHandler = (request: HttpRequest, params: Params, caller: Caller) => Promise<HttpResult>;
+
+/** A room's route: a path template, its pattern (named groups, `ws` the workspace) and its methods. */
+export interface RoomRoute {
+  template: string;
+  pattern: RegExp;
+  methods: Partial<Record<string, RouteHandler>>;
+}
 interface Route {
   /** The path with `{param}` placeholders, as the README's route table writes it. */
   template: string;
@@ -281,7 +290,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...approvalRoutes(store, { parseJsonBody }),
     ...requestRoutes(store, { optionalJsonBody }, deps.streaming),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
-    ...(deps.memory ? memoryRoutes(deps.memory) : []),
+    ...(deps.roomRoutes ?? []),
   ];
 
   const api = async (request: HttpRequest): Promise<HttpResult> => {

@@ -11,6 +11,7 @@
 
 import type { BudgetStop } from '#shared/domain/budget.ts';
 import type { DefinitionByKind, ParsedDefinition, ToolDefinition } from '#shared/domain/definitions.ts';
+import { memoryErrorAnswer } from '#shared/domain/memory.ts';
 import {
   AGENT_CONTEXT_SCHEMA,
   AGENT_ERROR_SCHEMA,
@@ -27,7 +28,6 @@ import {
   WORKFLOW_ERROR_SCHEMA,
   WORKFLOW_REQUEST_SCHEMA,
 } from '#shared/domain/protocol.ts';
-import { memoryErrorAnswer } from '#shared/rooms/memory/answers.ts';
 import type { ExecutorKind } from '#shared/topology.ts';
 import type { ExecutionInput, OutputBreadcrumb } from './contract.ts';
 

@@ -4,7 +4,6 @@
  */
 import type { OutputBreadcrumb } from '#shared/domain/protocol.ts';
 import {
-  MEMORY_ERROR_SCHEMA,
   MEMORY_EXTRACTION_SCHEMA,
   type MemoryDefinition,
   memoryTag,
@@ -37,15 +36,4 @@ export function extractionAnswer(
   };
 }
 
-export function memoryErrorAnswer(
-  definition: MemoryDefinition,
-  trigger: { id: string } | undefined,
-  error: string,
-): OutputBreadcrumb {
-  return {
-    schema_name: MEMORY_ERROR_SCHEMA,
-    title: `${definition.memory_id}: extraction failed`,
-    tags: [memoryTag(definition.memory_id), 'memory:error', ...(trigger ? [turnTag(trigger.id)] : [])],
-    context: { memory_id: definition.memory_id, trigger_id: trigger?.id ?? null, error },
-  };
-}
+export { memoryErrorAnswer } from './protocol.ts';

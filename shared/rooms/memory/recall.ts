@@ -9,25 +9,13 @@
  * Ranking: vector similarity to the turn's text (records under `min_score` left out), ties and the rest by recency.
  * With embeddings off there is no similarity: the actor's newest records are recalled, and the section says so.
  */
-import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { VectorSearch } from '#shared/ports/vector-search.ts';
-import { MEMORY_RECORD_SCHEMA, MemoryRecordSchema } from './protocol.ts';
-import { actorRecords } from './records.ts';
+import { MEMORY_RECORD_SCHEMA, MemoryRecordSchema, type MemoryUse } from './protocol.ts';
 
-export const MemoryUseSchema = z.strictObject(
-  {
-    /** The `memory_id`s whose records this agent may recall. */
-    use: z
-      .array(z.string().check(z.minLength(1)), { error: 'expected an array of memory ids' })
-      .check(z.minLength(1), z.maxLength(10)),
-    top_k: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(20)), 5),
-    /** Vector similarity a record needs to be recalled (0–1). */
-    min_score: z._default(z.number().check(z.minimum(0), z.maximum(1)), 0.2),
-  },
-  { error: 'expected { use: [memory ids], top_k?, min_score? }' },
-);
-export type MemoryUse = z.output<typeof MemoryUseSchema>;
+export { actorOf } from './protocol.ts';
+
+import { actorRecords } from './records.ts';
 
 /** The prompt section's key: what the model reads as the heading of remembered things. */
 export const MEMORY_SECTION = 'memory (remembered about this person from earlier conversations)';
@@ -43,11 +31,6 @@ export interface RecalledRecord {
 export interface Recall {
   mode: 'vector' | 'recency';
   records: RecalledRecord[];
-}
-
-/** The person a turn came from: `user:<sub>` → `<sub>`; anything else is no person. */
-export function actorOf(createdBy: string): string | undefined {
-  return createdBy.startsWith('user:') ? createdBy.slice('user:'.length) : undefined;
 }
 
 export async function recall(
@@ -109,4 +92,12 @@ export function recallSection(found: Recall): string | undefined {
     `Remembered from earlier conversations with this person (${how}; it may be out of date — what they say now wins):`,
     ...found.records.map((r) => `- ${r.text}`),
   ].join('\n');
+}
+
+/** Recall as prompt assembly takes it (`AgentKindDeps.recall`): the section's key and text, or undefined. */
+export function recallForPrompts(deps: Parameters<typeof recall>[0]) {
+  return async (query: Parameters<typeof recall>[1]): Promise<{ key: string; text: string } | undefined> => {
+    const text = recallSection(await recall(deps, query));
+    return text === undefined ? undefined : { key: MEMORY_SECTION, text };
+  };
 }

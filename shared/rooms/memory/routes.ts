@@ -11,6 +11,8 @@
  * Whose: the caller's own memory (the token's `sub`) by default; `actor=<sub>` naming someone else needs an operator's
  * token (workspaces `*`), so one person of a workspace cannot read or erase another's memory.
  */
+
+import type { RoomRoute } from '#shared/core/api/api.ts';
 import { parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '#shared/domain/errors.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
@@ -30,8 +32,6 @@ export interface MemoryRouteDeps {
   /** Removes a breadcrumb's vector from the engine (and its ledger entry) now, not when the indexer gets to it. */
   removeVector?: (workspace: string, id: string) => Promise<void>;
 }
-
-type Handler = (request: HttpRequest, params: Record<string, string>, caller: Caller) => Promise<HttpResult>;
 
 function actorFor(request: HttpRequest, caller: Caller): string {
   const own = caller.principal.startsWith('user:') ? caller.principal.slice('user:'.length) : undefined;
@@ -62,11 +62,7 @@ function memoryIdOf(request: HttpRequest): string | undefined {
   return id === undefined || id === '' ? undefined : id;
 }
 
-export function memoryRoutes(deps: MemoryRouteDeps): Array<{
-  template: string;
-  pattern: RegExp;
-  methods: Partial<Record<string, Handler>>;
-}> {
+export function memoryRoutes(deps: MemoryRouteDeps): RoomRoute[] {
   return [
     {
       template: '/v1/workspaces/{ws}/memory',
