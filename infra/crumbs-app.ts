@@ -33,7 +33,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
   const stateless = new StatelessStack(app, `crumbs-${config.stage}-stateless`, {
     env,
     stage: config.stage,
-    description: 'crumbs: functions, queues, rules, HTTP API and alarms (stateless)',
+    description: 'crumbs: functions, queues, rules, REST API front door and alarms (stateless)',
     table: stateful.table,
     busNames: stateful.busNames,
     ...(config.jwtIssuer !== undefined

@@ -4,7 +4,7 @@
  * built by the same rule and no part of the stack binds a resource by hand.
  *
  * The parts of the stateless stack (this folder: executors, dead letters, rule management, indexing, publishing,
- * HTTP API, dashboard) are plain classes, not construct nodes: each creates its resources in the scope it is given,
+ * front door, dashboard) are plain classes, not construct nodes: each creates its resources in the scope it is given,
  * the stack. A construct level of their own would change every resource's construct path, so its logical ID, and
  * CloudFormation replaces a resource whose logical ID changes (queues would lose their messages).
  */
