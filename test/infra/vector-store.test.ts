@@ -83,11 +83,12 @@ describe('the vector store of a stage', () => {
       ].sort(),
     );
     expect(indexer?.resource).toEqual({ 'Fn::GetAtt': [indexId, 'IndexArn'] });
-    for (const name of [
-      'crumbs-vec-api',
-      'crumbs-vec-executor-agent',
-      'crumbs-vec-executor-context-builder',
-    ]) {
+    // The API deletes a person's vectors when they ask to be forgotten; it never writes one.
+    expect(grants.get('crumbs-vec-api')?.actions.sort()).toEqual(
+      ['s3vectors:DeleteVectors', 's3vectors:GetVectors', 's3vectors:QueryVectors'].sort(),
+    );
+    expect(grants.get('crumbs-vec-api')?.resource).toEqual({ 'Fn::GetAtt': [indexId, 'IndexArn'] });
+    for (const name of ['crumbs-vec-executor-agent', 'crumbs-vec-executor-context-builder']) {
       const grant = grants.get(name);
       expect(grant?.actions.sort(), name).toEqual(['s3vectors:GetVectors', 's3vectors:QueryVectors']);
       expect(grant?.resource, name).toEqual({ 'Fn::GetAtt': [indexId, 'IndexArn'] });
