@@ -20,6 +20,7 @@
 import { EmbedSchemasEnvSchema, parseEnv } from '#shared/config.ts';
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
+import { MEMORY_RECORD_SCHEMA } from '#shared/domain/memory-names.ts';
 import { AGENT_RESPONSE_SCHEMA, USER_MESSAGE_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Embedder, EmbeddingIndex, VectorEngine } from '#shared/ports/embeddings.ts';
@@ -31,6 +32,8 @@ export const DEFAULT_EMBEDDED_SCHEMAS: readonly string[] = [
   'note.v1',
   'document.v1',
   'memory.v1',
+  // The memory room's records: recall searches them by meaning, scoped to their person.
+  MEMORY_RECORD_SCHEMA,
   'knowledge.v1',
 ];
 
