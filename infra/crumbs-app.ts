@@ -35,6 +35,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     stage: config.stage,
     description: 'crumbs: functions, queues, rules, REST API front door and alarms (stateless)',
     table: stateful.table,
+    blobs: stateful.blobs.bucket,
     busNames: stateful.busNames,
     ...(config.jwtIssuer !== undefined
       ? {

@@ -232,6 +232,12 @@ export interface FunctionDeclaration {
      */
     readonly checks?: 'pool';
     /**
+     * The stage's blob bucket (the attachments room, `shared/rooms/attachments/`): `read` gets objects (model
+     * calls that hand attachments to a model, context reads of spilled contexts), `read-write` also puts, deletes
+     * and lists them under `ws/*`. CDK sets `CRUMBS_BLOB_BUCKET` and grants exactly that.
+     */
+    readonly blobs?: 'read' | 'read-write';
+    /**
      * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
      * workspace's in-flight cap), `ceiling` (the timeout ceiling), `requests` (the per-workspace request rate, and
      * single workspaces' own rates from `crumbs:workspaceQuotas`). CDK sets their env vars from `crumbs:tenantLimits`.
@@ -320,6 +326,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       llm: agent || runner === 'tool',
       embeddings: true,
       vectors: 'query',
+      // Outputs past the inline threshold spill to the blob store; agents hand attachments to their models.
+      blobs: 'read-write',
       // The tool runner reads them for the `http` tool's `secret_ref` headers.
       ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
       checks: 'pool',
@@ -365,6 +373,12 @@ export const FRONT_DOOR = {
 } as const;
 
 export const topology = {
+  /** Attachments and spilled contexts (`shared/rooms/attachments/`): one bucket per stage, keys under `ws/<ws>/`. */
+  blobs: {
+    bucketName: 'crumbs-blobs',
+    /** Staged uploads (`ws/<ws>/staging/`) a client never finalized: a lifecycle rule removes them after a day. */
+    stagingExpiryDays: 1,
+  },
   table: {
     name: 'crumbs-breadcrumbs',
     partitionKey: 'id',
@@ -478,7 +492,7 @@ export const topology = {
         kind: 'http',
         defaultRoute: true,
         routes: ['GET /v1/workspaces/{ws}/streams/{stream_id}/events'],
-        publicRoutes: ['GET /health'],
+        publicRoutes: ['GET /health', 'GET /v1/openapi.json'],
         response: 'stream',
       },
       // timers: 'cancel': a workspace's deletion cancels the workspace's timers and schedules.
@@ -486,6 +500,7 @@ export const topology = {
         table: 'read-write',
         embeddings: true,
         vectors: 'forget',
+        blobs: 'read-write',
         agentSecrets: 'erase',
         limits: ['requests'],
         timers: 'cancel',
@@ -522,7 +537,7 @@ export const topology = {
         publicRoutes: ['GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp'],
         response: 'stream',
       },
-      uses: { table: 'read-write', limits: ['requests'] },
+      uses: { table: 'read-write', blobs: 'read-write', limits: ['requests'] },
     },
     /**
      * The A2A server (`shared/core/a2a/`): its own function so the A2A SDK's server loads nowhere else. Calls the
@@ -543,7 +558,7 @@ export const topology = {
         publicRoutes: ['GET /a2a/public/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json'],
         response: 'stream',
       },
-      uses: { table: 'read-write', limits: ['requests'] },
+      uses: { table: 'read-write', blobs: 'read-write', limits: ['requests'] },
     },
     /**
      * The front door's TOKEN authorizer (`shared/core/front-door/authorizer.ts`): checks a JWT as the HTTP API's
@@ -601,6 +616,7 @@ export const topology = {
       // `agentSecrets`: a definition whose secret_ref names no secret of its workspace is `invalid`.
       uses: {
         table: 'read-write',
+        blobs: 'read',
         bus: 'manage-rules',
         executorQueues: 'target',
         llm: true,
@@ -621,7 +637,7 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write', embeddings: true, vectors: 'write' },
+      uses: { table: 'read-write', embeddings: true, vectors: 'write', blobs: 'read' },
     },
     executors: {
       agent: executorFunction('agent'),
@@ -648,7 +664,7 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', blobs: 'read' },
     },
     /**
      * Removes the rule manager's rules from a bus before CloudFormation deletes it (a custom resource of the stateful
@@ -668,7 +684,7 @@ export const topology = {
       memoryMb: 256,
       /** One event source per executor DLQ; the queue is given at wiring time. */
       batchSize: 10,
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', blobs: 'read' },
     },
   },
 } as const;

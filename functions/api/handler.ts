@@ -21,6 +21,7 @@ import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { removeEmbedding } from '#shared/core/stream/vector-search.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
+import { attachmentsFromEnv } from '#shared/rooms/attachments/from-env.ts';
 import { memoryRoutes } from '#shared/rooms/memory/routes.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from '../wiring/http-handler.ts';
@@ -42,8 +43,10 @@ const streaming = apiStreamingFromEnv(streamLeasesFor(env[ENV.tableName], logger
 const scheduleGroup = parseEnv(TimerCancelEnvSchema)[ENV.scheduleGroup];
 const vectors = vectorDepsFor(store, env[ENV.tableName]);
 const purge = new DynamoPurge(env[ENV.tableName]);
+const attachments = attachmentsFromEnv();
 const api = createApi({
   store,
+  ...(attachments ? { attachments } : {}),
   requestRate: new RequestRate({
     cells: new DynamoRateCells(env[ENV.tableName]),
     limits: requestRateLimitsOf(),
@@ -74,6 +77,7 @@ const api = createApi({
     threads,
     changes,
     sweeper: new DynamoWorkspaceSweeper(env[ENV.tableName]),
+    ...(attachments ? { blobs: attachments } : {}),
     secrets: secretEraserFromEnv(),
     ...(scheduleGroup !== undefined ? { timers: new SchedulerWorkspaceTimers(scheduleGroup) } : {}),
   },

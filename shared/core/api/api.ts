@@ -34,6 +34,8 @@ import { definitionWarnings, warningHeader } from '#shared/domain/unknown-fields
 import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore, ReadBoundHit } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
+import type { Attachments } from '#shared/rooms/attachments/attachments.ts';
+import { attachmentRoutes } from '#shared/rooms/attachments/routes.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
 import {
@@ -74,6 +76,8 @@ export interface ApiDependencies {
    * authorization; the handler that builds the API registers each room once.
    */
   roomRoutes?: readonly RoomRoute[];
+  /** Serves `…/attachments` (the attachments room, `shared/rooms/attachments/`); 404 without it. */
+  attachments?: Attachments;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -131,6 +135,7 @@ function warnings(written: Pick<Breadcrumb, 'schema_name' | 'context'>): Record<
 
 export function createApi(deps: ApiDependencies): Api {
   const { store } = deps;
+  let document: string | undefined;
   const ws = '(?<ws>[^/]+)';
   const id = '(?<id>[^/]+)';
   const base = `^/v1/workspaces/${ws}/breadcrumbs`;
@@ -142,6 +147,19 @@ export function createApi(deps: ApiDependencies): Api {
       pattern: /^\/health$/,
       public: true,
       methods: { GET: async () => json(200, { status: 'ok', ...deps.health?.() }) },
+    },
+    // Public, as the README is: it describes the API's shapes, never a workspace's data (contract/openapi.ts).
+    {
+      template: '/v1/openapi.json',
+      pattern: /^\/v1\/openapi\.json$/,
+      public: true,
+      methods: {
+        GET: async () => {
+          // Loaded on first use: a cold start that serves no document does not evaluate its generator.
+          document ??= JSON.stringify((await import('./contract/openapi.ts')).openApiDocument());
+          return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: document };
+        },
+      },
     },
     {
       template: crumbs,
@@ -291,6 +309,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...requestRoutes(store, { optionalJsonBody }, deps.streaming),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
     ...(deps.roomRoutes ?? []),
+    ...(deps.attachments ? attachmentRoutes(deps.attachments) : []),
   ];
 
   const api = async (request: HttpRequest): Promise<HttpResult> => {
@@ -366,7 +385,9 @@ function parseJsonBody(req: HttpRequest): unknown {
   }
   const body = req.body ?? '';
   if (Buffer.byteLength(body, 'utf8') > LIMITS.maxBodyBytes) {
-    throw new PayloadTooLargeError(`the body is larger than ${LIMITS.maxBodyBytes / 1024} KB`);
+    throw new PayloadTooLargeError(
+      `the body is larger than ${LIMITS.maxBodyBytes / 1024 / 1024} MB (a Lambda request's limit): store large files as attachments (POST …/attachments/uploads)`,
+    );
   }
   if (body.trim() === '')
     throw new BadRequestError('expected a JSON body', [{ path: '', message: 'the body is empty' }]);

@@ -24,10 +24,11 @@ import {
 } from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import type { LlmClient, LlmResponse } from '#shared/ports/llm.ts';
+import type { LlmAttachment, LlmClient, LlmMessage, LlmResponse } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { OneTimeTimer, Timers } from '#shared/ports/timers.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
+import { attachmentsOfContext } from '#shared/rooms/attachments/model-input.ts';
 import { ERROR_ANSWERS, responseTo } from '../../executor/answers.ts';
 import type {
   ExecutionInput,
@@ -59,6 +60,11 @@ import {
   turnBudgetOf,
 } from './turn-budget.ts';
 import { continuedConversation, failedTurnOutputs } from './turn-state.ts';
+
+/** The turn's user message, with the files its context refers to (the attachments room resolves them at the call). */
+function userTurn(content: string, attachments: LlmAttachment[]): LlmMessage {
+  return attachments.length > 0 ? { role: 'user', content, attachments } : { role: 'user', content };
+}
 
 export interface ContextAgentDeps {
   store: BreadcrumbStore;
@@ -129,7 +135,7 @@ export async function contextTurn(
     thread: input.causation.thread,
     model,
     system: prompt.text,
-    messages: [{ role: 'user', content: userMessage }],
+    messages: [userTurn(userMessage, attachmentsOfContext(input.context))],
     round: 0,
     status: 'waiting-for-tools',
     pending: [],
