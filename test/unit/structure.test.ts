@@ -29,8 +29,9 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/core/front-door'],
   ['shared/core/api'],
   ['shared/core/mcp', 'shared/core/a2a'],
-  // Rooms (DESIGN.md "New capabilities land as rooms"): built on the core, registered by the functions.
-  ['shared/rooms'],
+  // Rooms (DESIGN.md "New capabilities land as rooms"), each a room of its own: the memory room is built on the core
+  // and registered by the functions.
+  ['shared/rooms/memory'],
   ['shared/client'],
   ['functions/wiring'],
   ['functions'],
@@ -43,6 +44,7 @@ function roomOf(file: string): string | undefined {
   const parts = file.split('/');
   if (parts[0] === 'shared') {
     if (parts[1] === 'core') return parts.length > 3 ? `shared/core/${parts[2]}` : 'shared/core';
+    if (parts[1] === 'rooms') return parts.length > 3 ? `shared/rooms/${parts[2]}` : 'shared/rooms';
     return `shared/${(parts[1] ?? '').replace(/\.ts$/, '')}`;
   }
   if (parts[0] === 'functions') return parts[1] === 'wiring' ? 'functions/wiring' : 'functions';
