@@ -39,6 +39,7 @@ import { historyCommand } from './commands/history.ts';
 import { loginCommand, logoutCommand } from './commands/login.ts';
 import { lsCommand } from './commands/ls.ts';
 import { mcpCommand } from './commands/mcp.ts';
+import { memoryCommand } from './commands/memory.ts';
 import { putCommand } from './commands/put.ts';
 import { rmCommand } from './commands/rm.ts';
 import { rollbackCommand } from './commands/rollback.ts';
@@ -72,6 +73,7 @@ export const COMMANDS: readonly Command[] = [
   approveCommand,
   rejectCommand,
   usageCommand,
+  memoryCommand,
   explainCommand,
   chatCommand,
   askCommand,

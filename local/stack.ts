@@ -21,6 +21,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSE
 import { closeDataChecks } from '#shared/adapters/checks/checks.ts';
 import { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
 import { LocalSecrets } from '#shared/adapters/secrets/secret-source.ts';
+import { sharedUsearchEngine } from '#shared/adapters/vectors/usearch-engine.ts';
 import { LlmEnvSchema, parseEnv, WorkspaceShareEnvSchema } from '#shared/config.ts';
 import { DEFAULT_WORKSPACES_CLAIM } from '#shared/core/api/http.ts';
 import type { DailyBudgetSettings } from '#shared/core/model-calls/daily-budget.ts';
@@ -499,6 +500,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       process.env[ENV.otlpEndpoint] = options.otlpEndpoint;
       log(`spans: OTLP/HTTP to ${options.otlpEndpoint}`);
     }
+    // Vectors: usearch in this process, kept beside DynamoDB's data under --data-dir (written again at stop).
+    process.env[ENV.vectorEngine] = 'local';
+    const vectorDir = options.dataDir ? join(options.dataDir, 'vectors') : undefined;
+    if (vectorDir === undefined) delete process.env[ENV.vectorDir];
+    else process.env[ENV.vectorDir] = vectorDir;
+    cleanups.push(async () => sharedUsearchEngine(vectorDir).flush());
 
     const dynamodb = new DynamoDBClient({});
     const { streamArn, created } = await ensureTable(dynamodb);

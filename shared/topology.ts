@@ -4,7 +4,7 @@
  * between the two. Every environment variable crumbs reads or sets is named here too (`ENV`), and nowhere else.
  */
 
-export const EXECUTOR_KINDS = ['agent', 'tool', 'workflow', 'context-builder'] as const;
+export const EXECUTOR_KINDS = ['agent', 'tool', 'workflow', 'context-builder', 'memory'] as const;
 export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
 
 /**
@@ -14,8 +14,18 @@ export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
  * `agent-sandbox` function agents (the QuickJS sandbox). The MCP SDK has a runner of its own because building its
  * zod schemas at load cost agent-remote more than the load budget allows (`npm run bench:bundles`), and esbuild
  * cannot defer it inside one bundle (a lazily imported SDK breaks zod's module init order). Which runner a definition goes to: `executorRunnerOf` in `#shared/domain/runners.ts`.
+ * The `memory` kind (the memory room's extraction, `shared/rooms/memory/`) has no runner of its own: it calls a
+ * model like a context agent, so the agent runner serves it.
  */
-export const EXECUTOR_RUNNERS = [...EXECUTOR_KINDS, 'agent-mcp', 'agent-remote', 'agent-sandbox'] as const;
+export const EXECUTOR_RUNNERS = [
+  'agent',
+  'tool',
+  'workflow',
+  'context-builder',
+  'agent-mcp',
+  'agent-remote',
+  'agent-sandbox',
+] as const;
 export type ExecutorRunner = (typeof EXECUTOR_RUNNERS)[number];
 
 /** Which executor kind runs each definition schema. */
@@ -26,6 +36,8 @@ export const DEFINITION_SCHEMAS = {
   'context.config.v1': 'context-builder',
   /** The older RCRT agent shape (seed 002: `triggers`, `llm_config`); loads unchanged, runs as an agent. */
   'agent.definition.v1': 'agent',
+  /** The memory room's strategies (`shared/rooms/memory/protocol.ts`). */
+  'memory.def.v1': 'memory',
 } as const satisfies Record<string, ExecutorKind>;
 export type DefinitionSchema = keyof typeof DEFINITION_SCHEMAS;
 
@@ -187,6 +199,12 @@ export interface FunctionDeclaration {
     /** Computes embeddings (indexing or vector search): Titan on AWS, the local embedder offline. */
     readonly embeddings?: boolean;
     /**
+     * The vector engine (S3 Vectors on AWS): `query` searches it (QueryVectors, GetVectors); `forget` also deletes
+     * (DeleteVectors: the API, for a person's "forget"); `write` also keeps it in step with breadcrumbs (PutVectors,
+     * DeleteVectors) — the indexer alone.
+     */
+    readonly vectors?: 'query' | 'forget' | 'write';
+    /**
      * Resolves model strings (calls models, or reports which model will run): gets the stack's default LLM
      * provider (`ENV.defaultLlmProvider`).
      */
@@ -307,6 +325,7 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
+      vectors: 'query',
       // Outputs past the inline threshold spill to the blob store; agents hand attachments to their models.
       blobs: 'read-write',
       // The tool runner reads them for the `http` tool's `secret_ref` headers.
@@ -480,6 +499,7 @@ export const topology = {
       uses: {
         table: 'read-write',
         embeddings: true,
+        vectors: 'forget',
         blobs: 'read-write',
         agentSecrets: 'erase',
         limits: ['requests'],
@@ -617,7 +637,7 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write', embeddings: true, blobs: 'read' },
+      uses: { table: 'read-write', embeddings: true, vectors: 'write', blobs: 'read' },
     },
     executors: {
       agent: executorFunction('agent'),
@@ -934,6 +954,17 @@ export const ENV = {
   embeddingsApiKey: 'CRUMBS_EMBEDDINGS_API_KEY',
   /** Which schemas get embeddings: comma-separated names, `*` for all; absent: `DEFAULT_EMBEDDED_SCHEMAS`. */
   embedSchemas: 'CRUMBS_EMBED_SCHEMAS',
+  /**
+   * Where vectors are searched: `s3vectors` (the CDK app sets it, with the bucket and index prefix below) or `local`
+   * (usearch in the process, what `crumbs dev` uses; the default).
+   */
+  vectorEngine: 'CRUMBS_VECTOR_ENGINE',
+  /** The local engine's directory (`<data-dir>/vectors` under `crumbs dev --data-dir`); in memory when absent. */
+  vectorDir: 'CRUMBS_VECTOR_DIR',
+  /** The S3 Vectors bucket of the stage. */
+  vectorBucket: 'CRUMBS_VECTOR_BUCKET',
+  /** The prefix of the stage's S3 Vectors index names; the index of a model is `vectorIndexName(prefix, model)`. */
+  vectorIndexPrefix: 'CRUMBS_VECTOR_INDEX_PREFIX',
   /** Local LLM provider keys (on AWS: Secrets Manager, `secretPrefix`), by provider. */
   openrouterApiKey: 'OPENROUTER_API_KEY',
   openaiApiKey: 'OPENAI_API_KEY',

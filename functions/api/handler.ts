@@ -4,11 +4,12 @@
  * plays API Gateway's part. A response-streaming handler (`streamingHttpHandler`): server-sent events go out as
  * they come. Reads and writes the breadcrumbs table (and each workspace's request rate cell in it,
  * `request-rate.ts`). Writes nothing else, but for a workspace's deletion, which also deletes that workspace's agent
- * credentials (`secret-eraser.ts`).
+ * credentials (`secret-eraser.ts`), and a person's "forget", which also deletes their vectors (S3 Vectors).
  */
 import { vectorDepsFor } from '#functions/wiring/embedder-from-env.ts';
 import { DynamoChangeLog, DynamoThreadIndex } from '#shared/adapters/dynamodb/activity-index.ts';
 import { DynamoBreadcrumbStore, defaultDocumentClient } from '#shared/adapters/dynamodb/breadcrumb-store.ts';
+import { DynamoPurge } from '#shared/adapters/dynamodb/purge.ts';
 import { DynamoRateCells } from '#shared/adapters/dynamodb/rate-cells.ts';
 import { DynamoUsageTotals } from '#shared/adapters/dynamodb/usage-totals.ts';
 import { DynamoWorkspaceSweeper } from '#shared/adapters/dynamodb/workspace-sweeper.ts';
@@ -18,8 +19,10 @@ import { ApiEnvSchema, parseEnv, requestRateLimitsOf, TimerCancelEnvSchema } fro
 import { createApi } from '#shared/core/api/api.ts';
 import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
+import { removeEmbedding } from '#shared/core/stream/vector-search.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { attachmentsFromEnv } from '#shared/rooms/attachments/from-env.ts';
+import { memoryRoutes } from '#shared/rooms/memory/routes.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from '../wiring/http-handler.ts';
 import { measureHttpAnswer } from '../wiring/metrics.ts';
@@ -38,6 +41,8 @@ const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
 const streaming = apiStreamingFromEnv(streamLeasesFor(env[ENV.tableName], logger));
 // A workspace's deletion cancels its timers and schedules in the stack's schedule group.
 const scheduleGroup = parseEnv(TimerCancelEnvSchema)[ENV.scheduleGroup];
+const vectors = vectorDepsFor(store, env[ENV.tableName]);
+const purge = new DynamoPurge(env[ENV.tableName]);
 const attachments = attachmentsFromEnv();
 const api = createApi({
   store,
@@ -47,7 +52,13 @@ const api = createApi({
     limits: requestRateLimitsOf(),
     log: logger,
   }),
-  vectorSearch: vectorDepsFor(store, env[ENV.tableName]),
+  vectorSearch: vectors,
+  // The memory room: a person's records, and forgetting them (purged with their versions, their vectors at once).
+  roomRoutes: memoryRoutes({
+    store,
+    purge: (workspace, id) => purge.purge(workspace, id),
+    removeVector: (workspace, id) => removeEmbedding(vectors, workspace, id),
+  }),
   ...(streaming !== undefined ? { streaming } : {}),
   activity: {
     store,

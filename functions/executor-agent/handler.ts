@@ -9,7 +9,8 @@
  * agent.error.v1) breadcrumbs — streaming the answer to the request's delta channel (AppSync Events) when the
  * request has a stream_id —, and human.request.v1 approvals of tool calls that need one, whose expiry is a
  * one-time schedule (EventBridge Scheduler). Agents of the other types run in executor-agent-remote and
- * executor-agent-sandbox.
+ * executor-agent-sandbox. It also runs the memory room's extraction (`memory.def.v1` rules: people's turns and
+ * `memory.extract.v1` requests → `memory.record.v1`, `memory.extraction.v1`; idle timers through the Scheduler).
  */
 import { defaultDocumentClient } from '#shared/adapters/dynamodb/client.ts';
 import { sealGuard } from '#shared/adapters/dynamodb/workspace-seal.ts';
@@ -19,11 +20,14 @@ import { TiktokenTokenizers } from '#shared/adapters/tokenizer/tiktoken.ts';
 import { LlmEnvSchema, parseEnv, TableEnvSchema, TimersEnvSchema } from '#shared/config.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createContextAgent } from '#shared/core/agents/context/context-agent.ts';
+import type { ExecutorKindImplementation, KindDependencies } from '#shared/core/executor/contract.ts';
 import { metered } from '#shared/core/executor/usage-record.ts';
 import { channelFor } from '#shared/core/streaming/channel.ts';
 import { DeltaStream } from '#shared/core/streaming/delta-stream.ts';
 import { resolveModel } from '#shared/domain/llm-model.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
+import { createMemoryKind } from '#shared/rooms/memory/extraction.ts';
+import { recallForPrompts } from '#shared/rooms/memory/recall.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
 import { llmFromEnv } from '../wiring/llm-from-env.ts';
@@ -38,55 +42,74 @@ const deltaChannel = deltaChannelFromEnv();
 
 export const handler = createExecutorHandler('agent', {
   // `metered`: the invocation's model calls ride in one of its outputs (`llm_usage`).
-  implementation: ({ store, log, clock }) => {
-    // Every call on the governed path: the invocation's request budget, the workspace's daily budget.
-    const llm = llmFromEnv(process.env, { tokenizers, log });
-    // The prices the turn's cost budget counts with.
-    const prices = settings[ENV.llmPrices];
-    // A definition's model as its calls are priced: aliases and the default provider resolved, as the calls are.
-    const priceModel = (model: string) => {
-      try {
-        const resolved = resolveModel(
-          model,
-          settings[ENV.defaultLlmProvider],
-          'model',
-          settings[ENV.modelAliases],
-        );
-        return `${resolved.provider}/${resolved.model}`;
-      } catch {
-        return model;
-      }
-    };
-    // A streaming request's channel (`stream_id`): the words of a conversation, the final event of any answer.
-    const streams =
-      deltaChannel === undefined
-        ? undefined
-        : async (workspace: string, streamId: string) =>
-            new DeltaStream({ channel: await channelFor(workspace, streamId), publisher: deltaChannel, log });
-    const context = createContextAgent({
-      store,
-      llm,
-      log,
-      tokenizers,
-      parseYaml,
-      prices,
-      priceModel,
-      timers,
-      ...(streams !== undefined ? { streams } : {}),
-    });
-    return metered(
-      createAgentKind({
-        types: { context },
-        store,
-        clock,
-        llm,
-        tokenizers,
-        parseYaml,
-        log,
-        ...(streams !== undefined ? { streams } : {}),
-      }),
-    );
-  },
+  implementations: ({ store, log, clock, vectorSearch }) => ({
+    agent: contextAgents({ store, log, clock, vectorSearch }),
+    // The memory room's extraction (`memory.def.v1`): a model call like a context agent's, on the same governed path.
+    memory: metered(
+      createMemoryKind({ store, log, clock, timers, llm: llmFromEnv(process.env, { tokenizers, log }) }),
+    ) as ExecutorKindImplementation<unknown>,
+  }),
   // Abort model calls 10 s before the Lambda timeout: the message is retried instead of timing out mid-write.
   timeoutEarlyInMillis: 10_000,
 });
+
+function contextAgents({
+  store,
+  log,
+  clock,
+  vectorSearch,
+}: KindDependencies): ExecutorKindImplementation<unknown> {
+  // Every call on the governed path: the invocation's request budget, the workspace's daily budget.
+  const llm = llmFromEnv(process.env, { tokenizers, log });
+  // The prices the turn's cost budget counts with.
+  const prices = settings[ENV.llmPrices];
+  // A definition's model as its calls are priced: aliases and the default provider resolved, as the calls are.
+  const priceModel = (model: string) => {
+    try {
+      const resolved = resolveModel(
+        model,
+        settings[ENV.defaultLlmProvider],
+        'model',
+        settings[ENV.modelAliases],
+      );
+      return `${resolved.provider}/${resolved.model}`;
+    } catch {
+      return model;
+    }
+  };
+  // A streaming request's channel (`stream_id`): the words of a conversation, the final event of any answer.
+  const streams =
+    deltaChannel === undefined
+      ? undefined
+      : async (workspace: string, streamId: string) =>
+          new DeltaStream({ channel: await channelFor(workspace, streamId), publisher: deltaChannel, log });
+  const context = createContextAgent({
+    store,
+    llm,
+    log,
+    tokenizers,
+    parseYaml,
+    prices,
+    priceModel,
+    timers,
+    ...(streams !== undefined ? { streams } : {}),
+  });
+  return metered(
+    createAgentKind({
+      types: { context },
+      store,
+      clock,
+      // Recall of the memory room for agents that declare `memory` (by recency, and saying so, with embeddings off).
+      recall: recallForPrompts({
+        store,
+        vectorSearch,
+        embeddingsOff: process.env[ENV.embeddings]?.trim() === 'none',
+      }),
+      llm,
+      tokenizers,
+      parseYaml,
+      log,
+      ...(streams !== undefined ? { streams } : {}),
+    }),
+  ) as ExecutorKindImplementation<unknown>;
+}

@@ -9,6 +9,7 @@ import { LocalEmbedder } from '../../shared/adapters/embeddings/local-embedder.t
 import { OffEmbedder } from '../../shared/adapters/embeddings/off-embedder.ts';
 import { OpenAiCompatibleEmbedder } from '../../shared/adapters/embeddings/openai-compatible-embedder.ts';
 import { TitanEmbedder } from '../../shared/adapters/embeddings/titan-embedder.ts';
+import { vectorEngineFromEnv } from './vector-engine-from-env.ts';
 
 /**
  * The embedder `CRUMBS_EMBEDDINGS` names (`shared/domain/embeddings-setting.ts`): none, the local hashed embedder
@@ -41,5 +42,10 @@ export function vectorDepsFor(
   tableName: string,
   env: NodeJS.ProcessEnv = process.env,
 ): VectorSearchDeps {
-  return { store, index: new DynamoEmbeddingIndex(tableName), embedder: embedderFromEnv(env) };
+  return {
+    store,
+    index: new DynamoEmbeddingIndex(tableName),
+    engine: vectorEngineFromEnv(env),
+    embedder: embedderFromEnv(env),
+  };
 }

@@ -30,6 +30,7 @@ import {
   topology,
 } from '#shared/topology.ts';
 import { bundlingOptionsFor, type ExtraFiles, REPO_ROOT } from './bundling-options.ts';
+import type { VectorStore } from './vector-store.ts';
 
 /** What a function is, as the topology declares it (`dlqHandler` has no trigger of its own, hence the Pick). */
 export type CrumbsFunctionDeclaration = Pick<
@@ -679,6 +680,24 @@ export class CrumbsFunction extends Construct {
         },
       ],
       true,
+    );
+    return this;
+  }
+
+  /**
+   * The stage's S3 Vectors index: `CRUMBS_VECTOR_ENGINE=s3vectors` with the bucket and index prefix, and on that one
+   * index QueryVectors and GetVectors (`query`), plus DeleteVectors (`forget`, the API's) or PutVectors and
+   * DeleteVectors (`write`, the indexer's).
+   */
+  bindVectors(store: VectorStore, access: 'query' | 'forget' | 'write'): this {
+    this.function.addEnvironment(ENV.vectorEngine, 's3vectors');
+    this.function.addEnvironment(ENV.vectorBucket, store.bucketName);
+    this.function.addEnvironment(ENV.vectorIndexPrefix, store.indexPrefix);
+    const actions = ['s3vectors:QueryVectors', 's3vectors:GetVectors'];
+    if (access === 'write') actions.push('s3vectors:PutVectors', 's3vectors:DeleteVectors');
+    if (access === 'forget') actions.push('s3vectors:DeleteVectors');
+    this.function.addToRolePolicy(
+      new PolicyStatement({ sid: 'StageVectorIndex', actions, resources: [store.index.attrIndexArn] }),
     );
     return this;
   }

@@ -39,6 +39,7 @@ import {
   type OtlpSetting,
 } from './crumbs-function.ts';
 import type { Timers } from './timers.ts';
+import type { VectorStore } from './vector-store.ts';
 
 export interface TopologyFunctionsProps {
   /** Deployment stage; part of every function name. */
@@ -69,6 +70,8 @@ export interface TopologyFunctionsProps {
   readonly embeddings: EmbeddingsSetting;
   /** Timers and schedules, bound to functions with `uses.timers`. */
   readonly timers: Timers;
+  /** The stage's S3 Vectors index, bound to functions with `uses.vectors`; none when embeddings are off. */
+  readonly vectors?: VectorStore;
   /**
    * The operator's ceiling on response bodies of definitions' requests, set on every function.
    * @default - unset: the guard's 5 MiB
@@ -151,6 +154,7 @@ export class TopologyFunctions {
       if (this.props.embeddings.kind === 'openai-compatible')
         fn.bindSecrets(embeddingsKey(this.props.llmSecretPrefix));
     }
+    if (uses.vectors && this.props.vectors) fn.bindVectors(this.props.vectors, uses.vectors);
     if (uses.timers === 'cancel') fn.bindTimerCancellation(this.props.timers);
     else if (uses.timers) fn.bindTimers(this.props.timers);
     const limits = this.props.tenantLimits;

@@ -16,7 +16,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
-import type { EmbeddingsSetting } from '#shared/domain/embeddings-setting.ts';
+import { type EmbeddingsSetting, embeddingSpace } from '#shared/domain/embeddings-setting.ts';
 import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import { ENV, type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 import type { TenantLimits } from '../config.ts';
@@ -35,6 +35,7 @@ import { reserveConcurrency, type StageThrottle, throttleRestStage } from '../co
 import { Timers } from '../constructs/timers.ts';
 import { sqsTrigger, TopologyFunctions } from '../constructs/topology-functions.ts';
 import { SignIn } from '../constructs/user-pool.ts';
+import { VectorStore } from '../constructs/vector-store.ts';
 import type { WorkQueue } from '../constructs/work-queue.ts';
 
 export interface StatelessStackProps extends StackProps {
@@ -117,6 +118,8 @@ export interface StatelessStackProps extends StackProps {
 }
 
 export class StatelessStack extends Stack {
+  /** The S3 Vectors bucket and index of the stage's embedding model; none when embeddings are off. */
+  public readonly vectors: VectorStore | undefined;
   public readonly api: CrumbsFunction;
   /** Serves the dashboard's files at `/ui` (public; the dashboard's data calls need the JWT). */
   public readonly ui: CrumbsFunction;
@@ -182,6 +185,9 @@ export class StatelessStack extends Stack {
       scheduleGroup: topology.timers.scheduleGroup,
       schedulerRoleName: topology.timers.schedulerRoleName,
     });
+    // The vector engine of the stage's embedding model (none when embeddings are off).
+    const space = embeddingSpace(props.embeddings);
+    this.vectors = space === undefined ? undefined : new VectorStore(this, { stage, space });
     const functions = new TopologyFunctions(this, {
       stage,
       table,
@@ -199,6 +205,7 @@ export class StatelessStack extends Stack {
         ? { workspaceQuotas: props.workspaceQuotas.workspaces }
         : {}),
       timers: this.timers,
+      ...(this.vectors !== undefined ? { vectors: this.vectors } : {}),
       ...(props.maxResponseBytes !== undefined ? { maxResponseBytes: props.maxResponseBytes } : {}),
       ...(props.entryOverrides !== undefined ? { entryOverrides: props.entryOverrides } : {}),
     });

@@ -254,6 +254,25 @@ export abstract class CrumbsClientError extends Error {
 }
 
 /** The API answered with an error status. Carries the problem+json body. */
+/** A memory record as `GET …/memory` answers it (`shared/rooms/memory/routes.ts`). */
+export interface MemoryItem {
+  id: string;
+  version: number;
+  updated_at: string;
+  memory_id: string;
+  strategy: string;
+  actor: string;
+  key: string;
+  text: string;
+  source_turns: string[];
+  session: string;
+}
+
+export interface MemoryList {
+  actor: string;
+  items: MemoryItem[];
+}
+
 export class ApiProblemError extends CrumbsClientError {
   readonly problem: Problem;
   readonly method: string;
@@ -794,6 +813,31 @@ export class CrumbsClient {
   /** Model calls, tokens and cost per day, agent, run, thread or request (`GET …/usage`). */
   usage(query: UsageQuery = {}, options: RequestOptions = {}): Promise<UsageReport> {
     return this.#json('GET', this.#workspacePath('usage') + queryString(query), options);
+  }
+
+  /** A person's memory records (`GET …/memory`): the caller's own unless `actor` names another (an operator). */
+  memory(
+    query: { actor?: string; memory_id?: string } = {},
+    options: RequestOptions = {},
+  ): Promise<MemoryList> {
+    return this.#json('GET', this.#workspacePath('memory') + queryString(query), options);
+  }
+
+  /** One memory record (`GET …/memory/{id}`). */
+  memoryRecord(
+    id: string,
+    query: { actor?: string } = {},
+    options: RequestOptions = {},
+  ): Promise<MemoryItem> {
+    return this.#json('GET', this.#workspacePath('memory', id) + queryString(query), options);
+  }
+
+  /** Forgets a person's memory (`DELETE …/memory`): records, versions, vectors and the turns they came from. */
+  forgetMemory(
+    query: { actor?: string; memory_id?: string } = {},
+    options: RequestOptions = {},
+  ): Promise<{ actor: string; forgotten: number; turns_removed: number }> {
+    return this.#json('DELETE', this.#workspacePath('memory') + queryString(query), options);
   }
 
   /** One request's model calls, per write that recorded them (`GET …/usage/requests/{id}`). */

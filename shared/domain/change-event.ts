@@ -13,7 +13,9 @@
  * Fields exist for what EventBridge patterns cannot say: `tag_map` for "all of these tags", `words` for "contains
  * this word" (see their docs in `ChangeDetailSchema`).
  */
+
 import type { Breadcrumb } from './breadcrumb.ts';
+import { MEMORY_RECORD_SCHEMA } from './memory-names.ts';
 import { contextWords } from './words.ts';
 import * as z from './zod.ts';
 
@@ -131,8 +133,15 @@ export interface ChangeEntry {
 }
 
 /**
+ * Schemas whose context never travels in a change event (the bus archive keeps events for days): a person's memory
+ * records (`shared/rooms/memory/protocol.ts`). Executors and readers read the breadcrumb instead, as they do for a
+ * large context.
+ */
+export const PRIVATE_CONTEXT_SCHEMAS: ReadonlySet<string> = new Set([MEMORY_RECORD_SCHEMA]);
+
+/**
  * The change event for a record; the context (its words and the rest of the record with it) is left out, with a
- * flag, when the context would make the event large.
+ * flag, when the context would make the event large or its schema keeps it private.
  */
 export function changeEntry(type: DetailType, record: Breadcrumb): ChangeEntry {
   const contextBytes =
@@ -140,7 +149,10 @@ export function changeEntry(type: DetailType, record: Breadcrumb): ChangeEntry {
     (record.llm_hints === undefined ? 0 : Buffer.byteLength(JSON.stringify(record.llm_hints), 'utf8'));
   // A context the item keeps as a blob reference (`shared/rooms/attachments/spill.ts`) is left out too: executors
   // read the breadcrumb, which gives it back whole.
-  const omit = contextBytes > MAX_EVENT_CONTEXT_BYTES || '$spilled' in record.context;
+  const omit =
+    contextBytes > MAX_EVENT_CONTEXT_BYTES ||
+    '$spilled' in record.context ||
+    PRIVATE_CONTEXT_SCHEMAS.has(record.schema_name);
   const words = omit ? undefined : contextWords(record.context);
   const detail: ChangeDetail = {
     workspace: record.workspace,

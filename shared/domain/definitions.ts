@@ -45,6 +45,13 @@ import {
 import { ValidationError } from './errors.ts';
 import { LlmToolConfigSchema } from './llm-tool.ts';
 import {
+  extractRequestSelector,
+  MEMORY_DEF_SCHEMA,
+  type MemoryDefinition,
+  MemoryDefinitionSchema,
+  MemoryUseSchema,
+} from './memory.ts';
+import {
   AGENT_CONTEXT_SCHEMA,
   AGENT_DEF_SCHEMA,
   AGENT_REQUEST_SCHEMA,
@@ -147,6 +154,8 @@ export const AgentDefinitionSchema = z.object({
       error: 'expected false or { public_card: true|false }',
     }),
   ),
+  /** Recall of the memory room (`shared/rooms/memory/recall.ts`): which memories, how many records, how similar. */
+  memory: z.optional(MemoryUseSchema),
 });
 export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
 
@@ -446,13 +455,19 @@ export type ContextConfig = z.output<typeof ContextConfigSchema>;
 // ---------------------------------------------------------------------------------------------------------------
 // Parsing and helpers
 
-export type Definition = AgentDefinition | ToolDefinition | WorkflowDefinition | ContextConfig;
+export type Definition =
+  | AgentDefinition
+  | ToolDefinition
+  | WorkflowDefinition
+  | ContextConfig
+  | MemoryDefinition;
 
 export interface DefinitionByKind {
   agent: AgentDefinition;
   tool: ToolDefinition;
   workflow: WorkflowDefinition;
   'context-builder': ContextConfig;
+  memory: MemoryDefinition;
 }
 
 export type ParsedDefinition = {
@@ -478,6 +493,7 @@ export function definitionSchemas(checks: DefinitionChecks = {}) {
         ? WorkflowDefinitionSchema
         : workflowDefinitionSchema(checks),
     [CONTEXT_CONFIG_SCHEMA]: ContextConfigSchema,
+    [MEMORY_DEF_SCHEMA]: MemoryDefinitionSchema,
   } as const satisfies Record<DefinitionSchema, z.ZodMiniType>;
 }
 export type DefinitionSchemas = ReturnType<typeof definitionSchemas>;
@@ -523,6 +539,8 @@ export function parseDefinition(
       return { kind: 'workflow', definition: parseWith(schemas[WORKFLOW_DEF_SCHEMA], context) };
     case CONTEXT_CONFIG_SCHEMA:
       return { kind: 'context-builder', definition: parseWith(schemas[CONTEXT_CONFIG_SCHEMA], context) };
+    case MEMORY_DEF_SCHEMA:
+      return { kind: 'memory', definition: parseWith(schemas[MEMORY_DEF_SCHEMA], context) };
   }
 }
 
@@ -531,6 +549,7 @@ export function definitionName(def: Definition): string {
   if ('agent_id' in def) return def.agent_id;
   if ('workflow_id' in def) return def.workflow_id;
   if ('consumer_id' in def) return def.consumer_id;
+  if ('memory_id' in def) return def.memory_id;
   return def.name;
 }
 
@@ -684,6 +703,17 @@ export function triggerSelectorEntries<K extends ExecutorKind>(
         path: `update_triggers[${i}]`,
         selector,
       }));
+    case 'memory':
+      return [
+        ...parsed.definition.sources.map((selector, i) => ({
+          path: `sources[${i}]`,
+          selector: { ...selector, role: 'trigger' as const },
+        })),
+        {
+          path: 'memory_id',
+          selector: parseWith(SelectorSchema, extractRequestSelector(parsed.definition.memory_id)),
+        },
+      ];
   }
 }
 
@@ -719,6 +749,9 @@ export function contextSelectors<K extends ExecutorKind>(kind: K, def: Definitio
       return (parsed.definition.subscriptions?.selectors ?? []).filter((s) => inferRole(s) === 'context');
     case 'context-builder':
       return parsed.definition.sources.map(sourceToSelector);
+    case 'memory':
+      // It reads the session's turns itself (`shared/rooms/memory/extraction.ts`).
+      return [];
   }
 }
 

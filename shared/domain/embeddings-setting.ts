@@ -65,3 +65,35 @@ export function embeddingsSettingText(setting: EmbeddingsSetting): string {
     ? setting.kind
     : `${setting.kind}/${setting.model}`;
 }
+
+/** Titan v2's dimensions as crumbs asks for them (the Titan embedder's default). */
+export const BEDROCK_EMBEDDING_DIMENSIONS = 512;
+/**
+ * The dimensions an OpenAI-compatible endpoint is assumed to answer with when the stage's vector index is created
+ * (the index's dimension is fixed at creation): 1536, the size of OpenAI's text-embedding-3-small and ada-002.
+ */
+export const OPENAI_COMPATIBLE_EMBEDDING_DIMENSIONS = 1536;
+
+/**
+ * The embedding space a setting writes into — the model name the embedder stamps on its vectors and their
+ * dimensions — which names the stage's vector index; none when embeddings are off or local.
+ */
+export function embeddingSpace(
+  setting: EmbeddingsSetting,
+): { model: string; dimensions: number } | undefined {
+  switch (setting.kind) {
+    case 'none':
+    case 'local':
+      return undefined;
+    case 'bedrock':
+      return {
+        model: `bedrock/${setting.model}@${BEDROCK_EMBEDDING_DIMENSIONS}`,
+        dimensions: BEDROCK_EMBEDDING_DIMENSIONS,
+      };
+    case 'openai-compatible':
+      return {
+        model: `openai-compatible/${setting.model}`,
+        dimensions: OPENAI_COMPATIBLE_EMBEDDING_DIMENSIONS,
+      };
+  }
+}

@@ -7,7 +7,7 @@
  * so the functions everyone uses do not load what few definitions need (DESIGN.md, "Budgets"). The rule manager
  * targets the runner's queue; the message still names the definition's kind.
  */
-import type { ExecutorRunner } from '../topology.ts';
+import type { ExecutorKind, ExecutorRunner } from '../topology.ts';
 import { agentTypeSchema } from './agents/types.ts';
 import type { ParsedDefinition } from './definitions.ts';
 
@@ -18,6 +18,14 @@ export function executorRunnerOf(parsed: ParsedDefinition): ExecutorRunner {
     case 'tool':
       if (parsed.definition.implementation === 'mcp') return 'agent-mcp';
       return parsed.definition.implementation === 'function' ? 'agent-sandbox' : 'tool';
+    case 'memory':
+      // Memory extraction calls a model like a context agent: the agent runner serves it.
+      return 'agent';
   }
   return parsed.kind;
+}
+
+/** The runner of a kind when nothing more is known of the definition (a status written before runners existed). */
+export function defaultRunnerOf(kind: ExecutorKind): ExecutorRunner {
+  return kind === 'memory' ? 'agent' : kind;
 }

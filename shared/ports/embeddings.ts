@@ -34,17 +34,59 @@ export interface StoredEmbedding {
   version: number;
   checksum: string;
   model: string;
-  vector: number[];
   updated_at: string;
   expires_at?: number;
+  /** The partition inside the workspace (`VectorEntry.scope`), so removal reaches the right one. */
+  scope?: string;
 }
 
-/** Where embeddings live, scoped by workspace and schema. */
+/**
+ * The ledger of embeddings: which version, text checksum and model each breadcrumb's embedding was computed from, so
+ * indexing is idempotent and an older version never overwrites a newer one. Search is the `VectorEngine`'s.
+ */
 export interface EmbeddingIndex {
   /** Writes unless a newer version is stored; returns false when it was stale. */
   put(workspace: string, embedding: StoredEmbedding): Promise<boolean>;
   get(workspace: string, id: string): Promise<StoredEmbedding | undefined>;
   remove(workspace: string, id: string): Promise<void>;
-  /** The most recently updated embeddings of a schema (or of the whole workspace), at most `limit`. */
-  candidates(workspace: string, schemaName: string | undefined, limit: number): Promise<StoredEmbedding[]>;
+}
+
+/** What a vector engine keeps of one breadcrumb's embedding: its place (workspace, schema, scope) and the vector. */
+export interface VectorEntry {
+  /** The breadcrumb id. */
+  id: string;
+  workspace: string;
+  schema_name: string;
+  /**
+   * A narrower partition inside the workspace, applied inside the engine like the workspace: the `actor:` tag's value
+   * (a memory record's person), so one person's records are never candidates of another's query.
+   */
+  scope?: string;
+  vector: number[];
+}
+
+export interface VectorEngineQuery {
+  workspace: string;
+  /** One schema; every schema of the workspace when absent. */
+  schemaName?: string;
+  /** Only entries of this scope (one actor's); entries of any scope when absent. */
+  scope?: string;
+  vector: number[];
+  /** How many nearest entries, at most the engine's `maxK`. */
+  k: number;
+}
+
+/**
+ * Nearest-neighbour search over embeddings, one index per embedding model (`model`: vectors of different models are
+ * never compared). The workspace, schema and scope filters are applied inside the engine, before the top k are taken,
+ * so a small workspace among many large ones still gets its k nearest.
+ */
+export interface VectorEngine {
+  /** What it is, for logs and the search route's answer (`usearch`, `s3vectors`). */
+  readonly name: string;
+  /** The largest k one query may ask for. */
+  readonly maxK: number;
+  upsert(model: string, entry: VectorEntry): Promise<void>;
+  remove(model: string, workspace: string, id: string): Promise<void>;
+  query(model: string, query: VectorEngineQuery): Promise<Array<{ id: string; score: number }>>;
 }

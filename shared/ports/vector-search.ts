@@ -15,6 +15,8 @@ export interface VectorHit {
 export interface VectorQuery {
   workspace: string;
   schemaName?: string;
+  /** Only breadcrumbs of this actor (their `actor:` tag), applied inside the vector engine. */
+  scope?: string;
   text: string;
   nn: number;
   excludeIds?: readonly string[];

@@ -14,10 +14,11 @@ import { installedPackagePaths } from '#infra/installed-packages.ts';
 import { allFunctions, topology } from '#shared/topology.ts';
 
 /**
- * Above the largest bundle (executor-agent-mcp, ~2.0 MiB with OpenTelemetry's 63 KB, undici half a MiB of it): room
- * to grow, not to pull in a library by mistake (aws-cdk-lib or a test framework add megabytes).
+ * Above the largest bundle (executor-agent-mcp, ~2.6 MiB with OpenTelemetry's 63 KB and the S3 client's 177 KB that
+ * reads spilled contexts, undici half a MiB of it): room to grow, not to pull in a library by mistake (aws-cdk-lib or
+ * a test framework add megabytes). What a bundle costs at cold start is `npm run bench:bundles`'s to show.
  */
-const CEILING_BYTES = 2.5 * 1024 * 1024;
+const CEILING_BYTES = 3 * 1024 * 1024;
 
 const outRoot = join(REPO_ROOT, '.scratch', 'test-bundles');
 afterAll(() => rmSync(outRoot, { recursive: true, force: true }));

@@ -12,6 +12,7 @@ import { DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { DynamoEmbeddingIndex } from '#shared/adapters/embeddings/dynamodb-embedding-index.ts';
 import { LocalEmbedder } from '#shared/adapters/embeddings/local-embedder.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
+import { UsearchVectorEngine } from '#shared/adapters/vectors/usearch-engine.ts';
 import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import { createSearchHandler } from '#shared/core/api/search.ts';
 import { createContextBuilderKind } from '#shared/core/context-builder/context-builder-kind.ts';
@@ -42,6 +43,7 @@ beforeAll(async () => {
   vector = {
     store,
     index: new DynamoEmbeddingIndex(topology.table.name, documentClient),
+    engine: new UsearchVectorEngine(),
     embedder: new LocalEmbedder(),
   };
 }, 90_000);

@@ -235,6 +235,19 @@ function cases(): Record<string, Case> {
         anonymous: true,
       },
     },
+    'GET /v1/workspaces/{ws}/memory': {
+      valid: { path: `${W}/memory`, query: { actor: 'contract-person' } },
+      invalid: { path: `${W}/memory`, query: { actor: 'not a sub!' } },
+    },
+    'DELETE /v1/workspaces/{ws}/memory': {
+      valid: { path: `${W}/memory`, query: { actor: 'contract-person' } },
+      invalid: { path: `${W}/memory`, query: { actor: 'not a sub!' } },
+    },
+    'GET /v1/workspaces/{ws}/memory/{id}': {
+      // No record of that person: the documented 404 (the memory tests write and read records).
+      valid: { path: `${W}/memory/no-such-record`, query: { actor: 'contract-person' } },
+      invalid: { path: `${W}/memory/no-such-record`, query: { actor: 'not a sub!' } },
+    },
     'POST /v1/workspaces/{ws}/attachments': {
       valid: { path: `${W}/attachments`, body: { media_type: 'text/plain', data_base64: HELLO.base64 } },
       invalid: { path: `${W}/attachments`, body: { media_type: 'text/plain', data_base64: 'not base64!' } },

@@ -155,7 +155,10 @@ describe('OpenTelemetry traces of an agent turn', () => {
       'publish agent.response.v1',
     ]);
     const seen = count(trace.map((s) => s.name));
-    expect(Object.keys(seen).sort()).toEqual(Object.keys(expected).sort());
+    // The turn's transcript (`agent.conversation.v1`, written as it answers after a tool round) is published too when
+    // the turn writes it: a hop of the same trace, not another request's.
+    const optional = ['publish agent.conversation.v1'];
+    expect(Object.keys(seen).filter((n) => !optional.includes(n)).sort()).toEqual(Object.keys(expected).sort());
     for (const [name, n] of Object.entries(expected)) expect(seen[name], name).toBeGreaterThanOrEqual(n);
     expect(seen['HTTP POST']).toBe(1);
     const parentName = (s: ReceivedSpan) => byId.get(s.parentSpanId ?? '')?.name;

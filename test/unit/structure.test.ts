@@ -31,6 +31,9 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/core/front-door'],
   ['shared/core/api'],
   ['shared/core/mcp', 'shared/core/a2a'],
+  // Rooms (DESIGN.md "New capabilities land as rooms"), each a room of its own: the memory room is built on the core
+  // and registered by the functions.
+  ['shared/rooms/memory'],
   ['shared/client'],
   ['functions/wiring'],
   ['functions'],
@@ -42,15 +45,18 @@ const FLOORS: readonly (readonly string[])[] = [
 function roomOf(file: string): string | undefined {
   const parts = file.split('/');
   if (parts[0] === 'shared') {
-    // Each folder of shared/rooms/ is a room of its own (DESIGN.md "New capabilities land as rooms"). Its HTTP
-    // surface (`routes.ts`, `contract.ts`) is the API's: the API registers those routes and the route table takes
-    // their contract in, while they are built on the API's request and contract types.
+    // Each folder of shared/rooms/ is a room of its own (DESIGN.md "New capabilities land as rooms"). A room's
+    // `contract.ts` (its routes' entries in the route table) is the API's, which the route table takes in; so are
+    // the `routes.ts` of a room below the API, which the API registers itself. A room above the API hands its routes
+    // to the API through `roomRoutes` and keeps them.
     if (parts[1] === 'rooms' && parts.length > 3) {
-      return parts[3] === 'routes.ts' || parts[3] === 'contract.ts'
-        ? 'shared/core/api'
-        : `shared/rooms/${parts[2]}`;
+      const room = `shared/rooms/${parts[2]}`;
+      if (parts[3] === 'contract.ts') return 'shared/core/api';
+      if (parts[3] === 'routes.ts' && floorOf(room) < floorOf('shared/core/api')) return 'shared/core/api';
+      return room;
     }
     if (parts[1] === 'core') return parts.length > 3 ? `shared/core/${parts[2]}` : 'shared/core';
+    if (parts[1] === 'rooms') return parts.length > 3 ? `shared/rooms/${parts[2]}` : 'shared/rooms';
     return `shared/${(parts[1] ?? '').replace(/\.ts$/, '')}`;
   }
   if (parts[0] === 'functions') return parts[1] === 'wiring' ? 'functions/wiring' : 'functions';

@@ -17,6 +17,7 @@ import type { AgentSpec } from '#shared/domain/agent-spec.ts';
 import { agentSpec } from '#shared/domain/agent-spec.ts';
 import type { AgentDefinition } from '#shared/domain/definitions.ts';
 import { NonRetriableError, ValidationError } from '#shared/domain/errors.ts';
+import { actorOf, type MemoryUse } from '#shared/domain/memory.ts';
 import {
   AGENT_RESPONSE_SCHEMA,
   replyToTag,
@@ -69,6 +70,16 @@ export interface AgentKindDeps {
    * the stream learns at once that the answer is stored.
    */
   readonly streams?: OpenStream;
+  /**
+   * The memory room's recall (`shared/rooms/memory/recall.ts`) for agents that declare `memory`: the prompt section
+   * (its key and text) of what is remembered about the turn's person, or undefined. Absent: no recall.
+   */
+  readonly recall?: (query: {
+    workspace: string;
+    actor: string;
+    text: string;
+    use: MemoryUse;
+  }) => Promise<{ key: string; text: string } | undefined>;
 }
 
 export function createAgentKind(deps: AgentKindDeps): ExecutorKindImplementation<AgentDefinition> {
@@ -98,6 +109,32 @@ function orchestration() {
   return import('./orchestration-agent.ts');
 }
 
+/**
+ * The turn's input with what the agent remembers about the person (a `memory` section, the first the prompt budget
+ * gives up after the definition's own context); unchanged when no person wrote the turn or nothing is recalled.
+ */
+async function withRecall(
+  input: ExecutionInput<AgentDefinition>,
+  task: AgentTask,
+  deps: AgentKindDeps,
+): Promise<ExecutionInput<AgentDefinition>> {
+  const use = input.definition.memory;
+  const actor = actorOf(input.trigger.created_by);
+  if (use === undefined || actor === undefined) return input;
+  const c = input.trigger.context;
+  const fromContext =
+    c !== null && typeof c === 'object' && !Array.isArray(c)
+      ? ['message', 'content', 'text', 'question']
+          .map((k) => (c as Record<string, unknown>)[k])
+          .find((v) => typeof v === 'string')
+      : undefined;
+  const text = task.message ?? (typeof fromContext === 'string' ? fromContext : input.trigger.title);
+  const section = await deps.recall?.({ workspace: input.trigger.workspace, actor, text, use });
+  return section === undefined
+    ? input
+    : { ...input, context: { ...input.context, [section.key]: section.text } };
+}
+
 async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentKindDeps) {
   let spec: AgentSpec;
   try {
@@ -114,6 +151,9 @@ async function executeAgent(input: ExecutionInput<AgentDefinition>, deps: AgentK
   }
   const task = agentTaskOf(input.trigger);
   const log = deps.log ?? silentLog;
+  if (input.definition.memory !== undefined && input.trigger.schema_name !== TOOL_RESPONSE_SCHEMA) {
+    input = await withRecall(input, task, deps);
+  }
   const run: AgentRun = {
     spec,
     definition: input.definition,

@@ -71,6 +71,11 @@ export interface ApiDependencies {
    * once the caller is known to may use it (so nobody else's requests can spend it); past it, 429.
    */
   requestRate?: RequestRate;
+  /**
+   * Routes of rooms (`shared/rooms/`: the memory room's), mounted after the API's own, behind the same workspace
+   * authorization; the handler that builds the API registers each room once.
+   */
+  roomRoutes?: readonly RoomRoute[];
   /** Serves `…/attachments` (the attachments room, `shared/rooms/attachments/`); 404 without it. */
   attachments?: Attachments;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
@@ -81,6 +86,13 @@ export interface ApiDependencies {
 
 type Params = Record<string, string>;
 type RouteHandler = (request: HttpRequest, params: Params, caller: Caller) => Promise<HttpResult>;
+
+/** A room's route: a path template, its pattern (named groups, `ws` the workspace) and its methods. */
+export interface RoomRoute {
+  template: string;
+  pattern: RegExp;
+  methods: Partial<Record<string, RouteHandler>>;
+}
 interface Route {
   /** The path with `{param}` placeholders, as the README's route table writes it. */
   template: string;
@@ -296,6 +308,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...approvalRoutes(store, { parseJsonBody }),
     ...requestRoutes(store, { optionalJsonBody }, deps.streaming),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
+    ...(deps.roomRoutes ?? []),
     ...(deps.attachments ? attachmentRoutes(deps.attachments) : []),
   ];
 

@@ -8,8 +8,10 @@
  * load everything executing needs (built-in tools, JSONata, JSON Schema, model clients) into the function that
  * must keep working when the others fail.
  */
+
 import type { BudgetStop } from '#shared/domain/budget.ts';
 import type { DefinitionByKind, ParsedDefinition, ToolDefinition } from '#shared/domain/definitions.ts';
+import { memoryErrorAnswer } from '#shared/domain/memory.ts';
 import {
   AGENT_CONTEXT_SCHEMA,
   AGENT_ERROR_SCHEMA,
@@ -192,6 +194,7 @@ export const ERROR_ANSWERS: {
     ],
     context: { consumer_id: definition.consumer_id, error, trigger_event_id: trigger?.id ?? null },
   }),
+  memory: ({ definition, trigger, error }) => memoryErrorAnswer(definition, trigger, error),
 };
 
 /** The error answer for a parsed definition of any kind. */
@@ -209,5 +212,7 @@ export function errorAnswer(
       return ERROR_ANSWERS.workflow({ definition: parsed.definition, trigger, error });
     case 'context-builder':
       return ERROR_ANSWERS['context-builder']({ definition: parsed.definition, trigger, error });
+    case 'memory':
+      return ERROR_ANSWERS.memory({ definition: parsed.definition, trigger, error });
   }
 }

@@ -10,8 +10,10 @@
  * date on the one kept before the other is deleted: an event matching both in between is delivered twice and
  * answered once (the executor's claim is per definition × trigger id × version, whichever bus delivered it).
  */
+
 import { type Breadcrumb, canonicalJson } from '#shared/domain/breadcrumb.ts';
 import { QuotaExceededError } from '#shared/domain/errors.ts';
+import { defaultRunnerOf } from '#shared/domain/runners.ts';
 import type { RetryPolicy, RuleRegistry, RuleTarget } from '#shared/ports/rule-registry.ts';
 import { topology } from '#shared/topology.ts';
 import { addToPlacement, readPlacement } from '../../routing/bus-placement.ts';
@@ -147,7 +149,7 @@ async function ensureRule(
   const description = JSON.stringify({ workspace: record.workspace, definition_id: record.id });
   const target: RuleTarget = {
     id: TARGET_ID,
-    arn: deps.executorQueueArns[status.runner ?? status.kind],
+    arn: deps.executorQueueArns[status.runner ?? defaultRunnerOf(status.kind)],
     inputTransformer: executorInputTransformer({
       id: record.id,
       version: record.version,

@@ -11,15 +11,19 @@
  * gone — never the publisher, so a failing model cannot hold up change events. It is idempotent and cheap when
  * nothing changed: the stored checksum is compared first, and an older version never overwrites a newer one.
  *
- * Search: brute-force cosine over the newest candidates of the (workspace, schema) — see the index adapter for the
- * storage layout and the bound.
+ * Search: the vector engine (`VectorEngine`: S3 Vectors on AWS, usearch under `crumbs dev`) answers the k nearest of
+ * the workspace — and of a schema, and of a scope (the `actor:` tag's value) — with those filters applied inside
+ * the engine, over everything kept: no window of newest candidates. The ledger (`EmbeddingIndex`) says what each
+ * stored vector was computed from. With embeddings off (`CRUMBS_EMBEDDINGS=none`) there is no vector to compare:
+ * `searchSimilar` answers by recency and says so (`mode: 'recency'`).
  */
 import { EmbedSchemasEnvSchema, parseEnv } from '#shared/config.ts';
 import type { Breadcrumb, ContextView } from '#shared/domain/breadcrumb.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
+import { MEMORY_RECORD_SCHEMA } from '#shared/domain/memory-names.ts';
 import { AGENT_RESPONSE_SCHEMA, USER_MESSAGE_SCHEMA } from '#shared/domain/protocol.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
-import { cosine, type Embedder, type EmbeddingIndex } from '#shared/ports/embeddings.ts';
+import type { Embedder, EmbeddingIndex, VectorEngine } from '#shared/ports/embeddings.ts';
 import { ENV } from '#shared/topology.ts';
 
 export const DEFAULT_EMBEDDED_SCHEMAS: readonly string[] = [
@@ -28,15 +32,17 @@ export const DEFAULT_EMBEDDED_SCHEMAS: readonly string[] = [
   'note.v1',
   'document.v1',
   'memory.v1',
+  // The memory room's records: recall searches them by meaning, scoped to their person.
+  MEMORY_RECORD_SCHEMA,
   'knowledge.v1',
 ];
 
 const NEVER_EMBEDDED =
   /^(agent\.def|agent\.definition|tool\.def|workflow\.def|context\.config|agent\.context|agent\.conversation|schema\.def|tool\.request|tool\.response|system\.)/;
 
-/** How many stored embeddings one search compares at most. */
-export const MAX_CANDIDATES = 2000;
 export const MAX_NN = 50;
+/** The tag whose value is a record's scope in the engine (whose memory it is). */
+export const ACTOR_TAG_PREFIX = 'actor:';
 const MAX_TEXT_CHARS = 4000;
 const TEXT_FIELDS = [
   'message',
@@ -53,7 +59,14 @@ const TEXT_FIELDS = [
 export interface VectorSearchDeps {
   store: BreadcrumbStore;
   index: EmbeddingIndex;
+  engine: VectorEngine;
   embedder: Embedder;
+}
+
+/** The engine partition a breadcrumb's vector goes to inside its workspace: the value of its `actor:` tag. */
+export function embeddingScope(tags: readonly string[]): string | undefined {
+  const tag = tags.find((t) => t.startsWith(ACTOR_TAG_PREFIX));
+  return tag === undefined ? undefined : tag.slice(ACTOR_TAG_PREFIX.length);
 }
 
 export interface EmbeddingPolicy {
@@ -114,32 +127,51 @@ export async function indexEmbedding(
     return 'unchanged';
   }
   const [vector] = await deps.embedder.embed([embeddingText(record)], signal);
+  const scope = embeddingScope(record.tags);
+  // A scope that changed (the actor tag edited) leaves no vector in the old partition.
+  if (existing && existing.model === deps.embedder.model && existing.scope !== scope) {
+    await deps.engine.remove(existing.model, record.workspace, record.id);
+  }
+  // The engine first, the ledger second: a crash between them re-embeds on retry (the ledger still says the old
+  // checksum), never leaves a ledger entry for a vector the engine lacks.
+  await deps.engine.upsert(deps.embedder.model, {
+    id: record.id,
+    workspace: record.workspace,
+    schema_name: record.schema_name,
+    ...(scope !== undefined ? { scope } : {}),
+    vector: vector ?? [],
+  });
   const written = await deps.index.put(record.workspace, {
     id: record.id,
     schema_name: record.schema_name,
     version: record.version,
     checksum,
     model: deps.embedder.model,
-    vector: vector ?? [],
     updated_at: record.updated_at,
     ...(record.expires_at !== undefined ? { expires_at: record.expires_at } : {}),
+    ...(scope !== undefined ? { scope } : {}),
   });
   return written ? 'indexed' : 'stale';
 }
 
-/** Drops the embedding of a deleted breadcrumb. */
-export function removeEmbedding(
-  deps: Pick<VectorSearchDeps, 'index'>,
+/** Drops the embedding of a deleted breadcrumb: its vector from the engine, then its ledger entry. */
+export async function removeEmbedding(
+  deps: Pick<VectorSearchDeps, 'index' | 'engine' | 'embedder'>,
   workspace: string,
   id: string,
 ): Promise<void> {
-  return deps.index.remove(workspace, id);
+  const existing = await deps.index.get(workspace, id);
+  // The ledger names the model (the index) the vector went to; without it, the current model's index.
+  await deps.engine.remove(existing?.model ?? deps.embedder.model, workspace, id);
+  if (existing) await deps.index.remove(workspace, id);
 }
 
 export interface SimilarQuery {
   workspace: string;
   /** Search one schema; the whole workspace's embeddings when absent. */
   schemaName?: string;
+  /** Only records of this actor (`actor:` tag); applied inside the engine. */
+  scope?: string;
   text: string;
   nn: number;
   /** Ids never returned (the trigger itself, for a context builder). */
@@ -156,34 +188,34 @@ export interface SimilarHit {
 /** The `nn` breadcrumbs most similar to `text`, best first, as context views. Deleted breadcrumbs are skipped. */
 export async function searchSimilar(deps: VectorSearchDeps, query: SimilarQuery): Promise<SimilarHit[]> {
   const nn = Math.max(1, Math.min(MAX_NN, Math.floor(query.nn)));
-  const [[vector], candidates] = await Promise.all([
-    deps.embedder.embed([query.text], query.signal),
-    deps.index.candidates(query.workspace, query.schemaName, MAX_CANDIDATES),
-  ]);
   const exclude = new Set(query.excludeIds ?? []);
-  const scored = candidates
-    .filter((c) => c.model === deps.embedder.model && !exclude.has(c.id))
-    .map((c) => ({ id: c.id, score: cosine(vector ?? [], c.vector) }))
-    .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+  const [vector] = await deps.embedder.embed([query.text], query.signal);
+  // A few more than asked, so excluded ids and hits deleted since they were indexed can be skipped.
+  const k = Math.min(deps.engine.maxK, nn + exclude.size + nn);
+  const scored = (
+    await deps.engine.query(deps.embedder.model, {
+      workspace: query.workspace,
+      ...(query.schemaName !== undefined ? { schemaName: query.schemaName } : {}),
+      ...(query.scope !== undefined ? { scope: query.scope } : {}),
+      vector: vector ?? [],
+      k,
+    })
+  ).filter((s) => !exclude.has(s.id));
+  const views = await Promise.all(
+    scored.map(async (s) => {
+      try {
+        return await deps.store.getContextView(query.workspace, s.id);
+      } catch (error) {
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      }
+    }),
+  );
   const hits: SimilarHit[] = [];
-  // Read a few more than asked so hits deleted since they were indexed can be skipped.
-  for (let start = 0; start < scored.length && hits.length < nn; start += nn) {
-    const batch = scored.slice(start, start + nn);
-    const views = await Promise.all(
-      batch.map(async (s) => {
-        try {
-          return await deps.store.getContextView(query.workspace, s.id);
-        } catch (error) {
-          if (error instanceof NotFoundError) return undefined;
-          throw error;
-        }
-      }),
-    );
-    batch.forEach((s, i) => {
-      const view = views[i];
-      if (view && hits.length < nn) hits.push({ id: s.id, score: round(s.score), breadcrumb: view });
-    });
-  }
+  scored.forEach((s, i) => {
+    const view = views[i];
+    if (view && hits.length < nn) hits.push({ id: s.id, score: round(s.score), breadcrumb: view });
+  });
   return hits;
 }
 

@@ -70,3 +70,25 @@ describe('recordOf', () => {
     expect(recordOf(older)).toBeUndefined();
   });
 });
+
+describe('change events of memory records', () => {
+  it('never carry a memory record’s context, whatever its size', async () => {
+    const { changeEntry } = await import('#shared/domain/change-event.ts');
+    const entry = changeEntry('Breadcrumb Created', {
+      id: '01JMEMORY0000000000000000',
+      workspace: 'w',
+      schema_name: 'memory.record.v1',
+      title: 'prefs: units',
+      tags: ['actor:alice'],
+      context: { text: 'CANARY-prefers metric units' },
+      version: 1,
+      checksum: 'x',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      created_by: 'agent:m',
+      updated_by: 'agent:m',
+    } as never);
+    expect(entry.detail.context_omitted).toBe(true);
+    expect(JSON.stringify(entry)).not.toContain('CANARY');
+  });
+});

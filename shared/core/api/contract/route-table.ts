@@ -9,6 +9,7 @@
 
 import * as zod from '#shared/domain/zod.ts';
 import * as AttachmentContract from '#shared/rooms/attachments/contract.ts';
+import * as MemoryContract from '#shared/rooms/memory/contract.ts';
 import { SignInConfigSchema } from '../sign-in.ts';
 import * as S from './schemas.ts';
 
@@ -583,12 +584,13 @@ const CORE_ROUTES: readonly RouteContract[] = [
  * The rooms' contract modules (each room's `contract.ts`, next to its routes): their `…Schema` exports are named in
  * the document like `schemas.ts`'s, and their route entries follow the core's.
  */
-export const ROOM_CONTRACTS = [AttachmentContract] as const;
+export const ROOM_CONTRACTS = [AttachmentContract, MemoryContract] as const;
 
 /** Every route: the core's, then each room's. */
 export const ROUTE_TABLE: readonly RouteContract[] = [
   ...CORE_ROUTES,
   ...AttachmentContract.ATTACHMENT_ROUTE_CONTRACTS,
+  ...MemoryContract.MEMORY_ROUTE_CONTRACTS,
 ];
 
 /** Path parameters' descriptions (the workspace parameter's pattern comes from its schema). */

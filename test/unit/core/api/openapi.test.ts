@@ -16,6 +16,7 @@ import { openApiDocument } from '#shared/core/api/contract/openapi.ts';
 import { ROUTE_TABLE } from '#shared/core/api/contract/route-table.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { DEFAULT_ATTACHMENT_LIMITS } from '#shared/rooms/attachments/reference.ts';
+import { memoryRoutes } from '#shared/rooms/memory/routes.ts';
 import { type HttpTrigger, topology } from '#shared/topology.ts';
 
 const run = promisify(execFile);
@@ -35,6 +36,7 @@ function fullApi() {
     usage: some,
     streaming: some,
     attachments: { limits: DEFAULT_ATTACHMENT_LIMITS } as never,
+    roomRoutes: memoryRoutes({ store: {} as BreadcrumbStore, purge: async () => undefined }),
   };
   return createApi(deps);
 }
