@@ -158,7 +158,11 @@ describe('OpenTelemetry traces of an agent turn', () => {
     // The turn's transcript (`agent.conversation.v1`, written as it answers after a tool round) is published too when
     // the turn writes it: a hop of the same trace, not another request's.
     const optional = ['publish agent.conversation.v1'];
-    expect(Object.keys(seen).filter((n) => !optional.includes(n)).sort()).toEqual(Object.keys(expected).sort());
+    expect(
+      Object.keys(seen)
+        .filter((n) => !optional.includes(n))
+        .sort(),
+    ).toEqual(Object.keys(expected).sort());
     for (const [name, n] of Object.entries(expected)) expect(seen[name], name).toBeGreaterThanOrEqual(n);
     expect(seen['HTTP POST']).toBe(1);
     const parentName = (s: ReceivedSpan) => byId.get(s.parentSpanId ?? '')?.name;
