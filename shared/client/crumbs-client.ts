@@ -437,7 +437,7 @@ export class CrumbsClient {
     );
     const form = new FormData();
     for (const [k, v] of Object.entries(staged.fields)) form.append(k, v);
-    form.append('file', new Blob([bytes]));
+    form.append('file', new Blob([Uint8Array.from(bytes)]));
     const posted = await this.#fetch(staged.url, { method: 'POST', body: form });
     if (!posted.ok) {
       throw new ApiResponseError(`the storage refused the upload (${posted.status}): ${await posted.text()}`);
@@ -452,9 +452,22 @@ export class CrumbsClient {
     );
   }
 
-  /** An attachment's reference and a presigned `download_url`. */
-  attachment(id: string, options: RequestOptions = {}): Promise<AttachmentRef & { download_url: string }> {
-    return this.#json('GET', this.#workspacePath('attachments', id), options);
+  /**
+   * An attachment's reference and a presigned `download_url`; `withData`: its bytes too (`data_base64`), when
+   * within what an API answer carries (else `data_omitted` says why).
+   */
+  attachment(
+    id: string,
+    options: RequestOptions = {},
+    withData = false,
+  ): Promise<
+    AttachmentRef & { download_url: string; expires_at?: string; data_base64?: string; data_omitted?: string }
+  > {
+    return this.#json(
+      'GET',
+      this.#workspacePath('attachments', id) + (withData ? '?data=true' : ''),
+      options,
+    );
   }
 
   /** One page of the workspace's blobs, each with a presigned download URL (export). */

@@ -101,7 +101,7 @@ export class Api {
 
   /** An attachment: its reference, a presigned download URL, and its bytes when small enough. */
   attachment(id: string): Promise<AttachmentView> {
-    return this.json(`${this.path('attachments', id)}?data=true`);
+    return this.call((c) => c.attachment(id, {}, true));
   }
   contextView(id: string): Promise<ContextView> {
     return this.call((c) => c.get(id));
