@@ -18,6 +18,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/adapters'],
   ['shared/routing'],
   ['shared/tools'],
+  ['shared/rooms/guardrails'],
   ['shared/core/stream'],
   ['shared/core/streaming'],
   ['shared/core/model-calls'],
@@ -41,6 +42,8 @@ function roomOf(file: string): string | undefined {
   const parts = file.split('/');
   if (parts[0] === 'shared') {
     if (parts[1] === 'core') return parts.length > 3 ? `shared/core/${parts[2]}` : 'shared/core';
+    // Each room of shared/rooms/ is a room of its own (DESIGN.md "New capabilities land as rooms").
+    if (parts[1] === 'rooms' && parts.length > 3) return `shared/rooms/${parts[2]}`;
     return `shared/${(parts[1] ?? '').replace(/\.ts$/, '')}`;
   }
   if (parts[0] === 'functions') return parts[1] === 'wiring' ? 'functions/wiring' : 'functions';
