@@ -26,6 +26,7 @@ import { resolveModel } from '#shared/domain/llm-model.ts';
 import { parseYaml } from '#shared/domain/yaml.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
+import { guardrailsFromEnv } from '../wiring/guardrails-from-env.ts';
 import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
 const tokenizers = new TiktokenTokenizers();
@@ -73,6 +74,8 @@ export const handler = createExecutorHandler('agent', {
       priceModel,
       timers,
       ...(streams !== undefined ? { streams } : {}),
+      // The agent's guardrail policies at each point its turn crosses (`shared/rooms/guardrails/`).
+      guardrails: guardrailsFromEnv(store, log),
     });
     return metered(
       createAgentKind({
