@@ -19,6 +19,7 @@ import { createApi } from '#shared/core/api/api.ts';
 import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
+import { guardrailsApi } from '#shared/rooms/guardrails/routes.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from '../wiring/http-handler.ts';
 import { measureHttpAnswer } from '../wiring/metrics.ts';
@@ -67,6 +68,8 @@ const api = createApi({
     ...(scheduleGroup !== undefined ? { timers: new SchedulerWorkspaceTimers(scheduleGroup) } : {}),
   },
   usage: new DynamoUsageTotals(env[ENV.tableName]),
+  // Rooms: their routes and write gates (DESIGN.md "New capabilities land as rooms").
+  rooms: [guardrailsApi({ store, log: logger })],
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>
     logger.error('unexpected error', { error, method: request.method, path: request.path }),

@@ -15,12 +15,12 @@ import { toFieldIssues } from '#shared/domain/breadcrumb.ts';
 import { NameSchema } from '#shared/domain/definition-fields.ts';
 import { type FieldIssue, ValidationError } from '#shared/domain/errors.ts';
 import { linearRegexProblem } from '#shared/domain/lang/linear-regex.ts';
+import { GUARDRAIL_DEF_SCHEMA, GUARDRAIL_EVENT_SCHEMA } from '#shared/domain/protocol.ts';
 import * as z from '#shared/domain/zod.ts';
 import { PII_TYPES } from './detectors.ts';
 import { maxMatchLength } from './match-length.ts';
 
-export const GUARDRAIL_DEF_SCHEMA = 'guardrail.def.v1';
-export const GUARDRAIL_EVENT_SCHEMA = 'guardrail.event.v1';
+export { GUARDRAIL_DEF_SCHEMA, GUARDRAIL_EVENT_SCHEMA };
 
 export const POINTS = [
   'input',

@@ -38,6 +38,8 @@ export interface BedrockGuardrail {
 }
 
 export interface GuardDeps {
+  /** false: judged checks are not run, only named in `notRun` (a dry run without a model, `guardrails test`). */
+  readonly judge?: boolean;
   readonly classifier?: Classifier;
   readonly bedrock?: BedrockGuardrail;
   readonly signal?: AbortSignal;
@@ -72,6 +74,8 @@ const OUTPUT_POINTS: readonly Point[] = ['model_output', 'tool_args'];
 
 export class Guard {
   readonly findings: GuardFinding[] = [];
+  /** Judged checks a dry run left out. */
+  readonly notRun = new Set<string>();
 
   constructor(
     readonly policies: readonly CompiledPolicy[],
@@ -148,6 +152,12 @@ export class Guard {
   private async judged(policy: CompiledPolicy, point: Point, part: Part, text: string): Promise<Finding[]> {
     const def = policy.def;
     const out: Finding[] = [];
+    if (this.deps.judge === false) {
+      if (def.topics?.length) this.notRun.add('topic');
+      if (def.tool_results.injection && point === 'tool_result') this.notRun.add('injection');
+      if (def.bedrock) this.notRun.add('bedrock');
+      return out;
+    }
     const judge = async (check: CheckName, action: Action, run: () => Promise<string | undefined>) => {
       try {
         const flagged = await run();
