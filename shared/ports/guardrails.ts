@@ -82,6 +82,8 @@ export interface Guardrails {
     };
     /** The invocation's model client (the governed path): classifier calls are budgeted and metered with it. */
     llm: LlmClient;
+    /** The turn answers another agent (its request was written by `agent:<id>`): a hand-off between agents. */
+    handoff?: boolean;
     signal?: AbortSignal;
   }): Promise<InvocationGuard | undefined>;
 }

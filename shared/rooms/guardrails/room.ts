@@ -20,7 +20,7 @@ export interface GuardrailsRoomDeps {
 
 export function createGuardrails(deps: GuardrailsRoomDeps): Guardrails {
   return {
-    async forAgent({ workspace, thread, agent, llm, signal }): Promise<InvocationGuard | undefined> {
+    async forAgent({ workspace, thread, agent, llm, signal, handoff }): Promise<InvocationGuard | undefined> {
       const { policies, unusable } = await policiesFor(deps.store, workspace, agent);
       if (unusable.length > 0) {
         deps.log?.warn('an agent names guardrails that cannot be used', {
@@ -40,6 +40,7 @@ export function createGuardrails(deps: GuardrailsRoomDeps): Guardrails {
         thread,
         vault: deps.vault,
         unusable: unusable.map((u) => u.name),
+        handoff: handoff === true,
       });
     },
   };

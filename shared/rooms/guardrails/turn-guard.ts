@@ -37,7 +37,14 @@ export class TurnGuard implements InvocationGuard {
   constructor(
     readonly guard: Guard,
     private readonly agent: { agent_id: string; system_prompt?: string | undefined },
-    private readonly where: { workspace: string; thread: string; vault: Vault; unusable?: readonly string[] },
+    private readonly where: {
+      workspace: string;
+      thread: string;
+      vault: Vault;
+      unusable?: readonly string[];
+      /** The turn answers another agent (a sub-agent's request): its request and answer are hand-offs. */
+      handoff?: boolean;
+    },
   ) {}
 
   /**
@@ -81,19 +88,25 @@ export class TurnGuard implements InvocationGuard {
       setters.push((t) => {
         assembled = t;
       });
-      pieces.push({ part: 'user', text: userMessage });
-      setters.push((t) => {
-        userMessage = t;
-      });
+      // A new turn's first message is its user message: checked once, both rewritten.
+      const first = messages[0];
+      if (!(first?.role === 'user' && first.content === userMessage)) {
+        pieces.push({ part: 'user', text: userMessage });
+        setters.push((t) => {
+          userMessage = t;
+        });
+      }
     }
     const toolPieces: { part: Part; text: string }[] = [];
     const toolSetters: ((text: string) => void)[] = [];
     messages.forEach((m, i) => {
       if (i < from) return;
       if (m.role === 'user') {
+        const isUserMessage = from === 0 && i === 0 && m.content === userMessage;
         pieces.push({ part: 'user', text: m.content });
         setters.push((t) => {
           messages[i] = { ...m, content: t };
+          if (isUserMessage) userMessage = t;
         });
       } else if (m.role === 'assistant') {
         pieces.push({ part: 'assistant', text: m.content });
@@ -115,8 +128,9 @@ export class TurnGuard implements InvocationGuard {
     });
     // The person's words first (the `input` point), then everything the model reads (`model_input`).
     const userAt = pieces.flatMap((p, i) => (p.part === 'user' ? [i] : []));
+    // A request another agent wrote is a hand-off: checked where hand-offs are.
     const input = await this.guard.check(
-      'input',
+      this.where.handoff ? 'handoff' : 'input',
       userAt.map((i) => pieces[i] as { part: Part; text: string }),
     );
     input.texts.forEach((t, k) => {
@@ -145,7 +159,11 @@ export class TurnGuard implements InvocationGuard {
 
   /** Checks the model's answer and its tool calls' arguments: the response to carry on with, or the block. */
   async modelOutput(response: LlmResponse): Promise<{ response: LlmResponse; blocked?: Blocked }> {
-    const text = await this.guard.check('model_output', [{ part: 'assistant', text: response.text }]);
+    const output = await this.guard.check('model_output', [{ part: 'assistant', text: response.text }]);
+    const text = this.where.handoff
+      ? await this.guard.check('handoff', [{ part: 'assistant', text: output.texts[0] ?? '' }])
+      : output;
+    const outputBlock = output.blocked;
     const args = response.toolCalls.length
       ? await this.guard.check(
           'tool_args',
@@ -159,7 +177,7 @@ export class TurnGuard implements InvocationGuard {
       const masked = args?.texts[i];
       return masked === undefined ? c : { ...c, input: JSON.parse(masked) as unknown };
     });
-    const blocked = text.blocked ?? args?.blocked;
+    const blocked = outputBlock ?? text.blocked ?? args?.blocked;
     return {
       response: { ...response, text: text.texts[0] ?? response.text, toolCalls },
       ...(blocked !== undefined ? { blocked } : {}),

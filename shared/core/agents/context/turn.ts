@@ -442,6 +442,7 @@ function guardOf(
             thread: conversation.thread,
             agent: input.definition,
             llm: deps.llm,
+            handoff: input.trigger.created_by.startsWith('agent:'),
             signal: input.signal,
           });
     invocationGuards.set(input, guard);
