@@ -23,7 +23,6 @@ import {
 } from './definition.ts';
 import { Guard } from './guard.ts';
 import { policiesFor } from './policies.ts';
-import { compilePolicy } from './scan.ts';
 import { Placeholders } from './vault.ts';
 
 const TestBodySchema = z.strictObject({

@@ -96,7 +96,7 @@ class MemoryStore {
   }
 }
 
-function agentDef(extra: Record<string, unknown> = {}): AgentDefinition {
+function _agentDef(extra: Record<string, unknown> = {}): AgentDefinition {
   const parsed = parseDefinition('agent.def.v1', {
     agent_id: 'helper',
     system_prompt: 'You are helper.',
@@ -126,7 +126,7 @@ function input(
 }
 
 /** An LlmClient that records requests and answers from a script. */
-function scripted(...answers: Partial<LlmResponse>[]): LlmClient & { requests: LlmRequest[] } {
+function _scripted(...answers: Partial<LlmResponse>[]): LlmClient & { requests: LlmRequest[] } {
   const requests: LlmRequest[] = [];
   return {
     requests,
@@ -146,7 +146,7 @@ function scripted(...answers: Partial<LlmResponse>[]): LlmClient & { requests: L
 }
 
 /** The calculator's answer to `requestId`, caused by the request breadcrumb `causedBy` (`<id>@<version>`). */
-function respondTo(
+function _respondTo(
   store: MemoryStore,
   id: string,
   requestId: string,
