@@ -670,6 +670,15 @@ export class CrumbsClient {
     return this.#json('POST', this.#workspacePath('approvals', id), { ...options, body });
   }
 
+  /** A dry run of a guardrail policy on a text (`POST …/guardrails/{id}/test`): masked text, block, findings. */
+  testGuardrail(
+    id: string,
+    body: { text: string; point?: string },
+    options: RequestOptions = {},
+  ): Promise<GuardrailTestResult> {
+    return this.#json('POST', this.#workspacePath('guardrails', id, 'test'), { ...options, body });
+  }
+
   /** The bearer token the next request sends (a provider's current one). */
   async token(): Promise<string | undefined> {
     return typeof this.#token === 'function' ? await this.#token() : this.#token;
@@ -890,4 +899,16 @@ export interface UsageQuery {
   from?: string;
   to?: string;
   limit?: number;
+}
+
+/** What `POST …/guardrails/{id}/test` answers. */
+export interface GuardrailTestResult {
+  guardrail_id: string;
+  version: number;
+  point: string;
+  text: string;
+  blocked?: { policy: string; message: string };
+  findings: { check: string; type: string; action: string; start?: number; end?: number }[];
+  placeholders: { placeholder: string; type: string }[];
+  not_run: string[];
 }
