@@ -6,7 +6,7 @@
  * (`*`, `+`, `{n,}`) would make that hold-back the whole answer, so such a policy is `invalid` naming the pattern.
  * re2js exposes no syntax tree, and no maintained package computes this bound; the walk below reads the syntax
  * `linear-regex.ts` accepts (escapes, classes, groups, alternation, quantifiers) and counts UTF-16 units, the unit
- * streamed text is held back in. A code point outside the BMP counts 2. The property test in
+ * streamed text is held back in. A character that may lie outside the BMP (`.`, a negated class or escape) counts 2. The property test in
  * `test/unit/rooms/guardrails/match-length.test.ts` holds every match the engine makes to the bound.
  */
 
@@ -58,15 +58,25 @@ class Walk {
       return inner;
     }
     if (c === '[') {
+      // A class of BMP characters matches one UTF-16 unit; a negated one, or one naming code points beyond the BMP
+      // or a property, may match a surrogate pair.
       this.i++;
-      if (this.s[this.i] === '^') this.i++;
+      let wide = false;
+      if (this.s[this.i] === '^') {
+        wide = true;
+        this.i++;
+      }
       if (this.s[this.i] === ']') this.i++;
       while (this.i < this.s.length && this.s[this.i] !== ']') {
-        if (this.s[this.i] === '\\') this.i++;
+        if (this.s[this.i] === '\\') {
+          const escaped = this.s[this.i + 1] ?? '';
+          if ('pPDWS'.includes(escaped) || (escaped === 'u' && this.s[this.i + 2] === '{')) wide = true;
+          this.i++;
+        } else if ((this.s.codePointAt(this.i) ?? 0) > 0xffff) wide = true;
         this.i++;
       }
       this.i++;
-      return 2;
+      return wide ? 2 : 1;
     }
     if (c === '\\') {
       const next = this.s[this.i + 1] ?? '';
@@ -86,7 +96,8 @@ class Walk {
         }
         return 2;
       }
-      return 'dDwWsS.'.includes(next) || next === 'u' ? 2 : 1;
+      // \d, \w and \s are BMP sets (JavaScript's); their negations may match a surrogate pair.
+      return 'DWS'.includes(next) ? 2 : 1;
     }
     this.i++;
     if (c === '^' || c === '$') return 0;
