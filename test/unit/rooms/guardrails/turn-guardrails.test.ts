@@ -7,6 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { createContextAgentKind } from '#shared/core/agents/context/turn.ts';
 import type { ExecutionInput, OutputBreadcrumb } from '#shared/core/executor/contract.ts';
+import { metered } from '#shared/core/executor/usage-record.ts';
+import { governedLlm } from '#shared/core/model-calls/governed-llm.ts';
 import { type Breadcrumb, checksumOf } from '#shared/domain/breadcrumb.ts';
 import { type AgentDefinition, parseDefinition } from '#shared/domain/definitions.ts';
 import { NotFoundError, VersionConflictError } from '#shared/domain/errors.ts';
@@ -462,5 +464,30 @@ describe('A context turn under guardrails', () => {
     const llm = echoing();
     await kind(store, llm).execute(input(definitionOf({}), request(store, 'mail ann@example.com')));
     expect(llm.requests[0]?.messages).toEqual([{ role: 'user', content: 'mail [EMAIL_1]' }]);
+  });
+
+  it('records the classifier call as a usage line of the turn, through the budgeted path every model call takes', async () => {
+    const store = new MemoryStore();
+    policy(store, 'no-advice', {
+      topics: [{ name: 'investment-advice', definition: 'advice on what to invest in' }],
+      classifier: { model: 'scripted/judge' },
+    });
+    const llm = governedLlm(withClassifier(echoing()), { prices: {} });
+    const vault = new Vault(new MemoryVaultStore(), new LocalKeyRing(Buffer.alloc(32, 3)));
+    const executor = metered(
+      createContextAgentKind({
+        store: store.asPort(),
+        llm,
+        guardrails: createGuardrails({ store: store.asPort(), vault }),
+      }),
+    );
+    const { outputs } = await executor.execute(
+      input(definitionOf({ guardrails: ['no-advice'] }), request(store, 'hello')),
+    );
+    const usage = outputs.map((o) => o.context.llm_usage).find((u) => u !== undefined) as {
+      calls: { model: string }[];
+    };
+    // The person's message is judged, the model answers, and its answer is judged (the policy holds at every point).
+    expect(usage.calls.map((c) => c.model)).toEqual(['scripted/judge', 'scripted/m', 'scripted/judge']);
   });
 });
