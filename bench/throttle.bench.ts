@@ -3,13 +3,22 @@
  *   cost      the added p50/p95 latency of a GET through the API with the limiter and without it (a workspace whose
  *             rate is 0 takes no write), and its price per million requests: one conditional UpdateItem of a
  *             small item per admitted request (1 WRU, measured with ReturnConsumedCapacity), at on-demand prices
- *   flood     team-a's GET p50/p95 alone, then while a workspace without a limit floods the API from many
- *             connections at once, then while team-b floods it the same way over its rate (and how many of each
- *             flood's requests were served, refused with 429, or reset by the overloaded local server)
+ *   flood     team-a's GET p50/p95 alone, then while a workspace without a limit floods the API at a fixed rate, then
+ *             while team-b floods it at the same rate far over its own limit; for each flood, how many requests were
+ *             served, refused with 429 or failed
  *
- *   node bin/run-ts.js bench/throttle.bench.ts [--requests 200] [--flood 600] [--concurrency 40]
+ * The flood is open-loop (a request every 1/rate seconds whatever the answers, as a client on the internet sends
+ * them) and comes from a worker thread, so the flooder's own work is not done on the API's event loop. A closed
+ * loop of N connections against the one local process would take all of its CPU however cheap a refusal is (it
+ * just sends more); on AWS each concurrent request has a Lambda instance of its own, and what a flood takes from
+ * its neighbours is what it makes the shared parts do (the table, the account's concurrency) — which is what the
+ * limit cuts down: a refusal writes nothing once an instance knows the cell is full, however many arrive at once
+ * (`test/integration/request-rate.test.ts` counts the writes of a concurrent flood on DynamoDB Local).
+ *
+ *   node bin/run-ts.js bench/throttle.bench.ts [--requests 200] [--rate 100] [--seconds 8]
  */
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import { ENV, topology } from '#shared/topology.ts';
@@ -17,16 +26,43 @@ import { percentile } from './support/counting-proxy.ts';
 import { PRICES } from './support/prices.ts';
 import { startBenchStack } from './support/stack.ts';
 
+/**
+ * The flooder, run in a worker thread: starts one GET every 1/rate seconds for `seconds` (not waiting for answers),
+ * then waits for the answers and posts how many had each status (`failed`: no answer) and how long it all took.
+ */
+const FLOODER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { url, token, rate, seconds } = workerData;
+const counts = {};
+const started = performance.now();
+const total = Math.round(rate * seconds);
+const sent = [];
+(async () => {
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    sent.push(
+      fetch(url, { headers: { authorization: 'Bearer ' + token } })
+        .then(async (res) => { await res.arrayBuffer(); counts[res.status] = (counts[res.status] || 0) + 1; })
+        .catch(() => { counts.failed = (counts.failed || 0) + 1; }),
+    );
+  }
+  await Promise.all(sent);
+  parentPort.postMessage({ ...counts, ms: performance.now() - started });
+})();
+`;
+
 const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '200' },
-    flood: { type: 'string', default: '600' },
-    concurrency: { type: 'string', default: '40' },
+    rate: { type: 'string', default: '100' },
+    seconds: { type: 'string', default: '8' },
   },
 });
 const REQUESTS = Number(values.requests);
-const FLOOD = Number(values.flood);
-const CONCURRENCY = Number(values.concurrency);
+const FLOOD_RATE = Number(values.rate);
+const FLOOD_SECONDS = Number(values.seconds);
 
 const TEAM_B = { requestRate: 5, requestBurst: 10 };
 // team-b has a low rate of its own; `free` none at all (the baseline without the limiter's write).
@@ -96,46 +132,56 @@ try {
     `  writes per admitted request    ${wru} WRU → $${(wru * PRICES.dynamodb.writeRequestUnit * 1e6).toFixed(3)} per million requests (on-demand, ${PRICES.region}); refusals after an instance has seen the cell full: none`,
   );
 
-  // The flood: team-a probes alone, then while a workspace without a limit floods, then while team-b (over its rate)
-  // floods the same way. The local API is one process, so a flood that is served takes its CPU from team-a; one that
-  // is refused early (no write once an instance has seen the cell full) takes much less.
-  const alone: number[] = [];
-  for (let i = 0; i < 40; i++) alone.push((await get('team-a')).ms);
+  // The flood: team-a probes one GET at a time, alone, then while `free` (no limit) and then team-b (over its limit)
+  // flood the API at the same fixed rate from a worker thread.
+  const probe = async (until: () => boolean) => {
+    const ms: number[] = [];
+    while (!until()) {
+      const r = await get('team-a');
+      if (r.status !== 200) throw new Error(`team-a answered ${r.status}`);
+      ms.push(r.ms);
+    }
+    return ms;
+  };
+  const aloneUntil = performance.now() + FLOOD_SECONDS * 1000;
+  const alone = await probe(() => performance.now() > aloneUntil);
   const flood = async (ws: string) => {
-    let sent = 0;
-    const statuses: number[] = [];
-    const flooders = Array.from({ length: CONCURRENCY }, async () => {
-      while (sent < FLOOD) {
-        sent++;
-        statuses.push((await get(ws)).status);
-      }
+    const worker = new Worker(FLOODER, {
+      eval: true,
+      workerData: {
+        url: `${stack.endpoints.api}/v1/workspaces/${ws}/breadcrumbs?schema_name=note.v1&limit=1`,
+        token: stack.token,
+        rate: FLOOD_RATE,
+        seconds: FLOOD_SECONDS,
+      },
     });
-    const during: number[] = [];
-    const probing = (async () => {
-      while (sent < FLOOD) {
-        const r = await get('team-a');
-        if (r.status !== 200) throw new Error(`team-a answered ${r.status} during the flood`);
-        during.push(r.ms);
-      }
-    })();
-    await Promise.all([...flooders, probing]);
+    let done = false;
+    const result = new Promise<Record<string, number>>((resolve, reject) => {
+      worker.once('message', (m: Record<string, number>) => {
+        done = true;
+        resolve(m);
+      });
+      worker.once('error', reject);
+    });
+    const during = await probe(() => done);
+    const statuses = await result;
+    await worker.terminate();
     return { statuses, during };
   };
   const unlimited = await flood('free');
   const limited = await flood('team-b');
-  const count = (xs: number[], status: number) => xs.filter((s) => s === status).length;
   const line = (label: string, xs: number[]) => {
     const s = stats(xs);
     console.log(`  ${label.padEnd(40)} p50 ${fmt(s.p50)} ms  p95 ${fmt(s.p95)} ms (${xs.length} probes)`);
   };
+  const outcome = (r: Awaited<ReturnType<typeof flood>>) =>
+    `200: ${r.statuses['200'] ?? 0}, 429: ${r.statuses['429'] ?? 0}, failed: ${r.statuses.failed ?? 0}, lasted ${((r.statuses.ms ?? 0) / 1000).toFixed(1)} s`;
   console.log(
-    `\nflood: ${FLOOD} GETs over ${CONCURRENCY} connections, team-a probing one at a time meanwhile`,
+    `\nflood: ${FLOOD_RATE} GETs per second for ${FLOOD_SECONDS} s from a worker thread (open loop), team-a probing one GET at a time meanwhile`,
   );
+  console.log(`  by free (no limit):              ${outcome(unlimited)}`);
   console.log(
-    `  by free (no limit):              200: ${count(unlimited.statuses, 200)}, 429: ${count(unlimited.statuses, 429)}, reset: ${count(unlimited.statuses, 0)}`,
-  );
-  console.log(
-    `  by team-b (rate ${TEAM_B.requestRate}/s, burst ${TEAM_B.requestBurst}):  200: ${count(limited.statuses, 200)}, 429: ${count(limited.statuses, 429)}, reset: ${count(limited.statuses, 0)}`,
+    `  by team-b (rate ${TEAM_B.requestRate}/s, burst ${TEAM_B.requestBurst}):  ${outcome(limited)}`,
   );
   line('team-a alone', alone);
   line('team-a while free floods (no limit)', unlimited.during);

@@ -47,6 +47,7 @@ import {
   type SubscribeOptions,
   subscribeToRequest,
 } from '#shared/core/streaming/subscriber.ts';
+import type { AttachmentRef } from '#shared/rooms/attachments/reference.ts';
 
 export type {
   ApprovalAnswer,
@@ -381,6 +382,65 @@ export class CrumbsClient {
 
   async delete(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request('DELETE', this.#crumbs(id), options);
+  }
+
+  /**
+   * Stores a file as an attachment of the workspace and answers its reference: in the request up to 4 MB, larger
+   * through a presigned POST (the storage holds it to its declared size) that is then finalized.
+   */
+  async attach(
+    bytes: Uint8Array,
+    mediaType: string,
+    name: string | undefined,
+    options: RequestOptions = {},
+  ): Promise<AttachmentRef> {
+    const named = name !== undefined ? { name } : {};
+    if (bytes.byteLength <= INLINE_ATTACHMENT_BYTES) {
+      return this.#json<AttachmentRef>('POST', this.#workspacePath('attachments'), {
+        ...options,
+        body: { media_type: mediaType, ...named, data_base64: Buffer.from(bytes).toString('base64') },
+      });
+    }
+    const staged = await this.#json<{ upload_id: string; url: string; fields: Record<string, string> }>(
+      'POST',
+      this.#workspacePath('attachments', 'uploads'),
+      { ...options, body: { media_type: mediaType, bytes: bytes.byteLength } },
+    );
+    const form = new FormData();
+    for (const [k, v] of Object.entries(staged.fields)) form.append(k, v);
+    form.append('file', new Blob([bytes]));
+    const posted = await this.#fetch(staged.url, { method: 'POST', body: form });
+    if (!posted.ok) {
+      throw new ApiResponseError(`the storage refused the upload (${posted.status}): ${await posted.text()}`);
+    }
+    return this.#json<AttachmentRef>(
+      'POST',
+      this.#workspacePath('attachments', 'uploads', staged.upload_id),
+      {
+        ...options,
+        body: named,
+      },
+    );
+  }
+
+  /** An attachment's reference and a presigned `download_url`. */
+  attachment(id: string, options: RequestOptions = {}): Promise<AttachmentRef & { download_url: string }> {
+    return this.#json('GET', this.#workspacePath('attachments', id), options);
+  }
+
+  /** One page of the workspace's blobs, each with a presigned download URL (export). */
+  attachmentsPage(
+    cursor?: string,
+    options: RequestOptions = {},
+  ): Promise<{ items: { id: string; bytes: number; download_url: string }[]; next_cursor: string | null }> {
+    return this.#json('GET', this.#workspacePath('attachments') + queryString({ cursor }), options);
+  }
+
+  /** The bytes behind a presigned download URL (no token: the URL is its own credential). */
+  async download(url: string): Promise<Uint8Array> {
+    const response = await this.#fetch(url, { method: 'GET' });
+    if (!response.ok) throw new ApiResponseError(`the storage answered ${response.status} for a download`);
+    return new Uint8Array(await response.arrayBuffer());
   }
 
   /** One page of the workspace's export: stored versions (and deletion lines), oldest first. */
@@ -763,6 +823,9 @@ export class CrumbsClient {
     }
   }
 }
+
+/** Files up to this size travel inside the API request (base64 in JSON under Lambda's 6 MB request limit). */
+const INLINE_ATTACHMENT_BYTES = 4 * 1024 * 1024;
 
 /** How often, and how long at most each time, a request over a rate limit is sent again after its Retry-After. */
 const MAX_RATE_RETRIES = 3;

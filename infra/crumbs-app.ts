@@ -33,8 +33,9 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
   const stateless = new StatelessStack(app, `crumbs-${config.stage}-stateless`, {
     env,
     stage: config.stage,
-    description: 'crumbs: functions, queues, rules, HTTP API and alarms (stateless)',
+    description: 'crumbs: functions, queues, rules, REST API front door and alarms (stateless)',
     table: stateful.table,
+    blobs: stateful.blobs.bucket,
     busNames: stateful.busNames,
     ...(config.jwtIssuer !== undefined
       ? {

@@ -8,6 +8,8 @@
  * runs locally.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -24,6 +26,7 @@ import { DEFAULT_WORKSPACES_CLAIM } from '#shared/core/api/http.ts';
 import type { DailyBudgetSettings } from '#shared/core/model-calls/daily-budget.ts';
 import type { ModelAliases } from '#shared/domain/llm-model.ts';
 import type { PriceTable } from '#shared/domain/llm-usage.ts';
+import { ENV_ATTACHMENTS } from '#shared/rooms/attachments/reference.ts';
 import {
   ENV,
   EXECUTOR_RUNNERS,
@@ -36,6 +39,7 @@ import {
 } from '#shared/topology.ts';
 import { authorizerOf, startLocalApiServer } from './api-server.ts';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from './aws-env.ts';
+import { startLocalBlobStore } from './blobs/s3-store.ts';
 import { seedDemo } from './demo.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import {
@@ -86,6 +90,12 @@ export interface LocalStackOptions {
    * listens where the API does: clients subscribe to it with their API token.
    */
   eventsPort?: number;
+  /**
+   * The blob store (attachments: S3's requests, presigned POST policies checked; `CRUMBS_BLOBS_PORT`); 0 picks a
+   * free port. It listens where the API does: presigned URLs are fetched by clients and browsers. Files are kept
+   * under `<dataDir>/blobs`, or in a temporary directory removed on stop.
+   */
+  blobsPort?: number;
   /**
    * Buses in the pool definitions' rules are spread over (`topology.bus.pool`; `crumbs dev --buses`, env
    * `CRUMBS_BUSES`); default `topology.bus.pool.defaultSize`.
@@ -197,6 +207,8 @@ export interface LocalStack {
     /** Delta channels: publish (`POST /event`) and subscribe (`/event/realtime`) endpoints. */
     events: string;
     eventsRealtime: string;
+    /** The blob store (attachments, spilled contexts): S3's path-style requests. */
+    blobs: string;
   };
   /** The dashboard, logged in on workspace `demo` (the token rides in the fragment, which no server sees). */
   readonly dashboard: string;
@@ -220,6 +232,7 @@ export const DEFAULT_PORTS = {
   eventbridge: 4713,
   scheduler: 4714,
   events: 4715,
+  blobs: 4716,
 } as const;
 
 /**
@@ -335,6 +348,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ENV.localEventsPort,
   );
 
+  const blobsPort = await portToBind(
+    options.blobsPort ??
+      envCount(ENV_ATTACHMENTS.localBlobsPort) ??
+      (options.apiPort === 0 ? 0 : DEFAULT_PORTS.blobs),
+    host,
+    'blob store (attachments)',
+    ENV_ATTACHMENTS.localBlobsPort,
+  );
+
   // The check pool's workers (shared/adapters/checks/) end with the stack, so nothing keeps the process alive.
   const cleanups: (() => Promise<void>)[] = [closeDataChecks];
   const stop = async () => {
@@ -407,6 +429,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     cleanups.push(() => events.stop());
     log(`events (delta channels) ready on ${events.realtimeUrl}`);
+    const blobsDir = options.dataDir
+      ? join(options.dataDir, 'blobs')
+      : await mkdtemp(join(tmpdir(), 'crumbs-blobs-'));
+    const blobs = await startLocalBlobStore({
+      dir: blobsDir,
+      port: blobsPort,
+      host,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+      log,
+    });
+    cleanups.push(async () => {
+      await blobs.stop();
+      if (!options.dataDir) await rm(blobsDir, { recursive: true, force: true });
+    });
 
     const endpoints = {
       dynamodb: ddb.endpoint,
@@ -415,6 +452,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       scheduler: scheduler.endpoint,
       events: events.httpUrl,
       eventsRealtime: events.realtimeUrl,
+      blobs: blobs.endpoint,
     };
     const used = {
       dynamodb: await interpose('dynamodb', endpoints.dynamodb),
@@ -423,6 +461,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       scheduler: endpoints.scheduler,
       events: endpoints.events,
       eventsRealtime: endpoints.eventsRealtime,
+      blobs: endpoints.blobs,
     };
     configureEnvironment(used, busPool);
     // The API listens first (requests wait for its functions with a 503), so its URL is known before the handlers
@@ -739,6 +778,7 @@ function configureEnvironment(
     scheduler: string;
     events: string;
     eventsRealtime: string;
+    blobs: string;
   },
   busPool: readonly string[],
 ): void {
@@ -753,6 +793,9 @@ function configureEnvironment(
   env.AWS_ENDPOINT_URL_SQS = endpoints.sqs;
   env.AWS_ENDPOINT_URL_EVENTBRIDGE = endpoints.eventbridge;
   env.AWS_ENDPOINT_URL_SCHEDULER = endpoints.scheduler;
+  env.AWS_ENDPOINT_URL_S3 = endpoints.blobs;
+  env[ENV_ATTACHMENTS.bucket] = topology.blobs.bucketName;
+  env[ENV_ATTACHMENTS.pathStyle] = '1';
   env[ENV.tableName] = topology.table.name;
   env[ENV.busName] = topology.bus.name;
   env[ENV.busPool] = JSON.stringify(busPool);

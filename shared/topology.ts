@@ -214,6 +214,12 @@ export interface FunctionDeclaration {
      */
     readonly checks?: 'pool';
     /**
+     * The stage's blob bucket (the attachments room, `shared/rooms/attachments/`): `read` gets objects (model
+     * calls that hand attachments to a model, context reads of spilled contexts), `read-write` also puts, deletes
+     * and lists them under `ws/*`. CDK sets `CRUMBS_BLOB_BUCKET` and grants exactly that.
+     */
+    readonly blobs?: 'read' | 'read-write';
+    /**
      * Operator limits it applies (`TENANT_LIMITS`): `breadth` (thread budget, workspace event rate), `share` (a
      * workspace's in-flight cap), `ceiling` (the timeout ceiling), `requests` (the per-workspace request rate, and
      * single workspaces' own rates from `crumbs:workspaceQuotas`). CDK sets their env vars from `crumbs:tenantLimits`.
@@ -301,6 +307,8 @@ export function executorFunction(runner: ExecutorRunner): SqsFunctionDeclaration
       secrets: agent || runner === 'tool',
       llm: agent || runner === 'tool',
       embeddings: true,
+      // Outputs past the inline threshold spill to the blob store; agents hand attachments to their models.
+      blobs: 'read-write',
       // The tool runner reads them for the `http` tool's `secret_ref` headers.
       ...(AGENT_TYPE_RUNNERS.has(runner) || runner === 'tool' ? { agentSecrets: 'read' as const } : {}),
       checks: 'pool',
@@ -346,6 +354,12 @@ export const FRONT_DOOR = {
 } as const;
 
 export const topology = {
+  /** Attachments and spilled contexts (`shared/rooms/attachments/`): one bucket per stage, keys under `ws/<ws>/`. */
+  blobs: {
+    bucketName: 'crumbs-blobs',
+    /** Staged uploads (`ws/<ws>/staging/`) a client never finalized: a lifecycle rule removes them after a day. */
+    stagingExpiryDays: 1,
+  },
   table: {
     name: 'crumbs-breadcrumbs',
     partitionKey: 'id',
@@ -466,6 +480,7 @@ export const topology = {
       uses: {
         table: 'read-write',
         embeddings: true,
+        blobs: 'read-write',
         agentSecrets: 'erase',
         limits: ['requests'],
         timers: 'cancel',
@@ -502,7 +517,7 @@ export const topology = {
         publicRoutes: ['GET /.well-known/oauth-protected-resource/v1/workspaces/{ws}/mcp'],
         response: 'stream',
       },
-      uses: { table: 'read-write', limits: ['requests'] },
+      uses: { table: 'read-write', blobs: 'read-write', limits: ['requests'] },
     },
     /**
      * The A2A server (`shared/core/a2a/`): its own function so the A2A SDK's server loads nowhere else. Calls the
@@ -523,7 +538,7 @@ export const topology = {
         publicRoutes: ['GET /a2a/public/workspaces/{ws}/agents/{agent}/.well-known/agent-card.json'],
         response: 'stream',
       },
-      uses: { table: 'read-write', limits: ['requests'] },
+      uses: { table: 'read-write', blobs: 'read-write', limits: ['requests'] },
     },
     /**
      * The front door's TOKEN authorizer (`shared/core/front-door/authorizer.ts`): checks a JWT as the HTTP API's
@@ -581,6 +596,7 @@ export const topology = {
       // `agentSecrets`: a definition whose secret_ref names no secret of its workspace is `invalid`.
       uses: {
         table: 'read-write',
+        blobs: 'read',
         bus: 'manage-rules',
         executorQueues: 'target',
         llm: true,
@@ -601,7 +617,7 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write', embeddings: true },
+      uses: { table: 'read-write', embeddings: true, blobs: 'read' },
     },
     executors: {
       agent: executorFunction('agent'),
@@ -628,7 +644,7 @@ export const topology = {
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 5,
       },
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', blobs: 'read' },
     },
     /**
      * Removes the rule manager's rules from a bus before CloudFormation deletes it (a custom resource of the stateful
@@ -648,7 +664,7 @@ export const topology = {
       memoryMb: 256,
       /** One event source per executor DLQ; the queue is given at wiring time. */
       batchSize: 10,
-      uses: { table: 'read-write' },
+      uses: { table: 'read-write', blobs: 'read' },
     },
   },
 } as const;

@@ -25,6 +25,7 @@ import {
   strings,
   UsageError,
 } from '../args.ts';
+import { attachFiles, withAttachments } from '../rooms/attachments.ts';
 import { breadcrumbTable } from './views.ts';
 
 export const putCommand: Command = {
@@ -45,6 +46,8 @@ Flags:
   --llm-hints JSON       llm_hints for the context view
   --expires-at ISO       expiry: ISO-8601 date-time or epoch seconds
   --idempotency-key K    a retry with the same key returns the first breadcrumb instead of a second one
+  --attach F             store file F as an attachment and add it to the context's "attachments" (repeatable;
+                         up to 4 MB in the request, larger through a presigned upload)
   -f, --file F           a whole breadcrumb {schema_name, title, tags, context, llm_hints} ("-" for stdin)`,
   options: {
     schema: { type: 'string' },
@@ -56,10 +59,16 @@ Flags:
     'expires-at': { type: 'string' },
     'idempotency-key': { type: 'string' },
     file: { type: 'string', short: 'f' },
+    attach: { type: 'string', multiple: true },
   },
   async run(ctx) {
     noPositionals(ctx);
-    const input = await buildInput(ctx);
+    const attach = strings(ctx.values, 'attach');
+    let input = await buildInput(ctx, attach.length > 0);
+    if (attach.length > 0) {
+      const refs = await attachFiles(ctx.client(), attach);
+      input = { ...input, context: withAttachments(input.context as Record<string, unknown>, refs) };
+    }
     const idempotencyKey = optString(ctx.values, 'idempotency-key');
     const created = await ctx.client().create(input, idempotencyKey === undefined ? {} : { idempotencyKey });
     if (ctx.global.json) printJson(ctx.io, created);
@@ -69,7 +78,7 @@ Flags:
   },
 };
 
-async function buildInput(ctx: CommandContext): Promise<CreateBreadcrumbInput> {
+async function buildInput(ctx: CommandContext, attaching: boolean): Promise<CreateBreadcrumbInput> {
   const { values, io } = ctx;
   const file = optString(values, 'file');
   let base: Record<string, unknown> = {};
@@ -91,8 +100,10 @@ async function buildInput(ctx: CommandContext): Promise<CreateBreadcrumbInput> {
   const expiresAt = expiresAtFlag(values);
   if (expiresAt !== undefined) fields.expires_at = expiresAt;
 
-  const context = await contextFromFlags(ctx, { stdinFallback: file === undefined });
+  const context = await contextFromFlags(ctx, { stdinFallback: file === undefined && !attaching });
   if (context !== undefined) fields.context = context;
+  // Files alone make a context: `crumbs put --schema user.message.v1 --attach shot.png`.
+  if (fields.context === undefined && attaching) fields.context = {};
 
   if (typeof fields.schema_name !== 'string')
     throw new UsageError('missing --schema (or schema_name in --file)', true);

@@ -1,8 +1,10 @@
 /**
  * `crumbs workspace export|delete`: a workspace as a whole (`shared/core/api/workspace-routes.ts`).
  *
- *   crumbs workspace export [-o FILE]   every version of every breadcrumb as JSON lines, oldest first; a deleted
- *                                       breadcrumb adds a line `{ id, version, deleted: true, deleted_at, … }`.
+ *   crumbs workspace export [-o FILE] [--blobs DIR]
+ *                                       every version of every breadcrumb as JSON lines, oldest first; a deleted
+ *                                       breadcrumb adds a line `{ id, version, deleted: true, deleted_at, … }`;
+ *                                       with --blobs, every blob (attachments, spilled contexts) under DIR.
  *                                       Written page by page, so a large workspace never sits in memory.
  *   crumbs workspace delete --yes [--force]
  *                                       deletes everything of the workspace, calling the API until it is done; run
@@ -10,7 +12,9 @@
  *                                       unless --force.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { WorkspaceDeletionStep } from '../api-client.ts';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { CrumbsClient, WorkspaceDeletionStep } from '../api-client.ts';
 import { type Command, InputError, optInt, optString, printJson, UsageError } from '../args.ts';
 
 /** Between steps that wait for the rule manager. */
@@ -19,16 +23,18 @@ const WAIT_POLL_MS = 1000;
 export const workspaceCommand: Command = {
   name: 'workspace',
   summary: 'export or delete a whole workspace',
-  usage: `Usage: crumbs workspace export [-o FILE] [--limit N]
+  usage: `Usage: crumbs workspace export [-o FILE] [--limit N] [--blobs DIR]
        crumbs workspace delete --yes [--force]
 
 export  Writes every version of every breadcrumb of the workspace as JSON lines (one stored version a line,
-        oldest first; a deleted breadcrumb adds a line with "deleted": true) to FILE or stdout.
+        oldest first; a deleted breadcrumb adds a line with "deleted": true) to FILE or stdout. With --blobs,
+        every attachment and spilled context of the workspace is written to DIR/<id> as well.
 delete  Deletes the workspace's breadcrumbs with their history, index entries, embeddings, and the rules and
         schedules of its definitions, in bounded steps; interrupted, run it again and it resumes. Refused while
         runs are active (running, waiting, paused) unless --force. Only a person's token may delete.`,
   options: {
     output: { type: 'string', short: 'o' },
+    blobs: { type: 'string' },
     limit: { type: 'string' },
     yes: { type: 'boolean' },
     force: { type: 'boolean' },
@@ -61,6 +67,11 @@ delete  Deletes the workspace's breadcrumbs with their history, index entries, e
       }
       if (file !== undefined)
         ctx.io.stderr(`exported ${lines} lines of ${ctx.global.workspace} to ${file}\n`);
+      const blobsDir = optString(ctx.values, 'blobs');
+      if (blobsDir !== undefined) {
+        const written = await exportBlobs(ctx.client(), blobsDir);
+        ctx.io.stderr(`exported ${written} blobs of ${ctx.global.workspace} to ${blobsDir}\n`);
+      }
       return 0;
     }
     if (sub === 'delete') {
@@ -102,3 +113,19 @@ delete  Deletes the workspace's breadcrumbs with their history, index entries, e
     );
   },
 };
+
+/** Every blob of the workspace, written to `dir/<attachment id>`; answers how many. */
+async function exportBlobs(client: CrumbsClient, dir: string): Promise<number> {
+  await mkdir(dir, { recursive: true });
+  let written = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await client.attachmentsPage(cursor);
+    for (const item of page.items) {
+      await writeFile(join(dir, basename(item.id)), await client.download(item.download_url));
+      written++;
+    }
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  return written;
+}

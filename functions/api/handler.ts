@@ -20,6 +20,7 @@ import { RequestRate } from '#shared/core/api/request-rate.ts';
 import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { guardrailsApi } from '#shared/rooms/guardrails/routes.ts';
+import { attachmentsFromEnv } from '#shared/rooms/attachments/from-env.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from '../wiring/http-handler.ts';
 import { measureHttpAnswer } from '../wiring/metrics.ts';
@@ -38,8 +39,10 @@ const changes = new DynamoChangeLog({ tableName: env[ENV.tableName] });
 const streaming = apiStreamingFromEnv(streamLeasesFor(env[ENV.tableName], logger));
 // A workspace's deletion cancels its timers and schedules in the stack's schedule group.
 const scheduleGroup = parseEnv(TimerCancelEnvSchema)[ENV.scheduleGroup];
+const attachments = attachmentsFromEnv();
 const api = createApi({
   store,
+  ...(attachments ? { attachments } : {}),
   requestRate: new RequestRate({
     cells: new DynamoRateCells(env[ENV.tableName]),
     limits: requestRateLimitsOf(),
@@ -64,6 +67,7 @@ const api = createApi({
     threads,
     changes,
     sweeper: new DynamoWorkspaceSweeper(env[ENV.tableName]),
+    ...(attachments ? { blobs: attachments } : {}),
     secrets: secretEraserFromEnv(),
     ...(scheduleGroup !== undefined ? { timers: new SchedulerWorkspaceTimers(scheduleGroup) } : {}),
   },

@@ -2,12 +2,14 @@ import { DynamoBudgetCounters } from '#shared/adapters/dynamodb/budget-counters.
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { LlmEnvSchema, parseEnv, TableEnvSchema } from '#shared/config.ts';
 import { dailyBudget } from '#shared/core/model-calls/daily-budget.ts';
-import { governedLlm } from '#shared/core/model-calls/governed-llm.ts';
+import { governedLlm, invocationWorkspace } from '#shared/core/model-calls/governed-llm.ts';
 import { type LlmProvider, type ModelAliases, resolveModel } from '#shared/domain/llm-model.ts';
 import { systemClock } from '#shared/ports/breadcrumb-store.ts';
 import type { LlmClient } from '#shared/ports/llm.ts';
 import type { Log } from '#shared/ports/log.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
+import { withAttachmentData } from '#shared/rooms/attachments/model-input.ts';
+import { attachmentSourceFromEnv } from '#shared/rooms/attachments/spill-from-env.ts';
 import { ENV } from '#shared/topology.ts';
 
 /**
@@ -53,11 +55,15 @@ export function llmFromEnv(env: NodeJS.ProcessEnv = process.env, wiring: LlmWiri
           clock: systemClock,
           log: wiring.log,
         });
+  const router = new LlmRouter({ defaultProvider, offlineStreamDelayMs: settings[ENV.offlineStreamDelayMs] });
+  // Attachments are read and checked against the provider's limits after the budgets, just before the provider.
+  const attachments = attachmentSourceFromEnv(env);
   return withModelAliases(
-    governedLlm(
-      new LlmRouter({ defaultProvider, offlineStreamDelayMs: settings[ENV.offlineStreamDelayMs] }),
-      { prices: settings[ENV.llmPrices], daily, tokenizers: wiring.tokenizers },
-    ),
+    governedLlm(attachments ? withAttachmentData(router, attachments, invocationWorkspace) : router, {
+      prices: settings[ENV.llmPrices],
+      daily,
+      tokenizers: wiring.tokenizers,
+    }),
     defaultProvider,
     settings[ENV.modelAliases],
   );

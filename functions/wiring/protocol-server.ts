@@ -16,6 +16,7 @@ import type { HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import { RequestRate } from '#shared/core/api/request-rate.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { guardrailsApi } from '#shared/rooms/guardrails/routes.ts';
+import { attachmentsFromEnv } from '#shared/rooms/attachments/from-env.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from './http-handler.ts';
 import { measureHttpAnswer } from './metrics.ts';
@@ -37,8 +38,11 @@ export function protocolServerHandler(
   const pt = powertools(service, [defaultDocumentClient()]);
   const { logger } = pt;
   const store = new DynamoBreadcrumbStore({ tableName: env[ENV.tableName] });
+  // Attachments: MCP tool results carry their images and files, A2A messages their file parts.
+  const attachments = attachmentsFromEnv();
   const api = createApi({
     store,
+    ...(attachments ? { attachments } : {}),
     activity: {
       store,
       threads: new DynamoThreadIndex({ tableName: env[ENV.tableName] }),

@@ -4,6 +4,7 @@
  * sets the environment variable the handler reads (names from `ENV` in the topology) AND the least-privilege grant
  * for it, so a function can never have a permission without knowing the resource, or the reverse.
  */
+
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
@@ -14,11 +15,13 @@ import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { DEFAULT_AGENT_SECRET_PREFIX } from '#shared/config.ts';
 import { type EmbeddingsSetting, embeddingsSettingText } from '#shared/domain/embeddings-setting.ts';
+import { ENV_ATTACHMENTS, FINALIZED_PREFIX, STAGING_PREFIX } from '#shared/rooms/attachments/reference.ts';
 import {
   ENV,
   type ExecutorRunner,
@@ -289,6 +292,41 @@ export class CrumbsFunction extends Construct {
     if (access === 'read') table.grantReadData(this.function);
     else table.grantReadWriteData(this.function);
     this.suppressIndexWildcard();
+    return this;
+  }
+
+  /**
+   * The blob bucket (`CRUMBS_BLOB_BUCKET`): `read` gets objects under `ws/*` (spilled contexts, attachments for a
+   * model); `read-write` also puts and deletes them, the staged uploads and their markers, and lists the bucket (a
+   * workspace's share, export and deletion). Nothing else of S3.
+   */
+  bindBlobs(bucket: IBucket, access: 'read' | 'read-write'): this {
+    this.function.addEnvironment(ENV_ATTACHMENTS.bucket, bucket.bucketName);
+    const objects = access === 'read' ? ['ws/*'] : ['ws/*', `${STAGING_PREFIX}*`, `${FINALIZED_PREFIX}*`];
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        sid: access === 'read' ? 'ReadBlobs' : 'ReadWriteBlobs',
+        actions: access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        resources: objects.map((prefix) => bucket.arnForObjects(prefix)),
+      }),
+    );
+    // HeadObject of a missing key answers 404 only with ListBucket (403 otherwise), which `head` relies on.
+    this.function.addToRolePolicy(
+      new PolicyStatement({ sid: 'ListBlobs', actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'Blobs are content-addressed keys under each workspace (ws/<workspace>/blobs/<sha256>), made at run time: ' +
+            'the grant is to the prefixes crumbs writes, in the stage bucket only.',
+          appliesTo: [{ regex: '/^Resource::.*Blobs.*\\/(ws|staging|finalized)\\/\\*$/g' }],
+        },
+      ],
+      true,
+    );
     return this;
   }
 

@@ -4,14 +4,16 @@
  * built by the same rule and no part of the stack binds a resource by hand.
  *
  * The parts of the stateless stack (this folder: executors, dead letters, rule management, indexing, publishing,
- * HTTP API, dashboard) are plain classes, not construct nodes: each creates its resources in the scope it is given,
+ * front door, dashboard) are plain classes, not construct nodes: each creates its resources in the scope it is given,
  * the stack. A construct level of their own would change every resource's construct path, so its logical ID, and
  * CloudFormation replaces a resource whose logical ID changes (queues would lose their messages).
  */
+
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
@@ -44,6 +46,8 @@ export interface TopologyFunctionsProps {
   readonly table: ITable;
   /** The bus pool, the first bus first. */
   readonly buses: readonly IEventBus[];
+  /** The stage's blob bucket, bound to functions whose topology `uses.blobs`. */
+  readonly blobs: IBucket;
   /** Name prefix of the LLM provider key secrets, bound to functions with `uses.secrets`. */
   readonly llmSecretPrefix: string;
   /** Where a model id without a provider runs; set on functions with `uses.llm`. */
@@ -111,6 +115,7 @@ export class TopologyFunctions {
     });
     if (uses.table) fn.bindTable(table, uses.table);
     if (uses.stream) fn.bindTableStream(table);
+    if (uses.blobs) fn.bindBlobs(this.props.blobs, uses.blobs);
     if (uses.bus === 'put-events') fn.bindBus(buses, 'put-events');
     if (uses.bus === 'manage-rules') {
       const { ruleTargets } = options;

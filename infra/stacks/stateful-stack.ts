@@ -11,6 +11,7 @@ import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } fro
 import { type Archive, EventBus } from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
 import { poolBusNames, topology } from '#shared/topology.ts';
+import { BlobBucket } from '../constructs/blob-bucket.ts';
 import { CrumbsFunction } from '../constructs/crumbs-function.ts';
 import { CrumbsUserPool } from '../constructs/user-pool.ts';
 import { stageName } from '../constructs/work-queue.ts';
@@ -47,6 +48,8 @@ export class StatefulStack extends Stack {
   public readonly archive: Archive;
   /** The archive of each bus of `buses`, in the same order. */
   public readonly archives: readonly Archive[];
+  /** Attachments and spilled contexts (the attachments room): one bucket per stage. */
+  public readonly blobs: BlobBucket;
   /** The user pool and its sign-in domain, when the stack has no issuer of its own (`props.userPool`). */
   public readonly userPool?: CrumbsUserPool;
   /** The names of `buses`, in the same order: what the stateless stack refers to them by. */
@@ -104,6 +107,12 @@ export class StatefulStack extends Stack {
     );
     this.bus = this.buses[0] as EventBus;
     this.archive = this.archives[0] as Archive;
+
+    this.blobs = new BlobBucket(this, 'Blobs', { retainData: props.retainData === true });
+    new CfnOutput(this, 'BlobBucketName', {
+      value: this.blobs.bucket.bucketName,
+      description: 'Attachments and spilled contexts, keys under ws/<workspace>/',
+    });
 
     if (props.userPool === true)
       this.userPool = new CrumbsUserPool(this, { stage: props.stage, retainData: props.retainData === true });

@@ -5,12 +5,14 @@
  * from there. Composed of one part per concern (`infra/constructs/`), each creating its resources in this stack's
  * scope so their logical IDs are the stack's own (`topology-functions.ts` says why).
  */
+
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, type IEventBus, type Rule } from 'aws-cdk-lib/aws-events';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { WorkspaceQuotaOverrides } from '#shared/config.ts';
@@ -40,6 +42,8 @@ export interface StatelessStackProps extends StackProps {
   readonly stage: string;
   /** The breadcrumbs table (from the stateful stack); it must have a stream. */
   readonly table: ITable;
+  /** The stage's blob bucket (attachments, spilled contexts), bound to functions whose topology `uses.blobs`. */
+  readonly blobs: IBucket;
   /**
    * The names of every bus of the pool, the first first (the stateful stack's, by `poolBusNames`): the system rules
    * are on the first; the publisher puts events and the rule manager places rules on all. Referred to by name, not
@@ -179,6 +183,7 @@ export class StatelessStack extends Stack {
     const functions = new TopologyFunctions(this, {
       stage,
       table,
+      blobs: props.blobs,
       buses: this.buses(),
       llmSecretPrefix: props.llmSecretPrefix,
       defaultLlmProvider: props.defaultLlmProvider,

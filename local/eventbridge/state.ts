@@ -23,8 +23,8 @@ export const DEFAULT_BUS = 'default';
 /**
  * EventBridge's quotas that the local service enforces, with AWS's defaults ("Amazon EventBridge quotas" in the
  * EventBridge user guide): rules per event bus 300 (100 in af-south-1 and eu-south-1; adjustable), targets per
- * rule 5, event pattern size 2048 characters (adjustable up to 4096, the PutRule API maximum), and 256 KB of
- * PutEvents entries per request (sized as in "Calculating PutEvents event entry size"). Each can be set to match
+ * rule 5, event pattern size 2048 characters (adjustable up to 4096, the PutRule API maximum), and 1 MB of
+ * PutEvents entries per request (256 KB until January 2026) (sized as in "Calculating PutEvents event entry size"). Each can be set to match
  * an account whose quotas were raised (`crumbs dev --rules-per-bus`, `CRUMBS_RULES_PER_BUS`, …).
  */
 export interface EventBridgeQuotas {
@@ -38,7 +38,7 @@ export const DEFAULT_QUOTAS: Readonly<EventBridgeQuotas> = Object.freeze({
   rulesPerBus: topology.bus.pool.rulesPerBus,
   targetsPerRule: 5,
   eventPatternSize: 2048,
-  putEventsBytes: 256 * 1024,
+  putEventsBytes: 1024 * 1024,
 });
 
 /** AWS answers every quota refusal of PutRule and PutTargets with this code and wording. */

@@ -4,8 +4,8 @@
  *
  * The rule: every value must be storable as written, so a write is refused up front (422, with the path) rather
  * than failing in DynamoDB. Limits, and why:
- * - `context` ≤ 350 KB serialized: DynamoDB items are capped at 400 KB and the stored item also carries title,
- *   tags, hints and bookkeeping attributes.
+ * - `context` ≤ 50 MB serialized; above the attachments room's inline threshold (96 KB) the item keeps a reference
+ *   to a blob holding it (claim check: DynamoDB items are capped at 400 KB). Without a blob store, ≤ 380 KB.
  * - ≤ 50 tags of ≤ 128 characters: each tag is an index entry written in the same transaction as the record.
  * - ids and workspaces never contain `#` or `/`: `#` separates key parts in the table, `/` separates URL parts.
  * - schema names ≤ 256 characters: they are part of index keys (DynamoDB caps a key at 2048 bytes).
@@ -44,9 +44,19 @@ export const LIMITS = {
   maxTags: 50,
   maxTagLength: 128,
   maxTitleLength: 512,
+  /** What one item holds of a context (runs, which the engine writes in place, stay within it). */
   maxContextBytes: 350 * 1024,
-  /** Requests above this are refused before parsing (413). Context limit plus room for the other fields. */
-  maxBodyBytes: 400 * 1024,
+  /**
+   * The largest context a breadcrumb may have: above the attachments room's inline threshold it is stored as a blob
+   * and the item keeps a reference (`shared/rooms/attachments/spill.ts`); the operator may set a lower limit
+   * (`CRUMBS_ATTACHMENT_MAX_CONTEXT_BYTES`). A stage without a blob store keeps the item's limit.
+   */
+  maxLargeContextBytes: 50 * 1024 * 1024,
+  /**
+   * Requests above this are refused before parsing (413): a Lambda request carries at most 6 MB, event included.
+   * Larger contexts are written by executors, or as attachments (presigned uploads).
+   */
+  maxBodyBytes: 5.5 * 1024 * 1024,
 } as const;
 
 export const SchemaNameSchema = z
@@ -215,8 +225,8 @@ function storable(depth: number) {
 export const ContextSchema = z.pipe(
   storable(1),
   z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }).check(
-    z.refine((c) => jsonBytes(c) <= LIMITS.maxContextBytes, {
-      message: `context is larger than ${LIMITS.maxContextBytes / 1024} KB serialized (DynamoDB items are capped at 400 KB)`,
+    z.refine((c) => jsonBytes(c) <= LIMITS.maxLargeContextBytes, {
+      message: `context is larger than ${LIMITS.maxLargeContextBytes / 1024 / 1024} MB serialized (the largest context a breadcrumb may have)`,
     }),
   ),
 );

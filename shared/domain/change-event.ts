@@ -28,7 +28,8 @@ export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
 
 /**
  * Serialized `context` (plus the record's `llm_hints`) above this many bytes is left out of the event: with the
- * routing fields it stays within one 64 KB EventBridge billing chunk and under the 256 KB event limit.
+ * routing fields it stays within one 64 KB EventBridge billing chunk, far under the 1 MB event limit (EventBridge and
+ * SQS took 256 KB until January 2026): events are references plus routing fields.
  */
 export const MAX_EVENT_CONTEXT_BYTES = 48 * 1024;
 
@@ -132,7 +133,9 @@ export function changeEntry(type: DetailType, record: Breadcrumb): ChangeEntry {
   const contextBytes =
     Buffer.byteLength(JSON.stringify(record.context), 'utf8') +
     (record.llm_hints === undefined ? 0 : Buffer.byteLength(JSON.stringify(record.llm_hints), 'utf8'));
-  const omit = contextBytes > MAX_EVENT_CONTEXT_BYTES;
+  // A context the item keeps as a blob reference (`shared/rooms/attachments/spill.ts`) is left out too: executors
+  // read the breadcrumb, which gives it back whole.
+  const omit = contextBytes > MAX_EVENT_CONTEXT_BYTES || '$spilled' in record.context;
   const words = omit ? undefined : contextWords(record.context);
   const detail: ChangeDetail = {
     workspace: record.workspace,

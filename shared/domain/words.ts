@@ -7,7 +7,7 @@
  *
  * The rule: this module is the one place words are derived. The publisher (what EventBridge matches), the
  * executor's re-check and `explain` all call it, so they agree. What a word is: `textWords`. Which fields have
- * words, and the limits that keep the event under EventBridge's 256 KB: `contextWords`.
+ * words, and the limits that keep the event small (EventBridge takes 1 MB; we stay near one 64 KB chunk): `contextWords`.
  */
 
 /** Distinct words kept per text field in the change event. */

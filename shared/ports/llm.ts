@@ -22,8 +22,32 @@ export interface LlmToolResult {
   isError?: boolean;
 }
 
+/**
+ * A file handed to the model beside a user message. Conversations store it as a reference (`ref`); the attachments
+ * room (`shared/rooms/attachments/model-input.ts`) fills `data` or `s3Uri` just before the call, after checking the
+ * provider's limits, and turns a file the model cannot read into `text`.
+ */
+export interface LlmAttachment {
+  readonly ref: {
+    readonly id: string;
+    readonly media_type: string;
+    readonly bytes: number;
+    readonly sha256: string;
+    readonly name?: string | undefined;
+  };
+  readonly kind?: 'image' | 'document' | 'video' | 'audio';
+  /** The name the provider sees (Converse: letters, digits, single spaces, `-`, `()`, `[]`). */
+  readonly name?: string;
+  /** The bytes, base64 (only in the request being made; never stored). */
+  readonly data?: string;
+  /** Where the model reads it itself (Bedrock `s3Location`, for the models the capability table names). */
+  readonly s3Uri?: string;
+  /** The file as text, for a model that cannot read its type (CSV, or an older image: its reference and caption). */
+  readonly text?: string;
+}
+
 export type LlmMessage =
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; attachments?: LlmAttachment[] }
   | { role: 'assistant'; content: string; toolCalls?: LlmToolCall[] }
   | { role: 'tool'; results: LlmToolResult[] };
 

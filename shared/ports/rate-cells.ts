@@ -11,7 +11,7 @@ export interface RateTake {
   readonly incrementMs: number;
   /** The most the TAT may run ahead of `now` after the take (burst × emission interval), ms. */
   readonly capacityMs: number;
-  /** The TAT this instance saw last, to try the likelier of the two updates first. */
+  /** The TAT this instance expects (last seen, plus its takes in flight), to try the likelier of the two updates first. */
   readonly hintTat?: number;
 }
 

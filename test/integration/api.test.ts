@@ -236,18 +236,20 @@ describe('HTTP API: bad input', () => {
     ]);
   });
 
-  it('answers 413 for a context over 350 KB and 413 for an oversize body', async () => {
+  it('keeps a context over 350 KB (spilled to the blob store) and answers 413 for a body over 5.5 MB', async () => {
     const big = await api(ws).call('POST', '', {
       schema_name: 'a.b.v1',
       context: { blob: 'x'.repeat(360 * 1024) },
     });
-    expect(big.status).toBe(422);
-    expect(JSON.stringify(big.body)).toContain('350 KB');
+    expect(big.status).toBe(201);
+    const read = await api(ws).call('GET', `/${String(big.body.id)}`);
+    expect((read.body.context as { blob: string }).blob).toHaveLength(360 * 1024);
     const huge = await api(ws).call('POST', '', {
       schema_name: 'a.b.v1',
-      context: { blob: 'x'.repeat(500 * 1024) },
+      context: { blob: 'x'.repeat(6 * 1024 * 1024) },
     });
     expect(huge.status).toBe(413);
+    expect(JSON.stringify(huge.body)).toContain('5.5 MB');
   });
 
   it('answers 404 for unknown routes, 405 for unknown methods, 401 without a token', async () => {

@@ -27,6 +27,7 @@ declare module 'vitest' {
       sqs: string;
       eventbridge: string;
       scheduler: string;
+      blobs: string;
       token: string;
       scopedToken: string;
       scopedWorkspace: string;

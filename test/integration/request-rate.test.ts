@@ -1,7 +1,8 @@
 /**
  * The per-workspace request rate on DynamoDB Local: several limiter instances (as several Lambda containers) share
  * one cell per workspace, so together they admit exactly the burst and then the rate; a refused request writes
- * nothing after an instance has seen the cell full; and through the local API (`crumbs dev`), the MCP and the A2A
+ * nothing after an instance has seen the cell full, and a flood's concurrent requests send about one write per
+ * admission; and through the local API (`crumbs dev`), the MCP and the A2A
  * servers, a workspace over its rate gets 429 with Retry-After and a problem naming the limit while another
  * workspace is served.
  */
@@ -79,6 +80,37 @@ describe('DynamoRateCells on DynamoDB Local, shared by instances', () => {
     const writes = cells.takes;
     for (let i = 0; i < 50; i++) await expect(limiter.admit(ws)).rejects.toBeInstanceOf(TooManyRequestsError);
     expect(cells.takes).toBe(writes);
+  });
+
+  it("sends the table about one write per admitted request while a flood's requests arrive at one instance at once", async () => {
+    const ws = uniqueWorkspace('rate');
+    let now = 1_900_000_000_000;
+    const client = doc();
+    let updates = 0;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        updates++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countUpdates' },
+    );
+    const limiter = new RequestRate({
+      cells: new DynamoRateCells(topology.table.name, client),
+      limits: { requestsPerSecond: 10, burst: 10 },
+      now: () => now,
+    });
+    // Three waves of 100 concurrent requests, 0.5 s apart: 10, then 5, then 5 fit.
+    let admittedTotal = 0;
+    for (let wave = 0; wave < 3; wave++) {
+      admittedTotal += await admitted([limiter], ws, 100);
+      now += 500;
+    }
+    expect(admittedTotal).toBe(20);
+    // Without the takes in flight counted, each of the 300 requests would have sent at least one write. With them, a
+    // take goes out only while the cell may have room: one write per admission, and a retry where two concurrent
+    // takes reach a fresh or idle cell in the other order (one UpdateItem creates it, the other's condition fails).
+    expect(updates).toBeGreaterThanOrEqual(admittedTotal);
+    expect(updates).toBeLessThanOrEqual(2 * admittedTotal);
   });
 
   it('admits while the cell cannot be reached (fails open) and says so in the log', async () => {

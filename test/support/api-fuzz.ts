@@ -366,8 +366,9 @@ const POISONS: Poison[] = [
       .map((v) => set('llm_hints', raw(v))),
   },
   {
-    name: 'a context larger than 350 KB',
-    apply: fc.constant(set('context', obj([['big', str('x'.repeat(360 * 1024))]]))),
+    // Contexts past an item's size are stored as a blob (the attachments room); the reference is crumbs' own.
+    name: 'a context forging a spilled-context reference',
+    apply: fc.constant(set('context', obj([['$spilled', obj([['id', str(`att_${'0'.repeat(64)}`)]])]]))),
   },
 ];
 

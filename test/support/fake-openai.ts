@@ -11,6 +11,8 @@
  *   badplan-always-<key>  answers every request with a plan that fails the schema (`{"steps":"none"}`)
  *   badplan-once-<key>    answers the first request with that invalid plan and the next with a valid one
  *                         (`{"steps":[{"title":"fixed after feedback"}]}`), when the retry carries the problems
+ *   describe-parts[-<key>]  answers with the content parts of the last user message (`parts: text,
+ *                         image_url(image/png, 118 bytes)`): what a model was shown of its attachments
  *   answer-from-prompt[-<key>]  answers every request with the text between `<answer>` and `</answer>` in the
  *                         system prompt (a definition's `system_prompt` scripts its model; the same answer again
  *                         whatever it is told), else "(fake) <model>"
@@ -47,7 +49,7 @@ interface ChatRequest {
   stream?: boolean;
   max_tokens?: number;
   max_completion_tokens?: number;
-  messages: { role: string; content?: string | null; tool_calls?: unknown[] }[];
+  messages: { role: string; content?: string | null | Record<string, unknown>[]; tool_calls?: unknown[] }[];
 }
 
 export interface FakeOpenAi {
@@ -142,7 +144,7 @@ type Reply =
 
 function script(body: ChatRequest, requestNumber: number): Reply {
   const toolResults = body.messages.filter((m) => m.role === 'tool');
-  const last = toolResults[toolResults.length - 1]?.content ?? '';
+  const last = String(toolResults[toolResults.length - 1]?.content ?? '');
   const rounds = /^rounds-(\d+)-(.+)$/.exec(body.model);
   if (rounds) {
     const wanted = Number(rounds[1]);
@@ -192,13 +194,29 @@ function script(body: ChatRequest, requestNumber: number): Reply {
   }
   if (body.model.startsWith('badplan-always-')) return answer('{"steps":"none"}');
   if (body.model.startsWith('badplan-once-')) {
-    const feedback = body.messages.some((m) => m.role === 'user' && /is not valid: /.test(m.content ?? ''));
+    const feedback = body.messages.some(
+      (m) => m.role === 'user' && /is not valid: /.test(typeof m.content === 'string' ? m.content : ''),
+    );
     return requestNumber === 1 || !feedback
       ? answer('{"steps":"none"}')
       : answer('{"steps":[{"title":"fixed after feedback"}]}');
   }
+  if (body.model.startsWith('describe-parts')) {
+    // The user message's content parts as the model received them: `text, image_url(image/png, 118 bytes)`.
+    const user = body.messages.findLast((m) => m.role === 'user')?.content;
+    const parts = Array.isArray(user) ? user : [{ type: 'text' }];
+    const described = parts.map((p) => {
+      const url = (p.image_url as { url?: string } | undefined)?.url;
+      const m = url ? /^data:([^;]+);base64,(.*)$/.exec(url) : null;
+      return m
+        ? `${String(p.type)}(${m[1]}, ${Buffer.from(m[2] ?? '', 'base64').length} bytes)`
+        : String(p.type);
+    });
+    return answer(`parts: ${described.join(', ')}`);
+  }
   if (body.model.startsWith('answer-from-prompt')) {
-    const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
+    const content = body.messages.find((m) => m.role === 'system')?.content;
+    const system = typeof content === 'string' ? content : '';
     const scripted = /<answer>([\s\S]*?)<\/answer>/.exec(system)?.[1];
     if (scripted !== undefined) return answer(scripted.trim());
   }

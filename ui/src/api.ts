@@ -26,6 +26,17 @@ import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import { type DeltaSubscription, subscribeToRequest } from '#shared/core/streaming/subscriber.ts';
 import { currentToken } from './sign-in.ts';
 
+/** `GET …/attachments/{id}?data=true` (the attachments room's routes). */
+export interface AttachmentView {
+  id: string;
+  media_type: string;
+  bytes: number;
+  sha256: string;
+  name?: string;
+  download_url: string;
+  data_base64?: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -95,6 +106,10 @@ export class Api {
     return (await (await this.request(path, init)).json()) as T;
   }
 
+  /** An attachment: its reference, a presigned download URL, and its bytes when small enough. */
+  attachment(id: string): Promise<AttachmentView> {
+    return this.json(`${this.path('attachments', id)}?data=true`);
+  }
   contextView(id: string): Promise<ContextView> {
     return this.json(this.path('breadcrumbs', id));
   }

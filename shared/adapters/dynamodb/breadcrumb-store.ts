@@ -53,6 +53,8 @@ import {
   type UpsertResult,
 } from '#shared/ports/breadcrumb-store.ts';
 import type { DataChecks, ViewItem } from '#shared/ports/checks.ts';
+import type { ContextSpill } from '#shared/rooms/attachments/spill.ts';
+import { contextSpillFromEnv } from '#shared/rooms/attachments/spill-from-env.ts';
 import {
   applyPatch,
   assertExpectedVersion,
@@ -102,6 +104,11 @@ export interface DynamoBreadcrumbStoreOptions {
   listReadBound?: number;
   /** Where context views apply llm_hints (templates, JSONPath); default this process's (`dataChecks()`). */
   checks?: DataChecks;
+  /**
+   * Large contexts go to the stage's blob store and the items hold a reference (`shared/rooms/attachments/spill.ts`):
+   * every write spills, every record handed out is whole. Default: the environment's blob store; `null`: none.
+   */
+  spill?: ContextSpill | null;
 }
 
 /** What a write commits: the new record and what it replaces. */
@@ -124,6 +131,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   private readonly checks: DataChecks | undefined;
   private readonly ulid = monotonicFactory();
   private readonly settingsCache = new Map<string, { settings: SchemaSettings; readAt: number }>();
+  private readonly spill: ContextSpill | undefined;
 
   constructor(options: DynamoBreadcrumbStoreOptions) {
     this.tableName = options.tableName;
@@ -132,6 +140,24 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     this.reads = new TableReads(this.client, this.tableName);
     this.listReadBound = options.listReadBound ?? LIST_READ_BOUND;
     this.checks = options.checks;
+    this.spill = options.spill === null ? undefined : (options.spill ?? contextSpillFromEnv());
+  }
+
+  /** A record as handed out: its context whole (read back from the blob store when it was spilled). */
+  private whole(record: Breadcrumb): Promise<Breadcrumb> {
+    return this.spill ? this.spill.in(record) : Promise.resolve(record);
+  }
+
+  private wholeAll(records: readonly Breadcrumb[]): Promise<Breadcrumb[]> {
+    return Promise.all(records.map((r) => this.whole(r)));
+  }
+
+  /** The context as the item keeps it: spilled to the blob store when large (refused past the operator's limit). */
+  private async keptContext(
+    workspace: string,
+    context: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    return this.spill ? this.spill.out(workspace, context) : context;
   }
 
   /**
@@ -143,12 +169,27 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   async create(workspace: string, input: CreateBreadcrumb, options: CreateOptions): Promise<CreateResult> {
+    const result = await this.createKept(workspace, input, options);
+    // What was just written is what was asked for: its context is at hand (no read of the blob back).
+    const breadcrumb = result.replayed
+      ? await this.whole(result.breadcrumb)
+      : { ...result.breadcrumb, context: input.context };
+    return { ...result, breadcrumb };
+  }
+
+  private async createKept(
+    workspace: string,
+    wholeInput: CreateBreadcrumb,
+    options: CreateOptions,
+  ): Promise<CreateResult> {
     const now = this.clock.now();
     const id = options.id ?? this.ulid(now.getTime());
+    // The idempotency hash is of the request as sent; the record keeps what the item can hold.
+    const input = { ...wholeInput, context: await this.keptContext(workspace, wholeInput.context) };
     const record = await this.firstRecord(workspace, id, input, options, now);
 
     const extra: TransactItem[] = [];
-    const requestHash = sha256(canonicalJson({ workspace, input }));
+    const requestHash = sha256(canonicalJson({ workspace, input: wholeInput }));
     if (options.idempotencyKey !== undefined) {
       extra.push({
         Put: {
@@ -184,7 +225,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
         };
       }
       // The id exists: a caller-chosen id (executor responses) was already written. Nothing new is written.
-      return { breadcrumb: await this.getVersion(workspace, id, 1), replayed: true };
+      return { breadcrumb: await this.getVersionKept(workspace, id, 1), replayed: true };
     }
   }
 
@@ -208,6 +249,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   async get(workspace: string, id: string): Promise<Breadcrumb> {
+    return this.whole(await this.getKept(workspace, id));
+  }
+
+  /** The head as its item keeps it (a spilled context stays a reference): what writes build on. */
+  private async getKept(workspace: string, id: string): Promise<Breadcrumb> {
     const item = await this.getItem(keys.head(workspace, id));
     return this.liveRecord(item, workspace, id);
   }
@@ -220,7 +266,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   /** Context views of many records at once, with one schema-defaults lookup per schema. */
-  async contextViews(workspace: string, records: readonly Breadcrumb[]): Promise<ContextView[]> {
+  async contextViews(workspace: string, given: readonly Breadcrumb[]): Promise<ContextView[]> {
+    const records = await this.wholeAll(given);
     const schemas = [...new Set(records.map((r) => r.schema_name))];
     const defaults = new Map(
       await Promise.all(schemas.map(async (s) => [s, await this.schemaHints(workspace, s)] as const)),
@@ -249,7 +296,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
       keys.version(workspace, id, version),
       keys.schemaHints(workspace, schemaName),
     ]);
-    const record = versionOf(this.liveRecord(head, workspace, id), item, id, version);
+    const record = await this.whole(versionOf(this.liveRecord(head, workspace, id), item, id, version));
     if (record.schema_name !== schemaName) {
       const [view] = await this.contextViews(workspace, [record]);
       return { record, view: view! };
@@ -262,6 +309,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   }
 
   async getVersion(workspace: string, id: string, version: number): Promise<Breadcrumb> {
+    return this.whole(await this.getVersionKept(workspace, id, version));
+  }
+
+  private async getVersionKept(workspace: string, id: string, version: number): Promise<Breadcrumb> {
     const [head, item] = await this.batchGet([
       keys.head(workspace, id),
       keys.version(workspace, id, version),
@@ -281,15 +332,22 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const items = (await this.batchGet(older.map((v) => keys.version(workspace, id, v))))
       .filter((i): i is Item => i !== undefined)
       .map(toRecord);
-    return { items: versions.includes(head.version) ? [head, ...items] : items, next_cursor };
+    return {
+      items: await this.wholeAll(versions.includes(head.version) ? [head, ...items] : items),
+      next_cursor,
+    };
   }
 
   async update(
     workspace: string,
     id: string,
-    patch: UpdateBreadcrumb,
+    wholePatch: UpdateBreadcrumb,
     options: UpdateOptions,
   ): Promise<Breadcrumb> {
+    const patch =
+      wholePatch.context === undefined
+        ? wholePatch
+        : { ...wholePatch, context: await this.keptContext(workspace, wholePatch.context) };
     for (let attempt = 1; ; attempt++) {
       // The caller's copy saves the read when it is the version the write is conditional on (UpdateOptions.current).
       const given = options.current;
@@ -302,7 +360,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
         options.causeTags !== undefined &&
         !isExpired(given, this.clock.now().getTime());
       const item = trusted ? undefined : await this.getItem(keys.head(workspace, id));
-      const current = trusted ? given : this.liveRecord(item, workspace, id);
+      // The caller's copy is whole; the item keeps the spilled form (the same reference: content-addressed).
+      const current = trusted
+        ? { ...given, context: await this.keptContext(workspace, given.context) }
+        : this.liveRecord(item, workspace, id);
       assertExpectedVersion(options.expectedVersion, current);
       const record = applyPatch(current, patch, {
         now: this.clock.now(),
@@ -328,7 +389,9 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
             values: { ':kind': KIND.breadcrumb, ':expected': current.version },
           },
         });
-        return record;
+        return wholePatch.context !== undefined
+          ? { ...record, context: wholePatch.context }
+          : await this.whole(record);
       } catch (error) {
         if (!(error instanceof WriteConditionFailed)) throw error;
         // Someone else wrote in between. With If-Match that is a conflict; without, read again and retry.
@@ -355,7 +418,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     options: { expectedVersion?: number; principal?: string } = {},
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const current = await this.get(workspace, id);
+      const current = await this.getKept(workspace, id);
       assertExpectedVersion(options.expectedVersion, current);
       // The head becomes a tombstone (the id stays taken); the version it held stays as history and in the change
       // log, with the deletion's own entry; its tag items go with its stream record (the publisher).
@@ -392,8 +455,11 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
     const { schema_name: schema, tag } = query;
     if (schema === undefined && tag === undefined) refuseUnscopedListing();
     const options = { nowMs: this.clock.now().getTime(), bound: this.listReadBound };
-    if (tag !== undefined) return listByTag(this.reads, { ...query, tag }, options);
-    return listBySchema(this.reads, { ...query, schema_name: schema! }, options);
+    const page =
+      tag !== undefined
+        ? await listByTag(this.reads, { ...query, tag }, options)
+        : await listBySchema(this.reads, { ...query, schema_name: schema! }, options);
+    return { ...page, items: await this.wholeAll(page.items) };
   }
 
   /**
@@ -453,7 +519,8 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   ): Promise<Breadcrumb | undefined> {
     const head = await this.getItem(keys.head(workspace, id));
     if (head?.kind !== KIND.tombstone || typeof head.version !== 'number') return undefined;
-    const first = await this.firstRecord(workspace, id, input, options, this.clock.now());
+    const kept = { ...input, context: await this.keptContext(workspace, input.context) };
+    const first = await this.firstRecord(workspace, id, kept, options, this.clock.now());
     const record = buildRecord({ ...first, version: head.version + 1 });
     try {
       await this.commit({
@@ -465,7 +532,7 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
           values: { ':tombstone': KIND.tombstone, ':deleted': head.version },
         },
       });
-      return record;
+      return await this.whole(record);
     } catch (error) {
       if (error instanceof WriteConditionFailed) return undefined;
       throw error;
@@ -738,9 +805,10 @@ export class DynamoBreadcrumbStore implements BreadcrumbStore {
   /** `contextViews` with schema settings from the cache when read less than `maxAgeMs` ago (ExecutorStore). */
   async contextViewsWithin(
     workspace: string,
-    records: readonly Breadcrumb[],
+    given: readonly Breadcrumb[],
     maxAgeMs: number,
   ): Promise<ContextView[]> {
+    const records = await this.wholeAll(given);
     const hints = new Map<string, LlmHints | undefined>();
     for (const schema of new Set(records.map((r) => r.schema_name))) {
       const cached = this.settingsCache.get(cacheKey(workspace, schema));

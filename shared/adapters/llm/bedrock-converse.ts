@@ -32,6 +32,7 @@ import {
   RetriableError,
 } from '#shared/domain/errors.ts';
 import type {
+  LlmAttachment,
   LlmDelta,
   LlmFinishReason,
   LlmMessage,
@@ -127,7 +128,13 @@ function toConverseMessages(messages: LlmMessage[], names: ToolNames, withTools:
   for (const m of messages) {
     switch (m.role) {
       case 'user':
-        push('user', textBlocks(m.content));
+        // Files first, then the text: Converse wants a text block beside documents.
+        push('user', [
+          ...(m.attachments ?? []).flatMap(attachmentBlocks),
+          ...textBlocks(
+            m.content.trim() === '' && m.attachments?.length ? 'See the attached files.' : m.content,
+          ),
+        ]);
         break;
       case 'assistant':
         push('assistant', [
@@ -153,6 +160,49 @@ function toConverseMessages(messages: LlmMessage[], names: ToolNames, withTools:
     }
   }
   return out;
+}
+
+const IMAGE_FORMATS: Record<string, 'png' | 'jpeg' | 'gif' | 'webp'> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
+const DOCUMENT_FORMATS: Record<string, 'pdf' | 'csv' | 'txt' | 'md' | 'html' | 'docx' | 'xlsx'> = {
+  'application/pdf': 'pdf',
+  'text/csv': 'csv',
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+  'text/html': 'html',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+};
+const VIDEO_FORMATS: Record<string, 'mp4' | 'webm' | 'mov'> = {
+  'video/mp4': 'mp4',
+  'video/webm': 'webm',
+  'video/quicktime': 'mov',
+};
+
+/**
+ * An attachment resolved by the attachments room (`shared/rooms/attachments/model-input.ts`, which checked
+ * Converse's limits): an image, document or video block with its bytes or its `s3Location`, or its text.
+ */
+function attachmentBlocks(a: LlmAttachment): ContentBlock[] {
+  if (a.text !== undefined) return textBlocks(a.text);
+  const source =
+    a.s3Uri !== undefined
+      ? { s3Location: { uri: a.s3Uri } }
+      : a.data !== undefined
+        ? { bytes: Buffer.from(a.data, 'base64') }
+        : undefined;
+  if (source === undefined) return [];
+  const type = a.ref.media_type;
+  if (a.kind === 'image' && IMAGE_FORMATS[type]) return [{ image: { format: IMAGE_FORMATS[type], source } }];
+  if (a.kind === 'video' && VIDEO_FORMATS[type]) return [{ video: { format: VIDEO_FORMATS[type], source } }];
+  if (a.kind === 'document' && DOCUMENT_FORMATS[type]) {
+    return [{ document: { format: DOCUMENT_FORMATS[type], name: a.name ?? 'document', source } }];
+  }
+  return [];
 }
 
 function textBlocks(text: string): ContentBlock[] {

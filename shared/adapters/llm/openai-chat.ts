@@ -13,7 +13,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isRetriableStatus, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
-import type { LlmFinishReason, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '#shared/ports/llm.ts';
+import type {
+  LlmAttachment,
+  LlmFinishReason,
+  LlmMessage,
+  LlmRequest,
+  LlmResponse,
+  LlmToolCall,
+} from '#shared/ports/llm.ts';
 import { abortedError, BrokenStream, backoffMs, describe, isAbort } from './call-errors.ts';
 import { type ChatCompletion, contentText, isEventStream, readChatStream } from './openai-chat-stream.ts';
 import { fitsStrictMode, jsonText, withSchemaInstruction } from './structured-output.ts';
@@ -45,8 +52,15 @@ interface WireToolCall {
   function: { name: string; arguments: string };
 }
 
+type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } }
+  | { type: 'input_audio'; input_audio: { data: string; format: 'wav' | 'mp3' } }
+  | { type: 'file'; file: { filename: string; file_data: string } };
+
 type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ContentPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
@@ -125,11 +139,39 @@ function responseFormat(schema: Record<string, unknown>, jsonSchemaFormat: boole
   return { type: 'json_schema', json_schema: { name: 'response', schema, strict: fitsStrictMode(schema) } };
 }
 
+/**
+ * A user message with files, as content parts: image parts (data URLs), audio parts, file parts (PDF), text. The
+ * attachments room (`shared/rooms/attachments/model-input.ts`) resolved and checked them.
+ */
+function userParts(text: string, attachments: readonly LlmAttachment[]): ContentPart[] {
+  const parts: ContentPart[] = text.trim() === '' ? [] : [{ type: 'text', text }];
+  for (const a of attachments) {
+    if (a.text !== undefined) parts.push({ type: 'text', text: a.text });
+    else if (a.data === undefined) continue;
+    else if (a.kind === 'image') {
+      parts.push({ type: 'image_url', image_url: { url: `data:${a.ref.media_type};base64,${a.data}` } });
+    } else if (a.kind === 'audio') {
+      parts.push({
+        type: 'input_audio',
+        input_audio: { data: a.data, format: a.ref.media_type === 'audio/wav' ? 'wav' : 'mp3' },
+      });
+    } else {
+      parts.push({
+        type: 'file',
+        file: { filename: a.name ?? a.ref.id, file_data: `data:${a.ref.media_type};base64,${a.data}` },
+      });
+    }
+  }
+  return parts;
+}
+
 function toChatMessages(messages: LlmMessage[], names: ToolNames): ChatMessage[] {
   return messages.flatMap((m): ChatMessage[] => {
     switch (m.role) {
       case 'user':
-        return [{ role: 'user', content: m.content }];
+        return [
+          { role: 'user', content: m.attachments?.length ? userParts(m.content, m.attachments) : m.content },
+        ];
       case 'assistant': {
         const calls = (m.toolCalls ?? []).map(
           (c): WireToolCall => ({

@@ -49,6 +49,7 @@ import {
   workspaceApi,
 } from '#shared/core/api/in-process.ts';
 import { AGENT_MODES, AGENT_REQUEST_SCHEMA } from '#shared/domain/protocol.ts';
+import { ATTACHMENT_KEY } from '#shared/rooms/attachments/reference.ts';
 import { FRONT_DOOR } from '#shared/topology.ts';
 import { type LiveDeltas, liveDeltas, type SubscribeDeltas } from './deltas.ts';
 import { humanAnswerOf, sendHumanAnswer } from './human-answer.ts';
@@ -253,8 +254,9 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
       return { request, answered: statusKey(taskOf(view)) };
     }
     const { text, data } = contentOf(message.parts);
-    if (text === '' && data === undefined) {
-      throw new RequestMalformedError('the message has no text or data part');
+    const files = await this.storeFiles(message.parts);
+    if (text === '' && data === undefined && files.length === 0) {
+      throw new RequestMalformedError('the message has no text, data or file part');
     }
     const { input, options } = requestOptionsOf(data, message.metadata);
     const written = await this.api('POST', 'breadcrumbs', {
@@ -266,6 +268,7 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
           agent: this.call.agent,
           ...(text !== '' ? { message: text } : {}),
           ...(input !== undefined ? { input } : {}),
+          ...(files.length > 0 ? { attachments: files.map((ref) => ({ [ATTACHMENT_KEY]: ref })) } : {}),
           ...options,
           ...(message.contextId ? { conversation_id: message.contextId } : {}),
           ...(streamId !== undefined ? { stream_id: streamId } : {}),
@@ -274,6 +277,34 @@ export class CrumbsA2aHandler implements A2ARequestHandler {
     });
     if (!isOk(written)) throw new RequestMalformedError(problemText(written));
     return { request: written.body as Record_, sent: message };
+  }
+
+  /**
+   * The message's file parts stored as attachments of the workspace (through the API as the caller: the same
+   * checks of bytes, type and size as an upload), in order. A part by `url` is refused: crumbs fetches no address a
+   * caller names (send the bytes).
+   */
+  private async storeFiles(parts: readonly Part[]): Promise<unknown[]> {
+    const refs: unknown[] = [];
+    for (const [i, part] of parts.entries()) {
+      const content = part.content;
+      if (content?.$case === 'url') {
+        throw new RequestMalformedError(
+          `parts[${i}]: a file part by url is not fetched; send its bytes (raw) with its mediaType`,
+        );
+      }
+      if (content?.$case !== 'raw') continue;
+      const stored = await this.api('POST', 'attachments', {
+        body: {
+          media_type: part.mediaType,
+          ...(part.filename ? { name: part.filename } : {}),
+          data_base64: Buffer.from(content.value).toString('base64'),
+        },
+      });
+      if (!isOk(stored)) throw new RequestMalformedError(`parts[${i}]: ${problemText(stored)}`);
+      refs.push(stored.body);
+    }
+    return refs;
   }
 
   /** Time left for a wait or a stream: `within`, less the function's remaining time and a margin. */

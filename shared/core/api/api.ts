@@ -34,6 +34,8 @@ import { definitionWarnings, warningHeader } from '#shared/domain/unknown-fields
 import type * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore, ReadBoundHit } from '#shared/ports/breadcrumb-store.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
+import type { Attachments } from '#shared/rooms/attachments/attachments.ts';
+import { attachmentRoutes } from '#shared/rooms/attachments/routes.ts';
 import { type ActivityDeps, activityRoutes } from './activity-routes.ts';
 import { approvalRoutes } from './approval-routes.ts';
 import {
@@ -70,6 +72,8 @@ export interface ApiDependencies {
    * once the caller is known to may use it (so nobody else's requests can spend it); past it, 429.
    */
   requestRate?: RequestRate;
+  /** Serves `…/attachments` (the attachments room, `shared/rooms/attachments/`); 404 without it. */
+  attachments?: Attachments;
   /** Extra fields for `/health` (the local stack lists its endpoints here). */
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
@@ -320,6 +324,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...approvalRoutes(store, { parseJsonBody }),
     ...requestRoutes(store, { optionalJsonBody }, deps.streaming),
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
+    ...(deps.attachments ? attachmentRoutes(deps.attachments) : []),
     ...(deps.rooms ?? []).flatMap((room) => room.routes ?? []),
   ];
 
@@ -396,7 +401,9 @@ function parseJsonBody(req: HttpRequest): unknown {
   }
   const body = req.body ?? '';
   if (Buffer.byteLength(body, 'utf8') > LIMITS.maxBodyBytes) {
-    throw new PayloadTooLargeError(`the body is larger than ${LIMITS.maxBodyBytes / 1024} KB`);
+    throw new PayloadTooLargeError(
+      `the body is larger than ${LIMITS.maxBodyBytes / 1024 / 1024} MB (a Lambda request's limit): store large files as attachments (POST …/attachments/uploads)`,
+    );
   }
   if (body.trim() === '')
     throw new BadRequestError('expected a JSON body', [{ path: '', message: 'the body is empty' }]);

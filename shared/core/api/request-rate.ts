@@ -11,15 +11,19 @@
  * algorithm, a token bucket kept as one timestamp) needs one number per workspace and one conditional write per
  * admitted request, and gives an exact `Retry-After`.
  *
- * What an instance learns it keeps: the TAT a cell last showed. The TAT only moves forward, so a request that would
- * not fit even at that TAT is refused here without a write (a flooder's refusals cost the table nothing after the
- * first); one that might fit goes to the cell, which decides.
+ * What an instance learns it keeps: the TAT a cell last showed, and what its own takes still in flight would add
+ * to it. The TAT only moves forward, so a request that would not fit even at that TAT plus the takes in flight is
+ * refused here without a write: if those takes are admitted the cell has no room left for it, and if they are
+ * refused the cell was fuller still. Without the takes in flight a flood's concurrent requests would each send the
+ * cell a write whenever it had room for one more (one admitted, the rest refused by the table, each a billed write);
+ * with them an instance sends about as many writes as the cell admits. One that might fit goes to the cell, which
+ * decides.
  *
  * Failing open: a cell that cannot be reached (throttled, a network fault) admits the request and logs it — an
  * API that stops for everybody when the limiter's storage hiccups would be worse than a moment without the limit.
  *
- * The cost (`npm run bench:throttle`): one UpdateItem per admitted request (1 WRU), none per refusal after the
- * first of a burst per instance.
+ * The cost (`npm run bench:throttle`): one UpdateItem per admitted request (1 WRU); a refusal costs a write only when
+ * another instance filled the cell since this one last saw it.
  */
 import { PayloadTooLargeError, TooManyRequestsError, WorkspaceDeletedError } from '#shared/domain/errors.ts';
 import type { Log } from '#shared/ports/log.ts';
@@ -58,6 +62,8 @@ export const DEFAULT_RATE_SETTING = `${ENV.workspaceRequestRate} and ${ENV.works
 
 export class RequestRate {
   private readonly seen = new Map<string, number>();
+  /** Per workspace, the milliseconds of TAT this instance's takes in flight would add if admitted. */
+  private readonly inFlight = new Map<string, number>();
   private readonly now: () => number;
 
   constructor(private readonly deps: RequestRateDeps) {
@@ -91,16 +97,21 @@ export class RequestRate {
     const incrementMs = cost * interval;
     const capacityMs = burst * interval;
     const hint = this.seen.get(workspace);
-    if (hint !== undefined && Math.max(hint, now) + incrementMs - now > capacityMs) {
-      throw this.refusal(workspace, limit, hint + incrementMs - capacityMs - now);
+    const pending = this.inFlight.get(workspace) ?? 0;
+    // The least the cell can hold: the last TAT seen (or an idle cell), plus what this instance's takes in flight add.
+    const least = Math.max(hint ?? now, now) + pending;
+    if (least + incrementMs - now > capacityMs) {
+      throw this.refusal(workspace, limit, least + incrementMs - capacityMs - now);
     }
+    this.inFlight.set(workspace, pending + incrementMs);
     let result: Awaited<ReturnType<RateCells['take']>>;
     try {
       result = await this.deps.cells.take(workspace, REQUEST_CELL, {
         now,
         incrementMs,
         capacityMs,
-        ...(hint !== undefined ? { hintTat: hint } : {}),
+        // With takes in flight the cell is likely busy by the time this one lands: try that update first.
+        ...(pending > 0 ? { hintTat: least } : hint !== undefined ? { hintTat: hint } : {}),
       });
     } catch (error) {
       // A workspace its deletion has sealed takes no writes, its cell included: the request is admitted to be
@@ -111,6 +122,10 @@ export class RequestRate {
         error,
       });
       return;
+    } finally {
+      const left = (this.inFlight.get(workspace) ?? incrementMs) - incrementMs;
+      if (left > 0) this.inFlight.set(workspace, left);
+      else this.inFlight.delete(workspace);
     }
     this.remember(workspace, result.tat);
     if (!result.admitted) throw this.refusal(workspace, limit, result.tat + incrementMs - capacityMs - now);
@@ -118,9 +133,11 @@ export class RequestRate {
 
   private remember(workspace: string, tat: number): void {
     if (!Number.isFinite(tat)) return;
+    // Takes answer out of order; the TAT only moves forward, so the latest seen is the largest.
+    const latest = Math.max(tat, this.seen.get(workspace) ?? tat);
     this.seen.delete(workspace);
     if (this.seen.size >= MAX_REMEMBERED) this.seen.delete(this.seen.keys().next().value as string);
-    this.seen.set(workspace, tat);
+    this.seen.set(workspace, latest);
   }
 
   private refusal(workspace: string, limit: RequestRateLimit, waitMs: number): TooManyRequestsError {

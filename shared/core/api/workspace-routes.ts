@@ -19,7 +19,8 @@
  *                expiries, recurring schedules: `WorkspaceTimers`);
  *   secrets      the workspace's credentials;
  *   sweep        every remaining item (`workspace-sweeper.ts`: the workspace index, so it reads what the
- *                workspace holds) — wait entries, claims, counters and leases included.
+ *                workspace holds) — wait entries, claims, counters and leases included; after the second sweep,
+ *                the workspace's blobs (attachments, spilled contexts, staged uploads).
  * Then timers and sweep once more, once every writer has learnt of the seal (`SEAL_WINDOW_MS`, twice, for requests
  * in flight) and the stream has settled: what was set or written before the seal reached it. The record then stays
  * as the workspace's tombstone for `WORKSPACE_TOMBSTONE_SECONDS` (two days: `workspace-deletion.ts` says why),
@@ -61,6 +62,8 @@ export interface WorkspaceDeps {
   timers?: WorkspaceTimers;
   /** How long after the seal a write may still land (writers' seal cache): @default SEAL_WINDOW_MS */
   sealWindowMs?: number;
+  /** The workspace's blobs (the attachments room), deleted with its last sweep; without it none are kept. */
+  blobs?: { deleteWorkspace(workspace: string): Promise<number> };
 }
 
 type Params = Record<string, string>;
@@ -393,9 +396,11 @@ async function deleteStep(
           next = { ...enter('timers'), deleted, pass: 2, swept_at: new Date(now()).toISOString() };
           break;
         }
+        // Blobs last: after the seal and both sweeps nothing refers to them, and nothing can add one.
+        const blobs = deps.blobs ? await deps.blobs.deleteWorkspace(ws) : 0;
         const done: DeletionJob = {
           ...job,
-          deleted,
+          deleted: deleted + blobs,
           step: job.step + 1,
           done_at: new Date(now()).toISOString(),
         };

@@ -70,6 +70,7 @@ import {
   TOOL_RESPONSE_SCHEMA,
 } from '#shared/domain/protocol.ts';
 import type { CallIndex } from '#shared/ports/call-index.ts';
+import { findAttachments } from '#shared/rooms/attachments/reference.ts';
 import { FRONT_DOOR } from '#shared/topology.ts';
 import { cancelCall, indexable } from './cancel.ts';
 import { type CatalogDefinition, type CatalogTool, catalogOf } from './catalog.ts';
@@ -217,7 +218,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
         // Every chunk goes out before the result that ends the response; the last ones may still be on their
         // way when the stored answer is found.
         await progress?.flush();
-        return resultOf(started, answer);
+        return withAttachmentContent(api, call.workspace, resultOf(started, answer), answer.context);
       } finally {
         progress?.close();
       }
@@ -249,7 +250,7 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
         `task ${asked.id} is still working after the wait this endpoint can hold; poll tasks/get and ask again`,
       );
     }
-    const result = resultOf(asked, answer);
+    const result = await withAttachmentContent(api, call.workspace, resultOf(asked, answer), answer.context);
     return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId: asked.id } } };
   });
 
@@ -306,6 +307,12 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
         mimeType: 'application/json',
       },
       {
+        uriTemplate: `crumbs://${call.workspace}/attachments/{id}`,
+        name: 'attachment',
+        description:
+          'A file of the workspace (its bytes), as a breadcrumb\'s {"$attachment"} reference names it.',
+      },
+      {
         uriTemplate: `crumbs://${call.workspace}/requests/{id}/answer`,
         name: "a request's answer",
         description: 'The answer to a tool or agent request (a call that outlasted its wait names this).',
@@ -316,6 +323,9 @@ export function mcpServer(deps: McpDeps, call: McpCall): Server {
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const uri = request.params.uri;
+    // An attachment's contents are its bytes (a blob resource), read through the API as the caller.
+    if (uri.startsWith(`crumbs://${call.workspace}/attachments/`))
+      return readAttachment(api, call.workspace, uri);
     const body = await readResource(api, call.workspace, uri);
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(body) }] };
   });
@@ -657,4 +667,56 @@ function refused(answer: ApiAnswer): CallToolResult {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * A result whose answer refers to attachments carries them as MCP content too: an image as `image` content, any
+ * other file as an embedded `resource` (its bytes), read through the API as the caller (so only the caller's
+ * workspace's files); one too large for an answer, or that cannot be read, as a `resource_link` to its
+ * `crumbs://` URI.
+ */
+async function withAttachmentContent(
+  api: WorkspaceApi,
+  workspace: string,
+  result: CallToolResult,
+  answer: Record<string, unknown>,
+): Promise<CallToolResult> {
+  const refs = findAttachments(answer).slice(0, MAX_ATTACHMENT_CONTENT);
+  if (refs.length === 0 || result.isError) return result;
+  const content = [...result.content];
+  for (const { ref } of refs) {
+    const read = await api('GET', `attachments/${encodeURIComponent(ref.id)}`, { query: { data: 'true' } });
+    const data = isOk(read) ? (read.body as { data_base64?: unknown }).data_base64 : undefined;
+    const uri = attachmentUri(workspace, ref.id);
+    if (typeof data !== 'string') {
+      content.push({ type: 'resource_link', uri, name: ref.name ?? ref.id, mimeType: ref.media_type });
+    } else if (ref.media_type.startsWith('image/')) {
+      content.push({ type: 'image', data, mimeType: ref.media_type });
+    } else {
+      content.push({ type: 'resource', resource: { uri, mimeType: ref.media_type, blob: data } });
+    }
+  }
+  return { ...result, content };
+}
+
+/** Files one tool result carries at most (each up to the API's inline answer size). */
+const MAX_ATTACHMENT_CONTENT = 4;
+
+function attachmentUri(workspace: string, id: string): string {
+  return `crumbs://${workspace}/attachments/${encodeURIComponent(id)}`;
+}
+
+async function readAttachment(api: WorkspaceApi, workspace: string, uri: string) {
+  const id = decodeURIComponent(uri.slice(`crumbs://${workspace}/attachments/`.length));
+  const answer = await api('GET', `attachments/${encodeURIComponent(id)}`, { query: { data: 'true' } });
+  if (answer.status === 404 || !isOk(answer))
+    throw new McpError(-32002, `Resource not found: ${uri.slice(0, 300)}`);
+  const body = answer.body as { media_type: string; data_base64?: string; download_url: string };
+  if (body.data_base64 === undefined) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `${id} is larger than a resource read carries; download it from its presigned URL: ${body.download_url}`,
+    );
+  }
+  return { contents: [{ uri, mimeType: body.media_type, blob: body.data_base64 }] };
 }

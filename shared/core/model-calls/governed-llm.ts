@@ -59,6 +59,11 @@ export function inInvocation<T>(
   return accounts.run(account, () => fn(account));
 }
 
+/** The workspace of the invocation this call runs in (what a model call may read attachments of). */
+export function invocationWorkspace(): string | undefined {
+  return accounts.getStore()?.workspace;
+}
+
 export interface GovernedLlmDeps {
   /** The operator's price table (`CRUMBS_LLM_PRICES` over the defaults). */
   readonly prices: PriceTable;

@@ -10,7 +10,7 @@
  * - History, tag, idempotency, hints and claim items → nothing.
  *
  * Events over a breadth budget (`breadth-budget.ts`) are shed; the rest go to the buses of the pool that hold rules
- * of their workspace (`bus-placement.ts`; the first bus always), in PutEvents calls of up to 10 entries and 256 KB,
+ * of their workspace (`bus-placement.ts`; the first bus always), in PutEvents calls of up to 10 entries and 1 MB,
  * refused entries retried with backoff. The rule: nothing after a failure is lost. A record whose event could not
  * be put (or whose adoption failed) is reported as the first batch item failure, so Lambda retries from there
  * (stream order is kept per shard).
@@ -269,7 +269,7 @@ async function routeAll(
 }
 
 /**
- * Puts entries in requests of up to 10 (and 256 KB), retrying refused ones; returns the earliest sequence that
+ * Puts entries in requests of up to 10 (and 1 MB), retrying refused ones; returns the earliest sequence that
  * could not be put.
  */
 async function putAll(
@@ -310,9 +310,12 @@ async function putAll(
   return { count, ...(failedSequence !== undefined ? { failedSequence } : {}) };
 }
 
-/** PutEvents takes at most 10 entries and 256 KB of them per request (AWS's "PutEvents event entry size"). */
+/**
+ * PutEvents takes at most 10 entries and 1 MB of them per request (AWS's "PutEvents event entry size"; 256 KB until
+ * January 2026). Events stay far smaller: a context over 48 KB, or spilled to a blob, is left out of its event.
+ */
 const MAX_PUT_EVENTS_ENTRIES = 10;
-const MAX_PUT_EVENTS_BYTES = 256 * 1024;
+const MAX_PUT_EVENTS_BYTES = 1024 * 1024;
 
 function entryBytes(entry: BusEntry): number {
   const bytes = (text: string) => Buffer.byteLength(text, 'utf8');

@@ -5,6 +5,7 @@ import type { Api } from '../api.ts';
 import { ErrorLine, Json, useLoad } from '../components.tsx';
 import { dateTime, diff } from '../format.ts';
 import { href } from '../session.ts';
+import { AttachmentsPanel } from './attachments.tsx';
 
 export function BreadcrumbView({ api, id }: { api: Api; id: string }) {
   const loaded = useLoad(() => Promise.all([api.contextView(id), api.full(id), api.history(id)]), [api, id]);
@@ -53,6 +54,7 @@ export function BreadcrumbView({ api, id }: { api: Api; id: string }) {
           <Json value={record} />
         </div>
       </div>
+      <AttachmentsPanel api={api} context={view.context} />
       <h3>History</h3>
       <div class="history">
         <ol class="versions">

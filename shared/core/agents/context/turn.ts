@@ -25,10 +25,11 @@ import {
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { GuardBlock, Guardrails, InvocationGuard } from '#shared/ports/guardrails.ts';
-import type { LlmClient, LlmResponse } from '#shared/ports/llm.ts';
+import type { LlmAttachment, LlmClient, LlmMessage, LlmResponse } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { OneTimeTimer, Timers } from '#shared/ports/timers.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
+import { attachmentsOfContext } from '#shared/rooms/attachments/model-input.ts';
 import { ERROR_ANSWERS, responseTo } from '../../executor/answers.ts';
 import type {
   ExecutionInput,
@@ -60,6 +61,11 @@ import {
   turnBudgetOf,
 } from './turn-budget.ts';
 import { continuedConversation, failedTurnOutputs } from './turn-state.ts';
+
+/** The turn's user message, with the files its context refers to (the attachments room resolves them at the call). */
+function userTurn(content: string, attachments: LlmAttachment[]): LlmMessage {
+  return attachments.length > 0 ? { role: 'user', content, attachments } : { role: 'user', content };
+}
 
 export interface ContextAgentDeps {
   store: BreadcrumbStore;
@@ -144,7 +150,7 @@ async function newTurn(
     thread: input.causation.thread,
     model,
     system: prompt.text,
-    messages: [{ role: 'user', content: userMessage }],
+    messages: [userTurn(userMessage, attachmentsOfContext(input.context))],
     round: 0,
     status: 'waiting-for-tools',
     pending: [],

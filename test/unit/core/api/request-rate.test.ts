@@ -71,6 +71,51 @@ describe('RequestRate (GCRA over shared cells)', () => {
     expect(warnings).toEqual([]);
   });
 
+  it("sends the cell no more takes than it can admit while a flood's requests are in flight at once", async () => {
+    // Every take waits until the test lets the cells answer: the flood's 50 requests are all in flight together,
+    // as when one instance serves many concurrent requests. The cell holds a burst of 8.
+    const cells = new InMemoryRateCells();
+    const gate: Array<() => void> = [];
+    const slow = {
+      take: async (...args: Parameters<InMemoryRateCells['take']>) => {
+        await new Promise<void>((resolve) => gate.push(resolve));
+        return cells.take(...args);
+      },
+    };
+    const rate = new RequestRate({ cells: slow, limits: { requestsPerSecond: 4, burst: 8 }, now: () => 0 });
+    const outcomes = Array.from({ length: 50 }, () =>
+      rate.admit('ws').then(
+        () => 'admitted',
+        (e: unknown) => e,
+      ),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const release of gate.splice(0)) release();
+    const settled = await Promise.all(outcomes);
+    expect(settled.filter((o) => o === 'admitted')).toHaveLength(8);
+    expect(settled.filter((o) => o instanceof TooManyRequestsError)).toHaveLength(42);
+    expect(cells.takes).toBe(8);
+  });
+
+  it('refuses on takes in flight only what the cell could not hold: a take that fails lets the next one try', async () => {
+    let fail = true;
+    const cells = new InMemoryRateCells();
+    const rate = new RequestRate({
+      cells: {
+        take: async (...args: Parameters<InMemoryRateCells['take']>) => {
+          if (fail) throw new Error('throttled');
+          return cells.take(...args);
+        },
+      },
+      limits: { requestsPerSecond: 1, burst: 1 },
+      now: () => 0,
+    });
+    await rate.admit('ws'); // fails open
+    fail = false;
+    await rate.admit('ws'); // nothing left in flight: the cell decides, and admits
+    await expect(rate.admit('ws')).rejects.toBeInstanceOf(TooManyRequestsError);
+  });
+
   it('refuses a request that costs more than the burst as too large, not as "later"', async () => {
     const rate = new RequestRate({
       cells: new InMemoryRateCells(),

@@ -253,23 +253,23 @@ describe('publishStreamBatch', () => {
     expect(detail?.words_truncated).toBe(false);
   });
 
-  it('keeps every PutEvents request within 256 KB of entries', async () => {
+  it('keeps every PutEvents request within 1 MB of entries', async () => {
     const { bus, calls } = recordingBus();
     const prose = (i: number) =>
       Array.from({ length: 4000 }, (_, k) => `word${i}x${k}`)
         .join(' ')
         .slice(0, MAX_EVENT_CONTEXT_BYTES - 100);
-    const records = Array.from({ length: 10 }, (_, i) =>
+    const records = Array.from({ length: 30 }, (_, i) =>
       streamRecord('INSERT', {
         newImage: headItem(record({ id: `b${i}`, context: { text: prose(i) } }), `w${i}`),
       }),
     );
     const out = await publishStreamBatch(records, { bus, adopter, sleep: noSleep });
-    expect(out.published).toBe(10);
+    expect(out.published).toBe(30);
     expect(calls.length).toBeGreaterThan(1);
     for (const call of calls) {
       const bytes = call.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e.detail)), 0);
-      expect(bytes).toBeLessThanOrEqual(256 * 1024);
+      expect(bytes).toBeLessThanOrEqual(1024 * 1024);
     }
   });
 
