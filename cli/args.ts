@@ -10,8 +10,8 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { CrumbsClient, type TokenProvider } from '#shared/client/crumbs-client.ts';
 import { ENV } from '#shared/topology.ts';
-import { CrumbsClient, type TokenProvider } from './api-client.ts';
 
 export interface CliIo {
   readonly stdout: (s: string) => void;

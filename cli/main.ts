@@ -9,8 +9,13 @@
  * `main` takes its streams and environment as `io`, so tests run the CLI in-process.
  */
 import { readFileSync } from 'node:fs';
+import {
+  ApiConnectionError,
+  ApiProblemError,
+  ApiResponseError,
+  type TokenProvider,
+} from '#shared/client/crumbs-client.ts';
 import { ENV } from '#shared/topology.ts';
-import { ApiConnectionError, ApiProblemError, ApiResponseError, type TokenProvider } from './api-client.ts';
 import {
   type CliIo,
   type Command,

@@ -17,6 +17,15 @@
 import { randomBytes } from 'node:crypto';
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
 import {
+  ApiProblemError,
+  type Breadcrumb,
+  type ChangeEvent,
+  type CreateBreadcrumbInput,
+  type CrumbsClient,
+  type FetchLike,
+  type RunView,
+} from '#shared/client/crumbs-client.ts';
+import {
   AGENT_DEF_SCHEMA,
   AGENT_ERROR_SCHEMA,
   AGENT_REQUEST_SCHEMA,
@@ -27,15 +36,6 @@ import {
   TOOL_RESPONSE_SCHEMA,
   WORKFLOW_DEF_SCHEMA,
 } from '#shared/domain/protocol.ts';
-import {
-  ApiProblemError,
-  type Breadcrumb,
-  type ChangeEvent,
-  type CreateBreadcrumbInput,
-  type CrumbsClient,
-  type FetchLike,
-  type RunView,
-} from './api-client.ts';
 import { statusOf } from './commands/apply.ts';
 
 export type CheckStatus = 'passed' | 'failed' | 'skipped';

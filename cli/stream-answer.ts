@@ -12,9 +12,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
+import type { Breadcrumb, CrumbsClient } from '#shared/client/crumbs-client.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
 import type { WebSocketConstructor } from '#shared/core/streaming/subscriber.ts';
-import type { Breadcrumb, CrumbsClient } from './api-client.ts';
 import type { CliIo, OptionValues } from './args.ts';
 import { UsageError } from './args.ts';
 

@@ -473,7 +473,7 @@ export const topology = {
         kind: 'http',
         defaultRoute: true,
         routes: ['GET /v1/workspaces/{ws}/streams/{stream_id}/events'],
-        publicRoutes: ['GET /health'],
+        publicRoutes: ['GET /health', 'GET /v1/openapi.json'],
         response: 'stream',
       },
       // timers: 'cancel': a workspace's deletion cancels the workspace's timers and schedules.

@@ -9,6 +9,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import type { Breadcrumb, CrumbsClient } from '#shared/client/crumbs-client.ts';
 import { definitionLimits } from '#shared/config.ts';
 import { BREADCRUMB_ID_PATTERN, CreateBreadcrumbSchema, toFieldIssues } from '#shared/domain/breadcrumb.ts';
 import { validateDefinition, validateScheduleDefinition } from '#shared/domain/definition-validation.ts';
@@ -17,7 +18,6 @@ import { isCrumbsError } from '#shared/domain/errors.ts';
 import { STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import { definitionWarnings } from '#shared/domain/unknown-fields.ts';
 import { DEFINITION_SCHEMAS, SCHEDULE_DEFINITION_SCHEMA } from '#shared/topology.ts';
-import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
 import {
   type Command,
   InputError,

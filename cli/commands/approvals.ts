@@ -4,7 +4,7 @@
  * `crumbs reject <id> --reason TEXT` answer one (`POST …/approvals/{id}`). The agent decides the answer: approve
  * runs the tool, reject gives the model the reason as the call's result.
  */
-import type { ApprovalItem } from '../api-client.ts';
+import type { ApprovalItem } from '#shared/client/crumbs-client.ts';
 import {
   type Command,
   isPlainObject,

@@ -9,6 +9,8 @@
  * ended, and then prints the answer.
  */
 
+import type { Breadcrumb, CrumbsClient, RunView } from '#shared/client/crumbs-client.ts';
+import { ApiProblemError } from '#shared/client/crumbs-client.ts';
 import {
   AGENT_PLAN_SCHEMA,
   AGENT_REQUEST_SCHEMA,
@@ -16,8 +18,6 @@ import {
   requestTag,
 } from '#shared/domain/protocol.ts';
 import { ENV } from '#shared/topology.ts';
-import type { Breadcrumb, CrumbsClient, RunView } from '../api-client.ts';
-import { ApiProblemError } from '../api-client.ts';
 import { type Command, type CommandContext, optInt, optString, printJson, UsageError } from '../args.ts';
 import {
   openLiveAnswer,

@@ -5,6 +5,7 @@
  * model writes it (`cli/stream-answer.ts`), and Ctrl-C cancels it.
  */
 
+import type { Breadcrumb, CrumbsClient } from '#shared/client/crumbs-client.ts';
 import {
   AGENT_ERROR_SCHEMA,
   AGENT_RESPONSE_SCHEMA,
@@ -14,7 +15,6 @@ import {
   USER_MESSAGE_SCHEMA,
 } from '#shared/domain/protocol.ts';
 import { ENV } from '#shared/topology.ts';
-import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
 import { type CliIo, type Command, optInt, optString, printJson, UsageError } from '../args.ts';
 import {
   openLiveAnswer,

@@ -1,5 +1,5 @@
 /** `crumbs history <id>`: the versions of one breadcrumb, newest first. */
-import type { BreadcrumbVersion } from '../api-client.ts';
+import type { BreadcrumbVersion } from '#shared/client/crumbs-client.ts';
 import { type Command, onePositional, optInt, optString, printJson } from '../args.ts';
 import { formatTable } from '../format.ts';
 import { HISTORY_COLUMNS } from './views.ts';

@@ -1,5 +1,5 @@
 /** `crumbs ls`: list breadcrumbs newest first, by schema, tag, or both; one page or, with `--all`, every page. */
-import type { ContextView, ListQuery, Page } from '../api-client.ts';
+import type { ContextView, ListQuery, Page } from '#shared/client/crumbs-client.ts';
 import { type Command, noPositionals, optInt, optString, printJson } from '../args.ts';
 import { breadcrumbTable } from './views.ts';
 

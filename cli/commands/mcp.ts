@@ -13,13 +13,13 @@
  */
 
 import { SdkMcpClient } from '#shared/adapters/mcp/mcp-client.ts';
+import type { Breadcrumb } from '#shared/client/crumbs-client.ts';
 import { definitionLimits } from '#shared/config.ts';
 import { validateDefinition } from '#shared/domain/definition-validation.ts';
 import { TOOL_DEF_SCHEMA } from '#shared/domain/protocol.ts';
 import { secretNameProblem } from '#shared/domain/secret-refs.ts';
 import type { McpToolInfo } from '#shared/ports/mcp.ts';
 import { ENV } from '#shared/topology.ts';
-import type { Breadcrumb } from '../api-client.ts';
 import { type Command, InputError, optInt, optString, printJson, UsageError } from '../args.ts';
 import { formatTable } from '../format.ts';
 import { relayMcp } from '../mcp-proxy.ts';

@@ -6,8 +6,8 @@
  * context comes from `--context`, `--context-file`, or stdin when something is piped in.
  */
 
+import type { CreateBreadcrumbInput } from '#shared/client/crumbs-client.ts';
 import { definitionWarnings } from '#shared/domain/unknown-fields.ts';
-import type { CreateBreadcrumbInput } from '../api-client.ts';
 import {
   type Command,
   type CommandContext,

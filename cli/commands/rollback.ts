@@ -4,7 +4,7 @@
  * one, so its rules are compiled again. The write is conditional on the version read (If-Match): an edit that
  * lands in between is a 412 and nothing is written, never lost.
  */
-import { ApiProblemError, type Breadcrumb, type BreadcrumbVersion } from '../api-client.ts';
+import { ApiProblemError, type Breadcrumb, type BreadcrumbVersion } from '#shared/client/crumbs-client.ts';
 import { type Command, InputError, onePositional, optInt, printJson, UsageError } from '../args.ts';
 import { breadcrumbTable } from './views.ts';
 

@@ -3,9 +3,10 @@
  * `definition.status.v1` breadcrumbs). `crumbs rules sync`: asks the rule manager to reconcile the workspace's
  * rules with its definitions (create missing, fix drifted, delete orphans) and prints its report.
  */
+
+import type { Breadcrumb, CrumbsClient } from '#shared/client/crumbs-client.ts';
 import { STATUS_SCHEMA } from '#shared/domain/protocol.ts';
 import { DEFINITION_SCHEMAS, RULES_SYNC_SCHEMA } from '#shared/topology.ts';
-import type { Breadcrumb, CrumbsClient } from '../api-client.ts';
 import { type Command, optInt, printJson, UsageError } from '../args.ts';
 import { formatTable } from '../format.ts';
 

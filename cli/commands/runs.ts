@@ -13,7 +13,7 @@
  * `--wait` polls the run until it has stopped running (waiting for a person, paused, or ended) and prints it.
  * After an action it first waits for the run to take it (its version to move on).
  */
-import type { CrumbsClient, RunAction, RunView } from '../api-client.ts';
+import type { CrumbsClient, RunAction, RunView } from '#shared/client/crumbs-client.ts';
 import {
   type Command,
   type CommandContext,

@@ -8,8 +8,8 @@
  * CRUMBS_WORKSPACE names one: then it must be empty, because the cleanup deletes everything in it.
  */
 import { randomBytes } from 'node:crypto';
+import { CrumbsClient } from '#shared/client/crumbs-client.ts';
 import { ENV } from '#shared/topology.ts';
-import { CrumbsClient } from '../api-client.ts';
 import { type Command, optInt, optString, printJson } from '../args.ts';
 import { type CheckResult, runSmoke, SMOKE_CHECKS, seconds } from '../smoke.ts';
 

@@ -8,7 +8,7 @@
  */
 import WebSocket from 'ws';
 import type { FeedStatus } from '#shared/client/change-feed.ts';
-import type { ChangeEvent, ChangesQuery, CrumbsClient } from '../api-client.ts';
+import type { ChangeEvent, ChangesQuery, CrumbsClient } from '#shared/client/crumbs-client.ts';
 import { type Command, listenToProcessSignals, noPositionals, optInt, optString } from '../args.ts';
 
 const MAX_BACKLOG = 100;

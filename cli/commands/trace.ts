@@ -3,7 +3,7 @@
  * `GET …/threads/{id}`): each breadcrumb under the one it answers, with schema, title, writer, hop number, the
  * time since the root and the hop's own duration. Error answers and loop stops are marked (and red on a terminal).
  */
-import type { ThreadNode } from '../api-client.ts';
+import type { ThreadNode } from '#shared/client/crumbs-client.ts';
 import { type Command, printJson, UsageError } from '../args.ts';
 
 export const traceCommand: Command = {

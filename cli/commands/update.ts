@@ -2,7 +2,7 @@
  * `crumbs update <id>`: change a breadcrumb (PATCH). With `--if-match N` the API applies the change only if the
  * stored version is N (a conditional write), and answers 412 otherwise; nothing changes then.
  */
-import type { UpdateBreadcrumbInput } from '../api-client.ts';
+import type { UpdateBreadcrumbInput } from '#shared/client/crumbs-client.ts';
 import {
   type Command,
   expiresAtFlag,

@@ -4,7 +4,11 @@
  * `crumbs usage --request ID`: one request's calls, per write that recorded them (`GET …/usage/requests/{id}`).
  * Both trail the model calls by the stream (about a second).
  */
-import type { RequestUsageReport, UsageReportAmounts as UsageAmounts, UsageReport } from '../api-client.ts';
+import type {
+  RequestUsageReport,
+  UsageReportAmounts as UsageAmounts,
+  UsageReport,
+} from '#shared/client/crumbs-client.ts';
 import { type Command, noPositionals, optInt, optString, printJson, UsageError } from '../args.ts';
 import { formatTable } from '../format.ts';
 

@@ -1,7 +1,7 @@
 /**
  * How breadcrumbs read in the terminal, shared by the commands that print them.
  */
-import type { Breadcrumb, BreadcrumbVersion, ContextView } from '../api-client.ts';
+import type { Breadcrumb, BreadcrumbVersion, ContextView } from '#shared/client/crumbs-client.ts';
 import { type Column, formatJson, formatRecord, formatTable, shortTime } from '../format.ts';
 
 export const BREADCRUMB_COLUMNS: readonly Column<ContextView>[] = [

@@ -14,7 +14,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { CrumbsClient, WorkspaceDeletionStep } from '../api-client.ts';
+import type { CrumbsClient, WorkspaceDeletionStep } from '#shared/client/crumbs-client.ts';
 import { type Command, InputError, optInt, optString, printJson, UsageError } from '../args.ts';
 
 /** Between steps that wait for the rule manager. */

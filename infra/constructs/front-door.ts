@@ -198,6 +198,7 @@ export class FrontDoor {
           id: 'AwsSolutions-APIG4',
           reason:
             'GET /health is public on purpose (load balancer and uptime checks; it reveals no data), and so are ' +
+            'GET /v1/openapi.json (the API description, generated from the route table; no data), ' +
             "GET /ui and GET /ui/{proxy+}, the dashboard's static files (a login page and its script; they hold " +
             "no data, and every data call the dashboard makes needs the JWT), the MCP endpoints' protected " +
             'resource metadata (RFC 9728: the endpoint URL and the issuer, which clients read before they have a ' +

@@ -250,7 +250,7 @@ export const ExpiresAtSchema = z
     ),
   );
 
-const CreateBreadcrumbFields = z.strictObject({
+export const CreateBreadcrumbFields = z.strictObject({
   schema_name: SchemaNameSchema,
   title: z._default(TitleSchema, ''),
   tags: z._default(TagsSchema, []),
@@ -263,7 +263,7 @@ export const CreateBreadcrumbSchema = z.pipe(storable(0), CreateBreadcrumbFields
 export type CreateBreadcrumbInput = z.input<typeof CreateBreadcrumbFields>;
 export type CreateBreadcrumb = z.output<typeof CreateBreadcrumbFields>;
 
-const UpdateBreadcrumbFields = z
+export const UpdateBreadcrumbFields = z
   .strictObject({
     title: z.optional(TitleSchema),
     tags: z.optional(TagsSchema),

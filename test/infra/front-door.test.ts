@@ -113,6 +113,7 @@ function target(method: Json): string {
 
 const PUBLIC = [
   'GET /health',
+  'GET /v1/openapi.json',
   'GET /ui',
   'GET /ui/app.js',
   'GET /.well-known/oauth-protected-resource/v1/workspaces/team-a/mcp',

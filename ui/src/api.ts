@@ -1,7 +1,8 @@
 /**
- * The dashboard's API client: the crumbs API on the same origin, under the page's base path (`apiBaseOf`), with the
- * bearer token the user gave once.
- * Every data call needs the token (the page itself is public; the data is not).
+ * The dashboard's view of the crumbs API: the package's typed client (`crumbs/client`,
+ * `shared/client/crumbs-client.ts`) on the same origin, under the page's base path (`apiBaseOf`), with the bearer
+ * token the user gave once (or the signed-in session's). Every data call needs the token (the page itself is public;
+ * the data is not). The client's refusals become `ApiError`s with the status, as the views expect.
  */
 
 import { apiBaseOf } from '#shared/client/api-base.ts';
@@ -19,11 +20,17 @@ import type {
   ThreadView,
   UsageReport,
 } from '#shared/client/api-types.ts';
-import { ChangeFeed, type ChangesAnswer, type FeedStatus } from '#shared/client/change-feed.ts';
-import { parseEventStream } from '#shared/client/sse.ts';
+import type { ChangeFeed, FeedStatus } from '#shared/client/change-feed.ts';
+import {
+  ApiProblemError,
+  CrumbsClient,
+  type ListQuery,
+  type Page,
+  type RunAction,
+} from '#shared/client/crumbs-client.ts';
 import type { ChangeFilters } from '#shared/core/stream/changes.ts';
 import type { DeltaEvent } from '#shared/core/streaming/events.ts';
-import { type DeltaSubscription, subscribeToRequest } from '#shared/core/streaming/subscriber.ts';
+import type { DeltaSubscription } from '#shared/core/streaming/subscriber.ts';
 import { currentToken } from './sign-in.ts';
 
 /** `GET …/attachments/{id}?data=true` (the attachments room's routes). */
@@ -47,13 +54,6 @@ export class ApiError extends Error {
   }
 }
 
-/** A listing page (`GET …/breadcrumbs`); `read_bound` when it stopped at its read bound before it was full. */
-interface ListPage {
-  items: Breadcrumb[];
-  next_cursor: string | null;
-  read_bound?: { entries_read: number; bound: number };
-}
-
 export interface Session {
   /** A pasted token (or `crumbs dev`'s), sent as it is; unused when `signedIn`. */
   token: string;
@@ -62,18 +62,24 @@ export interface Session {
   signedIn?: boolean;
 }
 
+/** The long poll's wait, and the time a request may take on top of it. */
+const LONG_POLL_SECONDS = 20;
+
 export class Api {
   /** The workspace's change feed: one subscription for every view of this session; undefined without a channel. */
   private feed: Promise<ChangeFeed | undefined> | undefined;
+  private readonly client: CrumbsClient;
 
-  constructor(private readonly session: Session) {}
+  constructor(private readonly session: Session) {
+    this.client = new CrumbsClient({
+      endpoint: `${location.origin}${apiBaseOf(location.pathname)}`,
+      token: () => this.bearer(),
+      workspace: session.workspace,
+    });
+  }
 
   get workspace(): string {
     return this.session.workspace;
-  }
-
-  private path(...segments: string[]): string {
-    return `${apiBaseOf(location.pathname)}/v1/workspaces/${encodeURIComponent(this.session.workspace)}/${segments.map(encodeURIComponent).join('/')}`;
   }
 
   /** The token to send: the signed-in session's (refreshed when about to expire), or the pasted one. */
@@ -81,29 +87,16 @@ export class Api {
     return this.session.signedIn ? currentToken() : Promise.resolve(this.session.token);
   }
 
-  private async request(path: string, init: RequestInit = {}): Promise<Response> {
-    const response = await fetch(path, {
-      ...init,
-      headers: {
-        authorization: `Bearer ${await this.bearer()}`,
-        ...(init.headers as Record<string, string>),
-      },
-    });
-    if (!response.ok) {
-      let detail = response.statusText;
-      try {
-        const problem = (await response.json()) as { title?: string; detail?: string };
-        detail = problem.detail ?? problem.title ?? detail;
-      } catch {
-        // not problem+json: keep the status text
+  /** A client call whose refusal is an `ApiError` carrying the status and the problem's detail. */
+  private async call<T>(request: (client: CrumbsClient) => Promise<T>): Promise<T> {
+    try {
+      return await request(this.client);
+    } catch (error) {
+      if (error instanceof ApiProblemError) {
+        throw new ApiError(error.status, `${error.status}: ${error.detail ?? error.title}`);
       }
-      throw new ApiError(response.status, `${response.status}: ${detail}`);
+      throw error;
     }
-    return response;
-  }
-
-  private async json<T>(path: string, init?: RequestInit): Promise<T> {
-    return (await (await this.request(path, init)).json()) as T;
   }
 
   /** An attachment: its reference, a presigned download URL, and its bytes when small enough. */
@@ -111,21 +104,17 @@ export class Api {
     return this.json(`${this.path('attachments', id)}?data=true`);
   }
   contextView(id: string): Promise<ContextView> {
-    return this.json(this.path('breadcrumbs', id));
+    return this.call((c) => c.get(id));
   }
   full(id: string): Promise<Breadcrumb> {
-    return this.json(`${this.path('breadcrumbs', id)}?view=full`);
+    return this.call((c) => c.getFull(id));
   }
   history(id: string): Promise<{ items: Breadcrumb[]; next_cursor: string | null }> {
     // The stored versions: the history panel shows who wrote each and diffs what changed.
-    return this.json(`${this.path('breadcrumbs', id, 'history')}?limit=50&view=full`);
+    return this.call((c) => c.history(id, { limit: 50 }));
   }
   create(body: { schema_name: string; title?: string; tags?: string[]; context: Record<string, unknown> }) {
-    return this.json<Breadcrumb>(this.path('breadcrumbs'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    return this.call((c) => c.create(body));
   }
   /**
    * The newest breadcrumbs of a schema (up to 100), as the listing route returns them. A page that stopped at the
@@ -137,12 +126,14 @@ export class Api {
     let cursor: string | null = null;
     let stoppedAfter: number | undefined;
     for (let call = 0; call < 4 && items.length < 100; call++) {
-      const page: ListPage = await this.json<ListPage>(
-        `${this.path('breadcrumbs')}?schema_name=${encodeURIComponent(schema)}&limit=${100 - items.length}${
-          cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''
-        }`,
-      );
-      items.push(...page.items);
+      const query: ListQuery = {
+        schema_name: schema,
+        limit: 100 - items.length,
+        ...(cursor ? { cursor } : {}),
+      };
+      // The context views the listing answers by default, shown as the records' summaries.
+      const page: Page<ContextView> = await this.call((c) => c.list(query));
+      items.push(...(page.items as unknown as Breadcrumb[]));
       cursor = page.next_cursor;
       if (cursor === null) return { items };
       stoppedAfter =
@@ -152,88 +143,57 @@ export class Api {
   }
   /** The run as the run API shows it (with `retry_steps`, the top-level steps retry accepts). */
   run(runId: string): Promise<{ retry_steps?: string[] }> {
-    return this.json(this.path('runs', runId));
+    return this.call((c) => c.getRun(runId)) as Promise<{ retry_steps?: string[] }>;
   }
   /** A run action: approve, reject, pause, resume, cancel, retry (the orchestration's run routes). */
   runAction(runId: string, action: string, body: Record<string, unknown>): Promise<unknown> {
-    return this.json(this.path('runs', runId, action), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    return this.call((c) => c.runAction(runId, action as RunAction, body));
   }
   thread(id: string): Promise<ThreadView> {
-    return this.json(this.path('threads', id));
+    return this.call((c) => c.thread(id));
   }
   definitions(): Promise<{ items: DefinitionSummary[] }> {
-    return this.json(this.path('definitions'));
+    return this.call((c) => c.definitions());
   }
   explain(definition: string, breadcrumb: string): Promise<Explanation> {
-    return this.json(
-      `${this.path('definitions', definition, 'explain')}?breadcrumb=${encodeURIComponent(breadcrumb)}`,
-    );
+    return this.call((c) => c.explain(definition, breadcrumb));
   }
   /** Model calls, tokens and cost per day, agent, run or thread over the last 30 days (`GET …/usage`). */
   usage(by: 'day' | 'agent' | 'run' | 'thread', limit = 10): Promise<UsageReport> {
-    return this.json(`${this.path('usage')}?by=${by}${by === 'day' ? '' : `&limit=${limit}`}`);
+    return this.call((c) => c.usage(by === 'day' ? { by } : { by, limit }));
   }
 
   /** Where a request's answer streams (`GET …/streams/{id}`); undefined when the stack streams nothing. */
-  async streamInfo(streamId: string): Promise<StreamInfo | undefined> {
-    try {
-      return await this.json<StreamInfo>(this.path('streams', streamId));
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return undefined;
-      throw error;
-    }
+  streamInfo(streamId: string): Promise<StreamInfo | undefined> {
+    return this.call((c) => c.streamInfo(streamId));
   }
   /** Subscribes to a stream with the session's token, before the request is written (nothing is missed). */
-  async subscribe(info: StreamInfo, onEvent: (event: DeltaEvent) => void): Promise<DeltaSubscription> {
-    return subscribeToRequest({
-      realtimeUrl: info.realtime_url,
-      httpHost: info.http_host,
-      token: await this.bearer(),
-      workspace: this.session.workspace,
-      requestId: info.stream_id,
-      onEvent,
-    });
+  subscribe(info: StreamInfo, onEvent: (event: DeltaEvent) => void): Promise<DeltaSubscription> {
+    return this.client.subscribeToStream(info, { onEvent });
   }
   /** Asks a streaming request to stop (`POST …/requests/{id}/cancel`). */
   cancelRequest(requestId: string): Promise<unknown> {
-    return this.json(this.path('requests', requestId, 'cancel'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ reason: 'stopped in the dashboard' }),
-    });
+    return this.call((c) => c.cancelRequest(requestId, 'stopped in the dashboard'));
   }
 
   /** Pending approvals of agents' tool calls (`GET …/approvals`), of one run when `run` is given. */
   approvals(query: { run?: string } = {}): Promise<ApprovalList> {
-    return this.json(`${this.path('approvals')}${query.run ? `?run=${encodeURIComponent(query.run)}` : ''}`);
+    return this.call((c) => c.approvals(query.run ? { run: query.run } : {}));
   }
   /** Approve (with edited arguments) or reject an approval (`POST …/approvals/{id}`). */
   decideApproval(
     id: string,
     body: { decision: 'approve' | 'reject'; arguments?: Record<string, unknown>; reason?: string },
   ): Promise<ApprovalAnswer> {
-    return this.json(this.path('approvals', id), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    return this.call((c) => c.decideApproval(id, body));
   }
   errors(): Promise<{ items: FailureSummary[] }> {
-    return this.json(`${this.path('errors')}?limit=100`);
+    return this.call((c) => c.errors({ limit: 100 }));
   }
 
   /** Where the workspace's changes are pushed (`GET …/changes/channel`); undefined when the stack pushes none. */
-  async changeChannel(): Promise<ChangeChannelInfo | undefined> {
-    try {
-      return await this.json<ChangeChannelInfo>(this.path('changes', 'channel'));
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return undefined;
-      throw error;
-    }
+  changeChannel(): Promise<ChangeChannelInfo | undefined> {
+    return this.call((c) => c.changeChannel());
   }
 
   /** The session's change feed (created once), or undefined when changes are not pushed here. */
@@ -241,13 +201,8 @@ export class Api {
     this.feed ??= this.changeChannel().then(
       (channel) =>
         channel &&
-        new ChangeFeed({
-          channel,
-          // Asked at each (re)connect: a signed-in session's token (refreshed when about to expire), or the pasted one.
-          token: () => this.bearer(),
-          read: (query) => this.readChanges(query),
-          reconcileMs: 15_000,
-        }),
+        // Asked at each (re)connect: a signed-in session's token (refreshed when about to expire), or the pasted one.
+        this.client.changeFeed(channel, { reconcileMs: 15_000 }),
       (error: unknown) => {
         // Asked again next time: a failed look-up must not leave the session on long polls for good.
         this.feed = undefined;
@@ -255,24 +210,6 @@ export class Api {
       },
     );
     return this.feed;
-  }
-
-  /** One answer of `GET …/changes?wait=0`: the changes with their positions, and the position read up to. */
-  private async readChanges(query: {
-    after?: string;
-    backlog?: number;
-    filters?: ChangeFilters;
-  }): Promise<ChangesAnswer> {
-    const params = new URLSearchParams({ wait: '0', ...filterParams(query.filters ?? {}) });
-    if (query.backlog) params.set('backlog', String(query.backlog));
-    const response = await this.request(`${this.path('changes')}?${params}`, {
-      headers: query.after ? { 'last-event-id': query.after } : {},
-    });
-    const parsed = parseEventStream(await response.text());
-    return {
-      changes: parsed.messages.map((m) => ({ cursor: m.id ?? '', event: JSON.parse(m.data) as ChangeEvent })),
-      cursor: parsed.lastEventId,
-    };
   }
 
   /**
@@ -320,20 +257,26 @@ export class Api {
   ): Promise<void> {
     let lastEventId: string | undefined;
     let failures = 0;
+    const filters = filtersOf(query);
     while (!signal.aborted) {
-      const params = new URLSearchParams({
-        wait: '20',
-        ...(lastEventId ? { ...query, backlog: '0' } : query),
-      });
       try {
-        const response = await this.request(`${this.path('changes')}?${params}`, {
-          signal,
-          headers: lastEventId ? { 'last-event-id': lastEventId } : {},
-        });
-        const parsed = parseEventStream(await response.text());
-        lastEventId = parsed.lastEventId ?? lastEventId;
-        const events = parsed.messages.map((m) => JSON.parse(m.data) as ChangeEvent);
-        if (events.length > 0) onEvents(events);
+        const answer = await this.call((c) =>
+          c.changes(
+            {
+              lastEventId,
+              wait: LONG_POLL_SECONDS,
+              ...(filters.schema_name ? { schema_name: filters.schema_name.join(',') } : {}),
+              ...(filters.tag ? { tag: filters.tag } : {}),
+              ...(filters.thread ? { thread: filters.thread } : {}),
+              ...(filters.writer ? { writer: filters.writer } : {}),
+              ...(query.view === 'full' || query.view === 'summary' ? { view: query.view } : {}),
+              ...(!lastEventId && query.backlog ? { backlog: Number(query.backlog) } : {}),
+            },
+            { signal },
+          ),
+        );
+        lastEventId = answer.lastEventId ?? lastEventId;
+        if (answer.events.length > 0) onEvents(answer.events);
         failures = 0;
       } catch (error) {
         if (signal.aborted) return;
@@ -353,14 +296,5 @@ function filtersOf(query: Record<string, string>): ChangeFilters {
     ...(query.tag ? { tag: query.tag } : {}),
     ...(query.thread ? { thread: query.thread } : {}),
     ...(query.writer ? { writer: query.writer } : {}),
-  };
-}
-
-function filterParams(filters: ChangeFilters): Record<string, string> {
-  return {
-    ...(filters.schema_name ? { schema_name: filters.schema_name.join(',') } : {}),
-    ...(filters.tag ? { tag: filters.tag } : {}),
-    ...(filters.thread ? { thread: filters.thread } : {}),
-    ...(filters.writer ? { writer: filters.writer } : {}),
   };
 }

@@ -134,6 +134,7 @@ export function createApi(deps: ApiDependencies): Api {
   /** The stored schema of a breadcrumb a PATCH or DELETE names, when some room gates writes (else nothing read). */
   const storedSchema = async (ws: string, id: string) =>
     gates.length === 0 ? undefined : (await store.get(ws, id).catch(() => undefined))?.schema_name;
+  let document: string | undefined;
   const ws = '(?<ws>[^/]+)';
   const id = '(?<id>[^/]+)';
   const base = `^/v1/workspaces/${ws}/breadcrumbs`;
@@ -145,6 +146,19 @@ export function createApi(deps: ApiDependencies): Api {
       pattern: /^\/health$/,
       public: true,
       methods: { GET: async () => json(200, { status: 'ok', ...deps.health?.() }) },
+    },
+    // Public, as the README is: it describes the API's shapes, never a workspace's data (contract/openapi.ts).
+    {
+      template: '/v1/openapi.json',
+      pattern: /^\/v1\/openapi\.json$/,
+      public: true,
+      methods: {
+        GET: async () => {
+          // Loaded on first use: a cold start that serves no document does not evaluate its generator.
+          document ??= JSON.stringify((await import('./contract/openapi.ts')).openApiDocument());
+          return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: document };
+        },
+      },
     },
     {
       template: crumbs,

@@ -16,9 +16,9 @@ import { parseOrThrow, toFieldIssues, WorkspaceSchema } from '#shared/domain/bre
 import { BadRequestError, ConflictError, NotFoundError } from '#shared/domain/errors.ts';
 import { AGENT_ERROR_SCHEMA, AGENT_RESPONSE_SCHEMA, requestTag, threadTag } from '#shared/domain/protocol.ts';
 import { cancelIdOf, REQUEST_CANCEL_SCHEMA, STREAM_ID_PATTERN } from '#shared/domain/streaming.ts';
-import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { StreamingEndpoints } from '../streaming/endpoints.ts';
+import { CancelRequestBodySchema as CancelBodySchema } from './contract/schemas.ts';
 import { type Caller, type HttpRequest, type HttpResult, json } from './http.ts';
 
 /** Where a request's answer streams (`GET …/streams/{stream_id}`): subscribe there before writing the request. */
@@ -41,10 +41,6 @@ export interface RequestCancel {
   /** The ask was already made (by this caller or another): nothing new was written. */
   replayed: boolean;
 }
-
-const CancelBodySchema = z.strictObject({
-  reason: z.optional(z.string().check(z.minLength(1), z.maxLength(500))),
-});
 
 /** Where answers stream, when the stack has a delta channel (`shared/core/streaming/`). */
 export interface StreamingDeps {

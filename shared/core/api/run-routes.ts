@@ -18,7 +18,7 @@
 
 import { dataChecks } from '#shared/adapters/checks/checks.ts';
 import { BreadcrumbIdSchema, parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
-import { type RaisedLimits, RaisedLimitsSchema } from '#shared/domain/budget.ts';
+import type { RaisedLimits } from '#shared/domain/budget.ts';
 import { parseDefinition } from '#shared/domain/definitions.ts';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import {
@@ -30,13 +30,18 @@ import {
   WORKFLOW_REQUEST_SCHEMA,
 } from '#shared/domain/protocol.ts';
 import { type WorkflowDefinition, WorkflowDefinitionSchema } from '#shared/domain/workflow-definition.ts';
-import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { DataChecks } from '#shared/ports/checks.ts';
 import { controlAllowed, humanInputProblem, inputProblem, type Validate } from '../orchestration/checks.ts';
 import { runLimits } from '../orchestration/limits.ts';
 import { runListTag, runReplyToTag, SCHEMAS } from '../orchestration/messages.ts';
 import { RUN_STATUSES, type Run, RunSchema } from '../orchestration/run.ts';
+import {
+  RunDecisionBodySchema as DecisionSchema,
+  RunResumeBodySchema as ResumeSchema,
+  RunRetryBodySchema as RetrySchema,
+  StartRunBodySchema as StartSchema,
+} from './contract/schemas.ts';
 import type { Caller, HttpRequest, HttpResult } from './http.ts';
 import { json } from './http.ts';
 
@@ -62,24 +67,6 @@ export interface RunRouteHelpers {
 
 const WORKFLOW_PAGES = 10;
 
-const StartSchema = z.strictObject({
-  workflow: z.string({ error: 'expected a workflow id' }).check(z.minLength(1, 'expected a workflow id')),
-  input: z._default(z.unknown(), {}),
-});
-const DecisionSchema = z.strictObject({
-  step: z.optional(z.string({ error: 'expected a step key' }).check(z.minLength(1))),
-  input: z.optional(z.unknown()),
-  comment: z.optional(
-    z.string({ error: 'expected a string' }).check(z.maxLength(4000, 'at most 4000 characters')),
-  ),
-});
-const RetrySchema = z.strictObject({
-  from_step: z.string({ error: 'expected a step id' }).check(z.minLength(1, 'expected a step id')),
-});
-const ResumeSchema = z.strictObject(
-  { limits: z.optional(RaisedLimitsSchema) },
-  { error: 'expected { limits?: { max_tokens?, max_cost_usd?, max_llm_calls? } }' },
-);
 const ACTIONS = ['approve', 'reject', 'pause', 'resume', 'cancel', 'retry'] as const;
 type Action = (typeof ACTIONS)[number];
 

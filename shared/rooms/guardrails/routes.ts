@@ -5,13 +5,13 @@
  * workspace's policies with their problems, and a thread's interventions (what the dashboard shows).
  */
 
+import { GuardrailTestBodySchema } from '#shared/core/api/contract/schemas.ts';
 import { json } from '#shared/core/api/http.ts';
 import type { RoomApi, RoomRoute } from '#shared/core/api/rooms.ts';
 import { isPerson, parseOrThrow } from '#shared/domain/breadcrumb.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '#shared/domain/errors.ts';
 import { PEOPLE_ONLY_SCHEMAS, threadTag } from '#shared/domain/protocol.ts';
 import { parsePin } from '#shared/domain/version-pin.ts';
-import * as z from '#shared/domain/zod.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import type { Log } from '#shared/ports/log.ts';
 import {
@@ -19,18 +19,10 @@ import {
   GUARDRAIL_EVENT_SCHEMA,
   GuardrailDefinitionSchema,
   guardrailIssues,
-  POINTS,
 } from './definition.ts';
 import { Guard } from './guard.ts';
 import { policiesFor } from './policies.ts';
 import { Placeholders } from './vault.ts';
-
-const TestBodySchema = z.strictObject({
-  text: z
-    .string({ error: 'expected the text to check' })
-    .check(z.maxLength(200_000, 'at most 200,000 characters')),
-  point: z._default(z.enum(POINTS, { error: `expected one of ${POINTS.join(', ')}` }), 'input'),
-});
 
 const MAX_EVENTS = 200;
 
@@ -68,7 +60,8 @@ export function guardrailsApi(deps: { store: BreadcrumbStore; log?: Log }): Room
       pattern: new RegExp(`^/v1/workspaces/${ws}/guardrails/(?<id>[^/]+)/test$`),
       methods: {
         POST: async (req, p) => {
-          const body = parseOrThrow(TestBodySchema, parseBody(req.body));
+          const body = parseOrThrow(GuardrailTestBodySchema, parseBody(req.body));
+          const point = body.point ?? 'input';
           const named = decodeURIComponent(p.id as string);
           if (parsePin(named) === undefined) throw new NotFoundError(`no guardrail ${named}`);
           const { policies, unusable } = await policiesFor(store, p.ws as string, {
@@ -79,13 +72,12 @@ export function guardrailsApi(deps: { store: BreadcrumbStore; log?: Log }): Room
           if (policy === undefined)
             throw new NotFoundError(`guardrail ${named}: ${unusable[0]?.reason ?? 'not found'}`);
           const guard = new Guard([policy], new Placeholders(), { judge: false });
-          const part =
-            body.point === 'tool_result' ? 'tool_result' : body.point === 'input' ? 'user' : 'assistant';
-          const result = await guard.check(body.point, [{ part, text: body.text }]);
+          const part = point === 'tool_result' ? 'tool_result' : point === 'input' ? 'user' : 'assistant';
+          const result = await guard.check(point, [{ part, text: body.text }]);
           return json(200, {
             guardrail_id: policy.id,
             version: policy.version,
-            point: body.point,
+            point,
             text: result.texts[0],
             ...(result.blocked ? { blocked: result.blocked } : {}),
             findings: result.findings.map((f) => ({
