@@ -93,6 +93,8 @@ const FAKE_ENV: Record<string, string> = {
   AWS_SECRET_ACCESS_KEY: 'bench',
   POWERTOOLS_METRICS_NAMESPACE: 'crumbs',
   POWERTOOLS_TRACE_ENABLED: 'false',
+  // As shipped: spans to X-Ray's OTLP endpoint, the provider built at cold start (nothing is sent while loading).
+  [ENV.otlpEndpoint]: 'xray',
 };
 
 /**

@@ -14,6 +14,7 @@ import {
 import { COGNITO_GROUPS_CLAIM, DEFAULT_WORKSPACES_CLAIM } from '#shared/core/api/http.ts';
 import { LLM_PROVIDERS, type LlmProvider, type ModelAliases } from '#shared/domain/llm-model.ts';
 import { ENV, TENANT_LIMITS, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
+import type { OtlpSetting } from './constructs/crumbs-function.ts';
 import { DEPLOY_SETTING_KEYS, type DeploySettings, readDeploySettings } from './deploy-settings.ts';
 
 export type TenantLimits = { readonly [K in keyof typeof TENANT_LIMITS]: number };
@@ -101,6 +102,15 @@ export interface CrumbsConfig extends DeploySettings {
    * `{"threadBudget": 500, "inFlightPerWorkspace": 8}`; set as env vars on the functions that apply them.
    */
   readonly tenantLimits: TenantLimits;
+  /**
+   * Where every function sends its OpenTelemetry spans. `crumbs:otlpEndpoint` (optional, default `xray`): `xray`
+   * (X-Ray's OTLP endpoint of the stack's region, SigV4-signed; needs CloudWatch Transaction Search on), `none`, or
+   * an https OTLP/HTTP traces URL (Langfuse, Honeycomb, Grafana, a collector). `crumbs:otlpHeadersSecret`
+   * (optional, with a URL): the name or ARN of a Secrets Manager secret whose value is a JSON object of the headers
+   * to send (an API key) — never the headers themselves, which would sit in plain text in the template.
+   * `crumbs:otelCaptureContent` (optional, default false): prompts and completions on model calls' spans.
+   */
+  readonly otlp: OtlpSetting;
 }
 
 /** On AWS, bare model ids run on Bedrock unless `crumbs:defaultLlmProvider` says otherwise (IAM, no key). */
@@ -127,6 +137,9 @@ export const CONTEXT_KEYS = {
   workspaceQuotas: 'crumbs:workspaceQuotas',
   maxResponseBytes: 'crumbs:maxResponseBytes',
   tenantLimits: 'crumbs:tenantLimits',
+  otlpEndpoint: 'crumbs:otlpEndpoint',
+  otlpHeadersSecret: 'crumbs:otlpHeadersSecret',
+  otelCaptureContent: 'crumbs:otelCaptureContent',
 } as const;
 
 /**
@@ -248,6 +261,57 @@ export function readConfig(node: Node): CrumbsConfig {
       settings.defaultModel !== undefined ? { ...aliases, default: settings.defaultModel } : aliases,
     ...llmPricesOf(node.tryGetContext(CONTEXT_KEYS.llmPrices), defaultLlmProvider as LlmProvider),
     ...dailyBudgetsOf(node.tryGetContext(CONTEXT_KEYS.dailyBudgets), defaultLlmProvider as LlmProvider),
+    otlp: otlpOf(node),
+  };
+}
+
+/** `crumbs:otlpEndpoint`, `crumbs:otlpHeadersSecret`, `crumbs:otelCaptureContent`, checked at synth. */
+function otlpOf(node: Node): OtlpSetting {
+  const endpoint = node.tryGetContext(CONTEXT_KEYS.otlpEndpoint) ?? 'xray';
+  const secret = node.tryGetContext(CONTEXT_KEYS.otlpHeadersSecret);
+  const capture = node.tryGetContext(CONTEXT_KEYS.otelCaptureContent) ?? false;
+  if (typeof endpoint !== 'string' || endpoint.trim() === '') {
+    throw new Error(`CDK context "${CONTEXT_KEYS.otlpEndpoint}" must be "xray", "none" or an https URL`);
+  }
+  if (endpoint !== 'xray' && endpoint !== 'none') {
+    let url: URL | undefined;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      url = undefined;
+    }
+    if (url?.protocol !== 'https:') {
+      throw new Error(
+        `CDK context "${CONTEXT_KEYS.otlpEndpoint}" must be "xray", "none" or an https URL; got ${JSON.stringify(endpoint)}`,
+      );
+    }
+    if (url.username !== '' || url.password !== '' || url.search !== '') {
+      throw new Error(
+        `CDK context "${CONTEXT_KEYS.otlpEndpoint}" must not carry credentials (user, password or query): put ` +
+          `the headers in a Secrets Manager secret and name it in "${CONTEXT_KEYS.otlpHeadersSecret}"`,
+      );
+    }
+  }
+  if (
+    secret !== undefined &&
+    (typeof secret !== 'string' || !/^(arn:[\w-]+:secretsmanager:.+|[\w/+=.@-]{1,512})$/.test(secret))
+  ) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.otlpHeadersSecret}" must be a Secrets Manager secret name or ARN`,
+    );
+  }
+  if (secret !== undefined && (endpoint === 'xray' || endpoint === 'none')) {
+    throw new Error(
+      `CDK context "${CONTEXT_KEYS.otlpHeadersSecret}" goes with an endpoint URL in "${CONTEXT_KEYS.otlpEndpoint}"`,
+    );
+  }
+  if (capture !== true && capture !== false && capture !== 'true' && capture !== 'false') {
+    throw new Error(`CDK context "${CONTEXT_KEYS.otelCaptureContent}" must be true or false`);
+  }
+  return {
+    endpoint,
+    ...(secret !== undefined ? { headersSecret: secret as string } : {}),
+    captureContent: capture === true || capture === 'true',
   };
 }
 

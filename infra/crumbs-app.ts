@@ -59,6 +59,7 @@ export function buildCrumbs(app: App, config: CrumbsConfig, options: BuildOption
     modelAliases: config.modelAliases,
     ...(config.llmPrices !== undefined ? { llmPrices: config.llmPrices } : {}),
     ...(config.dailyBudgets !== undefined ? { dailyBudgets: config.dailyBudgets } : {}),
+    otlp: config.otlp,
     workspaceQuotas: config.workspaceQuotas,
     ...(config.maxResponseBytes !== undefined ? { maxResponseBytes: config.maxResponseBytes } : {}),
     tenantLimits: config.tenantLimits,

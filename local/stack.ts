@@ -182,6 +182,11 @@ export interface LocalStackOptions {
    */
   allowPrivateNetwork?: boolean;
   /**
+   * Where every function sends its OpenTelemetry spans (an OTLP/HTTP traces URL: `crumbs dev --otlp-endpoint`,
+   * `CRUMBS_OTLP_ENDPOINT`). Absent: as the environment says (none unless it names one).
+   */
+  otlpEndpoint?: string;
+  /**
    * The API's public base URL (`CRUMBS_API_URL`: what agent cards and MCP's resource metadata name); default the
    * API's own endpoint (`crumbs dev` takes it from `CRUMBS_API_URL`). Set it when clients reach the stack through
    * another address (a tunnel, a proxy).
@@ -492,6 +497,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     // The key sealing threads' guardrail placeholders: kept in the data directory so they outlive a restart.
     process.env[ENV.guardrailKey] = await guardrailKeyOf(process.env[ENV.guardrailKey], options.dataDir);
+    // Read by each function as it loads (below): the same spans a deployment sends, to the operator's endpoint.
+    if (options.otlpEndpoint !== undefined) {
+      process.env[ENV.otlpEndpoint] = options.otlpEndpoint;
+      log(`spans: OTLP/HTTP to ${options.otlpEndpoint}`);
+    }
 
     const dynamodb = new DynamoDBClient({});
     const { streamArn, created } = await ensureTable(dynamodb);

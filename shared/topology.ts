@@ -730,6 +730,16 @@ export const ENV = {
   guardrailKey: 'CRUMBS_GUARDRAIL_KEY',
   /** On AWS: the Secrets Manager secret (KMS-encrypted) holding the guardrail vault key. */
   guardrailKeySecret: 'CRUMBS_GUARDRAIL_KEY_SECRET',
+  /** The stage's blob bucket (the attachments room, `shared/rooms/attachments/`). */
+  blobBucket: 'CRUMBS_BLOB_BUCKET',
+  /** `1` under `crumbs dev`: the local blob store answers path-style requests (`<endpoint>/<bucket>/<key>`). */
+  blobPathStyle: 'CRUMBS_BLOB_PATH_STYLE',
+  /** `crumbs dev`: the local blob store's port. */
+  localBlobsPort: 'CRUMBS_BLOBS_PORT',
+  /** The largest attachment upload, bytes. */
+  attachmentMaxUploadBytes: 'CRUMBS_ATTACHMENT_MAX_UPLOAD_BYTES',
+  /** The largest context (spilled to the blob store past the inline threshold), bytes. */
+  attachmentMaxContextBytes: 'CRUMBS_ATTACHMENT_MAX_CONTEXT_BYTES',
   busName: 'CRUMBS_EVENT_BUS_NAME',
   /**
    * Publisher and rule manager: JSON array of the pool's bus names, `CRUMBS_EVENT_BUS_NAME` first
@@ -855,6 +865,25 @@ export const ENV = {
    * `secretsmanager` on AWS: a `secret_ref` names the Secrets Manager secret `<agentSecretPrefix><workspace>/<name>`;
    * absent locally (the local mapping below). `shared/adapters/secrets/secret-source.ts`.
    */
+  /**
+   * Where every function sends its OpenTelemetry spans (OTLP/HTTP JSON, `shared/adapters/tracing/otel.ts`): a URL
+   * (`.../v1/traces`), `xray` for X-Ray's OTLP endpoint in the function's region (SigV4-signed, needs CloudWatch
+   * Transaction Search), or absent/`none`: no spans. The CDK context value `crumbs:otlpEndpoint` on AWS (default
+   * `xray`), `crumbs dev --otlp-endpoint` locally.
+   */
+  otlpEndpoint: 'CRUMBS_OTLP_ENDPOINT',
+  /** Local only: the OTLP endpoint's headers, `name=value` pairs separated by commas (OTEL_EXPORTER_OTLP_HEADERS). */
+  otlpHeaders: 'CRUMBS_OTLP_HEADERS',
+  /**
+   * On AWS: the Secrets Manager secret (ARN) whose value is a JSON object of the OTLP endpoint's headers (an API
+   * key), read once per cold start at the first export. The CDK context value `crumbs:otlpHeadersSecret`.
+   */
+  otlpHeadersSecret: 'CRUMBS_OTLP_HEADERS_SECRET',
+  /**
+   * `true`: model calls' spans carry their prompt and completion (`gen_ai.input.messages`, ...) after the masking
+   * hook (`shared/core/model-calls/genai-spans.ts`). Off by default. CDK context `crumbs:otelCaptureContent`.
+   */
+  otelCaptureContent: 'CRUMBS_OTEL_CAPTURE_CONTENT',
   secretSource: 'CRUMBS_SECRET_SOURCE',
   /**
    * On AWS: the name prefix of every workspace's secrets (`crumbs/agents/`, IAM-granted by `agentCredentials` in

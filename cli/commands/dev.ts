@@ -57,7 +57,7 @@ export const devCommand: Command = {
   summary: 'run the local stack (DynamoDB Local, SQS, EventBridge, Scheduler, HTTP API) until Ctrl-C',
   usage: `Usage: crumbs dev [--port N] [--dynamodb-port N] [--sqs-port N] [--eventbridge-port N]
                   [--scheduler-port N] [--events-port N] [--data-dir DIR] [--host H] [--allow-private-network]
-                  [--buses N] [--rules-per-bus N] [--max-definitions-per-workspace N]
+                  [--otlp-endpoint URL] [--buses N] [--rules-per-bus N] [--max-definitions-per-workspace N]
                   [--max-rules-per-workspace N] [--secrets FILE]
                   [--oidc-issuer URL --oidc-client-id ID [--oidc-audience A,B] [--workspaces-claim C]]
 
@@ -101,6 +101,10 @@ Flags:
                          let tools and agents reach private and loopback addresses (env
                          ${ENV.allowPrivateNetwork}=1): MCP servers, APIs and A2A partners of agents, and the
                          http tool when its definition also asks with config.allow_private
+  --otlp-endpoint URL    send every function's OpenTelemetry spans (GenAI conventions) to this OTLP/HTTP traces
+                         URL, e.g. http://localhost:4318/v1/traces (env ${ENV.otlpEndpoint}; headers in
+                         ${ENV.otlpHeaders} as name=value,name=value; prompts and completions on model
+                         calls' spans only with ${ENV.otelCaptureContent}=true)
 
 Environment:
   ${ENV.localScopedTokens}          scoped tokens, a JSON object mapping token → list of workspaces (or "*"), e.g.
@@ -134,6 +138,7 @@ Environment:
     secrets: { type: 'string' },
     host: { type: 'string' },
     'allow-private-network': { type: 'boolean' },
+    'otlp-endpoint': { type: 'string' },
     'oidc-issuer': { type: 'string' },
     'oidc-client-id': { type: 'string' },
     'oidc-audience': { type: 'string' },
@@ -190,6 +195,10 @@ Environment:
     if (oidc !== undefined) options.oidc = oidc;
     if (ctx.values['allow-private-network'] === true || io.env[ENV.allowPrivateNetwork] === '1') {
       options.allowPrivateNetwork = true;
+    }
+    const otlp = (ctx.values['otlp-endpoint'] as string | undefined) ?? io.env[ENV.otlpEndpoint];
+    if (otlp !== undefined && otlp.trim() !== '' && otlp.trim() !== 'none') {
+      options.otlpEndpoint = httpUrl(otlp.trim(), `--otlp-endpoint (or ${ENV.otlpEndpoint})`);
     }
     // The handlers read it from this process's environment when they call out; a bad value stops the start.
     try {

@@ -61,6 +61,7 @@ export const handler = instrumented(
       seals,
       changeFeed,
       log: logger,
+      tracing: pt.tracing,
     });
     metrics.addMetric('ChangeEventsPublished', 'Count', outcome.published);
     metrics.addMetric('ChangeEventsShed', 'Count', outcome.shed);

@@ -36,7 +36,14 @@ export function streamingHttpHandler(
   return instrumented(
     middy(
       async (event: HttpEvent, context: Context): Promise<StreamingResponse> => {
-        const result = await serve(toHttpRequest(event, workspacesClaim, context));
+        const request = toHttpRequest(event, workspacesClaim, context);
+        // One trace per request: the writes it makes carry this span's context on their items.
+        const result = await pt.tracing.span(
+          `HTTP ${request.method}`,
+          { method: request.method, path: request.path },
+          () => serve(request),
+          { kind: 'server', attributes: { 'http.request.method': request.method, 'url.path': request.path } },
+        );
         onResult?.(result);
         return streamingResponse(result, context);
       },

@@ -63,6 +63,7 @@ export function llmFromEnv(env: NodeJS.ProcessEnv = process.env, wiring: LlmWiri
       prices: settings[ENV.llmPrices],
       daily,
       tokenizers: wiring.tokenizers,
+      traceContent: { capture: env[ENV.otelCaptureContent] === 'true' },
     }),
     defaultProvider,
     settings[ENV.modelAliases],

@@ -6,6 +6,8 @@
  * context (keys reset per invocation, so one invocation's keys never leak into the next), then metrics flushed after
  * each invocation with a ColdStart metric.
  *
+ * Spans go over OTLP (`CRUMBS_OTLP_ENDPOINT`) and are flushed at the end of every invocation.
+ *
  * Off Lambda (the local stack, tests) the tracer disables itself and `crumbs dev` disables metrics, so the same
  * handler runs unchanged.
  */
@@ -17,15 +19,20 @@ import { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddyfiedHandler } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { otelTracingFromEnv } from '#shared/adapters/tracing/otel.ts';
 import { powertoolsTracing } from '#shared/adapters/tracing/powertools-tracing.ts';
-import type { Tracing } from '#shared/ports/tracing.ts';
+import { bothTracing, type Tracing } from '#shared/ports/tracing.ts';
 import { METRICS_NAMESPACE } from '#shared/topology.ts';
 
 export interface Powertools {
   readonly logger: Logger;
   readonly tracer: Tracer;
   readonly metrics: Metrics;
-  /** Per-trigger spans annotated with breadcrumb id, thread and definition (X-Ray on AWS). */
+  /**
+   * Per-trigger spans annotated with breadcrumb id, thread and definition: OpenTelemetry over OTLP when
+   * `CRUMBS_OTLP_ENDPOINT` names where (`shared/adapters/tracing/otel.ts`), and X-Ray subsegments while the
+   * Powertools tracer is on.
+   */
   readonly tracing: Tracing;
 }
 
@@ -41,15 +48,22 @@ export function powertools(serviceName: string, awsClients: readonly AwsClient[]
   const tracer = new Tracer({ serviceName });
   const metrics = new Metrics({ serviceName, namespace: METRICS_NAMESPACE });
   for (const client of awsClients) tracer.captureAWSv3Client(client);
-  return { logger, tracer, metrics, tracing: powertoolsTracing(tracer) };
+  const otel = otelTracingFromEnv(serviceName, process.env, logger);
+  const xray = powertoolsTracing(tracer);
+  return { logger, tracer, metrics, tracing: otel ? bothTracing(xray, otel) : xray };
 }
 
 /** Adds the Powertools middlewares to a middy handler. */
 export function instrumented<Event, Result, Err extends Error, Ctx extends Context>(
   handler: MiddyfiedHandler<Event, Result, Err, Ctx>,
-  { logger, tracer, metrics }: Powertools,
+  { logger, tracer, metrics, tracing }: Powertools,
 ): MiddyfiedHandler<Event, Result, Err, Ctx> {
+  // Outermost, so the spans of the whole invocation are sent before it returns (Lambda freezes the process after).
+  const flushSpans = async () => {
+    await tracing.flush();
+  };
   return handler
+    .use({ after: flushSpans, onError: flushSpans })
     .use(captureLambdaHandler(tracer))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics, { captureColdStartMetric: true }));

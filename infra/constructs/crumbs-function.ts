@@ -93,6 +93,16 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
+/** The stack's span export (`crumbs:otlpEndpoint`, `crumbs:otlpHeadersSecret`, `crumbs:otelCaptureContent`). */
+export interface OtlpSetting {
+  /** `xray`, `none`, or an http(s) OTLP traces URL. */
+  readonly endpoint: string;
+  /** A Secrets Manager secret (name or ARN) holding the endpoint's headers as a JSON object. */
+  readonly headersSecret?: string | undefined;
+  /** Prompts and completions on model calls' spans. */
+  readonly captureContent: boolean;
+}
+
 /** What `CrumbsFunction.bindSecrets` grants: secrets named `<prefix>*`, and how the function learns of them. */
 export interface SecretsBinding {
   /** Environment variables set on the function (names from `ENV`). */
@@ -553,6 +563,62 @@ export class CrumbsFunction extends Construct {
       ],
       true,
     );
+    return this;
+  }
+
+  /**
+   * Where the function sends its OpenTelemetry spans (`shared/adapters/tracing/otel.ts`): `xray` (X-Ray's OTLP
+   * endpoint in the stack's region, SigV4 with the function's role: `xray:PutSpans`, and `PutSpansForIndexing` for
+   * Transaction Search's indexed spans), an OTLP/HTTP URL (headers from a Secrets Manager secret, read access to
+   * that secret alone), or `none`.
+   */
+  bindOtlp(tracing: OtlpSetting): this {
+    this.function.addEnvironment(ENV.otlpEndpoint, tracing.endpoint);
+    if (tracing.endpoint === 'none') return this;
+    if (tracing.captureContent) this.function.addEnvironment(ENV.otelCaptureContent, 'true');
+    if (tracing.endpoint === 'xray') {
+      this.function.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'SendSpansToXRayOtlp',
+          actions: ['xray:PutSpans', 'xray:PutSpansForIndexing'],
+          resources: ['*'],
+        }),
+      );
+      NagSuppressions.addResourceSuppressions(
+        this.role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason:
+              "xray:PutSpans and xray:PutSpansForIndexing (X-Ray's OTLP endpoint) support no resource-level " +
+              'permissions, so AWS requires Resource "*" for them.',
+            appliesTo: ['Resource::*'],
+          },
+        ],
+        true,
+      );
+      return this;
+    }
+    if (tracing.headersSecret !== undefined) {
+      const stack = Stack.of(this);
+      const arn = tracing.headersSecret.startsWith('arn:')
+        ? tracing.headersSecret
+        : stack.formatArn({
+            service: 'secretsmanager',
+            resource: 'secret',
+            // A name: Secrets Manager appends `-XXXXXX` to the ARN.
+            resourceName: `${tracing.headersSecret}-??????`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          });
+      this.function.addEnvironment(ENV.otlpHeadersSecret, tracing.headersSecret);
+      this.function.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'ReadOtlpHeaders',
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [arn],
+        }),
+      );
+    }
     return this;
   }
 

@@ -36,6 +36,7 @@ import {
   type CrumbsFunctionDeclaration,
   embeddingsKey,
   llmProviderKeys,
+  type OtlpSetting,
 } from './crumbs-function.ts';
 import type { Timers } from './timers.ts';
 
@@ -58,6 +59,8 @@ export interface TopologyFunctionsProps {
   readonly llmPrices?: string;
   /** The operator's daily budgets per workspace (JSON text); set beside the default provider. @default none */
   readonly dailyBudgets?: string;
+  /** Where every function (the authorizer aside) sends its spans. @default `xray` */
+  readonly otlp?: OtlpSetting;
   /** What one workspace may take; set on functions according to their `uses.limits`. */
   readonly tenantLimits: TenantLimits;
   /** Single workspaces' own quotas and request rates (`crumbs:workspaceQuotas`), set on functions with `requests`. */
@@ -134,6 +137,10 @@ export class TopologyFunctions {
       fn.addEnvironment(ENV.modelAliases, JSON.stringify(this.props.modelAliases ?? {}));
       fn.addEnvironment(ENV.llmPrices, this.props.llmPrices ?? '');
       fn.addEnvironment(ENV.dailyBudgets, this.props.dailyBudgets ?? '');
+    }
+    // Every function with Powertools' tracer sends spans; the authorizer (logger only, `functions/authorizer`) none.
+    if (declaration.name !== topology.functions.authorizer.name) {
+      fn.bindOtlp(this.props.otlp ?? { endpoint: 'xray', captureContent: false });
     }
     if (this.props.maxResponseBytes !== undefined) {
       fn.addEnvironment(ENV.maxResponseBytes, String(this.props.maxResponseBytes));

@@ -21,7 +21,7 @@ import type { LlmProvider, ModelAliases } from '#shared/domain/llm-model.ts';
 import { ENV, type ExecutorRunner, topology, workspaceQuotaDefaults } from '#shared/topology.ts';
 import type { TenantLimits } from '../config.ts';
 import { ChangeChannels } from '../constructs/change-channels.ts';
-import { type CrumbsFunction, ruleArnPattern } from '../constructs/crumbs-function.ts';
+import { type CrumbsFunction, type OtlpSetting, ruleArnPattern } from '../constructs/crumbs-function.ts';
 import { DeadLetterHandling, ParkedDeadLetters } from '../constructs/dead-letters.ts';
 import { DeltaChannels } from '../constructs/delta-channels.ts';
 import { Executors } from '../constructs/executors.ts';
@@ -82,6 +82,8 @@ export interface StatelessStackProps extends StackProps {
   readonly llmPrices?: string;
   /** The operator's daily budgets per workspace (checked JSON text, `CRUMBS_DAILY_BUDGETS`). @default none */
   readonly dailyBudgets?: string;
+  /** Where every function sends its OpenTelemetry spans (`crumbs:otlpEndpoint`). @default X-Ray's OTLP endpoint */
+  readonly otlp?: OtlpSetting;
   /** What one workspace may take (`TENANT_LIMITS`); set on the functions whose topology `uses.limits`. */
   readonly tenantLimits: TenantLimits;
   /**
@@ -190,6 +192,7 @@ export class StatelessStack extends Stack {
       ...(props.modelAliases !== undefined ? { modelAliases: props.modelAliases } : {}),
       ...(props.llmPrices !== undefined ? { llmPrices: props.llmPrices } : {}),
       ...(props.dailyBudgets !== undefined ? { dailyBudgets: props.dailyBudgets } : {}),
+      ...(props.otlp !== undefined ? { otlp: props.otlp } : {}),
       tenantLimits: props.tenantLimits,
       embeddings: props.embeddings,
       ...(props.workspaceQuotas?.workspaces !== undefined

@@ -78,6 +78,11 @@ export const ChangeDetailSchema = z.object({
   /** True when a limit cut the words of some field; matching then falls back to the executor's re-check. */
   words_truncated: z.optional(z.boolean()),
   checksum: z.string(),
+  /**
+   * The W3C trace context of the publisher's span for this change (`shared/ports/tracing.ts`): the executor's span
+   * continues it. Absent when tracing is off.
+   */
+  traceparent: z.optional(z.string().check(z.maxLength(128))),
 });
 export type ChangeDetail = z.infer<typeof ChangeDetailSchema>;
 

@@ -5,6 +5,7 @@
  * schema (JSON Schema 2020-12, `@cfworker/json-schema`) — and, where the route takes input, an invalid one,
  * expecting a documented 4xx with a problem+json body. A route added to the table without a case here fails.
  */
+import { createHash } from 'node:crypto';
 import { Validator } from '@cfworker/json-schema';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '#shared/core/api/contract/openapi.ts';
@@ -35,6 +36,11 @@ const ids = { note: '', deleted: 'contract-del', put: 'contract-put', run: '', w
 const jsonRpc = (method: string, params: unknown = {}) => ({ jsonrpc: '2.0', id: 1, method, params });
 const MCP_ACCEPT = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
 const noToken = (path: string): Req => ({ path, anonymous: true });
+/** A small file the attachments' routes store and read back. */
+const HELLO = {
+  base64: Buffer.from('hello').toString('base64'),
+  sha256: createHash('sha256').update('hello').digest('hex'),
+};
 
 function cases(): Record<string, Case> {
   return {
@@ -240,6 +246,27 @@ function cases(): Record<string, Case> {
         path: `/a2a/public/workspaces/${ws}/agents/helper/.well-known/agent-card.json`,
         anonymous: true,
       },
+    },
+    'POST /v1/workspaces/{ws}/attachments': {
+      valid: { path: `${W}/attachments`, body: { media_type: 'text/plain', data_base64: HELLO.base64 } },
+      invalid: { path: `${W}/attachments`, body: { media_type: 'text/plain', data_base64: 'not base64!' } },
+    },
+    'GET /v1/workspaces/{ws}/attachments': {
+      valid: { path: `${W}/attachments` },
+      invalid: noToken(`${W}/attachments`),
+    },
+    'POST /v1/workspaces/{ws}/attachments/uploads': {
+      valid: { path: `${W}/attachments/uploads`, body: { media_type: 'text/plain', bytes: 10 } },
+      invalid: { path: `${W}/attachments/uploads`, body: { media_type: 'text/plain', bytes: 0 } },
+    },
+    'POST /v1/workspaces/{ws}/attachments/uploads/{upload}': {
+      // An upload id nobody staged: the documented 404 (staging and posting the file is the attachments tests' part).
+      valid: { path: `${W}/attachments/uploads/up_${'a'.repeat(22)}` },
+      invalid: { path: `${W}/attachments/uploads/up_${'a'.repeat(22)}`, body: { name: 'x'.repeat(300) } },
+    },
+    'GET /v1/workspaces/{ws}/attachments/{id}': {
+      valid: { path: `${W}/attachments/att_${HELLO.sha256}`, query: { data: 'true' } },
+      invalid: noToken(`${W}/attachments/att_${HELLO.sha256}`),
     },
   };
 }

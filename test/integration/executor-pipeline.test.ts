@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#local/aws-env.ts';
 import type { LocalStack } from '#local/stack.ts';
@@ -8,6 +9,7 @@ import type { DynamoBreadcrumbStore } from '#shared/adapters/dynamodb/breadcrumb
 import { claimId, DynamoClaims } from '#shared/adapters/dynamodb/claims.ts';
 import { LlmRouter } from '#shared/adapters/llm/llm-router.ts';
 import { guardedFetch } from '#shared/adapters/network/guarded-fetch.ts';
+import { otelTracingOn } from '#shared/adapters/tracing/otel.ts';
 import { createAgentKind } from '#shared/core/agents/agent-kind.ts';
 import { createApiAgent } from '#shared/core/agents/api-agent.ts';
 import { turnOf, turnRecordId } from '#shared/core/agents/context/tool-rounds.ts';
@@ -25,7 +27,7 @@ import type { Causation } from '#shared/domain/change-event.ts';
 import { RetriableError } from '#shared/domain/errors.ts';
 import { type Clock, systemClock } from '#shared/ports/breadcrumb-store.ts';
 import { silentLog } from '#shared/ports/log.ts';
-import type { CorrelationKeys, Tracing } from '#shared/ports/tracing.ts';
+import { noTracing, type SpanKeys, type Tracing } from '#shared/ports/tracing.ts';
 import { builtinTools } from '#shared/tools/builtins.ts';
 import { toolCatalog } from '#shared/tools/catalog.ts';
 import { createHttpTool } from '#shared/tools/http.ts';
@@ -234,11 +236,12 @@ describe('executor pipeline on DynamoDB Local', () => {
     const def = await toolDef(ws, { name: 'echo' });
     const causation = { caused_by: 'u-root@2', thread: 'u-root', hop: 1 };
     const trigger = await request(ws, 'echo', { a: 1 }, 'r-traced', causation);
-    const spans: { name: string; keys: CorrelationKeys }[] = [];
+    const spans: { name: string; keys: SpanKeys }[] = [];
     const tracing: Tracing = {
+      ...noTracing,
       span: (name, keys, work) => {
         spans.push({ name, keys });
-        return work();
+        return work({ traceId: undefined });
       },
     };
 
@@ -258,6 +261,39 @@ describe('executor pipeline on DynamoDB Local', () => {
       { name: 'tool trigger', keys },
       { name: 'dead letter', keys },
     ]);
+  });
+
+  it('continues the event trace, stamps its outputs with it and logs its trace id (OpenTelemetry)', async () => {
+    const ws = uniqueWorkspace('exec');
+    const def = await toolDef(ws, { name: 'echo' });
+    const trigger = await request(ws, 'echo', { a: 1 }, 'r-otel');
+    const exporter = new InMemorySpanExporter();
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const tracing = otelTracingOn(provider.getTracer('test'));
+    const publisher = tracing.start('publish tool.request.v1');
+    const message = messageFor(def, trigger);
+    message.event.detail.traceparent = publisher.traceparent;
+    const lines: { message: string; keys: Record<string, unknown> }[] = [];
+    const log = {
+      ...silentLog,
+      info: (m: string, ...extra: Record<string, unknown>[]) =>
+        lines.push({ message: m, keys: Object.assign({}, ...extra) }),
+    };
+    const outcome = await processExecutorMessage(message, deps({ tracing, log }));
+    publisher.end();
+    expect(outcome.status).toBe('responded');
+    const executor = exporter.getFinishedSpans().find((s) => s.name === 'tool trigger')!;
+    expect(executor.spanContext().traceId).toBe(publisher.traceId);
+    expect(lines.find((l) => l.message === 'responded')?.keys.trace_id).toBe(publisher.traceId);
+    const tool = exporter.getFinishedSpans().find((s) => s.name === 'execute_tool echo')!;
+    expect(tool.parentSpanContext?.spanId).toBe(executor.spanContext().spanId);
+    // The response's head carries the executor span's context for the publisher; the record does not.
+    const outputId = (outcome as { outputIds: string[] }).outputIds[0]!;
+    const head = await documentClient.send(
+      new GetCommand({ TableName: topology.table.name, Key: { id: outputId, workspace: ws } }),
+    );
+    expect(head.Item?.traceparent).toBe(`00-${publisher.traceId}-${executor.spanContext().spanId}-01`);
+    expect(await store.get(ws, outputId)).not.toHaveProperty('traceparent');
   });
 
   it('writes exactly one response when the same message is delivered three times', async () => {

@@ -15,9 +15,13 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/domain'],
   ['shared/config'],
   ['shared/ports'],
+  // The attachments room is below the adapters: the breadcrumb store spills large contexts through it.
+  ['shared/rooms/attachments'],
   ['shared/adapters'],
   ['shared/routing'],
   ['shared/tools'],
+  // The guardrails room implements the check points' port; its routes are the API's.
+  ['shared/rooms/guardrails'],
   ['shared/core/stream'],
   ['shared/core/streaming'],
   ['shared/core/model-calls'],
@@ -28,7 +32,6 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/core/agents'],
   ['shared/core/front-door'],
   ['shared/core/api'],
-  ['shared/rooms/guardrails'],
   ['shared/core/mcp', 'shared/core/a2a'],
   ['shared/client'],
   ['functions/wiring'],
@@ -41,6 +44,14 @@ const FLOORS: readonly (readonly string[])[] = [
 function roomOf(file: string): string | undefined {
   const parts = file.split('/');
   if (parts[0] === 'shared') {
+    // Each folder of shared/rooms/ is a room of its own (DESIGN.md "New capabilities land as rooms"). Its HTTP
+    // surface (`routes.ts`, `contract.ts`) is the API's: the API registers those routes and the route table takes
+    // their contract in, while they are built on the API's request and contract types.
+    if (parts[1] === 'rooms' && parts.length > 3) {
+      return parts[3] === 'routes.ts' || parts[3] === 'contract.ts'
+        ? 'shared/core/api'
+        : `shared/rooms/${parts[2]}`;
+    }
     if (parts[1] === 'core') return parts.length > 3 ? `shared/core/${parts[2]}` : 'shared/core';
     // Each room of shared/rooms/ is a room of its own (DESIGN.md "New capabilities land as rooms").
     if (parts[1] === 'rooms' && parts.length > 3) return `shared/rooms/${parts[2]}`;

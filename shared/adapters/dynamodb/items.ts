@@ -2,9 +2,11 @@
  * Key builders and item ↔ record mapping for the breadcrumbs table. The layout is documented in
  * `table-design.md` beside this file.
  */
+
 import type { TranslateConfig } from '@aws-sdk/lib-dynamodb';
 import type { NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { traceparentOf } from '#shared/adapters/tracing/otel-context.ts';
 import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { BreadcrumbSchema } from '#shared/domain/breadcrumb.ts';
 import {
@@ -151,6 +153,7 @@ function contextStatus(record: Breadcrumb): { ctx_status?: string } {
 /** Attributes of a stored record that are bookkeeping, not part of the breadcrumb. */
 const INTERNAL = new Set([
   'kind',
+  'traceparent',
   'write_id',
   'gsi1pk',
   'gsi1sk',
@@ -295,6 +298,9 @@ export function headItem(
     gsi4pk: gsi.changeLog(record.workspace, changeLogShard(record.id)),
     gsi4sk: gsi.changeSort(record.updated_at, record.id, record.version),
     ...contextStatus(record),
+    // The span that wrote it, beside the record (never in its context): the publisher's span continues it. Only
+    // while a span of crumbs' is active (tracing on); plain puts have none, and start a trace of their own.
+    ...traceparentField(),
     // Sparse: a breadcrumb that starts a thread has no causation; its id is the thread id, read directly.
     ...(record.causation
       ? {
@@ -303,6 +309,11 @@ export function headItem(
         }
       : {}),
   };
+}
+
+function traceparentField(): { traceparent?: string } {
+  const traceparent = traceparentOf();
+  return traceparent === undefined ? {} : { traceparent };
 }
 
 /** A superseded (or deleted) version, kept as history and in the change log (gsi3). */

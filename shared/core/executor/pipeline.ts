@@ -94,8 +94,32 @@ export async function processExecutorMessage(message: unknown, deps: PipelineDep
   const ref = parsedMessage.data.definition;
   const correlation = correlationOf(parsedMessage.data);
   const tracing = deps.tracing ?? noTracing;
-  return tracing.span(`${ref.kind} trigger`, correlation, () =>
-    processTrigger(parsedMessage.data, { ...correlation, definitionVersion: ref.version }, deps),
+  // The publisher's span for the trigger is the parent (the event carries it): rule and queue are AWS's hops, named
+  // on this span, so the write, its publishing and this run are one trace.
+  return tracing.span(
+    `${ref.kind} trigger`,
+    correlation,
+    ({ traceId }) =>
+      processTrigger(
+        parsedMessage.data,
+        {
+          ...correlation,
+          definitionVersion: ref.version,
+          ...(traceId !== undefined ? { trace_id: traceId } : {}),
+        },
+        deps,
+      ),
+    {
+      kind: 'consumer',
+      parent: parsedMessage.data.event.detail.traceparent,
+      attributes: {
+        'messaging.system': 'aws_sqs',
+        'messaging.operation.type': 'process',
+        'crumbs.definition_kind': ref.kind,
+        'crumbs.rule': `${ref.workspace}/${ref.id}`,
+        'crumbs.schema_name': parsedMessage.data.event.detail.schema_name,
+      },
+    },
   );
 }
 

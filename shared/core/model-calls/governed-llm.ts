@@ -9,6 +9,8 @@
  *      against what this invocation's calls used (`callRefusal`, worst case, the output capped to what remains);
  *   2. the workspace's daily budget: the call's worst case is reserved (`daily-budget.ts`) and settled after.
  *
+ * Each call runs in its GenAI span (`genai-spans.ts`, OpenTelemetry's conventions) when tracing is on.
+ *
  * After each call its tokens are priced and noted in the invocation's account, which `metered`
  * (`shared/core/executor/usage-record.ts`) writes as `llm_usage` on one of the invocation's outputs.
  *
@@ -33,6 +35,7 @@ import type { LlmClient, LlmRequest } from '#shared/ports/llm.ts';
 import type { Tokenizers } from '#shared/ports/tokenizer.ts';
 import { ENV } from '#shared/topology.ts';
 import { DAILY_OUTPUT_RESERVE_TOKENS, type DailyBudget, type Reservation } from './daily-budget.ts';
+import { inModelCallSpan, type TraceContentOptions } from './genai-spans.ts';
 import { promptTokenBound, promptTokens } from './prompt-estimate.ts';
 
 /** One executor invocation's model calls: whose they are, the budget they answer to, what they used. */
@@ -71,6 +74,8 @@ export interface GovernedLlmDeps {
   readonly daily?: DailyBudget | undefined;
   /** Counts prompts for the request budgets (their estimate); without it, UTF-8 bytes. */
   readonly tokenizers?: Tokenizers | undefined;
+  /** Prompts and completions on the calls' spans (the operator's setting, a guardrail's mask); absent: never. */
+  readonly traceContent?: TraceContentOptions | undefined;
 }
 
 /**
@@ -109,17 +114,21 @@ export function governedLlm(llm: LlmClient, deps: GovernedLlmDeps): LlmClient {
         );
         maxOutputTokens = reservation.maxOutputTokens;
       }
-      let response: Awaited<ReturnType<LlmClient['generate']>>;
-      try {
-        response = await llm.generate({
-          ...request,
-          ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
-        });
-      } catch (error) {
-        await reservation?.release();
-        throw error;
-      }
-      const record = callRecord(response.model, response.usage, deps.prices);
+      const capped = { ...request, ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}) };
+      let record: LlmCallRecord | undefined;
+      // The call's GenAI span (genai-spans.ts): its token counts are the record's, which `llm_usage` holds.
+      const response = await inModelCallSpan(capped, deps.traceContent, async () => {
+        let answer: Awaited<ReturnType<LlmClient['generate']>>;
+        try {
+          answer = await llm.generate(capped);
+        } catch (error) {
+          await reservation?.release();
+          throw error;
+        }
+        record = callRecord(answer.model, answer.usage, deps.prices);
+        return { response: answer, record };
+      });
+      if (record === undefined) throw new Error('the model call returned without its record');
       account.calls.push(record);
       account.used = addUsage(account.used, {
         tokens: record.input_tokens + record.output_tokens,

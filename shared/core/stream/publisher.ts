@@ -33,6 +33,7 @@ import type { Breadcrumb } from '#shared/domain/breadcrumb.ts';
 import { changeEntry, DETAIL_TYPES } from '#shared/domain/change-event.ts';
 import type { BusEntry, EventBus } from '#shared/ports/event-bus.ts';
 import type { Log } from '#shared/ports/log.ts';
+import type { OpenSpan, Tracing } from '#shared/ports/tracing.ts';
 import type { UsageTotals } from '#shared/ports/usage-totals.ts';
 import type { SealedWorkspaces } from '#shared/ports/workspace-deletion.ts';
 import type { BusRoutes } from '../../routing/bus-placement.ts';
@@ -83,6 +84,11 @@ export interface PublisherDependencies {
   /** Sends each change's summary to its workspace's change channel; absent: live views long-poll `/changes`. */
   changeFeed?: ChangeFeed | undefined;
   log?: Log;
+  /**
+   * A span per routed write, continuing the `traceparent` its item carries (a new trace without one: a plain put),
+   * whose own context the change event carries on (`ChangeDetail.traceparent`). Absent: no spans.
+   */
+  tracing?: Tracing | undefined;
   /** Attempts for entries the bus refuses (throttling, internal errors). */
   putAttempts?: number;
   sleep?: (ms: number) => Promise<void>;
@@ -109,6 +115,7 @@ export async function publishStreamBatch(
   let adopted = 0;
   let rejected = 0;
   let firstFailure: string | undefined;
+  const spans: { span: OpenSpan; sequence: string }[] = [];
 
   for (const record of records) {
     const sequence = record.dynamodb?.SequenceNumber ?? '';
@@ -137,7 +144,13 @@ export async function publishStreamBatch(
         if (change) tagChanges.push({ change, sequence });
         const current = toRecord(newImage);
         const type = current.version === 1 ? DETAIL_TYPES.created : DETAIL_TYPES.updated;
-        pending.push({ entry: changeEntry(type, current), sequence });
+        const entry = changeEntry(type, current);
+        if (deps.tracing) {
+          const span = publishSpan(deps.tracing, current, newImage.traceparent);
+          spans.push({ span, sequence });
+          if (span.traceparent !== undefined) entry.detail.traceparent = span.traceparent;
+        }
+        pending.push({ entry, sequence });
         writes.push({ record: current, sequence });
         continue;
       }
@@ -206,6 +219,10 @@ export async function publishStreamBatch(
     if (usageFailed !== undefined) failedAt = usageFailed;
   }
   const feedOutcome = await fed;
+  for (const { span, sequence } of spans) {
+    const failed = failedAt !== undefined && compareSequence(sequence, failedAt) >= 0;
+    span.end(failed ? new Error('not published in this batch; the stream hands it over again') : undefined);
+  }
   return {
     batchItemFailures: failedAt === undefined ? [] : [{ itemIdentifier: failedAt }],
     published: published.count,
@@ -214,6 +231,24 @@ export async function publishStreamBatch(
     rejected,
     ...(feedOutcome ? { feed: feedOutcome } : {}),
   };
+}
+
+/** The publisher's span for one write: the write's child, or a new trace's root (a plain put, tracing off then). */
+function publishSpan(tracing: Tracing, record: Breadcrumb, traceparent: unknown): OpenSpan {
+  return tracing.start(`publish ${record.schema_name}`, {
+    kind: 'consumer',
+    ...(typeof traceparent === 'string' ? { parent: traceparent } : {}),
+    attributes: {
+      'messaging.system': 'aws_dynamodb_streams',
+      'messaging.operation.type': 'process',
+      'crumbs.workspace': record.workspace,
+      'crumbs.breadcrumb_id': record.id,
+      'crumbs.breadcrumb_version': record.version,
+      'crumbs.schema_name': record.schema_name,
+      'crumbs.thread': record.causation?.thread ?? record.id,
+      ...(record.causation ? { 'crumbs.caused_by': record.causation.caused_by } : {}),
+    },
+  });
 }
 
 /** Adds the change a stream record stands for (a write or a delete; nothing for a TTL removal) to `feed`. */

@@ -12,7 +12,9 @@
  *
  * The tools it can run are the catalog its handler passes in (`functions/executor-tool/handler.ts`).
  */
+
 import { dataChecks } from '#shared/adapters/checks/checks.ts';
+import { inToolSpan } from '#shared/core/model-calls/genai-spans.ts';
 import { BudgetExceededError, RequestBudgetSchema, requestLimits, tighter } from '#shared/domain/budget.ts';
 import type { ToolDefinition } from '#shared/domain/definitions.ts';
 import { isCrumbsError, isRetriable, NonRetriableError, RetriableError } from '#shared/domain/errors.ts';
@@ -152,25 +154,30 @@ export function createToolKind(deps: ToolKindDeps): ExecutorKindImplementation<T
             return answer({ status: 'error', error: `invalid input: ${formatIssues(issues)}` });
           }
         }
-        const output = await runBuiltinTool({
-          tools: deps.tools,
-          implementation: definition.implementation,
-          input: request.input,
-          timeoutMs: definition.timeout_ms ?? DEFAULT_TOOL_TIMEOUT_MS,
-          signal: execution.signal,
-          workspace: ref.workspace,
-          store: deps.store,
-          config: definition.config,
-          principal: execution.principal,
-          causation: execution.causation,
-          log: deps.log,
-          context: execution.context,
-          definition,
-          ...(deps.checks !== undefined ? { checks: deps.checks } : {}),
-          ...(deps.secrets !== undefined ? { secrets: deps.secrets } : {}),
-          effectKey: (callIndex) =>
-            effectKey(ref.id, execution.trigger.id, execution.trigger.version, callIndex),
-        });
+        // The execution's GenAI span; its call id is the request's (one per tool call of a model, deterministic).
+        const output = await inToolSpan(
+          { name: definition.name, callId: request.requestId, description: definition.description },
+          () =>
+            runBuiltinTool({
+              tools: deps.tools,
+              implementation: definition.implementation,
+              input: request.input,
+              timeoutMs: definition.timeout_ms ?? DEFAULT_TOOL_TIMEOUT_MS,
+              signal: execution.signal,
+              workspace: ref.workspace,
+              store: deps.store,
+              config: definition.config,
+              principal: execution.principal,
+              causation: execution.causation,
+              log: deps.log,
+              context: execution.context,
+              definition,
+              ...(deps.checks !== undefined ? { checks: deps.checks } : {}),
+              ...(deps.secrets !== undefined ? { secrets: deps.secrets } : {}),
+              effectKey: (callIndex) =>
+                effectKey(ref.id, execution.trigger.id, execution.trigger.version, callIndex),
+            }),
+        );
         if (definition.output_schema) {
           const issues = await checks.validate(
             ref.workspace,

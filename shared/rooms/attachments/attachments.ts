@@ -13,6 +13,7 @@ import {
   PayloadTooLargeError,
   ValidationError,
 } from '#shared/domain/errors.ts';
+import { ENV } from '#shared/topology.ts';
 import type { BlobStore } from './blob-store.ts';
 import {
   ALL_MEDIA_TYPES,
@@ -254,7 +255,7 @@ export class Attachments {
 
   private tooLarge(bytes: number): PayloadTooLargeError {
     return new PayloadTooLargeError(
-      `the file is ${bytes} bytes; an upload is at most ${this.limits.maxUploadBytes} bytes (CRUMBS_ATTACHMENT_MAX_UPLOAD_BYTES)`,
+      `the file is ${bytes} bytes; an upload is at most ${this.limits.maxUploadBytes} bytes (${ENV.attachmentMaxUploadBytes})`,
     );
   }
 

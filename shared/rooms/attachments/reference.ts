@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as z from '#shared/domain/zod.ts';
+import { ENV } from '#shared/topology.ts';
 
 export const ATTACHMENT_KEY = '$attachment';
 export const SPILLED_KEY = '$spilled';
@@ -50,14 +51,13 @@ export const DEFAULT_ATTACHMENT_LIMITS: AttachmentLimits = Object.freeze({
   presignSeconds: 300,
 });
 
+/** The attachments room's environment variables (named in the topology's `ENV`, as every crumbs variable). */
 export const ENV_ATTACHMENTS = {
-  bucket: 'CRUMBS_BLOB_BUCKET',
-  /** `1` under `crumbs dev`: the local store answers path-style requests (`<endpoint>/<bucket>/<key>`). */
-  pathStyle: 'CRUMBS_BLOB_PATH_STYLE',
-  maxUploadBytes: 'CRUMBS_ATTACHMENT_MAX_UPLOAD_BYTES',
-  maxContextBytes: 'CRUMBS_ATTACHMENT_MAX_CONTEXT_BYTES',
-  /** `crumbs dev`: the local blob store's port. */
-  localBlobsPort: 'CRUMBS_BLOBS_PORT',
+  bucket: ENV.blobBucket,
+  pathStyle: ENV.blobPathStyle,
+  maxUploadBytes: ENV.attachmentMaxUploadBytes,
+  maxContextBytes: ENV.attachmentMaxContextBytes,
+  localBlobsPort: ENV.localBlobsPort,
 } as const;
 
 export function attachmentLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): AttachmentLimits {

@@ -19,8 +19,12 @@ import type { Caller, HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import { json } from '#shared/core/api/http.ts';
 import { parseOrThrow, WorkspaceSchema } from '#shared/domain/breadcrumb.ts';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/domain/errors.ts';
-import * as z from '#shared/domain/zod.ts';
 import type { Attachments } from './attachments.ts';
+import {
+  AttachmentFinalizeBodySchema as FinalizeSchema,
+  AttachmentInlineUploadBodySchema as InlineUploadSchema,
+  AttachmentStageBodySchema as StageSchema,
+} from './contract.ts';
 import { attachmentId, SHA256_HEX } from './reference.ts';
 
 type Params = Record<string, string>;
@@ -29,20 +33,6 @@ export interface AttachmentRoute {
   pattern: RegExp;
   methods: Partial<Record<string, (req: HttpRequest, p: Params, caller: Caller) => Promise<HttpResult>>>;
 }
-
-const InlineUploadSchema = z.object({
-  media_type: z.string().check(z.minLength(1)),
-  name: z.optional(z.string().check(z.maxLength(255))),
-  data_base64: z.string().check(z.regex(/^[A-Za-z0-9+/]*={0,2}$/, 'expected base64')),
-});
-
-const StageSchema = z.object({
-  media_type: z.string().check(z.minLength(1)),
-  bytes: z.optional(z.number().check(z.int(), z.minimum(1))),
-  name: z.optional(z.string().check(z.maxLength(255))),
-});
-
-const FinalizeSchema = z.object({ name: z.optional(z.string().check(z.maxLength(255))) });
 
 const PAGE = 100;
 

@@ -9,6 +9,7 @@
  * The record's `checksum` is that of what the item holds — the reference, which names the whole context's sha256.
  */
 import { ValidationError } from '#shared/domain/errors.ts';
+import { ENV } from '#shared/topology.ts';
 import type { BlobStore } from './blob-store.ts';
 import {
   type AttachmentLimits,
@@ -48,7 +49,7 @@ export class ContextSpill {
       throw new ValidationError([
         {
           path: 'context',
-          message: `context is ${bytes} bytes serialized; at most ${this.limits.maxContextBytes} bytes (the operator's limit, CRUMBS_ATTACHMENT_MAX_CONTEXT_BYTES)`,
+          message: `context is ${bytes} bytes serialized; at most ${this.limits.maxContextBytes} bytes (the operator's limit, ${ENV.attachmentMaxContextBytes})`,
         },
       ]);
     }

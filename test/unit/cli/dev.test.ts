@@ -352,6 +352,30 @@ describe('crumbs dev', () => {
     expect((stack.startLocalStack.mock.lastCall![0] as LocalStackOptions).allowPrivateNetwork).toBe(true);
   });
 
+  it('passes --otlp-endpoint (or CRUMBS_OTLP_ENDPOINT) to the stack, and refuses one that is not an http(s) URL', async () => {
+    const h = harness({ CRUMBS_OTLP_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' });
+    const running = main(['dev'], h.io);
+    await ready(h.out);
+    h.signal('SIGINT');
+    expect(await running).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({ otlpEndpoint: 'http://127.0.0.1:4318/v1/traces' }),
+    );
+    const flag = harness({ CRUMBS_OTLP_ENDPOINT: 'http://ignored/v1/traces' });
+    const flagged = main(['dev', '--otlp-endpoint', 'https://api.honeycomb.io/v1/traces'], flag.io);
+    await ready(flag.out);
+    flag.signal('SIGINT');
+    expect(await flagged).toBe(0);
+    expect(stack.startLocalStack).toHaveBeenLastCalledWith(
+      expect.objectContaining({ otlpEndpoint: 'https://api.honeycomb.io/v1/traces' }),
+    );
+    const calls = stack.startLocalStack.mock.calls.length;
+    const bad = harness();
+    expect(await main(['dev', '--otlp-endpoint', 'grpc://collector:4317'], bad.io)).toBe(2);
+    expect(bad.out.stderr).toContain('--otlp-endpoint (or CRUMBS_OTLP_ENDPOINT): expected an http(s) URL');
+    expect(stack.startLocalStack.mock.calls.length).toBe(calls);
+  });
+
   it('refuses a bad CRUMBS_MAX_RESPONSE_BYTES with exit 2, naming it, before starting anything', async () => {
     for (const value of ['lots', '12', String(2 ** 31)]) {
       const h = harness({ CRUMBS_MAX_RESPONSE_BYTES: value });

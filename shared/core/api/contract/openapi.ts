@@ -8,7 +8,13 @@
  * body, and a 429 carries `Retry-After`.
  */
 import * as z from '#shared/domain/zod.ts';
-import { PATH_PARAMETERS, type Parameter, ROUTE_TABLE, type RouteContract } from './route-table.ts';
+import {
+  PATH_PARAMETERS,
+  type Parameter,
+  ROOM_CONTRACTS,
+  ROUTE_TABLE,
+  type RouteContract,
+} from './route-table.ts';
 import * as S from './schemas.ts';
 
 export const OPENAPI_VERSION = '3.1.1';
@@ -18,11 +24,13 @@ const NAMED: Record<string, z.ZodMiniType> = {};
 /** Request bodies by name: converted as input (a field with a default is optional to send). */
 const BODIES: Record<string, z.ZodMiniType> = {};
 // Sorted: a module namespace's key order differs between loaders, and the document must not.
-for (const [key, value] of Object.entries(S).sort(([a], [b]) => (a < b ? -1 : 1))) {
+const exported = [S, ...ROOM_CONTRACTS].flatMap((module) => Object.entries(module));
+for (const [key, value] of exported.sort(([a], [b]) => (a < b ? -1 : 1))) {
   if (!key.endsWith('Schema') || !(value instanceof z.core.$ZodType)) continue;
   const name = key.slice(0, -'Schema'.length);
-  if (name.endsWith('Body') || name === 'JsonRpcRequest') BODIES[name] = value;
-  else NAMED[name] = value;
+  const schema = value as z.ZodMiniType;
+  if (name.endsWith('Body') || name === 'JsonRpcRequest') BODIES[name] = schema;
+  else NAMED[name] = schema;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -128,12 +136,15 @@ const TAG_TEXT: Record<string, string> = {
   activity: 'Threads, the change stream, definitions with their rules, failures.',
   runs: 'Workflow runs.',
   approvals: 'Tool calls waiting for a person.',
-  guardrails: 'Policies on what goes into and comes out of models and tools, and their interventions.',
   streams: 'Streamed answers.',
   usage: 'Model usage and cost.',
   workspaces: 'Export and deletion of a workspace.',
   mcp: 'The workspace MCP server (JSON-RPC 2.0 over Streamable HTTP).',
   a2a: 'Agents over A2A (JSON-RPC 2.0).',
+  attachments: 'Files: stored per workspace, content-addressed, referred to from contexts.',
+  memory: 'What agents remember about a person, across conversations.',
+  guardrails: 'Policies on what goes into and comes out of models and tools.',
+  evals: 'Datasets, scorers and experiments.',
 };
 
 function operation(route: RouteContract, requestNames: Map<z.ZodMiniType, string>): Json {

@@ -8,6 +8,7 @@
  */
 
 import * as zod from '#shared/domain/zod.ts';
+import * as AttachmentContract from '#shared/rooms/attachments/contract.ts';
 import { SignInConfigSchema } from '../sign-in.ts';
 import * as S from './schemas.ts';
 
@@ -45,7 +46,11 @@ export interface RouteContract {
     | 'workspaces'
     | 'meta'
     | 'mcp'
-    | 'a2a';
+    | 'a2a'
+    | 'attachments'
+    | 'memory'
+    | 'guardrails'
+    | 'evals';
   /** No bearer token needed. */
   readonly public?: true;
   /** The function serving it (the api function unless named): the others are described, not routed, by the api. */
@@ -91,7 +96,8 @@ const RUN_CONTROL_BODIES = {
   retry: S.RunRetryBodySchema,
 } as const;
 
-export const ROUTE_TABLE: readonly RouteContract[] = [
+/** The core's routes; the rooms' own entries follow them in `ROUTE_TABLE`. */
+const CORE_ROUTES: readonly RouteContract[] = [
   {
     method: 'GET',
     path: '/health',
@@ -601,6 +607,18 @@ export const ROUTE_TABLE: readonly RouteContract[] = [
     responses: { 200: ok(S.GuardrailEventListSchema) },
     errors: [],
   },
+];
+
+/**
+ * The rooms' contract modules (each room's `contract.ts`, next to its routes): their `…Schema` exports are named in
+ * the document like `schemas.ts`'s, and their route entries follow the core's.
+ */
+export const ROOM_CONTRACTS = [AttachmentContract] as const;
+
+/** Every route: the core's, then each room's. */
+export const ROUTE_TABLE: readonly RouteContract[] = [
+  ...CORE_ROUTES,
+  ...AttachmentContract.ATTACHMENT_ROUTE_CONTRACTS,
 ];
 
 /** Path parameters' descriptions (the workspace parameter's pattern comes from its schema). */

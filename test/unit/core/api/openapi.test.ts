@@ -15,6 +15,7 @@ import { type ApiDependencies, createApi } from '#shared/core/api/api.ts';
 import { openApiDocument } from '#shared/core/api/contract/openapi.ts';
 import { ROUTE_TABLE } from '#shared/core/api/contract/route-table.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import { DEFAULT_ATTACHMENT_LIMITS } from '#shared/rooms/attachments/reference.ts';
 import { guardrailsApi } from '#shared/rooms/guardrails/routes.ts';
 import { type HttpTrigger, topology } from '#shared/topology.ts';
 
@@ -35,6 +36,7 @@ function fullApi() {
     usage: some,
     streaming: some,
     rooms: [guardrailsApi({ store: {} as BreadcrumbStore })],
+    attachments: { limits: DEFAULT_ATTACHMENT_LIMITS } as never,
   };
   return createApi(deps);
 }
