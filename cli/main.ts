@@ -35,6 +35,7 @@ import { devCommand } from './commands/dev.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { explainCommand } from './commands/explain.ts';
 import { getCommand } from './commands/get.ts';
+import { guardrailsCommand } from './commands/guardrails.ts';
 import { historyCommand } from './commands/history.ts';
 import { loginCommand, logoutCommand } from './commands/login.ts';
 import { lsCommand } from './commands/ls.ts';
@@ -72,6 +73,7 @@ export const COMMANDS: readonly Command[] = [
   approvalsCommand,
   approveCommand,
   rejectCommand,
+  guardrailsCommand,
   usageCommand,
   memoryCommand,
   explainCommand,

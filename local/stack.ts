@@ -53,6 +53,7 @@ import { type Poller, startSqsPoller } from './event-sources/sqs-poller.ts';
 import { startLocalEventBridge } from './eventbridge/server.ts';
 import { DEFAULT_QUOTAS } from './eventbridge/state.ts';
 import { startLocalEventsServer } from './events/server.ts';
+import { guardrailKeyOf } from './guardrail-key.ts';
 import { createJwtAuthorizer } from './jwt-authorizer.ts';
 import { installAwsLambdaGlobal } from './lambda-runtime.ts';
 import { checkPortFree } from './process.ts';
@@ -495,6 +496,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (options.allowPrivateNetwork !== undefined) {
       process.env[ENV.allowPrivateNetwork] = options.allowPrivateNetwork ? '1' : '0';
     }
+    // The key sealing threads' guardrail placeholders: kept in the data directory so they outlive a restart.
+    process.env[ENV.guardrailKey] = await guardrailKeyOf(process.env[ENV.guardrailKey], options.dataDir);
     // Read by each function as it loads (below): the same spans a deployment sends, to the operator's endpoint.
     if (options.otlpEndpoint !== undefined) {
       process.env[ENV.otlpEndpoint] = options.otlpEndpoint;

@@ -742,6 +742,14 @@ export const METRICS_NAMESPACE = 'crumbs';
  */
 export const ENV = {
   tableName: 'CRUMBS_TABLE_NAME',
+  /**
+   * The key (32 bytes, base64) that seals each thread's guardrail placeholders (`shared/rooms/guardrails/vault.ts`):
+   * `crumbs dev` makes one (kept in its data directory); on AWS the stack's generated secret holds it (read through
+   * `CRUMBS_GUARDRAIL_KEY_SECRET`). Absent both, masked values do not survive the invocation that masked them.
+   */
+  guardrailKey: 'CRUMBS_GUARDRAIL_KEY',
+  /** On AWS: the Secrets Manager secret (KMS-encrypted) holding the guardrail vault key. */
+  guardrailKeySecret: 'CRUMBS_GUARDRAIL_KEY_SECRET',
   /** The stage's blob bucket (the attachments room, `shared/rooms/attachments/`). */
   blobBucket: 'CRUMBS_BLOB_BUCKET',
   /** `1` under `crumbs dev`: the local blob store answers path-style requests (`<endpoint>/<bucket>/<key>`). */

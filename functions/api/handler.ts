@@ -22,6 +22,7 @@ import { apiStreamingFromEnv } from '#shared/core/api/streaming-deps.ts';
 import { removeEmbedding } from '#shared/core/stream/vector-search.ts';
 import { streamingEndpoints } from '#shared/core/streaming/endpoints.ts';
 import { attachmentsFromEnv } from '#shared/rooms/attachments/from-env.ts';
+import { guardrailsApi } from '#shared/rooms/guardrails/routes.ts';
 import { memoryRoutes } from '#shared/rooms/memory/routes.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from '../wiring/http-handler.ts';
@@ -82,6 +83,8 @@ const api = createApi({
     ...(scheduleGroup !== undefined ? { timers: new SchedulerWorkspaceTimers(scheduleGroup) } : {}),
   },
   usage: new DynamoUsageTotals(env[ENV.tableName]),
+  // Rooms: their routes and write gates (DESIGN.md "New capabilities land as rooms").
+  rooms: [guardrailsApi({ store, log: logger })],
   health: () => (localEndpoints ? { local: localEndpoints } : {}),
   onUnexpectedError: (error, request) =>
     logger.error('unexpected error', { error, method: request.method, path: request.path }),

@@ -30,6 +30,7 @@ import { createMemoryKind } from '#shared/rooms/memory/extraction.ts';
 import { recallForPrompts } from '#shared/rooms/memory/recall.ts';
 import { ENV } from '#shared/topology.ts';
 import { createExecutorHandler } from '../wiring/executor-handler.ts';
+import { guardrailsFromEnv } from '../wiring/guardrails-from-env.ts';
 import { llmFromEnv } from '../wiring/llm-from-env.ts';
 
 const tokenizers = new TiktokenTokenizers();
@@ -93,6 +94,8 @@ function contextAgents({
     priceModel,
     timers,
     ...(streams !== undefined ? { streams } : {}),
+    // The agent's guardrail policies at each point its turn crosses (`shared/rooms/guardrails/`).
+    guardrails: guardrailsFromEnv(store, log),
   });
   return metered(
     createAgentKind({

@@ -16,6 +16,7 @@ import type { HttpRequest, HttpResult } from '#shared/core/api/http.ts';
 import { RequestRate } from '#shared/core/api/request-rate.ts';
 import type { z } from '#shared/domain/zod.ts';
 import { attachmentsFromEnv } from '#shared/rooms/attachments/from-env.ts';
+import { guardrailsApi } from '#shared/rooms/guardrails/routes.ts';
 import { ENV } from '#shared/topology.ts';
 import { streamingHttpHandler } from './http-handler.ts';
 import { measureHttpAnswer } from './metrics.ts';
@@ -48,6 +49,8 @@ export function protocolServerHandler(
       changes: new DynamoChangeLog({ tableName: env[ENV.tableName] }),
       stream: { maxWaitMs: 0, settleMs: env[ENV.changesSettleMs], pollMs: env[ENV.changesPollMs] },
     },
+    // The same rooms as the API's: a write through MCP or A2A passes the same gates.
+    rooms: [guardrailsApi({ store, log: logger })],
     onUnexpectedError: (error, request) =>
       logger.error('unexpected error in the API called in process', {
         error,

@@ -51,7 +51,10 @@ import {
   type ChangesAnswer,
 } from '#shared/client/change-feed.ts';
 import { parseEventStream } from '#shared/client/sse.ts';
-import type { RunStarted as ContractRunStarted } from '#shared/core/api/contract/schemas.ts';
+import type {
+  RunStarted as ContractRunStarted,
+  GuardrailTestResult,
+} from '#shared/core/api/contract/schemas.ts';
 import type { ChangeFilters } from '#shared/core/stream/changes.ts';
 import {
   type DeltaSubscription,
@@ -873,6 +876,15 @@ export class CrumbsClient {
     options: RequestOptions = {},
   ): Promise<ApprovalAnswer> {
     return this.#json('POST', this.#workspacePath('approvals', id), { ...options, body });
+  }
+
+  /** A dry run of a guardrail policy on a text (`POST …/guardrails/{id}/test`): masked text, block, findings. */
+  testGuardrail(
+    id: string,
+    body: { text: string; point?: string },
+    options: RequestOptions = {},
+  ): Promise<GuardrailTestResult> {
+    return this.#json('POST', this.#workspacePath('guardrails', id, 'test'), { ...options, body });
   }
 
   /** The bearer token the next request sends (a provider's current one). */

@@ -72,6 +72,7 @@ import {
   TRIGGER_SCHEMAS,
 } from './selector.ts';
 import { ApprovalTimeoutSchema } from './tool-approval.ts';
+import { PinnedNameSchema } from './version-pin.ts';
 import {
   defaultWorkflowTriggers,
   type ExpressionCheck,
@@ -113,6 +114,13 @@ export const AgentDefinitionSchema = z.object({
   ),
   /** Per request (a turn with all its tool rounds): tokens and cost its model calls may use (`budget.ts`). */
   budget: z.optional(AgentBudgetSchema),
+  /**
+   * The `guardrail.def.v1` policies of the agent's turns, by `guardrail_id`, `name@version` pinning one version
+   * (`shared/rooms/guardrails/`). Pinned or not, they are part of this agent version.
+   */
+  guardrails: z.optional(
+    z.array(PinnedNameSchema, { error: 'expected an array of guardrail ids' }).check(z.maxLength(20)),
+  ),
   response_schema: z.optional(JsonSchemaObject),
   /**
    * Tools whose calls a person approves before they run (`tool-approval.ts`), and how long such an approval may

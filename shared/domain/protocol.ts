@@ -77,8 +77,20 @@ export const REQUESTS = {
 export type RequestSchema = keyof typeof REQUESTS;
 export type RequestKind = (typeof REQUESTS)[RequestSchema]['kind'];
 
+/** A guardrail policy (`shared/rooms/guardrails/`): written and deleted by people only, through the API or CLI. */
+export const GUARDRAIL_DEF_SCHEMA = 'guardrail.def.v1';
+/** An intervention of a guardrail policy, written by the executor whose content it checked. */
+export const GUARDRAIL_EVENT_SCHEMA = 'guardrail.event.v1';
+
+/**
+ * Records only a person writes or deletes, through the API (as themselves): an agent, a tool, another principal
+ * or a plain put (which names nobody in particular) is refused, and the refusal recorded.
+ */
+export const PEOPLE_ONLY_SCHEMAS: ReadonlySet<string> = new Set([GUARDRAIL_DEF_SCHEMA]);
+
 /** Records crumbs and people write to move work on: runs and their messages, answers, people's messages. */
 export const PROTOCOL_SCHEMAS: ReadonlySet<string> = new Set([
+  GUARDRAIL_EVENT_SCHEMA,
   RUN_SCHEMA,
   CONTROL_SCHEMA,
   TIMER_SCHEMA,

@@ -154,6 +154,18 @@ function cases(): Record<string, Case> {
         } satisfies Case,
       ]),
     ),
+    'GET /v1/workspaces/{ws}/guardrails': {
+      valid: { path: `${W}/guardrails` },
+      invalid: noToken(`${W}/guardrails`),
+    },
+    'POST /v1/workspaces/{ws}/guardrails/{id}/test': {
+      valid: { path: `${W}/guardrails/guardrail-nothing/test`, body: { text: 'card 4111 1111 1111 1111' } },
+      invalid: { path: `${W}/guardrails/guardrail-nothing/test`, body: { text: 5 } },
+    },
+    'GET /v1/workspaces/{ws}/threads/{thread}/guardrail-events': {
+      valid: { path: `${W}/threads/thread-nothing/guardrail-events` },
+      invalid: noToken(`${W}/threads/thread-nothing/guardrail-events`),
+    },
     'GET /v1/workspaces/{ws}/approvals': {
       valid: { path: `${W}/approvals`, query: { status: 'all' } },
       invalid: { path: `${W}/approvals`, query: { status: 'some' } },

@@ -20,6 +20,8 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shared/adapters'],
   ['shared/routing'],
   ['shared/tools'],
+  // The guardrails room implements the check points' port; its routes are the API's.
+  ['shared/rooms/guardrails'],
   ['shared/core/stream'],
   ['shared/core/streaming'],
   ['shared/core/model-calls'],
@@ -56,7 +58,6 @@ function roomOf(file: string): string | undefined {
       return room;
     }
     if (parts[1] === 'core') return parts.length > 3 ? `shared/core/${parts[2]}` : 'shared/core';
-    if (parts[1] === 'rooms') return parts.length > 3 ? `shared/rooms/${parts[2]}` : 'shared/rooms';
     return `shared/${(parts[1] ?? '').replace(/\.ts$/, '')}`;
   }
   if (parts[0] === 'functions') return parts[1] === 'wiring' ? 'functions/wiring' : 'functions';

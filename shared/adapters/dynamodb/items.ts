@@ -76,6 +76,7 @@ export const KIND = {
   slots: 'slots',
   waitIndex: 'wait-index',
   mcpCall: 'mcp-call',
+  guardrailVault: 'guardrail-vault',
 } as const;
 
 export type Key = { id: string; workspace: string };

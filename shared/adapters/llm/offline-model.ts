@@ -16,6 +16,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { LinearRegExp } from '#shared/domain/lang/linear-regex.ts';
+import { CLASSIFIER_PROMPTS } from '#shared/ports/guardrails.ts';
 import {
   type LlmDelta,
   type LlmMessage,
@@ -59,6 +60,11 @@ export function generateOffline(request: LlmRequest, modelId = 'crumbs'): LlmRes
   const model = `${OFFLINE_PROVIDER}/${modelId}`;
   const { messages } = request;
   const inputTokens = Math.ceil(JSON.stringify({ system: request.system, messages }).length / 4);
+  const judged = judgeOffline(request);
+  if (judged !== undefined) {
+    const text = JSON.stringify({ flagged: judged === '' ? null : judged });
+    return { text, toolCalls: [], finishReason: 'stop', usage: { inputTokens, outputTokens: 8 }, model };
+  }
   const last = messages[messages.length - 1];
   let reply: string;
   if (last?.role === 'tool') {
@@ -117,6 +123,37 @@ export async function streamOffline(
     onDelta({ type: 'text', text: word });
   }
   return response;
+}
+
+/**
+ * The offline model as the guardrails' classifier (its prompts, `CLASSIFIER_PROMPTS`): a denied topic is flagged
+ * when the text holds its name (dashes read as spaces) or one of its examples, case aside; an injection when the
+ * text tells an assistant to ignore or disregard its instructions. `''`: nothing flagged; undefined: not a judgement.
+ */
+function judgeOffline(request: LlmRequest): string | undefined {
+  const text = lastUserText(request.messages).toLowerCase();
+  if (request.system.startsWith(CLASSIFIER_PROMPTS.injection)) {
+    return /\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(instructions|rules|prompt)\b/.test(text)
+      ? 'injection'
+      : '';
+  }
+  if (!request.system.startsWith(CLASSIFIER_PROMPTS.topic)) return undefined;
+  for (const line of request.system.split('\n')) {
+    const m = /^- ([^:]+): .*?(?:\(examples: (.*)\))?$/.exec(line);
+    if (m === null) continue;
+    const name = m[1] as string;
+    const examples = (m[2] ?? '').split('; ').flatMap((e) => {
+      try {
+        const parsed: unknown = JSON.parse(e);
+        return typeof parsed === 'string' && parsed.trim() !== '' ? [parsed.toLowerCase()] : [];
+      } catch {
+        return [];
+      }
+    });
+    if ([name.replace(/-/g, ' ').toLowerCase(), ...examples].some((phrase) => text.includes(phrase)))
+      return name;
+  }
+  return '';
 }
 
 function lastUserText(messages: LlmMessage[]): string {

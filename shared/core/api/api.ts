@@ -49,6 +49,7 @@ import {
 } from './http.ts';
 import type { RequestRate } from './request-rate.ts';
 import { requestRoutes, type StreamingDeps } from './request-routes.ts';
+import type { RoomApi, RoomWrite } from './rooms.ts';
 import { runRoutes } from './run-routes.ts';
 import { createSearchHandler, SEARCH_ROUTE } from './search.ts';
 import { usageRoutes } from './usage-routes.ts';
@@ -82,6 +83,8 @@ export interface ApiDependencies {
   health?: () => Record<string, unknown>;
   /** Called with unexpected errors before a 500 is answered. */
   onUnexpectedError?: (error: unknown, request: HttpRequest) => void;
+  /** The rooms' routes and write gates (`rooms.ts`), registered once where the API is built. */
+  rooms?: readonly RoomApi[];
 }
 
 type Params = Record<string, string>;
@@ -135,6 +138,14 @@ function warnings(written: Pick<Breadcrumb, 'schema_name' | 'context'>): Record<
 
 export function createApi(deps: ApiDependencies): Api {
   const { store } = deps;
+  const gates = (deps.rooms ?? []).flatMap((r) => (r.gate ? [r.gate] : []));
+  /** Passes a write through the gate of every room that gates its schema (refusals are 4xx, nothing stored). */
+  const gated = async (write: RoomWrite) => {
+    for (const gate of gates) if (gate.schemas.has(write.schema_name)) await gate.check(write);
+  };
+  /** The stored schema of a breadcrumb a PATCH or DELETE names, when some room gates writes (else nothing read). */
+  const storedSchema = async (ws: string, id: string) =>
+    gates.length === 0 ? undefined : (await store.get(ws, id).catch(() => undefined))?.schema_name;
   let document: string | undefined;
   const ws = '(?<ws>[^/]+)';
   const id = '(?<id>[^/]+)';
@@ -167,6 +178,13 @@ export function createApi(deps: ApiDependencies): Api {
       methods: {
         POST: async (req, p, caller) => {
           const input = parseOrThrow(CreateBreadcrumbSchema, parseJsonBody(req));
+          await gated({
+            op: 'create',
+            workspace: workspace(p),
+            schema_name: input.schema_name,
+            context: input.context,
+            caller,
+          });
           const key = req.headers['idempotency-key'];
           if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
             throw new BadRequestError('Idempotency-Key is not valid', [
@@ -228,6 +246,17 @@ export function createApi(deps: ApiDependencies): Api {
           const id = parseOrThrow(BreadcrumbIdSchema, p.id, 'id');
           const expectedVersion = ifMatch(req);
           const input = parseOrThrow(CreateBreadcrumbSchema, parseJsonBody(req));
+          await gated({
+            op: 'replace',
+            workspace: workspace(p),
+            schema_name: input.schema_name,
+            context: input.context,
+            caller,
+          });
+          const before = await storedSchema(workspace(p), id);
+          if (before !== undefined && before !== input.schema_name) {
+            await gated({ op: 'replace', workspace: workspace(p), schema_name: before, caller });
+          }
           // Create-or-replace; a PUT of what is already stored writes nothing (no version, no change event).
           const { breadcrumb, outcome } = await store.upsert(workspace(p), id, input, {
             principal: caller.principal,
@@ -242,6 +271,16 @@ export function createApi(deps: ApiDependencies): Api {
         PATCH: async (req, p, caller) => {
           const expectedVersion = ifMatch(req);
           const patch = parseOrThrow(UpdateBreadcrumbSchema, parseJsonBody(req));
+          const schemaName = await storedSchema(workspace(p), breadcrumbId(p));
+          if (schemaName !== undefined) {
+            await gated({
+              op: 'update',
+              workspace: workspace(p),
+              schema_name: schemaName,
+              ...(patch.context !== undefined ? { context: patch.context } : {}),
+              caller,
+            });
+          }
           const updated = await store.update(workspace(p), breadcrumbId(p), patch, {
             principal: caller.principal,
             ...(expectedVersion !== undefined ? { expectedVersion } : {}),
@@ -250,6 +289,9 @@ export function createApi(deps: ApiDependencies): Api {
         },
         DELETE: async (req, p, caller) => {
           const expectedVersion = ifMatch(req);
+          const schemaName = await storedSchema(workspace(p), breadcrumbId(p));
+          if (schemaName !== undefined)
+            await gated({ op: 'delete', workspace: workspace(p), schema_name: schemaName, caller });
           await store.delete(workspace(p), breadcrumbId(p), {
             principal: caller.principal,
             ...(expectedVersion !== undefined ? { expectedVersion } : {}),
@@ -310,6 +352,7 @@ export function createApi(deps: ApiDependencies): Api {
     ...(deps.workspaces ? workspaceRoutes(deps.workspaces) : []),
     ...(deps.roomRoutes ?? []),
     ...(deps.attachments ? attachmentRoutes(deps.attachments) : []),
+    ...(deps.rooms ?? []).flatMap((room) => room.routes ?? []),
   ];
 
   const api = async (request: HttpRequest): Promise<HttpResult> => {

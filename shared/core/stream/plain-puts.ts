@@ -24,6 +24,7 @@ import {
 } from '#shared/domain/breadcrumb.ts';
 import type { FieldIssue } from '#shared/domain/errors.ts';
 import type { PlainPut } from '#shared/domain/plain-put.ts';
+import { PEOPLE_ONLY_SCHEMAS } from '#shared/domain/protocol.ts';
 import * as z from '#shared/domain/zod.ts';
 
 type Item = Record<string, unknown>;
@@ -107,6 +108,12 @@ export function parsePlainPut(
     ...(item.expires_at !== undefined ? { expires_at: item.expires_at } : {}),
   });
   if (!body.success) errors.push(...toFieldIssues(body.error));
+  if (body.success && PEOPLE_ONLY_SCHEMAS.has(body.data.schema_name)) {
+    errors.push({
+      path: 'schema_name',
+      message: `${body.data.schema_name} is written by a person through the API or CLI (as themselves), never by a plain put`,
+    });
+  }
   if (!head.success || !body.success || errors.length > 0) return { ok: false, errors };
 
   return {

@@ -101,6 +101,8 @@ export interface AgentConversation {
   budget?: TurnBudget | undefined;
   /** The request's `stream_id`: every round's model call streams to its channel (`answer-stream.ts`). */
   stream_id?: string | undefined;
+  /** How many of `messages` the agent's guardrails checked already (`#shared/ports/guardrails.ts`). */
+  guarded?: number | undefined;
 }
 
 /** The tags of the answer that ends a turn, whatever it says: the agent, the thread, the request and its own. */

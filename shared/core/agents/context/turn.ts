@@ -24,6 +24,7 @@ import {
 } from '#shared/domain/protocol.ts';
 import type { YamlParser } from '#shared/domain/yaml.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
+import type { GuardBlock, Guardrails, InvocationGuard } from '#shared/ports/guardrails.ts';
 import type { LlmAttachment, LlmClient, LlmMessage, LlmResponse } from '#shared/ports/llm.ts';
 import { type Log, silentLog } from '#shared/ports/log.ts';
 import type { OneTimeTimer, Timers } from '#shared/ports/timers.ts';
@@ -83,11 +84,16 @@ export interface ContextAgentDeps {
   timers?: Timers;
   /** Opens a streaming request's channel (`answer-stream.ts`); without it no answer is streamed. */
   streams?: OpenStream;
+  /**
+   * The check points of the agent's guardrails (`#shared/ports/guardrails.ts`): the person's input and the model's
+   * input before each call, the model's output after it, the streamed answer. Without it nothing is checked.
+   */
+  guardrails?: Guardrails;
 }
 
 export function createContextAgentKind(deps: ContextAgentDeps): ExecutorKindImplementation<AgentDefinition> {
   return {
-    execute: (input) => executeAgent(input, deps),
+    execute: (input) => guarded(input, deps, () => executeAgent(input, deps)),
     errorOutput: ERROR_ANSWERS.agent,
     ownRequestOf: ({ definition, trigger }) => ownToolRequest(definition, trigger),
   };
@@ -113,6 +119,15 @@ async function executeAgent(
  * turn whose tool round it answers.
  */
 export async function contextTurn(
+  input: ExecutionInput<AgentDefinition>,
+  deps: ContextAgentDeps,
+  spec: ContextSpec,
+  task: AgentTask,
+): Promise<ExecutionResult> {
+  return guarded(input, deps, () => newTurn(input, deps, spec, task));
+}
+
+async function newTurn(
   input: ExecutionInput<AgentDefinition>,
   deps: ContextAgentDeps,
   spec: ContextSpec,
@@ -156,10 +171,26 @@ export async function contextTurn(
 async function step(
   input: ExecutionInput<AgentDefinition>,
   deps: ContextAgentDeps,
-  asked: AgentConversation,
+  unchecked: AgentConversation,
   offered: OfferedTools,
 ): Promise<ExecutionResult> {
   const def = input.definition;
+  // What the model reads is checked first; what is stored of the turn is what the model read (masked).
+  const guard = await guardOf(input, deps, unchecked);
+  const checked = guard === undefined ? { conversation: unchecked } : await guard.modelInput(unchecked);
+  const asked = checked.conversation;
+  if (checked.blocked !== undefined) {
+    (await answerStreamOf(input, asked, deps))?.answered();
+    // The record keeps nothing of what was blocked: only what was checked and let through before.
+    const from = unchecked.guarded ?? 0;
+    const kept: AgentConversation = {
+      ...asked,
+      messages: asked.messages.slice(0, from),
+      ...(from === 0 ? { user_message: `(blocked by guardrail ${checked.blocked.policy})`, system: '' } : {}),
+      guarded: from,
+    };
+    return { outputs: blockedOutputs(input, kept, checked.blocked) };
+  }
   const tools = offered.specs;
   const mayCallTools = asked.round < def.max_tool_rounds;
   // Past the round limit the tools stay offered when the conversation already used them (Bedrock drops tool
@@ -189,6 +220,14 @@ async function step(
   let response: LlmResponse;
   try {
     response = await call;
+    if (guard !== undefined) {
+      const out = await guard.modelOutput(response);
+      response = out.response;
+      if (out.blocked !== undefined) {
+        stream?.answered();
+        return { outputs: blockedOutputs(input, { ...asked, guarded: asked.messages.length }, out.blocked) };
+      }
+    }
   } catch (error) {
     // The one path every model call takes refused it (the workspace's daily budget): the turn answers why.
     if (error instanceof BudgetExceededError) {
@@ -212,13 +251,13 @@ async function step(
   }
   if (def.response_schema === undefined) {
     stream?.answered();
-    return { outputs: finalOutputs(input, conversation, response) };
+    return { outputs: finalOutputs(input, conversation, response, undefined, guard) };
   }
 
   const structured = await structuredAnswer(input, deps, conversation, response, def.response_schema);
   if ('again' in structured) return step(input, deps, structured.again, offered);
   stream?.answered();
-  return { outputs: finalOutputs(input, structured.conversation, response, structured) };
+  return { outputs: finalOutputs(input, structured.conversation, response, structured, guard) };
 }
 
 /** One stream per invocation, however many model calls its rounds make (`answer-stream.ts`). */
@@ -231,13 +270,22 @@ function answerStreamOf(
 ): Promise<AnswerStream | undefined> {
   const opened = invocationStreams.get(input);
   if (opened !== undefined) return opened;
-  const stream = openAnswerStream(
-    input,
-    conversation,
-    deps.streams === undefined
-      ? undefined
-      : { store: deps.store, open: deps.streams, ...(deps.log !== undefined ? { log: deps.log } : {}) },
-  );
+  const open = deps.streams;
+  const stream = (async () => {
+    // The answer's stream goes through the guardrails (`buffer` holds back what a detector could still match).
+    const guard = await guardOf(input, deps, conversation);
+    const guardedOpen: OpenStream | undefined =
+      open === undefined || guard === undefined
+        ? open
+        : async (workspace, streamId) => guard.guardSink(await open(workspace, streamId));
+    return openAnswerStream(
+      input,
+      conversation,
+      guardedOpen === undefined
+        ? undefined
+        : { store: deps.store, open: guardedOpen, ...(deps.log !== undefined ? { log: deps.log } : {}) },
+    );
+  })();
   invocationStreams.set(input, stream);
   return stream;
 }
@@ -323,6 +371,7 @@ function finalOutputs(
   conversation: AgentConversation,
   response: LlmResponse,
   structured?: { output: Record<string, unknown>; writes: OutputBreadcrumb[] },
+  guard?: InvocationGuard,
 ): OutputBreadcrumb[] {
   const def = input.definition;
   let message = response.text;
@@ -342,6 +391,8 @@ function finalOutputs(
     status: 'answered',
     pending: [],
   };
+  // The conversation keeps what the model said (masked); the person reads it unmasked only where policies allow.
+  if (guard !== undefined) message = guard.answerText(message);
   return [
     {
       schema_name: AGENT_RESPONSE_SCHEMA,
@@ -373,5 +424,83 @@ function finalOutputs(
     },
     conversationOutput(answered),
     ...extra,
+  ];
+}
+
+/** The guardrails of one invocation, read once however many model calls its rounds make. */
+const invocationGuards = new WeakMap<object, Promise<InvocationGuard | undefined>>();
+/** The request each guarded invocation answers, for its `guardrail.event.v1` records. */
+const guardedRequests = new WeakMap<object, string>();
+
+function guardOf(
+  input: ExecutionInput<AgentDefinition>,
+  deps: ContextAgentDeps,
+  conversation: Pick<AgentConversation, 'request_id' | 'trigger_id' | 'thread'>,
+): Promise<InvocationGuard | undefined> {
+  guardedRequests.set(input, conversation.request_id ?? conversation.trigger_id);
+  let guard = invocationGuards.get(input);
+  if (guard === undefined) {
+    guard =
+      deps.guardrails === undefined
+        ? Promise.resolve(undefined)
+        : deps.guardrails.forAgent({
+            workspace: input.trigger.workspace,
+            thread: conversation.thread,
+            agent: input.definition,
+            llm: deps.llm,
+            handoff: input.trigger.created_by.startsWith('agent:'),
+            signal: input.signal,
+          });
+    invocationGuards.set(input, guard);
+  }
+  return guard;
+}
+
+/** Runs an invocation and adds its guardrail interventions (`guardrail.event.v1`) after its outputs. */
+async function guarded(
+  input: ExecutionInput<AgentDefinition>,
+  deps: ContextAgentDeps,
+  run: () => Promise<ExecutionResult>,
+): Promise<ExecutionResult> {
+  if (deps.guardrails === undefined || guardedInvocations.has(input)) return run();
+  guardedInvocations.add(input);
+  const result = await run();
+  const guard = await invocationGuards.get(input);
+  if (guard === undefined) return result;
+  const events = await guard.finish({
+    requestId: guardedRequests.get(input) ?? input.trigger.id,
+    agentVersion: input.definitionRef.version,
+  });
+  return { ...result, outputs: [...result.outputs, ...events] };
+}
+const guardedInvocations = new WeakSet<object>();
+
+/** The answer of a turn a guardrail blocked: the policy's message, never the blocked text. */
+function blockedOutputs(
+  input: ExecutionInput<AgentDefinition>,
+  conversation: AgentConversation,
+  blocked: GuardBlock,
+): OutputBreadcrumb[] {
+  const def = input.definition;
+  return [
+    {
+      schema_name: AGENT_RESPONSE_SCHEMA,
+      title: `${def.agent_id}: blocked by guardrail ${blocked.policy}`,
+      tags: turnAnswerTags(def.agent_id, conversation),
+      context: {
+        agent_id: def.agent_id,
+        request_id: conversation.request_id ?? conversation.trigger_id,
+        status: 'blocked',
+        message: blocked.message,
+        text: blocked.message,
+        guardrail: { policy: blocked.policy, action: 'block' },
+        thread: conversation.thread,
+        response_to: conversation.response_to,
+        trigger_id: conversation.trigger_id,
+        tool_rounds: conversation.round,
+        ...(conversation.budget !== undefined ? { turn_usage: conversation.budget.used } : {}),
+      },
+    },
+    conversationOutput({ ...conversation, status: 'answered', pending: [] }),
   ];
 }

@@ -578,6 +578,35 @@ const CORE_ROUTES: readonly RouteContract[] = [
     responses: { 200: ok(S.AgentCardSchema) },
     errors: [404],
   },
+  {
+    method: 'GET',
+    path: `${WS}/guardrails`,
+    operationId: 'listGuardrails',
+    summary: "The workspace's guardrail policies (guardrail.def.v1) with their state and problems.",
+    tag: 'guardrails',
+    responses: { 200: ok(S.GuardrailListSchema) },
+    errors: [],
+  },
+  {
+    method: 'POST',
+    path: `${WS}/guardrails/{id}/test`,
+    operationId: 'testGuardrail',
+    summary:
+      'A dry run of a policy on a text: the text as it would go on, or the block, and what each check found.',
+    tag: 'guardrails',
+    body: { schema: S.GuardrailTestBodySchema, required: true },
+    responses: { 200: ok(S.GuardrailTestResultSchema) },
+    errors: [400, 404, 413, 415, 422],
+  },
+  {
+    method: 'GET',
+    path: `${WS}/threads/{thread}/guardrail-events`,
+    operationId: 'listGuardrailEvents',
+    summary: "A thread's guardrail interventions (guardrail.event.v1): types and positions, never text.",
+    tag: 'guardrails',
+    responses: { 200: ok(S.GuardrailEventListSchema) },
+    errors: [],
+  },
 ];
 
 /**
@@ -605,4 +634,5 @@ export const PATH_PARAMETERS: Readonly<Record<string, Parameter>> = {
   run_id: { description: 'A run id (`run-<request id>`).', required: true },
   stream_id: { description: 'A stream id (8-64 letters, digits or "-").', required: true },
   agent: { description: 'An agent definition id.', required: true },
+  thread: { description: 'A thread id (the breadcrumb that started it).', required: true },
 };

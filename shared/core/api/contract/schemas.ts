@@ -346,3 +346,58 @@ export const OpenApiDocumentSchema = z.looseObject({
   info: z.looseObject({ title: z.string(), version: z.string() }),
   paths: z.record(z.string(), z.unknown()),
 });
+
+// Guardrails (`shared/rooms/guardrails/routes.ts`).
+export const GuardrailTestBodySchema = z.strictObject({
+  text: z
+    .string({ error: 'expected the text to check' })
+    .check(z.maxLength(200_000, 'at most 200,000 characters')),
+  point: z.optional(
+    z.enum(['input', 'model_input', 'model_output', 'tool_args', 'tool_result', 'memory_write', 'handoff'], {
+      error:
+        'expected one of input, model_input, model_output, tool_args, tool_result, memory_write, handoff',
+    }),
+  ),
+});
+const GuardrailFindingSchema = z.object({
+  check: z.string(),
+  type: z.string(),
+  action: z.enum(['mask', 'block', 'warn']),
+  start: z.optional(int()),
+  end: z.optional(int()),
+});
+export const GuardrailTestResultSchema = z.object({
+  guardrail_id: z.string(),
+  version: int(),
+  point: z.string(),
+  text: z.string(),
+  blocked: z.optional(z.object({ policy: z.string(), message: z.string() })),
+  findings: z.array(GuardrailFindingSchema),
+  placeholders: z.array(z.object({ placeholder: z.string(), type: z.string() })),
+  not_run: z.array(z.string()),
+});
+export type GuardrailTestResult = z.infer<typeof GuardrailTestResultSchema>;
+export const GuardrailListSchema = z.object({
+  items: z.array(
+    z.object({
+      id: z.string(),
+      guardrail_id: z.unknown(),
+      version: int(),
+      state: z.enum(['active', 'invalid']),
+      errors: z.array(FieldIssueSchema),
+    }),
+  ),
+});
+export const GuardrailEventListSchema = z.object({
+  items: z.array(
+    z.looseObject({
+      id: z.string(),
+      created_at: z.string(),
+      policy: z.string(),
+      point: z.string(),
+      check: z.string(),
+      action: z.string(),
+      matches: z.array(z.looseObject({ type: z.string() })),
+    }),
+  ),
+});

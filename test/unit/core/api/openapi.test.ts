@@ -16,6 +16,7 @@ import { openApiDocument } from '#shared/core/api/contract/openapi.ts';
 import { ROUTE_TABLE } from '#shared/core/api/contract/route-table.ts';
 import type { BreadcrumbStore } from '#shared/ports/breadcrumb-store.ts';
 import { DEFAULT_ATTACHMENT_LIMITS } from '#shared/rooms/attachments/reference.ts';
+import { guardrailsApi } from '#shared/rooms/guardrails/routes.ts';
 import { memoryRoutes } from '#shared/rooms/memory/routes.ts';
 import { type HttpTrigger, topology } from '#shared/topology.ts';
 
@@ -35,6 +36,7 @@ function fullApi() {
     workspaces: some,
     usage: some,
     streaming: some,
+    rooms: [guardrailsApi({ store: {} as BreadcrumbStore })],
     attachments: { limits: DEFAULT_ATTACHMENT_LIMITS } as never,
     roomRoutes: memoryRoutes({ store: {} as BreadcrumbStore, purge: async () => undefined }),
   };
