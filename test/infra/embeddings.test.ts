@@ -3,33 +3,11 @@
  * embedding model and no rule feeds the indexer; the Bedrock model is granted by its id alone; an OpenAI-compatible
  * endpoint gets its URL, its key's secret and no Bedrock grant. The default agent model is a setting too (`crumbs:defaultModel`).
  */
-import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { readConfig } from '#infra/config.ts';
-import { buildCrumbs } from '#infra/crumbs-app.ts';
 import { ENV, topology } from '#shared/topology.ts';
+import { type Json, type Resource, statelessResources } from '../support/synth.ts';
 
-type Json = Record<string, unknown>;
-interface Resource {
-  Type: string;
-  Properties: Json;
-}
-
-const CONTEXT = {
-  'crumbs:stage': 'embed',
-  'crumbs:jwtIssuer': 'https://issuer.example.com/pool',
-  'crumbs:jwtAudience': 'crumbs-api',
-  'crumbs:workspacesClaim': 'crumbs:workspaces',
-  'aws:cdk:bundling-stacks': [],
-};
-
-function stateless(context: Json = {}): Resource[] {
-  const app = new App({ context: { ...CONTEXT, ...context } });
-  const stacks = buildCrumbs(app, readConfig(app.node));
-  return Object.values(
-    app.synth().getStackByName(stacks.stateless.stackName).template.Resources as Record<string, Resource>,
-  );
-}
+const stateless = (context: Json = {}): Resource[] => Object.values(statelessResources('embed', context));
 
 const envOf = (resources: Resource[], name: string): Json =>
   ((

@@ -4,34 +4,11 @@
  * access to the one secret holding its headers (never the headers themselves); `none` grants nothing; a URL with
  * credentials in it, or headers without a URL, fail the synth naming the key.
  */
-import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { readConfig } from '#infra/config.ts';
-import { buildCrumbs } from '#infra/crumbs-app.ts';
 import { ENV } from '#shared/topology.ts';
+import { type Json, type Resource, statelessResources } from '../support/synth.ts';
 
-type Json = Record<string, unknown>;
-interface Resource {
-  Type: string;
-  Properties: Json;
-}
-
-const CONTEXT = {
-  'crumbs:stage': 'otel',
-  'crumbs:jwtIssuer': 'https://issuer.example.com/pool',
-  'crumbs:jwtAudience': 'crumbs-api',
-  'crumbs:workspacesClaim': 'crumbs:workspaces',
-  'aws:cdk:bundling-stacks': [],
-};
-
-function stateless(context: Json = {}): Record<string, Resource> {
-  const app = new App({ context: { ...CONTEXT, ...context } });
-  const stacks = buildCrumbs(app, readConfig(app.node));
-  return app.synth().getStackByName(stacks.stateless.stackName).template.Resources as Record<
-    string,
-    Resource
-  >;
-}
+const stateless = (context: Json = {}) => statelessResources('otel', context);
 
 const functions = (resources: Record<string, Resource>) =>
   Object.values(resources).filter(

@@ -4,35 +4,12 @@
  * reservation a new account cannot hold would fail the first deploy), and the per-workspace request rate handed to
  * the API and protocol server functions, with single workspaces' own rates.
  */
-import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { readConfig } from '#infra/config.ts';
-import { buildCrumbs } from '#infra/crumbs-app.ts';
 import { DEFAULT_API_THROTTLE } from '#infra/deploy-settings.ts';
 import { ENV, TENANT_LIMITS } from '#shared/topology.ts';
+import { type Json, type Resource, statelessResources } from '../support/synth.ts';
 
-type Json = Record<string, unknown>;
-interface Resource {
-  Type: string;
-  Properties: Json;
-}
-
-const CONTEXT = {
-  'crumbs:stage': 'throttle',
-  'crumbs:jwtIssuer': 'https://issuer.example.com/pool',
-  'crumbs:jwtAudience': 'crumbs-api',
-  'crumbs:workspacesClaim': 'crumbs:workspaces',
-  'aws:cdk:bundling-stacks': [],
-};
-
-function stateless(context: Json = {}): Record<string, Resource> {
-  const app = new App({ context: { ...CONTEXT, ...context } });
-  const stacks = buildCrumbs(app, readConfig(app.node));
-  return app.synth().getStackByName(stacks.stateless.stackName).template.Resources as Record<
-    string,
-    Resource
-  >;
-}
+const stateless = (context: Json = {}) => statelessResources('throttle', context);
 
 const of = (resources: Record<string, Resource>, type: string) =>
   Object.values(resources).filter((r) => r.Type === type);

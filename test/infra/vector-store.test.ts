@@ -4,35 +4,12 @@
  * only, the indexer alone PutVectors, the indexer and the API (a person's "forget") DeleteVectors, every such function told the engine, bucket and index prefix.
  * Embeddings off: no bucket, no index, no grant.
  */
-import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { readConfig } from '#infra/config.ts';
-import { buildCrumbs } from '#infra/crumbs-app.ts';
 import { vectorIndexName } from '#shared/adapters/vectors/s3-vectors-engine.ts';
 import { ENV } from '#shared/topology.ts';
+import { type Json, type Resource, statelessResources } from '../support/synth.ts';
 
-type Json = Record<string, unknown>;
-interface Resource {
-  Type: string;
-  Properties: Json;
-}
-
-const CONTEXT = {
-  'crumbs:stage': 'vec',
-  'crumbs:jwtIssuer': 'https://issuer.example.com/pool',
-  'crumbs:jwtAudience': 'crumbs-api',
-  'crumbs:workspacesClaim': 'crumbs:workspaces',
-  'aws:cdk:bundling-stacks': [],
-};
-
-function stateless(context: Json = {}): Record<string, Resource> {
-  const app = new App({ context: { ...CONTEXT, ...context } });
-  const stacks = buildCrumbs(app, readConfig(app.node));
-  return app.synth().getStackByName(stacks.stateless.stackName).template.Resources as Record<
-    string,
-    Resource
-  >;
-}
+const stateless = (context: Json = {}) => statelessResources('vec', context);
 
 function vectorGrants(
   resources: Record<string, Resource>,
