@@ -165,10 +165,10 @@ describe('crumbs workspace delete', () => {
     await eventually(async () => ((await rulesOf(ws)).length === 1 ? true : undefined));
     await eventually(async () => ((await hasSchedule(ws, 'yearly')) ? true : undefined));
     await eventually(async () => ((await hasSchedule(other, 'yearly')) ? true : undefined));
-    // note.v1 is embedded (DEFAULT_EMBEDDED_SCHEMAS): its embeddings are items of the workspace too.
+    // note.v1 is embedded (DEFAULT_EMBEDDED_SCHEMAS): its embeddings' ledger items are items of the workspace too.
     const embedded = await eventually(async () => {
       const items = await workspaceItems(ws);
-      return items.some((i) => String(i.gsi2pk ?? '') === `${ws}#e`) ? items : undefined;
+      return items.some((i) => i.kind === 'embedding') ? items : undefined;
     });
     expect(embedded.length).toBeGreaterThan(0);
     const otherBefore = await settledItems(other);
