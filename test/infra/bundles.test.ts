@@ -13,8 +13,12 @@ import { bundlingOptionsFor, REPO_ROOT } from '#infra/constructs/bundling-option
 import { installedPackagePaths } from '#infra/installed-packages.ts';
 import { allFunctions, topology } from '#shared/topology.ts';
 
-/** More than twice the largest bundle (executor-tool, ~860 KB): room to grow, not to pull in a library by mistake. */
-const CEILING_BYTES = 2 * 1024 * 1024;
+/**
+ * Room to grow, not to pull in a library by mistake: the largest bundles (the A2A and MCP agent executors, ~2.2 MB)
+ * carry undici, re2js and the protocol SDKs, and every function that reads breadcrumbs carries the S3 client since
+ * large contexts spill to the blob store (about 180 KB).
+ */
+const CEILING_BYTES = 2.5 * 1024 * 1024;
 
 const outRoot = join(REPO_ROOT, '.scratch', 'test-bundles');
 afterAll(() => rmSync(outRoot, { recursive: true, force: true }));

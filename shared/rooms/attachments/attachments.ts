@@ -13,7 +13,7 @@ import {
   PayloadTooLargeError,
   ValidationError,
 } from '#shared/domain/errors.ts';
-import type { BlobStore } from './blob-store.ts';
+import type { PresigningBlobStore } from './blob-store.ts';
 import {
   ALL_MEDIA_TYPES,
   type AttachmentLimits,
@@ -93,14 +93,14 @@ export interface AttachmentDownload {
 }
 
 export interface AttachmentsOptions {
-  blobs: BlobStore;
+  blobs: PresigningBlobStore;
   limits: AttachmentLimits;
   /** The most a workspace keeps in blobs. @default 5 GiB */
   maxWorkspaceBytes?: number;
 }
 
 export class Attachments {
-  readonly blobs: BlobStore;
+  readonly blobs: PresigningBlobStore;
   readonly limits: AttachmentLimits;
   private readonly maxWorkspaceBytes: number;
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalBlobStore, startLocalBlobStore } from '#local/blobs/s3-store.ts';
-import { S3BlobStore } from '#shared/rooms/attachments/s3-blob-store.ts';
+import { S3PresigningBlobStore } from '#shared/rooms/attachments/s3-presigning-store.ts';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -24,7 +24,7 @@ describe('the local blob store (S3 requests, files under a directory)', () => {
   let dir: string;
   let server: LocalBlobStore;
   let clock = Date.now();
-  let blobs: S3BlobStore;
+  let blobs: S3PresigningBlobStore;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'crumbs-blobs-'));
@@ -35,7 +35,7 @@ describe('the local blob store (S3 requests, files under a directory)', () => {
       credentials,
       forcePathStyle: true,
     });
-    blobs = new S3BlobStore({ bucket: 'crumbs-blobs', client });
+    blobs = new S3PresigningBlobStore({ bucket: 'crumbs-blobs', client });
   });
   afterAll(async () => {
     await server.stop();
