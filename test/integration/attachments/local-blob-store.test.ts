@@ -68,6 +68,7 @@ describe('the local blob store (S3 requests, files under a directory)', () => {
   });
 
   it('takes a presigned POST at its cap and refuses one byte over it, another key, another type, or after expiry', async () => {
+    clock = Date.now();
     const upload = await blobs.presignUpload('ws/a/staging/up1', {
       mediaType: 'image/png',
       maxBytes: 100,
@@ -103,6 +104,7 @@ describe('the local blob store (S3 requests, files under a directory)', () => {
 
   it('serves a presigned GET while it is valid and refuses a changed or expired one', async () => {
     await blobs.put('ws/a/blobs/y', new Uint8Array([9, 9]), { mediaType: 'application/pdf' });
+    clock = Date.now();
     const url = await blobs.presignDownload('ws/a/blobs/y', { expiresSeconds: 60, fileName: 'y.pdf' });
     const ok = await fetch(url);
     expect(ok.status).toBe(200);
