@@ -6,7 +6,7 @@
  * upload leaves nothing), and incomplete multipart uploads. Blobs themselves are removed when no breadcrumb refers to
  * them and when their workspace is deleted: S3 lifecycle rules cannot see the table.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   BlockPublicAccess,
   Bucket,
@@ -20,6 +20,8 @@ import { FINALIZED_PREFIX, STAGING_PREFIX } from '#shared/rooms/attachments/refe
 import { topology } from '#shared/topology.ts';
 
 export interface BlobBucketProps {
+  /** Deployment stage: part of the bucket's name when it is kept. */
+  readonly stage: string;
   /**
    * Keep the bucket (and its blobs) when the stage is destroyed (`crumbs:retainData`), as the table is kept.
    * @default false
@@ -30,10 +32,14 @@ export interface BlobBucketProps {
 export class BlobBucket extends Construct {
   public readonly bucket: Bucket;
 
-  constructor(scope: Construct, id: string, props: BlobBucketProps = {}) {
+  constructor(scope: Construct, id: string, props: BlobBucketProps) {
     super(scope, id);
     const expiry = Duration.days(topology.blobs.stagingExpiryDays);
     this.bucket = new Bucket(this, 'Bucket', {
+      // Kept, it needs a fixed name for the next deploy to adopt it (bucket names are global: account and region).
+      ...(props.retainData === true
+        ? { bucketName: `${topology.blobs.bucketName}-${props.stage}-${Aws.ACCOUNT_ID}-${Aws.REGION}` }
+        : {}),
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,

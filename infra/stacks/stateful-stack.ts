@@ -108,7 +108,10 @@ export class StatefulStack extends Stack {
     this.bus = this.buses[0] as EventBus;
     this.archive = this.archives[0] as Archive;
 
-    this.blobs = new BlobBucket(this, 'Blobs', { retainData: props.retainData === true });
+    this.blobs = new BlobBucket(this, 'Blobs', {
+      stage: props.stage,
+      retainData: props.retainData === true,
+    });
     new CfnOutput(this, 'BlobBucketName', {
       value: this.blobs.bucket.bucketName,
       description: 'Attachments and spilled contexts, keys under ws/<workspace>/',

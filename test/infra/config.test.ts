@@ -29,6 +29,7 @@ describe('readConfig', () => {
       retainData: false,
       apiThrottle: { rateLimit: 500, burstLimit: 1000 },
       embeddings: { kind: 'bedrock', model: 'amazon.titan-embed-text-v2:0' },
+      otlp: { endpoint: 'xray', captureContent: false },
     });
   });
 

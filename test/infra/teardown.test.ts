@@ -96,7 +96,7 @@ describe('cdk destroy, then cdk deploy of the same stage', () => {
       ([, r]) => r.DeletionPolicy === 'Retain',
     );
     const types = new Set(kept.map(([, r]) => r.Type));
-    expect(types).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup']));
+    expect(types).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup', 'AWS::S3::Bucket']));
     // The next deploy adopts what has a fixed name (cdk deploy --import-existing-resources); a kept log group named
     // by CloudFormation or after a resource made anew (an API's id) collides with nothing.
     const fixed = kept.filter(([, r]) => {
@@ -108,6 +108,11 @@ describe('cdk destroy, then cdk deploy of the same stage', () => {
     const [, table] = resources(retained.stateful).find(([, r]) => r.Type === 'AWS::DynamoDB::Table') ?? [];
     expect(table?.Properties?.DeletionProtectionEnabled).toBe(true);
     expect(table?.Properties?.TableName).toBe(`${topology.table.name}-${STAGE}`);
+    // The blob bucket is kept with the table, under a name of the stage, account and region.
+    const [, bucket] = kept.find(([, r]) => r.Type === 'AWS::S3::Bucket') ?? [];
+    expect(JSON.stringify(bucket?.Properties?.BucketName)).toContain(
+      `${topology.blobs.bucketName}-${STAGE}-`,
+    );
   });
 
   it("empties every bus of the rule manager's rules before CloudFormation deletes it", () => {

@@ -14,7 +14,7 @@ import {
   ValidationError,
 } from '#shared/domain/errors.ts';
 import { ENV } from '#shared/topology.ts';
-import type { BlobStore } from './blob-store.ts';
+import type { PresigningBlobStore } from './blob-store.ts';
 import {
   ALL_MEDIA_TYPES,
   type AttachmentLimits,
@@ -94,14 +94,14 @@ export interface AttachmentDownload {
 }
 
 export interface AttachmentsOptions {
-  blobs: BlobStore;
+  blobs: PresigningBlobStore;
   limits: AttachmentLimits;
   /** The most a workspace keeps in blobs. @default 5 GiB */
   maxWorkspaceBytes?: number;
 }
 
 export class Attachments {
-  readonly blobs: BlobStore;
+  readonly blobs: PresigningBlobStore;
   readonly limits: AttachmentLimits;
   private readonly maxWorkspaceBytes: number;
 

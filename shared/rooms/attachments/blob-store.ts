@@ -32,6 +32,13 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Keys under a prefix, page by page. */
   list(prefix: string): AsyncIterable<{ key: string; bytes: number }>;
+}
+
+/**
+ * A blob store that also hands out presigned requests (uploads and downloads by clients). Apart from `BlobStore`
+ * so the functions that only spill and read contexts do not load the presigners.
+ */
+export interface PresigningBlobStore extends BlobStore {
   /**
    * A presigned POST whose policy fixes the key, the media type and `1..maxBytes` bytes: the storage itself refuses
    * anything else (a presigned PUT cannot cap the size).

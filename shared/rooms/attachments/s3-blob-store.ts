@@ -11,9 +11,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { BlobHead, BlobStore, PresignedUpload } from './blob-store.ts';
+import type { BlobHead, BlobStore } from './blob-store.ts';
 import { ENV_ATTACHMENTS } from './reference.ts';
 
 export interface S3BlobStoreOptions {
@@ -41,7 +39,7 @@ function status(error: unknown): number | undefined {
 
 export class S3BlobStore implements BlobStore {
   readonly bucket: string;
-  private readonly client: S3Client;
+  protected readonly client: S3Client;
 
   constructor(options: S3BlobStoreOptions) {
     this.bucket = options.bucket;
@@ -109,42 +107,5 @@ export class S3BlobStore implements BlobStore {
       for (const o of out.Contents ?? []) if (o.Key) yield { key: o.Key, bytes: o.Size ?? 0 };
       token = out.IsTruncated ? out.NextContinuationToken : undefined;
     } while (token);
-  }
-
-  async presignUpload(
-    key: string,
-    options: { mediaType: string; maxBytes: number; expiresSeconds: number },
-  ): Promise<PresignedUpload> {
-    const { url, fields } = await createPresignedPost(this.client, {
-      Bucket: this.bucket,
-      Key: key,
-      Fields: { 'Content-Type': options.mediaType },
-      Conditions: [
-        ['eq', '$key', key],
-        ['eq', '$Content-Type', options.mediaType],
-        ['content-length-range', 1, options.maxBytes],
-      ],
-      Expires: options.expiresSeconds,
-    });
-    return { url, fields, expiresAt: new Date(Date.now() + options.expiresSeconds * 1000).toISOString() };
-  }
-
-  async presignDownload(
-    key: string,
-    options: { expiresSeconds: number; fileName?: string },
-  ): Promise<string> {
-    return getSignedUrl(
-      this.client,
-      new GetObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        ...(options.fileName
-          ? {
-              ResponseContentDisposition: `attachment; filename="${options.fileName.replace(/["\\\r\n]/g, '_')}"`,
-            }
-          : {}),
-      }),
-      { expiresIn: options.expiresSeconds },
-    );
   }
 }

@@ -12,7 +12,7 @@ import { type LocalBlobStore, startLocalBlobStore } from '#local/blobs/s3-store.
 import { Attachments } from '#shared/rooms/attachments/attachments.ts';
 import type { BlobStore } from '#shared/rooms/attachments/blob-store.ts';
 import { DEFAULT_ATTACHMENT_LIMITS } from '#shared/rooms/attachments/reference.ts';
-import { S3BlobStore } from '#shared/rooms/attachments/s3-blob-store.ts';
+import { S3PresigningBlobStore } from '#shared/rooms/attachments/s3-presigning-store.ts';
 import { png } from '../../support/attachment-files.ts';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -26,7 +26,7 @@ async function keys(blobs: BlobStore, prefix: string): Promise<string[]> {
 describe('bad input to attachments', () => {
   let dir: string;
   let server: LocalBlobStore;
-  let blobs: S3BlobStore;
+  let blobs: S3PresigningBlobStore;
   const reads: string[] = [];
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'crumbs-bad-'));
@@ -45,7 +45,7 @@ describe('bad input to attachments', () => {
       },
       { step: 'initialize', name: 'recordReads' },
     );
-    blobs = new S3BlobStore({ bucket: 'b', client });
+    blobs = new S3PresigningBlobStore({ bucket: 'b', client });
   });
   afterAll(async () => {
     await server.stop();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalBlobStore, startLocalBlobStore } from '#local/blobs/s3-store.ts';
-import { S3BlobStore } from '#shared/rooms/attachments/s3-blob-store.ts';
+import { S3PresigningBlobStore } from '#shared/rooms/attachments/s3-presigning-store.ts';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -24,7 +24,7 @@ describe('the local blob store (S3 requests, files under a directory)', () => {
   let dir: string;
   let server: LocalBlobStore;
   let clock = Date.now();
-  let blobs: S3BlobStore;
+  let blobs: S3PresigningBlobStore;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'crumbs-blobs-'));
@@ -35,7 +35,7 @@ describe('the local blob store (S3 requests, files under a directory)', () => {
       credentials,
       forcePathStyle: true,
     });
-    blobs = new S3BlobStore({ bucket: 'crumbs-blobs', client });
+    blobs = new S3PresigningBlobStore({ bucket: 'crumbs-blobs', client });
   });
   afterAll(async () => {
     await server.stop();
@@ -68,6 +68,7 @@ describe('the local blob store (S3 requests, files under a directory)', () => {
   });
 
   it('takes a presigned POST at its cap and refuses one byte over it, another key, another type, or after expiry', async () => {
+    clock = Date.now();
     const upload = await blobs.presignUpload('ws/a/staging/up1', {
       mediaType: 'image/png',
       maxBytes: 100,
@@ -103,6 +104,7 @@ describe('the local blob store (S3 requests, files under a directory)', () => {
 
   it('serves a presigned GET while it is valid and refuses a changed or expired one', async () => {
     await blobs.put('ws/a/blobs/y', new Uint8Array([9, 9]), { mediaType: 'application/pdf' });
+    clock = Date.now();
     const url = await blobs.presignDownload('ws/a/blobs/y', { expiresSeconds: 60, fileName: 'y.pdf' });
     const ok = await fetch(url);
     expect(ok.status).toBe(200);
