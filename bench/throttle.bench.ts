@@ -15,7 +15,7 @@
  * limit cuts down: a refusal writes nothing once an instance knows the cell is full, however many arrive at once
  * (`test/integration/request-rate.test.ts` counts the writes of a concurrent flood on DynamoDB Local).
  *
- *   node bin/run-ts.js bench/throttle.bench.ts [--requests 200] [--rate 100] [--seconds 8]
+ *   node bin/run-ts.js bench/throttle.bench.ts [--requests 200] [--rate 300] [--seconds 8]
  */
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
@@ -56,7 +56,7 @@ const sent = [];
 const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '200' },
-    rate: { type: 'string', default: '100' },
+    rate: { type: 'string', default: '300' },
     seconds: { type: 'string', default: '8' },
   },
 });
